@@ -1,0 +1,116 @@
+# leakbench: build, test, run.
+#
+#   make                 ./leakbench, and the servers build/default/lb-model, lb-proxy
+#   make test            all test tiers under ASan+UBSan; ends with "N passed, N failed"
+#   make run             the built-in suite against every subject, offline
+#   make bench           benchmarks; figures on stdout
+#   make fuzz            bounded fuzzing of the parsers (FUZZ_SECONDS each)
+#   make SANITIZE=address,undefined   any target, with sanitizers
+#
+# Every binary's main() lives in a file named main.c; everything else under
+# src/ is library code, archived once and linked into the binaries and the
+# C unit tests (spec/unit/test_*.c).
+
+CC       ?= cc
+BUILD    ?= build/default
+SANITIZE ?=
+Q        ?= @
+
+PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto
+WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
+            -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
+            -Wformat=2 -Wvla -Wundef -Wwrite-strings -Wimplicit-fallthrough
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -I$(BUILD)/gen \
+            $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDFLAGS  += -pthread
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+ifneq ($(SANITIZE),)
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=$(SANITIZE)
+endif
+
+CORE_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+MODEL_SRC := $(filter-out src/model/main.c,$(wildcard src/model/*.c))
+PROXY_SRC := $(filter-out src/proxy/main.c,$(wildcard src/proxy/*.c))
+LUA_SRC   := $(sort $(wildcard src/lua/*.lua))
+UNIT_SRC  := $(wildcard spec/unit/test_*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+CORE_OBJ  := $(call obj,$(CORE_SRC)) $(BUILD)/obj/gen/embedded.o
+MODEL_OBJ := $(call obj,$(MODEL_SRC))
+PROXY_OBJ := $(call obj,$(PROXY_SRC))
+LIB       := $(BUILD)/libleakbench.a
+UNIT_BIN  := $(patsubst spec/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
+
+all: leakbench servers
+SERVERS := $(if $(wildcard src/model/main.c),$(BUILD)/lb-model) \
+           $(if $(wildcard src/proxy/main.c),$(BUILD)/lb-proxy)
+servers: $(SERVERS)
+.PHONY: all servers test check run bench fuzz clean images
+
+ifeq ($(BUILD),build/default)
+leakbench: $(BUILD)/leakbench
+	$(Q)cp $< $@
+else
+leakbench: $(BUILD)/leakbench
+endif
+
+$(LIB): $(CORE_OBJ) $(MODEL_OBJ) $(PROXY_OBJ)
+	@echo "  AR    $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/leakbench: $(BUILD)/obj/src/main.o $(LIB)
+	@echo "  LD    $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/lb-model: $(BUILD)/obj/src/model/main.o $(LIB)
+	@echo "  LD    $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/lb-proxy: $(BUILD)/obj/src/proxy/main.o $(LIB)
+	@echo "  LD    $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/unit/%: spec/unit/%.c spec/unit/tap.h $(LIB)
+	@mkdir -p $(@D)
+	@echo "  CC    $@"
+	$(Q)$(CC) $(CFLAGS) -Ispec/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	@echo "  CC    $<"
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# The Lua layer, embedded as text; chunk names are the source paths.
+$(BUILD)/gen/embedded.c: $(LUA_SRC) src/embed.sh
+	@mkdir -p $(@D)
+	@echo "  GEN   $@"
+	$(Q)sh src/embed.sh $(LUA_SRC) > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
+	@mkdir -p $(@D)
+	@echo "  CC    $<"
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# Tests: the sanitized build, then every tier; spec/run prints the summary.
+test:
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined BUILD=build/san check
+
+check: $(BUILD)/leakbench servers $(UNIT_BIN)
+	$(Q)spec/run $(BUILD)
+
+run: all
+	./leakbench build
+	./leakbench run scenarios/ $(patsubst %,--subject %,$(wildcard subjects/*.lua))
+
+bench: all
+	$(Q)bench/run $(BUILD)
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(Q)spec/fuzz/run $(FUZZ_SECONDS)
+
+clean:
+	rm -rf build leakbench

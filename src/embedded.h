@@ -1,0 +1,20 @@
+/*
+ * The Lua layer of leakbench, embedded in the binary as text at build time
+ * (src/embed.sh writes the table). Read-only, static: nothing to free.
+ */
+#ifndef LEAKBENCH_EMBEDDED_H
+#define LEAKBENCH_EMBEDDED_H
+
+#include <stddef.h>
+
+struct embedded_file {
+	const char	*module;	/* "leakbench", "leakbench.loader" */
+	const char	*chunkname;	/* "@src/lua/loader.lua" */
+	const char	*text;
+	size_t		 len;
+};
+
+/* Terminated by an entry whose module is NULL. */
+extern const struct embedded_file embedded_files[];
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * "leakbench.core": the C primitives under the Lua layer. Scenario authors
+ * never see this table; src/lua/leakbench.lua wraps it. Binding functions
+ * only move values between the stack and the core; each says which errors
+ * raise (misuse) and which return nil, message (the environment).
+ */
+#include <string.h>
+
+#include <lauxlib.h>
+#include <uuid.h>
+
+#include "lhost.h"
+
+/*
+ * canary([prefix]) -> string. The prefix, then 32 random hex digits from
+ * libuuid (122 bits of entropy once the version bits are dropped: enough
+ * that two runs never share a secret and ordinary text never holds one).
+ */
+static int
+l_canary(lua_State *L)
+{
+	size_t plen;
+	const char *prefix = luaL_optlstring(L, 1, "LEAKBENCH-CANARY-", &plen);
+	static const char hex[] = "0123456789abcdef";
+	unsigned char u[16];
+	char out[32];
+	int i;
+
+	uuid_generate_random(u);
+	for (i = 0; i < 16; i++) {
+		out[2 * i] = hex[u[i] >> 4];
+		out[2 * i + 1] = hex[u[i] & 15];
+	}
+	lua_pushlstring(L, prefix, plen);
+	lua_pushlstring(L, out, sizeof(out));
+	lua_concat(L, 2);
+	return 1;
+}
+
+/* uuid() -> a fresh random UUID string, for session ids and run ids. */
+static int
+l_uuid(lua_State *L)
+{
+	uuid_t u;
+	char s[37];
+
+	uuid_generate_random(u);
+	uuid_unparse_lower(u, s);
+	lua_pushstring(L, s);
+	return 1;
+}
+
+static const luaL_Reg core_funcs[] = {
+	{ "canary", l_canary },
+	{ "uuid", l_uuid },
+	{ NULL, NULL }
+};
+
+int
+luaopen_leakbench_core(lua_State *L)
+{
+	luaL_newlib(L, core_funcs);
+	return 1;
+}

@@ -1,0 +1,25 @@
+/*
+ * The Lua host: one fresh state with the standard libraries, cjson, the
+ * embedded leakbench modules (package.preload) and the C primitives
+ * ("leakbench.core"). Every call from C into Lua goes through lhost_pcall,
+ * which adds a traceback to errors.
+ */
+#ifndef LEAKBENCH_LHOST_H
+#define LEAKBENCH_LHOST_H
+
+#include <lua.h>
+
+/* A new state, or NULL when out of memory. The caller closes it. */
+lua_State	*lhost_new(void);
+
+/*
+ * Calls the function below nargs arguments on the stack, like lua_pcall,
+ * with a message handler that appends a traceback unless the error is
+ * a table or the message starts with no traceback marker.
+ */
+int		 lhost_pcall(lua_State *L, int nargs, int nresults);
+
+/* Opens "leakbench.core": the table of C primitives. */
+int		 luaopen_leakbench_core(lua_State *L);
+
+#endif
