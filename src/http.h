@@ -1,0 +1,109 @@
+/*
+ * HTTP/1.1 server framing shared by the scripted model (src/model/) and the
+ * recording proxy (src/proxy/): listening, a thread per connection,
+ * reading requests (Content-Length or chunked bodies) with limits and
+ * deadlines, and writing responses. Pure C, no Lua.
+ *
+ * Ownership: http_read_request fills a struct http_request whose strings and
+ * body are owned by it; http_request_free releases them. The connection
+ * buffer belongs to struct http_conn and survives between requests so that
+ * pipelined bytes are not lost.
+ *
+ * Errors never crash the server: a malformed or oversized request, a lying
+ * Content-Length or a stalled client returns an error code, the handler is
+ * not called, the caller answers (400/408/413/431) and closes.
+ */
+#ifndef LEAKBENCH_HTTP_H
+#define LEAKBENCH_HTTP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct http_limits {
+	size_t	max_header_bytes;	/* request line + headers; default 64 KiB */
+	size_t	max_body;		/* default 32 MiB */
+	int	idle_ms;		/* no byte for this long: timeout; default 30 s */
+	int	header_ms;		/* whole head must arrive within; default 30 s */
+};
+
+struct http_header {
+	char	*name;			/* as received */
+	char	*value;			/* leading/trailing blanks trimmed */
+};
+
+struct http_request {
+	char			*method;
+	char			*target;	/* as received: "/v1/messages?beta=true" */
+	char			*path;		/* target without the query */
+	int			 minor;		/* HTTP/1.<minor> */
+	struct http_header	*headers;
+	size_t			 nheaders;
+	unsigned char		*body;		/* NUL-terminated for convenience */
+	size_t			 body_len;
+	int			 chunked;	/* body came chunked */
+	int			 keep_alive;	/* the client wants the connection kept */
+};
+
+struct http_conn {
+	int		 fd;
+	unsigned char	*buf;		/* bytes read but not yet consumed */
+	size_t		 len, cap;
+	char		 peer[64];	/* "addr:port", for logs */
+};
+
+enum {
+	HTTP_OK = 0,
+	HTTP_EOF = -1,		/* peer closed before a new request began */
+	HTTP_BAD = -2,		/* malformed: answer 400 */
+	HTTP_TOO_LARGE = -3,	/* body over max_body: answer 413 */
+	HTTP_HEAD_TOO_LARGE = -4,	/* head over max_header_bytes: answer 431 */
+	HTTP_TIMEOUT = -5,	/* idle or header deadline passed: answer 408 */
+	HTTP_IO = -6		/* read error: just close */
+};
+
+/* Fills defaults into any zero field. */
+void	 http_limits_default(struct http_limits *lim);
+
+/*
+ * Reads one request. Returns HTTP_OK and fills *req (free it with
+ * http_request_free), or one of the negative codes above with *req empty.
+ */
+int	 http_read_request(struct http_conn *c, struct http_request *req,
+	    const struct http_limits *lim);
+void	 http_request_free(struct http_request *req);
+
+/* Case-insensitive header lookup; NULL when absent. First match wins. */
+const char *http_header(const struct http_request *req, const char *name);
+
+/* Writes all bytes, retrying on EINTR/partial writes. 0 or -1 (errno set). */
+int	 http_write_all(int fd, const void *buf, size_t len);
+
+/*
+ * Writes a complete response with Content-Length. extra_headers is NULL or
+ * a block of "Name: value\r\n" lines. 0 or -1.
+ */
+int	 http_respond(int fd, int status, const char *content_type,
+	    const char *extra_headers, const void *body, size_t len,
+	    int keep_alive);
+
+/* The reason phrase for a status code ("OK", "Bad Request", ...). */
+const char *http_reason(int status);
+
+/*
+ * Listens on "host:port" (IPv4/IPv6, "0.0.0.0:8080", "127.0.0.1:0").
+ * Returns the socket or -1 with a message in err. *port_out, if not NULL,
+ * receives the bound port (useful with port 0 in tests).
+ */
+int	 http_listen(const char *addr, int *port_out, char *err, size_t errlen);
+
+/*
+ * Serves connections on a listening socket forever: one detached thread per
+ * connection, which calls handler(conn, ctx) once; the handler owns the
+ * keep-alive loop (usually: http_read_request, answer, repeat) and returns
+ * when the connection is done. The framework closes the fd and frees the
+ * conn afterwards. Returns only on accept failure (-1).
+ */
+typedef void	 http_handler(struct http_conn *c, void *ctx);
+int	 http_serve(int lfd, http_handler *handler, void *ctx);
+
+#endif
