@@ -109,7 +109,7 @@ bench: all
 	$(Q)bench/run $(BUILD)
 
 FUZZ_SECONDS ?= 60
-fuzz:
+fuzz: $(BUILD)/gen/embedded.c
 	$(Q)spec/fuzz/run $(FUZZ_SECONDS)
 
 clean:
