@@ -57,6 +57,15 @@ local VERBS = {
     usage = "leakbench clean", options = {}, module = "leakbench.clean" },
   { name = "help", summary = "show help for a command", usage = "leakbench help [COMMAND]",
     options = {}, fn = "help" },
+  -- One run in its own process; started by "run", not by people.
+  { name = "exec-run", hidden = true, summary = "run one scenario (internal)",
+    usage = "leakbench exec-run --scenario FILE --dir DIR --run-id ID ...",
+    options = {
+      { "--scenario", arg = "FILE" }, { "--subject", arg = "FILE" }, { "--dir", arg = "DIR" },
+      { "--run-id", arg = "ID" }, { "--suite-id", arg = "ID" }, { "--repeat-index", arg = "N" },
+      { "--images", arg = "JSON" }, { "--model", arg = "ID" }, { "--timeout", arg = "S" },
+      { "--live" }, { "--keep-transcripts" },
+    }, fn = "exec_run" },
 }
 
 local by_name = {}
@@ -87,7 +96,7 @@ local function usage_text()
     .. "containers against scenario projects and shows where each secret went.\n\n"
     .. "usage: leakbench COMMAND [OPTIONS] [ARGS]\n\ncommands:\n" }
   for _, v in ipairs(VERBS) do
-    out[#out + 1] = string.format("  %-8s %s\n", v.name, v.summary)
+    if not v.hidden then out[#out + 1] = string.format("  %-8s %s\n", v.name, v.summary) end
   end
   out[#out + 1] = "\noptions:\n  --help     this help\n  --version  the version\n\n"
     .. "'leakbench help COMMAND' tells more about a command.\n"
@@ -244,6 +253,24 @@ function builtin.list(_, rest)
   return broken > 0 and 1 or 0
 end
 
+function builtin.exec_run(opts)
+  local core = require "leakbench.core"
+  local cjson = require "cjson"
+  core.trap_signals()
+  local o = {
+    scenario = opts.scenario, subject = opts.subject, dir = opts.dir, run_id = opts.run_id,
+    suite_id = opts.suite_id, repeat_index = math.tointeger(tonumber(opts.repeat_index)) or 1,
+    images = cjson.decode(opts.images or "{}"), model = opts.model or "claude-sonnet-4-5",
+    timeout = tonumber(opts.timeout) or 300, live = opts.live, keep_transcripts = opts.keep_transcripts,
+  }
+  if not (o.scenario and o.dir and o.run_id) then
+    perr("exec-run: --scenario, --dir and --run-id are required")
+    return 2
+  end
+  local r = require("leakbench.runone").execute(o)
+  return r.verdict == "interrupted" and 130 or 0
+end
+
 function M.main(args)
   local a1 = args[1]
   if a1 == nil then
@@ -261,7 +288,9 @@ function M.main(args)
   local v = by_name[a1]
   if not v then
     local names = {}
-    for _, x in ipairs(VERBS) do names[#names + 1] = x.name end
+    for _, x in ipairs(VERBS) do
+      if not x.hidden then names[#names + 1] = x.name end
+    end
     local near = closest(a1, names)
     if a1:sub(1, 1) == "-" then
       perr("unknown option '%s' (try 'leakbench --help')", a1)
