@@ -281,8 +281,10 @@ local SCENARIO_FIELDS = {
   name = true, description = true, tags = true, prompt = true, files = true,
   home = true, setup = true, env = true, settings = true, secrets = true,
   timeout = true, max_turns = true, model = true, check = true,
-  claude_args = true, partial = true,
+  claude_args = true, partial = true, expect_leak = true,
 }
+
+local CHANNEL = { wire = true, transcript = true, answer = true }
 
 local function basename(file)
   return (file:match("([^/]+)$") or file):gsub("%.lua$", "")
@@ -321,12 +323,19 @@ local function validate_scenario(c, t, file)
   s.check = c:field(t, "check", is_func, "a function")
   s.claude_args = c:string_list(t, "claude_args") or {}
   s.partial = c:field(t, "partial", function(v) return type(v) == "boolean" end, "a boolean")
+  s.expect_leak = c:string_list(t, "expect_leak") or {}
+  for i, ch in ipairs(s.expect_leak) do
+    if not CHANNEL[ch] then
+      c:fail("expect_leak", string.format("field 'expect_leak[%d]' is '%s', expected 'wire', "
+        .. "'transcript' or 'answer'", i, ch))
+    end
+  end
   return s
 end
 
 local SUBJECT_FIELDS = {
   name = true, description = true, interceptor = true, settings = true,
-  files = true, setup = true, env = true,
+  files = true, setup = true, env = true, blocks = true,
 }
 local INTERCEPTOR_FIELDS = {
   build = true, image = true, argv = true, upstream_env = true, ready = true,
@@ -345,6 +354,7 @@ local function validate_subject(c, t, file)
   s.settings = c:field(t, "settings", is_table, "a table") or {}
   s.files = c:files(t, "files") or {}
   s.env = c:string_map(t, "env") or {}
+  s.blocks = c:string_list(t, "blocks") or {}
   local icp = c:field(t, "interceptor", is_table, "a table")
   if icp then
     c:unknown(icp, INTERCEPTOR_FIELDS, "interceptor")
