@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 #include <uuid.h>
 
+#include "lfs_core.h"
 #include "lhost.h"
 
 /*
@@ -60,5 +61,6 @@ int
 luaopen_leakbench_core(lua_State *L)
 {
 	luaL_newlib(L, core_funcs);
+	luaL_setfuncs(L, fs_funcs, 0);
 	return 1;
 }
