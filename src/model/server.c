@@ -177,28 +177,37 @@ sleep_ms(int ms)
 struct stream {
 	int		 fd;
 	int		 chunked;
+	const char	*head;		/* response head not yet written */
+	size_t		 headlen;
 	struct sbuf	 buf;		/* events not yet written */
+	struct sbuf	 wire;		/* what one flush writes */
 };
 
-/* Writes the pending events as one chunk. 0 or -1. */
+/*
+ * Writes what is pending (the head, the events as one chunk, and with last
+ * set the terminating chunk) in a single write. 0 or -1.
+ */
 static int
-stream_flush(struct stream *s)
+stream_flush(struct stream *s, int last)
 {
-	char head[32];
+	char size[32];
 	int n;
 
-	if (s->buf.len == 0)
-		return 0;
-	if (s->chunked) {
-		n = snprintf(head, sizeof(head), "%zx\r\n", s->buf.len);
-		if (http_write_all(s->fd, head, (size_t)n) < 0 ||
-		    sbuf_add(&s->buf, "\r\n", 2) < 0)
+	sbuf_reset(&s->wire);
+	if (s->head != NULL && sbuf_add(&s->wire, s->head, s->headlen) < 0)
+		return -1;
+	s->head = NULL;
+	if (s->buf.len > 0) {
+		n = snprintf(size, sizeof(size), "%zx\r\n", s->buf.len);
+		if ((s->chunked && sbuf_add(&s->wire, size, (size_t)n) < 0) ||
+		    sbuf_add(&s->wire, s->buf.data, s->buf.len) < 0 ||
+		    (s->chunked && sbuf_add(&s->wire, "\r\n", 2) < 0))
 			return -1;
 	}
-	if (http_write_all(s->fd, s->buf.data, s->buf.len) < 0)
+	if (last && s->chunked && sbuf_add(&s->wire, "0\r\n\r\n", 5) < 0)
 		return -1;
 	sbuf_reset(&s->buf);
-	return 0;
+	return http_write_all(s->fd, s->wire.data, s->wire.len);
 }
 
 /*
@@ -210,7 +219,7 @@ static int
 stream_answer(struct model_server *srv, int fd, const struct answer *a,
     int http11, int keep_alive)
 {
-	struct stream s = { fd, http11, { 0 } };
+	struct stream s = { fd, http11, NULL, 0, { 0 }, { 0 } };
 	char head[512], hdr[256];
 	size_t i, cut = (size_t)-1;
 	int n, left, rc = -1;
@@ -222,13 +231,13 @@ stream_answer(struct model_server *srv, int fd, const struct answer *a,
 	    "Connection: %s\r\n\r\n", hdr,
 	    http11 ? "Transfer-Encoding: chunked\r\n" : "",
 	    http11 && keep_alive ? "keep-alive" : "close");
-	if (http_write_all(fd, head, (size_t)n) < 0)
-		return -1;
+	s.head = head;
+	s.headlen = (size_t)n;
 	if (render_sse_start(&s.buf, &a->msg) < 0)
 		goto out;
 	if (a->fault.kind == FAULT_DELAY) {
 		for (left = a->fault.ms; left > 0; left -= SERVER_PING_MS) {
-			if (stream_flush(&s) < 0)
+			if (stream_flush(&s, 0) < 0)
 				goto out;
 			sleep_ms(left < SERVER_PING_MS ? left : SERVER_PING_MS);
 			if (render_sse_ping(&s.buf) < 0)
@@ -246,13 +255,12 @@ stream_answer(struct model_server *srv, int fd, const struct answer *a,
 			goto out;
 	} else if (render_sse_end(&s.buf, &a->msg) < 0)
 		goto out;
-	if (stream_flush(&s) < 0)
-		goto out;
-	if (http11 && http_write_all(fd, "0\r\n\r\n", 5) < 0)
+	if (stream_flush(&s, 1) < 0)
 		goto out;
 	rc = 0;
 out:
 	sbuf_free(&s.buf);
+	sbuf_free(&s.wire);
 	return rc;
 }
 
