@@ -174,3 +174,32 @@ describe("hook-redact (PostToolUse)", function()
     assert.truthy(r.stderr:match("^hook%-redact: cannot read the hook input"))
   end)
 end)
+
+-- hook-block's claims, against the suite's own scripts: a scenario is kept
+-- off the wire when the hook refuses every tool call its script makes.
+describe("hook-block claims against the suite", function()
+  local loader = require "leakbench.loader"
+  local core = require "leakbench.core"
+  local subject = assert(loader.load("subjects/hook-block.lua", "subject"))
+  local claims = {}
+  for _, n in ipairs(subject.blocks) do claims[n] = true end
+  local names = {}
+  for _, n in ipairs(core.listdir("scenarios")) do
+    if n:match("%.lua$") then names[#names + 1] = n end
+  end
+  table.sort(names)
+  for _, n in ipairs(names) do
+    local s = assert(loader.load("scenarios/" .. n, "scenario"))
+    it((claims[s.name] and "refuses every call of " or "lets a call of ") .. s.name .. " through", function()
+      local all_blocked = true
+      for _, turn in ipairs(s.model.turns) do
+        for _, b in ipairs(turn.blocks) do
+          if b.type == "tool_use" then
+            if pre(b.name, b.input).status ~= 2 then all_blocked = false end
+          end
+        end
+      end
+      assert.are.equal(claims[s.name] or false, all_blocked)
+    end)
+  end
+end)
