@@ -11,6 +11,8 @@
 
 #include "lhost.h"
 
+extern const luaL_Reg scan_funcs[];	/* l_scan.c: the leak scanner */
+
 /*
  * canary([prefix]) -> string. The prefix, then 32 random hex digits from
  * libuuid (122 bits of entropy once the version bits are dropped: enough
@@ -60,5 +62,6 @@ int
 luaopen_leakbench_core(lua_State *L)
 {
 	luaL_newlib(L, core_funcs);
+	luaL_setfuncs(L, scan_funcs, 0);
 	return 1;
 }
