@@ -12,6 +12,8 @@
 #include "lfs_core.h"
 #include "lhost.h"
 
+extern const luaL_Reg scan_funcs[];	/* l_scan.c: the leak scanner */
+
 /*
  * canary([prefix]) -> string. The prefix, then 32 random hex digits from
  * libuuid (122 bits of entropy once the version bits are dropped: enough
@@ -62,5 +64,6 @@ luaopen_leakbench_core(lua_State *L)
 {
 	luaL_newlib(L, core_funcs);
 	luaL_setfuncs(L, fs_funcs, 0);
+	luaL_setfuncs(L, scan_funcs, 0);
 	return 1;
 }
