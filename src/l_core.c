@@ -10,6 +10,7 @@
 #include <uuid.h>
 
 #include "lhost.h"
+#include "l_proc.h"
 
 /*
  * canary([prefix]) -> string. The prefix, then 32 random hex digits from
@@ -60,5 +61,6 @@ int
 luaopen_leakbench_core(lua_State *L)
 {
 	luaL_newlib(L, core_funcs);
+	l_proc_register(L);
 	return 1;
 }
