@@ -219,7 +219,7 @@ function M.main(opts, paths, cli)
 
   local progress = new_progress(#queue)
   local running, handles = {}, {}
-  local exe = core.self_exe()
+  local exe = core.exe_path()
   local stop = false
   local qi = 1
   local function finish(job, r)

@@ -51,8 +51,8 @@ local function all_files(dir, out)
   table.sort(names)
   for _, n in ipairs(names) do
     local p = dir .. "/" .. n
-    local st = core.lstat and core.lstat(p) or core.stat(p)
-    if st and st.type == "directory" then all_files(p, out)
+    local st = core.stat(p)
+    if st and st.type == "dir" then all_files(p, out)
     elseif st and st.type == "file" then out[#out + 1] = p end
   end
   return out

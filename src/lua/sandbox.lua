@@ -199,7 +199,7 @@ function Run:stage()
   -- namespace: give it what it must write.
   if self.pm.rootful then
     for _, p in ipairs({ self.project, self.config, self.records }) do
-      assert(core.chown_r(p, UID, UID))
+      assert(core.chown(p, UID, UID, true))
     end
   end
 end
@@ -405,7 +405,7 @@ function Run:finally()
   if pm.rootful then
     local uid, gid = core.getuid(), core.getgid()
     for _, p in ipairs({ self.project, self.config, self.records }) do
-      if p and core.stat(p) then core.chown_r(p, uid, gid) end
+      if p and core.stat(p) then core.chown(p, uid, gid, true) end
     end
   end
 end
