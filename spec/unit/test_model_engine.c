@@ -318,6 +318,23 @@ test_last_result(void)
 		  "\"tool_use_id\":\"x\"}]}]", "", 0 },
 		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
 		  "\"tool_use_id\":\"x\",\"content\":\"a\\u0000b\"}]}]", "a", 3 },
+		/* what Claude Code 2.1.332 sends: reminders appended */
+		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+		  "\"tool_use_id\":\"x\",\"content\":\"DB=1\\n\\n<system-reminder>"
+		  "\\nleft</system-reminder>\\n\\n<system-reminder>x"
+		  "</system-reminder>\\n\"}]}]", "DB=1", 4 },
+		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+		  "\"tool_use_id\":\"x\",\"content\":[{\"type\":\"text\","
+		  "\"text\":\"out\"},{\"type\":\"text\",\"text\":"
+		  "\"<system-reminder>r</system-reminder>\"}]}]}]", "out", 3 },
+		/* a reminder inside the output is the tool's own */
+		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+		  "\"tool_use_id\":\"x\",\"content\":\"<system-reminder>a"
+		  "</system-reminder> tail\"}]}]",
+		  "<system-reminder>a</system-reminder> tail", 41 },
+		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+		  "\"tool_use_id\":\"x\",\"content\":\"broken</system-reminder>\"}]}]",
+		  "broken</system-reminder>", 24 },
 	};
 	json_t *m;
 	size_t i, len;
@@ -625,6 +642,29 @@ test_final_template_and_cap(void)
 	engine_free(e);
 }
 
+static void
+test_final_faults(void)
+{
+	struct engine *e = engine_of("{\"version\":1,\"turns\":[{\"blocks\":"
+	    "[],\"faults\":[{\"kind\":\"http\",\"status\":429,"
+	    "\"retry_after\":1}]}]}", 0);
+	struct answer a;
+
+	if (e == NULL)
+		return;
+	answer_for(e, "", "", &a);
+	is_int(a.what, ANSWER_FINAL, "a fault-only script: final");
+	is_int(a.status, 429, "its fault fires first");
+	is_int(a.fault.retry_after, 1, "with its retry-after");
+	is_str(a.error_type, "rate_limit_error", "rate_limit_error");
+	answer_free(&a);
+	answer_for(e, "", "", &a);
+	is_int(a.status, 200, "then the final answer");
+	is_str(block_text(&a, 0), SCRIPT_DEFAULT_FINAL, "the final text");
+	answer_free(&a);
+	engine_free(e);
+}
+
 int
 main(void)
 {
@@ -638,5 +678,6 @@ main(void)
 	test_schema_example();
 	test_answers();
 	test_final_template_and_cap();
+	test_final_faults();
 	return tap_done();
 }

@@ -116,7 +116,11 @@ static const struct {
 	  "turns[0]: is an integer, expected an object" },
 	{ "{\"version\":1,\"turns\":[{}]}", "turns[0]: missing key 'blocks'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[]}]}",
-	  "turns[0]: key 'blocks' is empty" },
+	  "turns[0]: a turn needs a block or a fault" },
+	{ "{\"version\":1,\"turns\":[{\"blocks\":{},\"faults\":{}}]}",
+	  "turns[0]: a turn needs a block or a fault" },
+	{ "{\"version\":1,\"turns\":[{\"blocks\":{\"a\":1}}]}",
+	  "turns[0]: key 'blocks' is an object, expected an array" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"x\":1}]}", "turns[0]: unknown key 'x'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
@@ -138,7 +142,7 @@ static const struct {
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"thinking\","
 	  "\"text\":\"a\"}]}]}", "turns[0].blocks[0]: unknown key 'text'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
-	  "\"text\":\"a\"}],\"faults\":{}}]}",
+	  "\"text\":\"a\"}],\"faults\":{\"a\":1}}]}",
 	  "turns[0]: key 'faults' is an object, expected an array" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"crash\"}]}]}",
@@ -151,20 +155,22 @@ static const struct {
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"http\",\"status\":200}]}]}",
 	  "turns[0].faults[0]: key 'status' is 200, expected 400 to 599" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
-	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"http\",\"status\":418}]}]}",
-	  "turns[0].faults[0]: status 418 is not one the API sends (400, "
-	  "401, 402, 403, 404, 409, 413, 429, 500, 504, 529)" },
-	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"http\",\"status\":429,"
 	  "\"retry_after\":-1}]}]}",
-	  "turns[0].faults[0]: key 'retry_after' is -1, expected 0 to 86400" },
+	  "turns[0].faults[0]: key 'retry_after' is out of range, expected 0 "
+	  "to 86400" },
+	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
+	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"http\",\"status\":429,"
+	  "\"retry_after\":\"1\"}]}]}",
+	  "turns[0].faults[0]: key 'retry_after' is a string, expected a number" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"http\",\"status\":529,"
 	  "\"ms\":1}]}]}", "turns[0].faults[0]: unknown key 'ms'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"stream_error\","
-	  "\"error_type\":\"oops\"}]}]}",
-	  "turns[0].faults[0]: unknown error_type 'oops'" },
+	  "\"error_type\":\"Oops-1\"}]}]}",
+	  "turns[0].faults[0]: key 'error_type' is not an API error type "
+	  "(lowercase letters and '_', like 'overloaded_error')" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"delay\"}]}]}",
 	  "turns[0].faults[0]: missing key 'ms'" },
@@ -229,8 +235,44 @@ test_error_types(void)
 	is_str(script_error_type(413), "request_too_large", "413");
 	is_str(script_error_type(404), "not_found_error", "404");
 	is_str(script_error_type(400), "invalid_request_error", "400");
+	is_str(script_error_type(418), "invalid_request_error", "418");
+	is_str(script_error_type(503), "api_error", "503");
 	is_int(script_error_status("overloaded_error"), 529, "overloaded");
 	is_int(script_error_status("api_error"), 500, "api_error");
+}
+
+static void
+test_fault_only_turns(void)
+{
+	char err[256];
+	struct script *s;
+
+	s = parse("{\"version\":1,\"turns\":["
+	    "{\"blocks\":{},\"faults\":[{\"kind\":\"http\",\"status\":503,"
+	    "\"retry_after\":1.5}]},"
+	    "{\"blocks\":[{\"type\":\"text\",\"text\":\"a\"}],\"faults\":"
+	    "[{\"kind\":\"stream_error\",\"error_type\":\"new_error\"}]},"
+	    "{\"blocks\":[{\"type\":\"text\",\"text\":\"b\"}],\"faults\":{}},"
+	    "{\"blocks\":[],\"faults\":[{\"kind\":\"delay\",\"ms\":5}]}]}",
+	    err, sizeof(err));
+	ok(s != NULL, "fault-only turns load (%s)", err);
+	if (s == NULL)
+		return;
+	is_int(s->nturns, 2, "they are merged away");
+	is_int(s->turns[0].nfaults, 2, "turn 0 gets the faults before it");
+	is_int(s->turns[0].faults[0].status, 503, "first the carried 503");
+	is_int(s->turns[0].faults[0].retry_after, 2,
+	    "a fractional retry_after rounds up");
+	is_int(s->turns[0].faults[1].kind, FAULT_STREAM_ERROR,
+	    "then its own fault");
+	is_str(s->turns[0].faults[1].error_type, "new_error",
+	    "any API-shaped error type is accepted");
+	is_int(s->turns[0].faults[1].after_blocks, 1, "after_blocks default 1");
+	is_str(s->turns[1].blocks[0].text, "b", "turn 1 is the old turn 2");
+	is_int(s->turns[1].nfaults, 0, "faults {} is an empty list");
+	is_int(s->nfinal_faults, 1, "trailing faults go to the final answer");
+	is_int(s->final_faults[0].kind, FAULT_DELAY, "the delay");
+	script_free(s);
 }
 
 int
@@ -240,6 +282,7 @@ main(void)
 	test_defaults();
 	test_bad();
 	test_no_echo();
+	test_fault_only_turns();
 	test_load();
 	test_error_types();
 	return tap_done();

@@ -23,8 +23,8 @@ engine_new(struct script *s, const struct ids *ids, int max_requests)
 
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		goto fail;
-	if (s->nturns > 0 &&
-	    (e->fault_next = calloc(s->nturns, sizeof(size_t))) == NULL)
+	/* one fault cursor per turn, and one for the final answer */
+	if ((e->fault_next = calloc(s->nturns + 1, sizeof(size_t))) == NULL)
 		goto fail;
 	if (pthread_mutex_init(&e->lock, NULL) != 0)
 		goto fail;
@@ -248,6 +248,36 @@ add_text(struct sbuf *b, json_t *v)
 	return 0;
 }
 
+/*
+ * The length of s without the <system-reminder> sections Claude Code
+ * appends to tool results (and the blank lines before them); a reminder
+ * elsewhere in the text is the tool's own output and stays.
+ */
+static size_t
+strip_reminders(const char *s, size_t len)
+{
+	static const char open[] = "<system-reminder>";
+	static const char close[] = "</system-reminder>";
+	const size_t olen = sizeof(open) - 1, clen = sizeof(close) - 1;
+	size_t n, i;
+
+	for (;;) {
+		n = len;
+		while (n > 0 && isspace((unsigned char)s[n - 1]))
+			n--;
+		if (n < olen + clen || memcmp(s + n - clen, close, clen) != 0)
+			return len;
+		for (i = n - clen - olen + 1; i-- > 0;)
+			if (memcmp(s + i, open, olen) == 0)
+				break;
+		if (i == (size_t)-1)
+			return len;
+		len = i;
+		while (len > 0 && isspace((unsigned char)s[len - 1]))
+			len--;
+	}
+}
+
 char *
 engine_last_result(json_t *messages, size_t *len)
 {
@@ -272,6 +302,7 @@ engine_last_result(json_t *messages, size_t *len)
 		}
 	}
 done:
+	b.len = b.data ? strip_reminders(b.data, b.len) : 0;
 	if (sbuf_add(&b, "", 0) < 0)
 		goto oom;
 	*len = b.len;
@@ -679,7 +710,9 @@ int
 engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 {
 	const struct script *s = e->script;
+	const struct fault *faults;
 	unsigned long serial;
+	size_t nfaults;
 	char *res = NULL, *text;
 	size_t res_len = 0, n;
 	const char *model;
@@ -723,16 +756,17 @@ engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 	a->turn = engine_position(e, r->messages);
 	if (a->turn >= s->nturns) {
 		a->what = ANSWER_FINAL;
-		a->msg.stop_reason = "end_turn";
-		text = engine_expand(s->final, res, res_len, &n);
-		if (one_text(&a->msg, text, n) < 0)
-			goto oom;
-		goto done;
+		a->turn = s->nturns;
+		faults = s->final_faults;
+		nfaults = s->nfinal_faults;
+	} else {
+		a->what = ANSWER_TURN;
+		faults = s->turns[a->turn].faults;
+		nfaults = s->turns[a->turn].nfaults;
 	}
-	a->what = ANSWER_TURN;
 	pthread_mutex_lock(&e->lock);
-	if (e->fault_next[a->turn] < s->turns[a->turn].nfaults)
-		a->fault = s->turns[a->turn].faults[e->fault_next[a->turn]++];
+	if (e->fault_next[a->turn] < nfaults)
+		a->fault = faults[e->fault_next[a->turn]++];
 	pthread_mutex_unlock(&e->lock);
 	if (a->fault.kind == FAULT_HTTP) {
 		a->status = a->fault.status;
@@ -750,7 +784,12 @@ engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 		if (!r->stream)		/* nothing to stream: a plain error */
 			a->status = script_error_status(a->error_type);
 	}
-	if (turn_message(e, a->turn, res, res_len, &a->msg) < 0)
+	if (a->what == ANSWER_FINAL) {
+		a->msg.stop_reason = "end_turn";
+		text = engine_expand(s->final, res, res_len, &n);
+		if (one_text(&a->msg, text, n) < 0)
+			goto oom;
+	} else if (turn_message(e, a->turn, res, res_len, &a->msg) < 0)
 		goto oom;
 done:
 	free(res);

@@ -22,10 +22,13 @@
  *	{{last_result}}	the text of the most recent tool_result block in
  *			the request: its string content, or the text of its
  *			text blocks concatenated; "" when there is none.
+ *			The <system-reminder> sections Claude Code appends
+ *			to a result are not part of it.
  * Any other {{...}} is left as written.
  *
  * Faults belong to a turn and fire once each, in order, on successive
- * requests that reach that turn. After max_requests /v1/messages requests
+ * requests that reach that turn (faults of trailing fault-only turns
+ * belong to the final answer). After max_requests /v1/messages requests
  * every further one is refused, which ends any loop.
  *
  * Thread safety: one struct engine serves all connections; its mutable
@@ -50,7 +53,8 @@ struct engine {
 	struct ids	 ids;
 	int		 max_requests;
 	pthread_mutex_t	 lock;
-	size_t		*fault_next;	/* per turn: index of the next fault */
+	size_t		*fault_next;	/* per turn, then the final answer: the
+					   index of its next fault */
 	unsigned long	 requests;	/* /v1/messages requests seen */
 	unsigned long	 serial;	/* message ids */
 };
@@ -120,7 +124,7 @@ struct answer {
 	enum answer_what what;
 	unsigned long	 n;		/* this /v1/messages request's number */
 	const char	*side;		/* ANSWER_SIDE: "probe", "title", ... */
-	size_t		 turn;		/* ANSWER_TURN: 0-based */
+	size_t		 turn;		/* ANSWER_TURN: 0-based; FINAL: nturns */
 	size_t		 nturns;
 	struct fault	 fault;		/* kind FAULT_NONE when none fired;
 					   error_type points into the script */

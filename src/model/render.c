@@ -120,6 +120,12 @@ dump_cb(const char *p, size_t len, void *data)
 	return sbuf_add(data, p, len);
 }
 
+int
+render_dump(struct sbuf *out, json_t *v)
+{
+	return json_dump_callback(v, dump_cb, out, JSON_COMPACT);
+}
+
 /* Appends "event: NAME\ndata: JSON\n\n" and drops the reference to ev. */
 static int
 event(struct sbuf *out, const char *name, json_t *ev)

@@ -79,6 +79,9 @@ int	 render_sse(struct sbuf *out, const struct message *m);
 int	 render_error(struct sbuf *out, const char *type, const char *msg,
 	    const char *request_id);
 
+/* Appends v as compact JSON. 0 or -1. */
+int	 render_dump(struct sbuf *out, json_t *v);
+
 /* Splits len bytes of UTF-8 into chunks no longer than about max bytes,
  * never inside a character: returns the length of the first chunk. */
 size_t	 render_chunk_len(const char *s, size_t len, size_t max);

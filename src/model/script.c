@@ -51,27 +51,19 @@ script_error_status(const char *type)
 	return 500;
 }
 
-/* Known status: one that has its own error type in the table. */
+/*
+ * An error type as the API spells them: lowercase letters and underscores,
+ * short enough for the engine's buffers. The API adds types now and then,
+ * so any such name is accepted.
+ */
 static int
-known_status(int status)
+valid_error_type(const char *t)
 {
-	size_t i;
+	size_t n = strlen(t);
 
-	for (i = 0; i < sizeof(error_types) / sizeof(error_types[0]); i++)
-		if (error_types[i].status == status)
-			return 1;
-	return 0;
-}
-
-static int
-known_error_type(const char *type)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(error_types) / sizeof(error_types[0]); i++)
-		if (strcmp(error_types[i].type, type) == 0)
-			return 1;
-	return 0;
+	if (n == 0 || n > SCRIPT_MAX_ERROR_TYPE)
+		return 0;
+	return strspn(t, "abcdefghijklmnopqrstuvwxyz_") == n;
 }
 
 /* Validation context: the path of the value being checked, for messages. */
@@ -182,6 +174,31 @@ get_int(struct ctx *c, json_t *obj, const char *key, int required,
 	return 0;
 }
 
+/*
+ * A number of seconds (an integer or not: Lua numbers may be either),
+ * 0 to 86400, rounded up; *out keeps its default when absent.
+ */
+static int
+get_seconds(struct ctx *c, json_t *obj, const char *key, int *out)
+{
+	json_t *v = json_object_get(obj, key);
+	double d;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_number(v))
+		return fail(c, "key '%s' is %s, expected a number", key,
+		    type_name(v));
+	d = json_number_value(v);
+	if (!(d >= 0 && d <= 86400))
+		return fail(c, "key '%s' is out of range, expected 0 to 86400",
+		    key);
+	*out = (int)d;
+	if (*out < d)
+		(*out)++;
+	return 0;
+}
+
 static int
 parse_block(struct ctx *c, json_t *v, struct block *b)
 {
@@ -251,17 +268,11 @@ parse_fault(struct ctx *c, json_t *v, struct fault *f)
 		f->kind = FAULT_HTTP;
 		if (only_keys(c, v, http_keys) < 0 ||
 		    get_int(c, v, "status", 1, 400, 599, &f->status) < 0 ||
-		    get_int(c, v, "retry_after", 0, 0, 86400,
-		    &f->retry_after) < 0)
+		    get_seconds(c, v, "retry_after", &f->retry_after) < 0)
 			goto out;
-		if (!known_status(f->status)) {
-			fail(c, "status %d is not one the API sends (400, 401, "
-			    "402, 403, 404, 409, 413, 429, 500, 504, 529)",
-			    f->status);
-			goto out;
-		}
 	} else if (strcmp(kind, "stream_error") == 0) {
 		f->kind = FAULT_STREAM_ERROR;
+		f->after_blocks = 1;
 		if (only_keys(c, v, stream_keys) < 0 ||
 		    get_string(c, v, "error_type", 0, 1, &f->error_type) < 0 ||
 		    get_int(c, v, "after_blocks", 0, 0, SCRIPT_MAX_BLOCKS,
@@ -272,8 +283,10 @@ parse_fault(struct ctx *c, json_t *v, struct fault *f)
 			fail(c, "out of memory");
 			goto out;
 		}
-		if (!known_error_type(f->error_type)) {
-			fail(c, "unknown error_type '%.40s'", f->error_type);
+		if (!valid_error_type(f->error_type)) {
+			fail(c, "key 'error_type' is not an API error type "
+			    "(lowercase letters and '_', like "
+			    "'overloaded_error')");
 			goto out;
 		}
 	} else if (strcmp(kind, "delay") == 0) {
@@ -292,6 +305,32 @@ out:
 	return rc;
 }
 
+/*
+ * A list field: an array, or {} (an empty Lua table, which lua-cjson
+ * cannot tell from an empty object) meaning an empty list. NULL with the
+ * message set when it is anything else; an empty array when absent.
+ */
+static json_t *
+get_list(struct ctx *c, json_t *obj, const char *key, size_t max)
+{
+	static json_t *none;
+	json_t *v = json_object_get(obj, key);
+
+	if (none == NULL)
+		none = json_array();	/* never freed; shared, read-only */
+	if (v == NULL || (json_is_object(v) && json_object_size(v) == 0))
+		return none;
+	if (!json_is_array(v)) {
+		fail(c, "key '%s' is %s, expected an array", key, type_name(v));
+		return NULL;
+	}
+	if (json_array_size(v) > max) {
+		fail(c, "key '%s' has more than %zu entries", key, max);
+		return NULL;
+	}
+	return v;
+}
+
 static int
 parse_turn(struct ctx *c, json_t *v, struct turn *t)
 {
@@ -303,18 +342,15 @@ parse_turn(struct ctx *c, json_t *v, struct turn *t)
 		return fail(c, "is %s, expected an object", type_name(v));
 	if (only_keys(c, v, keys) < 0)
 		return -1;
-	blocks = json_object_get(v, "blocks");
-	if (blocks == NULL)
+	if (json_object_get(v, "blocks") == NULL)
 		return fail(c, "missing key 'blocks'");
-	if (!json_is_array(blocks))
-		return fail(c, "key 'blocks' is %s, expected an array",
-		    type_name(blocks));
-	if (json_array_size(blocks) == 0)
-		return fail(c, "key 'blocks' is empty");
-	if (json_array_size(blocks) > SCRIPT_MAX_BLOCKS)
-		return fail(c, "more than %d blocks", SCRIPT_MAX_BLOCKS);
-	t->blocks = calloc(json_array_size(blocks), sizeof(*t->blocks));
-	if (t->blocks == NULL)
+	if ((blocks = get_list(c, v, "blocks", SCRIPT_MAX_BLOCKS)) == NULL ||
+	    (faults = get_list(c, v, "faults", SCRIPT_MAX_FAULTS)) == NULL)
+		return -1;
+	if (json_array_size(blocks) == 0 && json_array_size(faults) == 0)
+		return fail(c, "a turn needs a block or a fault");
+	if (json_array_size(blocks) > 0 && (t->blocks =
+	    calloc(json_array_size(blocks), sizeof(*t->blocks))) == NULL)
 		return fail(c, "out of memory");
 	json_array_foreach(blocks, i, e) {
 		t->nblocks = i + 1;
@@ -325,19 +361,8 @@ parse_turn(struct ctx *c, json_t *v, struct turn *t)
 		if (t->blocks[i].type == BLOCK_TOOL_USE)
 			t->tool_use = 1;
 	}
-	c->path[base] = '\0';
-	faults = json_object_get(v, "faults");
-	if (faults == NULL)
-		return 0;
-	if (!json_is_array(faults))
-		return fail(c, "key 'faults' is %s, expected an array",
-		    type_name(faults));
-	if (json_array_size(faults) > SCRIPT_MAX_FAULTS)
-		return fail(c, "more than %d faults", SCRIPT_MAX_FAULTS);
-	if (json_array_size(faults) == 0)
-		return 0;
-	t->faults = calloc(json_array_size(faults), sizeof(*t->faults));
-	if (t->faults == NULL)
+	if (json_array_size(faults) > 0 && (t->faults =
+	    calloc(json_array_size(faults), sizeof(*t->faults))) == NULL)
 		return fail(c, "out of memory");
 	json_array_foreach(faults, i, e) {
 		t->nfaults = i + 1;
@@ -348,6 +373,60 @@ parse_turn(struct ctx *c, json_t *v, struct turn *t)
 	}
 	c->path[base] = '\0';
 	return 0;
+}
+
+/*
+ * A turn of faults only (no blocks) can never be passed by position (it
+ * mints no tool_use id), so its faults are carried into the next turn that
+ * has blocks, ahead of that turn's own; faults of trailing block-less
+ * turns go to the final answer. Returns 0 or -1 (out of memory).
+ */
+static int
+merge_fault_turns(struct script *s)
+{
+	struct fault *pending = NULL, *nf;
+	size_t npending = 0, i, k = 0;
+	struct turn *t;
+
+	for (i = 0; i < s->nturns; i++) {
+		t = &s->turns[i];
+		nf = realloc(pending, (npending + t->nfaults + 1) *
+		    sizeof(*nf));
+		if (nf == NULL)
+			goto oom;
+		pending = nf;
+		if (t->nfaults > 0)
+			memcpy(pending + npending, t->faults,
+			    t->nfaults * sizeof(*nf));
+		npending += t->nfaults;
+		free(t->faults);
+		t->faults = NULL;
+		t->nfaults = 0;
+		if (t->nblocks == 0) {
+			free(t->blocks);
+			t->blocks = NULL;
+			continue;
+		}
+		t->faults = pending;
+		t->nfaults = npending;
+		pending = NULL;
+		npending = 0;
+		if (k != i) {
+			s->turns[k] = *t;
+			memset(t, 0, sizeof(*t));
+		}
+		k++;
+	}
+	s->nturns = k;
+	s->final_faults = pending;
+	s->nfinal_faults = npending;
+	return 0;
+oom:
+	/* the faults already moved into pending are freed with it */
+	for (; npending > 0; npending--)
+		free(pending[npending - 1].error_type);
+	free(pending);
+	return -1;
 }
 
 static int
@@ -442,6 +521,12 @@ script_parse(const char *buf, size_t len, char *err, size_t errlen)
 		script_free(s);
 		return NULL;
 	}
+	if (merge_fault_turns(s) < 0) {
+		snprintf(err, errlen, "out of memory");
+		json_decref(root);
+		script_free(s);
+		return NULL;
+	}
 	json_decref(root);
 	if (s->final == NULL && (s->final = strdup(SCRIPT_DEFAULT_FINAL)) == NULL) {
 		script_free(s);
@@ -514,6 +599,9 @@ script_free(struct script *s)
 		free(s->turns[i].faults);
 	}
 	free(s->turns);
+	for (j = 0; j < s->nfinal_faults; j++)
+		free(s->final_faults[j].error_type);
+	free(s->final_faults);
 	free(s->model);
 	free(s->final);
 	free(s);

@@ -11,11 +11,16 @@
  *	BLOCK	{"type": "text", "text": S}
  *		{"type": "thinking", "thinking": S}
  *		{"type": "tool_use", "name": S, "input": {...}}
- *	FAULT	{"kind": "http", "status": 529}
+ *	FAULT	{"kind": "http", "status": 529}	any 400-599
  *		{"kind": "http", "status": 429, "retry_after": 1}
  *		{"kind": "stream_error", "error_type": "overloaded_error",
- *		 "after_blocks": 1}
+ *		 "after_blocks": 1}		(the defaults)
  *		{"kind": "delay", "ms": 3000}
+ *
+ * A turn may have faults and no blocks (lb.script allows it): such a turn
+ * can never be passed, so its faults are moved to the next turn with
+ * blocks, or to the final answer when none follows. An empty list may be
+ * written {} (lua-cjson cannot tell an empty table's kind).
  *
  * Validation is strict: an unknown key, a wrong type or an out-of-range
  * number is an error naming its place ("turns[1].blocks[0]: ..."; indices
@@ -36,6 +41,7 @@
 #define SCRIPT_MAX_DELAY_MS	600000
 #define SCRIPT_DEFAULT_FINAL	"Done."
 #define SCRIPT_DEFAULT_MAX_REQUESTS	200
+#define SCRIPT_MAX_ERROR_TYPE	39
 
 enum block_type { BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_USE };
 
@@ -70,6 +76,8 @@ struct script {
 	struct turn	*turns;
 	size_t		 nturns;
 	char		*final;		/* never NULL */
+	struct fault	*final_faults;	/* of trailing fault-only turns */
+	size_t		 nfinal_faults;
 	int		 max_requests;
 };
 
