@@ -16,7 +16,7 @@ BUILD    ?= build/default
 SANITIZE ?=
 Q        ?= @
 
-PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto
+PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto libssl
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
             -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
             -Wformat=2 -Wvla -Wundef -Wwrite-strings -Wimplicit-fallthrough

@@ -356,7 +356,10 @@ struct xfer {
 	char				*head;		/* response head built */
 	size_t				 head_len, head_cap;
 	int				 has_cl, has_te;
+	long long			 cl;		/* upstream's length */
 	int				 head_sent, chunked_out, keep_alive;
+	int				 held;		/* held_byte pending */
+	char				 held_byte;
 	int				 client_failed;
 	unsigned char			*resp;		/* for the response file */
 	size_t				 resp_len, resp_cap;
@@ -452,6 +455,12 @@ send_head(struct xfer *x)
 		head_add(x, "Connection: close\r\n\r\n", 21);
 	iov[1].iov_base = x->head;
 	iov[1].iov_len = x->head_len;
+	if (no_body || (x->has_cl && !x->has_te && x->cl == 0)) {
+		/* The head ends the response: keep its last byte back. */
+		x->held = 1;
+		x->held_byte = x->head[x->head_len - 1];
+		iov[1].iov_len--;
+	}
 	if (send_iov(x->c->fd, iov, 2) < 0)
 		x->client_failed = 1;
 }
@@ -479,6 +488,7 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 		x->reason[0] = '\0';
 		x->head_len = 0;
 		x->has_cl = x->has_te = 0;
+		x->cl = -1;
 		if (sp == NULL || nl - (size_t)(sp - buf) < 4)
 			return 0;
 		x->status = atoi(sp + 1);
@@ -517,8 +527,10 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 			return n;
 		}
 		if ((size_t)(colon - buf) == 14 &&
-		    strncasecmp(buf, "content-length", 14) == 0)
+		    strncasecmp(buf, "content-length", 14) == 0) {
 			x->has_cl = 1;
+			x->cl = strtoll(colon + 1, NULL, 10);
+		}
 		if (head_add(x, buf, nl) < 0 || head_add(x, "\r\n", 2) < 0)
 			return 0;
 	}
@@ -582,7 +594,14 @@ on_body(char *data, size_t size, size_t nitems, void *u)
 	} else {
 		iov[0].iov_base = data;
 		iov[0].iov_len = n;
-		rc = send_iov(x->c->fd, iov, 1);
+		if (x->has_cl && x->cl >= 0 && (long long)(x->sent + n) ==
+		    x->cl) {
+			/* The last byte waits until the record is written. */
+			x->held = 1;
+			x->held_byte = data[n - 1];
+			iov[0].iov_len--;
+		}
+		rc = iov[0].iov_len ? send_iov(x->c->fd, iov, 1) : 0;
 	}
 	if (rc < 0) {
 		x->client_failed = 1;
@@ -758,7 +777,7 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	struct timespec when;
 	struct curl_slist *hdrs = NULL;
 	char errbuf[CURL_ERROR_SIZE] = "", *url = NULL, *msg = NULL;
-	char *line = NULL;
+	char *line = NULL, *body = NULL;
 	unsigned long seq = wire_next_seq(&p->wire);
 	double t0 = mono_ms(), ms;
 	int has_body, keep;
@@ -804,34 +823,27 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	}
 	free_headers(hdrs);
 	free(url);
-	keep = 0;
 	if (!x.head_sent) {
 		/* Nothing went out yet: answer with an API-shaped error. */
-		char *body = error_body(p, x.status == 400 ?
-		    "invalid_request_error" : "api_error", msg ? msg :
-		    "lb-proxy: upstream failed");
-
-		if (x.status == 0)
+		if (x.status != 400)
 			x.status = 502;
-		keep = req->keep_alive;
-		if (body == NULL || http_respond(c->fd, x.status,
-		    "application/json", NULL, body, strlen(body), keep) < 0)
-			keep = 0;
+		body = error_body(p, x.status == 400 ? "invalid_request_error" :
+		    "api_error", msg ? msg : "lb-proxy: upstream failed");
 		if (body != NULL) {
 			keep_response(&x, body, strlen(body));
 			x.sent = strlen(body);
 		}
-		free(body);
-	} else if (res == CURLE_OK && !x.client_failed) {
-		keep = x.keep_alive;
-		if (x.chunked_out && http_write_all(c->fd, "0\r\n\r\n", 5) < 0)
-			keep = 0;
 	}
 	if (x.client_failed && msg == NULL && asprintf(&msg, "lb-proxy: the "
 	    "client closed the connection mid-response") < 0)
 		msg = NULL;
 	ms = mono_ms() - t0;
 
+	/*
+	 * The record goes to disk before the client can see the response
+	 * complete: whoever stops the proxy once the client is done loses
+	 * nothing.
+	 */
 	rec = wire_request_record(req, seq, &when, &p->cred);
 	if (rec != NULL) {
 		json_object_set_new(rec, "status", json_integer(x.status));
@@ -854,10 +866,26 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 			    strerror(errno));
 		json_decref(rec);
 	}
+
 	if (asprintf(&line, "lb-proxy: %lu %s %s %d %zu %zu %.1fms%s%s\n",
 	    seq, req->method, req->target, x.status, req->body_len, x.sent, ms,
 	    msg ? " " : "", msg ? msg : "") >= 0)
 		log_line(p, line);
+
+	keep = 0;
+	if (!x.head_sent) {
+		keep = req->keep_alive && body != NULL;
+		if (body == NULL || http_respond(c->fd, x.status,
+		    "application/json", NULL, body, strlen(body), keep) < 0)
+			keep = 0;
+	} else if (res == CURLE_OK && !x.client_failed) {
+		keep = x.keep_alive;
+		if (x.held && http_write_all(c->fd, &x.held_byte, 1) < 0)
+			keep = 0;
+		if (x.chunked_out && http_write_all(c->fd, "0\r\n\r\n", 5) < 0)
+			keep = 0;
+	}
+	free(body);
 	free(msg);
 	free(x.head);
 	free(x.resp);
