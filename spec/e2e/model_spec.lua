@@ -87,12 +87,12 @@ describe("lb-model", function()
 end)
 
 -- The three-turn script: Read the file, Bash a command, repeat the result.
-local function script3(faults2)
+local function script3(faults2, faults1)
   return {
     version = 1,
     turns = {
       { blocks = { { type = "text", text = "Let me look." },
-        { type = "tool_use", name = "Read", input = { file_path = "PROJECT/.env" } } } },
+        { type = "tool_use", name = "Read", input = { file_path = "PROJECT/.env" } } }, faults = faults1 },
       { blocks = { { type = "tool_use", name = "Bash",
         input = { command = "cat .env", description = "Show the env file" } } }, faults = faults2 },
       { blocks = { { type = "text", text = "The file says: {{last_result}}" } } },
@@ -219,5 +219,19 @@ describe("Claude Code " .. mh.CLAUDE_VERSION .. " against lb-model", function()
     local retries = mh.events(r, "system", "api_retry")
     assert.are.equal(1, #retries)
     assert.are.equal(529, retries[1].error_status)
+  end)
+
+  it("finishes through an error event mid-stream and a delay with pings", function()
+    local r, m, home = play(script3({ { kind = "delay", ms = 1500 } },
+      { { kind = "stream_error", error_type = "overloaded_error", after_blocks = 0 } }),
+      { CLAUDE_CODE_MAX_RETRIES = "2" })
+    finally(function() mh.rmtree(home); mh.rmtree(m.dir) end)
+    check_conversation(r, home .. "/project")
+    assert.are.same({
+      "POST /v1/messages stream turn 1/3 tool_use fault=stream_error overloaded_error after 0",
+      "POST /v1/messages stream turn 1/3 tool_use fault=none",
+      "POST /v1/messages stream turn 2/3 tool_use fault=delay 1500ms",
+      "POST /v1/messages stream turn 3/3 end_turn fault=none",
+    }, turn_lines(m))
   end)
 end)
