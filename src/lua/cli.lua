@@ -44,7 +44,7 @@ local VERBS = {
       { "--secrets-file", arg = "FILE", help = "secrets, one per line" },
       { "--partial", help = "also report the longest fragment of each secret found" },
       { "--json", help = "findings as JSON lines" },
-    }, module = "leakbench.scan" },
+    }, module = "leakbench.scan", raw = true },
   { name = "build", summary = "build the container images (cached by content hash)",
     usage = "leakbench build [--claude-version V] [--base IMAGE]",
     options = {
@@ -301,6 +301,14 @@ function M.main(args)
     return 2
   end
   local rest_args = table.move(args, 2, #args, 1, {})
+  if v.raw then
+    -- The verb parses its own arguments (help still comes from here).
+    for _, a in ipairs(rest_args) do
+      if a == "--help" or a == "-h" then io.write(verb_help(v)) return 0 end
+      if a == "--" then break end
+    end
+    return require(v.module).main(rest_args) or 0
+  end
   local opts, rest = M.parse(v, rest_args)
   if not opts then
     perr("%s", rest)

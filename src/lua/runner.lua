@@ -58,6 +58,54 @@ local function plan(opts, paths)
   return scenarios, subjects, errs
 end
 
+-- Every regular file under DIR (relative paths, sorted).
+local function tree(dir, rel, out)
+  out = out or {}
+  local names = core.listdir(rel and (dir .. "/" .. rel) or dir) or {}
+  table.sort(names)
+  for _, n in ipairs(names) do
+    local r = rel and (rel .. "/" .. n) or n
+    local st = core.stat(dir .. "/" .. r)
+    if st and st.type == "dir" then tree(dir, r, out)
+    elseif st and st.type == "file" then out[#out + 1] = r end
+  end
+  return out
+end
+
+-- The image of a subject's interceptor: IMAGE as given, or built from its
+-- context with the Containerfile there, on leakbench's base image, tagged
+-- with a hash of every file of the context (an edit rebuilds it, nothing
+-- else does). Returns the tag or nil, err.
+function M.subject_image(pm, subject, base)
+  local icp = subject.interceptor
+  if icp.image then
+    if pm:image_exists(icp.image) then return icp.image end
+    return nil, string.format("subject '%s': image '%s' is not present (podman pull it first)",
+      subject.name, icp.image)
+  end
+  local ctx = icp.build.context
+  local st = core.stat(ctx)
+  if not st or st.type ~= "dir" then
+    return nil, string.format("subject '%s': build context '%s' is not a directory", subject.name, ctx)
+  end
+  local cf = ctx .. "/" .. icp.build.containerfile
+  if not core.stat(cf) then
+    return nil, string.format("subject '%s': no Containerfile '%s'", subject.name, cf)
+  end
+  local parts = { "base\0" .. tostring(base) .. "\0containerfile\0" .. icp.build.containerfile }
+  for _, rel in ipairs(tree(ctx)) do
+    parts[#parts + 1] = rel .. "\0" .. assert(core.sha256_file(ctx .. "/" .. rel))
+  end
+  local tag = string.format("localhost/leakbench-subject-%s:%s", subject.name:lower(),
+    core.sha256(table.concat(parts, "\0")):sub(1, 12))
+  if pm:image_exists(tag) then return tag end
+  io.stderr:write(string.format("building image %s\n", tag))
+  local ok, err = pm:build({ containerfile = cf, tag = tag, context = ctx,
+    build_args = { BASE = base } })
+  if not ok then return nil, string.format("subject '%s': %s", subject.name, err) end
+  return tag
+end
+
 local function utc_stamp()
   return os.date("!%Y%m%dT%H%M%SZ")
 end
@@ -194,7 +242,7 @@ function M.main(opts, paths, cli)
   if tags then
     for _, s in ipairs(subjects) do
       if s.def and s.def.interceptor then
-        local tag, e = images.ensure_subject(pm, s.def)
+        local tag, e = M.subject_image(pm, s.def, tags.base)
         if tag then subject_images[s.name] = tag else s.error = s.error or e end
       end
     end
@@ -219,7 +267,7 @@ function M.main(opts, paths, cli)
 
   local progress = new_progress(#queue)
   local running, handles = {}, {}
-  local exe = core.self_exe()
+  local exe = core.exe_path()
   local stop = false
   local qi = 1
   local function finish(job, r)

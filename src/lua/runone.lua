@@ -33,6 +33,17 @@ local function run_checks(scenario, run)
   return "error", "check raised: " .. err.message, {}
 end
 
+-- The report's lists as JSON arrays even when empty (cjson would write {}).
+local function as_arrays(secrets)
+  for _, s in ipairs(secrets) do
+    for _, ch in pairs(s.channels or {}) do
+      setmetatable(ch.forms or {}, cjson.array_mt)
+      setmetatable(ch.locations or {}, cjson.array_mt)
+    end
+  end
+  return setmetatable(secrets, cjson.array_mt)
+end
+
 -- Counts of tokens and cost from the last result event, if any.
 local function usage_of(run)
   for i = #run.events, 1, -1 do
@@ -51,8 +62,8 @@ local function all_files(dir, out)
   table.sort(names)
   for _, n in ipairs(names) do
     local p = dir .. "/" .. n
-    local st = core.lstat and core.lstat(p) or core.stat(p)
-    if st and st.type == "directory" then all_files(p, out)
+    local st = core.stat(p)
+    if st and st.type == "dir" then all_files(p, out)
     elseif st and st.type == "file" then out[#out + 1] = p end
   end
   return out
@@ -115,10 +126,10 @@ function M.execute(o)
     run.session_id, run.returncode = r.session_id, r.returncode
     result.tool_calls = #run.tool_calls
     result.usage, result.cost_usd, result.num_turns = usage_of(run)
-    result.leaks = evidence.report(run, scenario.secrets, { partial = scenario.partial })
+    result.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
     if not result.verdict then
       local verdict, reason, failed = run_checks(scenario, run)
-      result.failed_checks = failed
+      result.failed_checks = setmetatable(failed, cjson.array_mt)
       if out.verdict == "timeout" then
         result.verdict = "timeout"
         result.reason = string.format("Claude Code did not finish within %g s", r.timeout)

@@ -199,7 +199,7 @@ function Run:stage()
   -- namespace: give it what it must write.
   if self.pm.rootful then
     for _, p in ipairs({ self.project, self.config, self.records }) do
-      assert(core.chown_r(p, UID, UID))
+      assert(core.chown(p, UID, UID, true))
     end
   end
 end
@@ -249,7 +249,7 @@ function Run:wait_ready(name, line, what)
 end
 
 function Run:start_model()
-  local argv = append(self:base_flags(self.names.model), self.pm:user_args(), {
+  local argv = append(self:base_flags(self.names.model), {
     "--network", self.names.egress,
     "-v", self.dir .. "/script.json:/script/script.json:ro",
     self.images.proxy,
@@ -263,7 +263,7 @@ end
 function Run:start_proxy()
   local upstream = self.live and (os.getenv("LEAKBENCH_UPSTREAM") or "https://api.anthropic.com")
     or ("http://" .. self.names.model .. ":" .. MODEL_PORT)
-  local argv = append(self:base_flags(self.names.proxy), self.pm:user_args(), {
+  local argv = append(self:base_flags(self.names.proxy), {
     "--network", self.names.int .. "," .. self.names.egress,
     "-v", self.records .. ":/records",
   })
@@ -288,7 +288,7 @@ end
 function Run:start_interceptor()
   local icp = self.subject and self.subject.interceptor
   if not icp then return end
-  local argv = append(self:base_flags(self.names.icp), self.pm:user_args(), {
+  local argv = append(self:base_flags(self.names.icp), {
     "--network", self.names.int,
     "-v", self.project .. ":/work:ro",
     "-w", "/work",
@@ -318,13 +318,15 @@ function Run:setup()
   local log = {}
   for i, step in ipairs(steps) do
     local argv = append({ "run", "--rm", "--name", self.names.setup .. "-" .. i }, self:labels(),
-      self.pm:run_args(), self.pm:user_args(), {
+      self.pm:run_args(), {
         "--network", "none", "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
         "--tmpfs", "/tmp:rw,mode=1777", "--tmpfs", "/home/bench:rw,mode=1777",
         "-e", "HOME=/home/bench",
         "-v", self.project .. ":/work", "-w", "/work", step.image,
       }, step.argv)
-    local r = self:podman(argv, { timeout = 300, check = false })
+    local r, err, raw = self.pm:podman(argv, { timeout = 300 })
+    r = r or raw
+    if not r then self:fail("setup command %d (%s): %s", i, step.argv[1], err) end
     log[#log + 1] = "$ " .. table.concat(step.argv, " ") .. "\n" .. r.stdout .. r.stderr
     if r.timed_out or r.status ~= 0 then
       core.write_file(self.dir .. "/setup.log", table.concat(log, "\n"), 420)
@@ -346,7 +348,7 @@ function Run:claude()
   for k, v in pairs(self.scenario.env) do env[k] = v end
   for k, v in pairs(self.subject and self.subject.env or {}) do env[k] = v end
   local argv = { "run", "--rm", "--name", self.names.claude }
-  append(argv, self:labels(), self.pm:run_args(), self.pm:user_args(), {
+  append(argv, self:labels(), self.pm:run_args(), {
     "--network", self.names.int,
     "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
     "--pids-limit=1024", "--memory=4g",
@@ -370,10 +372,11 @@ function Run:claude()
   for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. env[k] }) end
   append(argv, { self.images.claude }, M.claude_argv(self.scenario, self.session_id, self.model))
   self.started[#self.started + 1] = { name = self.names.claude }
-  local r, err = self.pm:podman(argv, {
-    timeout = self.timeout, check = false,
+  local r, err, raw = self.pm:podman(argv, {
+    timeout = self.timeout,
     stdout = self.dir .. "/stream.jsonl", stderr = self.dir .. "/stderr.txt",
   })
+  r = r or raw
   if not r then self:fail("%s", err) end
   self.returncode = r.status
   if r.interrupted then
@@ -389,7 +392,8 @@ function Run:finally()
   local pm = self.pm
   for _, c in ipairs(self.started or {}) do
     if c.log then
-      local r = pm:podman({ "logs", c.name }, { uninterruptible = true, timeout = 30, check = false })
+      local r, _, raw = pm:podman({ "logs", c.name }, { uninterruptible = true, timeout = 30 })
+      r = r or raw
       if r then
         core.write_file(self.dir .. "/" .. c.log, (r.stdout or "") .. (r.stderr or ""), 420)
       end
@@ -405,7 +409,7 @@ function Run:finally()
   if pm.rootful then
     local uid, gid = core.getuid(), core.getgid()
     for _, p in ipairs({ self.project, self.config, self.records }) do
-      if p and core.stat(p) then core.chown_r(p, uid, gid) end
+      if p and core.stat(p) then core.chown(p, uid, gid, true) end
     end
   end
 end
