@@ -101,7 +101,11 @@ test:
 check: $(BUILD)/leakbench servers $(UNIT_BIN)
 	$(Q)spec/run $(BUILD)
 
-run: all
+# The built-in suite against every subject, offline. Installs what is
+# missing first (as root), like CI does.
+run:
+	$(Q).ci/setup
+	$(Q)$(MAKE) --no-print-directory all
 	./leakbench build
 	./leakbench run scenarios/ $(patsubst %,--subject %,$(wildcard subjects/*.lua))
 
