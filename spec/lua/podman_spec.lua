@@ -1,0 +1,249 @@
+-- leakbench.podman and leakbench.clean against a fake podman (a shell script
+-- that records its argv and answers from canned files): the flags chosen for
+-- rootful and rootless, ulimits, labels, the error format, log following,
+-- and which leftovers `clean` removes. Real podman is exercised in
+-- spec/e2e/images_spec.lua.
+local core = require "leakbench.core"
+local podman = require "leakbench.podman"
+local clean = require "leakbench.clean"
+
+local dir, fake, log
+
+local FAKE = [[#!/bin/sh
+printf '%%s\n' "$*" >> %s/argv.log
+d=%s
+case "$*" in
+  *"image exists present"*) exit 0 ;;
+  *"image exists absent"*) exit 1 ;;
+  *"run --rm broken"*) echo "WARN[0000] noise" >&2; echo "Error: runc: boom" >&2; exit 125 ;;
+  *"run --rm slow"*) sleep 30 ;;
+  *"ps -a --filter label=leakbench=1 --format json"*) cat "$d/ps.json" ;;
+  *"network ls --filter label=leakbench=1 --format json"*) cat "$d/net.json" ;;
+  *"kill gone"*) echo 'Error: no container with name or ID "gone" found: no such container' >&2; exit 125 ;;
+  *"logs -f slow"*) echo starting; sleep 0.3; echo "listening on 8080"; sleep 30 ;;
+  *"logs -f dies"*) echo starting; echo "panic" >&2; exit 0 ;;
+  *"logs -f quiet"*) sleep 30 ;;
+  *"logs both"*) echo out; echo err >&2 ;;
+  *"build"*"bad.Containerfile"*) echo "STEP 1/2: FROM x"; echo "Error: building at STEP \"RUN false\": exit status 1" >&2; exit 1 ;;
+  *"version --format"*) echo 4.3.1 ;;
+esac
+exit 0
+]]
+
+local function argv_log()
+  local lines = {}
+  for l in (core.read_file(log) or ""):gmatch("[^\n]+") do lines[#lines + 1] = l end
+  return lines
+end
+
+setup(function()
+  dir = assert(core.tmpdir("lb-podman-spec-"))
+  fake = dir .. "/podman"
+  log = dir .. "/argv.log"
+  assert(core.write_file(fake, FAKE:format(dir, dir), tonumber("755", 8)))
+end)
+
+teardown(function() core.rmtree(dir) end)
+
+before_each(function() core.write_file(log, "") end)
+
+describe("podman flags", function()
+  it("run Claude Code as uid 1000: --user rootful, keep-id rootless", function()
+    local rootful = podman.new { podman = fake, rootful = true, runtime = "" }
+    assert.same({ "--user", "1000:1000" }, rootful:user_args())
+    assert.is_true(rootful.chown_staged)
+    local rootless = podman.new { podman = fake, rootful = false, runtime = "" }
+    assert.same({ "--userns=keep-id:uid=1000,gid=1000" }, rootless:user_args())
+    assert.is_false(rootless.chown_staged)
+    assert.same({ "--userns=keep-id:uid=1000,gid=1000" }, rootless:run_args())
+  end)
+
+  it("pass explicit ulimits rootful when CAP_SYS_RESOURCE is missing", function()
+    local pm = podman.new { podman = fake, rootful = true, runtime = "" }
+    if podman.has_cap_sys_resource() then
+      assert.same({}, pm:ulimit_args())
+      return
+    end
+    local _, nofile = core.getrlimit("nofile")
+    local _, nproc = core.getrlimit("nproc")
+    nofile = nofile == math.huge and 1048576 or nofile
+    nproc = (nproc == math.huge or nproc > 32768) and 32768 or nproc
+    assert.same({ "--ulimit", ("nofile=%d:%d"):format(nofile, nofile),
+                  "--ulimit", ("nproc=%d:%d"):format(nproc, nproc) }, pm:ulimit_args())
+    local ra = pm:run_args()
+    assert.equal("--user", ra[5])
+    assert.same({}, podman.new { podman = fake, rootful = false, runtime = "" }:ulimit_args())
+  end)
+
+  it("pick runc on cgroup v1/hybrid hierarchies, or as told", function()
+    assert.same({ "--runtime", "runc" }, podman.new { podman = fake, runtime = "runc" }:args())
+    assert.same({}, podman.new { podman = fake, runtime = "" }:args())
+    local auto = podman.new { podman = fake }
+    if podman.cgroup_mode() == "v1" and podman.find_program("runc") then
+      assert.same({ "--runtime", "runc" }, auto:args())
+    elseif podman.cgroup_mode() == "v2" then
+      assert.same({}, auto:args())
+    end
+  end)
+
+  it("label everything with the run and the owning process", function()
+    local pm = podman.new { podman = fake, runtime = "" }
+    local pid = core.getpid()
+    assert.same({ "leakbench=1", "leakbench.run=r1", "leakbench.pid=" .. pid }, pm:labels("r1"))
+    assert.same({ "--label", "leakbench=1", "--label", "leakbench.run=r1",
+                  "--label", "leakbench.pid=" .. pid }, pm:label_args("r1"))
+  end)
+end)
+
+describe("pm:podman", function()
+  local pm
+  before_each(function() pm = podman.new { podman = fake, runtime = "runc" } end)
+
+  it("puts the global flags before the verb", function()
+    assert.truthy(pm:podman { "info" })
+    assert.same({ "--runtime runc info" }, argv_log())
+  end)
+
+  it("reports failures with the verb, the exit status and the error line", function()
+    local r, err, res = pm:podman { "run", "--rm", "broken" }
+    assert.is_nil(r)
+    assert.equal("podman run failed (exit 125): runc: boom", err)
+    assert.equal(125, res.status)
+  end)
+
+  it("reports a timeout", function()
+    local r, err = pm:podman({ "run", "--rm", "slow" }, { timeout = 0.2 })
+    assert.is_nil(r)
+    assert.equal("podman run timed out after 0.2 s", err)
+  end)
+
+  it("reports a missing podman", function()
+    local r, err = podman.new { podman = dir .. "/nope", runtime = "" }:podman { "info" }
+    assert.is_nil(r)
+    assert.equal("cannot run '" .. dir .. "/nope': No such file or directory", err)
+  end)
+
+  it("raises on a bad argv", function()
+    assert.has_error(function() pm:podman("run") end,
+      "pm:podman: argv must be a list starting with the podman verb")
+  end)
+
+  it("answers image_exists, version, logs and kill", function()
+    assert.is_true(pm:image_exists("present"))
+    assert.is_false(pm:image_exists("absent"))
+    assert.equal("4.3.1", pm:version())
+    assert.equal("out\nerr\n", pm:container_logs("both"))
+    assert.is_true(pm:kill("gone"))
+  end)
+
+  it("builds with ulimits, sorted build args, secrets and labels", function()
+    local ok = pm:build { tag = "t:1", containerfile = "/x/good.Containerfile", context = "/ctx",
+                          build_args = { B = "2", A = "1" }, secrets = { ca = "/ca.crt" } }
+    assert.is_true(ok)
+    local line = argv_log()[1]
+    local want = "--runtime runc build --pull=never --layers -f /x/good.Containerfile -t t:1 "
+      .. table.concat(pm:ulimit_args(), " ") .. (pm.ulimits and " " or "")
+      .. "--build-arg A=1 --build-arg B=2 --secret id=ca,src=/ca.crt --label leakbench=1 /ctx"
+    assert.equal(want, line)
+  end)
+
+  it("names the build log when a build fails", function()
+    local ok, err = pm:build { tag = "t:1", containerfile = "/x/bad.Containerfile", context = "/ctx" }
+    assert.is_nil(ok)
+    local logfile = err:match("%(build log: (.-)%)$")
+    assert.equal('podman build failed (exit 1): building at STEP "RUN false": exit status 1'
+      .. " (build log: " .. logfile .. ")", err)
+    assert.matches("STEP 1/2", core.read_file(logfile))
+    core.rmtree(logfile:match("^(.*)/"))
+  end)
+
+  it("creates labelled networks", function()
+    assert.is_true(pm:network_create("lb-net", { internal = true, run_id = "r9" }))
+    assert.equal("--runtime runc network create --internal --label leakbench=1 --label leakbench.run=r9 "
+      .. "--label leakbench.pid=" .. core.getpid() .. " lb-net", argv_log()[1])
+  end)
+end)
+
+describe("pm:wait_log_line", function()
+  local pm
+  before_each(function() pm = podman.new { podman = fake, runtime = "" } end)
+
+  it("returns as soon as the line appears", function()
+    local t0 = core.now()
+    local ok, logs = pm:wait_log_line("slow", "listening", 10)
+    assert.is_true(ok)
+    assert.matches("starting\nlistening on 8080", logs)
+    assert.is_true(core.now() - t0 < 5)
+  end)
+
+  it("returns false with the logs when the container's log ends", function()
+    local ok, logs = pm:wait_log_line("dies", "listening", 10)
+    assert.is_false(ok)
+    assert.matches("panic", logs)
+  end)
+
+  it("returns false at the timeout", function()
+    local t0 = core.now()
+    local ok = pm:wait_log_line("quiet", "listening", 0.3)
+    assert.is_false(ok)
+    assert.is_true(core.now() - t0 < 3)
+  end)
+end)
+
+describe("clean", function()
+  local pm
+  before_each(function()
+    pm = podman.new { podman = fake, runtime = "" }
+    local me = core.getpid()
+    core.write_file(dir .. "/ps.json", ([[
+[ {"Id": "aaa", "Names": ["lb-claude-live"], "State": "running",
+   "Labels": {"leakbench": "1", "leakbench.run": "live", "leakbench.pid": "%d"}},
+  {"Id": "bbb", "Names": ["lb-claude-dead"], "State": "exited",
+   "Labels": {"leakbench": "1", "leakbench.run": "dead", "leakbench.pid": "999999999"}},
+  {"Id": "ccc", "Names": ["lb-nopid"], "State": "exited", "Labels": {"leakbench": "1"}} ]
+]]):format(me))
+    core.write_file(dir .. "/net.json", ([[
+[ {"name": "lb-live", "labels": {"leakbench": "1", "leakbench.pid": "%d"}},
+  {"name": "lb-dead", "labels": {"leakbench": "1", "leakbench.run": "dead", "leakbench.pid": "1"}} ]
+]]):format(me))
+  end)
+
+  it("removes what no live leakbench process owns, containers first", function()
+    local removed = assert(podman.clean(pm))
+    assert.same({ "lb-claude-dead", "lb-nopid" }, removed.containers)
+    assert.same({ "lb-dead" }, removed.networks)   -- pid 1 is alive but not leakbench
+    assert.equal(2, removed.kept)
+    local calls = argv_log()
+    assert.same({
+      "ps -a --filter label=leakbench=1 --format json",
+      "rm -f -i -t 0 bbb",
+      "rm -f -i -t 0 ccc",
+      "network ls --filter label=leakbench=1 --format json",
+      "network rm -f -t 0 lb-dead",
+    }, calls)
+  end)
+
+  it("says what it removed (leakbench clean)", function()
+    local out = dir .. "/out"
+    local saved = io.output()
+    local f = assert(io.open(out, "w"))
+    io.stdout:flush()
+    local real = io.stdout
+    -- clean.main writes to io.stdout: swap it for a file for the call.
+    _G.io.stdout = f
+    local ok, status = pcall(clean.main, {}, pm)
+    _G.io.stdout = real
+    f:close()
+    io.output(saved)
+    assert.is_true(ok, status)
+    assert.equal(0, status)
+    assert.equal("removed container lb-claude-dead (run dead)\n"
+      .. "removed container lb-nopid (run ?)\n"
+      .. "removed network lb-dead (run dead)\n"
+      .. "removed 2 container(s) and 1 network(s), kept 2 of live runs\n", core.read_file(out))
+  end)
+
+  it("rejects unknown arguments", function()
+    assert.equal(2, clean.main({ "--bogus" }, pm))
+  end)
+end)

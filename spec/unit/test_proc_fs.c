@@ -1,0 +1,189 @@
+/*
+ * fs: rmtree (never through links, read-only dirs, missing paths), mkdir_p,
+ * write_file (exact mode, exclusive, refuses links), read_file, sha256
+ * against known vectors, listdir order, chown of a tree without following
+ * links.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs.h"
+#include "tap.h"
+
+static char err[512];
+static char top[] = "/tmp/lb-fs-XXXXXX";
+
+static const char *
+at(const char *rel)
+{
+	static char buf[4][256];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", top, rel);
+	return buf[k];
+}
+
+static int
+exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+static void
+test_write_read(void)
+{
+	struct stat st;
+	size_t len;
+	char *s;
+
+	is_int(fs_write_file(at("a"), "hello\0world", 11, 0600, 0, err,
+	    sizeof(err)), 0, "write: ok");
+	ok(stat(at("a"), &st) == 0 && (st.st_mode & 07777) == 0600,
+	    "write: exact mode 0600");
+	s = fs_read_file(at("a"), &len, err, sizeof(err));
+	ok(s != NULL && len == 11 && memcmp(s, "hello\0world", 11) == 0,
+	    "read: bytes back, NUL included");
+	free(s);
+	is_int(fs_write_file(at("a"), "x", 1, 0755, 1, err, sizeof(err)), -1,
+	    "write: exclusive refuses an existing file");
+	ok(strstr(err, "cannot create '") == err &&
+	    strstr(err, "File exists") != NULL, "write: message (%s)", err);
+	is_int(fs_write_file(at("a"), "x", 1, 0755, 0, err, sizeof(err)), 0,
+	    "write: truncates without exclusive");
+	ok(stat(at("a"), &st) == 0 && (st.st_mode & 07777) == 0755 &&
+	    st.st_size == 1, "write: mode changed to 0755, size 1");
+	ok(symlink(at("a"), at("link")) == 0, "symlink made");
+	is_int(fs_write_file(at("link"), "y", 1, 0644, 0, err, sizeof(err)), -1,
+	    "write: refuses to write through a link");
+	s = fs_read_file(at("nope"), &len, err, sizeof(err));
+	ok(s == NULL, "read: missing file");
+	ok(strncmp(err, "cannot read '", 13) == 0 && strstr(err,
+	    "/nope': No such file or directory") != NULL,
+	    "read: message (%s)", err);
+}
+
+static void
+test_sha(void)
+{
+	char hex[65];
+
+	fs_sha256("", 0, hex);
+	is_str(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b"
+	    "7852b855", "sha256 of empty");
+	fs_sha256("abc", 3, hex);
+	is_str(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61"
+	    "f20015ad", "sha256 of abc");
+	fs_write_file(at("abc"), "abc", 3, 0644, 0, err, sizeof(err));
+	is_int(fs_sha256_file(at("abc"), hex, err, sizeof(err)), 0,
+	    "sha256_file ok");
+	is_str(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61"
+	    "f20015ad", "sha256_file of abc");
+	is_int(fs_sha256_file(at("nope"), hex, err, sizeof(err)), -1,
+	    "sha256_file: missing file fails");
+}
+
+static void
+test_mkdir_list(void)
+{
+	char **names;
+	size_t n = 99;
+
+	is_int(fs_mkdir_p(at("d/e/f"), 0755, err, sizeof(err)), 0, "mkdir_p");
+	is_int(fs_mkdir_p(at("d/e/f/"), 0755, err, sizeof(err)), 0,
+	    "mkdir_p: again, trailing slash");
+	is_int(fs_mkdir_p(at("abc/x"), 0755, err, sizeof(err)), -1,
+	    "mkdir_p: a file in the way");
+	ok(strstr(err, "Not a directory") != NULL, "mkdir_p: says why (%s)",
+	    err);
+	fs_write_file(at("d/b"), "", 0, 0644, 0, err, sizeof(err));
+	fs_write_file(at("d/a"), "", 0, 0644, 0, err, sizeof(err));
+	names = fs_listdir(at("d"), &n, err, sizeof(err));
+	ok(names != NULL && n == 3, "listdir: 3 entries");
+	if (names != NULL && n == 3) {
+		is_str(names[0], "a", "listdir: sorted 1");
+		is_str(names[1], "b", "listdir: sorted 2");
+		is_str(names[2], "e", "listdir: sorted 3");
+		ok(names[3] == NULL, "listdir: NULL-terminated");
+	}
+	fs_free_list(names);
+	ok(fs_listdir(at("nope"), &n, err, sizeof(err)) == NULL,
+	    "listdir: missing dir");
+}
+
+static void
+test_rmtree(void)
+{
+	char outside[] = "/tmp/lb-fs-out-XXXXXX";
+	char victim[300];
+
+	ok(mkdtemp(outside) != NULL, "outside dir");
+	snprintf(victim, sizeof(victim), "%s/keep", outside);
+	fs_write_file(victim, "keep", 4, 0644, 0, err, sizeof(err));
+	fs_mkdir_p(at("t/sub/deeper"), 0755, err, sizeof(err));
+	fs_write_file(at("t/sub/deeper/f"), "x", 1, 0644, 0, err, sizeof(err));
+	ok(symlink(outside, at("t/sub/escape")) == 0, "link to outside");
+	fs_mkdir_p(at("t/ro/inner"), 0755, err, sizeof(err));
+	fs_write_file(at("t/ro/inner/f"), "x", 1, 0644, 0, err, sizeof(err));
+	chmod(at("t/ro/inner"), 0500);
+	chmod(at("t/ro"), 0500);
+	is_int(fs_rmtree(at("t"), err, sizeof(err)), 0, "rmtree: ok (%s)", err);
+	ok(!exists(at("t")), "rmtree: tree gone");
+	ok(exists(victim), "rmtree: did not follow the link outside");
+	is_int(fs_rmtree(at("t"), err, sizeof(err)), 0,
+	    "rmtree: a missing path is success");
+	ok(symlink(outside, at("top-link")) == 0, "top-level link");
+	is_int(fs_rmtree(at("top-link"), err, sizeof(err)), 0,
+	    "rmtree: a link is removed as a link");
+	ok(exists(victim) && !exists(at("top-link")),
+	    "rmtree: its target survives");
+	is_int(fs_rmtree(outside, err, sizeof(err)), 0, "rmtree outside");
+}
+
+static void
+test_chown(void)
+{
+	struct stat st;
+	uid_t me = getuid();
+
+	fs_mkdir_p(at("c/d"), 0755, err, sizeof(err));
+	fs_write_file(at("c/d/f"), "x", 1, 0644, 0, err, sizeof(err));
+	symlink(at("a"), at("c/l"));
+	if (me != 0) {
+		is_int(fs_chown(at("c"), me, getgid(), 1, err, sizeof(err)), 0,
+		    "chown: to myself (not root, cannot test others)");
+		return;
+	}
+	is_int(fs_chown(at("c"), 1000, 1000, 1, err, sizeof(err)), 0,
+	    "chown: recursive (%s)", err);
+	ok(stat(at("c/d/f"), &st) == 0 && st.st_uid == 1000 &&
+	    st.st_gid == 1000, "chown: deep file is 1000:1000");
+	ok(lstat(at("c/l"), &st) == 0 && st.st_uid == 1000,
+	    "chown: the link itself changed");
+	ok(stat(at("a"), &st) == 0 && st.st_uid == 0,
+	    "chown: the link's target did not");
+	is_int(fs_chown(at("nope"), 0, 0, 1, err, sizeof(err)), -1,
+	    "chown: missing path fails");
+}
+
+int
+main(void)
+{
+	if (mkdtemp(top) == NULL) {
+		printf("not ok 1 - mkdtemp: %s\n1..1\n", strerror(errno));
+		return 1;
+	}
+	test_write_read();
+	test_sha();
+	test_mkdir_list();
+	test_rmtree();
+	test_chown();
+	is_int(fs_rmtree(top, err, sizeof(err)), 0, "cleanup");
+	return tap_done();
+}

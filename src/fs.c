@@ -1,0 +1,476 @@
+/*
+ * File-system primitives; see fs.h. The tree walks (rmtree, chown) hold one
+ * directory descriptor per level and name entries relative to it, so a
+ * link or rename inside the tree cannot send them outside it. Depth is
+ * capped (FS_MAX_DEPTH) so a hostile tree cannot exhaust descriptors.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "fs.h"
+
+#define FS_MAX_DEPTH	256
+
+static void
+set_err(char *err, size_t errlen, const char *what, const char *path, int e)
+{
+	snprintf(err, errlen, "%s '%s': %s", what, path, strerror(e));
+}
+
+/* "dir/name", malloc'd; NULL when out of memory. */
+static char *
+join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	char *s = malloc(a + b + 2);
+
+	if (s == NULL)
+		return NULL;
+	memcpy(s, dir, a);
+	s[a] = '/';
+	memcpy(s + a + 1, name, b + 1);
+	return s;
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+fs_free_list(char **names)
+{
+	size_t i;
+
+	if (names == NULL)
+		return;
+	for (i = 0; names[i] != NULL; i++)
+		free(names[i]);
+	free(names);
+}
+
+/*
+ * The sorted names in the directory open at fd (fd stays open and ours).
+ * Returns a list for fs_free_list, or NULL with errno set.
+ */
+static char **
+list_fd(int fd, size_t *count)
+{
+	char **names = NULL, **nn;
+	size_t n = 0, size = 0;
+	struct dirent *de;
+	DIR *d;
+	int dfd, e;
+
+	if ((dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return NULL;
+	if ((d = fdopendir(dfd)) == NULL) {
+		e = errno;
+		close(dfd);
+		errno = e;
+		return NULL;
+	}
+	rewinddir(d);
+	for (;;) {
+		errno = 0;
+		if ((de = readdir(d)) == NULL)
+			break;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n + 2 > size) {
+			size = size ? size * 2 : 16;
+			if ((nn = realloc(names, size * sizeof(*names))) == NULL)
+				goto fail;
+			names = nn;
+		}
+		if ((names[n] = strdup(de->d_name)) == NULL)
+			goto fail;
+		names[++n] = NULL;
+	}
+	if (errno != 0)
+		goto fail;
+	closedir(d);
+	if (names == NULL && (names = calloc(1, sizeof(*names))) == NULL)
+		return NULL;
+	qsort(names, n, sizeof(*names), cmp_names);
+	*count = n;
+	return names;
+fail:
+	e = errno ? errno : ENOMEM;
+	if (names != NULL) {
+		names[n] = NULL;
+		fs_free_list(names);
+	}
+	closedir(d);
+	errno = e;
+	return NULL;
+}
+
+char **
+fs_listdir(const char *path, size_t *n, char *err, size_t errlen)
+{
+	char **names;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		set_err(err, errlen, "cannot list", path, errno);
+		return NULL;
+	}
+	if ((names = list_fd(fd, n)) == NULL)
+		set_err(err, errlen, "cannot list", path, errno);
+	close(fd);
+	return names;
+}
+
+/* Removes everything in the directory open at fd; path is for messages. */
+static int
+rm_contents(int fd, const char *path, int depth, char *err, size_t errlen)
+{
+	struct stat st;
+	char **names;
+	size_t n, i;
+	int rc = 0;
+
+	if (depth > FS_MAX_DEPTH) {
+		set_err(err, errlen, "cannot remove", path, ELOOP);
+		return -1;
+	}
+	/* A directory we own but may not write or search: make it so. */
+	if (fstat(fd, &st) == 0 && (st.st_mode & 0700) != 0700)
+		fchmod(fd, (st.st_mode & 07777) | 0700);
+	if ((names = list_fd(fd, &n)) == NULL) {
+		set_err(err, errlen, "cannot list", path, errno);
+		return -1;
+	}
+	for (i = 0; i < n && rc == 0; i++) {
+		char *sub = join(path, names[i]);
+		int sfd;
+
+		if (sub == NULL) {
+			set_err(err, errlen, "cannot remove", path, ENOMEM);
+			rc = -1;
+			break;
+		}
+		if (unlinkat(fd, names[i], 0) == 0 || errno == ENOENT) {
+			free(sub);
+			continue;
+		}
+		if (errno != EISDIR) {
+			set_err(err, errlen, "cannot remove", sub, errno);
+			free(sub);
+			rc = -1;
+			break;
+		}
+		sfd = openat(fd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (sfd == -1 && errno == EACCES &&
+		    fchmodat(fd, names[i], 0700, 0) == 0)
+			sfd = openat(fd, names[i], O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+		if (sfd == -1) {
+			set_err(err, errlen, "cannot remove", sub, errno);
+			rc = -1;
+		} else {
+			rc = rm_contents(sfd, sub, depth + 1, err, errlen);
+			close(sfd);
+			if (rc == 0 && unlinkat(fd, names[i], AT_REMOVEDIR) == -1 &&
+			    errno != ENOENT) {
+				set_err(err, errlen, "cannot remove", sub, errno);
+				rc = -1;
+			}
+		}
+		free(sub);
+	}
+	fs_free_list(names);
+	return rc;
+}
+
+int
+fs_rmtree(const char *path, char *err, size_t errlen)
+{
+	int fd, rc;
+
+	if (unlink(path) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR) {
+		set_err(err, errlen, "cannot remove", path, errno);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1 && errno == EACCES && chmod(path, 0700) == 0)
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1) {
+		set_err(err, errlen, "cannot remove", path, errno);
+		return -1;
+	}
+	rc = rm_contents(fd, path, 0, err, errlen);
+	close(fd);
+	if (rc == 0 && rmdir(path) == -1 && errno != ENOENT) {
+		set_err(err, errlen, "cannot remove", path, errno);
+		rc = -1;
+	}
+	return rc;
+}
+
+int
+fs_mkdir_p(const char *path, mode_t mode, char *err, size_t errlen)
+{
+	char *buf = strdup(path), *p;
+	struct stat st;
+	int rc = 0;
+
+	if (buf == NULL) {
+		set_err(err, errlen, "cannot create directory", path, ENOMEM);
+		return -1;
+	}
+	for (p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		if (p[-1] != '/') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(buf, mode) == -1 && (errno != EEXIST ||
+			    stat(buf, &st) == -1 || !S_ISDIR(st.st_mode))) {
+				set_err(err, errlen, "cannot create directory",
+				    buf, errno == EEXIST ? ENOTDIR : errno);
+				rc = -1;
+				break;
+			}
+			*p = c;
+		}
+		if (*p == '\0')
+			break;
+	}
+	free(buf);
+	return rc;
+}
+
+int
+fs_write_file(const char *path, const void *data, size_t len, mode_t mode,
+    int exclusive, char *err, size_t errlen)
+{
+	const char *s = data;
+	ssize_t n;
+	int fd, e;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+	    (exclusive ? O_EXCL : O_TRUNC), mode & 07777);
+	if (fd == -1) {
+		set_err(err, errlen, "cannot create", path, errno);
+		return -1;
+	}
+	if (fchmod(fd, mode & 07777) == -1)
+		goto fail;
+	while (len > 0) {
+		n = write(fd, s, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		s += n;
+		len -= (size_t)n;
+	}
+	if (close(fd) == -1) {
+		set_err(err, errlen, "cannot write", path, errno);
+		return -1;
+	}
+	return 0;
+fail:
+	e = errno ? errno : EIO;
+	close(fd);
+	set_err(err, errlen, "cannot write", path, e);
+	return -1;
+}
+
+char *
+fs_read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+	size_t n = 0, size = 65536;
+	char *buf = NULL, *nb;
+	ssize_t r;
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		set_err(err, errlen, "cannot read", path, errno);
+		return NULL;
+	}
+	for (;;) {
+		if (buf == NULL || n + 1 >= size) {
+			if (buf != NULL)
+				size *= 2;
+			if ((nb = realloc(buf, size)) == NULL) {
+				errno = ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + n, size - n - 1);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1)
+			goto fail;
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+fail:
+	e = errno;
+	close(fd);
+	free(buf);
+	set_err(err, errlen, "cannot read", path, e);
+	return NULL;
+}
+
+static void
+to_hex(const unsigned char *md, unsigned int n, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[2 * n] = '\0';
+}
+
+int
+fs_sha256(const void *data, size_t len, char hex[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n;
+
+	if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1)
+		return -1;
+	to_hex(md, n, hex);
+	return 0;
+}
+
+int
+fs_sha256_file(const char *path, char hex[65], char *err, size_t errlen)
+{
+	unsigned char md[EVP_MAX_MD_SIZE], buf[65536];
+	EVP_MD_CTX *ctx;
+	unsigned int n;
+	ssize_t r;
+	int fd, e = 0;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		set_err(err, errlen, "cannot read", path, errno);
+		return -1;
+	}
+	if ((ctx = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+		e = ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		r = read(fd, buf, sizeof(buf));
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1) {
+			e = errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		if (EVP_DigestUpdate(ctx, buf, (size_t)r) != 1) {
+			e = ENOMEM;
+			goto out;
+		}
+	}
+	if (EVP_DigestFinal_ex(ctx, md, &n) != 1)
+		e = ENOMEM;
+	else
+		to_hex(md, n, hex);
+out:
+	EVP_MD_CTX_free(ctx);
+	close(fd);
+	if (e != 0) {
+		set_err(err, errlen, "cannot read", path, e);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+chown_contents(int fd, const char *path, uid_t uid, gid_t gid, int depth,
+    char *err, size_t errlen)
+{
+	char **names;
+	size_t n, i;
+	int rc = 0;
+
+	if (depth > FS_MAX_DEPTH) {
+		set_err(err, errlen, "cannot change owner of", path, ELOOP);
+		return -1;
+	}
+	if ((names = list_fd(fd, &n)) == NULL) {
+		set_err(err, errlen, "cannot list", path, errno);
+		return -1;
+	}
+	for (i = 0; i < n && rc == 0; i++) {
+		char *sub = join(path, names[i]);
+		int sfd;
+
+		if (sub == NULL) {
+			set_err(err, errlen, "cannot change owner of", path,
+			    ENOMEM);
+			rc = -1;
+			break;
+		}
+		if (fchownat(fd, names[i], uid, gid, AT_SYMLINK_NOFOLLOW) == -1) {
+			set_err(err, errlen, "cannot change owner of", sub,
+			    errno);
+			rc = -1;
+		} else if ((sfd = openat(fd, names[i], O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) != -1) {
+			rc = chown_contents(sfd, sub, uid, gid, depth + 1, err,
+			    errlen);
+			close(sfd);
+		} else if (errno != ENOTDIR && errno != ELOOP) {
+			set_err(err, errlen, "cannot change owner of", sub,
+			    errno);
+			rc = -1;
+		}
+		free(sub);
+	}
+	fs_free_list(names);
+	return rc;
+}
+
+int
+fs_chown(const char *path, uid_t uid, gid_t gid, int recursive, char *err,
+    size_t errlen)
+{
+	int fd, rc;
+
+	if (lchown(path, uid, gid) == -1) {
+		set_err(err, errlen, "cannot change owner of", path, errno);
+		return -1;
+	}
+	if (!recursive)
+		return 0;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return errno == ENOTDIR || errno == ELOOP ? 0 :
+		    (set_err(err, errlen, "cannot change owner of", path, errno),
+		    -1);
+	rc = chown_contents(fd, path, uid, gid, 0, err, errlen);
+	close(fd);
+	return rc;
+}

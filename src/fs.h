@@ -1,0 +1,54 @@
+/*
+ * File-system primitives the sandbox needs to stage directories without
+ * shelling out: remove a tree, make directories, write and read whole
+ * files, hash bytes and files (SHA-256, OpenSSL EVP), list a directory,
+ * change ownership of a tree.
+ *
+ * Nothing here follows a symbolic link it did not start from: rmtree and
+ * chown walk with openat(O_NOFOLLOW) and act on links themselves, and
+ * write_file refuses a link as its last component. Errors are written into
+ * the caller's buffer as "cannot remove '/x/y': Permission denied".
+ */
+#ifndef LEAKBENCH_FS_H
+#define LEAKBENCH_FS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Removes path and everything below it; a missing path is success. 0 or -1. */
+int	 fs_rmtree(const char *path, char *err, size_t errlen);
+
+/* mkdir -p with mode for the directories it creates. 0 or -1. */
+int	 fs_mkdir_p(const char *path, mode_t mode, char *err, size_t errlen);
+
+/*
+ * Writes len bytes to path (created with exactly mode, truncated if it
+ * exists, unless exclusive: then it must not exist). Never follows a
+ * symbolic link at path. 0 or -1.
+ */
+int	 fs_write_file(const char *path, const void *data, size_t len,
+	    mode_t mode, int exclusive, char *err, size_t errlen);
+
+/* The whole file, malloc'd (caller frees; NUL-terminated), or NULL. */
+char	*fs_read_file(const char *path, size_t *len, char *err, size_t errlen);
+
+/* Lowercase hex SHA-256 of data into hex (65 bytes). 0 or -1. */
+int	 fs_sha256(const void *data, size_t len, char hex[65]);
+
+/* Same for a file's content. 0 or -1. */
+int	 fs_sha256_file(const char *path, char hex[65], char *err,
+	    size_t errlen);
+
+/*
+ * The names in a directory, sorted, without "." and "..": a malloc'd
+ * NULL-terminated array of malloc'd strings (free with fs_free_list), or
+ * NULL on error (*n untouched).
+ */
+char	**fs_listdir(const char *path, size_t *n, char *err, size_t errlen);
+void	 fs_free_list(char **names);
+
+/* lchown of path, and with recursive of everything below it. 0 or -1. */
+int	 fs_chown(const char *path, uid_t uid, gid_t gid, int recursive,
+	    char *err, size_t errlen);
+
+#endif

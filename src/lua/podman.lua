@@ -1,0 +1,493 @@
+-- Podman control: one object per process that knows how podman must be
+-- called on this machine, and small verbs on top of core.run.
+--
+-- What it detects, without running podman (so creating it costs nothing):
+--   rootful or rootless  getuid() == 0
+--   runtime              on cgroup v1 or hybrid hierarchies crun fails
+--                        ("cgroups in hybrid mode not supported"); runc works
+--                        there, so "--runtime runc" is passed when runc is
+--                        installed. LEAKBENCH_RUNTIME overrides ("" = podman's
+--                        default).
+--   ulimits              rootful podman sets container rlimits this process
+--                        cannot raise without CAP_SYS_RESOURCE ("setrlimit
+--                        RLIMIT_NOFILE: operation not permitted"); then every
+--                        run and build gets --ulimit nofile=N:N (N = our hard
+--                        limit) and nproc=M:M (M = min(hard, 32768)).
+--
+-- How Claude Code runs as uid 1000 (user_args):
+--   rootless  --userns=keep-id:uid=1000,gid=1000: the invoking user's files
+--             appear as 1000:1000; staged directories need no chown.
+--   rootful   --user 1000:1000: the caller chowns staged directories that the
+--             container must write to 1000:1000 (core.chown(dir, 1000, 1000,
+--             true)); pm.chown_staged is true exactly then.
+--
+-- Errors: every failed podman command comes back as nil, "podman run failed
+-- (exit 125): <first error line>" (the result table as a third value).
+-- Labels: everything created for a run carries leakbench=1,
+-- leakbench.run=<run id> and leakbench.pid=<our pid>, so `leakbench clean`
+-- can tell live runs from leftovers.
+local core = require "leakbench.core"
+local cjson = require "cjson"
+
+local M = {}
+
+M.UID = 1000
+M.DEFAULT_TIMEOUT = 120       -- seconds, for ordinary podman commands
+M.BUILD_TIMEOUT = 3600        -- seconds, for podman build
+M.NPROC_MAX = 32768
+
+local Podman = {}
+Podman.__index = Podman
+
+-- Is an executable named `name` on PATH or in the usual sbin directories?
+local function find_program(name)
+  local path = (os.getenv("PATH") or "") .. ":/usr/sbin:/sbin:/usr/local/sbin"
+  for dir in path:gmatch("[^:]+") do
+    local st = core.stat(dir .. "/" .. name)
+    if st and (st.type == "file" or st.type == "link") then
+      return dir .. "/" .. name
+    end
+  end
+  return nil
+end
+M.find_program = find_program
+
+-- "v2" when /sys/fs/cgroup is the unified hierarchy, "v1" otherwise (v1 or
+-- hybrid, where crun fails), nil when there is no cgroup file system.
+local function cgroup_mode()
+  if core.stat("/sys/fs/cgroup/cgroup.controllers") then return "v2" end
+  if core.stat("/sys/fs/cgroup") then return "v1" end
+  return nil
+end
+M.cgroup_mode = cgroup_mode
+
+-- Does this process hold CAP_SYS_RESOURCE (bit 24 of CapEff)?
+local function has_cap_sys_resource()
+  local status = core.read_file("/proc/self/status")
+  local hex = status and status:match("CapEff:%s*(%x+)")
+  if not hex then return false end
+  local v = tonumber(hex:sub(-8), 16) or 0     -- bit 24 lives in the low 32 bits
+  return (v >> 24) & 1 == 1
+end
+M.has_cap_sys_resource = has_cap_sys_resource
+
+-- The --ulimit values rootful podman needs here, or nil when none are.
+local function ulimits(rootful)
+  if not rootful or has_cap_sys_resource() then return nil end
+  local _, nofile = core.getrlimit("nofile")
+  local _, nproc = core.getrlimit("nproc")
+  if nofile == math.huge then nofile = 1048576 end
+  if nproc == math.huge or nproc > M.NPROC_MAX then nproc = M.NPROC_MAX end
+  return { nofile = math.tointeger(nofile), nproc = math.tointeger(nproc) }
+end
+
+-- The first line worth showing from podman's stderr: the "Error: " line if
+-- there is one (without the prefix), else the first non-empty line.
+local function first_error_line(text)
+  for line in text:gmatch("[^\n]+") do
+    local e = line:match("^Error: (.*)")
+    if e then return e end
+  end
+  for line in text:gmatch("[^\n]+") do
+    if line:match("%S") then return line end
+  end
+  return "(no message)"
+end
+M.first_error_line = first_error_line
+
+-- The message for a podman result that is not a success, or nil.
+local function failure(verb, r)
+  if r.interrupted then
+    return ("podman %s interrupted"):format(verb)
+  elseif r.timed_out then
+    return ("podman %s timed out after %.1f s"):format(verb, r.elapsed)
+  elseif r.signal then
+    return ("podman %s was killed by %s"):format(verb, r.signame or r.signal)
+  elseif r.status ~= 0 then
+    return ("podman %s failed (exit %d): %s"):format(verb, r.status,
+      first_error_line(r.stderr ~= "" and r.stderr or r.stdout))
+  end
+  return nil
+end
+M.failure = failure
+
+--- M.new([opts]) -> Podman. opts: podman (program, default $LEAKBENCH_PODMAN
+--- or "podman"), runtime (overrides detection; "" for podman's default),
+--- rootful (boolean, for tests), timeout (default seconds per command).
+function M.new(opts)
+  opts = opts or {}
+  local self = setmetatable({}, Podman)
+  self.program = opts.podman or os.getenv("LEAKBENCH_PODMAN") or "podman"
+  if opts.rootful ~= nil then
+    self.rootful = opts.rootful
+  else
+    self.rootful = core.getuid() == 0
+  end
+  self.timeout = opts.timeout or M.DEFAULT_TIMEOUT
+  local runtime = opts.runtime or os.getenv("LEAKBENCH_RUNTIME")
+  if runtime == nil then
+    self.cgroups = cgroup_mode()
+    if self.cgroups == "v1" and find_program("runc") then
+      runtime = "runc"
+      self.runtime_reason = "cgroup v1/hybrid hierarchy: crun does not support it, runc does"
+    end
+  elseif runtime ~= "" then
+    self.runtime_reason = "set by LEAKBENCH_RUNTIME"
+  end
+  if runtime == "" then runtime = nil end
+  self.runtime = runtime
+  self.ulimits = ulimits(self.rootful)
+  self.chown_staged = self.rootful
+  return self
+end
+
+local the_podman
+--- M.get() -> the process-wide Podman (created on first use).
+function M.get()
+  the_podman = the_podman or M.new()
+  return the_podman
+end
+
+--- pm:args() -> global flags that go before the podman verb.
+function Podman:args()
+  if self.runtime then return { "--runtime", self.runtime } end
+  return {}
+end
+
+--- pm:ulimit_args() -> { "--ulimit", "nofile=N:N", "--ulimit", "nproc=M:M" } or {}.
+function Podman:ulimit_args()
+  local u = self.ulimits
+  if not u then return {} end
+  return { "--ulimit", ("nofile=%d:%d"):format(u.nofile, u.nofile),
+           "--ulimit", ("nproc=%d:%d"):format(u.nproc, u.nproc) }
+end
+
+--- pm:user_args() -> how to run as uid 1000: rootless
+--- { "--userns=keep-id:uid=1000,gid=1000" }, rootful { "--user", "1000:1000" }.
+function Podman:user_args()
+  if self.rootful then
+    return { "--user", ("%d:%d"):format(M.UID, M.UID) }
+  end
+  return { ("--userns=keep-id:uid=%d,gid=%d"):format(M.UID, M.UID) }
+end
+
+--- pm:run_args() -> per-container flags for `podman run`: ulimit_args() then
+--- user_args(). (Policy flags such as --cap-drop are the caller's.)
+function Podman:run_args()
+  local a = self:ulimit_args()
+  for _, v in ipairs(self:user_args()) do a[#a + 1] = v end
+  return a
+end
+
+--- pm:labels(run_id) -> { "leakbench=1", "leakbench.run=ID", "leakbench.pid=PID" }.
+function Podman:labels(run_id)
+  local l = { "leakbench=1" }
+  if run_id then l[#l + 1] = "leakbench.run=" .. run_id end
+  l[#l + 1] = "leakbench.pid=" .. core.getpid()
+  return l
+end
+
+--- pm:label_args(run_id) -> { "--label", "leakbench=1", ... }.
+function Podman:label_args(run_id)
+  local a = {}
+  for _, l in ipairs(self:labels(run_id)) do
+    a[#a + 1] = "--label"
+    a[#a + 1] = l
+  end
+  return a
+end
+
+--- pm:argv(argv) -> the full command line: program, global args, argv.
+function Podman:argv(argv)
+  local full = { self.program }
+  for _, v in ipairs(self:args()) do full[#full + 1] = v end
+  for _, v in ipairs(argv) do full[#full + 1] = v end
+  return full
+end
+
+--- pm:podman(argv, [opts]) -> result | nil, err, result.
+--- argv starts with the podman verb ("run", ...). opts as core.run's (argv
+--- excluded); timeout defaults to pm.timeout. A non-zero exit, a signal, a
+--- timeout or an interrupt is an error.
+function Podman:podman(argv, opts)
+  if type(argv) ~= "table" or type(argv[1]) ~= "string" then
+    error("pm:podman: argv must be a list starting with the podman verb", 2)
+  end
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  o.argv = self:argv(argv)
+  if o.timeout == nil then o.timeout = self.timeout end
+  local r, err = core.run(o)
+  if not r then return nil, err end
+  local msg = failure(argv[1], r)
+  if msg then return nil, msg, r end
+  return r
+end
+
+--- pm:version() -> "4.3.1" | nil, err (cached).
+function Podman:version()
+  if self._version then return self._version end
+  local r, err = self:podman({ "version", "--format", "{{.Client.Version}}" }, { timeout = 30 })
+  if not r then return nil, err end
+  self._version = r.stdout:match("^%s*(.-)%s*$")
+  return self._version
+end
+
+--- pm:image_exists(ref) -> true | false | nil, err.
+function Podman:image_exists(ref)
+  local r, err = core.run { argv = self:argv { "image", "exists", ref }, timeout = 60 }
+  if not r then return nil, err end
+  if r.status == 0 then return true end
+  if r.status == 1 then return false end
+  return nil, failure("image exists", r)
+end
+
+--- pm:image_size(ref) -> bytes | nil, err.
+function Podman:image_size(ref)
+  local r, err = self:podman({ "image", "inspect", "--format", "{{.Size}}", ref }, { timeout = 60 })
+  if not r then return nil, err end
+  return tonumber(r.stdout:match("%d+"))
+end
+
+--- pm:build(spec) -> true | nil, err. spec: tag, containerfile (path),
+--- context (dir), build_args ({K = "v"}), secrets ({id = path}), labels
+--- (list of "k=v"), timeout (seconds, default BUILD_TIMEOUT), log (a file
+--- for podman's output; default: a temp file, kept and named in the error
+--- when the build fails, removed when it succeeds).
+function Podman:build(spec)
+  local argv = { "build", "--pull=never", "--layers", "-f", spec.containerfile, "-t", spec.tag }
+  for _, v in ipairs(self:ulimit_args()) do argv[#argv + 1] = v end
+  local keys = {}
+  for k in pairs(spec.build_args or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    argv[#argv + 1] = "--build-arg"
+    argv[#argv + 1] = k .. "=" .. spec.build_args[k]
+  end
+  keys = {}
+  for k in pairs(spec.secrets or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    argv[#argv + 1] = "--secret"
+    argv[#argv + 1] = ("id=%s,src=%s"):format(k, spec.secrets[k])
+  end
+  for _, l in ipairs(spec.labels or { "leakbench=1" }) do
+    argv[#argv + 1] = "--label"
+    argv[#argv + 1] = l
+  end
+  argv[#argv + 1] = spec.context
+  local log, logdir = spec.log, nil
+  if not log then
+    local err
+    logdir, err = core.tmpdir("leakbench-build-")
+    if not logdir then return nil, err end
+    log = logdir .. "/build.log"
+  end
+  local r, err = core.run { argv = self:argv(argv), timeout = spec.timeout or M.BUILD_TIMEOUT,
+                           stdout = log, stderr = log }
+  if not r then
+    if logdir then core.rmtree(logdir) end
+    return nil, err
+  end
+  if failure("build", r) == nil then
+    if logdir then core.rmtree(logdir) end
+    return true
+  end
+  r.stderr = core.read_file(log) or ""
+  return nil, ("%s (build log: %s)"):format(failure("build", r), log)
+end
+
+--- pm:network_create(name, [opts]) -> true | nil, err. opts: internal
+--- (boolean), run_id (labels the network), labels (extra "k=v").
+function Podman:network_create(name, opts)
+  opts = opts or {}
+  local argv = { "network", "create" }
+  if opts.internal then argv[#argv + 1] = "--internal" end
+  for _, l in ipairs(self:labels(opts.run_id)) do
+    argv[#argv + 1] = "--label"
+    argv[#argv + 1] = l
+  end
+  for _, l in ipairs(opts.labels or {}) do
+    argv[#argv + 1] = "--label"
+    argv[#argv + 1] = l
+  end
+  argv[#argv + 1] = name
+  local r, err = self:podman(argv, { timeout = 60 })
+  if not r then return nil, err end
+  return true
+end
+
+--- pm:network_rm(name) -> true | nil, err. Removes containers using it;
+--- a missing network is success. Runs to completion even after ^C.
+function Podman:network_rm(name)
+  local r, err, res = self:podman({ "network", "rm", "-f", "-t", "0", name },
+                                  { timeout = 60, uninterruptible = true })
+  if not r and res and res.stderr:match("network not found") then return true end
+  if not r then return nil, err end
+  return true
+end
+
+--- pm:container_logs(name) -> text (stdout, then stderr) | nil, err.
+function Podman:container_logs(name)
+  local r, err = self:podman({ "logs", name }, { timeout = 60, uninterruptible = true })
+  if not r then return nil, err end
+  return r.stdout .. r.stderr
+end
+
+--- pm:kill(name) -> true | nil, err. A container that is gone is success.
+function Podman:kill(name)
+  local r, err, res = self:podman({ "kill", name }, { timeout = 60, uninterruptible = true })
+  if not r and res and (res.stderr:match("no such container") or
+                        res.stderr:match("can only kill running containers") or
+                        res.stderr:match("is not running")) then
+    return true
+  end
+  if not r then return nil, err end
+  return true
+end
+
+--- pm:rm(name) -> true | nil, err. Force-removes; a missing one is success.
+function Podman:rm(name)
+  local r, err = self:podman({ "rm", "-f", "-i", "-t", "0", name },
+                             { timeout = 60, uninterruptible = true })
+  if not r then return nil, err end
+  return true
+end
+
+-- JSON list output of a podman command, or nil, err.
+function Podman:_json(argv)
+  local r, err = self:podman(argv, { timeout = 60, uninterruptible = true })
+  if not r then return nil, err end
+  local ok, list = pcall(cjson.decode, r.stdout ~= "" and r.stdout or "[]")
+  if not ok or type(list) ~= "table" then
+    return nil, ("podman %s printed something that is not JSON"):format(argv[1])
+  end
+  return list
+end
+
+--- pm:containers(label) -> { {id=, name=, labels={}, state=}, ... } | nil, err.
+function Podman:containers(label)
+  local list, err = self:_json { "ps", "-a", "--filter", "label=" .. label, "--format", "json" }
+  if not list then return nil, err end
+  local out = {}
+  for _, c in ipairs(list) do
+    local names = type(c.Names) == "table" and c.Names or {}
+    out[#out + 1] = { id = c.Id, name = names[1] or c.Id,
+                      labels = type(c.Labels) == "table" and c.Labels or {},
+                      state = c.State }
+  end
+  return out
+end
+
+--- pm:networks(label) -> { {name=, labels={}}, ... } | nil, err.
+function Podman:networks(label)
+  local list, err = self:_json { "network", "ls", "--filter", "label=" .. label, "--format", "json" }
+  if not list then return nil, err end
+  local out = {}
+  for _, n in ipairs(list) do
+    out[#out + 1] = { name = n.name or n.Name, labels = type(n.labels) == "table" and n.labels or {} }
+  end
+  return out
+end
+
+--- pm:remove_by_label(label) -> { containers = {names}, networks = {names} } |
+--- nil, err. Containers first (a network in use cannot go), then networks.
+--- Runs to completion even after ^C.
+function Podman:remove_by_label(label)
+  local removed = { containers = {}, networks = {} }
+  local cs, err = self:containers(label)
+  if not cs then return nil, err end
+  for _, c in ipairs(cs) do
+    local ok, e = self:rm(c.id)
+    if not ok then return nil, e end
+    removed.containers[#removed.containers + 1] = c.name
+  end
+  local ns
+  ns, err = self:networks(label)
+  if not ns then return nil, err end
+  for _, n in ipairs(ns) do
+    local ok, e = self:network_rm(n.name)
+    if not ok then return nil, e end
+    removed.networks[#removed.networks + 1] = n.name
+  end
+  return removed
+end
+
+--- pm:wait_log_line(name, line, timeout) -> true, logs | false, logs.
+--- Follows `podman logs -f` into a temp file and polls it (no podman call
+--- per poll) until `line` (plain text) appears, the container's log ends
+--- (it exited), the timeout passes, or an interrupt arrives.
+function Podman:wait_log_line(name, line, timeout)
+  local dir, err = core.tmpdir("leakbench-logs-")
+  if not dir then return false, err end
+  local file = dir .. "/log"
+  local h, serr = core.start { argv = self:argv { "logs", "-f", name },
+                               stdout = file, stderr = file }
+  if not h then
+    core.rmtree(dir)
+    return false, serr
+  end
+  local deadline = core.now() + (timeout or 20)
+  local text, found = "", false
+  while true do
+    text = core.read_file(file) or text
+    if text:find(line, 1, true) then found = true break end
+    if h:done() or h:wait(0) then
+      text = core.read_file(file) or text
+      found = text:find(line, 1, true) ~= nil
+      break
+    end
+    if core.now() >= deadline or core.interrupted() then break end
+    core.sleep(0.05)
+  end
+  h:close()
+  core.rmtree(dir)
+  return found, text
+end
+
+--- M.live_owner(labels) -> true when the leakbench process named by the
+--- leakbench.pid label is still running (so its containers are no leftovers).
+--- A recycled pid is told apart by its command name.
+function M.live_owner(labels)
+  local pid = math.tointeger(tonumber(labels and labels["leakbench.pid"] or ""))
+  if not pid or not core.pid_alive(pid) then return false end
+  local comm = core.read_file(("/proc/%d/comm"):format(pid))
+  return comm == nil or comm:find("leakbench", 1, true) ~= nil
+end
+
+--- M.clean(pm, [opts]) -> removed | nil, err. Removes containers, then
+--- networks, labelled leakbench=1 whose owner (leakbench.pid) is not a live
+--- leakbench process. opts.out: a function(line) for progress (default: none).
+function M.clean(pm, opts)
+  opts = opts or {}
+  local say = opts.out or function() end
+  local removed = { containers = {}, networks = {}, kept = 0 }
+  local cs, err = pm:containers("leakbench=1")
+  if not cs then return nil, err end
+  for _, c in ipairs(cs) do
+    if M.live_owner(c.labels) then
+      removed.kept = removed.kept + 1
+    else
+      local ok, e = pm:rm(c.id)
+      if not ok then return nil, e end
+      removed.containers[#removed.containers + 1] = c.name
+      say(("removed container %s (run %s)"):format(c.name, c.labels["leakbench.run"] or "?"))
+    end
+  end
+  local ns
+  ns, err = pm:networks("leakbench=1")
+  if not ns then return nil, err end
+  for _, n in ipairs(ns) do
+    if M.live_owner(n.labels) then
+      removed.kept = removed.kept + 1
+    else
+      local ok, e = pm:network_rm(n.name)
+      if not ok then return nil, e end
+      removed.networks[#removed.networks + 1] = n.name
+      say(("removed network %s (run %s)"):format(n.name, n.labels["leakbench.run"] or "?"))
+    end
+  end
+  return removed
+end
+
+return M
