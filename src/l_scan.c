@@ -31,7 +31,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,8 +47,9 @@
  */
 struct box {
 	struct scan_result	 r;
-	void			*map;
+	void			*map;		/* a malloc'd window */
 	size_t			 maplen;
+	struct scan_finding	*win;
 	int			 fd;
 	char			**names;
 	size_t			 nnames, capnames;
@@ -60,9 +60,10 @@ static void
 box_gc_now(struct box *b)
 {
 	scan_result_free(&b->r);
-	if (b->map != NULL)
-		munmap(b->map, b->maplen);
+	free(b->map);
 	b->map = NULL;
+	free(b->win);
+	b->win = NULL;
 	if (b->fd != -1)
 		close(b->fd);
 	b->fd = -1;
@@ -206,6 +207,10 @@ l_scanner_scan(lua_State *L)
 	return 1;
 }
 
+/*
+ * scanner:scan_file(path [, ctx]): read in chunks (scan_fd); snippets
+ * from a window read again around each finding.
+ */
 static int
 l_scanner_scan_file(lua_State *L)
 {
@@ -214,6 +219,7 @@ l_scanner_scan_file(lua_State *L)
 	lua_Integer ctx = opt_ctx(L, 3);
 	struct box *b = box_new(L);
 	struct stat st;
+	size_t i, j, span = scan_maxspan(sc);
 	int e;
 
 	b->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -223,18 +229,72 @@ l_scanner_scan_file(lua_State *L)
 		errno = EISDIR;
 		goto fail;
 	}
-	if (st.st_size > 0) {
-		b->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
-		    b->fd, 0);
-		if (b->map == MAP_FAILED) {
-			b->map = NULL;
-			goto fail;
-		}
-		b->maplen = (size_t)st.st_size;
+	if (scan_fd(sc, b->fd, &b->r) != 0) {
+		if (errno == ENOMEM)
+			return luaL_error(L, "cannot scan '%s': out of memory",
+			    path);
+		goto fail;
 	}
-	if (scan_buffer(sc, b->map, b->maplen, &b->r) != 0)
+	push_findings(L, sc, NULL, 0, &b->r, -1);
+	if (ctx < 0 || b->r.n == 0) {
+		box_gc_now(b);
+		return 1;
+	}
+	/* snippets: the window around each finding, with its neighbours */
+	b->maplen = (size_t)ctx * 2 + span + 2;
+	b->map = malloc(b->maplen);
+	b->win = malloc(b->r.n * sizeof(*b->win));
+	if (b->map == NULL || b->win == NULL)
 		return luaL_error(L, "cannot scan '%s': out of memory", path);
-	push_findings(L, sc, b->map, b->maplen, &b->r, ctx);
+	for (i = 0; i < b->r.n; i++) {
+		const struct scan_finding *f = &b->r.v[i];
+		size_t lo = f->offset > (size_t)ctx + 1 ?
+		    f->offset - (size_t)ctx - 1 : 0;
+		size_t want = f->offset - lo + f->length + (size_t)ctx + 1;
+		size_t nw = 0, me = 0;
+		ssize_t got;
+		char *snip;
+
+		if (want > b->maplen)
+			want = b->maplen;
+		got = pread(b->fd, b->map, want, (off_t)lo);
+		if (got < 0)
+			goto fail;
+		j = i;
+		while (j > 0 && b->r.v[j - 1].offset + span > lo)
+			j--;
+		for (; j < b->r.n && b->r.v[j].offset < lo + (size_t)got; j++) {
+			b->win[nw] = b->r.v[j];
+			if (b->win[nw].offset < lo) {	/* starts before */
+				size_t cut = lo - b->win[nw].offset;
+
+				b->win[nw].length = b->win[nw].length > cut ?
+				    b->win[nw].length - cut : 0;
+				b->win[nw].offset = 0;
+			} else
+				b->win[nw].offset -= lo;
+			if (j == i)
+				me = nw;
+			nw++;
+		}
+		snip = scan_snippet(sc, b->map, (size_t)got, b->win, nw, me,
+		    (size_t)ctx);
+		if (snip == NULL)
+			return luaL_error(L, "cannot scan '%s': out of memory",
+			    path);
+		lua_rawgeti(L, -1, (lua_Integer)i + 1);
+		{
+			luaL_Buffer lb;
+			size_t sl = strlen(snip);
+			char *d = luaL_buffinitsize(L, &lb, sl);
+
+			memcpy(d, snip, sl);
+			free(snip);
+			luaL_pushresultsize(&lb, sl);
+		}
+		lua_setfield(L, -2, "snippet");
+		lua_pop(L, 1);
+	}
 	box_gc_now(b);
 	return 1;
 fail:

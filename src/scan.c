@@ -27,9 +27,14 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <openssl/evp.h>
 
@@ -415,6 +420,9 @@ static const char *const alphabets[AL_COUNT] = {
 /* radix_value[alphabet][byte]: the digit's value, or -1. */
 static signed char radix_value[AL_COUNT][256];
 
+/* enc_char[c]: is c a character of a base64, base32 or hex text? */
+static unsigned char enc_char[256];
+
 static void
 radix_init(void)
 {
@@ -431,6 +439,9 @@ radix_init(void)
 			radix_value[a][(unsigned char)alphabets[a][i]] =
 			    (signed char)i;
 	}
+	for (i = 0; i < 256; i++)
+		enc_char[i] = radix_value[AL_B64][i] >= 0 || i == '-' ||
+		    i == '_' || i == '=';
 	done = 1;
 }
 
@@ -630,25 +641,36 @@ mlit_verify(const struct mlit *m, const unsigned char *buf, size_t n,
 	    ((((g) * GRAM_MUL) >> (32 - (m)->bbits)) & 63)) & 1)
 
 /*
- * Calls cb for every occurrence of every pattern in buf[0..n), in no
- * particular order. Returns 0, or -1 when cb returned non-zero.
+ * Calls cb for every occurrence of every pattern in buf[0..n) whose
+ * sample position lies in [from, to), in no particular order; from must be
+ * a multiple of the stride. Over consecutive ranges covering [0, n) every
+ * occurrence is reported once. Returns 0, or -1 when cb returned non-zero.
  */
 static int
-mlit_scan(const struct mlit *m, const unsigned char *buf, size_t n,
-    mlit_cb cb, void *ctx)
+mlit_scan_range(const struct mlit *m, const unsigned char *buf, size_t n,
+    size_t from, size_t to, mlit_cb cb, void *ctx)
 {
-	size_t S = m->stride, i = 0, last;
+	size_t S = m->stride, i = from, last;
 
 	if (n < m->minlen)
 		return 0;
 	last = n - 4;		/* the last sample position */
-	while (i + 3 * S <= last) {
-		uint32_t g0 = load32(buf + i), g1 = load32(buf + i + S);
-		uint32_t g2 = load32(buf + i + 2 * S);
-		uint32_t g3 = load32(buf + i + 3 * S);
-		uint64_t b0 = MBIT(m, g0), b1 = MBIT(m, g1);
-		uint64_t b2 = MBIT(m, g2), b3 = MBIT(m, g3);
+	if (to > last + 1)
+		to = last + 1;
+	while (i + 3 * S < to) {
+		uint32_t g0, g1, g2, g3;
+		uint64_t b0, b1, b2, b3;
 
+		/* the samples stride through every line: fetch ahead */
+		__builtin_prefetch(buf + i + 1024);
+		g0 = load32(buf + i);
+		g1 = load32(buf + i + S);
+		g2 = load32(buf + i + 2 * S);
+		g3 = load32(buf + i + 3 * S);
+		b0 = MBIT(m, g0);
+		b1 = MBIT(m, g1);
+		b2 = MBIT(m, g2);
+		b3 = MBIT(m, g3);
 		if ((b0 | b1 | b2 | b3) != 0) {
 			if (b0 && mlit_verify(m, buf, n, i, cb, ctx) != 0)
 				return -1;
@@ -663,13 +685,20 @@ mlit_scan(const struct mlit *m, const unsigned char *buf, size_t n,
 		}
 		i += 4 * S;
 	}
-	for (; i <= last; i += S) {
+	for (; i < to; i += S) {
 		uint32_t g = load32(buf + i);
 
 		if (MBIT(m, g) && mlit_verify(m, buf, n, i, cb, ctx) != 0)
 			return -1;
 	}
 	return 0;
+}
+
+static int
+mlit_scan(const struct mlit *m, const unsigned char *buf, size_t n,
+    mlit_cb cb, void *ctx)
+{
+	return mlit_scan_range(m, buf, n, 0, n, cb, ctx);
 }
 
 /* ---------------------------------------------------------------- */
@@ -705,6 +734,8 @@ struct scan {
 	struct mlit		*pm;	/* partial mode: every pmin-gram */
 	struct frag_pat		*fp;
 	size_t			 pmin;
+	size_t			 maxlen;	/* longest pattern */
+	uint64_t		 frag4[1024];	/* hashes of the secrets' 4-grams */
 	int			 partial;
 	int			 oom;
 };
@@ -1101,8 +1132,16 @@ scan_compile(struct scan **out, const struct scan_secret *secrets,
 		sc->slen[i] = secrets[i].len;
 		scan_hash8(secrets[i].bytes, secrets[i].len, sc->hash[i]);
 	}
-	for (i = 0; i < nsecrets && !sc->oom; i++)
+	for (i = 0; i < nsecrets && !sc->oom; i++) {
+		size_t k;
+
 		gen_secret(sc, i);
+		for (k = 0; k + 4 <= sc->slen[i]; k++) {
+			uint32_t h = (load32(sc->secret[i] + k) * GRAM_MUL) >> 16;
+
+			sc->frag4[h >> 6] |= (uint64_t)1 << (h & 63);
+		}
+	}
 	if (sc->oom)
 		goto oom;
 	pp = malloc(sc->npats * sizeof(*pp));
@@ -1112,6 +1151,8 @@ scan_compile(struct scan **out, const struct scan_secret *secrets,
 	for (i = 0; i < sc->npats; i++) {
 		pp[i] = sc->arena.p + sc->pats[i].off;
 		pl[i] = sc->pats[i].len;
+		if (pl[i] > sc->maxlen)
+			sc->maxlen = pl[i];
 	}
 	sc->m = mlit_new(pp, pl, sc->npats);
 	if (sc->m == NULL)
@@ -1135,6 +1176,12 @@ size_t
 scan_nsecrets(const struct scan *sc)
 {
 	return sc->nsecrets;
+}
+
+size_t
+scan_maxspan(const struct scan *sc)
+{
+	return 5 * (sc->maxlen + 2);
 }
 
 size_t
@@ -1259,12 +1306,10 @@ on_match(void *ctx, size_t pi, size_t start)
 	return res_push(c->res, &f);
 }
 
-/* Is c a character of a base64, base32 or hex text? */
-static int
+static inline int
 is_enc(unsigned char c)
 {
-	return radix_value[AL_B64][c] >= 0 || c == '-' || c == '_' ||
-	    c == '=';
+	return enc_char[c];
 }
 
 /* The length of a line break token at buf[i], or 0. */
@@ -1333,6 +1378,29 @@ run_start(const unsigned char *buf, size_t j, size_t floor, size_t max,
 	return j;
 }
 
+/* The first '\n' or '\\' at or after i, or n. */
+static size_t
+next_break_char(const unsigned char *buf, size_t i, size_t n)
+{
+#ifdef __SSE2__
+	const __m128i nl = _mm_set1_epi8('\n'), bs = _mm_set1_epi8('\\');
+
+	while (i + 16 <= n) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)
+		    (buf + i));
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+		    _mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, bs)));
+
+		if (m != 0)
+			return i + (size_t)__builtin_ctz(m);
+		i += 16;
+	}
+#endif
+	while (i < n && buf[i] != '\n' && buf[i] != '\\')
+		i++;
+	return i;
+}
+
 struct joiner {
 	struct buf	 j;
 	size_t		*seg_j, *seg_o;
@@ -1368,65 +1436,61 @@ join_seg(struct joiner *jn, size_t jo, size_t oo)
 	jn->nseg++;
 }
 
+/* The wrapped pass's position, so it can run block by block. */
+struct wrap_state {
+	struct joiner	 jn;
+	size_t		 i;	/* next candidate position */
+	size_t		 floor;	/* end of the last region */
+};
+
 /*
- * The wrapped pass: finds runs of encoded text split by line breaks,
- * joins each and scans it. Findings go to res with the "+wrapped" forms.
+ * The wrapped pass over the break candidates before upto: finds runs of
+ * encoded text split by line breaks, joins each and scans it. Findings go
+ * to res with the "+wrapped" forms. Returns 0, or -1 when out of memory.
  */
 static int
 scan_wrapped(const struct scan *sc, const unsigned char *buf, size_t n,
-    struct scan_result *res)
+    size_t upto, struct wrap_state *w, struct scan_result *res)
 {
-	struct joiner jn = { 0 };
+	struct joiner *jn = &w->jn;
 	struct scan_ctx c;
-	size_t i = 0, floor = 0, t, start, k, e, cnt;
-	size_t nl, bs;	/* next '\n' and '\\' at or after i */
-	const unsigned char *q;
-	int rc = 0;
+	size_t t, start, k, e, cnt;
 
-	if (n == 0)
-		return 0;
-	q = memchr(buf, '\n', n);
-	nl = q ? (size_t)(q - buf) : n;
-	q = memchr(buf, '\\', n);
-	bs = q ? (size_t)(q - buf) : n;
-	for (;;) {
-		if (nl < i) {
-			q = i < n ? memchr(buf + i, '\n', n - i) : NULL;
-			nl = q ? (size_t)(q - buf) : n;
-		}
-		if (bs < i) {
-			q = i < n ? memchr(buf + i, '\\', n - i) : NULL;
-			bs = q ? (size_t)(q - buf) : n;
-		}
-		k = nl < bs ? nl : bs;
-		if (k >= n)
+	if (upto > n)
+		upto = n;
+	while (w->i < upto) {
+		k = next_break_char(buf, w->i, upto);
+		if (k >= upto) {
+			w->i = upto;
 			break;
-		i = k + 1;
-		if (buf[k] == '\n' && k > floor && buf[k - 1] == '\r')
+		}
+		w->i = k + 1;
+		if (buf[k] == '\n' && k > w->floor && buf[k - 1] == '\r')
 			k--;
 		t = break_at(buf, n, k);
 		if (t == 0 || enc_at(buf, n, k + t) == 0)
 			continue;
-		run_start(buf, k, floor, WRAP_MIN_LINE, &cnt);
+		run_start(buf, k, w->floor, WRAP_MIN_LINE, &cnt);
 		if (cnt < WRAP_MIN_LINE)
 			continue;
 		/* a region: back to the start of the run, then forward */
-		start = run_start(buf, k, floor, SIZE_MAX, &cnt);
-		jn.j.n = 0;
-		jn.nseg = 0;
+		start = run_start(buf, k, w->floor, SIZE_MAX, &cnt);
+		jn->j.n = 0;
+		jn->nseg = 0;
 		e = start;
 		for (;;) {
-			size_t w = enc_at(buf, n, e);
+			size_t r = e;
 
-			if (w == 1) {
-				join_seg(&jn, jn.j.n, e);
-				buf_putc(&jn.j, buf[e]);
-				e++;
-				continue;
+			while (r < n && enc_char[buf[r]])
+				r++;
+			if (r > e) {
+				join_seg(jn, jn->j.n, e);
+				buf_put(&jn->j, buf + e, r - e);
+				e = r;
 			}
-			if (w == 2) {
-				join_seg(&jn, jn.j.n, e + 1);
-				buf_putc(&jn.j, '/');
+			if (e + 1 < n && buf[e] == '\\' && buf[e + 1] == '/') {
+				join_seg(jn, jn->j.n, e + 1);
+				buf_putc(&jn->j, '/');
 				e += 2;
 				continue;
 			}
@@ -1437,29 +1501,24 @@ scan_wrapped(const struct scan *sc, const unsigned char *buf, size_t n,
 			}
 			break;
 		}
-		if (jn.j.oom || jn.oom) {
-			rc = -1;
-			break;
-		}
+		if (jn->j.oom || jn->oom)
+			return -1;
 		memset(&c, 0, sizeof(c));
 		c.sc = sc;
-		c.buf = jn.j.p;
-		c.n = jn.j.n;
+		c.buf = jn->j.p;
+		c.n = jn->j.n;
 		c.res = res;
 		c.wrapped = 1;
-		c.seg_j = jn.seg_j;
-		c.seg_o = jn.seg_o;
-		c.nseg = jn.nseg;
-		if (mlit_scan(sc->m, jn.j.p, jn.j.n, on_match, &c) != 0) {
-			rc = -1;
-			break;
-		}
-		floor = i = e > i ? e : i;
+		c.seg_j = jn->seg_j;
+		c.seg_o = jn->seg_o;
+		c.nseg = jn->nseg;
+		if (mlit_scan(sc->m, jn->j.p, jn->j.n, on_match, &c) != 0)
+			return -1;
+		w->floor = e;
+		if (e > w->i)
+			w->i = e;
 	}
-	free(jn.j.p);
-	free(jn.seg_j);
-	free(jn.seg_o);
-	return rc;
+	return 0;
 }
 
 static int
@@ -1481,17 +1540,27 @@ scan_buffer(const struct scan *sc, const void *data, size_t len,
 {
 	const unsigned char *buf = data;
 	struct scan_result r = { 0 };
+	struct wrap_state w;
 	struct scan_ctx c;
-	size_t i, k, need;
+	size_t i, k, need, block, from;
 
 	memset(&c, 0, sizeof(c));
 	c.sc = sc;
 	c.buf = buf;
 	c.n = len;
 	c.res = &r;
-	if (mlit_scan(sc->m, buf, len, on_match, &c) != 0 ||
-	    scan_wrapped(sc, buf, len, &r) != 0)
-		goto oom;
+	memset(&w, 0, sizeof(w));
+	/*
+	 * Both passes block by block, so the second finds the block still in
+	 * the cache; the block is a multiple of the stride.
+	 */
+	block = sc->m->stride * 4096;
+	for (from = 0; from < len; from += block) {
+		if (mlit_scan_range(sc->m, buf, len, from, from + block,
+		    on_match, &c) != 0 ||
+		    scan_wrapped(sc, buf, len, from + block, &w, &r) != 0)
+			goto oom;
+	}
 	if (r.n > 1)
 		qsort(r.v, r.n, sizeof(*r.v), finding_cmp);
 	/* one finding per (offset, secret, pattern): the unwrapped first */
@@ -1503,6 +1572,9 @@ scan_buffer(const struct scan *sc, const void *data, size_t len,
 		r.v[k++] = r.v[i];
 	}
 	r.n = k;
+	free(w.jn.j.p);
+	free(w.jn.seg_j);
+	free(w.jn.seg_o);
 	need = res->n + r.n;
 	if (need > res->cap) {
 		struct scan_finding *v = realloc(res->v, need * sizeof(*v));
@@ -1518,7 +1590,81 @@ scan_buffer(const struct scan *sc, const void *data, size_t len,
 	free(r.v);
 	return 0;
 oom:
+	free(w.jn.j.p);
+	free(w.jn.seg_j);
+	free(w.jn.seg_o);
 	free(r.v);
+	return -1;
+}
+
+/*
+ * A file read in chunks into one buffer that stays in the cache (mapping
+ * the file costs a TLB miss per page, which is more than the scan). Each
+ * round scans [context | new part | lookahead] and keeps the findings that
+ * start in the new part; the next round's context is the end of this
+ * one's new part, its new part begins with this one's lookahead. Context
+ * and lookahead (span + 4 KiB each) hold any whole match, wrapped ones
+ * included (at most a 4-byte break after every digit), the digit before
+ * it, and enough of a wrapped run to recognize it.
+ */
+int
+scan_fd(const struct scan *sc, int fd, struct scan_result *res)
+{
+	struct scan_result r = { 0 };
+	size_t carry = 5 * (sc->maxlen + 2) + 4096;
+	size_t chunk = carry * 4 > (512u << 10) ? carry * 4 : (512u << 10);
+	size_t cap = chunk + 2 * carry, have = 0, own = 0, limit, keep, i;
+	unsigned long long base = 0;
+	unsigned char *buf = malloc(cap);
+	int eof = 0, e;
+	ssize_t got;
+
+	if (buf == NULL)
+		return -1;
+	for (;;) {
+		while (have < cap && !eof) {
+			got = read(fd, buf + have, cap - have);
+			if (got == -1 && errno == EINTR)
+				continue;
+			if (got == -1)
+				goto fail;
+			if (got == 0)
+				eof = 1;
+			have += (size_t)got;
+		}
+		limit = eof ? have : have - carry;
+		r.n = 0;
+		if (scan_buffer(sc, buf, have, &r) != 0) {
+			errno = ENOMEM;
+			goto fail;
+		}
+		for (i = 0; i < r.n; i++) {
+			struct scan_finding f = r.v[i];
+
+			if (f.offset < own || f.offset >= limit)
+				continue;
+			f.offset += (size_t)base;
+			if (res_push(res, &f) != 0) {
+				errno = ENOMEM;
+				goto fail;
+			}
+		}
+		if (eof)
+			break;
+		keep = limit > carry ? limit - carry : 0;
+		memmove(buf, buf + keep, have - keep);
+		base += keep;
+		have -= keep;
+		own = limit - keep;
+	}
+	free(r.v);
+	free(buf);
+	return 0;
+fail:
+	e = errno;
+	free(r.v);
+	free(buf);
+	errno = e;
 	return -1;
 }
 
@@ -1642,7 +1788,7 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 {
 	const unsigned char *buf = data;
 	struct buf out = { 0 };
-	size_t lo, hi, i, k, s, m, wn;
+	size_t lo, hi, i, k, s, m, wn, span;
 	signed char *mark;	/* -1 plain, -2 fragment, >= 0 finding */
 	size_t *who;
 
@@ -1664,7 +1810,11 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 	}
 	memset(mark, -1, wn + 1);
 	/* fragments of 4+ bytes of any secret */
-	for (i = 0; i < wn; i++)
+	for (i = 0; i + 4 <= wn; i++) {
+		uint32_t h = (load32(buf + lo + i) * GRAM_MUL) >> 16;
+
+		if (!((sc->frag4[h >> 6] >> (h & 63)) & 1))
+			continue;
 		for (s = 0; s < sc->nsecrets; s++)
 			for (k = 0; k < sc->slen[s]; k++) {
 				m = 0;
@@ -1674,8 +1824,13 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 				if (m >= 4)
 					memset(mark + i, -2, m);
 			}
-	/* findings overlapping the window */
-	for (k = 0; k < nf; k++) {
+	}
+	/* findings overlapping the window (f is sorted by offset) */
+	span = 5 * (sc->maxlen + 2);
+	k = which;
+	while (k > 0 && f[k - 1].offset + span > lo)
+		k--;
+	for (; k < nf && f[k].offset < hi; k++) {
 		size_t a = f[k].offset, b = f[k].offset + f[k].length;
 
 		if (b <= lo || a >= hi)

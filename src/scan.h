@@ -87,6 +87,14 @@ int	 scan_buffer(const struct scan *sc, const void *buf, size_t len,
 void	 scan_result_free(struct scan_result *res);
 
 /*
+ * The same over everything read from fd (to its end), in chunks: the
+ * findings are those scan_buffer would give for the whole contents,
+ * offsets from where reading began. Returns 0, or -1 with errno set (a
+ * read error, or ENOMEM); res keeps what was found before the error.
+ */
+int	 scan_fd(const struct scan *sc, int fd, struct scan_result *res);
+
+/*
  * For each secret, the longest substring (at least the compiled minimum)
  * found raw in buf; frags has scan_nsecrets() entries and is overwritten.
  * Returns 0, or -1 when the scanner was compiled without SCAN_PARTIAL.
@@ -98,6 +106,9 @@ int	 scan_partial(const struct scan *sc, const void *buf, size_t len,
 size_t	 scan_npatterns(const struct scan *sc);
 void	 scan_pattern(const struct scan *sc, size_t i, const unsigned char **p,
 	    size_t *len, size_t *secret, const char **form);
+
+/* The most bytes a finding can cover (a wrapped one included). */
+size_t	 scan_maxspan(const struct scan *sc);
 
 /* A NULL-terminated list of the form families, for documentation. */
 extern const char *const scan_forms[];
@@ -113,8 +124,9 @@ void	 scan_hash8(const void *secret, size_t len, char out[9]);
 char	*scan_mask(const void *secret, size_t len);
 
 /*
- * A printable snippet of ctx bytes either side of finding f[which], with
- * every finding of f that overlaps the window replaced by «secret:HASH»,
+ * A printable snippet of ctx bytes either side of finding f[which] (f
+ * sorted by offset, as scan_buffer gives it), with every finding of f
+ * that overlaps the window replaced by «secret:HASH»,
  * any fragment of 4 or more bytes of a secret replaced by '*', and other
  * bytes escaped (\n, \t, \xNN). malloc'd; NULL when out of memory.
  */

@@ -248,3 +248,28 @@ describe("leakbench scan", function()
     assert.truthy(out:find("^usage: leakbench scan"))
   end)
 end)
+
+describe("scanner:scan_file", function()
+  it("gives what scan gives, snippets included, across read chunks",
+    function()
+      local dir = tmpdir()
+      finally(function() os.execute("rm -rf '" .. dir .. "'") end)
+      local parts = {}
+      for i = 1, 6000 do
+        parts[#parts + 1] = ("line %d of filler text that is long enough "):
+          format(i):rep(5)
+        if i % 97 == 0 then parts[#parts + 1] = KEY end
+        if i % 89 == 0 then
+          parts[#parts + 1] = "c2stbGl2ZS0wMTIzNDU2Nzg5YWJjZGVm\n"
+        end
+      end
+      local text = table.concat(parts)
+      write(dir .. "/big", text)
+      local sc <close> = core.scanner({ KEY })
+      local a = sc:scan(text, 16)
+      local b = sc:scan_file(dir .. "/big", 16)
+      assert.is_true(#text > 1024 * 1024)
+      assert.is_true(#a > 40)
+      assert.are.same(a, b)
+    end)
+end)

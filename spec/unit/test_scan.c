@@ -16,15 +16,18 @@
 
 struct str {
 	char	*p;
-	size_t	 n;
+	size_t	 n, cap;
 };
 
 static void
 put(struct str *s, const void *p, size_t n)
 {
-	s->p = realloc(s->p, s->n + n + 1);
-	if (s->p == NULL)
-		abort();
+	if (s->n + n + 1 > s->cap) {
+		s->cap = (s->n + n + 1) * 2;
+		s->p = realloc(s->p, s->cap);
+		if (s->p == NULL)
+			abort();
+	}
 	memcpy(s->p + s->n, p, n);
 	s->n += n;
 	s->p[s->n] = '\0';
@@ -640,6 +643,78 @@ test_partial(void)
 	scan_free(sc);
 }
 
+/*
+ * scan_fd reads in chunks: it must give exactly what scan_buffer gives for
+ * the whole text, with plantings (wrapped ones too) across every chunk
+ * boundary.
+ */
+static void
+test_fd_chunks(void)
+{
+	const char *sec[] = { S1, S2 };
+	struct scan *sc = compile(sec, NULL, 2, 0);
+	struct str d = { 0 }, plain = { 0 }, enc = { 0 };
+	struct scan_result a, b = { 0 };
+	size_t i, k, same;
+	FILE *tf = tmpfile();
+	unsigned x = 12345;
+
+	while (d.n < 3u << 20) {
+		x = x * 1103515245 + 12345;
+		switch ((x >> 16) % 5) {
+		case 0:
+			puts_(&d, S1);
+			break;
+		case 1:
+			plain.n = enc.n = 0;
+			put(&plain, "abc", (x >> 8) % 3);
+			puts_(&plain, S1);
+			radix(&enc, (unsigned char *)plain.p, plain.n, B64, 6, 1);
+			for (k = 0; k < enc.n; k += 17) {
+				put(&d, enc.p + k, enc.n - k < 17 ? enc.n - k : 17);
+				puts_(&d, "\\n");
+			}
+			break;
+		case 2:
+			puts_(&d, s2_cases[1 + (x >> 8) % 8].enc);
+			break;
+		default:
+			for (i = 0; i < (x >> 8) % 3000; i++)
+				put(&d, "lorem ipsum dolor \\n sit amet\n" + i % 8, 1);
+			break;
+		}
+	}
+	a = scan(sc, d.p, d.n);
+	fwrite(d.p, 1, d.n, tf);
+	fflush(tf);
+	rewind(tf);
+	ok(scan_fd(sc, fileno(tf), &b) == 0, "scan_fd reads a 3 MB file");
+	same = a.n == b.n;
+	for (i = 0; same && i < a.n; i++)
+		same = a.v[i].offset == b.v[i].offset &&
+		    a.v[i].length == b.v[i].length &&
+		    a.v[i].pattern == b.v[i].pattern &&
+		    a.v[i].secret == b.v[i].secret;
+	if (!ok(same && a.n > 1000, "chunked and whole scans agree (%zu, %zu "
+	    "findings)", a.n, b.n)) {
+		for (i = 0, k = 0; i < a.n; i++) {
+			while (k < b.n && b.v[k].offset < a.v[i].offset)
+				k++;
+			if (k >= b.n || b.v[k].offset != a.v[i].offset)
+				printf("#   only whole: %zu %s %zu (chunk %zu)\n",
+				    a.v[i].offset, a.v[i].form, a.v[i].length,
+				    a.v[i].offset / (512u << 10));
+		}
+	}
+	fclose(tf);
+	scan_result_free(&a);
+	scan_result_free(&b);
+	free(d.p);
+	free(plain.p);
+	free(enc.p);
+	scan_free(sc);
+}
+
 int
 main(void)
 {
@@ -653,5 +728,6 @@ main(void)
 	test_compile_errors();
 	test_reports();
 	test_partial();
+	test_fd_chunks();
 	return tap_done();
 }
