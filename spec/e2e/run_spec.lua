@@ -21,7 +21,7 @@ local function read(path)
 end
 
 local function results(out)
-  return cjson.decode(assert(read(out .. "/results.json"), "no results.json in " .. out))
+  return cjson.decode((assert(read(out .. "/results.json"), "no results.json in " .. out)))
 end
 
 local images  -- the tags the first run used, for the containers tests start
