@@ -183,17 +183,23 @@ describe("leakbench scan", function()
     assert.truthy(out:find("form raw", 1, true))
   end)
 
-  it("writes JSON with --json", function()
-    local status, out = run({ "--json", "--secret", KEY, dir .. "/app.log" })
+  it("writes JSON lines with --json", function()
+    local status, out = run({ "--json", "--secret", KEY, dir .. "/app.log",
+      dir .. "/b64.log" })
     assert.are.equal(1, status)
-    local doc = require("cjson").decode(out)
-    assert.are.equal(1, #doc.findings)
-    assert.are.equal(HASH, doc.findings[1].secret)
-    assert.are.equal(15, doc.findings[1].offset)
-    assert.are.equal("raw", doc.findings[1].form)
+    local cjson = require "cjson"
+    local lines = {}
+    for line in out:gmatch("[^\n]+") do lines[#lines + 1] = cjson.decode(line) end
+    assert.are.equal(2, #lines)
+    assert.are.equal(HASH, lines[1].secret)
+    assert.are.equal(15, lines[1].offset)
+    assert.are.equal("raw", lines[1].form)
+    assert.are.equal(dir .. "/app.log", lines[1].file)
+    assert.are.equal("base64@0", lines[2].form)
+    assert.is_nil(out:find(KEY, 1, true))
     status, out = run({ "--json", "--secret", KEY, dir .. "/clean.log" })
     assert.are.equal(0, status)
-    assert.are.equal('{"findings":[],"errors":0}\n', out)
+    assert.are.equal("", out)
   end)
 
   it("reports the longest fragment with --partial", function()
