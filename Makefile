@@ -16,7 +16,7 @@ BUILD    ?= build/default
 SANITIZE ?=
 Q        ?= @
 
-PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto
+PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto libssl
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
             -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
             -Wformat=2 -Wvla -Wundef -Wwrite-strings -Wimplicit-fallthrough
@@ -101,7 +101,11 @@ test:
 check: $(BUILD)/leakbench servers $(UNIT_BIN)
 	$(Q)spec/run $(BUILD)
 
-run: all
+# The built-in suite against every subject, offline. Installs what is
+# missing first (as root), like CI does.
+run:
+	$(Q).ci/setup
+	$(Q)$(MAKE) --no-print-directory all
 	./leakbench build
 	./leakbench run scenarios/ $(patsubst %,--subject %,$(wildcard subjects/*.lua))
 

@@ -44,6 +44,10 @@ struct http_request {
 	int			 keep_alive;	/* the client wants the connection kept */
 };
 
+/*
+ * fd -1 makes http_read_request parse only what is already in buf (and see
+ * end of stream after it): fuzzing and table-driven tests use that.
+ */
 struct http_conn {
 	int		 fd;
 	unsigned char	*buf;		/* bytes read but not yet consumed */
@@ -61,12 +65,23 @@ enum {
 	HTTP_IO = -6		/* read error: just close */
 };
 
+/*
+ * The status to answer an error code of http_read_request with: 400, 408,
+ * 413 or 431; 0 for HTTP_EOF and HTTP_IO (just close).
+ */
+int	 http_error_status(int code);
+
 /* Fills defaults into any zero field. */
 void	 http_limits_default(struct http_limits *lim);
 
 /*
  * Reads one request. Returns HTTP_OK and fills *req (free it with
  * http_request_free), or one of the negative codes above with *req empty.
+ * A connection idle for idle_ms before the first byte of a new request
+ * gives HTTP_EOF (close quietly, no 408). header_ms runs from the first
+ * byte of the head. "Expect: 100-continue" is answered with an interim
+ * 100 once the head is accepted. The body is always NUL-terminated, also
+ * when empty.
  */
 int	 http_read_request(struct http_conn *c, struct http_request *req,
 	    const struct http_limits *lim);

@@ -12,6 +12,9 @@
 #include "lhost.h"
 #include "l_proc.h"
 
+extern const luaL_Reg scan_funcs[];	/* l_scan.c: the leak scanner */
+extern const luaL_Reg sys_funcs[];	/* l_sys.c: cores, terminals */
+
 /*
  * canary([prefix]) -> string. The prefix, then 32 random hex digits from
  * libuuid (122 bits of entropy once the version bits are dropped: enough
@@ -61,6 +64,8 @@ int
 luaopen_leakbench_core(lua_State *L)
 {
 	luaL_newlib(L, core_funcs);
+	luaL_setfuncs(L, scan_funcs, 0);
+	luaL_setfuncs(L, sys_funcs, 0);
 	l_proc_register(L);
 	return 1;
 }

@@ -1,17 +1,332 @@
--- The command line: verbs, flags, help. Returns a table with main(args),
--- which returns the exit status: 0 success, 1 a failed run or broken file,
--- 2 a usage error.
+-- The command line: verbs, options, help. main(args) returns the exit
+-- status: 0 success, 1 a failed run or a broken file, 2 a usage error.
+-- Verbs live in their own modules and are loaded only when used.
 local M = {}
 
 M.VERSION = "0.1.0"
 
+local function perr(fmt, ...)
+  io.stderr:write("leakbench: ", string.format(fmt, ...), "\n")
+end
+
+-- Each verb: summary, usage, option specs and the module that runs it.
+-- Option spec: { "--name", "-n", arg = "VALUE", repeat_ = bool, help = "" }.
+local VERBS = {
+  { name = "run", summary = "run scenarios against subjects and report what leaked",
+    usage = "leakbench run [OPTIONS] [PATH...]",
+    details = "PATH: scenario files or directories (default scenarios/). Every run\n"
+      .. "(scenario x subject x repeat) is isolated: its own process, network and canaries.",
+    options = {
+      { "--subject", arg = "FILE", many = true, help = "a subject file (repeatable); the baseline runs too" },
+      { "--no-baseline", help = "do not run the baseline (no subject)" },
+      { "--jobs", "-j", arg = "N", help = "runs in parallel (default: the number of cores)" },
+      { "--repeat", arg = "N", help = "run each scenario x subject N times" },
+      { "--filter", arg = "PATTERN", help = "only scenarios whose name contains PATTERN" },
+      { "--tag", arg = "TAG", many = true, help = "only scenarios with this tag (repeatable)" },
+      { "--live", help = "use the real API with the host's credential instead of the scripted model" },
+      { "--model", arg = "ID", help = "the model Claude Code asks for (default claude-sonnet-4-5)" },
+      { "--out", arg = "DIR", help = "where results go (default runs/<UTC timestamp>/)" },
+      { "--timeout", arg = "S", help = "seconds per run unless the scenario says otherwise (default 300)" },
+      { "--keep-transcripts", help = "copy Claude Code's config dir into each run's artifacts" },
+      { "--fail-fast", help = "start no new run after the first that does not pass" },
+    }, module = "leakbench.runner" },
+  { name = "list", summary = "validate and list scenarios and subjects without running",
+    usage = "leakbench list [PATH...]",
+    details = "PATH: files or directories (default scenarios/). Files under a directory\n"
+      .. "named subjects/ are subjects. Exit 1 if any file is broken.",
+    options = {}, fn = "list" },
+  { name = "report", summary = "print the matrix of a finished run from its results.json",
+    usage = "leakbench report DIR", options = {}, module = "leakbench.report" },
+  { name = "scan", summary = "look for secrets, in every reversible form, in any files",
+    usage = "leakbench scan --secret S [--secret S...] FILE...",
+    options = {
+      { "--secret", arg = "S", many = true, help = "a secret to look for (repeatable)" },
+      { "--secrets-file", arg = "FILE", help = "secrets, one per line" },
+      { "--partial", help = "also report the longest fragment of each secret found" },
+      { "--json", help = "findings as JSON lines" },
+    }, module = "leakbench.scan", raw = true },
+  { name = "build", summary = "build the container images (cached by content hash)",
+    usage = "leakbench build [--claude-version V] [--base IMAGE]",
+    options = {
+      { "--claude-version", arg = "V", help = "Claude Code version (default 2.1.332)" },
+      { "--base", arg = "IMAGE", help = "base image instead of Debian bookworm" },
+    }, module = "leakbench.images", raw = true },
+  { name = "doctor", summary = "check this machine and say how to fix what is missing",
+    usage = "leakbench doctor", options = {}, module = "leakbench.doctor", raw = true },
+  { name = "clean", summary = "remove containers and networks left by killed runs",
+    usage = "leakbench clean", options = {}, module = "leakbench.clean", raw = true },
+  { name = "help", summary = "show help for a command", usage = "leakbench help [COMMAND]",
+    options = {}, fn = "help" },
+  -- One run in its own process; started by "run", not by people.
+  { name = "exec-run", hidden = true, summary = "run one scenario (internal)",
+    usage = "leakbench exec-run --scenario FILE --dir DIR --run-id ID ...",
+    options = {
+      { "--scenario", arg = "FILE" }, { "--subject", arg = "FILE" }, { "--dir", arg = "DIR" },
+      { "--run-id", arg = "ID" }, { "--suite-id", arg = "ID" }, { "--repeat-index", arg = "N" },
+      { "--images", arg = "JSON" }, { "--model", arg = "ID" }, { "--timeout", arg = "S" },
+      { "--live" }, { "--keep-transcripts" },
+    }, fn = "exec_run" },
+}
+
+local by_name = {}
+for _, v in ipairs(VERBS) do by_name[v.name] = v end
+
+local function closest(word, names)
+  local best, bd
+  for _, n in ipairs(names) do
+    local a, b = word, n
+    local prev = {}
+    for j = 0, #b do prev[j] = j end
+    for i = 1, #a do
+      local cur = { [0] = i }
+      for j = 1, #b do
+        cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1,
+          prev[j - 1] + (a:sub(i, i) == b:sub(j, j) and 0 or 1))
+      end
+      prev = cur
+    end
+    if prev[#b] <= 2 and (not bd or prev[#b] < bd) then best, bd = n, prev[#b] end
+  end
+  return best
+end
+
+local function usage_text()
+  local out = { "leakbench " .. M.VERSION
+    .. ": does a coding agent leak your secrets? Runs Claude Code in locked-down\n"
+    .. "containers against scenario projects and shows where each secret went.\n\n"
+    .. "usage: leakbench COMMAND [OPTIONS] [ARGS]\n\ncommands:\n" }
+  for _, v in ipairs(VERBS) do
+    if not v.hidden then out[#out + 1] = string.format("  %-8s %s\n", v.name, v.summary) end
+  end
+  out[#out + 1] = "\noptions:\n  --help     this help\n  --version  the version\n\n"
+    .. "'leakbench help COMMAND' tells more about a command.\n"
+  return table.concat(out)
+end
+
+local function verb_help(v)
+  local out = { "usage: ", v.usage, "\n\n", v.summary, "\n" }
+  if v.details then out[#out + 1] = "\n" .. v.details .. "\n" end
+  if #v.options > 0 then
+    out[#out + 1] = "\noptions:\n"
+    for _, o in ipairs(v.options) do
+      local names = o[1] .. (o[2] and ", " .. o[2] or "") .. (o.arg and " " .. o.arg or "")
+      out[#out + 1] = string.format("  %-24s %s\n", names, o.help)
+    end
+  end
+  out[#out + 1] = "  --help                   this help\n"
+  return table.concat(out)
+end
+
+-- Parses ARGS (after the verb) against V's options. Returns opts, rest or
+-- nil, message. opts keys are option names without dashes, '-' -> '_'.
+function M.parse(v, args)
+  local opts, rest, names = {}, {}, {}
+  local spec = {}
+  for _, o in ipairs(v.options) do
+    spec[o[1]] = o
+    if o[2] then spec[o[2]] = o end
+    names[#names + 1] = o[1]
+  end
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    if a == "--" then
+      for j = i + 1, #args do rest[#rest + 1] = args[j] end
+      break
+    elseif a == "--help" or a == "-h" then
+      opts.help = true
+    elseif a:sub(1, 1) == "-" and a ~= "-" then
+      local name, inline = a:match("^(%-%-[^=]+)=(.*)$")
+      name = name or a
+      local o = spec[name]
+      if not o then
+        local near = closest(name, names)
+        return nil, string.format("%s: unknown option '%s'%s", v.name, name,
+          near and " (did you mean '" .. near .. "'?)" or "")
+      end
+      local key = o[1]:gsub("^%-%-", ""):gsub("%-", "_")
+      local val = true
+      if o.arg then
+        if inline then val = inline
+        else
+          i = i + 1
+          val = args[i]
+          if val == nil then
+            return nil, string.format("%s: option '%s' needs a value (%s)", v.name, name, o.arg)
+          end
+        end
+      elseif inline then
+        return nil, string.format("%s: option '%s' takes no value", v.name, name)
+      end
+      if o.many then
+        opts[key] = opts[key] or {}
+        table.insert(opts[key], val)
+      else
+        opts[key] = val
+      end
+    else
+      rest[#rest + 1] = a
+    end
+    i = i + 1
+  end
+  return opts, rest
+end
+
+-- Converts option KEY of OPTS to an integer >= MIN, or returns nil, msg.
+function M.int_opt(verb, opts, key, min)
+  local v = opts[key]
+  if v == nil then return true end
+  local n = math.tointeger(tonumber(v))
+  if not n or n < min then
+    return nil, string.format("%s: option '--%s' must be an integer >= %d, got '%s'",
+      verb, key:gsub("_", "-"), min, v)
+  end
+  opts[key] = n
+  return true
+end
+
+local builtin = {}
+
+function builtin.help(_, rest)
+  if rest[1] == nil then
+    io.write(usage_text())
+    return 0
+  end
+  local v = by_name[rest[1]]
+  if not v then
+    local near = closest(rest[1], (function()
+      local n = {}
+      for _, x in ipairs(VERBS) do n[#n + 1] = x.name end
+      return n
+    end)())
+    perr("help: unknown command '%s'%s", rest[1], near and " (did you mean '" .. near .. "'?)" or "")
+    return 2
+  end
+  io.write(verb_help(v))
+  return 0
+end
+
+function builtin.list(_, rest)
+  local core = require "leakbench.core"
+  local loader = require "leakbench.loader"
+  if #rest == 0 then rest = { "scenarios/" } end
+  local files, errs = loader.find(rest, core.listdir)
+  local broken = #errs
+  for _, e in ipairs(errs) do perr("%s", e) end
+  local scenarios, subjects = {}, {}
+  for _, f in ipairs(files) do
+    local t, err = loader.load(f)
+    if not t then
+      broken = broken + 1
+      perr("%s", err)
+    elseif t.kind == "subject" then
+      subjects[#subjects + 1] = t
+    else
+      scenarios[#scenarios + 1] = t
+    end
+  end
+  local w = 8
+  for _, t in ipairs(scenarios) do w = math.max(w, #t.name) end
+  for _, t in ipairs(subjects) do w = math.max(w, #t.name) end
+  if #scenarios > 0 then
+    io.write(string.format("%d scenario%s:\n", #scenarios, #scenarios == 1 and "" or "s"))
+    for _, t in ipairs(scenarios) do
+      local tags = #t.tags > 0 and table.concat(t.tags, ",") or "-"
+      io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name, tags, t.file))
+    end
+  end
+  if #subjects > 0 then
+    io.write(string.format("%d subject%s:\n", #subjects, #subjects == 1 and "" or "s"))
+    for _, t in ipairs(subjects) do
+      local kind = {}
+      if t.interceptor then kind[#kind + 1] = "interceptor" end
+      if next(t.settings) then kind[#kind + 1] = "settings" end
+      if t.setup then kind[#kind + 1] = "setup" end
+      io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name,
+        #kind > 0 and table.concat(kind, ",") or "-", t.file))
+    end
+  end
+  if #scenarios == 0 and #subjects == 0 and broken == 0 then
+    perr("list: no scenario or subject files found in %s", table.concat(rest, " "))
+    return 1
+  end
+  return broken > 0 and 1 or 0
+end
+
+function builtin.exec_run(opts)
+  local core = require "leakbench.core"
+  local cjson = require "cjson"
+  core.trap_signals()
+  local o = {
+    scenario = opts.scenario, subject = opts.subject, dir = opts.dir, run_id = opts.run_id,
+    suite_id = opts.suite_id, repeat_index = math.tointeger(tonumber(opts.repeat_index)) or 1,
+    images = cjson.decode(opts.images or "{}"), model = opts.model or "claude-sonnet-4-5",
+    timeout = tonumber(opts.timeout) or 300, live = opts.live, keep_transcripts = opts.keep_transcripts,
+  }
+  if not (o.scenario and o.dir and o.run_id) then
+    perr("exec-run: --scenario, --dir and --run-id are required")
+    return 2
+  end
+  local r = require("leakbench.runone").execute(o)
+  return r.verdict == "interrupted" and 130 or 0
+end
+
 function M.main(args)
-  if args[1] == "--version" then
+  local a1 = args[1]
+  if a1 == nil then
+    io.stderr:write(usage_text())
+    return 2
+  end
+  if a1 == "--version" or a1 == "-V" then
     io.write("leakbench ", M.VERSION, "\n")
     return 0
   end
-  io.stderr:write("leakbench: no command given (try 'leakbench --help')\n")
-  return 2
+  if a1 == "--help" or a1 == "-h" then
+    io.write(usage_text())
+    return 0
+  end
+  local v = by_name[a1]
+  if not v then
+    local names = {}
+    for _, x in ipairs(VERBS) do
+      if not x.hidden then names[#names + 1] = x.name end
+    end
+    local near = closest(a1, names)
+    if a1:sub(1, 1) == "-" then
+      perr("unknown option '%s' (try 'leakbench --help')", a1)
+    else
+      perr("unknown command '%s'%s (try 'leakbench --help')", a1,
+        near and " (did you mean '" .. near .. "'?)" or "")
+    end
+    return 2
+  end
+  local rest_args = table.move(args, 2, #args, 1, {})
+  if v.raw then
+    -- The verb parses its own arguments (help still comes from here).
+    for _, a in ipairs(rest_args) do
+      if a == "--help" or a == "-h" then io.write(verb_help(v)) return 0 end
+      if a == "--" then break end
+    end
+    return require(v.module).main(rest_args) or 0
+  end
+  local opts, rest = M.parse(v, rest_args)
+  if not opts then
+    perr("%s", rest)
+    return 2
+  end
+  if opts.help then
+    io.write(verb_help(v))
+    return 0
+  end
+  if v.fn then return builtin[v.fn](opts, rest) end
+  local ok, mod = pcall(require, v.module)
+  if not ok then
+    perr("%s: not available in this build (%s)", v.name, tostring(mod):match("^[^\n]*"))
+    return 1
+  end
+  return mod.main(opts, rest, M) or 0
 end
+
+M.VERBS = by_name
 
 return M

@@ -1,0 +1,159 @@
+-- One complete isolated run, end to end: real podman, the real Claude Code,
+-- the recording proxy and the scripted model. Slow: each run takes seconds.
+package.path = "spec/e2e/support/?.lua;" .. package.path
+local sh = require "sh"
+local pq = require "podman"
+local cjson = require "cjson"
+
+local function tmpdir()
+  local p = os.tmpname()
+  os.remove(p)
+  assert(os.execute("mkdir -p " .. p))
+  return p
+end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function results(out)
+  return cjson.decode((assert(read(out .. "/results.json"), "no results.json in " .. out)))
+end
+
+local images  -- the tags the first run used, for the containers tests start
+
+describe("leakbench run, one scenario", function()
+  local out = tmpdir()
+  local r, doc, run
+
+  setup(function()
+    r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out, "--jobs", "1" })
+    doc = results(out)
+    run = doc.runs[1]
+    images = doc.images
+  end)
+
+  teardown(function() os.execute("rm -rf " .. out) end)
+
+  it("passes its checks and exits 0", function()
+    assert.are.equal(1, #doc.runs, r.stderr)
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. r.stderr)
+    assert.are.equal(0, r.status, r.stderr)
+  end)
+
+  it("keeps complete evidence: stream, wire, transcript, logs, settings", function()
+    local dir = run.dir
+    local stream = assert(read(dir .. "/stream.jsonl"))
+    local types = {}
+    for line in stream:gmatch("[^\n]+") do
+      local ok, ev = pcall(cjson.decode, line)
+      if ok then types[ev.type] = (types[ev.type] or 0) + 1 end
+    end
+    assert.truthy(types.system, "no system event")
+    assert.truthy(types.assistant and types.assistant >= 3, "fewer than 3 assistant events")
+    assert.truthy(types.user and types.user >= 2, "fewer than 2 tool results")
+    assert.are.equal(1, types.result)
+    local wire = assert(read(dir .. "/records/wire.jsonl"))
+    local posts = 0
+    for line in wire:gmatch("[^\n]+") do
+      local rec = cjson.decode(line)
+      if rec.path == "/v1/messages" then posts = posts + 1 end
+      for _, h in ipairs(rec.headers) do
+        if h[1]:lower() == "x-api-key" then assert.are.equal("[removed]", h[2]) end
+      end
+    end
+    assert.truthy(posts >= 3, "fewer than 3 requests recorded")
+    assert.truthy(read(dir .. "/proxy.log"):find("listening", 1, true))
+    assert.truthy(read(dir .. "/model.log"):find("listening", 1, true))
+    assert.truthy(read(dir .. "/settings.json"))
+    assert.truthy(read(dir .. "/stderr.txt"))
+    local ls = sh.run({ "find", dir .. "/claude-config/projects", "-name", "*.jsonl" })
+    assert.truthy(ls.stdout:match("%.jsonl"), "no transcript")
+  end)
+
+  it("finds the secret on the wire, in the transcript and in the answer's channel data", function()
+    local l = run.leaks[1]
+    assert.truthy(l.hash:match("^%x+$"))
+    assert.is_true(l.channels.wire.leaked)
+    assert.is_true(l.channels.transcript.leaked)
+  end)
+
+  it("never writes the raw secret into results.json", function()
+    local text = read(out .. "/results.json")
+    local env = read(run.dir .. "/project/.env")
+    local key = env:match("DB_PASSWORD=(%S+)")
+    assert.truthy(key)
+    assert.is_nil(text:find(key, 1, true))
+  end)
+
+  it("leaves no container or network behind", function()
+    assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
+    assert.are.same({}, pq.networks("leakbench.suite=" .. doc.suite_id))
+  end)
+end)
+
+describe("leakbench run, a run that outlives its timeout", function()
+  local out = tmpdir()
+  teardown(function() os.execute("rm -rf " .. out) end)
+
+  it("ends at the timeout with artifacts written and nothing left behind", function()
+    local t0 = os.time()
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/sleeper.lua", "--out", out })
+    local took = os.time() - t0
+    assert.are.equal(1, r.status, r.stderr)
+    local doc = results(out)
+    assert.are.equal("timeout", doc.runs[1].verdict, doc.runs[1].reason)
+    assert.truthy(took < 60, "took " .. took .. " s")
+    assert.truthy(read(doc.runs[1].dir .. "/stream.jsonl"))
+    assert.truthy(read(doc.runs[1].dir .. "/records/wire.jsonl"))
+    assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
+    assert.are.same({}, pq.networks("leakbench.suite=" .. doc.suite_id))
+  end)
+end)
+
+describe("isolation, probed from inside the claude container", function()
+  local out = tmpdir()
+  local tag = tostring(os.time()) .. tostring(math.random(1000, 9999))
+  local net, victim = "lbtest-victim-" .. tag, "lbtest-victim-" .. tag
+  local listener
+
+  teardown(function()
+    sh.run({ "podman", "--runtime", "runc", "rm", "-f", "-t", "0", victim })
+    sh.run({ "podman", "network", "rm", "-f", net })
+    if listener then os.execute("kill " .. listener .. " 2>/dev/null") end
+    os.execute("rm -rf " .. out)
+  end)
+
+  it("reaches the proxy's port and nothing else", function()
+    assert.truthy(images and images.proxy, "needs the images of the first run")
+    -- Another run's container, on a network of this test's own.
+    assert.are.equal(0, sh.run({ "podman", "network", "create", "--internal",
+      "--label", "leakbench.test=1", net }).status)
+    local started = sh.run({ "podman", "--runtime", "runc", "run", "-d", "--name", victim,
+      "--label", "leakbench.test=1", "--network", net, "--ulimit", "nofile=1024:1024",
+      "--ulimit", "nproc=1024:1024", "--user", "1000:1000", "--entrypoint", "sleep",
+      images.proxy, "300" })
+    assert.are.equal(0, started.status, started.stderr)
+    local ip = sh.run({ "podman", "inspect", "-f",
+      "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", victim }).stdout:match("[%d.]+")
+    assert.truthy(ip, "victim has no address")
+    -- A listener on the host, on every address.
+    local port = tostring(20000 + math.random(0, 9999))
+    local pidfile = out .. "/listener.pid"
+    os.execute("sh -c 'nc -l -k -p " .. port .. " >/dev/null 2>&1 & echo $! > " .. pidfile .. "' "
+      .. "|| true")
+    listener = (read(pidfile) or ""):match("%d+")
+    local host = sh.run({ "hostname", "-I" }).stdout:match("[%d.]+")
+    assert.truthy(host, "the host has no IPv4 address")
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/isolation.lua", "--out", out }, {
+      env = { LB_TEST_HOST = host, LB_TEST_HOST_PORT = port, LB_TEST_VICTIM = ip } })
+    local doc = results(out)
+    assert.are.equal("pass", doc.runs[1].verdict, tostring(doc.runs[1].reason)
+      .. "\n" .. tostring(read(doc.runs[1].dir .. "/stream.jsonl")))
+    assert.are.equal(0, r.status)
+  end)
+end)

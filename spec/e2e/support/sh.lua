@@ -1,0 +1,44 @@
+-- Running the built binaries from end-to-end specs: argv in, stdout, stderr
+-- and exit status out. Arguments are quoted for sh; nothing is interpolated.
+local M = {}
+
+function M.quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
+-- run(argv[, opts]) -> { stdout=, stderr=, status= }. opts.cwd, opts.env
+-- (table of extra variables), opts.stdin (string).
+function M.run(argv, opts)
+  opts = opts or {}
+  local out, err, inp = os.tmpname(), os.tmpname(), os.tmpname()
+  local f = assert(io.open(inp, "wb"))
+  f:write(opts.stdin or "")
+  f:close()
+  local parts = {}
+  if opts.cwd then parts[#parts + 1] = "cd " .. M.quote(opts.cwd) .. " &&" end
+  if opts.env then
+    parts[#parts + 1] = "env"
+    for k, v in pairs(opts.env) do parts[#parts + 1] = M.quote(k .. "=" .. v) end
+  end
+  for _, a in ipairs(argv) do parts[#parts + 1] = M.quote(a) end
+  local cmd = table.concat(parts, " ") .. " <" .. inp .. " >" .. out .. " 2>" .. err
+  local _, _, code = os.execute(cmd)
+  local function slurp(p)
+    local h = assert(io.open(p, "rb"))
+    local s = h:read("a")
+    h:close()
+    os.remove(p)
+    return s
+  end
+  os.remove(inp)
+  return { stdout = slurp(out), stderr = slurp(err), status = code }
+end
+
+function M.leakbench(args, opts)
+  local bin = os.getenv("LEAKBENCH") or error("LEAKBENCH is not set (run through spec/run)")
+  local argv = { bin }
+  for _, a in ipairs(args) do argv[#argv + 1] = a end
+  return M.run(argv, opts)
+end
+
+return M

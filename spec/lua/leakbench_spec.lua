@@ -1,0 +1,119 @@
+-- The scenario author's module: canaries, scripts, faults, files, expect.
+local lb = require "leakbench"
+local cjson = require "cjson"
+
+describe("lb.canary", function()
+  it("is the prefix then 32 hex digits, unique per call", function()
+    local seen = {}
+    for _ = 1, 1000 do
+      local c = lb.canary("sk-live-")
+      assert.truthy(c:match("^sk%-live%-%x+$"), c)
+      assert.are.equal(#"sk-live-" + 32, #c)
+      assert.is_nil(seen[c])
+      seen[c] = true
+    end
+  end)
+
+  it("has a recognisable default prefix", function()
+    assert.truthy(lb.canary():match("^LEAKBENCH%-CANARY%-%x+$"))
+  end)
+
+  it("rejects a prefix that is not a string, blaming the caller", function()
+    local ok, err = pcall(lb.canary, 12)
+    assert.is_false(ok)
+    assert.truthy(err:match("bad argument #1 to 'lb.canary' %(string expected, got number%)"), err)
+  end)
+end)
+
+describe("lb.script", function()
+  it("normalizes turns of one block or many, with faults", function()
+    local s = lb.script {
+      { lb.say("Let me look."), lb.use("Read", { file_path = "/work/.env" }) },
+      { lb.use("Bash", { command = "ls" }), faults = { lb.fault.overloaded() } },
+      lb.say("done {{last_result}}"),
+      final = "bye",
+    }
+    assert.are.equal(3, #s.turns)
+    assert.are.equal(2, #s.turns[1].blocks)
+    assert.are.equal(529, s.turns[2].faults[1].status)
+    local doc = cjson.decode(lb.script_json(s))
+    assert.are.equal(1, doc.version)
+    assert.are.equal("bye", doc.final)
+    assert.are.equal("Read", doc.turns[1].blocks[2].name)
+    assert.are.equal("/work/.env", doc.turns[1].blocks[2].input.file_path)
+    assert.are.equal("http", doc.turns[2].faults[1].kind)
+    assert.are.equal("done {{last_result}}", doc.turns[3].blocks[1].text)
+  end)
+
+  it("encodes an empty tool input as an object, not an array", function()
+    local json = lb.script_json(lb.script { lb.use("TodoRead") })
+    assert.truthy(json:find('"input":{}', 1, true), json)
+  end)
+
+  it("rejects a turn that is not a block", function()
+    local ok, err = pcall(lb.script, { "just a string" })
+    assert.is_false(ok)
+    assert.truthy(err:match("bad turn 1 in 'lb.script' %(a block or a list of blocks expected, got string%)"), err)
+  end)
+
+  it("rejects unknown fields in a turn and in the script", function()
+    local ok, err = pcall(lb.script, { { lb.say("x"), fualts = {} } })
+    assert.is_false(ok)
+    assert.truthy(err:match("unknown field 'fualts'"), err)
+    ok, err = pcall(lb.script, { lb.say("x"), finale = "y" })
+    assert.is_false(ok)
+    assert.truthy(err:match("unknown field 'finale' in 'lb.script'"), err)
+  end)
+
+  it("checks fault arguments", function()
+    assert.has_error(function() lb.fault.http(200) end,
+      "bad argument #1 to 'lb.fault.http' (an HTTP error status 400-599 expected)")
+    assert.has_error(function() lb.fault.delay(-1) end,
+      "bad argument #1 to 'lb.fault.delay' (a non-negative integer of milliseconds expected)")
+  end)
+end)
+
+describe("lb.use and lb.say", function()
+  it("reject wrong types with the caller's line", function()
+    local ok, err = pcall(function() local b = lb.use(42); return b end)
+    assert.is_false(ok)
+    assert.truthy(err:match("leakbench_spec%.lua:%d+: bad argument #1 to 'lb.use'"), err)
+    ok, err = pcall(function() return lb.say({}) end)
+    assert.is_false(ok)
+    assert.truthy(err:match("bad argument #1 to 'lb.say' %(string expected, got table%)"), err)
+  end)
+end)
+
+describe("lb.file", function()
+  it("reads a file relative to the calling file, with its mode", function()
+    local f = lb.file("../fixtures/list/good/lib/common.lua")
+    assert.truthy(f.data:match("env_file"))
+    assert.truthy(f.path:match("spec/lua/%.%./fixtures/list/good/lib/common%.lua$"), f.path)
+    assert.are.equal("number", type(f.mode))
+  end)
+
+  it("names the file it cannot read", function()
+    local ok, err = pcall(lb.file, "/nonexistent/x")
+    assert.is_false(ok)
+    assert.truthy(err:match("cannot read file '/nonexistent/x': No such file or directory"), err)
+  end)
+end)
+
+describe("lb.expect", function()
+  it("returns the condition when it holds", function()
+    assert.are.equal(7, lb.expect(7, "seven"))
+  end)
+
+  it("fails with the caller's file:line and the message", function()
+    local line
+    local ok, err = pcall(function()
+      line = debug.getinfo(1, "l").currentline + 1
+      lb.expect(false, "the agent read .env")
+    end)
+    assert.is_false(ok)
+    assert.is_true(err.check_failed)
+    assert.are.equal("the agent read .env", err.message)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line, err.where)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": the agent read .env", tostring(err))
+  end)
+end)

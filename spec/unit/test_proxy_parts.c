@@ -1,0 +1,472 @@
+/*
+ * Tests for the proxy's pure parts: the credential file (cred.c) and the
+ * record format (record.c): UTF-8 detection, base64, gzip/deflate
+ * decoding, header removal and scrubbing, sequence numbers that continue
+ * across restarts.
+ */
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "proxy/cred.h"
+#include "proxy/record.h"
+#include "tap.h"
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(path);
+}
+
+/* Removes a directory tree (no shell). */
+static void
+rm_rf(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void
+test_cred(void)
+{
+	static const struct {
+		const char *in, *err;
+		int kind;
+	} cases[] = {
+		{ "apikey:sk-ant-123", NULL, CRED_APIKEY },
+		{ "apikey:sk-ant-123\n", NULL, CRED_APIKEY },
+		{ "oauth:sk-ant-oat01-xyz\n", NULL, CRED_OAUTH },
+		{ "", "expected 'apikey:KEY' or 'oauth:TOKEN'", 0 },
+		{ "\n", "expected 'apikey:KEY' or 'oauth:TOKEN'", 0 },
+		{ "bearer:SECRETVALUE", "expected 'apikey:KEY' or 'oauth:TOKEN'", 0 },
+		{ "SECRETVALUE", "expected 'apikey:KEY' or 'oauth:TOKEN'", 0 },
+		{ " apikey:SECRETVALUE", "expected 'apikey:KEY' or 'oauth:TOKEN'",
+		    0 },
+		{ "APIKEY:SECRETVALUE", "expected 'apikey:KEY' or 'oauth:TOKEN'",
+		    0 },
+		{ "apikey:", "the token is empty", 0 },
+		{ "apikey:\n", "the token is empty", 0 },
+		{ "apikey:SECRET VALUE", "the token holds whitespace", 0 },
+		{ "apikey:SECRETVALUE\n\n", "the token holds whitespace", 0 },
+		{ "apikey:SECRETVALUE\r\n", "the token holds whitespace", 0 },
+		{ "oauth:SECRET\tVALUE", "the token holds whitespace", 0 },
+		{ "oauth:SECRET\x01VALUE", "the token holds whitespace", 0 },
+		{ "oauth:SECRET\xc3\xa9VALUE", "the token holds whitespace", 0 },
+	};
+	struct cred c;
+	char err[256];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		rc = cred_parse(&c, cases[i].in, strlen(cases[i].in), "/run/c",
+		    err, sizeof(err));
+		if (cases[i].err == NULL) {
+			ok(rc == 0 && (int)c.kind == cases[i].kind,
+			    "cred: case %zu accepted", i);
+		} else {
+			ok(rc == -1 && strstr(err, cases[i].err) != NULL &&
+			    strncmp(err, "cannot use credential file '/run/c': ",
+			    37) == 0, "cred: case %zu refused: %s", i, err);
+			ok(strstr(err, "SECRET") == NULL,
+			    "cred: case %zu: the message does not quote it", i);
+		}
+		cred_free(&c);
+	}
+	rc = cred_parse(&c, "apikey:sk-1\n", 12, "f", err, sizeof(err));
+	is_str(c.token, "sk-1", "cred: token without the newline");
+	is_int(c.len, 4, "cred: token length");
+	cred_free(&c);
+	cred_free(&c);
+	ok(c.token == NULL && c.kind == CRED_NONE, "cred: free twice is harmless");
+
+	{
+		char big[CRED_MAX_FILE + 10];
+
+		memset(big, 'a', sizeof(big));
+		memcpy(big, "apikey:", 7);
+		rc = cred_parse(&c, big, sizeof(big), "f", err, sizeof(err));
+		ok(rc == -1 && strstr(err, "over 4096 bytes") != NULL,
+		    "cred: over 4 KB refused (%s)", err);
+		rc = cred_parse(&c, big, CRED_MAX_FILE, "f", err, sizeof(err));
+		ok(rc == 0, "cred: exactly 4 KB accepted");
+		cred_free(&c);
+	}
+
+	rc = cred_load(&c, "/nonexistent/cred", err, sizeof(err));
+	ok(rc == -1, "cred: missing file refused");
+	is_str(err, "cannot read credential file '/nonexistent/cred': no such "
+	    "file or directory", "cred: missing file message");
+	{
+		char path[] = "/tmp/lb-cred-XXXXXX";
+		int fd = mkstemp(path);
+
+		(void)!write(fd, "oauth:tok-1\n", 12);
+		close(fd);
+		rc = cred_load(&c, path, err, sizeof(err));
+		ok(rc == 0 && c.kind == CRED_OAUTH && strcmp(c.token, "tok-1")
+		    == 0, "cred: loaded from a file");
+		cred_free(&c);
+		unlink(path);
+	}
+
+	/* Scrubbing. */
+	{
+		unsigned char *s;
+		size_t n;
+
+		cred_parse(&c, "apikey:KEY", 10, "f", err, sizeof(err));
+		s = cred_scrub(&c, "aKEYbKEYKEY", 11, &n);
+		ok(s != NULL, "scrub: replaced");
+		is_str((char *)s, "a[credential]b[credential][credential]",
+		    "scrub: every occurrence");
+		is_int(n, strlen("a[credential]b[credential][credential]"),
+		    "scrub: length");
+		free(s);
+		ok(cred_scrub(&c, "nothing here", 12, &n) == NULL,
+		    "scrub: NULL when absent");
+		ok(cred_scrub(&c, "KE", 2, &n) == NULL, "scrub: short input");
+		s = cred_scrub(&c, "K\0KEY", 5, &n);
+		ok(s != NULL && n == 2 + 12 && memcmp(s, "K\0[credential]", 14)
+		    == 0, "scrub: binary input");
+		free(s);
+		cred_free(&c);
+		ok(cred_scrub(&c, "KEY", 3, &n) == NULL, "scrub: no credential");
+	}
+}
+
+static void
+test_helpers(void)
+{
+	static const struct {
+		const char *s;
+		int ok;
+	} u[] = {
+		{ "plain", 1 }, { "caf\xc3\xa9", 1 }, { "\xe2\x82\xac", 1 },
+		{ "\xf0\x9f\x98\x80", 1 }, { "\xc3", 0 }, { "\x80", 0 },
+		{ "\xc0\xaf", 0 }, { "\xe0\x80\xaf", 0 }, { "\xed\xa0\x80", 0 },
+		{ "\xf4\x90\x80\x80", 0 }, { "\xff", 0 }, { "a\xe2\x82", 0 },
+	};
+	char *b;
+	size_t i;
+
+	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+		is_int(wire_utf8_valid((const unsigned char *)u[i].s,
+		    strlen(u[i].s)), u[i].ok, "utf8: case %zu", i);
+	ok(wire_utf8_valid((const unsigned char *)"a\0b", 3),
+	    "utf8: NUL is valid");
+	b = wire_base64((const unsigned char *)"", 0);
+	is_str(b, "", "base64: empty");
+	free(b);
+	b = wire_base64((const unsigned char *)"f", 1);
+	is_str(b, "Zg==", "base64: 1");
+	free(b);
+	b = wire_base64((const unsigned char *)"fo", 2);
+	is_str(b, "Zm8=", "base64: 2");
+	free(b);
+	b = wire_base64((const unsigned char *)"foobar", 6);
+	is_str(b, "Zm9vYmFy", "base64: 6");
+	free(b);
+	b = wire_base64((const unsigned char *)"\xff\xfe\x00", 3);
+	is_str(b, "//4A", "base64: binary");
+	free(b);
+
+	{
+		json_t *j = wire_text("caf\xe9", 4);
+
+		is_str(json_string_value(j), "caf\xc3\xa9",
+		    "text: Latin-1 fallback");
+		json_decref(j);
+	}
+}
+
+/* gzip (or zlib when gzip is 0) of s, via zlib; malloc'd. */
+static unsigned char *
+compress_str(const char *s, size_t n, int gzip, int raw, size_t *outlen)
+{
+	z_stream z;
+	unsigned char *out = malloc(n + 1024);
+
+	memset(&z, 0, sizeof(z));
+	deflateInit2(&z, 6, Z_DEFLATED, raw ? -15 : gzip ? 31 : 15, 8,
+	    Z_DEFAULT_STRATEGY);
+	z.next_in = (unsigned char *)(uintptr_t)s;
+	z.avail_in = (uInt)n;
+	z.next_out = out;
+	z.avail_out = (uInt)(n + 1024);
+	deflate(&z, Z_FINISH);
+	*outlen = z.total_out;
+	deflateEnd(&z);
+	return out;
+}
+
+static void
+test_inflate(void)
+{
+	const char *text = "{\"messages\":[{\"role\":\"user\"}]}";
+	unsigned char *gz, *out;
+	size_t glen, olen;
+	const char *why;
+
+	gz = compress_str(text, strlen(text), 1, 0, &glen);
+	ok(wire_inflate(gz, glen, 1, &out, &olen, &why) == 0 &&
+	    olen == strlen(text) && memcmp(out, text, olen) == 0,
+	    "inflate: gzip");
+	free(out);
+	ok(wire_inflate(gz, glen - 4, 1, &out, &olen, &why) == -1,
+	    "inflate: truncated gzip refused (%s)", why);
+	gz[12] ^= 0xff;
+	ok(wire_inflate(gz, glen, 1, &out, &olen, &why) == -1,
+	    "inflate: corrupt gzip refused (%s)", why);
+	free(gz);
+	gz = compress_str(text, strlen(text), 0, 0, &glen);
+	ok(wire_inflate(gz, glen, 0, &out, &olen, &why) == 0 &&
+	    olen == strlen(text), "inflate: deflate (zlib)");
+	free(out);
+	free(gz);
+	gz = compress_str(text, strlen(text), 0, 1, &glen);
+	ok(wire_inflate(gz, glen, 0, &out, &olen, &why) == 0 &&
+	    olen == strlen(text), "inflate: deflate (raw)");
+	free(out);
+	free(gz);
+
+	/* A bomb: 200 MB of zeros compresses to ~200 KB. */
+	{
+		size_t n = 200u * 1024 * 1024;
+		char *zeros = calloc(1, n);
+		unsigned char *bomb = compress_str(zeros, n, 1, 0, &glen);
+
+		free(zeros);
+		ok(wire_inflate(bomb, glen, 1, &out, &olen, &why) == -1 &&
+		    strstr(why, "64 MiB") != NULL, "inflate: bomb stopped (%s)",
+		    why);
+		free(bomb);
+	}
+}
+
+static struct http_header hdrs[] = {
+	{ (char *)"Content-Type", (char *)"application/json" },
+	{ (char *)"X-Api-Key", (char *)"sk-dummy" },
+	{ (char *)"authorization", (char *)"Bearer dummy" },
+	{ (char *)"Cookie", (char *)"a=b" },
+	{ (char *)"Proxy-Authorization", (char *)"Basic x" },
+	{ (char *)"X-Note", (char *)"has REALKEY inside" },
+	{ (char *)"Content-Encoding", (char *)"gzip" },
+};
+
+static void
+test_record(void)
+{
+	struct http_request req;
+	struct timespec when = { .tv_sec = 1796227501, .tv_nsec = 123456789 };
+	struct cred c;
+	char err[256];
+	json_t *rec, *h;
+	unsigned char *gz;
+	size_t glen;
+	const char *text = "{\"k\":\"REALKEY\"}";
+
+	cred_parse(&c, "apikey:REALKEY", 14, "f", err, sizeof(err));
+	memset(&req, 0, sizeof(req));
+	req.method = (char *)"POST";
+	req.target = (char *)"/v1/messages?beta=true";
+	req.path = (char *)"/v1/messages";
+	req.headers = hdrs;
+	req.nheaders = 6;
+	req.body = (unsigned char *)"{\"a\":\"\xc3\xa9\"}";
+	req.body_len = strlen((char *)req.body);
+	rec = wire_request_record(&req, 7, &when, &c);
+	is_int(json_integer_value(json_object_get(rec, "seq")), 7, "record: seq");
+	is_str(json_string_value(json_object_get(rec, "time")),
+	    "2026-12-02T16:05:01.123Z", "record: time");
+	is_str(json_string_value(json_object_get(rec, "target")),
+	    "/v1/messages?beta=true", "record: target");
+	is_str(json_string_value(json_object_get(rec, "path")), "/v1/messages",
+	    "record: path");
+	is_str(json_string_value(json_object_get(rec, "body")),
+	    "{\"a\":\"\xc3\xa9\"}", "record: UTF-8 body as text");
+	ok(json_is_true(json_object_get(rec, "body_utf8")), "record: body_utf8");
+	h = json_object_get(rec, "headers");
+	is_int(json_array_size(h), 6, "record: every header");
+	is_str(json_string_value(json_array_get(json_array_get(h, 1), 0)),
+	    "X-Api-Key", "record: name as received");
+	for (int i = 1; i <= 4; i++)
+		is_str(json_string_value(json_array_get(json_array_get(h, i),
+		    1)), "[removed]", "record: %s removed", hdrs[i].name);
+	is_str(json_string_value(json_array_get(json_array_get(h, 5), 1)),
+	    "has [credential] inside", "record: credential scrubbed from a "
+	    "header");
+	ok(json_object_get(rec, "content_encoding") == NULL,
+	    "record: no content_encoding when absent");
+	json_decref(rec);
+
+	/* Binary body. */
+	req.body = (unsigned char *)"\x80\xff\x00z";
+	req.body_len = 4;
+	rec = wire_request_record(&req, 8, &when, &c);
+	ok(json_object_get(rec, "body") == NULL, "record: no text body");
+	is_str(json_string_value(json_object_get(rec, "body_base64")), "gP8Aeg==",
+	    "record: base64 body");
+	ok(json_is_false(json_object_get(rec, "body_utf8")),
+	    "record: flagged not UTF-8");
+	json_decref(rec);
+
+	/* Gzip body, the credential inside: stored decoded and scrubbed. */
+	gz = compress_str(text, strlen(text), 1, 0, &glen);
+	req.body = gz;
+	req.body_len = glen;
+	req.nheaders = 7;
+	rec = wire_request_record(&req, 9, &when, &c);
+	is_str(json_string_value(json_object_get(rec, "content_encoding")),
+	    "gzip", "record: content_encoding");
+	is_str(json_string_value(json_object_get(rec, "body_decoded")),
+	    "{\"k\":\"[credential]\"}", "record: decoded body, scrubbed");
+	ok(json_object_get(rec, "body_base64") != NULL, "record: and the raw "
+	    "gzip");
+	json_decref(rec);
+	gz[glen - 1] ^= 0xff;
+	gz[glen / 2] ^= 0xff;
+	rec = wire_request_record(&req, 10, &when, &c);
+	ok(json_object_get(rec, "decode_error") != NULL &&
+	    json_object_get(rec, "body_decoded") == NULL,
+	    "record: decode_error on a bad gzip");
+	json_decref(rec);
+	free(gz);
+
+	/* Writing: lines, response files, numbering across restarts. */
+	{
+		char dir[] = "/tmp/lb-rec-XXXXXX", path[256], buf[4096];
+		struct wire_log w;
+		int fd;
+		ssize_t n;
+
+		mkdtemp(dir);
+		snprintf(path, sizeof(path), "%s/sub/records", dir);
+		ok(wire_open(&w, path, &c, err, sizeof(err)) == 0,
+		    "wire: opens, creating directories");
+		is_int(wire_next_seq(&w), 1, "wire: first seq is 1");
+		is_int(wire_next_seq(&w), 2, "wire: then 2");
+		rec = json_pack("{s:i, s:s}", "seq", 1, "body", "x REALKEY y");
+		ok(wire_write_response(&w, 1, "resp REALKEY", 12, rec) == 0,
+		    "wire: response file written");
+		ok(wire_append(&w, rec) == 0, "wire: line appended");
+		json_decref(rec);
+		wire_close(&w);
+		snprintf(path, sizeof(path), "%s/sub/records/wire.jsonl", dir);
+		fd = open(path, O_RDONLY);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		is_str(buf, "{\"seq\":1,\"body\":\"x [credential] y\","
+		    "\"response_file\":\"responses/000001.body\","
+		    "\"response_bytes\":12}\n", "wire: the line, scrubbed");
+		snprintf(path, sizeof(path),
+		    "%s/sub/records/responses/000001.body", dir);
+		fd = open(path, O_RDONLY);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		is_str(buf, "resp [credential]", "wire: response file scrubbed");
+		snprintf(path, sizeof(path), "%s/sub/records", dir);
+		wire_open(&w, path, &c, err, sizeof(err));
+		is_int(wire_next_seq(&w), 2, "wire: numbering continues after "
+		    "a restart");
+		wire_close(&w);
+		snprintf(path, sizeof(path), "%s/file", dir);
+		close(open(path, O_CREAT | O_WRONLY, 0644));
+		ok(wire_open(&w, path, &c, err, sizeof(err)) == -1 &&
+		    strstr(err, "cannot create records directory") != NULL &&
+		    strstr(err, "not a directory") != NULL,
+		    "wire: a file in the way is an error (%s)", err);
+		wire_close(&w);
+		rm_rf(dir);
+	}
+	cred_free(&c);
+}
+
+/* wire_dump must write what jansson writes, only faster. */
+static void
+test_dump(void)
+{
+	json_t *v = json_object(), *a = json_array();
+	char *mine, *theirs, big[300];
+	size_t len, i;
+	int same = 1;
+
+	static const char pat[] = "ab\"c\\d\n\x01\x1f\x7f/e\tf\xc3\xa9g";
+
+	for (i = 0; i < sizeof(big) - 1; i++)
+		big[i] = pat[i % (sizeof(pat) - 1)];
+	big[sizeof(big) - 1] = '\0';
+	json_object_set_new(v, "seq", json_integer(-42));
+	json_object_set_new(v, "t", json_string("2026-11-29T16:05:01.123Z"));
+	json_object_set_new(v, "empty", json_string(""));
+	json_object_set_new(v, "nul", json_stringn("a\0b", 3));
+	json_object_set_new(v, "uni", json_string("\xf0\x9f\x98\x80 \xe2\x82\xac"));
+	json_object_set_new(v, "k\"ey\n", json_true());
+	json_object_set_new(v, "f", json_false());
+	json_object_set_new(v, "n", json_null());
+	json_object_set_new(v, "r1", json_real(12.3));
+	json_object_set_new(v, "r2", json_real(3.0));
+	json_object_set_new(v, "r3", json_real(0.001234));
+	json_object_set_new(v, "r4", json_real(1e21));
+	json_array_append_new(a, json_string("x"));
+	json_array_append_new(a, json_array());
+	json_array_append_new(a, json_object());
+	json_object_set_new(v, "arr", a);
+	for (i = 0; i < sizeof(pat) - 1; i++)	/* escapes, each alignment */
+		json_object_set_new(v, (char[]){ 'b', (char)('a' + i), 0 },
+		    json_string(big + i));
+	mine = wire_dump(v, &len);
+	theirs = json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	is_str(mine, theirs, "dump: same text as jansson");
+	ok(mine && len == strlen(mine), "dump: length");
+	free(mine);
+	free(theirs);
+	json_decref(v);
+
+	/* Random strings of every byte class. */
+	srand(7);
+	for (int k = 0; k < 200 && same; k++) {
+		char s[97];
+		size_t n = (size_t)(rand() % 96);
+
+		for (i = 0; i < n; i++) {
+			int c = rand() % 130;
+
+			s[i] = (char)(c < 128 ? c : 'z');
+			if (s[i] == 0)
+				s[i] = '"';
+		}
+		s[n] = '\0';
+		v = json_pack("{s:s}", "s", s);
+		mine = wire_dump(v, &len);
+		theirs = json_dumps(v, JSON_COMPACT);
+		same = mine && theirs && strcmp(mine, theirs) == 0;
+		free(mine);
+		free(theirs);
+		json_decref(v);
+	}
+	ok(same, "dump: 200 random ASCII strings as jansson writes them");
+}
+
+int
+main(void)
+{
+	test_cred();
+	test_helpers();
+	test_inflate();
+	test_record();
+	test_dump();
+	return tap_done();
+}

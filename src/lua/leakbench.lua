@@ -1,0 +1,224 @@
+-- The scenario author's module: require "leakbench".
+--
+-- Everything here is pure description: canaries, the scripted model's turns
+-- and faults, files to stage, and expect() for checks. Misuse raises with
+-- error(msg, 2) so the message names the caller's file and line.
+local core = require "leakbench.core"
+
+local lb = {}
+
+local SCRIPT = "leakbench.script"
+local BLOCK = "leakbench.block"
+local FAULT = "leakbench.fault"
+local FILE = "leakbench.file"
+
+local function typeerr(fname, n, want, got)
+  error(string.format("bad argument #%d to 'lb.%s' (%s expected, got %s)",
+    n, fname, want, type(got) == "table" and (getmetatable(got) and
+    getmetatable(got).__name or "table") or type(got)), 3)
+end
+
+local function mark(t, name)
+  return setmetatable(t, { __name = name })
+end
+
+local function is(v, name)
+  local mt = type(v) == "table" and getmetatable(v)
+  return mt and mt.__name == name or false
+end
+lb.is = is
+
+-- lb.canary([prefix]) -> a fresh random secret: prefix .. 32 hex digits.
+function lb.canary(prefix)
+  if prefix ~= nil and type(prefix) ~= "string" then
+    typeerr("canary", 1, "string", prefix)
+  end
+  return core.canary(prefix)
+end
+
+-- lb.say(text): a text block of a scripted turn. Templates such as
+-- {{last_result}} expand in the scripted model.
+function lb.say(text)
+  if type(text) ~= "string" then typeerr("say", 1, "string", text) end
+  return mark({ type = "text", text = text }, BLOCK)
+end
+
+-- lb.think(text): a thinking block.
+function lb.think(text)
+  if type(text) ~= "string" then typeerr("think", 1, "string", text) end
+  return mark({ type = "thinking", thinking = text }, BLOCK)
+end
+
+-- lb.use(name, input): a tool_use block; input is a table of the tool's
+-- parameters (strings in it are templated too).
+function lb.use(name, input)
+  if type(name) ~= "string" or name == "" then typeerr("use", 1, "string", name) end
+  if input == nil then input = {} end
+  if type(input) ~= "table" then typeerr("use", 2, "table", input) end
+  return mark({ type = "tool_use", name = name, input = input }, BLOCK)
+end
+
+-- Faults, attached to a turn with lb.turn{ ..., faults = { ... } }.
+lb.fault = {}
+
+-- lb.fault.http(status[, retry_after]): answer this turn's next request
+-- with an HTTP error in the API's shape (429, 500, 529, ...).
+function lb.fault.http(status, retry_after)
+  if math.type(status) ~= "integer" or status < 400 or status > 599 then
+    error("bad argument #1 to 'lb.fault.http' (an HTTP error status 400-599 expected)", 2)
+  end
+  if retry_after ~= nil and type(retry_after) ~= "number" then
+    typeerr("fault.http", 2, "number", retry_after)
+  end
+  return mark({ kind = "http", status = status, retry_after = retry_after }, FAULT)
+end
+
+-- lb.fault.overloaded(): a 529 overloaded_error.
+function lb.fault.overloaded()
+  return mark({ kind = "http", status = 529 }, FAULT)
+end
+
+-- lb.fault.stream_error([error_type[, after_blocks]]): an SSE error event in
+-- the middle of the stream.
+function lb.fault.stream_error(error_type, after_blocks)
+  if error_type ~= nil and type(error_type) ~= "string" then
+    typeerr("fault.stream_error", 1, "string", error_type)
+  end
+  if after_blocks ~= nil and math.type(after_blocks) ~= "integer" then
+    typeerr("fault.stream_error", 2, "integer", after_blocks)
+  end
+  return mark({ kind = "stream_error", error_type = error_type or "overloaded_error",
+    after_blocks = after_blocks or 1 }, FAULT)
+end
+
+-- lb.fault.delay(ms): wait, sending pings, then answer normally.
+function lb.fault.delay(ms)
+  if math.type(ms) ~= "integer" or ms < 0 then
+    error("bad argument #1 to 'lb.fault.delay' (a non-negative integer of milliseconds expected)", 2)
+  end
+  return mark({ kind = "delay", ms = ms }, FAULT)
+end
+
+-- A turn: a single block, or a list of blocks with an optional
+-- faults = { lb.fault... } field. Returns the normalized turn or raises.
+local function turn_of(t, i)
+  if is(t, BLOCK) then return { blocks = { t } } end
+  if type(t) ~= "table" then
+    error(string.format("bad turn %d in 'lb.script' (a block or a list of blocks expected, got %s)",
+      i, type(t)), 3)
+  end
+  local turn = { blocks = {} }
+  for k, v in pairs(t) do
+    if k == "faults" then
+      if type(v) ~= "table" then
+        error(string.format("bad turn %d in 'lb.script' (faults must be a list)", i), 3)
+      end
+      turn.faults = {}
+      for j, f in ipairs(v) do
+        if not is(f, FAULT) then
+          error(string.format("bad turn %d in 'lb.script' (faults[%d] is not an lb.fault)", i, j), 3)
+        end
+        turn.faults[j] = f
+      end
+    elseif math.type(k) ~= "integer" then
+      error(string.format("bad turn %d in 'lb.script' (unknown field '%s')", i, tostring(k)), 3)
+    end
+  end
+  for j, b in ipairs(t) do
+    if not is(b, BLOCK) then
+      error(string.format("bad turn %d in 'lb.script' (block %d is not lb.say, lb.think or lb.use)", i, j), 3)
+    end
+    turn.blocks[j] = b
+  end
+  if #turn.blocks == 0 and not turn.faults then
+    error(string.format("bad turn %d in 'lb.script' (a turn needs at least one block)", i), 3)
+  end
+  return turn
+end
+
+-- lb.script{ turn, turn, ..., final = "text", max_requests = n }: what the
+-- scripted model plays. A turn with a tool_use ends with stop_reason
+-- tool_use, a turn of text ends the conversation.
+function lb.script(t)
+  if type(t) ~= "table" then typeerr("script", 1, "table", t) end
+  local s = { turns = {} }
+  for k, v in pairs(t) do
+    if k == "final" then
+      if type(v) ~= "string" then error("bad field 'final' in 'lb.script' (string expected)", 2) end
+      s.final = v
+    elseif k == "max_requests" then
+      if math.type(v) ~= "integer" or v < 1 then
+        error("bad field 'max_requests' in 'lb.script' (positive integer expected)", 2)
+      end
+      s.max_requests = v
+    elseif math.type(k) ~= "integer" then
+      error(string.format("unknown field '%s' in 'lb.script'", tostring(k)), 2)
+    end
+  end
+  for i, turn in ipairs(t) do s.turns[i] = turn_of(turn, i) end
+  return mark(s, SCRIPT)
+end
+
+-- The script as the JSON document the scripted model reads.
+function lb.script_json(s)
+  local cjson = require "cjson"
+  local turns = {}
+  for i, turn in ipairs(s.turns) do
+    local blocks = {}
+    for j, b in ipairs(turn.blocks) do
+      if b.type == "tool_use" then
+        local input = b.input
+        if next(input) == nil then input = cjson.empty_table or setmetatable({}, cjson.empty_table_mt) end
+        blocks[j] = { type = b.type, name = b.name, input = input }
+      else
+        blocks[j] = { type = b.type, text = b.text, thinking = b.thinking }
+      end
+    end
+    local faults
+    if turn.faults then
+      faults = {}
+      for j, f in ipairs(turn.faults) do
+        faults[j] = { kind = f.kind, status = f.status, retry_after = f.retry_after,
+          error_type = f.error_type, after_blocks = f.after_blocks, ms = f.ms }
+      end
+    end
+    turns[i] = { blocks = setmetatable(blocks, cjson.array_mt), faults = faults }
+  end
+  return cjson.encode({ version = 1, turns = setmetatable(turns, cjson.array_mt),
+    final = s.final, max_requests = s.max_requests })
+end
+
+-- lb.file(path): a file next to the calling scenario or subject file, read
+-- now. Staged with its mode (so a hook script stays executable).
+function lb.file(path)
+  if type(path) ~= "string" or path == "" then typeerr("file", 1, "string", path) end
+  local src = path
+  if path:sub(1, 1) ~= "/" then
+    local info = debug.getinfo(2, "S")
+    local dir = info and info.source:match("^@(.*)/[^/]*$") or "."
+    src = dir .. "/" .. path
+  end
+  local f, err = io.open(src, "rb")
+  if not f then error(string.format("cannot read file '%s': %s", src, err:match(": (.*)$") or err), 2) end
+  local data = f:read("a")
+  f:close()
+  local st = core.stat and core.stat(src)
+  return mark({ path = src, data = data, mode = st and st.mode or 420 }, FILE)
+end
+
+-- lb.expect(cond, msg): a check. Fails the run with msg and the caller's
+-- file:line when cond is false or nil; returns cond otherwise.
+function lb.expect(cond, msg)
+  if msg ~= nil and type(msg) ~= "string" then typeerr("expect", 2, "string", msg) end
+  if not cond then
+    local info = debug.getinfo(2, "Sl")
+    local where = info and info.short_src .. ":" .. (info.currentline or 0) or "?"
+    error(setmetatable({ check_failed = true, message = msg or "expectation failed", where = where },
+      { __tostring = function(e) return e.where .. ": " .. e.message end }), 2)
+  end
+  return cond
+end
+
+lb.SCRIPT, lb.BLOCK, lb.FAULT, lb.FILE = SCRIPT, BLOCK, FAULT, FILE
+
+return lb

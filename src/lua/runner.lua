@@ -1,0 +1,352 @@
+-- "leakbench run": scenario files x subjects x repeats, each run in its own
+-- process (leakbench exec-run), at most --jobs at a time; then results.json,
+-- junit.xml and the matrix.
+--
+-- A broken scenario or subject file becomes "error" runs with its file:line;
+-- the other runs go on. SIGINT/SIGTERM: no new runs, the running ones are
+-- told to stop (they clean up after themselves), partial results are
+-- written, leftovers of the suite are removed by label, exit 130.
+local cjson = require "cjson"
+local core = require "leakbench.core"
+local loader = require "leakbench.loader"
+local report = require "leakbench.report"
+
+local M = {}
+
+local DEFAULT_MODEL = "claude-sonnet-4-5"
+local DEFAULT_TIMEOUT = 300
+
+local function perr(fmt, ...)
+  io.stderr:write("leakbench: ", string.format(fmt, ...), "\n")
+end
+
+local function slug(s)
+  return (s:gsub("[^%w_.-]", "_"))
+end
+
+-- Loads every scenario and subject file once (to list, filter and catch
+-- broken files early). Each run loads its files again in its own process.
+local function plan(opts, paths)
+  local files, errs = loader.find(paths, core.listdir)
+  local scenarios = {}
+  for _, f in ipairs(files) do
+    if loader.kind(f) == "scenario" then
+      local t, err = loader.load(f, "scenario")
+      local name = t and t.name or (f:match("([^/]+)%.lua$") or f)
+      local keep = true
+      if opts.filter and not name:find(opts.filter, 1, true) then keep = false end
+      if keep and opts.tag and t then
+        keep = false
+        for _, want in ipairs(opts.tag) do
+          for _, have in ipairs(t.tags) do if want == have then keep = true end end
+        end
+      end
+      if keep then
+        if not t then perr("%s", err) end
+        scenarios[#scenarios + 1] = { file = f, name = name, error = err, tags = t and t.tags or {} }
+      end
+    end
+  end
+  local subjects = {}
+  if not opts.no_baseline then subjects[1] = { name = "baseline" } end
+  for _, f in ipairs(opts.subject or {}) do
+    local t, err = loader.load(f, "subject")
+    if not t then perr("%s", err) end
+    subjects[#subjects + 1] = { file = f, name = t and t.name or (f:match("([^/]+)%.lua$") or f),
+      error = err, def = t }
+  end
+  return scenarios, subjects, errs
+end
+
+-- Every regular file under DIR (relative paths, sorted).
+local function tree(dir, rel, out)
+  out = out or {}
+  local names = core.listdir(rel and (dir .. "/" .. rel) or dir) or {}
+  table.sort(names)
+  for _, n in ipairs(names) do
+    local r = rel and (rel .. "/" .. n) or n
+    local st = core.stat(dir .. "/" .. r)
+    if st and st.type == "dir" then tree(dir, r, out)
+    elseif st and st.type == "file" then out[#out + 1] = r end
+  end
+  return out
+end
+
+-- The image of a subject's interceptor: IMAGE as given, or built from its
+-- context with the Containerfile there, on leakbench's base image, tagged
+-- with a hash of every file of the context (an edit rebuilds it, nothing
+-- else does). Returns the tag or nil, err.
+function M.subject_image(pm, subject, base)
+  local icp = subject.interceptor
+  if icp.image then
+    if pm:image_exists(icp.image) then return icp.image end
+    return nil, string.format("subject '%s': image '%s' is not present (podman pull it first)",
+      subject.name, icp.image)
+  end
+  local ctx = icp.build.context
+  local st = core.stat(ctx)
+  if not st or st.type ~= "dir" then
+    return nil, string.format("subject '%s': build context '%s' is not a directory", subject.name, ctx)
+  end
+  local cf = ctx .. "/" .. icp.build.containerfile
+  if not core.stat(cf) then
+    return nil, string.format("subject '%s': no Containerfile '%s'", subject.name, cf)
+  end
+  local parts = { "base\0" .. tostring(base) .. "\0containerfile\0" .. icp.build.containerfile }
+  for _, rel in ipairs(tree(ctx)) do
+    parts[#parts + 1] = rel .. "\0" .. assert(core.sha256_file(ctx .. "/" .. rel))
+  end
+  local tag = string.format("localhost/leakbench-subject-%s:%s", subject.name:lower(),
+    core.sha256(table.concat(parts, "\0")):sub(1, 12))
+  if pm:image_exists(tag) then return tag end
+  io.stderr:write(string.format("building image %s\n", tag))
+  local ok, err = pm:build({ containerfile = cf, tag = tag, context = ctx,
+    build_args = { BASE = base } })
+  if not ok then return nil, string.format("subject '%s': %s", subject.name, err) end
+  return tag
+end
+
+local function utc_stamp()
+  return os.date("!%Y%m%dT%H%M%SZ")
+end
+
+local function fmt_time(s)
+  s = math.floor(s + 0.5)
+  if s >= 3600 then return string.format("%d:%02d:%02d", s // 3600, s % 3600 // 60, s % 60) end
+  return string.format("%d:%02d", s // 60, s % 60)
+end
+
+-- Progress: one rewritten line on a terminal, plain lines otherwise.
+local Progress = {}
+Progress.__index = Progress
+
+local function new_progress(total)
+  return setmetatable({ total = total, done = 0, failed = 0, running = 0,
+    t0 = core.now(), tty = core.isatty(2) }, Progress)
+end
+
+function Progress:line()
+  local elapsed = core.now() - self.t0
+  local eta = ""
+  if self.done > 0 and self.done < self.total then
+    eta = "  ~" .. fmt_time(elapsed / self.done * (self.total - self.done)) .. " left"
+  end
+  local width = 30
+  local fill = math.floor(width * self.done / math.max(self.total, 1))
+  return string.format("[%s%s] %d/%d  running %d  failed %d  %s elapsed%s",
+    string.rep("=", fill), string.rep(" ", width - fill), self.done, self.total,
+    self.running, self.failed, fmt_time(elapsed), eta)
+end
+
+function Progress:tick()
+  if self.tty then io.stderr:write("\r\27[K", self:line()) io.stderr:flush() end
+end
+
+function Progress:finished(r)
+  self.done = self.done + 1
+  if r.verdict ~= "pass" then self.failed = self.failed + 1 end
+  if self.tty then
+    io.stderr:write("\r\27[K")
+    if r.verdict ~= "pass" then
+      io.stderr:write(string.format("%s × %s #%d: %s%s\n", r.scenario, r.subject, r.repeat_index,
+        r.verdict, r.reason and (": " .. r.reason:match("^[^\n]*")) or ""))
+    end
+    self:tick()
+  else
+    io.stderr:write(string.format("[%d/%d] %s × %s #%d: %s%s\n", self.done, self.total,
+      r.scenario, r.subject, r.repeat_index, r.verdict,
+      r.reason and (": " .. r.reason:match("^[^\n]*")) or ""))
+  end
+end
+
+function Progress:close()
+  if self.tty then io.stderr:write("\r\27[K") io.stderr:flush() end
+end
+
+local function read_json(path)
+  local text = core.read_file(path)
+  if not text then return nil end
+  local ok, v = pcall(cjson.decode, text)
+  return ok and v or nil
+end
+
+-- Starts one run's process. Returns the handle or nil, err.
+local function start_run(exe, job, ctx)
+  local argv = { exe, "exec-run", "--scenario", job.scenario.file, "--dir", job.dir,
+    "--run-id", job.run_id, "--suite-id", ctx.suite_id, "--repeat-index", tostring(job.repeat_index),
+    "--images", cjson.encode(job.images), "--model", ctx.model, "--timeout", tostring(ctx.timeout) }
+  if job.subject.file then
+    argv[#argv + 1] = "--subject"
+    argv[#argv + 1] = job.subject.file
+  end
+  if ctx.live then argv[#argv + 1] = "--live" end
+  if ctx.keep_transcripts then argv[#argv + 1] = "--keep-transcripts" end
+  return core.start({ argv = argv, stdout = job.dir .. "/runner.log", stderr = job.dir .. "/runner.log" })
+end
+
+-- A result for a run that could not happen or whose process died.
+local function error_result(job, reason)
+  return { scenario = job.scenario.name, subject = job.subject.name, repeat_index = job.repeat_index,
+    scenario_file = job.scenario.file, subject_file = job.subject.file, run_id = job.run_id,
+    dir = job.dir, verdict = "error", reason = reason }
+end
+
+function M.main(opts, paths, cli)
+  for _, k in ipairs({ "jobs", "repeat" }) do
+    local ok, err = cli.int_opt("run", opts, k, 1)
+    if not ok then perr("%s", err) return 2 end
+  end
+  if opts.timeout then
+    local t = tonumber(opts.timeout)
+    if not t or t <= 0 then
+      perr("run: option '--timeout' must be a positive number of seconds, got '%s'", opts.timeout)
+      return 2
+    end
+    opts.timeout = t
+  end
+  if #paths == 0 then paths = { "scenarios/" } end
+  local scenarios, subjects, path_errs = plan(opts, paths)
+  for _, e in ipairs(path_errs) do perr("%s", e) end
+  if #path_errs > 0 then return 2 end
+  if #scenarios == 0 then
+    perr("run: no scenario matched in %s", table.concat(paths, " "))
+    return 2
+  end
+  if #subjects == 0 then
+    perr("run: nothing to run: --no-baseline and no --subject")
+    return 2
+  end
+
+  local ctx = {
+    suite_id = core.uuid(), model = opts.model or DEFAULT_MODEL,
+    timeout = opts.timeout or DEFAULT_TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
+  }
+  local jobs_n = opts.jobs or core.ncpu()
+  local repeats = opts["repeat"] or 1
+  local out = opts.out or ("runs/" .. utc_stamp())
+  local ok, err = core.mkdir_p(out, 493)
+  if not ok then perr("run: cannot create '%s': %s", out, err) return 1 end
+  core.trap_signals()
+
+  -- Images once for the whole suite.
+  local podman = require "leakbench.podman"
+  local images = require "leakbench.images"
+  local pm, perr_msg = podman.new()
+  local tags, build_err
+  if pm then
+    tags, build_err = images.ensure(pm, {})
+  else
+    build_err = perr_msg
+  end
+  local subject_images = {}
+  if tags then
+    for _, s in ipairs(subjects) do
+      if s.def and s.def.interceptor then
+        local tag, e = M.subject_image(pm, s.def, tags.base)
+        if tag then subject_images[s.name] = tag else s.error = s.error or e end
+      end
+    end
+  end
+  io.stderr:write(string.format("leakbench %s · %s · %s · %d scenario%s × %d subject%s%s\n",
+    cli.VERSION, tags and tags.claude or "no images", ctx.live and "live API" or "scripted model",
+    #scenarios, #scenarios == 1 and "" or "s", #subjects, #subjects == 1 and "" or "s",
+    repeats > 1 and (" × " .. repeats .. " repeats") or ""))
+
+  local queue, results = {}, {}
+  for _, sc in ipairs(scenarios) do
+    for _, sj in ipairs(subjects) do
+      for k = 1, repeats do
+        local run_id = core.uuid()
+        local dir = string.format("%s/%s/%s/%d", out, slug(sc.name), slug(sj.name), k)
+        queue[#queue + 1] = { scenario = sc, subject = sj, repeat_index = k, run_id = run_id, dir = dir,
+          images = { claude = tags and tags.claude, proxy = tags and tags.proxy,
+            subject = subject_images[sj.name] } }
+      end
+    end
+  end
+
+  local progress = new_progress(#queue)
+  local running, handles = {}, {}
+  local exe = core.exe_path()
+  local stop = false
+  local qi = 1
+  local function finish(job, r)
+    r.scenario = r.scenario or job.scenario.name
+    r.subject = r.subject or job.subject.name
+    r.repeat_index = job.repeat_index
+    r.dir = job.dir
+    results[#results + 1] = r
+    progress:finished(r)
+    if opts.fail_fast and r.verdict ~= "pass" then stop = true end
+  end
+  while true do
+    if core.interrupted() then stop = true end
+    while not stop and #running < jobs_n and qi <= #queue do
+      local job = queue[qi]
+      qi = qi + 1
+      assert(core.mkdir_p(job.dir, 493))
+      if job.scenario.error then
+        finish(job, error_result(job, job.scenario.error))
+      elseif job.subject.error then
+        finish(job, error_result(job, job.subject.error))
+      elseif not tags then
+        finish(job, error_result(job, "cannot build the images: " .. tostring(build_err)))
+      else
+        local h, e = start_run(exe, job, ctx)
+        if not h then
+          finish(job, error_result(job, "cannot start the run: " .. tostring(e)))
+        else
+          running[#running + 1] = job
+          handles[#handles + 1] = h
+        end
+      end
+    end
+    progress.running = #running
+    if #running == 0 then break end
+    progress:tick()
+    local i, st = core.wait_any(handles, 0.5)
+    if i then
+      local job = table.remove(running, i)
+      table.remove(handles, i)
+      local r = read_json(job.dir .. "/result.json")
+      if not r then
+        local log = core.read_file(job.dir .. "/runner.log") or ""
+        r = error_result(job, string.format("the run's process ended (%s) without a result: %s",
+          st.signame or ("exit " .. tostring(st.status)), log:sub(-2000)))
+      end
+      finish(job, r)
+    elseif core.interrupted() and not stop then
+      stop = true
+    end
+    if stop and core.interrupted() and not ctx.told then
+      ctx.told = true
+      for _, h in ipairs(handles) do h:kill("SIGTERM") end
+    end
+  end
+  progress:close()
+  if core.interrupted() then
+    for j = qi, #queue do
+      local job = queue[j]
+      local r = error_result(job, "not run: interrupted")
+      r.verdict = "skipped"
+      results[#results + 1] = r
+    end
+    if pm then pm:remove_by_label("leakbench.suite=" .. ctx.suite_id) end
+  end
+
+  local doc = report.document(results, {
+    suite_id = ctx.suite_id, version = cli.VERSION, live = ctx.live, model = ctx.model,
+    images = tags, scenarios = scenarios, subjects = subjects, repeats = repeats,
+    interrupted = core.interrupted() and true or false,
+  })
+  report.write(out, doc)
+  io.write(report.matrix(doc))
+  io.write(string.format("results: %s/results.json · junit.xml · %d run folders\n", out, #results))
+  if core.interrupted() then return 130 end
+  for _, r in ipairs(results) do
+    if r.verdict ~= "pass" then return 1 end
+  end
+  return 0
+end
+
+return M

@@ -1,0 +1,450 @@
+-- One isolated run: a scenario, optionally a subject, in containers.
+--
+-- Topology (DESIGN.md): a network of the run's own with no egress holds the
+-- claude container, the interceptor (if the subject has one) and one leg of
+-- the recording proxy; the proxy's other leg is on a second network of the
+-- run's own that holds the upstream (the scripted model; offline this
+-- network is internal too) or reaches the real API (--live). Everything the
+-- run creates carries the labels leakbench=1, leakbench.run=<run id>,
+-- leakbench.suite=<suite id>, leakbench.pid=<our pid>.
+--
+-- Whatever happens (success, timeout, error, SIGINT, SIGTERM) the finally
+-- step collects the logs, removes every container and network of the run
+-- and the credential file, and the artifacts stay in the run directory.
+local cjson = require "cjson"
+local core = require "leakbench.core"
+local lb = require "leakbench"
+local auth = require "leakbench.auth"
+
+local M = {}
+
+local UID = 1000
+local PROXY_PORT = 8080
+local MODEL_PORT = 8081
+local READY_TIMEOUT = 30
+
+-- Environment for Claude Code that stops traffic the run does not need.
+local QUIET_ENV = {
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1",
+  DISABLE_AUTOUPDATER = "1",
+  DISABLE_ERROR_REPORTING = "1",
+  DISABLE_TELEMETRY = "1",
+}
+
+local function json_encode(v)
+  return cjson.encode(v)
+end
+
+-- Deep merge of Claude Code settings: tables merge key by key, lists
+-- concatenate (hooks and permission rules of the scenario and the subject
+-- both apply), scalars from B win.
+local function is_list(t)
+  if type(t) ~= "table" then return false end
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  return n == #t and n > 0
+end
+
+function M.merge_settings(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then
+    if b == nil then return a end
+    return b
+  end
+  if is_list(a) and is_list(b) then
+    local out = {}
+    for _, v in ipairs(a) do out[#out + 1] = v end
+    for _, v in ipairs(b) do out[#out + 1] = v end
+    return out
+  end
+  local out = {}
+  for k, v in pairs(a) do out[k] = v end
+  for k, v in pairs(b) do out[k] = M.merge_settings(out[k], v) end
+  return out
+end
+
+-- The argv of Claude Code inside the container (the seed's claude_args).
+function M.claude_argv(scenario, session_id, model)
+  local argv = {
+    "claude", "-p", scenario.prompt,
+    "--session-id", session_id,
+    "--model", model,
+    "--output-format", "stream-json",
+    "--verbose",
+    "--permission-mode", "bypassPermissions",
+    "--setting-sources", "project",
+    "--settings", "/opt/subject/settings.json",
+    "--strict-mcp-config",
+  }
+  if scenario.max_turns then
+    argv[#argv + 1] = "--max-turns"
+    argv[#argv + 1] = tostring(scenario.max_turns)
+  end
+  for _, a in ipairs(scenario.claude_args or {}) do argv[#argv + 1] = a end
+  return argv
+end
+
+-- Writes the files of a map (path = string | lb.file) under DIR.
+local function stage_files(dir, files)
+  local names = {}
+  for k in pairs(files) do names[#names + 1] = k end
+  table.sort(names)
+  for _, rel in ipairs(names) do
+    local v = files[rel]
+    local path = dir .. "/" .. rel
+    local parent = path:match("^(.*)/[^/]*$")
+    assert(core.mkdir_p(parent, 493))
+    if lb.is(v, lb.FILE) then
+      assert(core.write_file(path, v.data, v.mode & 511))
+    else
+      assert(core.write_file(path, v, 420))
+    end
+  end
+end
+
+local Run = {}
+Run.__index = Run
+
+-- new(opts): opts.scenario, opts.subject (or nil), opts.dir (the run's
+-- artifact directory, created by the caller), opts.images {claude=, proxy=,
+-- subject=}, opts.pm (leakbench.podman object), opts.run_id,
+-- opts.suite_id, opts.live, opts.model, opts.timeout, opts.keep_transcripts.
+function M.new(opts)
+  local self = setmetatable({}, Run)
+  for k, v in pairs(opts) do self[k] = v end
+  self.tag = self.run_id:sub(1, 12)
+  self.names = {
+    int = "lb-" .. self.tag .. "-int",
+    egress = "lb-" .. self.tag .. "-egress",
+    model = "lb-" .. self.tag .. "-model",
+    proxy = "lb-" .. self.tag .. "-proxy",
+    icp = "lb-" .. self.tag .. "-icp",
+    claude = "lb-" .. self.tag .. "-claude",
+    setup = "lb-" .. self.tag .. "-setup",
+  }
+  self.timings = {}
+  self.session_id = core.uuid()
+  return self
+end
+
+function Run:labels()
+  return {
+    "--label", "leakbench=1",
+    "--label", "leakbench.run=" .. self.run_id,
+    "--label", "leakbench.suite=" .. (self.suite_id or self.run_id),
+    "--label", "leakbench.pid=" .. core.getpid(),
+  }
+end
+
+local function append(t, ...)
+  for _, list in ipairs({ ... }) do
+    for _, v in ipairs(list) do t[#t + 1] = v end
+  end
+  return t
+end
+
+-- podman(argv, opts) -> result or raises {stage=, msg=}.
+function Run:podman(argv, opts)
+  local r, err = self.pm:podman(argv, opts)
+  if not r then error({ run_error = true, msg = err }, 0) end
+  return r
+end
+
+function Run:fail(fmt, ...)
+  error({ run_error = true, msg = string.format(fmt, ...) }, 0)
+end
+
+function Run:phase(name, fn)
+  local t0 = core.now()
+  local ok, err = pcall(fn)
+  self.timings[name] = core.now() - t0
+  if not ok then error(err, 0) end
+end
+
+function Run:check_interrupted()
+  local sig = core.interrupted()
+  if sig then error({ run_error = true, interrupted = sig, msg = "interrupted by " .. sig }, 0) end
+end
+
+-- Stage: project, home files, claude config, subject dir, script, records.
+function Run:stage()
+  local d = self.dir
+  self.project = d .. "/project"
+  self.config = d .. "/claude-config"
+  self.records = d .. "/records"
+  self.subject_dir = d .. "/subject"
+  for _, p in ipairs({ self.project, self.config, self.records, self.subject_dir }) do
+    assert(core.mkdir_p(p, 493))
+  end
+  stage_files(self.project, self.scenario.files)
+  if next(self.scenario.home) then
+    self.home_dir = d .. "/home"
+    stage_files(self.home_dir, self.scenario.home)
+  end
+  local cache = auth.feature_cache(os.getenv, core.read_file)
+  assert(core.write_file(self.config .. "/.claude.json",
+    next(cache) and json_encode(cache) or "{}", 384))
+  local subject = self.subject
+  local settings = M.merge_settings(self.scenario.settings, subject and subject.settings or {})
+  local text = next(settings) and json_encode(settings) or "{}"
+  if subject then stage_files(self.subject_dir, subject.files) end
+  assert(core.write_file(self.subject_dir .. "/settings.json", text, 420))
+  assert(core.write_file(d .. "/settings.json", text, 420))
+  if not self.live then
+    if not self.scenario.model then
+      self:fail("scenario '%s' has no model script: it can only run with --live", self.scenario.name)
+    end
+    assert(core.write_file(d .. "/script.json", lb.script_json(self.scenario.model), 420))
+  end
+  -- Rootful podman runs the containers as uid 1000 without a user
+  -- namespace: give it what it must write.
+  if self.pm.rootful then
+    for _, p in ipairs({ self.project, self.config, self.records }) do
+      assert(core.chown(p, UID, UID, true))
+    end
+  end
+end
+
+-- The real credential, for --live: a 0600 file in a 0700 directory on
+-- memory-backed storage, readable by the proxy's uid only.
+function Run:write_credential()
+  local real, kind_or_err = auth.host()
+  if not real then self:fail("%s", kind_or_err) end
+  self.auth_kind = kind_or_err
+  local base = os.getenv("XDG_RUNTIME_DIR")
+  if not base or base == "" or not core.stat(base) then base = "/dev/shm" end
+  self.secret_dir = assert(core.tmpdir("leakbench-", base))
+  self.auth_file = self.secret_dir .. "/auth"
+  assert(core.write_file(self.auth_file, real, 384))
+  if self.pm.rootful then
+    assert(core.chown(self.secret_dir, UID, UID))
+    assert(core.chown(self.auth_file, UID, UID))
+  end
+  self.real_credential = real:match("^%a+:(.*)$")
+end
+
+function Run:networks()
+  self:podman(append({ "network", "create", "--internal" }, self:labels(), { self.names.int }))
+  self.created_int = true
+  local egress = { "network", "create" }
+  if not self.live then egress[#egress + 1] = "--internal" end
+  self:podman(append(egress, self:labels(), { self.names.egress }))
+  self.created_egress = true
+end
+
+-- Flags every container of the run gets.
+function Run:base_flags(name)
+  return append({ "run", "-d", "--name", name }, self:labels(), self.pm:run_args(), {
+    "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
+    "--tmpfs", "/tmp:rw,mode=1777",
+  })
+end
+
+function Run:wait_ready(name, line, what)
+  local ok, logs = self.pm:wait_log_line(name, line, READY_TIMEOUT)
+  if not ok then
+    self:check_interrupted()
+    self:fail("%s container '%s' did not start within %d s; its log:\n%s", what, name,
+      READY_TIMEOUT, logs or "(empty)")
+  end
+end
+
+function Run:start_model()
+  local argv = append(self:base_flags(self.names.model), {
+    "--network", self.names.egress,
+    "-v", self.dir .. "/script.json:/script/script.json:ro",
+    self.images.proxy,
+    "lb-model", "--script", "/script/script.json", "--listen", "0.0.0.0:" .. MODEL_PORT,
+  })
+  self:podman(argv)
+  self.started[#self.started + 1] = { name = self.names.model, log = "model.log" }
+  self:wait_ready(self.names.model, "listening", "scripted model")
+end
+
+function Run:start_proxy()
+  local upstream = self.live and (os.getenv("LEAKBENCH_UPSTREAM") or "https://api.anthropic.com")
+    or ("http://" .. self.names.model .. ":" .. MODEL_PORT)
+  local argv = append(self:base_flags(self.names.proxy), {
+    "--network", self.names.int .. "," .. self.names.egress,
+    "-v", self.records .. ":/records",
+  })
+  local proxy_args = { "lb-proxy", "--listen", "0.0.0.0:" .. PROXY_PORT, "--upstream", upstream,
+    "--records", "/records" }
+  if self.auth_file then
+    append(argv, { "-v", self.auth_file .. ":/run/secrets/bench-auth:ro" })
+    append(proxy_args, { "--credential-file", "/run/secrets/bench-auth" })
+  end
+  local ca = os.getenv("LEAKBENCH_UPSTREAM_CA")
+  if self.live and ca and ca ~= "" then
+    append(argv, { "-v", ca .. ":/run/upstream-ca.pem:ro" })
+    append(proxy_args, { "--ca-file", "/run/upstream-ca.pem" })
+  end
+  append(argv, { self.images.proxy }, proxy_args)
+  self:podman(argv)
+  self.started[#self.started + 1] = { name = self.names.proxy, log = "proxy.log" }
+  self:wait_ready(self.names.proxy, "listening", "recording proxy")
+  self.base_url = "http://" .. self.names.proxy .. ":" .. PROXY_PORT
+end
+
+function Run:start_interceptor()
+  local icp = self.subject and self.subject.interceptor
+  if not icp then return end
+  local argv = append(self:base_flags(self.names.icp), {
+    "--network", self.names.int,
+    "-v", self.project .. ":/work:ro",
+    "-w", "/work",
+    "-e", icp.upstream_env .. "=" .. self.base_url,
+  })
+  local names = {}
+  for k in pairs(icp.env) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. icp.env[k] }) end
+  append(argv, { self.images.subject }, icp.argv)
+  self:podman(argv)
+  self.started[#self.started + 1] = { name = self.names.icp, log = "interceptor.log" }
+  self:wait_ready(self.names.icp, icp.ready, "interceptor")
+  self.base_url = "http://" .. self.names.icp .. ":" .. icp.port
+end
+
+-- Setup commands run in the project, as uid 1000, with no network: the
+-- scenario's (in the claude image), then the subject's (in its image).
+function Run:setup()
+  local steps = {}
+  for _, argv in ipairs(self.scenario.setup) do
+    steps[#steps + 1] = { image = self.images.claude, argv = argv }
+  end
+  if self.subject and self.subject.setup then
+    steps[#steps + 1] = { image = self.images.subject or self.images.claude, argv = self.subject.setup.argv }
+  end
+  local log = {}
+  for i, step in ipairs(steps) do
+    local argv = append({ "run", "--rm", "--name", self.names.setup .. "-" .. i }, self:labels(),
+      self.pm:run_args(), {
+        "--network", "none", "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
+        "--tmpfs", "/tmp:rw,mode=1777", "--tmpfs", "/home/bench:rw,mode=1777",
+        "-e", "HOME=/home/bench",
+        "-v", self.project .. ":/work", "-w", "/work", step.image,
+      }, step.argv)
+    local r, err, raw = self.pm:podman(argv, { timeout = 300 })
+    r = r or raw
+    if not r then self:fail("setup command %d (%s): %s", i, step.argv[1], err) end
+    log[#log + 1] = "$ " .. table.concat(step.argv, " ") .. "\n" .. r.stdout .. r.stderr
+    if r.timed_out or r.status ~= 0 then
+      core.write_file(self.dir .. "/setup.log", table.concat(log, "\n"), 420)
+      self:fail("setup command %d (%s) failed: %s", i, step.argv[1],
+        r.timed_out and "timed out" or ("exit " .. tostring(r.status) .. ": "
+          .. ((r.stderr:match("[^\n]+")) or "")))
+    end
+  end
+  if #log > 0 then core.write_file(self.dir .. "/setup.log", table.concat(log, "\n"), 420) end
+end
+
+function Run:claude()
+  local env = {}
+  for k, v in pairs(QUIET_ENV) do env[k] = v end
+  for k, v in pairs(auth.dummy_env(self.auth_kind)) do env[k] = v end
+  env.ANTHROPIC_BASE_URL = self.base_url
+  env.CLAUDE_CONFIG_DIR = "/home/bench/.claude"
+  env.HOME = "/home/bench"
+  for k, v in pairs(self.scenario.env) do env[k] = v end
+  for k, v in pairs(self.subject and self.subject.env or {}) do env[k] = v end
+  local argv = { "run", "--rm", "--name", self.names.claude }
+  append(argv, self:labels(), self.pm:run_args(), {
+    "--network", self.names.int,
+    "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
+    "--pids-limit=1024", "--memory=4g",
+    "--tmpfs", "/tmp:rw,mode=1777", "--tmpfs", "/home/bench:rw,mode=1777",
+    "-v", self.config .. ":/home/bench/.claude",
+    "-v", self.project .. ":/work",
+    "-v", self.subject_dir .. ":/opt/subject:ro",
+    "-w", "/work",
+  })
+  if self.home_dir then
+    local names = {}
+    for k in pairs(self.scenario.home) do names[#names + 1] = k end
+    table.sort(names)
+    for _, rel in ipairs(names) do
+      append(argv, { "-v", self.home_dir .. "/" .. rel .. ":/home/bench/" .. rel .. ":ro" })
+    end
+  end
+  local names = {}
+  for k in pairs(env) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. env[k] }) end
+  append(argv, { self.images.claude }, M.claude_argv(self.scenario, self.session_id, self.model))
+  self.started[#self.started + 1] = { name = self.names.claude }
+  local r, err, raw = self.pm:podman(argv, {
+    timeout = self.timeout,
+    stdout = self.dir .. "/stream.jsonl", stderr = self.dir .. "/stderr.txt",
+  })
+  r = r or raw
+  if not r then self:fail("%s", err) end
+  self.returncode = r.status
+  if r.interrupted then
+    error({ run_error = true, interrupted = core.interrupted() or "SIGINT", msg = "interrupted" }, 0)
+  end
+  if r.timed_out then
+    self.timed_out = true
+  end
+end
+
+-- Always: logs, containers, networks, credential. Never raises.
+function Run:finally()
+  local pm = self.pm
+  for _, c in ipairs(self.started or {}) do
+    if c.log then
+      local r, _, raw = pm:podman({ "logs", c.name }, { uninterruptible = true, timeout = 30 })
+      r = r or raw
+      if r then
+        core.write_file(self.dir .. "/" .. c.log, (r.stdout or "") .. (r.stderr or ""), 420)
+      end
+    end
+  end
+  pm:remove_by_label("leakbench.run=" .. self.run_id)
+  if self.secret_dir then
+    core.rmtree(self.secret_dir)
+    self.secret_dir = nil
+  end
+  -- Claude Code's files are owned by uid 1000 in rootful mode; hand them
+  -- back so the user can read and delete the artifacts.
+  if pm.rootful then
+    local uid, gid = core.getuid(), core.getgid()
+    for _, p in ipairs({ self.project, self.config, self.records }) do
+      if p and core.stat(p) then core.chown(p, uid, gid, true) end
+    end
+  end
+end
+
+-- The whole run. Returns a result table (never raises for run errors).
+function Run:execute()
+  local t0 = core.now()
+  self.started = {}
+  local ok, err = pcall(function()
+    self:phase("stage", function() self:stage() end)
+    if self.live then self:write_credential() end
+    self:check_interrupted()
+    self:phase("containers", function()
+      self:networks()
+      if not self.live then self:start_model() end
+      self:start_proxy()
+      self:start_interceptor()
+    end)
+    self:check_interrupted()
+    self:phase("setup", function() self:setup() end)
+    self:check_interrupted()
+    self:phase("claude", function() self:claude() end)
+  end)
+  local t1 = core.now()
+  self:finally()
+  self.timings.cleanup = core.now() - t1
+  self.timings.total = core.now() - t0
+  if not ok then
+    if type(err) == "table" and err.run_error then
+      return { verdict = err.interrupted and "interrupted" or "error", reason = err.msg }
+    end
+    return { verdict = "error", reason = "internal error: " .. tostring(err) }
+  end
+  return { verdict = self.timed_out and "timeout" or nil }
+end
+
+M.Run = Run
+return M

@@ -1,0 +1,166 @@
+/*
+ * lb-model: the scripted model, a Messages API server that plays a
+ * scenario's script to the real Claude Code (see src/model/engine.h for
+ * how it picks its answers and src/model/server.h for what it serves).
+ *
+ *	lb-model --script FILE [--listen ADDR] [--max-requests N]
+ *
+ * Environment fallbacks: LB_SCRIPT, LB_MODEL_LISTEN. The ready line
+ * "lb-model: listening on ADDR" is printed (and flushed) only once the
+ * socket accepts; with port 0 it names the port the kernel chose. Start-up
+ * errors go to stderr and exit 1; bad usage exits 2.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "model/engine.h"
+#include "model/server.h"
+
+#define DEFAULT_LISTEN	"0.0.0.0:8081"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: lb-model --script FILE [--listen ADDR] [--max-requests N]\n"
+	    "\n"
+	    "The scripted model: a Messages API server that plays a script.\n"
+	    "\n"
+	    "  --script FILE       the script (JSON, written by leakbench);\n"
+	    "                      default $LB_SCRIPT\n"
+	    "  --listen ADDR       HOST:PORT to listen on; default "
+	    "$LB_MODEL_LISTEN\n"
+	    "                      or " DEFAULT_LISTEN " (port 0: any free "
+	    "port)\n"
+	    "  --max-requests N    refuse /v1/messages after N requests "
+	    "(default:\n"
+	    "                      the script's max_requests, else 200)\n"
+	    "  --record-dir DIR    save every request (head and body) as\n"
+	    "                      DIR/NNNN.http, mode 0600; a debugging aid:\n"
+	    "                      the bodies hold whatever the client sent\n"
+	    "  --help              this text\n");
+}
+
+static int
+bad_usage(const char *msg, const char *arg)
+{
+	if (arg != NULL)
+		fprintf(stderr, "lb-model: %s '%s' (try 'lb-model --help')\n",
+		    msg, arg);
+	else
+		fprintf(stderr, "lb-model: %s (try 'lb-model --help')\n", msg);
+	return 2;
+}
+
+/* addr with its port replaced by port (the kernel's pick for port 0). */
+static void
+bound_addr(const char *addr, int port, char *out, size_t outlen)
+{
+	const char *colon = strrchr(addr, ':');
+	int hl = colon ? (int)(colon - addr) : 0;
+
+	if (colon == NULL)
+		snprintf(out, outlen, ":%d", port);
+	else
+		snprintf(out, outlen, "%.*s:%d", hl, addr, port);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "script", required_argument, NULL, 's' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "max-requests", required_argument, NULL, 'm' },
+		{ "record-dir", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *script_path = getenv("LB_SCRIPT");
+	const char *listen_addr = getenv("LB_MODEL_LISTEN");
+	const char *record_dir = NULL;
+	struct model_server srv;
+	struct script *script;
+	struct engine *engine;
+	char err[512], where[300], *end;
+	long max_requests = 0;
+	struct ids ids;
+	int c, lfd, port;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			script_path = optarg;
+			break;
+		case 'l':
+			listen_addr = optarg;
+			break;
+		case 'm':
+			max_requests = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' ||
+			    max_requests < 1 || max_requests > INT_MAX)
+				return bad_usage("--max-requests needs a "
+				    "positive integer, not", optarg);
+			break;
+		case 'r':
+			record_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case ':':
+			return bad_usage("option needs a value:",
+			    argv[optind - 1]);
+		default:
+			return bad_usage("unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bad_usage("unexpected argument", argv[optind]);
+	if (script_path == NULL || *script_path == '\0')
+		return bad_usage("no script given (--script FILE or "
+		    "LB_SCRIPT)", NULL);
+	if (listen_addr == NULL || *listen_addr == '\0')
+		listen_addr = DEFAULT_LISTEN;
+
+	signal(SIGPIPE, SIG_IGN);
+	if ((script = script_load(script_path, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "lb-model: cannot load script '%s': %s\n",
+		    script_path, err);
+		return 1;
+	}
+	if (ids_init(&ids) < 0) {
+		script_free(script);
+		fprintf(stderr, "lb-model: cannot read random bytes for ids\n");
+		return 1;
+	}
+	if ((engine = engine_new(script, &ids, (int)max_requests)) == NULL ||
+	    model_server_init(&srv, engine, stdout) < 0) {
+		engine_free(engine);
+		fprintf(stderr, "lb-model: cannot start: out of memory\n");
+		return 1;
+	}
+	srv.record_dir = record_dir;
+	if ((lfd = http_listen(listen_addr, &port, err, sizeof(err))) < 0) {
+		fprintf(stderr, "lb-model: %s\n", err);
+		model_server_fini(&srv);
+		engine_free(engine);
+		return 1;
+	}
+	bound_addr(listen_addr, port, where, sizeof(where));
+	printf("lb-model: listening on %s\n", where);
+	fflush(stdout);
+	http_serve(lfd, model_server_handle, &srv);
+	fprintf(stderr, "lb-model: cannot accept connections on '%s'\n", where);
+	close(lfd);
+	model_server_fini(&srv);
+	engine_free(engine);
+	return 1;
+}

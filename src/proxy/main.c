@@ -1,0 +1,218 @@
+/*
+ * lb-proxy: the recording proxy's command line (see proxy.h for what it
+ * does). Settings come from flags, else from the environment (LB_PROXY_LISTEN,
+ * LB_UPSTREAM, LB_CREDENTIAL_FILE, LB_RECORDS, LB_CA_FILE), else defaults.
+ * Exit status: 2 on bad usage, 1 on start-up errors; SIGTERM and SIGINT end
+ * it at once with 0 (every finished request is already on disk).
+ *
+ * stdout: the ready line "lb-proxy: listening on ADDR upstream URL", then
+ * one line per request. stderr: errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "http.h"
+#include "proxy/proxy.h"
+
+static const char usage[] =
+"usage: lb-proxy [--listen ADDR] [--upstream URL] [--credential-file PATH]\n"
+"                [--records DIR] [--ca-file PATH] [--upstream-timeout SECS]\n"
+"                [--client-timeout SECS]\n"
+"\n"
+"Forwards every request to the upstream, streams the response back, and\n"
+"records each request byte for byte in DIR/wire.jsonl (response bodies in\n"
+"DIR/responses/). With a credential file, the client's x-api-key and\n"
+"authorization headers are replaced by the real credential, which is never\n"
+"written anywhere.\n"
+"\n"
+"  --listen ADDR            HOST:PORT to listen on (LB_PROXY_LISTEN;\n"
+"                           default " PROXY_DEFAULT_LISTEN ")\n"
+"  --upstream URL           http(s) base URL, may have a path prefix\n"
+"                           (LB_UPSTREAM; default " PROXY_DEFAULT_UPSTREAM ")\n"
+"  --credential-file PATH   'apikey:KEY' or 'oauth:TOKEN' (LB_CREDENTIAL_FILE;\n"
+"                           default none: headers pass unchanged)\n"
+"  --records DIR            where records go (LB_RECORDS; default "
+    PROXY_DEFAULT_RECORDS ")\n"
+"  --ca-file PATH           also trust this PEM CA for the upstream (LB_CA_FILE)\n"
+"  --upstream-timeout SECS  connect timeout, and longest silence of the\n"
+"                           upstream mid-response (default 600)\n"
+"  --client-timeout SECS    longest silence of a client, and time to send a\n"
+"                           request head (default 30)\n"
+"  --help                   this text\n";
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	_exit(0);
+}
+
+/* Says what is wrong with the command line; returns the exit status 2. */
+__attribute__((format(printf, 1, 2)))
+static int
+bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "lb-proxy: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\ntry 'lb-proxy --help'\n");
+	return 2;
+}
+
+/* Parses a positive number of seconds. 0, or -1. */
+static int
+seconds(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(*out > 0) ||
+	    *out > 86400)
+		return -1;
+	return 0;
+}
+
+/* "HOST:PORT" as given, with the port actually bound. */
+static void
+ready_addr(const char *listen, int port, char *out, size_t outlen)
+{
+	const char *colon = strrchr(listen, ':');
+	int hl = colon ? (int)(colon - listen) : 0;
+
+	snprintf(out, outlen, "%.*s:%d", hl, listen, port);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "upstream", required_argument, NULL, 'u' },
+		{ "credential-file", required_argument, NULL, 'c' },
+		{ "records", required_argument, NULL, 'r' },
+		{ "ca-file", required_argument, NULL, 'a' },
+		{ "upstream-timeout", required_argument, NULL, 't' },
+		{ "client-timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct proxy_config cfg;
+	static struct proxy p;
+	const char *listen_addr = getenv("LB_PROXY_LISTEN");
+	char err[512], addr[300], *line = NULL, *norm = NULL;
+	struct sigaction sa;
+	int ch, lfd, port = 0, n;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.upstream = getenv("LB_UPSTREAM");
+	cfg.credential_file = getenv("LB_CREDENTIAL_FILE");
+	cfg.records = getenv("LB_RECORDS");
+	cfg.ca_file = getenv("LB_CA_FILE");
+	cfg.log_fd = STDOUT_FILENO;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l': listen_addr = optarg; break;
+		case 'u': cfg.upstream = optarg; break;
+		case 'c': cfg.credential_file = optarg; break;
+		case 'r': cfg.records = optarg; break;
+		case 'a': cfg.ca_file = optarg; break;
+		case 't':
+			if (seconds(optarg, &cfg.upstream_timeout) < 0)
+				return bad_usage("cannot use --upstream-timeout "
+				    "'%s': expected a number of seconds", optarg);
+			break;
+		case 'T':
+			if (seconds(optarg, &cfg.client_timeout) < 0)
+				return bad_usage("cannot use --client-timeout "
+				    "'%s': expected a number of seconds", optarg);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case ':':
+			return bad_usage("option '%s' needs a value",
+			    argv[optind - 1]);
+		default:
+			return bad_usage("unknown option '%s'",
+			    argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if (listen_addr == NULL || *listen_addr == '\0')
+		listen_addr = PROXY_DEFAULT_LISTEN;
+	if (cfg.credential_file != NULL && *cfg.credential_file == '\0')
+		cfg.credential_file = NULL;
+	if (cfg.ca_file != NULL && *cfg.ca_file == '\0')
+		cfg.ca_file = NULL;
+	if (cfg.upstream == NULL || *cfg.upstream == '\0')
+		cfg.upstream = PROXY_DEFAULT_UPSTREAM;
+	if (proxy_check_upstream(cfg.upstream, &norm, err, sizeof(err)) < 0) {
+		fprintf(stderr, "lb-proxy: %s\n", err);
+		return 2;
+	}
+	free(norm);
+
+	/*
+	 * Every request allocates and frees body-sized buffers (85 KB and
+	 * up). Keep freed memory instead of returning it to the kernel each
+	 * time: faulting the pages in again cost more than all the copying
+	 * (measured: 0.7 ms against 0.08 ms per 85 KB record).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+#ifndef __SANITIZE_ADDRESS__
+	/* No core dump, no ptrace by peers: the credential is in memory. */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#endif
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "lb-proxy: cannot start libcurl\n");
+		return 1;
+	}
+	if (proxy_init(&p, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "lb-proxy: %s\n", err);
+		proxy_fini(&p);
+		curl_global_cleanup();
+		return 1;
+	}
+	lfd = http_listen(listen_addr, &port, err, sizeof(err));
+	if (lfd < 0) {
+		fprintf(stderr, "lb-proxy: %s\n", err);
+		proxy_fini(&p);
+		curl_global_cleanup();
+		return 1;
+	}
+	ready_addr(listen_addr, port, addr, sizeof(addr));
+	n = asprintf(&line, "lb-proxy: listening on %s upstream %s\n", addr,
+	    p.upstream);
+	if (n > 0)
+		(void)http_write_all(STDOUT_FILENO, line, (size_t)n);
+	free(line);
+	http_serve(lfd, proxy_handler, &p);
+	fprintf(stderr, "lb-proxy: cannot accept connections on '%s': %s\n",
+	    addr, strerror(errno));
+	_exit(1);
+}

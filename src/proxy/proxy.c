@@ -1,0 +1,1122 @@
+/*
+ * Forwarding, streaming and recording one client connection at a time (see
+ * proxy.h). The path of a request:
+ *
+ *   http_read_request -> headers rebuilt (hop-by-hop, host and credentials
+ *   dropped, the real credential added) -> curl_easy_perform, whose header
+ *   callback sends the response head to the client as soon as the upstream's
+ *   is complete and whose write callback passes each piece of body on at
+ *   once (chunked when the upstream gave no length) -> response file,
+ *   record line, log line.
+ *
+ * Invariants: the client always gets either the upstream's response or,
+ * when nothing of it was sent yet, a 502 in the Messages API's error shape;
+ * a failure after the head was sent closes the connection (so the client
+ * cannot take a cut response for a whole one). Nothing the proxy writes
+ * (records, response files, log lines, error bodies) holds the credential.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "proxy/proxy.h"
+
+/* ---- set-up ---- */
+
+static void
+share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *u)
+{
+	struct proxy *p = u;
+
+	(void)h;
+	(void)access;
+	pthread_mutex_lock(&p->share_mu[data]);
+}
+
+static void
+share_unlock(CURL *h, curl_lock_data data, void *u)
+{
+	struct proxy *p = u;
+
+	(void)h;
+	pthread_mutex_unlock(&p->share_mu[data]);
+}
+
+int
+proxy_check_upstream(const char *url, char **norm, char *err, size_t errlen)
+{
+	CURLU *u;
+	char *host = NULL, *q = NULL, *frag = NULL, *scheme = NULL, *s;
+	size_t n;
+	int rc = -1;
+
+	*norm = NULL;
+	u = curl_url();
+	if (u == NULL || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
+		snprintf(err, errlen, "cannot use upstream '%s': expected an "
+		    "http:// or https:// URL", url);
+		goto out;
+	}
+	if (curl_url_get(u, CURLUPART_QUERY, &q, 0) == CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_FRAGMENT, &frag, 0) == CURLUE_OK) {
+		snprintf(err, errlen, "cannot use upstream '%s': a base URL "
+		    "takes no query or fragment", url);
+		goto out;
+	}
+	s = strdup(url);
+	if (s == NULL)
+		goto out;
+	n = strlen(s);
+	while (n > 0 && s[n - 1] == '/')
+		s[--n] = '\0';
+	*norm = s;
+	rc = 0;
+out:
+	curl_free(host);
+	curl_free(q);
+	curl_free(frag);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+/* Reads a whole small file. 0 with a malloc'd buffer, or -1 (errno). */
+static int
+slurp(const char *path, char **out, size_t *outlen)
+{
+	char *buf = NULL, *nb;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		if (cap - len < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			if (cap > 64 * 1024 * 1024) {
+				errno = EFBIG;
+				break;
+			}
+			nb = realloc(buf, cap + 1);
+			if (nb == NULL)
+				break;
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0)
+				break;
+			close(fd);
+			buf[len] = '\0';
+			*out = buf;
+			*outlen = len;
+			return 0;
+		}
+		len += (size_t)n;
+	}
+	n = errno;
+	close(fd);
+	free(buf);
+	errno = (int)n;
+	return -1;
+}
+
+static void
+say_errno(char *err, size_t errlen, const char *what, const char *path, int e)
+{
+	char why[128];
+
+	snprintf(why, sizeof(why), "%s", strerror(e));
+	if (why[0] >= 'A' && why[0] <= 'Z' && why[1] >= 'a' && why[1] <= 'z')
+		why[0] = (char)(why[0] - 'A' + 'a');
+	snprintf(err, errlen, "%s '%s': %s", what, path, why);
+}
+
+/*
+ * The CA blob: the system bundle libcurl would use, then the extra CA, so
+ * that the extra one adds trust instead of replacing it.
+ */
+static int
+load_ca(struct proxy *p, const char *path, char *err, size_t errlen)
+{
+	const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+	const char *sys = v->cainfo ? v->cainfo :
+	    "/etc/ssl/certs/ca-certificates.crt";
+	char *extra = NULL, *sysbuf = NULL;
+	size_t elen, slen = 0;
+
+	if (slurp(path, &extra, &elen) < 0) {
+		say_errno(err, errlen, "cannot read CA file", path, errno);
+		return -1;
+	}
+	if (strstr(extra, "-----BEGIN CERTIFICATE-----") == NULL) {
+		snprintf(err, errlen, "cannot use CA file '%s': no PEM "
+		    "certificate in it", path);
+		free(extra);
+		return -1;
+	}
+	if (slurp(sys, &sysbuf, &slen) < 0)
+		slen = 0;
+	p->ca_blob = malloc(slen + elen + 2);
+	if (p->ca_blob == NULL) {
+		free(extra);
+		free(sysbuf);
+		snprintf(err, errlen, "cannot read CA file '%s': out of memory",
+		    path);
+		return -1;
+	}
+	if (slen)
+		memcpy(p->ca_blob, sysbuf, slen);
+	p->ca_blob[slen] = '\n';
+	memcpy(p->ca_blob + slen + 1, extra, elen);
+	p->ca_len = slen + 1 + elen;
+	p->ca_blob[p->ca_len] = '\0';
+	free(extra);
+	free(sysbuf);
+	return 0;
+}
+
+int
+proxy_init(struct proxy *p, const struct proxy_config *cfg, char *err,
+    size_t errlen)
+{
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	p->wire.fd = -1;
+	p->log_fd = cfg->log_fd;
+	pthread_mutex_init(&p->log_mu, NULL);
+	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&p->share_mu[i], NULL);
+	if (proxy_check_upstream(cfg->upstream ? cfg->upstream :
+	    PROXY_DEFAULT_UPSTREAM, &p->upstream, err, errlen) < 0)
+		return -1;
+	if (cfg->credential_file != NULL &&
+	    cred_load(&p->cred, cfg->credential_file, err, errlen) < 0)
+		return -1;
+	if (cfg->ca_file != NULL && load_ca(p, cfg->ca_file, err, errlen) < 0)
+		return -1;
+	if (wire_open(&p->wire, cfg->records ? cfg->records :
+	    PROXY_DEFAULT_RECORDS, &p->cred, err, errlen) < 0)
+		return -1;
+	p->timeout_ms = (long)((cfg->upstream_timeout > 0 ?
+	    cfg->upstream_timeout : 600) * 1000);
+	p->lim.max_body = 32 * 1024 * 1024;
+	p->lim.max_header_bytes = 64 * 1024;
+	if (cfg->client_timeout > 0) {
+		p->lim.idle_ms = (int)(cfg->client_timeout * 1000);
+		p->lim.header_ms = p->lim.idle_ms;
+		if (p->lim.idle_ms <= 0)
+			p->lim.idle_ms = p->lim.header_ms = 1;
+	}
+	http_limits_default(&p->lim);
+	p->share = curl_share_init();
+	if (p->share == NULL) {
+		snprintf(err, errlen, "cannot start libcurl: out of memory");
+		return -1;
+	}
+	curl_share_setopt(p->share, CURLSHOPT_LOCKFUNC, share_lock);
+	curl_share_setopt(p->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+	curl_share_setopt(p->share, CURLSHOPT_USERDATA, p);
+	curl_share_setopt(p->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+	curl_share_setopt(p->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	return 0;
+}
+
+void
+proxy_fini(struct proxy *p)
+{
+	int i;
+
+	if (p->share != NULL)
+		curl_share_cleanup(p->share);
+	wire_close(&p->wire);
+	cred_free(&p->cred);
+	free(p->upstream);
+	free(p->ca_blob);
+	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_destroy(&p->share_mu[i]);
+	pthread_mutex_destroy(&p->log_mu);
+	memset(p, 0, sizeof(*p));
+	p->wire.fd = -1;
+}
+
+/* ---- small helpers ---- */
+
+static double
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Whether a comma-separated value holds token (any case). */
+static int
+has_token(const char *value, const char *token)
+{
+	size_t tl = strlen(token);
+	const char *p = value;
+
+	while (p != NULL && *p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (strncasecmp(p, token, tl) == 0) {
+			const char *e = p + tl;
+
+			while (*e == ' ' || *e == '\t')
+				e++;
+			if (*e == '\0' || *e == ',')
+				return 1;
+		}
+		p = strchr(p, ',');
+	}
+	return 0;
+}
+
+static int
+is_hop_by_hop(const char *name, size_t n)
+{
+	static const char *const hop[] = { "connection", "keep-alive",
+	    "te", "trailer", "trailers", "transfer-encoding", "upgrade", NULL };
+
+	if (n >= 6 && strncasecmp(name, "proxy-", 6) == 0)
+		return 1;
+	for (int i = 0; hop[i] != NULL; i++)
+		if (strlen(hop[i]) == n && strncasecmp(name, hop[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+/* Writes the log line, scrubbed, with one write(2). */
+static void
+log_line(struct proxy *p, char *line)
+{
+	line = cred_scrub_str(&p->cred, line);
+	if (line == NULL || p->log_fd < 0) {
+		free(line);
+		return;
+	}
+	pthread_mutex_lock(&p->log_mu);
+	(void)http_write_all(p->log_fd, line, strlen(line));
+	pthread_mutex_unlock(&p->log_mu);
+	free(line);
+}
+
+/*
+ * The Messages API's error body: a malloc'd string, scrubbed. type is one
+ * of its error types ("api_error", "invalid_request_error", ...).
+ */
+static char *
+error_body(const struct proxy *p, const char *type, const char *msg)
+{
+	json_t *e = json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error",
+	    "type", type, "message", msg);
+	char *s = e ? json_dumps(e, JSON_COMPACT) : NULL;
+
+	json_decref(e);
+	return cred_scrub_str(&p->cred, s);
+}
+
+/* Lowercases the first letter of a curl message, as STYLE.md's grammar. */
+static void
+lower_first(char *s)
+{
+	if (s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'a' && s[1] <= 'z')
+		s[0] = (char)(s[0] - 'A' + 'a');
+}
+
+/* ---- one exchange ---- */
+
+/*
+ * An incremental reader of chunked framing. libcurl passes the upstream's
+ * chunked bytes through untouched (so the client gets exactly them, in as
+ * few writes as they came); this finds the payload for the response file
+ * and the end of the message.
+ */
+enum {
+	DC_SIZE, DC_EXT, DC_SIZE_LF, DC_DATA, DC_DATA_CR, DC_DATA_LF,
+	DC_TRAILER_START, DC_TRAILER_LF, DC_TRAILER, DC_DONE, DC_ERROR
+};
+
+struct dechunk {
+	int			state;
+	int			digits;
+	unsigned long long	left;
+};
+
+struct xfer {
+	struct proxy			*p;
+	struct http_conn		*c;
+	const struct http_request	*req;
+	int				 status;	/* upstream's, 0 if none */
+	char				 reason[64];
+	char				*head;		/* response head built */
+	size_t				 head_len, head_cap;
+	int				 has_cl, has_te;
+	long long			 cl;		/* upstream's length */
+	int				 head_sent, keep_alive;
+	int				 chunked_out;	/* we frame chunks */
+	int				 raw_chunked;	/* upstream's chunks pass */
+	int				 decode_out;	/* de-chunk to client */
+	struct dechunk			 dc;
+	int				 held;		/* held_byte pending */
+	char				 held_byte;
+	int				 client_failed;
+	int				 frame_error;	/* bad upstream chunks */
+	unsigned char			*resp;		/* for the response file */
+	size_t				 resp_len, resp_cap;
+	int				 resp_cut;
+	size_t				 sent;		/* body bytes to client */
+};
+
+static int
+head_add(struct xfer *x, const char *s, size_t n)
+{
+	char *nb;
+
+	if (x->head_cap - x->head_len < n + 1) {
+		size_t ncap = x->head_cap ? x->head_cap : 1024;
+
+		while (ncap - x->head_len < n + 1)
+			ncap *= 2;
+		nb = realloc(x->head, ncap);
+		if (nb == NULL)
+			return -1;
+		x->head = nb;
+		x->head_cap = ncap;
+	}
+	memcpy(x->head + x->head_len, s, n);
+	x->head_len += n;
+	x->head[x->head_len] = '\0';
+	return 0;
+}
+
+/*
+ * Writes iov fully to the client. 0 or -1. MSG_NOSIGNAL: a client that
+ * went away must not kill the proxy.
+ */
+static int
+send_iov(int fd, struct iovec *iov, int n)
+{
+	struct msghdr m;
+	ssize_t w;
+
+	while (n > 0) {
+		memset(&m, 0, sizeof(m));
+		m.msg_iov = iov;
+		m.msg_iovlen = (size_t)n;
+		w = sendmsg(fd, &m, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		while (n > 0 && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* Sends the response head; decides the framing towards the client. */
+static void
+send_head(struct xfer *x)
+{
+	const struct http_request *req = x->req;
+	int no_body;
+	char line[160];
+	struct iovec iov[2];
+	int n;
+
+	if (x->head_sent)
+		return;
+	x->head_sent = 1;
+	no_body = strcmp(req->method, "HEAD") == 0 || x->status == 204 ||
+	    x->status == 304;
+	x->keep_alive = req->keep_alive;
+	if (!no_body && x->has_te) {
+		if (req->minor >= 1)
+			x->raw_chunked = 1;
+		else
+			x->decode_out = 1;
+	} else if (!no_body && !x->has_cl && req->minor >= 1) {
+		x->chunked_out = 1;
+	}
+	if (!no_body && !x->raw_chunked && !x->chunked_out && !x->has_cl)
+		x->keep_alive = 0;	/* HTTP/1.0: ends when we close */
+	n = snprintf(line, sizeof(line), "HTTP/1.1 %d %s\r\n", x->status,
+	    x->reason[0] ? x->reason : http_reason(x->status));
+	iov[0].iov_base = line;
+	iov[0].iov_len = (size_t)n;
+	if (x->chunked_out || x->raw_chunked)
+		head_add(x, "Transfer-Encoding: chunked\r\n", 28);
+	if (x->keep_alive)
+		head_add(x, "Connection: keep-alive\r\n\r\n", 26);
+	else
+		head_add(x, "Connection: close\r\n\r\n", 21);
+	iov[1].iov_base = x->head;
+	iov[1].iov_len = x->head_len;
+	if (no_body || (x->has_cl && !x->has_te && x->cl == 0)) {
+		/* The head ends the response: keep its last byte back. */
+		x->held = 1;
+		x->held_byte = x->head[x->head_len - 1];
+		iov[1].iov_len--;
+	}
+	if (send_iov(x->c->fd, iov, 2) < 0)
+		x->client_failed = 1;
+}
+
+/*
+ * CURLOPT_HEADERFUNCTION: collects the upstream's status and headers (a
+ * 1xx interim response is dropped) and sends the head on the blank line.
+ */
+static size_t
+on_header(char *buf, size_t size, size_t nitems, void *u)
+{
+	struct xfer *x = u;
+	size_t n = size * nitems, nl;
+
+	if (x->head_sent)
+		return n;	/* trailers: not forwarded */
+	nl = n;
+	while (nl > 0 && (buf[nl - 1] == '\r' || buf[nl - 1] == '\n'))
+		nl--;
+	if (n >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
+		const char *sp = memchr(buf, ' ', nl);
+		size_t rl;
+
+		x->status = 0;
+		x->reason[0] = '\0';
+		x->head_len = 0;
+		x->has_cl = x->has_te = 0;
+		x->cl = -1;
+		if (sp == NULL || nl - (size_t)(sp - buf) < 4)
+			return 0;
+		x->status = atoi(sp + 1);
+		if (x->status < 100 || x->status > 999)
+			return 0;
+		rl = nl - (size_t)(sp + 4 - buf);
+		if (rl > 0 && sp[4] == ' ') {
+			rl--;
+			if (rl >= sizeof(x->reason))
+				rl = sizeof(x->reason) - 1;
+			memcpy(x->reason, sp + 5, rl);
+			x->reason[rl] = '\0';
+			for (size_t i = 0; i < rl; i++)
+				if ((unsigned char)x->reason[i] < 0x20 ||
+				    x->reason[i] == 0x7f)
+					x->reason[0] = '\0';
+		}
+		return n;
+	}
+	if (nl == 0) {
+		if (x->status >= 200)
+			send_head(x);
+		else
+			x->head_len = 0;	/* interim: wait for more */
+		return x->client_failed ? 0 : n;
+	}
+	{
+		const char *colon = memchr(buf, ':', nl);
+
+		if (colon == NULL)
+			return n;
+		if (is_hop_by_hop(buf, (size_t)(colon - buf))) {
+			if ((size_t)(colon - buf) == 17 &&
+			    strncasecmp(buf, "transfer-encoding", 17) == 0) {
+				char v[256];
+
+				snprintf(v, sizeof(v), "%.*s", (int)(nl -
+				    (size_t)(colon + 1 - buf)), colon + 1);
+				x->has_te |= has_token(v, "chunked");
+			}
+			return n;
+		}
+		if ((size_t)(colon - buf) == 14 &&
+		    strncasecmp(buf, "content-length", 14) == 0) {
+			x->has_cl = 1;
+			x->cl = strtoll(colon + 1, NULL, 10);
+		}
+		if (head_add(x, buf, nl) < 0 || head_add(x, "\r\n", 2) < 0)
+			return 0;
+	}
+	return n;
+}
+
+/* Keeps response bytes for the response file, up to its limit. */
+static void
+keep_response(struct xfer *x, const char *data, size_t n)
+{
+	unsigned char *nb;
+
+	if (x->resp_len + n > PROXY_MAX_RESPONSE_FILE) {
+		x->resp_cut = 1;
+		n = PROXY_MAX_RESPONSE_FILE - x->resp_len;
+	}
+	if (n == 0)
+		return;
+	if (x->resp_cap - x->resp_len < n) {
+		size_t ncap = x->resp_cap ? x->resp_cap : 16384;
+
+		while (ncap - x->resp_len < n)
+			ncap *= 2;
+		nb = realloc(x->resp, ncap);
+		if (nb == NULL) {
+			x->resp_cut = 1;
+			return;
+		}
+		x->resp = nb;
+		x->resp_cap = ncap;
+	}
+	memcpy(x->resp + x->resp_len, data, n);
+	x->resp_len += n;
+}
+
+/* Sends payload bytes to the client as they are. 0 or -1. */
+static int
+send_plain(struct xfer *x, const char *data, size_t n)
+{
+	struct iovec iov = { .iov_base = (char *)data, .iov_len = n };
+
+	return n ? send_iov(x->c->fd, &iov, 1) : 0;
+}
+
+/*
+ * Reads chunked bytes: payload goes to the response file (and to the client
+ * when decode_out). Sets *end to the index just past the message's last
+ * byte when it ends in this piece. 0, or -1 on malformed framing or a
+ * failed send.
+ */
+static int
+dechunk(struct xfer *x, const char *p, size_t n, size_t *end)
+{
+	struct dechunk *d = &x->dc;
+	size_t i = 0, take;
+	int v;
+
+	*end = 0;
+	while (i < n && d->state != DC_DONE) {
+		unsigned char ch = (unsigned char)p[i];
+
+		switch (d->state) {
+		case DC_SIZE:
+			v = ch >= '0' && ch <= '9' ? ch - '0' :
+			    ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 :
+			    ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+			if (v >= 0) {
+				if (++d->digits > 15)
+					return -1;
+				d->left = d->left * 16 + (unsigned)v;
+			} else if (d->digits == 0) {
+				return -1;
+			} else if (ch == ';' || ch == ' ' || ch == '\t') {
+				d->state = DC_EXT;
+			} else if (ch == '\r') {
+				d->state = DC_SIZE_LF;
+			} else if (ch == '\n') {
+				d->state = d->left ? DC_DATA : DC_TRAILER_START;
+			} else {
+				return -1;
+			}
+			i++;
+			break;
+		case DC_EXT:
+			if (ch == '\n')
+				d->state = d->left ? DC_DATA : DC_TRAILER_START;
+			i++;
+			break;
+		case DC_SIZE_LF:
+			if (ch != '\n')
+				return -1;
+			d->state = d->left ? DC_DATA : DC_TRAILER_START;
+			i++;
+			break;
+		case DC_DATA:
+			take = n - i < d->left ? n - i : (size_t)d->left;
+			keep_response(x, p + i, take);
+			if (x->decode_out && send_plain(x, p + i, take) < 0)
+				return -1;
+			x->sent += take;
+			d->left -= take;
+			i += take;
+			if (d->left == 0)
+				d->state = DC_DATA_CR;
+			break;
+		case DC_DATA_CR:
+			if (ch == '\r')
+				d->state = DC_DATA_LF;
+			else if (ch == '\n')
+				d->state = DC_SIZE;
+			else
+				return -1;
+			d->digits = 0;
+			i++;
+			break;
+		case DC_DATA_LF:
+			if (ch != '\n')
+				return -1;
+			d->state = DC_SIZE;
+			i++;
+			break;
+		case DC_TRAILER_START:
+			d->state = ch == '\r' ? DC_TRAILER_LF : ch == '\n' ?
+			    DC_DONE : DC_TRAILER;
+			i++;
+			break;
+		case DC_TRAILER_LF:
+			if (ch != '\n')
+				return -1;
+			d->state = DC_DONE;
+			i++;
+			break;
+		case DC_TRAILER:
+			if (ch == '\n')
+				d->state = DC_TRAILER_START;
+			i++;
+			break;
+		default:
+			return -1;
+		}
+	}
+	if (d->state == DC_DONE)
+		*end = i;
+	return 0;
+}
+
+/*
+ * CURLOPT_WRITEFUNCTION: passes each piece of body to the client at once.
+ * The last byte of the message waits (held) until the record is written.
+ */
+static size_t
+on_body(char *data, size_t size, size_t nitems, void *u)
+{
+	struct xfer *x = u;
+	size_t n = size * nitems, end;
+	struct iovec iov[3];
+	char sz[24];
+	int rc;
+
+	if (!x->head_sent)
+		send_head(x);
+	if (x->client_failed || n == 0)
+		return 0;
+	if (x->raw_chunked || x->decode_out) {
+		if (x->dc.state == DC_DONE)
+			return n;	/* after the end: ignored */
+		if (dechunk(x, data, n, &end) < 0) {
+			if (x->dc.state != DC_DATA)
+				x->frame_error = 1;	/* else a failed send */
+			else
+				x->client_failed = 1;
+			return 0;
+		}
+		if (!x->raw_chunked)
+			return n;
+		if (end > 0) {
+			n = end;
+			x->held = 1;
+			x->held_byte = data[n - 1];
+			rc = send_plain(x, data, n - 1);
+		} else {
+			rc = send_plain(x, data, n);
+		}
+		if (rc < 0) {
+			x->client_failed = 1;
+			return 0;
+		}
+		return size * nitems;
+	}
+	keep_response(x, data, n);
+	if (x->chunked_out) {
+		iov[0].iov_base = sz;
+		iov[0].iov_len = (size_t)snprintf(sz, sizeof(sz), "%zx\r\n", n);
+		iov[1].iov_base = data;
+		iov[1].iov_len = n;
+		iov[2].iov_base = (char *)"\r\n";
+		iov[2].iov_len = 2;
+		rc = send_iov(x->c->fd, iov, 3);
+	} else if (x->has_cl && x->cl >= 0 && (long long)(x->sent + n) ==
+	    x->cl) {
+		x->held = 1;
+		x->held_byte = data[n - 1];
+		rc = send_plain(x, data, n - 1);
+	} else {
+		rc = send_plain(x, data, n);
+	}
+	if (rc < 0) {
+		x->client_failed = 1;
+		return 0;
+	}
+	x->sent += n;
+	return n;
+}
+
+/* Appends a line to a curl list. 0, or 1 when out of memory. */
+static int
+slist_add(struct curl_slist **l, const char *line)
+{
+	struct curl_slist *t = curl_slist_append(*l, line);
+
+	if (t == NULL)
+		return 1;
+	*l = t;
+	return 0;
+}
+
+/*
+ * The headers to send upstream: the client's, less hop-by-hop ones, Host,
+ * Content-Length and Expect (libcurl frames the request), and, with a
+ * credential configured, less x-api-key and authorization, plus the real
+ * one. NULL when out of memory.
+ */
+static struct curl_slist *
+upstream_headers(const struct proxy *p, const struct http_request *req,
+    int has_body)
+{
+	struct curl_slist *l = NULL, *t;
+	const struct cred *cr = &p->cred;
+	int saw_beta = 0, fail = 0;
+	char *line;
+	size_t i;
+
+	for (i = 0; i < req->nheaders && !fail; i++) {
+		const char *name = req->headers[i].name;
+		const char *v = req->headers[i].value;
+		size_t nl = strlen(name);
+
+		if (is_hop_by_hop(name, nl) || strcasecmp(name, "host") == 0 ||
+		    strcasecmp(name, "content-length") == 0 ||
+		    strcasecmp(name, "expect") == 0)
+			continue;
+		if (cr->kind != CRED_NONE &&
+		    (strcasecmp(name, "x-api-key") == 0 ||
+		    strcasecmp(name, "authorization") == 0))
+			continue;
+		if (cr->kind == CRED_OAUTH &&
+		    strcasecmp(name, "anthropic-beta") == 0 && !saw_beta) {
+			saw_beta = 1;
+			if (!has_token(v, PROXY_OAUTH_BETA)) {
+				if (asprintf(&line, "%s: %s%s%s", name, v,
+				    *v ? "," : "", PROXY_OAUTH_BETA) < 0)
+					line = NULL;
+				goto append;
+			}
+		}
+		/* "Name;" is libcurl's way of sending an empty value. */
+		if (asprintf(&line, *v ? "%s: %s" : "%s;", name, v) < 0)
+			line = NULL;
+append:
+		if (line == NULL || (t = curl_slist_append(l, line)) == NULL)
+			fail = 1;
+		else
+			l = t;
+		free(line);
+	}
+	line = NULL;
+	if (!fail && cr->kind == CRED_APIKEY &&
+	    asprintf(&line, "x-api-key: %s", cr->token) < 0)
+		fail = 1;
+	if (!fail && cr->kind == CRED_OAUTH &&
+	    asprintf(&line, "authorization: Bearer %s", cr->token) < 0)
+		fail = 1;
+	if (line != NULL) {
+		if ((t = curl_slist_append(l, line)) == NULL)
+			fail = 1;
+		else
+			l = t;
+		explicit_bzero(line, strlen(line));
+		free(line);
+	}
+	if (!fail && cr->kind == CRED_OAUTH && !saw_beta)
+		fail = slist_add(&l, "anthropic-beta: " PROXY_OAUTH_BETA);
+	/* Keep libcurl from adding headers the client did not send. */
+	if (!fail && http_header(req, "accept") == NULL)
+		fail = slist_add(&l, "Accept:");
+	if (!fail && has_body && http_header(req, "content-type") == NULL)
+		fail = slist_add(&l, "Content-Type:");
+	if (!fail)
+		fail = slist_add(&l, "Expect:");
+	if (fail) {
+		for (t = l; t != NULL; t = t->next)
+			explicit_bzero(t->data, strlen(t->data));
+		curl_slist_free_all(l);
+		return NULL;
+	}
+	return l;
+}
+
+static void
+free_headers(struct curl_slist *l)
+{
+	for (struct curl_slist *t = l; t != NULL; t = t->next)
+		explicit_bzero(t->data, strlen(t->data));
+	curl_slist_free_all(l);
+}
+
+/* Sets up the easy handle for one request. 0 or -1. */
+static int
+setup_curl(struct proxy *p, CURL *h, struct xfer *x, const char *url,
+    struct curl_slist *hdrs, int has_body, char *errbuf)
+{
+	const struct http_request *req = x->req;
+	CURLcode rc = CURLE_OK;
+
+#define SET(opt, val) do { if (rc == CURLE_OK) rc = curl_easy_setopt(h, opt, val); } while (0)
+	curl_easy_reset(h);
+	SET(CURLOPT_URL, url);
+	SET(CURLOPT_PATH_AS_IS, 1L);
+	SET(CURLOPT_PROTOCOLS_STR, "http,https");
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	SET(CURLOPT_HTTPHEADER, hdrs);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_HEADERDATA, x);
+	SET(CURLOPT_WRITEFUNCTION, on_body);
+	SET(CURLOPT_WRITEDATA, x);
+	SET(CURLOPT_ERRORBUFFER, errbuf);
+	SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
+	SET(CURLOPT_HTTP_TRANSFER_DECODING, 0L);	/* see dechunk() */
+	SET(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+	SET(CURLOPT_CONNECTTIMEOUT_MS, p->timeout_ms);
+	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
+	SET(CURLOPT_LOW_SPEED_TIME, (p->timeout_ms + 999) / 1000);
+	SET(CURLOPT_SHARE, p->share);
+	SET(CURLOPT_TCP_NODELAY, 1L);
+	if (p->ca_blob != NULL) {
+		struct curl_blob b = { .data = p->ca_blob, .len = p->ca_len,
+		    .flags = CURL_BLOB_NOCOPY };
+
+		SET(CURLOPT_CAINFO_BLOB, &b);
+	}
+	if (strcmp(req->method, "HEAD") == 0) {
+		SET(CURLOPT_NOBODY, 1L);
+	} else if (has_body) {
+		SET(CURLOPT_POST, 1L);
+		SET(CURLOPT_POSTFIELDS, req->body);
+		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+		if (strcmp(req->method, "POST") != 0)
+			SET(CURLOPT_CUSTOMREQUEST, req->method);
+	} else {
+		SET(CURLOPT_HTTPGET, 1L);
+		if (strcmp(req->method, "GET") != 0)
+			SET(CURLOPT_CUSTOMREQUEST, req->method);
+	}
+#undef SET
+	return rc == CURLE_OK ? 0 : -1;
+}
+
+/*
+ * Forwards one request and records it. Returns whether the client
+ * connection may be kept.
+ */
+static int
+forward(struct proxy *p, struct http_conn *c, CURL **hp,
+    const struct http_request *req)
+{
+	struct xfer x;
+	struct timespec when;
+	struct curl_slist *hdrs = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "", *url = NULL, *msg = NULL;
+	char *line = NULL, *body = NULL;
+	unsigned long seq = wire_next_seq(&p->wire);
+	double t0 = mono_ms(), ms;
+	int has_body, keep;
+	CURLcode res = CURLE_OK;
+	json_t *rec;
+
+	clock_gettime(CLOCK_REALTIME, &when);
+	memset(&x, 0, sizeof(x));
+	x.p = p;
+	x.c = c;
+	x.req = req;
+	has_body = req->body_len > 0 || req->chunked ||
+	    http_header(req, "content-length") != NULL;
+	if (*hp == NULL)
+		*hp = curl_easy_init();
+	if (strcmp(req->target, "*") == 0) {
+		if (asprintf(&msg, "lb-proxy: cannot forward the request "
+		    "target '*'") < 0)
+			msg = NULL;
+		x.status = 400;
+	} else if (*hp == NULL || asprintf(&url, "%s%s", p->upstream,
+	    req->target) < 0 || (hdrs = upstream_headers(p, req,
+	    has_body)) == NULL || setup_curl(p, *hp, &x, url, hdrs, has_body,
+	    errbuf) < 0) {
+		if (asprintf(&msg, "lb-proxy: cannot forward to upstream "
+		    "'%s': out of memory", p->upstream) < 0)
+			msg = NULL;
+		x.status = 502;
+	} else {
+		res = curl_easy_perform(*hp);
+		if (res == CURLE_OK && (x.raw_chunked || x.decode_out) &&
+		    x.dc.state != DC_DONE)
+			x.frame_error = 1;
+		if (x.frame_error) {
+			res = CURLE_RECV_ERROR;
+			snprintf(errbuf, sizeof(errbuf), "its chunked framing "
+			    "is malformed or cut");
+		}
+		if (res != CURLE_OK && !x.client_failed) {
+			if (errbuf[0] == '\0')
+				snprintf(errbuf, sizeof(errbuf), "%s",
+				    curl_easy_strerror(res));
+			lower_first(errbuf);
+			if (asprintf(&msg, x.head_sent ? "lb-proxy: upstream "
+			    "'%s' failed mid-response: %s" : "lb-proxy: cannot "
+			    "reach upstream '%s': %s", p->upstream, errbuf) < 0)
+				msg = NULL;
+			if (!x.head_sent)
+				x.status = 502;
+		}
+	}
+	free_headers(hdrs);
+	free(url);
+	if (!x.head_sent) {
+		/* Nothing went out yet: answer with an API-shaped error. */
+		if (x.status != 400)
+			x.status = 502;
+		body = error_body(p, x.status == 400 ? "invalid_request_error" :
+		    "api_error", msg ? msg : "lb-proxy: upstream failed");
+		if (body != NULL) {
+			keep_response(&x, body, strlen(body));
+			x.sent = strlen(body);
+		}
+	}
+	if (x.client_failed && msg == NULL && asprintf(&msg, "lb-proxy: the "
+	    "client closed the connection mid-response") < 0)
+		msg = NULL;
+	ms = mono_ms() - t0;
+
+	/*
+	 * The record goes to disk before the client can see the response
+	 * complete: whoever stops the proxy once the client is done loses
+	 * nothing.
+	 */
+	rec = wire_request_record(req, seq, &when, &p->cred);
+	if (rec != NULL) {
+		json_object_set_new(rec, "status", json_integer(x.status));
+		if (wire_write_response(&p->wire, seq, x.resp, x.resp_len,
+		    rec) < 0)
+			fprintf(stderr, "lb-proxy: cannot write response file "
+			    "%06lu: %s\n", seq, strerror(errno));
+		json_object_set_new(rec, "response_bytes", json_integer(
+		    (json_int_t)x.sent));
+		if (x.resp_cut)
+			json_object_set_new(rec, "response_file_truncated",
+			    json_true());
+		json_object_set_new(rec, "duration_ms",
+		    json_real(round(ms * 1000) / 1000));
+		if (msg != NULL)
+			json_object_set_new(rec, "error", json_string(msg));
+		if (wire_append(&p->wire, rec) < 0)
+			fprintf(stderr, "lb-proxy: cannot append to "
+			    "'%s/wire.jsonl': %s\n", p->wire.dir,
+			    strerror(errno));
+		json_decref(rec);
+	}
+
+	if (asprintf(&line, "lb-proxy: %lu %s %s %d %zu %zu %.1fms%s%s\n",
+	    seq, req->method, req->target, x.status, req->body_len, x.sent, ms,
+	    msg ? " " : "", msg ? msg : "") >= 0)
+		log_line(p, line);
+
+	keep = 0;
+	if (!x.head_sent) {
+		keep = req->keep_alive && body != NULL;
+		if (body == NULL || http_respond(c->fd, x.status,
+		    "application/json", NULL, body, strlen(body), keep) < 0)
+			keep = 0;
+	} else if (res == CURLE_OK && !x.client_failed) {
+		keep = x.keep_alive;
+		if (x.held && http_write_all(c->fd, &x.held_byte, 1) < 0)
+			keep = 0;
+		if (x.chunked_out && http_write_all(c->fd, "0\r\n\r\n", 5) < 0)
+			keep = 0;
+	}
+	free(body);
+	free(msg);
+	free(x.head);
+	free(x.resp);
+	return keep;
+}
+
+/* Answers a request that could not be read (400/408/413/431) and logs it. */
+static void
+refuse(struct proxy *p, struct http_conn *c, int code)
+{
+	int st = http_error_status(code);
+	const char *type = "invalid_request_error", *what;
+	char *body, *line = NULL;
+
+	switch (st) {
+	case 408: what = "lb-proxy: the request did not arrive in time"; break;
+	case 413:
+		what = "lb-proxy: the request body is over 32 MiB";
+		type = "request_too_large";
+		break;
+	case 431: what = "lb-proxy: the request head is over 64 KiB"; break;
+	default: what = "lb-proxy: malformed request"; break;
+	}
+	body = error_body(p, type, what);
+	if (body != NULL)
+		(void)http_respond(c->fd, st, "application/json", NULL, body,
+		    strlen(body), 0);
+	free(body);
+	if (asprintf(&line, "lb-proxy: - %d from %s: %s\n", st, c->peer,
+	    what + 10) >= 0)
+		log_line(p, line);
+}
+
+void
+proxy_handler(struct http_conn *c, void *ctx)
+{
+	struct proxy *p = ctx;
+	struct http_request req;
+	struct timeval tv;
+	CURL *h = NULL;
+	int rc, keep;
+
+	/* A client that stops reading must not hold the thread forever. */
+	tv.tv_sec = p->timeout_ms / 1000;
+	tv.tv_usec = (p->timeout_ms % 1000) * 1000;
+	(void)setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (;;) {
+		rc = http_read_request(c, &req, &p->lim);
+		if (rc != HTTP_OK) {
+			if (http_error_status(rc) != 0)
+				refuse(p, c, rc);
+			break;
+		}
+		keep = forward(p, c, &h, &req);
+		http_request_free(&req);
+		if (!keep)
+			break;
+	}
+	if (h != NULL)
+		curl_easy_cleanup(h);
+}

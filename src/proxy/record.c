@@ -1,0 +1,756 @@
+/*
+ * Writing the proxy's records (see record.h for the format and the
+ * guarantees). Nothing here is lossy: bodies are either valid UTF-8 text
+ * or base64 of the exact bytes, and decoding a compressed body only ever
+ * adds fields next to the original.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "proxy/record.h"
+
+static const char *const secret_headers[] = {
+	"x-api-key", "authorization", "proxy-authorization", "cookie", NULL
+};
+
+int
+wire_is_secret_header(const char *name)
+{
+	for (int i = 0; secret_headers[i] != NULL; i++)
+		if (strcasecmp(name, secret_headers[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int
+wire_utf8_valid(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c;
+		size_t k;
+		unsigned long cp;
+		uint64_t v;
+
+		while (n - i >= 8) {	/* ASCII, eight bytes at a time */
+			memcpy(&v, s + i, 8);
+			if (v & UINT64_C(0x8080808080808080))
+				break;
+			i += 8;
+		}
+		if (i >= n)
+			break;
+		c = s[i];
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			k = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			k = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			k = 3;
+			cp = c & 0x07;
+		} else {
+			return 0;
+		}
+		if (n - i <= k)
+			return 0;
+		for (size_t j = 1; j <= k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (s[i + j] & 0x3f);
+		}
+		if ((k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		i += k + 1;
+	}
+	return 1;
+}
+
+char *
+wire_base64(const unsigned char *s, size_t n)
+{
+	static const char t[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out, *o;
+	size_t i;
+
+	if (n > (SIZE_MAX - 1) / 4 * 3 - 3)
+		return NULL;
+	out = malloc((n + 2) / 3 * 4 + 1);
+	if (out == NULL)
+		return NULL;
+	o = out;
+	for (i = 0; i + 2 < n; i += 3) {
+		*o++ = t[s[i] >> 2];
+		*o++ = t[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
+		*o++ = t[((s[i + 1] & 15) << 2) | (s[i + 2] >> 6)];
+		*o++ = t[s[i + 2] & 63];
+	}
+	if (i < n) {
+		*o++ = t[s[i] >> 2];
+		if (i + 1 < n) {
+			*o++ = t[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
+			*o++ = t[(s[i + 1] & 15) << 2];
+		} else {
+			*o++ = t[(s[i] & 3) << 4];
+			*o++ = '=';
+		}
+		*o++ = '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+/* One inflate pass with the given window bits. 0, or -1 with *why. */
+static int
+inflate_with(const unsigned char *in, size_t len, int wbits,
+    unsigned char **out, size_t *outlen, const char **why)
+{
+	z_stream z;
+	unsigned char *buf = NULL, *nb;
+	size_t cap = 0, used = 0;
+	int rc;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, wbits) != Z_OK) {
+		*why = "cannot start zlib";
+		return -1;
+	}
+	z.next_in = (unsigned char *)(uintptr_t)in;
+	for (;;) {
+		/* Feed in slices: avail_in is only 32 bits wide. */
+		if (z.avail_in == 0 && (size_t)(z.next_in - in) < len) {
+			size_t left = len - (size_t)(z.next_in - in);
+
+			z.avail_in = left > UINT_MAX ? UINT_MAX : (uInt)left;
+		}
+		if (cap - used < 65536) {
+			size_t ncap = cap ? cap * 2 : 65536 + len * 2;
+
+			if (ncap > WIRE_MAX_DECODED + 65536)
+				ncap = WIRE_MAX_DECODED + 65536;
+			if (ncap <= cap) {
+				*why = "decoded body over 64 MiB, not stored";
+				goto fail;
+			}
+			nb = realloc(buf, ncap + 1);
+			if (nb == NULL) {
+				*why = "out of memory";
+				goto fail;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		z.next_out = buf + used;
+		z.avail_out = (uInt)(cap - used);
+		rc = inflate(&z, Z_NO_FLUSH);
+		used = cap - z.avail_out;
+		if (used > WIRE_MAX_DECODED) {
+			*why = "decoded body over 64 MiB, not stored";
+			goto fail;
+		}
+		if (rc == Z_STREAM_END)
+			break;
+		if (rc == Z_BUF_ERROR && z.avail_in == 0 &&
+		    (size_t)(z.next_in - in) >= len) {
+			*why = "compressed body is truncated";
+			goto fail;
+		}
+		if (rc != Z_OK && rc != Z_BUF_ERROR) {
+			*why = rc == Z_DATA_ERROR ? "compressed body is corrupt" :
+			    "cannot decompress the body";
+			goto fail;
+		}
+	}
+	if ((size_t)(z.next_in - in) != len) {
+		*why = "bytes after the end of the compressed body";
+		goto fail;
+	}
+	inflateEnd(&z);
+	buf[used] = '\0';
+	*out = buf;
+	*outlen = used;
+	return 0;
+fail:
+	inflateEnd(&z);
+	free(buf);
+	return -1;
+}
+
+int
+wire_inflate(const unsigned char *in, size_t len, int gzip,
+    unsigned char **out, size_t *outlen, const char **why)
+{
+	if (gzip)
+		return inflate_with(in, len, 16 + MAX_WBITS, out, outlen, why);
+	/* "deflate" is zlib-wrapped by the standard, raw in the wild. */
+	if (inflate_with(in, len, MAX_WBITS, out, outlen, why) == 0)
+		return 0;
+	return inflate_with(in, len, -MAX_WBITS, out, outlen, why);
+}
+
+json_t *
+wire_text(const char *s, size_t n)
+{
+	json_t *j;
+	char *u, *o;
+	size_t i;
+
+	if (wire_utf8_valid((const unsigned char *)s, n) &&
+	    (j = json_stringn(s, n)) != NULL)
+		return j;
+	u = malloc(2 * n + 1);
+	if (u == NULL)
+		return NULL;
+	for (i = 0, o = u; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x80) {
+			*o++ = (char)c;
+		} else {
+			*o++ = (char)(0xc0 | (c >> 6));
+			*o++ = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	j = json_stringn(u, (size_t)(o - u));
+	free(u);
+	return j;
+}
+
+/*
+ * Adds key (text) or key_base64 to obj for the bytes, scrubbed of the
+ * credential first. Returns whether the bytes were valid UTF-8; -1 when out
+ * of memory.
+ */
+static int
+add_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len,
+    const struct cred *cred)
+{
+	unsigned char *scrubbed;
+	size_t slen;
+	char k64[64];
+	int utf8;
+
+	scrubbed = cred_scrub(cred, data, len, &slen);
+	if (scrubbed != NULL) {
+		data = scrubbed;
+		len = slen;
+	}
+	utf8 = wire_utf8_valid(data, len);
+	if (utf8) {
+		/* Checked just above: spare jansson a second pass. */
+		json_object_set_new(obj, key, json_stringn_nocheck(
+		    (const char *)data, len));
+	} else {
+		char *b = wire_base64(data, len);
+
+		snprintf(k64, sizeof(k64), "%s_base64", key);
+		json_object_set_new(obj, k64, b ? json_string(b) : json_null());
+		free(b);
+	}
+	free(scrubbed);
+	return utf8;
+}
+
+/* Adds content_encoding and the decoded body (or decode_error). */
+static void
+add_decoded(json_t *rec, const struct http_request *req,
+    const struct cred *cred)
+{
+	const char *ce = http_header(req, "content-encoding");
+	unsigned char *dec = NULL;
+	size_t dlen = 0;
+	const char *why = NULL;
+	int gzip;
+
+	if (ce == NULL)
+		return;
+	json_object_set_new(rec, "content_encoding", wire_text(ce,
+	    strlen(ce)));
+	if (strcasecmp(ce, "gzip") == 0 || strcasecmp(ce, "x-gzip") == 0)
+		gzip = 1;
+	else if (strcasecmp(ce, "deflate") == 0)
+		gzip = 0;
+	else
+		return;
+	if (wire_inflate(req->body, req->body_len, gzip, &dec, &dlen,
+	    &why) == 0) {
+		add_bytes(rec, "body_decoded", dec, dlen, cred);
+		free(dec);
+	} else {
+		json_object_set_new(rec, "decode_error", json_string(why));
+	}
+}
+
+/* "2026-11-29T16:05:01.123Z" */
+static json_t *
+iso_time(const struct timespec *ts)
+{
+	struct tm tm;
+	char buf[96];
+
+	gmtime_r(&ts->tv_sec, &tm);
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, ts->tv_nsec / 1000000);
+	return json_string(buf);
+}
+
+/* A JSON string of text that may hold the credential. */
+static json_t *
+scrubbed_text(const char *s, size_t n, const struct cred *cred)
+{
+	size_t sl;
+	unsigned char *sc = cred_scrub(cred, s, n, &sl);
+	json_t *j;
+
+	j = sc ? wire_text((char *)sc, sl) : wire_text(s, n);
+	free(sc);
+	return j;
+}
+
+json_t *
+wire_request_record(const struct http_request *req, unsigned long seq,
+    const struct timespec *when, const struct cred *cred)
+{
+	json_t *rec, *hdrs;
+	size_t i;
+	int utf8;
+
+	rec = json_object();
+	hdrs = json_array();
+	if (rec == NULL || hdrs == NULL) {
+		json_decref(rec);
+		json_decref(hdrs);
+		return NULL;
+	}
+	json_object_set_new(rec, "seq", json_integer((json_int_t)seq));
+	json_object_set_new(rec, "time", iso_time(when));
+	json_object_set_new(rec, "method", json_string(req->method));
+	json_object_set_new(rec, "target", scrubbed_text(req->target,
+	    strlen(req->target), cred));
+	json_object_set_new(rec, "path", scrubbed_text(req->path,
+	    strlen(req->path), cred));
+	for (i = 0; i < req->nheaders; i++) {
+		const struct http_header *h = &req->headers[i];
+		json_t *pair = json_array();
+
+		json_array_append_new(pair, json_string(h->name));
+		if (wire_is_secret_header(h->name))
+			json_array_append_new(pair, json_string("[removed]"));
+		else
+			json_array_append_new(pair, scrubbed_text(h->value,
+			    strlen(h->value), cred));
+		json_array_append_new(hdrs, pair);
+	}
+	json_object_set_new(rec, "headers", hdrs);
+	utf8 = add_bytes(rec, "body", req->body, req->body_len, cred);
+	json_object_set_new(rec, "body_utf8", json_boolean(utf8 == 1));
+	add_decoded(rec, req, cred);
+	return rec;
+}
+
+/* mkdir that accepts an existing directory. 0 or -1. */
+static int
+mkdir_ok(const char *path)
+{
+	struct stat st;
+
+	if (mkdir(path, 0755) == 0)
+		return 0;
+	if (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	if (errno == EEXIST)
+		errno = ENOTDIR;
+	return -1;
+}
+
+/* mkdir -p. 0 or -1 (errno set). */
+static int
+mkdirs(const char *path)
+{
+	char *p = strdup(path), *s;
+	int rc = 0;
+
+	if (p == NULL)
+		return -1;
+	for (s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir_ok(p) < 0)
+			rc = -1;
+		*s = '/';
+		if (rc < 0)
+			break;
+	}
+	if (rc == 0)
+		rc = mkdir_ok(p);
+	free(p);
+	return rc;
+}
+
+static void
+lower_strerror(char *err, size_t errlen, const char *what, const char *path,
+    int e)
+{
+	char why[128];
+
+	snprintf(why, sizeof(why), "%s", strerror(e));
+	if (why[0] >= 'A' && why[0] <= 'Z' && why[1] >= 'a' && why[1] <= 'z')
+		why[0] = (char)(why[0] - 'A' + 'a');
+	snprintf(err, errlen, "%s '%s': %s", what, path, why);
+}
+
+int
+wire_open(struct wire_log *w, const char *dir, const struct cred *cred,
+    char *err, size_t errlen)
+{
+	char *path = NULL;
+	char buf[65536];
+	ssize_t n;
+	int fd;
+
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	w->cred = cred;
+	w->next_seq = 1;
+	if (mkdirs(dir) < 0) {
+		lower_strerror(err, errlen, "cannot create records directory",
+		    dir, errno);
+		return -1;
+	}
+	if (asprintf(&path, "%s/responses", dir) < 0 || mkdir_ok(path) < 0) {
+		lower_strerror(err, errlen, "cannot create records directory",
+		    path ? path : dir, errno);
+		free(path);
+		return -1;
+	}
+	free(path);
+	if (asprintf(&path, "%s/wire.jsonl", dir) < 0)
+		return -1;
+	/* Continue the numbering of an existing file. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			for (ssize_t i = 0; i < n; i++)
+				w->next_seq += buf[i] == '\n';
+		close(fd);
+	}
+	w->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		lower_strerror(err, errlen, "cannot open records file", path,
+		    errno);
+		free(path);
+		return -1;
+	}
+	free(path);
+	w->dir = strdup(dir);
+	pthread_mutex_init(&w->mu, NULL);
+	return 0;
+}
+
+void
+wire_close(struct wire_log *w)
+{
+	if (w->fd >= 0) {
+		close(w->fd);
+		pthread_mutex_destroy(&w->mu);
+	}
+	free(w->dir);
+	w->fd = -1;
+	w->dir = NULL;
+}
+
+unsigned long
+wire_next_seq(struct wire_log *w)
+{
+	return __atomic_fetch_add(&w->next_seq, 1, __ATOMIC_RELAXED);
+}
+
+static int
+write_fd_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+wire_write_response(struct wire_log *w, unsigned long seq, const void *data,
+    size_t len, json_t *rec)
+{
+	char rel[64], *path = NULL;
+	unsigned char *sc;
+	size_t sl;
+	int fd, rc;
+
+	snprintf(rel, sizeof(rel), "responses/%06lu.body", seq);
+	json_object_set_new(rec, "response_file", json_string(rel));
+	json_object_set_new(rec, "response_bytes", json_integer((json_int_t)
+	    len));
+	if (asprintf(&path, "%s/%s", w->dir, rel) < 0)
+		return -1;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	free(path);
+	if (fd < 0)
+		return -1;
+	sc = cred_scrub(w->cred, data, len, &sl);
+	rc = sc ? write_fd_all(fd, sc, sl) : write_fd_all(fd, data, len);
+	free(sc);
+	if (close(fd) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* SWAR constants: a byte of 1s and a byte of high bits, eight times. */
+#define ONES	UINT64_C(0x0101010101010101)
+#define HIGHS	UINT64_C(0x8080808080808080)
+
+/* A growable output buffer for wire_dump. */
+struct obuf {
+	char	*p;
+	size_t	 len, cap;
+	int	 oom;
+};
+
+static void
+ob_put(struct obuf *o, const void *s, size_t n)
+{
+	char *np;
+
+	if (o->oom)
+		return;
+	if (o->cap - o->len < n + 1) {
+		size_t ncap = o->cap ? o->cap : 4096;
+
+		while (ncap - o->len < n + 1)
+			ncap *= 2;
+		np = realloc(o->p, ncap);
+		if (np == NULL) {
+			o->oom = 1;
+			return;
+		}
+		o->p = np;
+		o->cap = ncap;
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+}
+
+/*
+ * A JSON string: runs that need no escape are copied whole. The input is
+ * valid UTF-8 (jansson strings are), so bytes >= 0x80 go out as they are.
+ */
+static void
+ob_string(struct obuf *o, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i, run = 0;
+	char esc[8];
+
+	ob_put(o, "\"", 1);
+	for (i = 0; i < n; i++) {
+		unsigned char c;
+
+		/* Eight bytes at a time while none needs an escape. */
+		while (n - i >= 8) {
+			uint64_t v, q, b;
+
+			memcpy(&v, s + i, 8);
+			q = v ^ (ONES * '"');
+			b = v ^ (ONES * '\\');
+			if (((v - ONES * 0x20) & ~v & HIGHS) ||
+			    ((q - ONES) & ~q & HIGHS) ||
+			    ((b - ONES) & ~b & HIGHS))
+				break;
+			i += 8;
+		}
+		if (i >= n)
+			break;
+		c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		ob_put(o, s + run, i - run);
+		run = i + 1;
+		esc[0] = '\\';
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		case '\b': esc[1] = 'b'; break;
+		case '\f': esc[1] = 'f'; break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			ob_put(o, esc, 6);
+			continue;
+		}
+		ob_put(o, esc, 2);
+	}
+	ob_put(o, s + run, n - run);
+	ob_put(o, "\"", 1);
+}
+
+static void
+ob_value(struct obuf *o, json_t *v)
+{
+	char num[64];
+	const char *key;
+	json_t *x;
+	size_t i;
+	int n, first = 1;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		ob_put(o, "{", 1);
+		json_object_foreach(v, key, x) {
+			if (!first)
+				ob_put(o, ",", 1);
+			first = 0;
+			ob_string(o, key, strlen(key));
+			ob_put(o, ":", 1);
+			ob_value(o, x);
+		}
+		ob_put(o, "}", 1);
+		break;
+	case JSON_ARRAY:
+		ob_put(o, "[", 1);
+		json_array_foreach(v, i, x) {
+			if (i > 0)
+				ob_put(o, ",", 1);
+			ob_value(o, x);
+		}
+		ob_put(o, "]", 1);
+		break;
+	case JSON_STRING:
+		ob_string(o, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER:
+		n = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(v));
+		ob_put(o, num, (size_t)n);
+		break;
+	case JSON_REAL:
+		/* As jansson: "1e21" (no '+', no leading exponent zeros),
+		 * and ".0" on anything that would read as an integer. */
+		n = snprintf(num, sizeof(num), "%.12g", json_real_value(v));
+		{
+			char *e = strchr(num, 'e'), *d, *z;
+
+			if (e != NULL) {
+				d = e + 1;
+				if (*d == '-')
+					d++;
+				z = d;
+				while (*z == '+' || *z == '0')
+					z++;
+				memmove(d, z, strlen(z) + 1);
+				n = (int)strlen(num);
+			} else if (strchr(num, '.') == NULL) {
+				n += snprintf(num + n, sizeof(num) - (size_t)n,
+				    ".0");
+			}
+		}
+		ob_put(o, num, (size_t)n);
+		break;
+	case JSON_TRUE:
+		ob_put(o, "true", 4);
+		break;
+	case JSON_FALSE:
+		ob_put(o, "false", 5);
+		break;
+	default:
+		ob_put(o, "null", 4);
+		break;
+	}
+}
+
+char *
+wire_dump(json_t *v, size_t *len)
+{
+	struct obuf o = { 0 };
+
+	/* Most of a record is its body: start big enough for it. */
+	ob_put(&o, "", 0);
+	if (json_is_object(v)) {
+		size_t guess = 4096;
+		const char *k;
+		json_t *x;
+
+		json_object_foreach(v, k, x)
+			if (json_is_string(x))
+				guess += json_string_length(x) +
+				    json_string_length(x) / 8;
+		if (guess > o.cap) {
+			char *np = realloc(o.p, guess);
+
+			if (np != NULL) {
+				o.p = np;
+				o.cap = guess;
+			}
+		}
+	}
+	ob_value(&o, v);
+	if (o.oom || o.p == NULL) {
+		free(o.p);
+		return NULL;
+	}
+	o.p[o.len] = '\0';
+	*len = o.len;
+	return o.p;
+}
+
+int
+wire_append(struct wire_log *w, json_t *rec)
+{
+	char *line;
+	unsigned char *sc;
+	size_t len, sl;
+	int rc;
+
+	line = wire_dump(rec, &len);
+	if (line == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	line[len] = '\n';	/* overwrites the NUL; length is tracked */
+	sc = cred_scrub(w->cred, line, len + 1, &sl);
+	pthread_mutex_lock(&w->mu);
+	rc = sc ? write_fd_all(w->fd, sc, sl) : write_fd_all(w->fd, line,
+	    len + 1);
+	pthread_mutex_unlock(&w->mu);
+	free(sc);
+	free(line);
+	return rc;
+}

@@ -1,0 +1,1882 @@
+/*
+ * The leak scanner (see scan.h for the contract).
+ *
+ * Compiling: every secret is expanded into literal patterns, one per
+ * encoded form; identical bytes for the same secret are kept once, under
+ * the first form that produced them (raw first, so an ASCII canary whose
+ * JSON escape is itself is reported as "raw"). Radix forms (base64, base32)
+ * keep only the characters fully determined by the secret at a given byte
+ * alignment; the bits the secret puts into the partial characters at both
+ * ends are kept aside and checked on every match.
+ *
+ * Matching ("mlit"): every pattern is at least 4 bytes. Let W be the
+ * shortest pattern length capped at 16 and S = W - 3. Each 4-byte gram at
+ * pattern offsets 0..S-1 is entered into a bitmap (hash of the gram) and an
+ * exact table (gram -> list of pattern, offset). The data is sampled every
+ * S bytes: any occurrence of a pattern covers exactly one sample position
+ * whose gram lies within the pattern's first W bytes, so each occurrence
+ * is verified exactly once. The bitmap keeps the loop at a few
+ * instructions per sample; the exact table and a memcmp decide.
+ *
+ * Line-wrapped encodings: a second pass looks for line breaks ("\n",
+ * "\r\n", or the JSON-escaped two-character forms) with at least 16
+ * base64/hex characters before them and another after. The whole run is
+ * copied with its breaks (and JSON "\/" escapes) removed, scanned again,
+ * and matches are mapped back to offsets in the original buffer. A match
+ * also found by the first pass is reported once, from the first pass.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include <openssl/evp.h>
+
+#include "scan.h"
+
+const char *const scan_forms[] = {
+	"raw",
+	"json (dialects: -slash -unicode -html -apos -ctrlu -upper)",
+	"json2 (a JSON escape inside a JSON string)",
+	"unicode-escape (every character as \\uXXXX)",
+	"base64@0..2", "base64url@0..2", "base32@0..4",
+	"hex", "hex-upper", "hex-sep", "hex-escape", "hex-0x",
+	"percent", "percent-lower", "percent-js", "percent-uri",
+	"percent-plus", "percent-form", "percent-all", "percent-all-lower",
+	"html", "quoted-printable", "rot13", "reversed", "reversed-bytes",
+	"utf16le", "utf16be",
+	"FORM+json... (an encoded form, then JSON-escaped)",
+	"FORM+wrapped (base64/base32/hex split by line breaks)",
+	NULL
+};
+
+/* ---------------------------------------------------------------- */
+/* Growable byte buffers; an allocation failure sets oom and sticks. */
+
+struct buf {
+	unsigned char	*p;
+	size_t		 n, cap;
+	int		 oom;
+};
+
+static void
+buf_grow(struct buf *b, size_t more)
+{
+	size_t cap;
+	unsigned char *p;
+
+	if (b->oom)
+		return;
+	if (b->n + more <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 64;
+	while (cap < b->n + more)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (p == NULL) {
+		b->oom = 1;
+		return;
+	}
+	b->p = p;
+	b->cap = cap;
+}
+
+static void
+buf_put(struct buf *b, const void *p, size_t n)
+{
+	buf_grow(b, n);
+	if (b->oom || n == 0)
+		return;
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+
+static void
+buf_putc(struct buf *b, int c)
+{
+	unsigned char ch = (unsigned char)c;
+
+	buf_put(b, &ch, 1);
+}
+
+static void
+buf_puts(struct buf *b, const char *s)
+{
+	buf_put(b, s, strlen(s));
+}
+
+static void
+buf_hex2(struct buf *b, unsigned v, int upper)
+{
+	const char *d = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+
+	buf_putc(b, d[(v >> 4) & 15]);
+	buf_putc(b, d[v & 15]);
+}
+
+static void
+buf_u4(struct buf *b, unsigned v, int upper)
+{
+	buf_puts(b, "\\u");
+	buf_hex2(b, (v >> 8) & 255, upper);
+	buf_hex2(b, v & 255, upper);
+}
+
+/*
+ * The next UTF-8 sequence of s[i..n): returns its length and sets *cp, or
+ * returns 1 and sets *cp to 0x110000 + byte for an invalid byte.
+ */
+static size_t
+utf8_next(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
+{
+	unsigned c = s[i];
+	size_t len, k;
+	uint32_t v, min;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2; v = c & 0x1f; min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3; v = c & 0x0f; min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4; v = c & 0x07; min = 0x10000;
+	} else
+		goto bad;
+	if (i + len > n)
+		goto bad;
+	for (k = 1; k < len; k++) {
+		if ((s[i + k] & 0xc0) != 0x80)
+			goto bad;
+		v = (v << 6) | (s[i + k] & 0x3f);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		goto bad;
+	*cp = v;
+	return len;
+bad:
+	*cp = 0x110000 + c;
+	return 1;
+}
+
+static int
+utf8_valid(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+	uint32_t cp;
+
+	while (i < n) {
+		i += utf8_next(s, n, i, &cp);
+		if (cp >= 0x110000)
+			return 0;
+	}
+	return 1;
+}
+
+/* ---------------------------------------------------------------- */
+/* Encoders. Each appends the encoded form of s[0..n) to out. */
+
+#define J_SLASH		0x01	/* "/" as "\/" */
+#define J_UNICODE	0x02	/* non-ASCII as \uXXXX (surrogate pairs) */
+#define J_HTML		0x04	/* < > & U+2028 U+2029 as \uXXXX */
+#define J_APOS		0x08	/* ' as \u0027 (with J_HTML) */
+#define J_CTRLU		0x10	/* every control character as \u00XX */
+#define J_UPPER		0x20	/* upper-case hex digits in \u escapes */
+#define J_ALL		0x40	/* every character as \uXXXX */
+#define J_COMBOS	0x40	/* flags below this are combined freely */
+
+static void
+enc_json(struct buf *out, const unsigned char *s, size_t n, unsigned fl)
+{
+	int up = (fl & J_UPPER) != 0;
+	size_t i = 0, len;
+	uint32_t cp;
+
+	while (i < n) {
+		len = utf8_next(s, n, i, &cp);
+		if (cp >= 0x110000) {
+			buf_putc(out, s[i]);	/* not UTF-8: left as it is */
+		} else if (fl & J_ALL) {
+			if (cp >= 0x10000) {
+				buf_u4(out, 0xd800 + ((cp - 0x10000) >> 10), up);
+				buf_u4(out, 0xdc00 + ((cp - 0x10000) & 0x3ff), up);
+			} else
+				buf_u4(out, cp, up);
+		} else if (cp == '"') {
+			buf_puts(out, "\\\"");
+		} else if (cp == '\\') {
+			buf_puts(out, "\\\\");
+		} else if (cp == '/' && (fl & J_SLASH)) {
+			buf_puts(out, "\\/");
+		} else if (cp < 0x20) {
+			const char *e = NULL;
+
+			if (!(fl & J_CTRLU)) {
+				switch (cp) {
+				case '\b': e = "\\b"; break;
+				case '\f': e = "\\f"; break;
+				case '\n': e = "\\n"; break;
+				case '\r': e = "\\r"; break;
+				case '\t': e = "\\t"; break;
+				default: break;
+				}
+			}
+			if (e != NULL)
+				buf_puts(out, e);
+			else
+				buf_u4(out, cp, up);
+		} else if ((fl & J_HTML) && (cp == '<' || cp == '>' ||
+		    cp == '&' || cp == 0x2028 || cp == 0x2029)) {
+			buf_u4(out, cp, up);
+		} else if ((fl & J_HTML) && (fl & J_APOS) && cp == '\'') {
+			buf_u4(out, cp, up);
+		} else if (cp >= 0x80 && (fl & J_UNICODE)) {
+			if (cp >= 0x10000) {
+				buf_u4(out, 0xd800 + ((cp - 0x10000) >> 10), up);
+				buf_u4(out, 0xdc00 + ((cp - 0x10000) & 0x3ff), up);
+			} else
+				buf_u4(out, cp, up);
+		} else {
+			buf_put(out, s + i, len);
+		}
+		i += len;
+	}
+}
+
+/* The form name of a JSON dialect: "json-slash-unicode", "unicode-escape". */
+static void
+json_name(char *name, size_t size, const char *base, unsigned fl)
+{
+	snprintf(name, size, "%s%s%s%s%s%s%s", base,
+	    (fl & J_SLASH) ? "-slash" : "",
+	    (fl & J_UNICODE) ? "-unicode" : "",
+	    (fl & J_HTML) ? "-html" : "",
+	    (fl & J_APOS) ? "-apos" : "",
+	    (fl & J_CTRLU) ? "-ctrlu" : "",
+	    (fl & J_UPPER) ? "-upper" : "");
+}
+
+/* Hex digits, with sep between bytes and pre before each byte. */
+static void
+enc_hex(struct buf *out, const unsigned char *s, size_t n, int upper,
+    const char *pre, const char *sep)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			buf_puts(out, sep);
+		buf_puts(out, pre);
+		buf_hex2(out, s[i], upper);
+	}
+}
+
+/* Percent-encoding: bytes in keep stay, space may become '+'. */
+static void
+enc_percent(struct buf *out, const unsigned char *s, size_t n,
+    const char *keep, int upper, int plus)
+{
+	size_t i;
+	unsigned c;
+
+	for (i = 0; i < n; i++) {
+		c = s[i];
+		if (plus && c == ' ')
+			buf_putc(out, '+');
+		else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') ? keep != NULL :
+		    (c != 0 && keep != NULL && strchr(keep, (int)c) != NULL))
+			buf_putc(out, (int)c);
+		else {
+			buf_putc(out, '%');
+			buf_hex2(out, c, upper);
+		}
+	}
+}
+
+static void
+enc_html(struct buf *out, const unsigned char *s, size_t n, const char *apos)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		switch (s[i]) {
+		case '&': buf_puts(out, "&amp;"); break;
+		case '<': buf_puts(out, "&lt;"); break;
+		case '>': buf_puts(out, "&gt;"); break;
+		case '"': buf_puts(out, "&quot;"); break;
+		case '\'': buf_puts(out, apos); break;
+		default: buf_putc(out, s[i]); break;
+		}
+	}
+}
+
+static void
+enc_qp(struct buf *out, const unsigned char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '=' || s[i] >= 0x7f ||
+		    (s[i] < 0x20 && s[i] != '\t')) {
+			buf_putc(out, '=');
+			buf_hex2(out, s[i], 1);
+		} else
+			buf_putc(out, s[i]);
+	}
+}
+
+static void
+enc_rot13(struct buf *out, const unsigned char *s, size_t n)
+{
+	size_t i;
+	unsigned c;
+
+	for (i = 0; i < n; i++) {
+		c = s[i];
+		if (c >= 'a' && c <= 'z')
+			c = 'a' + (c - 'a' + 13) % 26;
+		else if (c >= 'A' && c <= 'Z')
+			c = 'A' + (c - 'A' + 13) % 26;
+		buf_putc(out, (int)c);
+	}
+}
+
+/* Characters in reverse order (rev(1)); an invalid byte is a character. */
+static void
+enc_reverse(struct buf *out, const unsigned char *s, size_t n)
+{
+	size_t i = n, j, len;
+	uint32_t cp;
+
+	while (i > 0) {
+		j = i - 1;
+		while (j > 0 && i - j < 4 && (s[j] & 0xc0) == 0x80)
+			j--;
+		len = utf8_next(s, n, j, &cp);
+		if (j + len != i) {	/* not a sequence ending at i */
+			j = i - 1;
+			len = 1;
+		}
+		buf_put(out, s + j, len);
+		i = j;
+	}
+}
+
+static void
+enc_reverse_bytes(struct buf *out, const unsigned char *s, size_t n)
+{
+	size_t i;
+
+	for (i = n; i > 0; i--)
+		buf_putc(out, s[i - 1]);
+}
+
+/* UTF-16; s must be valid UTF-8. */
+static void
+enc_utf16(struct buf *out, const unsigned char *s, size_t n, int be)
+{
+	size_t i = 0;
+	uint32_t cp, u[2];
+	int k, nu;
+
+	while (i < n) {
+		i += utf8_next(s, n, i, &cp);
+		if (cp >= 0x10000) {
+			u[0] = 0xd800 + ((cp - 0x10000) >> 10);
+			u[1] = 0xdc00 + ((cp - 0x10000) & 0x3ff);
+			nu = 2;
+		} else {
+			u[0] = cp;
+			nu = 1;
+		}
+		for (k = 0; k < nu; k++) {
+			buf_putc(out, (int)(be ? u[k] >> 8 : u[k] & 255));
+			buf_putc(out, (int)(be ? u[k] & 255 : u[k] >> 8));
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Radix alphabets (base64, base64url, base32). */
+
+enum { AL_NONE, AL_B64, AL_B64URL, AL_B32, AL_COUNT };
+
+static const char *const alphabets[AL_COUNT] = {
+	NULL,
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+};
+
+/* radix_value[alphabet][byte]: the digit's value, or -1. */
+static signed char radix_value[AL_COUNT][256];
+
+/* enc_char[c]: is c a character of a base64, base32 or hex text? */
+static unsigned char enc_char[256];
+
+static void
+radix_init(void)
+{
+	static int done;
+	int a, i;
+
+	if (done)
+		return;
+	for (a = 0; a < AL_COUNT; a++) {
+		memset(radix_value[a], -1, 256);
+		if (alphabets[a] == NULL)
+			continue;
+		for (i = 0; alphabets[a][i] != '\0'; i++)
+			radix_value[a][(unsigned char)alphabets[a][i]] =
+			    (signed char)i;
+	}
+	for (i = 0; i < 256; i++)
+		enc_char[i] = radix_value[AL_B64][i] >= 0 || i == '-' ||
+		    i == '_' || i == '=';
+	done = 1;
+}
+
+/* ---------------------------------------------------------------- */
+/* The multi-literal matcher. */
+
+typedef int (*mlit_cb)(void *ctx, size_t pat, size_t start);
+
+struct mslot {
+	uint32_t	gram;
+	uint32_t	start;	/* into ents */
+	uint32_t	count;	/* 0: empty slot */
+};
+
+struct ment {
+	uint32_t	pat;
+	uint32_t	off;
+};
+
+struct mlit {
+	const unsigned char	**pat;	/* borrowed pattern bytes */
+	size_t			*plen;
+	size_t			 npat;
+	size_t			 minlen, stride;
+	unsigned		 bbits, sbits;
+	uint64_t		*bitmap;
+	struct mslot		*slots;
+	struct ment		*ents;
+	size_t			 nents;
+};
+
+#define GRAM_MUL	0x9e3779b1u
+#define SLOT_MUL	0x85ebca6bu
+
+static inline uint32_t
+load32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void
+mlit_free(struct mlit *m)
+{
+	if (m == NULL)
+		return;
+	free(m->pat);
+	free(m->plen);
+	free(m->bitmap);
+	free(m->slots);
+	free(m->ents);
+	free(m);
+}
+
+struct gram_ent {
+	uint32_t	gram, pat, off;
+};
+
+static int
+gram_cmp(const void *a, const void *b)
+{
+	const struct gram_ent *x = a, *y = b;
+
+	if (x->gram != y->gram)
+		return x->gram < y->gram ? -1 : 1;
+	if (x->pat != y->pat)
+		return x->pat < y->pat ? -1 : 1;
+	return (x->off > y->off) - (x->off < y->off);
+}
+
+/*
+ * Builds a matcher over npat patterns, each at least 4 bytes; the arrays
+ * are copied, the bytes are borrowed and must outlive it. NULL when out of
+ * memory or when a pattern is shorter than 4 bytes.
+ */
+static struct mlit *
+mlit_new(const unsigned char *const *pat, const size_t *plen, size_t npat)
+{
+	struct mlit *m;
+	struct gram_ent *g = NULL;
+	size_t i, j, ng = 0, nuniq, w;
+	uint32_t h;
+
+	if (npat == 0 || npat > UINT32_MAX / 16)
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return NULL;
+	m->npat = npat;
+	m->pat = malloc(npat * sizeof(*m->pat));
+	m->plen = malloc(npat * sizeof(*m->plen));
+	if (m->pat == NULL || m->plen == NULL)
+		goto fail;
+	m->minlen = SIZE_MAX;
+	for (i = 0; i < npat; i++) {
+		m->pat[i] = pat[i];
+		m->plen[i] = plen[i];
+		if (plen[i] < 4)
+			goto fail;
+		if (plen[i] < m->minlen)
+			m->minlen = plen[i];
+	}
+	w = m->minlen < 16 ? m->minlen : 16;
+	m->stride = w - 3;
+
+	g = malloc(npat * m->stride * sizeof(*g));
+	if (g == NULL)
+		goto fail;
+	for (i = 0; i < npat; i++)
+		for (j = 0; j < m->stride; j++) {
+			g[ng].gram = load32(pat[i] + j);
+			g[ng].pat = (uint32_t)i;
+			g[ng].off = (uint32_t)j;
+			ng++;
+		}
+	qsort(g, ng, sizeof(*g), gram_cmp);
+	nuniq = 0;
+	for (i = 0; i < ng; i++)
+		if (i == 0 || g[i].gram != g[i - 1].gram)
+			nuniq++;
+
+	for (m->bbits = 12; m->bbits < 23 &&
+	    ((size_t)1 << m->bbits) < 64 * nuniq; m->bbits++)
+		;
+	for (m->sbits = 4; ((size_t)1 << m->sbits) < 2 * nuniq; m->sbits++)
+		;
+	m->bitmap = calloc(((size_t)1 << m->bbits) / 64, sizeof(uint64_t));
+	m->slots = calloc((size_t)1 << m->sbits, sizeof(*m->slots));
+	m->ents = malloc(ng * sizeof(*m->ents));
+	if (m->bitmap == NULL || m->slots == NULL || m->ents == NULL)
+		goto fail;
+	m->nents = ng;
+	for (i = 0; i < ng; i++) {
+		m->ents[i].pat = g[i].pat;
+		m->ents[i].off = g[i].off;
+		if (i > 0 && g[i].gram == g[i - 1].gram)
+			continue;
+		h = (g[i].gram * GRAM_MUL) >> (32 - m->bbits);
+		m->bitmap[h >> 6] |= (uint64_t)1 << (h & 63);
+		h = (g[i].gram * SLOT_MUL) >> (32 - m->sbits);
+		while (m->slots[h].count != 0)
+			h = (h + 1) & (((uint32_t)1 << m->sbits) - 1);
+		m->slots[h].gram = g[i].gram;
+		m->slots[h].start = (uint32_t)i;
+		for (j = i; j < ng && g[j].gram == g[i].gram; j++)
+			;
+		m->slots[h].count = (uint32_t)(j - i);
+	}
+	free(g);
+	return m;
+fail:
+	free(g);
+	mlit_free(m);
+	return NULL;
+}
+
+/* Checks the candidates of the gram at sample position i. */
+static int
+mlit_verify(const struct mlit *m, const unsigned char *buf, size_t n,
+    size_t i, mlit_cb cb, void *ctx)
+{
+	uint32_t gram = load32(buf + i);
+	uint32_t h = (gram * SLOT_MUL) >> (32 - m->sbits);
+	uint32_t mask = ((uint32_t)1 << m->sbits) - 1;
+	const struct mslot *sl;
+	const struct ment *e;
+	size_t k, s, len;
+
+	for (;;) {
+		sl = &m->slots[h];
+		if (sl->count == 0)
+			return 0;
+		if (sl->gram == gram)
+			break;
+		h = (h + 1) & mask;
+	}
+	for (k = 0; k < sl->count; k++) {
+		e = &m->ents[sl->start + k];
+		if (e->off > i)
+			continue;
+		s = i - e->off;
+		len = m->plen[e->pat];
+		if (len > n - s)
+			continue;
+		if (memcmp(buf + s, m->pat[e->pat], len) != 0)
+			continue;
+		if (cb(ctx, e->pat, s) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+#define MBIT(m, g) \
+	(((m)->bitmap[((g) * GRAM_MUL) >> (32 - (m)->bbits) >> 6] >> \
+	    ((((g) * GRAM_MUL) >> (32 - (m)->bbits)) & 63)) & 1)
+
+/*
+ * Calls cb for every occurrence of every pattern in buf[0..n) whose
+ * sample position lies in [from, to), in no particular order; from must be
+ * a multiple of the stride. Over consecutive ranges covering [0, n) every
+ * occurrence is reported once. Returns 0, or -1 when cb returned non-zero.
+ */
+static int
+mlit_scan_range(const struct mlit *m, const unsigned char *buf, size_t n,
+    size_t from, size_t to, mlit_cb cb, void *ctx)
+{
+	size_t S = m->stride, i = from, last;
+
+	if (n < m->minlen)
+		return 0;
+	last = n - 4;		/* the last sample position */
+	if (to > last + 1)
+		to = last + 1;
+	while (i + 3 * S < to) {
+		uint32_t g0, g1, g2, g3;
+		uint64_t b0, b1, b2, b3;
+
+		/* the samples stride through every line: fetch ahead */
+		__builtin_prefetch(buf + i + 1024);
+		g0 = load32(buf + i);
+		g1 = load32(buf + i + S);
+		g2 = load32(buf + i + 2 * S);
+		g3 = load32(buf + i + 3 * S);
+		b0 = MBIT(m, g0);
+		b1 = MBIT(m, g1);
+		b2 = MBIT(m, g2);
+		b3 = MBIT(m, g3);
+		if ((b0 | b1 | b2 | b3) != 0) {
+			if (b0 && mlit_verify(m, buf, n, i, cb, ctx) != 0)
+				return -1;
+			if (b1 && mlit_verify(m, buf, n, i + S, cb, ctx) != 0)
+				return -1;
+			if (b2 && mlit_verify(m, buf, n, i + 2 * S, cb,
+			    ctx) != 0)
+				return -1;
+			if (b3 && mlit_verify(m, buf, n, i + 3 * S, cb,
+			    ctx) != 0)
+				return -1;
+		}
+		i += 4 * S;
+	}
+	for (; i < to; i += S) {
+		uint32_t g = load32(buf + i);
+
+		if (MBIT(m, g) && mlit_verify(m, buf, n, i, cb, ctx) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+mlit_scan(const struct mlit *m, const unsigned char *buf, size_t n,
+    mlit_cb cb, void *ctx)
+{
+	return mlit_scan_range(m, buf, n, 0, n, cb, ctx);
+}
+
+/* ---------------------------------------------------------------- */
+/* The scanner. */
+
+struct pat {
+	size_t		off, len;	/* bytes in sc->arena */
+	size_t		secret;
+	unsigned	form, wform;	/* indexes into sc->names */
+	unsigned char	alpha;		/* AL_NONE, or a radix alphabet */
+	unsigned char	width;		/* bits per radix digit */
+	unsigned char	lead_bits, lead_val;	/* low bits of the digit before */
+	unsigned char	trail_bits, trail_val;	/* high bits of the digit after */
+};
+
+struct frag_pat {
+	size_t	secret, off;
+};
+
+struct scan {
+	size_t			 nsecrets;
+	unsigned char		**secret;
+	size_t			*slen;
+	char			(*hash)[9];
+
+	struct pat		*pats;
+	size_t			 npats, capp;
+	struct buf		 arena;
+	char			**names;
+	size_t			 nnames, capn;
+	struct mlit		*m;
+
+	struct mlit		*pm;	/* partial mode: every pmin-gram */
+	struct frag_pat		*fp;
+	size_t			 pmin;
+	size_t			 maxlen;	/* longest pattern */
+	uint64_t		 frag4[1024];	/* hashes of the secrets' 4-grams */
+	int			 partial;
+	int			 oom;
+};
+
+static unsigned
+intern(struct scan *sc, const char *name)
+{
+	size_t i;
+	char **v;
+
+	for (i = 0; i < sc->nnames; i++)
+		if (strcmp(sc->names[i], name) == 0)
+			return (unsigned)i;
+	if (sc->nnames == sc->capn) {
+		size_t cap = sc->capn ? 2 * sc->capn : 64;
+
+		v = realloc(sc->names, cap * sizeof(*v));
+		if (v == NULL) {
+			sc->oom = 1;
+			return 0;
+		}
+		sc->names = v;
+		sc->capn = cap;
+	}
+	sc->names[sc->nnames] = strdup(name);
+	if (sc->names[sc->nnames] == NULL) {
+		sc->oom = 1;
+		return 0;
+	}
+	return (unsigned)sc->nnames++;
+}
+
+/*
+ * Adds a pattern for secret idx unless the same bytes are already there
+ * for it. first is the index of the secret's first pattern. Returns the
+ * new pattern's index, or -1 when it was a duplicate or memory ran out.
+ */
+static long
+add_pat(struct scan *sc, size_t idx, size_t first, const struct buf *b,
+    const char *form)
+{
+	struct pat *p;
+	size_t i;
+	char wname[96];
+
+	if (b->oom) {
+		sc->oom = 1;
+		return -1;
+	}
+	if (b->n < 4)
+		return -1;
+	for (i = first; i < sc->npats; i++)
+		if (sc->pats[i].len == b->n &&
+		    memcmp(sc->arena.p + sc->pats[i].off, b->p, b->n) == 0)
+			return -1;
+	if (sc->npats == sc->capp) {
+		size_t cap = sc->capp ? 2 * sc->capp : 256;
+
+		p = realloc(sc->pats, cap * sizeof(*p));
+		if (p == NULL) {
+			sc->oom = 1;
+			return -1;
+		}
+		sc->pats = p;
+		sc->capp = cap;
+	}
+	p = &sc->pats[sc->npats];
+	memset(p, 0, sizeof(*p));
+	p->off = sc->arena.n;
+	p->len = b->n;
+	p->secret = idx;
+	p->form = intern(sc, form);
+	snprintf(wname, sizeof(wname), "%s+wrapped", form);
+	p->wform = intern(sc, wname);
+	buf_put(&sc->arena, b->p, b->n);
+	if (sc->arena.oom || sc->oom) {
+		sc->oom = 1;
+		return -1;
+	}
+	return (long)sc->npats++;
+}
+
+/*
+ * Radix forms of secret idx: for each byte alignment k (0 .. group-1) the
+ * digits of (k filler bytes + secret) that the secret alone determines,
+ * plus the secret's bits in the partial digits on either side.
+ */
+static void
+add_radix(struct scan *sc, size_t idx, size_t first,
+    const unsigned char *s, size_t n, int alpha, unsigned width,
+    unsigned group, const char *name)
+{
+	const char *al = alphabets[alpha];
+	struct buf b = { 0 };
+	char form[64];
+	size_t k, i, i0, i1, bit, total, j;
+	unsigned v;
+	long pi;
+
+	for (k = 0; k < group; k++) {
+		total = 8 * (k + n);
+		i0 = (8 * k + width - 1) / width;
+		i1 = total / width;
+		b.n = 0;
+		for (i = i0; i < i1; i++) {
+			v = 0;
+			for (j = 0; j < width; j++) {
+				bit = i * width + j - 8 * k;	/* >= 0 */
+				v = (v << 1) | ((s[bit / 8] >> (7 - bit % 8)) & 1);
+			}
+			buf_putc(&b, al[v]);
+		}
+		snprintf(form, sizeof(form), "%s@%zu", name, k);
+		pi = add_pat(sc, idx, first, &b, form);
+		if (pi < 0)
+			continue;
+		sc->pats[pi].alpha = (unsigned char)alpha;
+		sc->pats[pi].width = (unsigned char)width;
+		sc->pats[pi].lead_bits = (unsigned char)(i0 * width - 8 * k);
+		v = 0;
+		for (j = 0; j < sc->pats[pi].lead_bits; j++)
+			v = (v << 1) | ((s[j / 8] >> (7 - j % 8)) & 1);
+		sc->pats[pi].lead_val = (unsigned char)v;
+		sc->pats[pi].trail_bits = (unsigned char)(total - i1 * width);
+		v = 0;
+		for (j = 0; j < sc->pats[pi].trail_bits; j++) {
+			bit = i1 * width + j - 8 * k;
+			v = (v << 1) | ((s[bit / 8] >> (7 - bit % 8)) & 1);
+		}
+		sc->pats[pi].trail_val = (unsigned char)v;
+	}
+	free(b.p);
+}
+
+/* The JSON dialects applied to an already encoded form. */
+static const unsigned form_json[] = {
+	0, J_SLASH, J_UNICODE, J_UNICODE | J_UPPER, J_HTML, J_HTML | J_APOS,
+	J_HTML | J_UPPER, J_CTRLU, J_CTRLU | J_UPPER
+};
+
+static void
+gen_secret(struct scan *sc, size_t idx)
+{
+	const unsigned char *s = sc->secret[idx];
+	size_t n = sc->slen[idx], first = sc->npats, i, nbase, nend, p;
+	struct buf b = { 0 }, j2 = { 0 };
+	char name[96];
+	unsigned fl;
+	int up;
+	static const char *const seps[] = { " ", ":", "-" };
+	static const char *const oxseps[] = { ", ", ",", " " };
+	static const char *const keep_unreserved = "-._~";
+	static const char *const keep_js = "-_.!~*'()";
+	static const char *const keep_uri = "-_.!~*'();/?:@&=+$,#";
+	static const char *const keep_form = "*-._";
+
+#define ADD(form) do { add_pat(sc, idx, first, &b, (form)); b.n = 0; } while (0)
+
+	buf_put(&b, s, n);
+	ADD("raw");
+
+	/* JSON dialects, and the same escaped once more (json2). */
+	for (fl = 0; fl < J_COMBOS; fl++) {
+		if ((fl & J_APOS) && !(fl & J_HTML))
+			continue;
+		enc_json(&b, s, n, fl);
+		json_name(name, sizeof(name), "json", fl);
+		ADD(name);
+	}
+	for (fl = 0; fl < J_COMBOS; fl++) {
+		if ((fl & J_APOS) && !(fl & J_HTML))
+			continue;
+		enc_json(&j2, s, n, fl);
+		enc_json(&b, j2.p, j2.n, 0);
+		j2.n = 0;
+		json_name(name, sizeof(name), "json2", fl);
+		ADD(name);
+	}
+	if (j2.oom)
+		sc->oom = 1;
+	enc_json(&b, s, n, J_ALL);
+	ADD("unicode-escape");
+	enc_json(&b, s, n, J_ALL | J_UPPER);
+	ADD("unicode-escape-upper");
+
+	/* Everything below is also added JSON-escaped afterwards. */
+	nbase = sc->npats;
+	add_radix(sc, idx, first, s, n, AL_B64, 6, 3, "base64");
+	add_radix(sc, idx, first, s, n, AL_B64URL, 6, 3, "base64url");
+	add_radix(sc, idx, first, s, n, AL_B32, 5, 5, "base32");
+
+	enc_hex(&b, s, n, 0, "", "");
+	ADD("hex");
+	enc_hex(&b, s, n, 1, "", "");
+	ADD("hex-upper");
+	for (up = 0; up < 2; up++) {
+		for (i = 0; i < sizeof(seps) / sizeof(seps[0]); i++) {
+			enc_hex(&b, s, n, up, "", seps[i]);
+			ADD("hex-sep");
+		}
+		enc_hex(&b, s, n, up, "\\x", "");
+		ADD("hex-escape");
+		for (i = 0; i < sizeof(oxseps) / sizeof(oxseps[0]); i++) {
+			enc_hex(&b, s, n, up, "0x", oxseps[i]);
+			ADD("hex-0x");
+		}
+	}
+
+	enc_percent(&b, s, n, keep_unreserved, 1, 0);
+	ADD("percent");
+	enc_percent(&b, s, n, keep_unreserved, 0, 0);
+	ADD("percent-lower");
+	enc_percent(&b, s, n, keep_js, 1, 0);
+	ADD("percent-js");
+	enc_percent(&b, s, n, keep_uri, 1, 0);
+	ADD("percent-uri");
+	enc_percent(&b, s, n, keep_unreserved, 1, 1);
+	ADD("percent-plus");
+	enc_percent(&b, s, n, keep_form, 1, 1);
+	ADD("percent-form");
+	enc_percent(&b, s, n, NULL, 1, 0);
+	ADD("percent-all");
+	enc_percent(&b, s, n, NULL, 0, 0);
+	ADD("percent-all-lower");
+
+	enc_html(&b, s, n, "&#39;");
+	ADD("html");
+	enc_html(&b, s, n, "&#x27;");
+	ADD("html");
+	enc_qp(&b, s, n);
+	ADD("quoted-printable");
+	enc_rot13(&b, s, n);
+	ADD("rot13");
+	enc_reverse(&b, s, n);
+	ADD("reversed");
+	enc_reverse_bytes(&b, s, n);
+	ADD("reversed-bytes");
+	if (utf8_valid(s, n)) {
+		enc_utf16(&b, s, n, 0);
+		ADD("utf16le");
+		enc_utf16(&b, s, n, 1);
+		ADD("utf16be");
+	}
+
+	/* Each encoded form, JSON-escaped where that changes it. */
+	nend = sc->npats;
+	for (p = nbase; p < nend && !sc->oom; p++) {
+		struct pat src = sc->pats[p];
+		char full[160];
+		long pi;
+
+		for (i = 0; i < sizeof(form_json) / sizeof(form_json[0]); i++) {
+			b.n = 0;
+			enc_json(&b, sc->arena.p + src.off, src.len,
+			    form_json[i]);
+			if (b.n == src.len &&
+			    memcmp(b.p, sc->arena.p + src.off, b.n) == 0)
+				continue;
+			json_name(name, sizeof(name), "json", form_json[i]);
+			snprintf(full, sizeof(full), "%s+%s",
+			    sc->names[src.form], name);
+			pi = add_pat(sc, idx, first, &b, full);
+			if (pi >= 0) {
+				struct pat *q = &sc->pats[pi];
+
+				q->alpha = src.alpha;
+				q->width = src.width;
+				q->lead_bits = src.lead_bits;
+				q->lead_val = src.lead_val;
+				q->trail_bits = src.trail_bits;
+				q->trail_val = src.trail_val;
+			}
+		}
+	}
+	if (b.oom)
+		sc->oom = 1;
+	free(b.p);
+	free(j2.p);
+#undef ADD
+}
+
+static int
+build_partial(struct scan *sc)
+{
+	const unsigned char **pp;
+	size_t *pl, n = 0, i, a;
+
+	for (i = 0; i < sc->nsecrets; i++)
+		if (sc->slen[i] >= sc->pmin)
+			n += sc->slen[i] - sc->pmin + 1;
+	if (n == 0)
+		return 0;
+	pp = malloc(n * sizeof(*pp));
+	pl = malloc(n * sizeof(*pl));
+	sc->fp = malloc(n * sizeof(*sc->fp));
+	if (pp == NULL || pl == NULL || sc->fp == NULL)
+		goto fail;
+	n = 0;
+	for (i = 0; i < sc->nsecrets; i++) {
+		if (sc->slen[i] < sc->pmin)
+			continue;
+		for (a = 0; a + sc->pmin <= sc->slen[i]; a++) {
+			pp[n] = sc->secret[i] + a;
+			pl[n] = sc->pmin;
+			sc->fp[n].secret = i;
+			sc->fp[n].off = a;
+			n++;
+		}
+	}
+	sc->pm = mlit_new(pp, pl, n);
+	free(pp);
+	free(pl);
+	return sc->pm == NULL ? -1 : 0;
+fail:
+	free(pp);
+	free(pl);
+	return -1;
+}
+
+void
+scan_free(struct scan *sc)
+{
+	size_t i;
+
+	if (sc == NULL)
+		return;
+	for (i = 0; i < sc->nsecrets; i++)
+		free(sc->secret[i]);
+	free(sc->secret);
+	free(sc->slen);
+	free(sc->hash);
+	free(sc->pats);
+	free(sc->arena.p);
+	for (i = 0; i < sc->nnames; i++)
+		free(sc->names[i]);
+	free(sc->names);
+	mlit_free(sc->m);
+	mlit_free(sc->pm);
+	free(sc->fp);
+	free(sc);
+}
+
+int
+scan_compile(struct scan **out, const struct scan_secret *secrets,
+    size_t nsecrets, unsigned flags, size_t partial_min, char *err,
+    size_t errlen)
+{
+	struct scan *sc;
+	const unsigned char **pp = NULL;
+	size_t *pl = NULL, i;
+
+	*out = NULL;
+	radix_init();
+	if (nsecrets == 0) {
+		snprintf(err, errlen, "no secret given");
+		return -1;
+	}
+	for (i = 0; i < nsecrets; i++) {
+		if (secrets[i].len < SCAN_MIN_SECRET) {
+			snprintf(err, errlen, "secret %zu is %zu bytes long, "
+			    "shorter than the minimum of %d", i + 1,
+			    secrets[i].len, SCAN_MIN_SECRET);
+			return -1;
+		}
+		if (secrets[i].len > SCAN_MAX_SECRET) {
+			snprintf(err, errlen, "secret %zu is %zu bytes long, "
+			    "longer than the maximum of %d", i + 1,
+			    secrets[i].len, SCAN_MAX_SECRET);
+			return -1;
+		}
+	}
+	if (partial_min == 0)
+		partial_min = SCAN_MIN_SECRET;
+	if (partial_min < 4) {
+		snprintf(err, errlen, "partial minimum %zu is shorter than 4",
+		    partial_min);
+		return -1;
+	}
+	sc = calloc(1, sizeof(*sc));
+	if (sc == NULL)
+		goto oom;
+	sc->secret = calloc(nsecrets, sizeof(*sc->secret));
+	sc->slen = calloc(nsecrets, sizeof(*sc->slen));
+	sc->hash = calloc(nsecrets, sizeof(*sc->hash));
+	if (sc->secret == NULL || sc->slen == NULL || sc->hash == NULL)
+		goto oom;
+	sc->nsecrets = nsecrets;
+	sc->pmin = partial_min;
+	for (i = 0; i < nsecrets; i++) {
+		sc->secret[i] = malloc(secrets[i].len);
+		if (sc->secret[i] == NULL)
+			goto oom;
+		memcpy(sc->secret[i], secrets[i].bytes, secrets[i].len);
+		sc->slen[i] = secrets[i].len;
+		scan_hash8(secrets[i].bytes, secrets[i].len, sc->hash[i]);
+	}
+	for (i = 0; i < nsecrets && !sc->oom; i++) {
+		size_t k;
+
+		gen_secret(sc, i);
+		for (k = 0; k + 4 <= sc->slen[i]; k++) {
+			uint32_t h = (load32(sc->secret[i] + k) * GRAM_MUL) >> 16;
+
+			sc->frag4[h >> 6] |= (uint64_t)1 << (h & 63);
+		}
+	}
+	if (sc->oom)
+		goto oom;
+	pp = malloc(sc->npats * sizeof(*pp));
+	pl = malloc(sc->npats * sizeof(*pl));
+	if (pp == NULL || pl == NULL)
+		goto oom;
+	for (i = 0; i < sc->npats; i++) {
+		pp[i] = sc->arena.p + sc->pats[i].off;
+		pl[i] = sc->pats[i].len;
+		if (pl[i] > sc->maxlen)
+			sc->maxlen = pl[i];
+	}
+	sc->m = mlit_new(pp, pl, sc->npats);
+	if (sc->m == NULL)
+		goto oom;
+	sc->partial = (flags & SCAN_PARTIAL) != 0;
+	if (sc->partial && build_partial(sc) != 0)
+		goto oom;
+	free(pp);
+	free(pl);
+	*out = sc;
+	return 0;
+oom:
+	free(pp);
+	free(pl);
+	scan_free(sc);
+	snprintf(err, errlen, "cannot compile scanner: %s", strerror(ENOMEM));
+	return -1;
+}
+
+size_t
+scan_nsecrets(const struct scan *sc)
+{
+	return sc->nsecrets;
+}
+
+size_t
+scan_maxspan(const struct scan *sc)
+{
+	return 5 * (sc->maxlen + 2);
+}
+
+size_t
+scan_npatterns(const struct scan *sc)
+{
+	return sc->npats;
+}
+
+void
+scan_pattern(const struct scan *sc, size_t i, const unsigned char **p,
+    size_t *len, size_t *secret, const char **form)
+{
+	*p = sc->arena.p + sc->pats[i].off;
+	*len = sc->pats[i].len;
+	*secret = sc->pats[i].secret;
+	*form = sc->names[sc->pats[i].form];
+}
+
+/* ---------------------------------------------------------------- */
+/* Scanning. */
+
+struct scan_ctx {
+	const struct scan	*sc;
+	const unsigned char	*buf;
+	size_t			 n;
+	struct scan_result	*res;
+	int			 wrapped;
+	/* the joined buffer's map back to the original (wrapped pass) */
+	const size_t		*seg_j, *seg_o;
+	size_t			 nseg;
+};
+
+static int
+res_push(struct scan_result *res, const struct scan_finding *f)
+{
+	if (res->n == res->cap) {
+		size_t cap = res->cap ? 2 * res->cap : 16;
+		struct scan_finding *v = realloc(res->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		res->v = v;
+		res->cap = cap;
+	}
+	res->v[res->n++] = *f;
+	return 0;
+}
+
+/* The radix digit at buf[i], accepting JSON's "\/" for "/"; -1 if none. */
+static int
+digit_at(const unsigned char *buf, size_t n, size_t i, int alpha)
+{
+	if (i >= n)
+		return -1;
+	if (buf[i] == '\\' && i + 1 < n && buf[i + 1] == '/')
+		return radix_value[alpha]['/'];
+	return radix_value[alpha][buf[i]];
+}
+
+/* Do the partial digits around a radix match carry the secret's bits? */
+static int
+radix_ok(const struct pat *p, const unsigned char *buf, size_t n,
+    size_t start)
+{
+	int v;
+
+	if (p->lead_bits > 0) {
+		if (start == 0)
+			return 0;
+		v = radix_value[p->alpha][buf[start - 1]];
+		if (v < 0 || ((unsigned)v & ((1u << p->lead_bits) - 1)) !=
+		    p->lead_val)
+			return 0;
+	}
+	if (p->trail_bits > 0) {
+		v = digit_at(buf, n, start + p->len, p->alpha);
+		if (v < 0 || ((unsigned)v >> (p->width - p->trail_bits)) !=
+		    p->trail_val)
+			return 0;
+	}
+	return 1;
+}
+
+/* Maps an offset in the joined buffer to the original buffer. */
+static size_t
+seg_map(const struct scan_ctx *c, size_t j)
+{
+	size_t lo = 0, hi = c->nseg;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->seg_j[mid] <= j)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return c->seg_o[lo] + (j - c->seg_j[lo]);
+}
+
+static int
+on_match(void *ctx, size_t pi, size_t start)
+{
+	struct scan_ctx *c = ctx;
+	const struct pat *p = &c->sc->pats[pi];
+	struct scan_finding f;
+
+	if (p->alpha != AL_NONE && !radix_ok(p, c->buf, c->n, start))
+		return 0;
+	f.secret = p->secret;
+	f.pattern = (unsigned)pi;
+	f.wrapped = (unsigned char)c->wrapped;
+	if (!c->wrapped) {
+		f.form = c->sc->names[p->form];
+		f.offset = start;
+		f.length = p->len;
+	} else {
+		f.form = c->sc->names[p->wform];
+		f.offset = seg_map(c, start);
+		f.length = seg_map(c, start + p->len - 1) + 1 - f.offset;
+	}
+	return res_push(c->res, &f);
+}
+
+static inline int
+is_enc(unsigned char c)
+{
+	return enc_char[c];
+}
+
+/* The length of a line break token at buf[i], or 0. */
+static size_t
+break_at(const unsigned char *buf, size_t n, size_t i)
+{
+	if (buf[i] == '\n')
+		return 1;
+	if (buf[i] == '\r' && i + 1 < n && buf[i + 1] == '\n')
+		return 2;
+	if (buf[i] == '\\' && i + 1 < n && buf[i + 1] == 'n')
+		return 2;
+	if (buf[i] == '\\' && i + 3 < n && buf[i + 1] == 'r' &&
+	    buf[i + 2] == '\\' && buf[i + 3] == 'n')
+		return 4;
+	return 0;
+}
+
+/* An encoded character at i ("\/" counts as one); returns its size or 0. */
+static size_t
+enc_at(const unsigned char *buf, size_t n, size_t i)
+{
+	if (i >= n)
+		return 0;
+	if (buf[i] == '\\' && i + 1 < n && buf[i + 1] == '/')
+		return 2;
+	return is_enc(buf[i]) ? 1 : 0;
+}
+
+#define WRAP_MIN_LINE	16
+
+/*
+ * The size of the encoded character ending at j (exclusive), not going
+ * below floor: 2 for "\/", 1, or 0 when there is none. The letters of an
+ * escaped line break ("\n", "\r") do not count.
+ */
+static size_t
+enc_before(const unsigned char *buf, size_t j, size_t floor)
+{
+	unsigned char c;
+
+	if (j <= floor)
+		return 0;
+	c = buf[j - 1];
+	if (j - 1 > floor && buf[j - 2] == '\\') {
+		if (c == '/')
+			return 2;
+		if (c == 'n' || c == 'r')
+			return 0;
+	}
+	return is_enc(c) ? 1 : 0;
+}
+
+/* Where the run of encoded text ending at j starts, at most max chars. */
+static size_t
+run_start(const unsigned char *buf, size_t j, size_t floor, size_t max,
+    size_t *count)
+{
+	size_t w, k = 0;
+
+	while (k < max && (w = enc_before(buf, j, floor)) != 0) {
+		j -= w;
+		k++;
+	}
+	*count = k;
+	return j;
+}
+
+/* The first '\n' or '\\' at or after i, or n. */
+static size_t
+next_break_char(const unsigned char *buf, size_t i, size_t n)
+{
+#ifdef __SSE2__
+	const __m128i nl = _mm_set1_epi8('\n'), bs = _mm_set1_epi8('\\');
+
+	while (i + 16 <= n) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)
+		    (buf + i));
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+		    _mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, bs)));
+
+		if (m != 0)
+			return i + (size_t)__builtin_ctz(m);
+		i += 16;
+	}
+#endif
+	while (i < n && buf[i] != '\n' && buf[i] != '\\')
+		i++;
+	return i;
+}
+
+struct joiner {
+	struct buf	 j;
+	size_t		*seg_j, *seg_o;
+	size_t		 nseg, capseg;
+	int		 oom;
+};
+
+static void
+join_seg(struct joiner *jn, size_t jo, size_t oo)
+{
+	if (jn->nseg > 0 && jn->seg_o[jn->nseg - 1] +
+	    (jo - jn->seg_j[jn->nseg - 1]) == oo)
+		return;		/* contiguous: same segment */
+	if (jn->nseg == jn->capseg) {
+		size_t cap = jn->capseg ? 2 * jn->capseg : 64;
+		size_t *a = realloc(jn->seg_j, cap * sizeof(*a));
+
+		if (a == NULL) {
+			jn->oom = 1;
+			return;
+		}
+		jn->seg_j = a;
+		a = realloc(jn->seg_o, cap * sizeof(*a));
+		if (a == NULL) {
+			jn->oom = 1;
+			return;
+		}
+		jn->seg_o = a;
+		jn->capseg = cap;
+	}
+	jn->seg_j[jn->nseg] = jo;
+	jn->seg_o[jn->nseg] = oo;
+	jn->nseg++;
+}
+
+/* The wrapped pass's position, so it can run block by block. */
+struct wrap_state {
+	struct joiner	 jn;
+	size_t		 i;	/* next candidate position */
+	size_t		 floor;	/* end of the last region */
+};
+
+/*
+ * The wrapped pass over the break candidates before upto: finds runs of
+ * encoded text split by line breaks, joins each and scans it. Findings go
+ * to res with the "+wrapped" forms. Returns 0, or -1 when out of memory.
+ */
+static int
+scan_wrapped(const struct scan *sc, const unsigned char *buf, size_t n,
+    size_t upto, struct wrap_state *w, struct scan_result *res)
+{
+	struct joiner *jn = &w->jn;
+	struct scan_ctx c;
+	size_t t, start, k, e, cnt;
+
+	if (upto > n)
+		upto = n;
+	while (w->i < upto) {
+		k = next_break_char(buf, w->i, upto);
+		if (k >= upto) {
+			w->i = upto;
+			break;
+		}
+		w->i = k + 1;
+		if (buf[k] == '\n' && k > w->floor && buf[k - 1] == '\r')
+			k--;
+		t = break_at(buf, n, k);
+		if (t == 0 || enc_at(buf, n, k + t) == 0)
+			continue;
+		run_start(buf, k, w->floor, WRAP_MIN_LINE, &cnt);
+		if (cnt < WRAP_MIN_LINE)
+			continue;
+		/* a region: back to the start of the run, then forward */
+		start = run_start(buf, k, w->floor, SIZE_MAX, &cnt);
+		jn->j.n = 0;
+		jn->nseg = 0;
+		e = start;
+		for (;;) {
+			size_t r = e;
+
+			while (r < n && enc_char[buf[r]])
+				r++;
+			if (r > e) {
+				join_seg(jn, jn->j.n, e);
+				buf_put(&jn->j, buf + e, r - e);
+				e = r;
+			}
+			if (e + 1 < n && buf[e] == '\\' && buf[e + 1] == '/') {
+				join_seg(jn, jn->j.n, e + 1);
+				buf_putc(&jn->j, '/');
+				e += 2;
+				continue;
+			}
+			if (e < n && (t = break_at(buf, n, e)) != 0 &&
+			    enc_at(buf, n, e + t) != 0) {
+				e += t;
+				continue;
+			}
+			break;
+		}
+		if (jn->j.oom || jn->oom)
+			return -1;
+		memset(&c, 0, sizeof(c));
+		c.sc = sc;
+		c.buf = jn->j.p;
+		c.n = jn->j.n;
+		c.res = res;
+		c.wrapped = 1;
+		c.seg_j = jn->seg_j;
+		c.seg_o = jn->seg_o;
+		c.nseg = jn->nseg;
+		if (mlit_scan(sc->m, jn->j.p, jn->j.n, on_match, &c) != 0)
+			return -1;
+		w->floor = e;
+		if (e > w->i)
+			w->i = e;
+	}
+	return 0;
+}
+
+static int
+finding_cmp(const void *a, const void *b)
+{
+	const struct scan_finding *x = a, *y = b;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	if (x->secret != y->secret)
+		return x->secret < y->secret ? -1 : 1;
+	if (x->pattern != y->pattern)
+		return x->pattern < y->pattern ? -1 : 1;
+	return (int)x->wrapped - (int)y->wrapped;
+}
+
+int
+scan_buffer(const struct scan *sc, const void *data, size_t len,
+    struct scan_result *res)
+{
+	const unsigned char *buf = data;
+	struct scan_result r = { 0 };
+	struct wrap_state w;
+	struct scan_ctx c;
+	size_t i, k, need, block, from;
+
+	memset(&c, 0, sizeof(c));
+	c.sc = sc;
+	c.buf = buf;
+	c.n = len;
+	c.res = &r;
+	memset(&w, 0, sizeof(w));
+	/*
+	 * Both passes block by block, so the second finds the block still in
+	 * the cache; the block is a multiple of the stride.
+	 */
+	block = sc->m->stride * 4096;
+	for (from = 0; from < len; from += block) {
+		if (mlit_scan_range(sc->m, buf, len, from, from + block,
+		    on_match, &c) != 0 ||
+		    scan_wrapped(sc, buf, len, from + block, &w, &r) != 0)
+			goto oom;
+	}
+	if (r.n > 1)
+		qsort(r.v, r.n, sizeof(*r.v), finding_cmp);
+	/* one finding per (offset, secret, pattern): the unwrapped first */
+	for (i = 0, k = 0; i < r.n; i++) {
+		if (k > 0 && r.v[k - 1].offset == r.v[i].offset &&
+		    r.v[k - 1].secret == r.v[i].secret &&
+		    r.v[k - 1].pattern == r.v[i].pattern)
+			continue;
+		r.v[k++] = r.v[i];
+	}
+	r.n = k;
+	free(w.jn.j.p);
+	free(w.jn.seg_j);
+	free(w.jn.seg_o);
+	need = res->n + r.n;
+	if (need > res->cap) {
+		struct scan_finding *v = realloc(res->v, need * sizeof(*v));
+
+		if (v == NULL)
+			goto oom;
+		res->v = v;
+		res->cap = need;
+	}
+	if (r.n > 0)
+		memcpy(res->v + res->n, r.v, r.n * sizeof(*r.v));
+	res->n = need;
+	free(r.v);
+	return 0;
+oom:
+	free(w.jn.j.p);
+	free(w.jn.seg_j);
+	free(w.jn.seg_o);
+	free(r.v);
+	return -1;
+}
+
+/*
+ * A file read in chunks into one buffer that stays in the cache (mapping
+ * the file costs a TLB miss per page, which is more than the scan). Each
+ * round scans [context | new part | lookahead] and keeps the findings that
+ * start in the new part; the next round's context is the end of this
+ * one's new part, its new part begins with this one's lookahead. Context
+ * and lookahead (span + 4 KiB each) hold any whole match, wrapped ones
+ * included (at most a 4-byte break after every digit), the digit before
+ * it, and enough of a wrapped run to recognize it.
+ */
+int
+scan_fd(const struct scan *sc, int fd, struct scan_result *res)
+{
+	struct scan_result r = { 0 };
+	size_t carry = 5 * (sc->maxlen + 2) + 4096;
+	size_t chunk = carry * 4 > (512u << 10) ? carry * 4 : (512u << 10);
+	size_t cap = chunk + 2 * carry, have = 0, own = 0, limit, keep, i;
+	unsigned long long base = 0;
+	unsigned char *buf = malloc(cap);
+	int eof = 0, e;
+	ssize_t got;
+
+	if (buf == NULL)
+		return -1;
+	for (;;) {
+		while (have < cap && !eof) {
+			got = read(fd, buf + have, cap - have);
+			if (got == -1 && errno == EINTR)
+				continue;
+			if (got == -1)
+				goto fail;
+			if (got == 0)
+				eof = 1;
+			have += (size_t)got;
+		}
+		limit = eof ? have : have - carry;
+		r.n = 0;
+		if (scan_buffer(sc, buf, have, &r) != 0) {
+			errno = ENOMEM;
+			goto fail;
+		}
+		for (i = 0; i < r.n; i++) {
+			struct scan_finding f = r.v[i];
+
+			if (f.offset < own || f.offset >= limit)
+				continue;
+			f.offset += (size_t)base;
+			if (res_push(res, &f) != 0) {
+				errno = ENOMEM;
+				goto fail;
+			}
+		}
+		if (eof)
+			break;
+		keep = limit > carry ? limit - carry : 0;
+		memmove(buf, buf + keep, have - keep);
+		base += keep;
+		have -= keep;
+		own = limit - keep;
+	}
+	free(r.v);
+	free(buf);
+	return 0;
+fail:
+	e = errno;
+	free(r.v);
+	free(buf);
+	errno = e;
+	return -1;
+}
+
+void
+scan_result_free(struct scan_result *res)
+{
+	free(res->v);
+	res->v = NULL;
+	res->n = res->cap = 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Partial mode. */
+
+struct partial_ctx {
+	const struct scan	*sc;
+	const unsigned char	*buf;
+	size_t			 n;
+	struct scan_fragment	*frags;
+	size_t			*diag_end;	/* per secret: last extension */
+	size_t			*diag;
+};
+
+static int
+on_gram(void *ctx, size_t pi, size_t start)
+{
+	struct partial_ctx *c = ctx;
+	const struct frag_pat *fp = &c->sc->fp[pi];
+	const unsigned char *s = c->sc->secret[fp->secret];
+	size_t slen = c->sc->slen[fp->secret];
+	size_t d = start - fp->off + slen;	/* diagonal, kept positive */
+	size_t l = 0, r = c->sc->pmin;
+	struct scan_fragment *best = &c->frags[fp->secret];
+
+	if (c->diag[fp->secret] == d && start < c->diag_end[fp->secret])
+		return 0;	/* inside the last extension */
+	while (fp->off > l && start > l &&
+	    c->buf[start - l - 1] == s[fp->off - l - 1])
+		l++;
+	while (fp->off + r < slen && start + r < c->n &&
+	    c->buf[start + r] == s[fp->off + r])
+		r++;
+	c->diag[fp->secret] = d;
+	c->diag_end[fp->secret] = start + r;
+	if (l + r > best->length || (l + r == best->length &&
+	    start - l < best->offset)) {
+		best->length = l + r;
+		best->offset = start - l;
+		best->secret_offset = fp->off - l;
+	}
+	return 0;
+}
+
+int
+scan_partial(const struct scan *sc, const void *data, size_t len,
+    struct scan_fragment *frags)
+{
+	struct partial_ctx c;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sc->nsecrets; i++)
+		memset(&frags[i], 0, sizeof(frags[i]));
+	if (!sc->partial)
+		return -1;
+	if (sc->pm == NULL)
+		return 0;	/* every secret is shorter than the minimum */
+	memset(&c, 0, sizeof(c));
+	c.sc = sc;
+	c.buf = data;
+	c.n = len;
+	c.frags = frags;
+	c.diag = calloc(sc->nsecrets, sizeof(*c.diag));
+	c.diag_end = calloc(sc->nsecrets, sizeof(*c.diag_end));
+	if (c.diag == NULL || c.diag_end == NULL)
+		rc = -1;
+	else
+		rc = mlit_scan(sc->pm, data, len, on_gram, &c);
+	free(c.diag);
+	free(c.diag_end);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- */
+/* Reports. */
+
+void
+scan_hash8(const void *secret, size_t len, char out[9])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	int i;
+
+	if (EVP_Digest(secret, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    mdlen < 4) {
+		memcpy(out, "????????", 9);
+		return;
+	}
+	for (i = 0; i < 4; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+char *
+scan_mask(const void *secret, size_t len)
+{
+	const unsigned char *s = secret;
+	char *out = malloc(32);
+	char a, b;
+
+	if (out == NULL)
+		return NULL;
+	a = len > 0 && s[0] >= 0x21 && s[0] < 0x7f ? (char)s[0] : '?';
+	b = len > 1 && s[1] >= 0x21 && s[1] < 0x7f ? (char)s[1] : '?';
+	snprintf(out, 32, "%c%c\xe2\x80\xa6%zu", a, b, len);
+	return out;
+}
+
+char *
+scan_snippet(const struct scan *sc, const void *data, size_t len,
+    const struct scan_finding *f, size_t nf, size_t which, size_t ctx)
+{
+	const unsigned char *buf = data;
+	struct buf out = { 0 };
+	size_t lo, hi, i, k, s, m, wn, span;
+	signed char *mark;	/* -1 plain, -2 fragment, >= 0 finding */
+	size_t *who;
+
+	if (which >= nf)
+		return NULL;
+	lo = f[which].offset > ctx ? f[which].offset - ctx : 0;
+	hi = f[which].offset + f[which].length;
+	hi = hi > len ? len : hi;
+	hi = len - hi > ctx ? hi + ctx : len;
+	if (lo > hi)
+		lo = hi;
+	wn = hi - lo;
+	mark = malloc(wn + 1);
+	who = malloc((wn + 1) * sizeof(*who));
+	if (mark == NULL || who == NULL) {
+		free(mark);
+		free(who);
+		return NULL;
+	}
+	memset(mark, -1, wn + 1);
+	/* fragments of 4+ bytes of any secret */
+	for (i = 0; i + 4 <= wn; i++) {
+		uint32_t h = (load32(buf + lo + i) * GRAM_MUL) >> 16;
+
+		if (!((sc->frag4[h >> 6] >> (h & 63)) & 1))
+			continue;
+		for (s = 0; s < sc->nsecrets; s++)
+			for (k = 0; k < sc->slen[s]; k++) {
+				m = 0;
+				while (i + m < wn && k + m < sc->slen[s] &&
+				    buf[lo + i + m] == sc->secret[s][k + m])
+					m++;
+				if (m >= 4)
+					memset(mark + i, -2, m);
+			}
+	}
+	/* findings overlapping the window (f is sorted by offset) */
+	span = 5 * (sc->maxlen + 2);
+	k = which;
+	while (k > 0 && f[k - 1].offset + span > lo)
+		k--;
+	for (; k < nf && f[k].offset < hi; k++) {
+		size_t a = f[k].offset, b = f[k].offset + f[k].length;
+
+		if (b <= lo || a >= hi)
+			continue;
+		a = a < lo ? lo : a;
+		b = b > hi ? hi : b;
+		for (i = a; i < b; i++) {
+			mark[i - lo] = 0;
+			who[i - lo] = f[k].secret;
+		}
+	}
+	if (lo > 0)
+		buf_puts(&out, "\xe2\x80\xa6");
+	for (i = 0; i < wn; i++) {
+		unsigned char ch = buf[lo + i];
+
+		if (mark[i] == 0) {
+			if (i == 0 || mark[i - 1] != 0 ||
+			    who[i - 1] != who[i]) {
+				buf_puts(&out, "\xc2\xab" "secret:");
+				buf_puts(&out, sc->hash[who[i]]);
+				buf_puts(&out, "\xc2\xbb");
+			}
+		} else if (mark[i] == -2) {
+			buf_putc(&out, '*');
+		} else if (ch == '\n') {
+			buf_puts(&out, "\\n");
+		} else if (ch == '\t') {
+			buf_puts(&out, "\\t");
+		} else if (ch == '\r') {
+			buf_puts(&out, "\\r");
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			buf_puts(&out, "\\x");
+			buf_hex2(&out, ch, 0);
+		} else {
+			buf_putc(&out, ch);
+		}
+	}
+	if (hi < len)
+		buf_puts(&out, "\xe2\x80\xa6");
+	buf_putc(&out, '\0');
+	free(mark);
+	free(who);
+	if (out.oom) {
+		free(out.p);
+		return NULL;
+	}
+	return (char *)out.p;
+}
