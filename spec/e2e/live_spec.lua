@@ -8,6 +8,12 @@ local sh = require "sh"
 local pq = require "podman"
 local cjson = require "cjson"
 
+-- v, or an error with msg (busted's assert does not pass values on).
+local function must(v, msg)
+  if v == nil then error(msg or "missing value", 2) end
+  return v
+end
+
 local function read(path)
   local f = io.open(path, "rb")
   if not f then return nil end
@@ -83,7 +89,7 @@ describe("leakbench run --live", function()
     assert.truthy(inspect:find("sk-ant-bench-dummy-key", 1, true))
     -- Wait for the run to end.
     assert.truthy(pq.retry(180, function() return not os.execute("kill -0 " .. run_pid .. " 2>/dev/null") end))
-    local doc = cjson.decode(assert(read(out .. "/results.json"), read(dir .. "/run.err")))
+    local doc = cjson.decode(must(read(out .. "/results.json"), read(dir .. "/run.err")))
     local run = doc.runs[1]
     assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. tostring(read(dir .. "/run.err")))
     assert.are.equal("live", doc.mode)

@@ -12,6 +12,12 @@ local function tmpdir()
   return p
 end
 
+-- v, or an error with msg (busted's assert does not pass values on).
+local function must(v, msg)
+  if v == nil then error(msg or "missing value", 2) end
+  return v
+end
+
 local function read(path)
   local f = io.open(path, "rb")
   if not f then return nil end
@@ -21,7 +27,7 @@ local function read(path)
 end
 
 local function results(out)
-  return cjson.decode((assert(read(out .. "/results.json"), "no results.json in " .. out)))
+  return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
 end
 
 local images  -- the tags the first run used, for the containers tests start

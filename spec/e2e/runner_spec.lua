@@ -13,6 +13,12 @@ local function tmpdir()
   return p
 end
 
+-- v, or an error with msg (busted's assert does not pass values on).
+local function must(v, msg)
+  if v == nil then error(msg or "missing value", 2) end
+  return v
+end
+
 local function read(path)
   local f = io.open(path, "rb")
   if not f then return nil end
@@ -28,7 +34,7 @@ describe("leakbench run, 4 scenarios x 2 subjects x 2 repeats, --jobs 2", functi
   setup(function()
     r = sh.leakbench({ "run", "spec/fixtures/runner/scenarios", "--subject",
       "spec/fixtures/runner/subjects/deny-env.lua", "--repeat", "2", "--jobs", "2", "--out", out })
-    doc = cjson.decode(assert(read(out .. "/results.json"), r.stderr))
+    doc = cjson.decode(must(read(out .. "/results.json"), r.stderr))
   end)
 
   teardown(function() os.execute("rm -rf " .. out) end)
@@ -135,7 +141,7 @@ describe("SIGINT in the middle of a suite", function()
     os.execute("kill -INT " .. pid)
     local status = pq.retry(60, function() return (read(out .. "/status") or ""):match("%d+") end)
     assert.are.equal("130", status, read(out .. "/stderr"))
-    local doc = cjson.decode(assert(read(out .. "/res/results.json")))
+    local doc = cjson.decode(must(read(out .. "/res/results.json")))
     assert.is_true(doc.interrupted)
     assert.are.equal(2, #doc.runs)
     assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
