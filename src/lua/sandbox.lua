@@ -207,7 +207,7 @@ end
 -- The real credential, for --live: a 0600 file in a 0700 directory on
 -- memory-backed storage, readable by the proxy's uid only.
 function Run:write_credential()
-  local real, kind_or_err = auth.host()
+  local real, kind_or_err = auth.host(os.getenv, core.read_file)
   if not real then self:fail("%s", kind_or_err) end
   self.auth_kind = kind_or_err
   local base = os.getenv("XDG_RUNTIME_DIR")
