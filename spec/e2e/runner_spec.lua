@@ -52,7 +52,7 @@ describe("leakbench run, 4 scenarios x 2 subjects x 2 repeats, --jobs 2", functi
     for _, run in ipairs(doc.runs) do
       assert.are.equal(want[run.scenario], run.verdict,
         run.scenario .. " x " .. run.subject .. ": " .. tostring(run.reason))
-      seen[run.scenario .. "/" .. run.subject .. "/" .. run.repeat_index] = true
+      seen[string.format("%s/%s/%d", run.scenario, run.subject, run.repeat_index)] = true
     end
     for _, sc in ipairs({ "a-pass", "b-fail", "c-broken", "d-slow" }) do
       for _, sj in ipairs({ "baseline", "deny-env" }) do
@@ -88,7 +88,8 @@ jsonschema.validate(doc, schema)
         local key = read(run.dir .. "/project/config.env"):match("TOKEN=(%S+)")
         assert.truthy(key)
         assert.is_nil(text:find(key, 1, true))
-        assert.is_true(run.leaks[1].channels.wire.leaked)
+        -- The deny rule stops `cat config.env`; without it, the key leaks.
+        assert.are.equal(run.subject == "baseline", run.leaks[1].channels.wire.leaked)
         n = n + 1
       end
     end
