@@ -251,6 +251,45 @@ enc_json(struct buf *out, const unsigned char *s, size_t n, unsigned fl)
 	}
 }
 
+/*
+ * The dialect flags that can change the escape of s[0..n): the others
+ * give the same bytes as without them, so their combinations are skipped.
+ * Bit 0x80 is set when even the minimal escape changes s.
+ */
+#define J_CHANGES	0x80
+
+static unsigned
+json_relevant(const unsigned char *s, size_t n)
+{
+	unsigned r = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned c = s[i];
+
+		if (c == '/')
+			r |= J_SLASH;
+		else if (c >= 0x80)
+			r |= J_UNICODE | J_HTML;	/* U+2028, U+2029 */
+		else if (c == '<' || c == '>' || c == '&')
+			r |= J_HTML;
+		else if (c == '\'')
+			r |= J_APOS;
+		else if (c == '\b' || c == '\f' || c == '\n' || c == '\r' ||
+		    c == '\t')
+			r |= J_CTRLU | J_CHANGES;
+		else if (c < 0x20)
+			r |= J_UPPER | J_CHANGES;
+		else if (c == '"' || c == '\\')
+			r |= J_CHANGES;
+	}
+	if (r & (J_UNICODE | J_HTML | J_CTRLU))
+		r |= J_UPPER;
+	if (!(r & J_HTML))
+		r &= ~(unsigned)J_APOS;
+	return r;
+}
+
 /* The form name of a JSON dialect: "json-slash-unicode", "unicode-escape". */
 static void
 json_name(char *name, size_t size, const char *base, unsigned fl)
@@ -883,7 +922,7 @@ gen_secret(struct scan *sc, size_t idx)
 	size_t n = sc->slen[idx], first = sc->npats, i, nbase, nend, p;
 	struct buf b = { 0 }, j2 = { 0 };
 	char name[96];
-	unsigned fl;
+	unsigned fl, rel;
 	int up;
 	static const char *const seps[] = { " ", ":", "-" };
 	static const char *const oxseps[] = { ", ", ",", " " };
@@ -898,15 +937,20 @@ gen_secret(struct scan *sc, size_t idx)
 	ADD("raw");
 
 	/* JSON dialects, and the same escaped once more (json2). */
+	rel = json_relevant(s, n);
 	for (fl = 0; fl < J_COMBOS; fl++) {
 		if ((fl & J_APOS) && !(fl & J_HTML))
 			continue;
+		if (fl & ~rel)
+			continue;	/* the same bytes as a smaller set */
 		enc_json(&b, s, n, fl);
 		json_name(name, sizeof(name), "json", fl);
 		ADD(name);
 	}
 	for (fl = 0; fl < J_COMBOS; fl++) {
 		if ((fl & J_APOS) && !(fl & J_HTML))
+			continue;
+		if (fl & ~rel)
 			continue;
 		enc_json(&j2, s, n, fl);
 		enc_json(&b, j2.p, j2.n, 0);
@@ -987,7 +1031,11 @@ gen_secret(struct scan *sc, size_t idx)
 		char full[160];
 		long pi;
 
+		rel = json_relevant(sc->arena.p + src.off, src.len);
 		for (i = 0; i < sizeof(form_json) / sizeof(form_json[0]); i++) {
+			if ((form_json[i] & ~rel) ||
+			    (form_json[i] == 0 && !(rel & J_CHANGES)))
+				continue;
 			b.n = 0;
 			enc_json(&b, sc->arena.p + src.off, src.len,
 			    form_json[i]);
