@@ -50,7 +50,8 @@ const char *const scan_forms[] = {
 	"percent", "percent-lower", "percent-js", "percent-uri",
 	"percent-plus", "percent-form", "percent-all", "percent-all-lower",
 	"html", "quoted-printable", "rot13", "reversed", "reversed-bytes",
-	"utf16le", "utf16be",
+	"utf16le", "utf16be", "json+base64@0..2", "json+base64url@0..2",
+	"json+hex (JSON-escaped, then encoded)",
 	"FORM+json... (an encoded form, then JSON-escaped)",
 	"FORM+wrapped (base64/base32/hex split by line breaks)",
 	NULL
@@ -970,6 +971,22 @@ gen_secret(struct scan *sc, size_t idx)
 	add_radix(sc, idx, first, s, n, AL_B64, 6, 3, "base64");
 	add_radix(sc, idx, first, s, n, AL_B64URL, 6, 3, "base64url");
 	add_radix(sc, idx, first, s, n, AL_B32, 5, 5, "base32");
+
+	/* a JSON file's text, then encoded: cat config.json | base64 */
+	if (rel & J_CHANGES) {
+		enc_json(&j2, s, n, 0);
+		if (j2.oom)
+			sc->oom = 1;
+		else {
+			add_radix(sc, idx, first, j2.p, j2.n, AL_B64, 6, 3,
+			    "json+base64");
+			add_radix(sc, idx, first, j2.p, j2.n, AL_B64URL, 6, 3,
+			    "json+base64url");
+			enc_hex(&b, j2.p, j2.n, 0, "", "");
+			ADD("json+hex");
+		}
+		j2.n = 0;
+	}
 
 	enc_hex(&b, s, n, 0, "", "");
 	ADD("hex");
