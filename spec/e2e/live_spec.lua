@@ -7,20 +7,7 @@ package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local pq = require "podman"
 local cjson = require "cjson"
-
--- v, or an error with msg (busted's assert does not pass values on).
-local function must(v, msg)
-  if v == nil then error(msg or "missing value", 2) end
-  return v
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
 describe("leakbench run --live", function()
   local dir = os.tmpname()

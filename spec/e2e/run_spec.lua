@@ -4,27 +4,7 @@ package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local pq = require "podman"
 local cjson = require "cjson"
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
-
--- v, or an error with msg (busted's assert does not pass values on).
-local function must(v, msg)
-  if v == nil then error(msg or "missing value", 2) end
-  return v
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
 local function results(out)
   return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
