@@ -62,10 +62,11 @@ function M.merge_settings(a, b)
   return out
 end
 
--- The argv of Claude Code inside the container (the seed's claude_args).
+-- The arguments of Claude Code inside the container (the seed's
+-- claude_args); the program itself is the container's entrypoint.
 function M.claude_argv(scenario, session_id, model)
   local argv = {
-    "claude", "-p", scenario.prompt,
+    "-p", scenario.prompt,
     "--session-id", session_id,
     "--model", model,
     "--output-format", "stream-json",
@@ -353,8 +354,9 @@ function Run:setup()
         "--network", "none", "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
         "--tmpfs", "/tmp:rw,mode=1777", "--tmpfs", "/home/bench:rw,mode=1777",
         "-e", "HOME=/home/bench",
-        "-v", self.project .. ":/work", "-w", "/work", step.image,
-      }, step.argv)
+        "-v", self.project .. ":/work", "-w", "/work",
+        "--entrypoint", step.argv[1], step.image,
+      }, table.move(step.argv, 2, #step.argv, 1, {}))
     local r, err, raw = self.pm:podman(argv, { timeout = 300 })
     r = r or raw
     if not r then self:fail("setup command %d (%s): %s", i, step.argv[1], err) end
@@ -401,7 +403,8 @@ function Run:claude()
   for k in pairs(env) do names[#names + 1] = k end
   table.sort(names)
   for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. env[k] }) end
-  append(argv, { self.images.claude }, M.claude_argv(self.scenario, self.session_id, self.model))
+  append(argv, { "--entrypoint", "/usr/local/bin/claude", self.images.claude },
+    M.claude_argv(self.scenario, self.session_id, self.model))
   self.started[#self.started + 1] = { name = self.names.claude }
   local r, err, raw = self.pm:podman(argv, {
     timeout = self.timeout,
