@@ -152,6 +152,13 @@ read_some(struct http_conn *c, void *dst, size_t len, int idle_ms,
 
 	if (c->fd < 0)
 		return 0;
+	/* Bytes are often there already: try before paying for a poll. */
+	n = recv(c->fd, dst, len, MSG_DONTWAIT);
+	if (n >= 0)
+		return n;
+	if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+	    errno != ENOTSOCK)
+		return HTTP_IO;
 	for (;;) {
 		r = wait_readable(c->fd, idle_ms, deadline);
 		if (r == 0)

@@ -4,25 +4,13 @@ package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local pq = require "podman"
 local cjson = require "cjson"
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p))
-  return p
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
 local function results(out)
-  return cjson.decode(assert(read(out .. "/results.json"), "no results.json in " .. out))
+  return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
 end
+
+local images  -- the tags the first run used, for the containers tests start
 
 describe("leakbench run, one scenario", function()
   local out = tmpdir()
@@ -32,6 +20,7 @@ describe("leakbench run, one scenario", function()
     r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out, "--jobs", "1" })
     doc = results(out)
     run = doc.runs[1]
+    images = doc.images
   end)
 
   teardown(function() os.execute("rm -rf " .. out) end)
@@ -109,5 +98,48 @@ describe("leakbench run, a run that outlives its timeout", function()
     assert.truthy(read(doc.runs[1].dir .. "/records/wire.jsonl"))
     assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
     assert.are.same({}, pq.networks("leakbench.suite=" .. doc.suite_id))
+  end)
+end)
+
+describe("isolation, probed from inside the claude container", function()
+  local out = tmpdir()
+  local tag = tostring(os.time()) .. tostring(math.random(1000, 9999))
+  local net, victim = "lbtest-victim-" .. tag, "lbtest-victim-" .. tag
+  local listener
+
+  teardown(function()
+    sh.run({ "podman", "--runtime", "runc", "rm", "-f", "-t", "0", victim })
+    sh.run({ "podman", "network", "rm", "-f", net })
+    if listener then os.execute("kill " .. listener .. " 2>/dev/null") end
+    os.execute("rm -rf " .. out)
+  end)
+
+  it("reaches the proxy's port and nothing else", function()
+    assert.truthy(images and images.proxy, "needs the images of the first run")
+    -- Another run's container, on a network of this test's own.
+    assert.are.equal(0, sh.run({ "podman", "network", "create", "--internal",
+      "--label", "leakbench.test=1", net }).status)
+    local started = sh.run({ "podman", "--runtime", "runc", "run", "-d", "--name", victim,
+      "--label", "leakbench.test=1", "--network", net, "--ulimit", "nofile=1024:1024",
+      "--ulimit", "nproc=1024:1024", "--user", "1000:1000", "--entrypoint", "sleep",
+      images.proxy, "300" })
+    assert.are.equal(0, started.status, started.stderr)
+    local ip = sh.run({ "podman", "inspect", "-f",
+      "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", victim }).stdout:match("[%d.]+")
+    assert.truthy(ip, "victim has no address")
+    -- A listener on the host, on every address.
+    local port = tostring(20000 + math.random(0, 9999))
+    local pidfile = out .. "/listener.pid"
+    os.execute("sh -c 'nc -l -k -p " .. port .. " >/dev/null 2>&1 & echo $! > " .. pidfile .. "' "
+      .. "|| true")
+    listener = (read(pidfile) or ""):match("%d+")
+    local host = sh.run({ "hostname", "-I" }).stdout:match("[%d.]+")
+    assert.truthy(host, "the host has no IPv4 address")
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/isolation.lua", "--out", out }, {
+      env = { LB_TEST_HOST = host, LB_TEST_HOST_PORT = port, LB_TEST_VICTIM = ip } })
+    local doc = results(out)
+    assert.are.equal("pass", doc.runs[1].verdict, tostring(doc.runs[1].reason)
+      .. "\n" .. tostring(read(doc.runs[1].dir .. "/stream.jsonl")))
+    assert.are.equal(0, r.status)
   end)
 end)

@@ -6,6 +6,8 @@
 local core = require "leakbench.core"
 local podman = require "leakbench.podman"
 local clean = require "leakbench.clean"
+local images = require "leakbench.images"
+local doctor = require "leakbench.doctor"
 
 local dir, fake, log
 
@@ -26,6 +28,8 @@ case "$*" in
   *"logs both"*) echo out; echo err >&2 ;;
   *"build"*"bad.Containerfile"*) echo "STEP 1/2: FROM x"; echo "Error: building at STEP \"RUN false\": exit status 1" >&2; exit 1 ;;
   *"version --format"*) echo 4.3.1 ;;
+  *"images --format"*) cat "$d/images.txt" 2>/dev/null ;;
+  *"run --rm --network none"*"--entrypoint true"*) [ -e "$d/trial-fails" ] && { echo "Error: runc: cgroups in hybrid mode not supported" >&2; exit 126; } ;;
 esac
 exit 0
 ]]
@@ -245,5 +249,124 @@ describe("clean", function()
 
   it("rejects unknown arguments", function()
     assert.equal(2, clean.main({ "--bogus" }, pm))
+  end)
+end)
+
+-- Runs f with io.stdout writing to a file; returns f's result and the text.
+local function capture_stdout(f, ...)
+  local path = dir .. "/stdout"
+  local file = assert(io.open(path, "w"))
+  local real = io.stdout
+  _G.io.stdout = file
+  local ok, res = pcall(f, ...)
+  _G.io.stdout = real
+  file:close()
+  assert(ok, res)
+  return res, core.read_file(path)
+end
+
+describe("images", function()
+  it("computes tags from the tree without building", function()
+    local root = assert(images.root())
+    local t = assert(images.tags { root = root, base = "debootstrap", claude_version = "2.1.332" })
+    assert.matches("^localhost/leakbench%-claude:2%.1%.332%-%x+$", t.claude)
+    assert.equal(t.base, (images.base_tag()))
+    local again = assert(images.tags_for(root, t.base, "2.1.332"))
+    assert.same({ t.claude, t.proxy }, { again.claude, again.proxy })
+    local files = images.proxy_files(root)
+    assert.equal("Makefile", files[1])
+    for _, f in ipairs(files) do assert.not_matches("^src/lua/", f) end
+    local bad, err = images.tags_for(root, "B", "1.0; rm -rf /")
+    assert.is_nil(bad)
+    assert.equal("claude version '1.0; rm -rf /' is not a version", err)
+  end)
+
+  it("finds the host's CA bundle for npm", function()
+    if core.stat("/etc/ssl/certs/ca-certificates.crt") then
+      assert.is_string(images.ca_bundle())
+    end
+  end)
+
+  it("hashes fast", function()
+    local root = assert(images.root())
+    local t0 = core.now()
+    for _ = 1, 10 do images.tags_for(root, "B", "2.1.332") end
+    assert.is_true((core.now() - t0) / 10 < 0.05)
+  end)
+
+  it("rejects bad build arguments", function()
+    local pm = podman.new { podman = fake, runtime = "" }
+    assert.equal(2, images.main({ "--bogus" }, pm))
+    assert.equal(2, images.main({ "--base" }, pm))
+    local status, text = capture_stdout(images.main, { "--help" }, pm)
+    assert.equal(0, status)
+    assert.matches("^usage: leakbench build", text)
+  end)
+
+  it("builds nothing when every image is present", function()
+    local pm = podman.new { podman = fake, runtime = "" }
+    local t = assert(images.tags { pm = pm, base = "debootstrap" })
+    core.write_file(dir .. "/images.txt", t.claude .. "\n" .. t.proxy .. "\n" .. t.base .. "\n")
+    core.write_file(log, "")
+    local got = assert(images.ensure(pm, { base = "debootstrap", progress = false }))
+    assert.same({}, got.built)
+    assert.same({ "images --format {{.Repository}}:{{.Tag}}" }, argv_log())
+    core.rmtree(dir .. "/images.txt")
+  end)
+end)
+
+describe("doctor", function()
+  after_each(function()
+    core.rmtree(dir .. "/images.txt")
+    core.rmtree(dir .. "/trial-fails")
+  end)
+
+  it("names each problem with its fix, and fails", function()
+    local pm = podman.new { podman = fake, rootful = true, runtime = "runc" }
+    local status, text = capture_stdout(doctor.main, {}, pm)
+    assert.equal(1, status)
+    assert.matches("ok    podman 4%.3%.1 %(rootful%)\n", text)
+    assert.matches("FAIL  image localhost/leakbench%-claude:[^\n]* is missing\n      fix: leakbench build\n", text)
+    assert.matches("note  trial container: skipped, no image yet\n", text)
+    assert.matches("%d problem%(s%)\n$", text)
+  end)
+
+  it("runs a trial container and passes when all is there", function()
+    local pm = podman.new { podman = fake, rootful = true, runtime = "runc" }
+    local t = assert(images.tags { pm = pm })
+    core.write_file(dir .. "/images.txt", t.claude .. "\n" .. t.proxy .. "\n" .. t.base .. "\n")
+    local checks = doctor.check(pm)
+    local fails = {}
+    for _, c in ipairs(checks) do
+      if c.status == "FAIL" and not c.what:match("^credential") then fails[#fails + 1] = c.what end
+    end
+    assert.same({}, fails)
+    local trial = argv_log()
+    assert.matches("run %-%-rm %-%-network none .*%-%-user 1000:1000 %-%-entrypoint true ", trial[#trial])
+  end)
+
+  it("explains a runtime failure", function()
+    local pm = podman.new { podman = fake, rootful = true, runtime = "" }
+    local t = assert(images.tags { pm = pm })
+    core.write_file(dir .. "/images.txt", t.base .. "\n")
+    core.write_file(dir .. "/trial-fails", "")
+    local status, text = capture_stdout(doctor.main, {}, pm)
+    assert.equal(1, status)
+    assert.matches("FAIL  trial container %(%-%-network none%): podman run failed %(exit 126%): "
+      .. "runc: cgroups in hybrid mode not supported\n      fix: apt%-get install runc", text)
+  end)
+
+  it("names the credential's source, never the credential", function()
+    local source = doctor.credential_source()
+    local _, text = capture_stdout(doctor.main, {}, podman.new { podman = fake, runtime = "" })
+    for _, name in ipairs { "BENCH_AUTH", "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN" } do
+      local v = os.getenv(name)
+      if v and #v >= 8 then assert.is_nil(text:find(v, 1, true)) end
+    end
+    if source then
+      assert.truthy(text:find("credential for --live: ", 1, true))
+    else
+      assert.truthy(text:find("note  credential for --live: none", 1, true))
+    end
   end)
 end)

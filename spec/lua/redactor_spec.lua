@@ -14,9 +14,10 @@ local lb = require "leakbench"
 local loader = require "leakbench.loader"
 
 local REDACTOR = "subjects/redactor/redactor.py"
+local PY = { "python3", "-B" }   -- no __pycache__ in the subject's build context
 
 describe("redactor (its Python tests)", function()
-  local r = sh.run({ "python3", "-m", "unittest", "-v", "test_redactor" }, { cwd = "subjects/redactor" })
+  local r = sh.run({ "python3", "-B", "-m", "unittest", "-v", "redactor_test" }, { cwd = "spec/lua" })
   local results = {}
   for name, verdict in r.stderr:gmatch("\n?(test_[%w_]+) %b() %.%.%. ([^\n]*)") do
     results[#results + 1] = { name = name, ok = verdict == "ok" or verdict:match("^skipped") ~= nil,
@@ -99,7 +100,7 @@ describe("redactor claims against the suite", function()
           parts[#parts + 1] = hex(secret)
         end
         local body = cjson.encode({ messages = { { role = "user", content = table.concat(parts, "\n--\n") } } })
-        local r = sh.run({ "python3", REDACTOR, "--redact-stdin", "--root", dir }, { stdin = body })
+        local r = sh.run({ PY[1], PY[2], REDACTOR, "--redact-stdin", "--root", dir }, { stdin = body })
         assert.are.equal(0, r.status, r.stderr)
         local out = cjson.decode(r.stdout).messages[1].content
         for i, secret in ipairs(s.secrets) do

@@ -22,11 +22,11 @@ local function event(name, tool, input, response)
 end
 
 local function pre(tool, input)
-  return sh.run({ "python3", BLOCK }, { stdin = event("PreToolUse", tool, input) })
+  return sh.run({ "python3", "-B", BLOCK }, { stdin = event("PreToolUse", tool, input) })
 end
 
 local function post(tool, input, response)
-  local r = sh.run({ "python3", REDACT }, { stdin = event("PostToolUse", tool, input, response) })
+  local r = sh.run({ "python3", "-B", REDACT }, { stdin = event("PostToolUse", tool, input, response) })
   if r.status == 0 and r.stdout ~= "" then
     local out = cjson.decode(r.stdout)
     assert.are.equal("PostToolUse", out.hookSpecificOutput.hookEventName)
@@ -83,10 +83,10 @@ describe("hook-block (PreToolUse)", function()
   end
 
   it("refuses input it cannot parse (fails closed)", function()
-    local r = sh.run({ "python3", BLOCK }, { stdin = "{not json" })
+    local r = sh.run({ "python3", "-B", BLOCK }, { stdin = "{not json" })
     assert.are.equal(2, r.status)
     assert.truthy(r.stderr:match("^hook%-block: cannot read the hook input"))
-    r = sh.run({ "python3", BLOCK }, { stdin = "{}" })
+    r = sh.run({ "python3", "-B", BLOCK }, { stdin = "{}" })
     assert.are.equal(2, r.status)
   end)
 end)
@@ -169,7 +169,7 @@ describe("hook-redact (PostToolUse)", function()
   end)
 
   it("fails open with a message on input it cannot parse (exit 1, non-blocking)", function()
-    local r = sh.run({ "python3", REDACT }, { stdin = "[]" })
+    local r = sh.run({ "python3", "-B", REDACT }, { stdin = "[]" })
     assert.are.equal(1, r.status)
     assert.truthy(r.stderr:match("^hook%-redact: cannot read the hook input"))
   end)

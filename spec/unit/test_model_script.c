@@ -112,6 +112,11 @@ static const struct {
 	  "key 'final' is an integer, expected a string" },
 	{ "{\"version\":1,\"turns\":[],\"max_requests\":0}",
 	  "key 'max_requests' is 0, expected 1 to 1000000" },
+	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
+	  "\"text\":\"a\"}]},{\"blocks\":[],\"faults\":[{\"kind\":\"delay\","
+	  "\"ms\":1}]},{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"R\"}]}]}",
+	  "turns[2] is never played: turns[0] has no tool_use, so the "
+	  "conversation ends there" },
 	{ "{\"version\":1,\"turns\":[3]}",
 	  "turns[0]: is an integer, expected an object" },
 	{ "{\"version\":1,\"turns\":[{}]}", "turns[0]: missing key 'blocks'" },
@@ -250,7 +255,7 @@ test_fault_only_turns(void)
 	s = parse("{\"version\":1,\"turns\":["
 	    "{\"blocks\":{},\"faults\":[{\"kind\":\"http\",\"status\":503,"
 	    "\"retry_after\":1.5}]},"
-	    "{\"blocks\":[{\"type\":\"text\",\"text\":\"a\"}],\"faults\":"
+	    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"R\"}],\"faults\":"
 	    "[{\"kind\":\"stream_error\",\"error_type\":\"new_error\"}]},"
 	    "{\"blocks\":[{\"type\":\"text\",\"text\":\"b\"}],\"faults\":{}},"
 	    "{\"blocks\":[],\"faults\":[{\"kind\":\"delay\",\"ms\":5}]}]}",

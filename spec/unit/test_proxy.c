@@ -218,6 +218,14 @@ upstream(struct http_conn *c, void *ctx)
 			put(c->fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n"
 			    "\r\n0123456789");
 			ka = 0;
+		} else if (strcmp(req.path, "/chunks") == 0) {
+			put(c->fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+			    "chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world"
+			    "\r\n0\r\nX-Trailer: t\r\n\r\n");
+		} else if (strcmp(req.path, "/badchunks") == 0) {
+			put(c->fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+			    "chunked\r\n\r\n5\r\nhelloXX\r\n0\r\n\r\n");
+			ka = 0;
 		} else if (strcmp(req.path, "/hop") == 0) {
 			http_respond(c->fd, 200, "text/plain", "Keep-Alive: "
 			    "timeout=5\r\nX-Upstream: yes\r\nSet-Cookie: a=b\r\n"
@@ -543,13 +551,28 @@ again:
 		r->chunked = 1;
 		for (;;) {
 			unsigned char *nl;
-			size_t sz;
+			size_t sz, n;
 
 			while ((nl = memchr(rb->buf, '\n', rb->len)) == NULL)
 				if (rb_fill(fd, rb) < 0)
 					return;
 			sz = strtoul((char *)rb->buf, NULL, 16);
 			rb_drop(rb, (size_t)(nl - rb->buf) + 1);
+			if (sz == 0) {
+				/* Trailers, up to the empty line. */
+				for (;;) {
+					while ((nl = memchr(rb->buf, '\n',
+					    rb->len)) == NULL)
+						if (rb_fill(fd, rb) < 0)
+							return;
+					n = (size_t)(nl - rb->buf) + 1;
+					rb_drop(rb, n);
+					if (n <= 2) {
+						r->complete = 1;
+						return;
+					}
+				}
+			}
 			while (rb->len < sz + 2)
 				if (rb_fill(fd, rb) < 0)
 					return;
@@ -1037,6 +1060,38 @@ test_forwarding(void)
 	ok(r.chunked && r.complete && strcmp((char *)r.body, "until the end")
 	    == 0, "response: close-delimited upstream re-chunked");
 	cresp_free(&r);
+
+	/* Chunked from the upstream: passed on as sent, read for the file. */
+	request(px_off.s.port, "GET /chunks HTTP/1.1\r\n\r\n", 0, &r);
+	ok(r.chunked && r.complete && strcmp((char *)r.body, "hello world")
+	    == 0, "chunked response: passed to an HTTP/1.1 client");
+	cresp_free(&r);
+	rec = record_for(px_off.dir, "/chunks");
+	{
+		unsigned char *rf = response_file(px_off.dir, rec, &n);
+
+		ok(n == 11 && memcmp(rf, "hello world", 11) == 0 &&
+		    ri(rec, "response_bytes") == 11,
+		    "chunked response: response file holds the payload");
+		free(rf);
+	}
+	json_decref(rec);
+	request(px_off.s.port, "GET /chunks HTTP/1.0\r\n\r\n", 0, &r);
+	ok(!r.chunked && strcmp((char *)r.body, "hello world") == 0 &&
+	    resp_header(&r, "transfer-encoding") == NULL,
+	    "chunked response: de-chunked for an HTTP/1.0 client");
+	is_str(resp_header(&r, "connection"), "close",
+	    "chunked response: which is then closed");
+	cresp_free(&r);
+	request(px_off.s.port, "GET /badchunks HTTP/1.1\r\n\r\n", 0, &r);
+	ok(!r.complete, "chunked response: malformed chunks cut the client "
+	    "off");
+	cresp_free(&r);
+	rec = record_for(px_off.dir, "/badchunks");
+	ok(rs(rec, "error") && strstr(rs(rec, "error"), "chunked framing"),
+	    "chunked response: and are recorded as an error (%s)",
+	    rs(rec, "error"));
+	json_decref(rec);
 
 	/* An upstream that stops mid-body. */
 	request(px_off.s.port, "GET /cut HTTP/1.1\r\n\r\n", 0, &r);

@@ -394,6 +394,72 @@ test_record(void)
 	cred_free(&c);
 }
 
+/* wire_dump must write what jansson writes, only faster. */
+static void
+test_dump(void)
+{
+	json_t *v = json_object(), *a = json_array();
+	char *mine, *theirs, big[300];
+	size_t len, i;
+	int same = 1;
+
+	static const char pat[] = "ab\"c\\d\n\x01\x1f\x7f/e\tf\xc3\xa9g";
+
+	for (i = 0; i < sizeof(big) - 1; i++)
+		big[i] = pat[i % (sizeof(pat) - 1)];
+	big[sizeof(big) - 1] = '\0';
+	json_object_set_new(v, "seq", json_integer(-42));
+	json_object_set_new(v, "t", json_string("2026-11-29T16:05:01.123Z"));
+	json_object_set_new(v, "empty", json_string(""));
+	json_object_set_new(v, "nul", json_stringn("a\0b", 3));
+	json_object_set_new(v, "uni", json_string("\xf0\x9f\x98\x80 \xe2\x82\xac"));
+	json_object_set_new(v, "k\"ey\n", json_true());
+	json_object_set_new(v, "f", json_false());
+	json_object_set_new(v, "n", json_null());
+	json_object_set_new(v, "r1", json_real(12.3));
+	json_object_set_new(v, "r2", json_real(3.0));
+	json_object_set_new(v, "r3", json_real(0.001234));
+	json_object_set_new(v, "r4", json_real(1e21));
+	json_array_append_new(a, json_string("x"));
+	json_array_append_new(a, json_array());
+	json_array_append_new(a, json_object());
+	json_object_set_new(v, "arr", a);
+	for (i = 0; i < sizeof(pat) - 1; i++)	/* escapes, each alignment */
+		json_object_set_new(v, (char[]){ 'b', (char)('a' + i), 0 },
+		    json_string(big + i));
+	mine = wire_dump(v, &len);
+	theirs = json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	is_str(mine, theirs, "dump: same text as jansson");
+	ok(mine && len == strlen(mine), "dump: length");
+	free(mine);
+	free(theirs);
+	json_decref(v);
+
+	/* Random strings of every byte class. */
+	srand(7);
+	for (int k = 0; k < 200 && same; k++) {
+		char s[97];
+		size_t n = (size_t)(rand() % 96);
+
+		for (i = 0; i < n; i++) {
+			int c = rand() % 130;
+
+			s[i] = (char)(c < 128 ? c : 'z');
+			if (s[i] == 0)
+				s[i] = '"';
+		}
+		s[n] = '\0';
+		v = json_pack("{s:s}", "s", s);
+		mine = wire_dump(v, &len);
+		theirs = json_dumps(v, JSON_COMPACT);
+		same = mine && theirs && strcmp(mine, theirs) == 0;
+		free(mine);
+		free(theirs);
+		json_decref(v);
+	}
+	ok(same, "dump: 200 random ASCII strings as jansson writes them");
+}
+
 int
 main(void)
 {
@@ -401,5 +467,6 @@ main(void)
 	test_helpers();
 	test_inflate();
 	test_record();
+	test_dump();
 	return tap_done();
 }

@@ -50,11 +50,11 @@ local VERBS = {
     options = {
       { "--claude-version", arg = "V", help = "Claude Code version (default 2.1.332)" },
       { "--base", arg = "IMAGE", help = "base image instead of Debian bookworm" },
-    }, module = "leakbench.images" },
+    }, module = "leakbench.images", raw = true },
   { name = "doctor", summary = "check this machine and say how to fix what is missing",
-    usage = "leakbench doctor", options = {}, module = "leakbench.doctor" },
+    usage = "leakbench doctor", options = {}, module = "leakbench.doctor", raw = true },
   { name = "clean", summary = "remove containers and networks left by killed runs",
-    usage = "leakbench clean", options = {}, module = "leakbench.clean" },
+    usage = "leakbench clean", options = {}, module = "leakbench.clean", raw = true },
   { name = "help", summary = "show help for a command", usage = "leakbench help [COMMAND]",
     options = {}, fn = "help" },
   -- One run in its own process; started by "run", not by people.

@@ -307,28 +307,26 @@ out:
 
 /*
  * A list field: an array, or {} (an empty Lua table, which lua-cjson
- * cannot tell from an empty object) meaning an empty list. NULL with the
- * message set when it is anything else; an empty array when absent.
+ * cannot tell from an empty object) meaning an empty list. Sets *out to
+ * the array, or to NULL for an absent or empty list (json_array_size and
+ * json_array_foreach take NULL as empty). 0, or -1 with the message set.
  */
-static json_t *
-get_list(struct ctx *c, json_t *obj, const char *key, size_t max)
+static int
+get_list(struct ctx *c, json_t *obj, const char *key, size_t max,
+    json_t **out)
 {
-	static json_t *none;
 	json_t *v = json_object_get(obj, key);
 
-	if (none == NULL)
-		none = json_array();	/* never freed; shared, read-only */
+	*out = NULL;
 	if (v == NULL || (json_is_object(v) && json_object_size(v) == 0))
-		return none;
-	if (!json_is_array(v)) {
-		fail(c, "key '%s' is %s, expected an array", key, type_name(v));
-		return NULL;
-	}
-	if (json_array_size(v) > max) {
-		fail(c, "key '%s' has more than %zu entries", key, max);
-		return NULL;
-	}
-	return v;
+		return 0;
+	if (!json_is_array(v))
+		return fail(c, "key '%s' is %s, expected an array", key,
+		    type_name(v));
+	if (json_array_size(v) > max)
+		return fail(c, "key '%s' has more than %zu entries", key, max);
+	*out = v;
+	return 0;
 }
 
 static int
@@ -344,8 +342,8 @@ parse_turn(struct ctx *c, json_t *v, struct turn *t)
 		return -1;
 	if (json_object_get(v, "blocks") == NULL)
 		return fail(c, "missing key 'blocks'");
-	if ((blocks = get_list(c, v, "blocks", SCRIPT_MAX_BLOCKS)) == NULL ||
-	    (faults = get_list(c, v, "faults", SCRIPT_MAX_FAULTS)) == NULL)
+	if (get_list(c, v, "blocks", SCRIPT_MAX_BLOCKS, &blocks) < 0 ||
+	    get_list(c, v, "faults", SCRIPT_MAX_FAULTS, &faults) < 0)
 		return -1;
 	if (json_array_size(blocks) == 0 && json_array_size(faults) == 0)
 		return fail(c, "a turn needs a block or a fault");
@@ -429,6 +427,29 @@ oom:
 	return -1;
 }
 
+/*
+ * The position only moves past a turn through its tool_use ids, so a turn
+ * with blocks but no tool_use ends the conversation: a later turn with
+ * blocks could never be played. That is a script error, not a loop to
+ * discover at run time.
+ */
+static int
+check_reachable(struct ctx *c, const struct script *s)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->nturns; i++) {
+		if (s->turns[i].nblocks == 0 || s->turns[i].tool_use)
+			continue;
+		for (j = i + 1; j < s->nturns; j++)
+			if (s->turns[j].nblocks > 0)
+				return fail(c, "turns[%zu] is never played: "
+				    "turns[%zu] has no tool_use, so the "
+				    "conversation ends there", j, i);
+	}
+	return 0;
+}
+
 static int
 parse_root(struct ctx *c, json_t *root, struct script *s)
 {
@@ -471,7 +492,7 @@ parse_root(struct ctx *c, json_t *root, struct script *s)
 			return -1;
 	}
 	c->path[0] = '\0';
-	return 0;
+	return check_reachable(c, s);
 }
 
 /*

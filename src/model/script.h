@@ -17,6 +17,10 @@
  *		 "after_blocks": 1}		(the defaults)
  *		{"kind": "delay", "ms": 3000}
  *
+ * A turn with blocks but no tool_use ends the conversation (end_turn), so
+ * it must be the last turn with blocks: a later one could never be played
+ * and is refused.
+ *
  * A turn may have faults and no blocks (lb.script allows it): such a turn
  * can never be passed, so its faults are moved to the next turn with
  * blocks, or to the final answer when none follows. An empty list may be

@@ -498,9 +498,7 @@ model_server_handle(struct http_conn *c, void *ctx)
 			status = http_error_status(rc);
 			if (status == 0)
 				return;		/* EOF or I/O error */
-			type = status == 413 ? "request_too_large" :
-			    status == 408 ? "timeout_error" :
-			    "invalid_request_error";
+			type = script_error_type(status);
 			logf_req(srv, NULL, "error %d %s from %s", status,
 			    rc == HTTP_BAD ? "malformed request" :
 			    rc == HTTP_TIMEOUT ? "request timed out" :

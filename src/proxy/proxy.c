@@ -347,6 +347,23 @@ lower_first(char *s)
 
 /* ---- one exchange ---- */
 
+/*
+ * An incremental reader of chunked framing. libcurl passes the upstream's
+ * chunked bytes through untouched (so the client gets exactly them, in as
+ * few writes as they came); this finds the payload for the response file
+ * and the end of the message.
+ */
+enum {
+	DC_SIZE, DC_EXT, DC_SIZE_LF, DC_DATA, DC_DATA_CR, DC_DATA_LF,
+	DC_TRAILER_START, DC_TRAILER_LF, DC_TRAILER, DC_DONE, DC_ERROR
+};
+
+struct dechunk {
+	int			state;
+	int			digits;
+	unsigned long long	left;
+};
+
 struct xfer {
 	struct proxy			*p;
 	struct http_conn		*c;
@@ -357,10 +374,15 @@ struct xfer {
 	size_t				 head_len, head_cap;
 	int				 has_cl, has_te;
 	long long			 cl;		/* upstream's length */
-	int				 head_sent, chunked_out, keep_alive;
+	int				 head_sent, keep_alive;
+	int				 chunked_out;	/* we frame chunks */
+	int				 raw_chunked;	/* upstream's chunks pass */
+	int				 decode_out;	/* de-chunk to client */
+	struct dechunk			 dc;
 	int				 held;		/* held_byte pending */
 	char				 held_byte;
 	int				 client_failed;
+	int				 frame_error;	/* bad upstream chunks */
 	unsigned char			*resp;		/* for the response file */
 	size_t				 resp_len, resp_cap;
 	int				 resp_cut;
@@ -437,17 +459,21 @@ send_head(struct xfer *x)
 	no_body = strcmp(req->method, "HEAD") == 0 || x->status == 204 ||
 	    x->status == 304;
 	x->keep_alive = req->keep_alive;
-	if (!no_body && (x->has_te || !x->has_cl)) {
+	if (!no_body && x->has_te) {
 		if (req->minor >= 1)
-			x->chunked_out = 1;
+			x->raw_chunked = 1;
 		else
-			x->keep_alive = 0;	/* ends when we close */
+			x->decode_out = 1;
+	} else if (!no_body && !x->has_cl && req->minor >= 1) {
+		x->chunked_out = 1;
 	}
+	if (!no_body && !x->raw_chunked && !x->chunked_out && !x->has_cl)
+		x->keep_alive = 0;	/* HTTP/1.0: ends when we close */
 	n = snprintf(line, sizeof(line), "HTTP/1.1 %d %s\r\n", x->status,
 	    x->reason[0] ? x->reason : http_reason(x->status));
 	iov[0].iov_base = line;
 	iov[0].iov_len = (size_t)n;
-	if (x->chunked_out)
+	if (x->chunked_out || x->raw_chunked)
 		head_add(x, "Transfer-Encoding: chunked\r\n", 28);
 	if (x->keep_alive)
 		head_add(x, "Connection: keep-alive\r\n\r\n", 26);
@@ -522,8 +548,13 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 			return n;
 		if (is_hop_by_hop(buf, (size_t)(colon - buf))) {
 			if ((size_t)(colon - buf) == 17 &&
-			    strncasecmp(buf, "transfer-encoding", 17) == 0)
-				x->has_te = 1;
+			    strncasecmp(buf, "transfer-encoding", 17) == 0) {
+				char v[256];
+
+				snprintf(v, sizeof(v), "%.*s", (int)(nl -
+				    (size_t)(colon + 1 - buf)), colon + 1);
+				x->has_te |= has_token(v, "chunked");
+			}
 			return n;
 		}
 		if ((size_t)(colon - buf) == 14 &&
@@ -566,22 +597,160 @@ keep_response(struct xfer *x, const char *data, size_t n)
 	x->resp_len += n;
 }
 
-/* CURLOPT_WRITEFUNCTION: passes each piece of body to the client at once. */
+/* Sends payload bytes to the client as they are. 0 or -1. */
+static int
+send_plain(struct xfer *x, const char *data, size_t n)
+{
+	struct iovec iov = { .iov_base = (char *)data, .iov_len = n };
+
+	return n ? send_iov(x->c->fd, &iov, 1) : 0;
+}
+
+/*
+ * Reads chunked bytes: payload goes to the response file (and to the client
+ * when decode_out). Sets *end to the index just past the message's last
+ * byte when it ends in this piece. 0, or -1 on malformed framing or a
+ * failed send.
+ */
+static int
+dechunk(struct xfer *x, const char *p, size_t n, size_t *end)
+{
+	struct dechunk *d = &x->dc;
+	size_t i = 0, take;
+	int v;
+
+	*end = 0;
+	while (i < n && d->state != DC_DONE) {
+		unsigned char ch = (unsigned char)p[i];
+
+		switch (d->state) {
+		case DC_SIZE:
+			v = ch >= '0' && ch <= '9' ? ch - '0' :
+			    ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 :
+			    ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+			if (v >= 0) {
+				if (++d->digits > 15)
+					return -1;
+				d->left = d->left * 16 + (unsigned)v;
+			} else if (d->digits == 0) {
+				return -1;
+			} else if (ch == ';' || ch == ' ' || ch == '\t') {
+				d->state = DC_EXT;
+			} else if (ch == '\r') {
+				d->state = DC_SIZE_LF;
+			} else if (ch == '\n') {
+				d->state = d->left ? DC_DATA : DC_TRAILER_START;
+			} else {
+				return -1;
+			}
+			i++;
+			break;
+		case DC_EXT:
+			if (ch == '\n')
+				d->state = d->left ? DC_DATA : DC_TRAILER_START;
+			i++;
+			break;
+		case DC_SIZE_LF:
+			if (ch != '\n')
+				return -1;
+			d->state = d->left ? DC_DATA : DC_TRAILER_START;
+			i++;
+			break;
+		case DC_DATA:
+			take = n - i < d->left ? n - i : (size_t)d->left;
+			keep_response(x, p + i, take);
+			if (x->decode_out && send_plain(x, p + i, take) < 0)
+				return -1;
+			x->sent += take;
+			d->left -= take;
+			i += take;
+			if (d->left == 0)
+				d->state = DC_DATA_CR;
+			break;
+		case DC_DATA_CR:
+			if (ch == '\r')
+				d->state = DC_DATA_LF;
+			else if (ch == '\n')
+				d->state = DC_SIZE;
+			else
+				return -1;
+			d->digits = 0;
+			i++;
+			break;
+		case DC_DATA_LF:
+			if (ch != '\n')
+				return -1;
+			d->state = DC_SIZE;
+			i++;
+			break;
+		case DC_TRAILER_START:
+			d->state = ch == '\r' ? DC_TRAILER_LF : ch == '\n' ?
+			    DC_DONE : DC_TRAILER;
+			i++;
+			break;
+		case DC_TRAILER_LF:
+			if (ch != '\n')
+				return -1;
+			d->state = DC_DONE;
+			i++;
+			break;
+		case DC_TRAILER:
+			if (ch == '\n')
+				d->state = DC_TRAILER_START;
+			i++;
+			break;
+		default:
+			return -1;
+		}
+	}
+	if (d->state == DC_DONE)
+		*end = i;
+	return 0;
+}
+
+/*
+ * CURLOPT_WRITEFUNCTION: passes each piece of body to the client at once.
+ * The last byte of the message waits (held) until the record is written.
+ */
 static size_t
 on_body(char *data, size_t size, size_t nitems, void *u)
 {
 	struct xfer *x = u;
-	size_t n = size * nitems;
+	size_t n = size * nitems, end;
 	struct iovec iov[3];
 	char sz[24];
 	int rc;
 
 	if (!x->head_sent)
 		send_head(x);
-	if (x->client_failed)
+	if (x->client_failed || n == 0)
 		return 0;
-	if (n == 0)
-		return 0;
+	if (x->raw_chunked || x->decode_out) {
+		if (x->dc.state == DC_DONE)
+			return n;	/* after the end: ignored */
+		if (dechunk(x, data, n, &end) < 0) {
+			if (x->dc.state != DC_DATA)
+				x->frame_error = 1;	/* else a failed send */
+			else
+				x->client_failed = 1;
+			return 0;
+		}
+		if (!x->raw_chunked)
+			return n;
+		if (end > 0) {
+			n = end;
+			x->held = 1;
+			x->held_byte = data[n - 1];
+			rc = send_plain(x, data, n - 1);
+		} else {
+			rc = send_plain(x, data, n);
+		}
+		if (rc < 0) {
+			x->client_failed = 1;
+			return 0;
+		}
+		return size * nitems;
+	}
 	keep_response(x, data, n);
 	if (x->chunked_out) {
 		iov[0].iov_base = sz;
@@ -591,17 +760,13 @@ on_body(char *data, size_t size, size_t nitems, void *u)
 		iov[2].iov_base = (char *)"\r\n";
 		iov[2].iov_len = 2;
 		rc = send_iov(x->c->fd, iov, 3);
+	} else if (x->has_cl && x->cl >= 0 && (long long)(x->sent + n) ==
+	    x->cl) {
+		x->held = 1;
+		x->held_byte = data[n - 1];
+		rc = send_plain(x, data, n - 1);
 	} else {
-		iov[0].iov_base = data;
-		iov[0].iov_len = n;
-		if (x->has_cl && x->cl >= 0 && (long long)(x->sent + n) ==
-		    x->cl) {
-			/* The last byte waits until the record is written. */
-			x->held = 1;
-			x->held_byte = data[n - 1];
-			iov[0].iov_len--;
-		}
-		rc = iov[0].iov_len ? send_iov(x->c->fd, iov, 1) : 0;
+		rc = send_plain(x, data, n);
 	}
 	if (rc < 0) {
 		x->client_failed = 1;
@@ -735,7 +900,7 @@ setup_curl(struct proxy *p, CURL *h, struct xfer *x, const char *url,
 	SET(CURLOPT_WRITEDATA, x);
 	SET(CURLOPT_ERRORBUFFER, errbuf);
 	SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
-	SET(CURLOPT_HTTP_TRANSFER_DECODING, 1L);
+	SET(CURLOPT_HTTP_TRANSFER_DECODING, 0L);	/* see dechunk() */
 	SET(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
 	SET(CURLOPT_CONNECTTIMEOUT_MS, p->timeout_ms);
 	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -808,6 +973,14 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 		x.status = 502;
 	} else {
 		res = curl_easy_perform(*hp);
+		if (res == CURLE_OK && (x.raw_chunked || x.decode_out) &&
+		    x.dc.state != DC_DONE)
+			x.frame_error = 1;
+		if (x.frame_error) {
+			res = CURLE_RECV_ERROR;
+			snprintf(errbuf, sizeof(errbuf), "its chunked framing "
+			    "is malformed or cut");
+		}
 		if (res != CURLE_OK && !x.client_failed) {
 			if (errbuf[0] == '\0')
 				snprintf(errbuf, sizeof(errbuf), "%s",

@@ -38,10 +38,20 @@ wire_utf8_valid(const unsigned char *s, size_t n)
 	size_t i = 0;
 
 	while (i < n) {
-		unsigned char c = s[i];
+		unsigned char c;
 		size_t k;
 		unsigned long cp;
+		uint64_t v;
 
+		while (n - i >= 8) {	/* ASCII, eight bytes at a time */
+			memcpy(&v, s + i, 8);
+			if (v & UINT64_C(0x8080808080808080))
+				break;
+			i += 8;
+		}
+		if (i >= n)
+			break;
+		c = s[i];
 		if (c < 0x80) {
 			i++;
 			continue;
@@ -245,8 +255,9 @@ add_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len,
 	}
 	utf8 = wire_utf8_valid(data, len);
 	if (utf8) {
-		json_object_set_new(obj, key, json_stringn((const char *)data,
-		    len));
+		/* Checked just above: spare jansson a second pass. */
+		json_object_set_new(obj, key, json_stringn_nocheck(
+		    (const char *)data, len));
 	} else {
 		char *b = wire_base64(data, len);
 
@@ -519,6 +530,207 @@ wire_write_response(struct wire_log *w, unsigned long seq, const void *data,
 	return rc;
 }
 
+/* SWAR constants: a byte of 1s and a byte of high bits, eight times. */
+#define ONES	UINT64_C(0x0101010101010101)
+#define HIGHS	UINT64_C(0x8080808080808080)
+
+/* A growable output buffer for wire_dump. */
+struct obuf {
+	char	*p;
+	size_t	 len, cap;
+	int	 oom;
+};
+
+static void
+ob_put(struct obuf *o, const void *s, size_t n)
+{
+	char *np;
+
+	if (o->oom)
+		return;
+	if (o->cap - o->len < n + 1) {
+		size_t ncap = o->cap ? o->cap : 4096;
+
+		while (ncap - o->len < n + 1)
+			ncap *= 2;
+		np = realloc(o->p, ncap);
+		if (np == NULL) {
+			o->oom = 1;
+			return;
+		}
+		o->p = np;
+		o->cap = ncap;
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+}
+
+/*
+ * A JSON string: runs that need no escape are copied whole. The input is
+ * valid UTF-8 (jansson strings are), so bytes >= 0x80 go out as they are.
+ */
+static void
+ob_string(struct obuf *o, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i, run = 0;
+	char esc[8];
+
+	ob_put(o, "\"", 1);
+	for (i = 0; i < n; i++) {
+		unsigned char c;
+
+		/* Eight bytes at a time while none needs an escape. */
+		while (n - i >= 8) {
+			uint64_t v, q, b;
+
+			memcpy(&v, s + i, 8);
+			q = v ^ (ONES * '"');
+			b = v ^ (ONES * '\\');
+			if (((v - ONES * 0x20) & ~v & HIGHS) ||
+			    ((q - ONES) & ~q & HIGHS) ||
+			    ((b - ONES) & ~b & HIGHS))
+				break;
+			i += 8;
+		}
+		if (i >= n)
+			break;
+		c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		ob_put(o, s + run, i - run);
+		run = i + 1;
+		esc[0] = '\\';
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		case '\b': esc[1] = 'b'; break;
+		case '\f': esc[1] = 'f'; break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			ob_put(o, esc, 6);
+			continue;
+		}
+		ob_put(o, esc, 2);
+	}
+	ob_put(o, s + run, n - run);
+	ob_put(o, "\"", 1);
+}
+
+static void
+ob_value(struct obuf *o, json_t *v)
+{
+	char num[64];
+	const char *key;
+	json_t *x;
+	size_t i;
+	int n, first = 1;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		ob_put(o, "{", 1);
+		json_object_foreach(v, key, x) {
+			if (!first)
+				ob_put(o, ",", 1);
+			first = 0;
+			ob_string(o, key, strlen(key));
+			ob_put(o, ":", 1);
+			ob_value(o, x);
+		}
+		ob_put(o, "}", 1);
+		break;
+	case JSON_ARRAY:
+		ob_put(o, "[", 1);
+		json_array_foreach(v, i, x) {
+			if (i > 0)
+				ob_put(o, ",", 1);
+			ob_value(o, x);
+		}
+		ob_put(o, "]", 1);
+		break;
+	case JSON_STRING:
+		ob_string(o, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER:
+		n = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(v));
+		ob_put(o, num, (size_t)n);
+		break;
+	case JSON_REAL:
+		/* As jansson: "1e21" (no '+', no leading exponent zeros),
+		 * and ".0" on anything that would read as an integer. */
+		n = snprintf(num, sizeof(num), "%.12g", json_real_value(v));
+		{
+			char *e = strchr(num, 'e'), *d, *z;
+
+			if (e != NULL) {
+				d = e + 1;
+				if (*d == '-')
+					d++;
+				z = d;
+				while (*z == '+' || *z == '0')
+					z++;
+				memmove(d, z, strlen(z) + 1);
+				n = (int)strlen(num);
+			} else if (strchr(num, '.') == NULL) {
+				n += snprintf(num + n, sizeof(num) - (size_t)n,
+				    ".0");
+			}
+		}
+		ob_put(o, num, (size_t)n);
+		break;
+	case JSON_TRUE:
+		ob_put(o, "true", 4);
+		break;
+	case JSON_FALSE:
+		ob_put(o, "false", 5);
+		break;
+	default:
+		ob_put(o, "null", 4);
+		break;
+	}
+}
+
+char *
+wire_dump(json_t *v, size_t *len)
+{
+	struct obuf o = { 0 };
+
+	/* Most of a record is its body: start big enough for it. */
+	ob_put(&o, "", 0);
+	if (json_is_object(v)) {
+		size_t guess = 4096;
+		const char *k;
+		json_t *x;
+
+		json_object_foreach(v, k, x)
+			if (json_is_string(x))
+				guess += json_string_length(x) +
+				    json_string_length(x) / 8;
+		if (guess > o.cap) {
+			char *np = realloc(o.p, guess);
+
+			if (np != NULL) {
+				o.p = np;
+				o.cap = guess;
+			}
+		}
+	}
+	ob_value(&o, v);
+	if (o.oom || o.p == NULL) {
+		free(o.p);
+		return NULL;
+	}
+	o.p[o.len] = '\0';
+	*len = o.len;
+	return o.p;
+}
+
 int
 wire_append(struct wire_log *w, json_t *rec)
 {
@@ -527,12 +739,11 @@ wire_append(struct wire_log *w, json_t *rec)
 	size_t len, sl;
 	int rc;
 
-	line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	line = wire_dump(rec, &len);
 	if (line == NULL) {
 		errno = ENOMEM;
 		return -1;
 	}
-	len = strlen(line);
 	line[len] = '\n';	/* overwrites the NUL; length is tracked */
 	sc = cred_scrub(w->cred, line, len + 1, &sl);
 	pthread_mutex_lock(&w->mu);

@@ -1,8 +1,10 @@
 """Tests of the redactor, standalone on loopback: the redactor as a child
 process on 127.0.0.1 (port chosen by the kernel), a recording upstream in
 this process, a project in a temporary directory. Run with
-  python3 -m unittest -v test_redactor     (from subjects/redactor)
-spec/lua/redactor_spec.lua runs them as part of `make test`.
+  python3 -B -m unittest -v redactor_test     (from spec/lua)
+spec/lua/redactor_spec.lua runs them as part of `make test`. (They live
+here, not next to the redactor, because the redactor's directory is its
+image's build context: every file there is part of the image's tag.)
 
 The checks of what reached the upstream are independent of the redactor's
 own code: they decode every base64 and hex run of the forwarded body and
@@ -24,7 +26,7 @@ import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REDACTOR = os.path.join(HERE, "redactor.py")
+REDACTOR = os.path.join(HERE, "..", "..", "subjects", "redactor", "redactor.py")
 DEADLINE = 20  # seconds, for anything that waits
 
 SECRET = "sk-live-3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6"

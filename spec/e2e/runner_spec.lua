@@ -1,0 +1,131 @@
+-- The runner end to end: scenarios x subjects x repeats in parallel, a
+-- broken file and a timeout among them, results.json against its schema,
+-- junit.xml, report, and SIGINT in the middle of a suite.
+package.path = "spec/e2e/support/?.lua;" .. package.path
+local sh = require "sh"
+local pq = require "podman"
+local cjson = require "cjson"
+local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
+
+describe("leakbench run, 4 scenarios x 2 subjects x 2 repeats, --jobs 2", function()
+  local out = tmpdir()
+  local r, doc
+
+  setup(function()
+    r = sh.leakbench({ "run", "spec/fixtures/runner/scenarios", "--subject",
+      "spec/fixtures/runner/subjects/deny-env.lua", "--repeat", "2", "--jobs", "2", "--out", out })
+    doc = cjson.decode(must(read(out .. "/results.json"), r.stderr))
+  end)
+
+  teardown(function() os.execute("rm -rf " .. out) end)
+
+  it("exits 1 and reports the broken file with file:line", function()
+    assert.are.equal(1, r.status)
+    assert.truthy(r.stderr:find("leakbench: spec/fixtures/runner/scenarios/c-broken.lua:5: field 'timeout' is a string, "
+      .. "expected a positive number", 1, true), r.stderr)
+  end)
+
+  it("gives every run the expected verdict", function()
+    local want = { ["a-pass"] = "pass", ["b-fail"] = "fail", ["c-broken"] = "error", ["d-slow"] = "timeout" }
+    local seen = {}
+    assert.are.equal(16, #doc.runs)
+    for _, run in ipairs(doc.runs) do
+      assert.are.equal(want[run.scenario], run.verdict,
+        run.scenario .. " x " .. run.subject .. ": " .. tostring(run.reason))
+      seen[string.format("%s/%s/%d", run.scenario, run.subject, run.repeat_index)] = true
+    end
+    for _, sc in ipairs({ "a-pass", "b-fail", "c-broken", "d-slow" }) do
+      for _, sj in ipairs({ "baseline", "deny-env" }) do
+        for k = 1, 2 do assert.truthy(seen[sc .. "/" .. sj .. "/" .. k], sc .. "/" .. sj .. "/" .. k) end
+      end
+    end
+  end)
+
+  it("names the failed check's file:line", function()
+    for _, run in ipairs(doc.runs) do
+      if run.scenario == "b-fail" then
+        assert.are.equal("spec/fixtures/runner/scenarios/b-fail.lua:7", run.failed_checks[1].where)
+        assert.are.equal("the answer is goodbye", run.failed_checks[1].message)
+      end
+    end
+  end)
+
+  it("validates against the schema", function()
+    local v = sh.run({ "/usr/bin/python3", "-c", [[
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+doc = json.load(open(sys.argv[2]))
+jsonschema.validate(doc, schema)
+]], "spec/schema/results.schema.json", out .. "/results.json" })
+    assert.are.equal(0, v.status, v.stderr)
+  end)
+
+  it("holds no raw secret, though the secrets leaked", function()
+    local text = read(out .. "/results.json") .. read(out .. "/junit.xml")
+    local n = 0
+    for _, run in ipairs(doc.runs) do
+      if run.scenario == "a-pass" then
+        local key = read(run.dir .. "/project/config.env"):match("TOKEN=(%S+)")
+        assert.truthy(key)
+        assert.is_nil(text:find(key, 1, true))
+        -- The deny rule stops `cat config.env`; without it, the key leaks.
+        assert.are.equal(run.subject == "baseline", run.leaks[1].channels.wire.leaked)
+        n = n + 1
+      end
+    end
+    assert.are.equal(4, n)
+  end)
+
+  it("prints the matrix, and report prints it again from results.json", function()
+    assert.truthy(r.stdout:match("scenario%s+baseline%s+deny%-env"), r.stdout)
+    assert.truthy(r.stdout:match("a%-pass%s+leak 2/2"), r.stdout)
+    local again = sh.leakbench({ "report", out })
+    assert.are.equal(1, again.status)
+    assert.truthy(again.stdout:find(r.stdout:match("^(.-\n)\n"), 1, true), again.stdout)
+  end)
+
+  it("writes junit.xml with a testcase per run", function()
+    local xml = read(out .. "/junit.xml")
+    local n = 0
+    for _ in xml:gmatch("<testcase ") do n = n + 1 end
+    assert.are.equal(16, n)
+    assert.truthy(xml:find('<failure message="spec/fixtures/runner/scenarios/b-fail.lua:7: the answer is goodbye"', 1, true))
+  end)
+
+  it("leaves no container or network behind", function()
+    assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
+    assert.are.same({}, pq.networks("leakbench.suite=" .. doc.suite_id))
+  end)
+end)
+
+describe("SIGINT in the middle of a suite", function()
+  local out = tmpdir()
+  teardown(function() os.execute("rm -rf " .. out) end)
+
+  it("stops, cleans up, writes partial results and exits 130", function()
+    local script = out .. "/run.sh"
+    local f = assert(io.open(script, "w"))
+    f:write("#!/bin/sh\n", sh.quote(os.getenv("LEAKBENCH")),
+      " run spec/fixtures/runner/scenarios/d-slow.lua spec/fixtures/runner/scenarios/a-pass.lua",
+      " --jobs 1 --out ", sh.quote(out .. "/res"), " >", sh.quote(out .. "/stdout"), " 2>",
+      sh.quote(out .. "/stderr"), " &\necho $! > ", sh.quote(out .. "/pid"), "\nwait $!\necho $? > ",
+      sh.quote(out .. "/status"), "\n")
+    f:close()
+    os.execute("sh " .. sh.quote(script) .. " &")
+    local pid = pq.retry(10, function() return (read(out .. "/pid") or ""):match("%d+") end)
+    assert.truthy(pid, "the run did not start")
+    -- Wait until Claude Code runs in the first run's container.
+    local started = pq.retry(300, function()
+      return read(out .. "/res/d-slow/baseline/1/stream.jsonl")
+    end)
+    assert.truthy(started, "claude never started: " .. tostring(read(out .. "/stderr")))
+    os.execute("kill -INT " .. pid)
+    local status = pq.retry(60, function() return (read(out .. "/status") or ""):match("%d+") end)
+    assert.are.equal("130", status, read(out .. "/stderr"))
+    local doc = cjson.decode(must(read(out .. "/res/results.json")))
+    assert.is_true(doc.interrupted)
+    assert.are.equal(2, #doc.runs)
+    assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
+    assert.are.same({}, pq.networks("leakbench.suite=" .. doc.suite_id))
+  end)
+end)

@@ -1,0 +1,536 @@
+-- The container images: which tags this source tree needs, and building
+-- whatever is missing.
+--
+--   localhost/leakbench-claude:<version>-<hash12>  containers/claude.Containerfile
+--   localhost/leakbench-proxy:<hash12>             containers/proxy.Containerfile
+--   localhost/leakbench-base:bookworm-<hash12>     Debian from the mirror (debootstrap)
+--
+-- A tag's hash covers everything its image is built from: the Containerfile,
+-- the base image reference (passed to FROM as the BASE build-arg), for the
+-- claude image the CLAUDE_VERSION build-arg, and for the proxy image every
+-- file staged into its build context (the Makefile, src/*.c, src/*.h,
+-- src/embed.sh, src/model/, src/proxy/; not src/lua/, which the servers do
+-- not contain). An edit rebuilds exactly the image it feeds; an unchanged tree
+-- builds nothing, and finding that out costs one `podman images` call.
+--
+-- The base: LEAKBENCH_BASE_IMAGE (or --base) names one; "debootstrap" means
+-- build it from the Debian mirror without asking any registry. Otherwise a
+-- base already present is used (the registry's Debian first, then ours), and
+-- when neither is, the registry is tried with a 5 s reachability budget before
+-- falling back to debootstrap (root) or mmdebstrap --mode=unshare (rootless),
+-- imported with `tar | podman import`.
+--
+-- TLS during builds: the host's CA bundle is handed to the claude build as the
+-- build secret "ca"; it is mounted for one RUN and never stored in the image.
+local core = require "leakbench.core"
+local podman = require "leakbench.podman"
+
+local M = {}
+
+M.DEFAULT_CLAUDE_VERSION = "2.1.332"
+M.REGISTRY_BASE = "docker.io/library/debian:bookworm-slim"
+M.DEFAULT_MIRROR = "http://deb.debian.org/debian"
+M.SUITE = "bookworm"
+M.PROBE_TIMEOUT = 5           -- seconds to find out whether a registry answers
+M.PULL_TIMEOUT = 900
+M.BOOTSTRAP_TIMEOUT = 1800
+
+local CA_BUNDLES = {
+  "/etc/ssl/certs/ca-certificates.crt",                  -- Debian, Ubuntu, Arch
+  "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",   -- Fedora, RHEL
+  "/etc/pki/tls/certs/ca-bundle.crt",
+  "/etc/ssl/ca-bundle.pem",                              -- openSUSE
+  "/etc/ssl/cert.pem",                                   -- Alpine, macOS
+}
+
+local function say(opts, fmt, ...)
+  local out = opts.progress
+  if out == false then return end
+  local line = fmt:format(...)
+  if type(out) == "function" then out(line) else io.stderr:write(line, "\n") end
+end
+
+-- A regular file, or a link to one.
+local function is_file(path)
+  local st = core.stat(path)
+  if st and st.type == "link" then
+    local real = core.realpath(path)
+    st = real and core.stat(real)
+  end
+  return st ~= nil and st.type == "file"
+end
+
+local function dirname(path)
+  return path:match("^(.*)/[^/]*$") or "."
+end
+
+--- M.root([opts]) -> the source tree (the directory holding containers/ and
+--- the Makefile) | nil, err. opts.root, then $LEAKBENCH_HOME, then the
+--- directories above the running binary, then the working directory.
+function M.root(opts)
+  opts = opts or {}
+  local function looks_right(d)
+    return d and is_file(d .. "/containers/claude.Containerfile") and is_file(d .. "/Makefile")
+  end
+  for _, d in ipairs { opts.root or "", os.getenv("LEAKBENCH_HOME") or "" } do
+    if d ~= "" then
+      if looks_right(d) then return core.realpath(d) end
+      return nil, ("'%s' is not a leakbench source tree (no containers/claude.Containerfile)"):format(d)
+    end
+  end
+  local starts = { core.exe_path(), os.getenv("PWD") and (os.getenv("PWD") .. "/x") }
+  for _, start in ipairs(starts) do
+    local d = start and dirname(start)
+    for _ = 1, 6 do
+      if not d or d == "" then break end
+      if looks_right(d) then return core.realpath(d) end
+      if d == "/" then break end
+      d = dirname(d)
+      if d == "" then d = "/" end
+    end
+  end
+  return nil, "cannot find the leakbench source tree (containers/claude.Containerfile): set LEAKBENCH_HOME"
+end
+
+-- The files under root/rel (recursively), as paths relative to root, sorted.
+local function walk(root, rel, out, pattern)
+  local names = core.listdir(root .. "/" .. rel)
+  if not names then return out end
+  for _, name in ipairs(names) do
+    local r = rel .. "/" .. name
+    local st = core.stat(root .. "/" .. r)
+    if st and st.type == "dir" and not pattern then
+      walk(root, r, out)
+    elseif st and st.type == "file" and (not pattern or name:match(pattern)) then
+      out[#out + 1] = r
+    end
+  end
+  return out
+end
+
+--- M.proxy_files(root) -> the paths (relative to root, sorted) staged into
+--- the proxy image's build context.
+function M.proxy_files(root)
+  local files = { "Makefile" }
+  walk(root, "src", files, "%.c$")
+  walk(root, "src", files, "%.h$")
+  if is_file(root .. "/src/embed.sh") then files[#files + 1] = "src/embed.sh" end
+  walk(root, "src/model", files)
+  walk(root, "src/proxy", files)
+  table.sort(files)
+  return files
+end
+
+--- M.hash(root, files, extra) -> 12 hex digits over the files' paths and
+--- contents and the extra "key=value" strings | nil, err.
+function M.hash(root, files, extra)
+  local parts = {}
+  for _, rel in ipairs(files) do
+    local h, err = core.sha256_file(root .. "/" .. rel)
+    if not h then return nil, err end
+    parts[#parts + 1] = ("file %s %s\n"):format(rel, h)
+  end
+  for _, e in ipairs(extra or {}) do parts[#parts + 1] = "arg " .. e .. "\n" end
+  return core.sha256(table.concat(parts)):sub(1, 12)
+end
+
+--- M.sources_list(mirror) -> the APT sources of the bootstrapped base.
+function M.sources_list(mirror)
+  local s = ("deb %s %s main\ndeb %s %s-updates main\n"):format(mirror, M.SUITE, mirror, M.SUITE)
+  if mirror == M.DEFAULT_MIRROR then
+    s = s .. ("deb http://deb.debian.org/debian-security %s-security main\n"):format(M.SUITE)
+  end
+  return s
+end
+
+--- M.base_tag(opts) -> localhost/leakbench-base:bookworm-<hash12>, the hash
+--- over the recipe (tool-independent: suite, variant, APT sources).
+function M.base_tag(opts)
+  local mirror = (opts and opts.mirror) or os.getenv("LEAKBENCH_DEBIAN_MIRROR") or M.DEFAULT_MIRROR
+  local recipe = ("leakbench-base v1\nsuite %s\nvariant minbase\nclean apt caches and lists\n%s")
+    :format(M.SUITE, M.sources_list(mirror))
+  return ("localhost/leakbench-base:%s-%s"):format(M.SUITE, core.sha256(recipe):sub(1, 12)), mirror
+end
+
+local function options(opts)
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  o.claude_version = o.claude_version or os.getenv("LEAKBENCH_CLAUDE_VERSION") or M.DEFAULT_CLAUDE_VERSION
+  if o.base == nil or o.base == "" then
+    local env = os.getenv("LEAKBENCH_BASE_IMAGE")
+    o.base = env ~= "" and env or nil
+  end
+  return o
+end
+
+--- M.local_images(pm) -> set of "repo:tag" present locally | nil, err.
+function M.local_images(pm)
+  local r, err = pm:podman({ "images", "--format", "{{.Repository}}:{{.Tag}}" }, { timeout = 60 })
+  if not r then return nil, err end
+  local set = {}
+  for line in r.stdout:gmatch("[^\n]+") do set[line] = true end
+  return set
+end
+
+-- The base reference to build on, decided without network: the explicit
+-- one, else one already present; else nil (to be fetched or built).
+local function pick_base(o, present)
+  local boot = M.base_tag(o)
+  if o.base == "debootstrap" then return boot, "debootstrap" end
+  if o.base then return o.base, "explicit" end
+  if present[M.REGISTRY_BASE] then return M.REGISTRY_BASE, "registry" end
+  if present[boot] then return boot, "debootstrap" end
+  return nil
+end
+
+--- M.tags_for(root, base, claude_version) -> { claude =, proxy =, base = } | nil, err.
+function M.tags_for(root, base, claude_version)
+  if not claude_version:match("^[%w][%w%.%-%+]*$") then
+    return nil, ("claude version '%s' is not a version"):format(claude_version)
+  end
+  local ch, err = M.hash(root, { "containers/claude.Containerfile" },
+                         { "BASE=" .. base, "CLAUDE_VERSION=" .. claude_version })
+  if not ch then return nil, err end
+  local files = M.proxy_files(root)
+  table.insert(files, 1, "containers/proxy.Containerfile")
+  local ph
+  ph, err = M.hash(root, files, { "BASE=" .. base })
+  if not ph then return nil, err end
+  local v = claude_version:gsub("%+", "_")
+  return {
+    claude = ("localhost/leakbench-claude:%s-%s"):format(v, ch),
+    proxy = ("localhost/leakbench-proxy:%s"):format(ph),
+    base = base,
+  }
+end
+
+--- M.tags([opts]) -> { claude =, proxy =, base = } | nil, err, computed
+--- without building. opts: root, claude_version, base, mirror, pm. When no
+--- base is chosen yet (none present, none named), the registry's is assumed.
+function M.tags(opts)
+  local o = options(opts)
+  local root, err = M.root(o)
+  if not root then return nil, err end
+  local base = o.base == "debootstrap" and M.base_tag(o) or o.base
+  if not base then
+    local present
+    present, err = M.local_images(o.pm or podman.get())
+    if not present then return nil, err end
+    base = pick_base(o, present) or M.REGISTRY_BASE
+  end
+  return M.tags_for(root, base, o.claude_version)
+end
+
+--- M.ca_bundle() -> path of the host's CA bundle, or nil.
+function M.ca_bundle()
+  local candidates = {}
+  for _, name in ipairs { "LEAKBENCH_CA_BUNDLE", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS" } do
+    local v = os.getenv(name)
+    if v and v ~= "" then candidates[#candidates + 1] = v end
+  end
+  for _, p in ipairs(CA_BUNDLES) do candidates[#candidates + 1] = p end
+  for _, p in ipairs(candidates) do
+    if is_file(p) then return p end
+  end
+  return nil
+end
+
+-- Does a registry answer within PROBE_TIMEOUT? (podman search is one HTTPS
+-- round trip to the registry, or a quick DNS failure offline.)
+local function registry_answers(pm)
+  local r = core.run { argv = pm:argv { "search", "--limit", "1", "--format", "{{.Name}}",
+                                         "docker.io/library/debian" },
+                       timeout = M.PROBE_TIMEOUT }
+  return r ~= nil and r.status == 0 and r.stdout:match("%S") ~= nil
+end
+
+-- Empties dir (relative to root) except the names in keep.
+local function empty_dir(root, rel, keep)
+  for _, name in ipairs(core.listdir(root .. "/" .. rel) or {}) do
+    if not keep[name] then core.rmtree(root .. "/" .. rel .. "/" .. name) end
+  end
+end
+
+--- M.bootstrap_base(pm, tag, mirror, opts) -> true | nil, err. Builds a
+--- minimal Debian from the mirror and imports it as tag.
+function M.bootstrap_base(pm, tag, mirror, opts)
+  opts = opts or {}
+  local tool = pm.rootful and "debootstrap" or "mmdebstrap"
+  if not podman.find_program(tool) then
+    return nil, ("cannot build the base image: '%s' is not installed (apt-get install %s)")
+      :format(tool, tool)
+  end
+  local work, err = core.tmpdir("leakbench-base-", opts.workdir or "/var/tmp")
+  if not work then return nil, err end
+  local tar = work .. "/base.tar"
+  local log = work .. "/bootstrap.log"
+  local function fail(msg)
+    core.rmtree(work)
+    return nil, msg
+  end
+  local r
+  if pm.rootful then
+    local rootfs = work .. "/rootfs"
+    r, err = core.run { argv = { "debootstrap", "--variant=minbase", M.SUITE, rootfs, mirror },
+                        timeout = M.BOOTSTRAP_TIMEOUT, stdout = log, stderr = log }
+    if not r then return fail(err) end
+    if r.status ~= 0 or r.signal then
+      local text = core.read_file(log) or ""
+      local last = text:match("([^\n]*)\n?$") or ""
+      return fail(("debootstrap failed%s: %s"):format(
+        r.timed_out and " (timed out)" or r.interrupted and " (interrupted)" or
+        r.status and (" (exit %d)"):format(r.status) or "", last))
+    end
+    empty_dir(rootfs, "var/cache/apt/archives", { partial = true, lock = true })
+    empty_dir(rootfs, "var/lib/apt/lists", { partial = true, lock = true })
+    core.rmtree(rootfs .. "/etc/apt/sources.list")
+    local ok
+    ok, err = core.write_file(rootfs .. "/etc/apt/sources.list", M.sources_list(mirror), tonumber("644", 8))
+    if not ok then return fail(err) end
+    r, err = core.run { argv = { "tar", "--numeric-owner", "-C", rootfs, "-cf", tar, "." },
+                        timeout = 600 }
+    if not r then return fail(err) end
+    if r.status ~= 0 then return fail("tar failed: " .. (r.stderr:match("[^\n]+") or "")) end
+    core.rmtree(rootfs)
+  else
+    local sources = work .. "/sources.list"
+    core.write_file(sources, M.sources_list(mirror))
+    r, err = core.run { argv = { "mmdebstrap", "--mode=unshare", "--variant=minbase", M.SUITE,
+                                 tar, sources },
+                        timeout = M.BOOTSTRAP_TIMEOUT, stdout = log, stderr = log }
+    if not r then return fail(err) end
+    if r.status ~= 0 or r.signal then
+      local text = core.read_file(log) or ""
+      return fail("mmdebstrap failed: " .. (text:match("([^\n]*)\n?$") or ""))
+    end
+  end
+  r, err = pm:podman({ "import", "--change", 'CMD ["/bin/bash"]', "--change", "LABEL leakbench=1",
+                       tar, tag }, { timeout = 600 })
+  if not r then return fail(err) end
+  core.rmtree(work)
+  return true
+end
+
+-- Makes sure the base image exists. Returns its reference | nil, err.
+local function ensure_base(pm, o, present)
+  local base, how = pick_base(o, present)
+  if base and present[base] then return base end
+  if how == "explicit" then
+    say(o, "pulling base image %s", base)
+    local r, err = pm:podman({ "pull", "-q", base }, { timeout = M.PULL_TIMEOUT })
+    if not r then return nil, err end
+    return base
+  end
+  if how ~= "debootstrap" then
+    if registry_answers(pm) then
+      say(o, "pulling base image %s", M.REGISTRY_BASE)
+      local r = pm:podman({ "pull", "-q", M.REGISTRY_BASE }, { timeout = M.PULL_TIMEOUT })
+      if r then return M.REGISTRY_BASE end
+    end
+    say(o, "no container registry answers: building the base image from the Debian mirror")
+  end
+  local tag, mirror = M.base_tag(o)
+  local t0 = core.now()
+  say(o, "building image %s (debootstrap from %s: a minute or two)", tag, mirror)
+  local ok, err = M.bootstrap_base(pm, tag, mirror, o)
+  if not ok then return nil, err end
+  say(o, "built image %s in %.0f s", tag, core.now() - t0)
+  return tag
+end
+
+-- Copies the proxy image's sources into a fresh context directory.
+local function stage_proxy_context(root)
+  local ctx, err = core.tmpdir("leakbench-ctx-")
+  if not ctx then return nil, err end
+  for _, rel in ipairs(M.proxy_files(root)) do
+    local data, ok
+    data, err = core.read_file(root .. "/" .. rel)
+    if data then ok, err = core.mkdir_p(dirname(ctx .. "/" .. rel)) end
+    if ok then ok, err = core.write_file(ctx .. "/" .. rel, data) end
+    if not ok then
+      core.rmtree(ctx)
+      return nil, err
+    end
+  end
+  return ctx
+end
+
+-- Builds one image, with progress lines. Returns true | nil, err.
+local function build(pm, o, what, spec)
+  local t0 = core.now()
+  local logdir, err = core.tmpdir("leakbench-build-")
+  if not logdir then return nil, err end
+  spec.log = logdir .. "/build.log"
+  say(o, "building image %s (first time: several minutes; log: %s)", spec.tag, spec.log)
+  local ok
+  ok, err = pm:build(spec)
+  if not ok then return nil, err end    -- the log stays for the user
+  core.rmtree(logdir)
+  say(o, "built image %s in %.0f s", spec.tag, core.now() - t0)
+  o.built[what] = core.now() - t0
+  return true
+end
+
+-- One build at a time per machine and user: a lock file holding the owner's
+-- pid, created exclusively. A lock whose owner is gone is taken over.
+-- Returns a function that releases it | nil, err.
+local function lock(o)
+  local dir = os.getenv("XDG_RUNTIME_DIR")
+  if not dir or not core.stat(dir) then dir = "/tmp" end
+  local path = ("%s/leakbench-build-%d.lock"):format(dir, core.getuid())
+  local waited = false
+  while true do
+    if core.write_file(path, tostring(core.getpid()), tonumber("644", 8), true) then
+      return function() core.rmtree(path) end
+    end
+    local pid = math.tointeger(tonumber(core.read_file(path) or ""))
+    if not pid or not podman.live_owner { ["leakbench.pid"] = tostring(pid) } then
+      core.rmtree(path)                 -- stale: its owner is gone
+    else
+      if not waited then
+        say(o, "waiting for another leakbench build (pid %d) to finish", pid)
+        waited = true
+      end
+      if not core.sleep(0.5) then return nil, "interrupted" end
+    end
+  end
+end
+
+--- M.ensure(pm, [opts]) -> { claude =, proxy =, base = , built = {what = s} }
+--- | nil, err. Builds whatever is missing. opts: root, claude_version, base,
+--- mirror, progress (false: silent; a function(line); default: stderr).
+function M.ensure(pm, opts)
+  local o = options(opts)
+  o.built = {}
+  local root, err = M.root(o)
+  if not root then return nil, err end
+  local present
+  present, err = M.local_images(pm)
+  if not present then return nil, err end
+  local base = pick_base(o, present)
+  if base and present[base] then
+    local tags
+    tags, err = M.tags_for(root, base, o.claude_version)
+    if not tags then return nil, err end
+    if present[tags.claude] and present[tags.proxy] then
+      tags.built = o.built
+      return tags                       -- the usual case: nothing to do
+    end
+  end
+  local unlock
+  unlock, err = lock(o)
+  if not unlock then return nil, err end
+  local tags
+  tags, err = M._build_missing(pm, o, root)
+  unlock()
+  return tags, err
+end
+
+-- ensure()'s second half, under the build lock.
+function M._build_missing(pm, o, root)
+  local present, err = M.local_images(pm)   -- again: a build we waited for may have made them
+  if not present then return nil, err end
+  local base
+  base, err = ensure_base(pm, o, present)
+  if not base then return nil, err end
+  local tags
+  tags, err = M.tags_for(root, base, o.claude_version)
+  if not tags then return nil, err end
+  tags.built = o.built
+
+  if not present[tags.claude] then
+    local ca = M.ca_bundle()
+    local tmp
+    if not ca then     -- the Containerfile treats an empty bundle as "use npm's own"
+      tmp, err = core.tmpdir("leakbench-ca-")
+      if not tmp then return nil, err end
+      ca = tmp .. "/empty.crt"
+      core.write_file(ca, "")
+    end
+    local ctx
+    ctx, err = core.tmpdir("leakbench-ctx-")
+    local ok = ctx ~= nil
+    if ok then
+      ok, err = build(pm, o, "claude", {
+        tag = tags.claude, context = ctx,
+        containerfile = root .. "/containers/claude.Containerfile",
+        build_args = { BASE = base, CLAUDE_VERSION = o.claude_version,
+                       NPM_REGISTRY = os.getenv("LEAKBENCH_NPM_REGISTRY") },
+        secrets = { ca = ca },
+      })
+      core.rmtree(ctx)
+    end
+    if tmp then core.rmtree(tmp) end
+    if not ok then return nil, err end
+  end
+
+  if not present[tags.proxy] then
+    local ctx
+    ctx, err = stage_proxy_context(root)
+    if not ctx then return nil, err end
+    local ok
+    ok, err = build(pm, o, "proxy", {
+      tag = tags.proxy, context = ctx,
+      containerfile = root .. "/containers/proxy.Containerfile",
+      build_args = { BASE = base },
+    })
+    core.rmtree(ctx)
+    if not ok then return nil, err end
+  end
+  return tags
+end
+
+local USAGE = [[
+usage: leakbench build [--claude-version V] [--base IMAGE|debootstrap] [--mirror URL]
+Builds the container images this source tree needs (only those missing):
+the Claude Code image, the proxy/model image, and if no Debian base image
+is available, one bootstrapped from the Debian mirror.
+  --claude-version V   Claude Code version (default $LEAKBENCH_CLAUDE_VERSION or %s)
+  --base IMAGE         base image (default $LEAKBENCH_BASE_IMAGE, else %s
+                       or one built with debootstrap); "debootstrap" skips registries
+  --mirror URL         Debian mirror for debootstrap (default %s)
+]]
+
+--- M.main(args, [pm]) -> exit status for `leakbench build`: 0 built or
+--- present, 1 failed, 2 usage error. Prints the tags on stdout.
+function M.main(args, pm)
+  local opts, i = {}, 1
+  args = args or {}
+  while i <= #args do
+    local a = args[i]
+    local flag, value = a:match("^(%-%-[%w%-]+)=(.*)$")
+    flag = flag or a
+    local function take()
+      if value then return value end
+      i = i + 1
+      return args[i]
+    end
+    if flag == "-h" or flag == "--help" then
+      io.stdout:write(USAGE:format(M.DEFAULT_CLAUDE_VERSION, M.REGISTRY_BASE, M.DEFAULT_MIRROR))
+      return 0
+    elseif flag == "--claude-version" or flag == "--base" or flag == "--mirror" then
+      local v = take()
+      if not v or v == "" then
+        io.stderr:write(("leakbench: build: %s needs a value\n"):format(flag))
+        return 2
+      end
+      opts[({ ["--claude-version"] = "claude_version", ["--base"] = "base",
+              ["--mirror"] = "mirror" })[flag]] = v
+    else
+      io.stderr:write(("leakbench: build: unknown argument '%s' (try 'leakbench build --help')\n"):format(a))
+      return 2
+    end
+    i = i + 1
+  end
+  local tags, err = M.ensure(pm or podman.get(), opts)
+  if not tags then
+    io.stderr:write("leakbench: build: ", err, "\n")
+    return 1
+  end
+  for _, what in ipairs { "claude", "proxy", "base" } do
+    io.stdout:write(("%-7s %s\n"):format(what, tags[what]))
+  end
+  return 0
+end
+
+return M
