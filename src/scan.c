@@ -24,6 +24,11 @@
  * copied with its breaks (and JSON "\/" escapes) removed, scanned again,
  * and matches are mapped back to offsets in the original buffer. A match
  * also found by the first pass is reported once, from the first pass.
+ * Both passes go block by block (4096 samples), so the second reads what
+ * the first just brought into the cache.
+ *
+ * Files are read in chunks into one buffer (scan_fd): mapping a large
+ * file costs a TLB miss per page, more than the scan itself.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -319,7 +324,10 @@ enc_hex(struct buf *out, const unsigned char *s, size_t n, int upper,
 	}
 }
 
-/* Percent-encoding: bytes in keep stay, space may become '+'. */
+/*
+ * Percent-encoding: letters, digits and the bytes in keep stay (keep NULL:
+ * every byte is encoded), space may become '+'.
+ */
 static void
 enc_percent(struct buf *out, const unsigned char *s, size_t n,
     const char *keep, int upper, int plus)
@@ -329,11 +337,13 @@ enc_percent(struct buf *out, const unsigned char *s, size_t n,
 
 	for (i = 0; i < n; i++) {
 		c = s[i];
+		int alnum = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9');
+
 		if (plus && c == ' ')
 			buf_putc(out, '+');
-		else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') ? keep != NULL :
-		    (c != 0 && keep != NULL && strchr(keep, (int)c) != NULL))
+		else if (keep != NULL && (alnum ||
+		    (c != 0 && strchr(keep, (int)c) != NULL)))
 			buf_putc(out, (int)c);
 		else {
 			buf_putc(out, '%');

@@ -3,8 +3,9 @@
  * real Lua host: the input is read as stream-json (parse_stream, tool
  * calls, answer), as an SSE response (reassemble_sse), as proxy records
  * (parse_wire), and as every channel of a run whose leaks are then asked
- * for, JSON-decoded scanning included. None of them may raise on any
- * input; a raise or a crash is a finding.
+ * for (every 8th input: compiling the scanner is slow), JSON-decoded
+ * scanning included. None of them may raise on any input; a raise or a
+ * crash is a finding.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,9 +27,11 @@ static const char driver[] =
     "ev.parse_wire(text, nil)\n"
     "local run = ev.from { stdout = text, stderr = text, wire = { text },\n"
     "  transcript = { { file = 'x.jsonl', text = text } }, logs = text }\n"
+    "run:called('Bash', 'x')\n"
+    "if #text % 8 ~= 0 then return end\n"
+    "-- compiling scanners is the slow part: every 8th input\n"
     "run.secrets = { 'sk-live-0123456789abcdef', 'p\"w/\\195\\169&<>x\\0yz' }\n"
     "local r = run:leaks('sk-live-0123456789abcdef', { partial = true })\n"
-    "run:called('Bash', 'x')\n"
     "ev.report(run, run.secrets)\n"
     "return r\n";
 

@@ -234,6 +234,10 @@ describe("run:leaks", function()
     assert.are.equal(a, r2:leaks(KEY))
     assert.truthy(r2._cache[PW])
     assert.truthy(r2._cache[TOK])
+    -- a secret asked for later is scanned alone: the others stay cached
+    local pw = r2._cache[PW]
+    assert.is_false(r2:leaks(KEY .. "-other").any)
+    assert.are.equal(pw, r2._cache[PW])
   end)
 
   it("reports the longest fragment in partial mode", function()
@@ -363,11 +367,10 @@ describe("real Claude Code 2.1.332 output", function()
   end
 
   setup(function()
-    dir = os.tmpname()
-    os.remove(dir)
+    dir = assert(core.tmpdir("lb-evidence-spec-"))
     local proj = "/claude-config/projects/-tmp-lb-model-e2e-n2ed9l-project"
-    assert(os.execute("mkdir -p '" .. dir .. proj .. "' '" .. dir ..
-      "/records'"))
+    assert(core.mkdir_p(dir .. proj))
+    assert(core.mkdir_p(dir .. "/records"))
     spit(dir .. "/stream.jsonl", slurp(REAL .. "/stream.jsonl"))
     spit(dir .. "/model.log", slurp(REAL .. "/model.log"))
     for _, rel in ipairs(core.files_under(REAL .. "/transcript/projects")) do
@@ -381,7 +384,7 @@ describe("real Claude Code 2.1.332 output", function()
       body = slurp(REAL .. "/request1.json") }) .. "\n")
     run = evidence.load(dir)
   end)
-  teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
+  teardown(function() core.rmtree(dir) end)
 
   it("parses every event and both tool calls", function()
     assert.are.equal(8, #run.events)
