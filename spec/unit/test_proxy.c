@@ -218,6 +218,11 @@ upstream(struct http_conn *c, void *ctx)
 			put(c->fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n"
 			    "\r\n0123456789");
 			ka = 0;
+		} else if (strcmp(req.path, "/hang") == 0) {
+			/* Says nothing for 3 s, then answers. */
+			poll(NULL, 0, 3000);
+			http_respond(c->fd, 200, "text/plain", NULL, "late", 4,
+			    ka);
 		} else if (strcmp(req.path, "/chunks") == 0) {
 			put(c->fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
 			    "chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world"
@@ -775,7 +780,7 @@ tree_contains(const char *path, const char *needle)
 
 static struct server up, up_tls;
 static struct tproxy px_off, px_key, px_oauth, px_tls, px_tls_noca, px_down,
-    px_bad, px_prefix;
+    px_bad, px_prefix, px_slow;
 
 #define API_KEY		"sk-ant-api03-REALKEY-0123456789abcdef"
 #define OAUTH_TOKEN	"sk-ant-oat01-REALTOKEN-fedcba9876543210"
@@ -795,7 +800,7 @@ test_forwarding(void)
 	    "application/json\r\nx-api-key: sk-dummy\r\nAuthorization: Bearer "
 	    "dummy\r\nCookie: c=1\r\nanthropic-version: 2023-06-01\r\n"
 	    "Connection: keep-alive, X-Hop\r\nKeep-Alive: timeout=5\r\n"
-	    "TE: trailers\r\n", json, sizeof(json) - 1, &r);
+	    "TE: trailers\r\nX-Hop: 1\r\n", json, sizeof(json) - 1, &r);
 	is_int(r.status, 200, "forward: answered 200");
 	ok(r.len == sizeof(json) - 1 && memcmp(r.body, json, r.len) == 0,
 	    "forward: the upstream's response reaches the client");
@@ -822,6 +827,8 @@ test_forwarding(void)
 	    "forward: other headers pass");
 	ok(s && header_value(s, "keep-alive") == NULL &&
 	    header_value(s, "te") == NULL, "forward: hop-by-hop dropped");
+	ok(s && header_value(s, "x-hop") == NULL,
+	    "forward: headers named by Connection dropped");
 	ok(s && header_value(s, "expect") == NULL &&
 	    header_value(s, "accept") == NULL, "forward: libcurl adds no "
 	    "Expect or Accept");
@@ -1410,6 +1417,24 @@ test_upstream_down(void)
 }
 
 static void
+test_upstream_timeout(void)
+{
+	struct cresp r;
+	double t0 = now_s(), dt;
+	json_t *rec;
+
+	request(px_slow.s.port, "GET /hang HTTP/1.1\r\n\r\n", 0, &r);
+	dt = now_s() - t0;
+	is_int(r.status, 502, "timeout: a silent upstream gives 502");
+	ok(dt < 2.9, "timeout: after --upstream-timeout (%.2f s)", dt);
+	cresp_free(&r);
+	rec = record_for(px_slow.dir, "/hang");
+	ok(rs(rec, "error") && strstr(rs(rec, "error"), "did not answer in "
+	    "time"), "timeout: recorded as an error (%s)", rs(rec, "error"));
+	json_decref(rec);
+}
+
+static void
 test_bad_input(void)
 {
 	struct cresp r;
@@ -1566,6 +1591,7 @@ main(void)
 	proxy_start(&px_key, "key", url, "apikey:" API_KEY "\n", NULL, 0, 0);
 	proxy_start(&px_oauth, "oauth", url, "oauth:" OAUTH_TOKEN, NULL, 0, 0);
 	proxy_start(&px_bad, "bad", url, NULL, NULL, 0.4, 0);
+	proxy_start(&px_slow, "slow", url, NULL, NULL, 0, 1);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/prefix/", up.port);
 	proxy_start(&px_prefix, "prefix", url, NULL, NULL, 0, 0);
 	{
@@ -1594,6 +1620,7 @@ main(void)
 		ok(0, "tls: cannot make test certificates with openssl");
 	}
 	test_upstream_down();
+	test_upstream_timeout();
 	test_bad_input();
 	test_init_errors();
 

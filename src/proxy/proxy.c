@@ -776,6 +776,19 @@ on_body(char *data, size_t size, size_t nitems, void *u)
 	return n;
 }
 
+/* Whether a Connection header of req names the header `name` (hop-by-hop). */
+static int
+named_by_connection(const struct http_request *req, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < req->nheaders; i++)
+		if (strcasecmp(req->headers[i].name, "connection") == 0 &&
+		    has_token(req->headers[i].value, name))
+			return 1;
+	return 0;
+}
+
 /* Appends a line to a curl list. 0, or 1 when out of memory. */
 static int
 slist_add(struct curl_slist **l, const char *line)
@@ -789,7 +802,8 @@ slist_add(struct curl_slist **l, const char *line)
 }
 
 /*
- * The headers to send upstream: the client's, less hop-by-hop ones, Host,
+ * The headers to send upstream: the client's, less hop-by-hop ones (also
+ * those its Connection header names), Host,
  * Content-Length and Expect (libcurl frames the request), and, with a
  * credential configured, less x-api-key and authorization, plus the real
  * one. NULL when out of memory.
@@ -811,7 +825,8 @@ upstream_headers(const struct proxy *p, const struct http_request *req,
 
 		if (is_hop_by_hop(name, nl) || strcasecmp(name, "host") == 0 ||
 		    strcasecmp(name, "content-length") == 0 ||
-		    strcasecmp(name, "expect") == 0)
+		    strcasecmp(name, "expect") == 0 ||
+		    named_by_connection(req, name))
 			continue;
 		if (cr->kind != CRED_NONE &&
 		    (strcasecmp(name, "x-api-key") == 0 ||
@@ -987,8 +1002,11 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 				    curl_easy_strerror(res));
 			lower_first(errbuf);
 			if (asprintf(&msg, x.head_sent ? "lb-proxy: upstream "
-			    "'%s' failed mid-response: %s" : "lb-proxy: cannot "
-			    "reach upstream '%s': %s", p->upstream, errbuf) < 0)
+			    "'%s' failed mid-response: %s" :
+			    res == CURLE_OPERATION_TIMEDOUT ? "lb-proxy: "
+			    "upstream '%s' did not answer in time: %s" :
+			    "lb-proxy: cannot reach upstream '%s': %s",
+			    p->upstream, errbuf) < 0)
 				msg = NULL;
 			if (!x.head_sent)
 				x.status = 502;
