@@ -24,6 +24,11 @@
  * copied with its breaks (and JSON "\/" escapes) removed, scanned again,
  * and matches are mapped back to offsets in the original buffer. A match
  * also found by the first pass is reported once, from the first pass.
+ * Both passes go block by block (4096 samples), so the second reads what
+ * the first just brought into the cache.
+ *
+ * Files are read in chunks into one buffer (scan_fd): mapping a large
+ * file costs a TLB miss per page, more than the scan itself.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -50,7 +55,8 @@ const char *const scan_forms[] = {
 	"percent", "percent-lower", "percent-js", "percent-uri",
 	"percent-plus", "percent-form", "percent-all", "percent-all-lower",
 	"html", "quoted-printable", "rot13", "reversed", "reversed-bytes",
-	"utf16le", "utf16be",
+	"utf16le", "utf16be", "json+base64@0..2", "json+base64url@0..2",
+	"json+hex (JSON-escaped, then encoded)",
 	"FORM+json... (an encoded form, then JSON-escaped)",
 	"FORM+wrapped (base64/base32/hex split by line breaks)",
 	NULL
@@ -251,6 +257,45 @@ enc_json(struct buf *out, const unsigned char *s, size_t n, unsigned fl)
 	}
 }
 
+/*
+ * The dialect flags that can change the escape of s[0..n): the others
+ * give the same bytes as without them, so their combinations are skipped.
+ * Bit 0x80 is set when even the minimal escape changes s.
+ */
+#define J_CHANGES	0x80
+
+static unsigned
+json_relevant(const unsigned char *s, size_t n)
+{
+	unsigned r = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned c = s[i];
+
+		if (c == '/')
+			r |= J_SLASH;
+		else if (c >= 0x80)
+			r |= J_UNICODE | J_HTML;	/* U+2028, U+2029 */
+		else if (c == '<' || c == '>' || c == '&')
+			r |= J_HTML;
+		else if (c == '\'')
+			r |= J_APOS;
+		else if (c == '\b' || c == '\f' || c == '\n' || c == '\r' ||
+		    c == '\t')
+			r |= J_CTRLU | J_CHANGES;
+		else if (c < 0x20)
+			r |= J_UPPER | J_CHANGES;
+		else if (c == '"' || c == '\\')
+			r |= J_CHANGES;
+	}
+	if (r & (J_UNICODE | J_HTML | J_CTRLU))
+		r |= J_UPPER;
+	if (!(r & J_HTML))
+		r &= ~(unsigned)J_APOS;
+	return r;
+}
+
 /* The form name of a JSON dialect: "json-slash-unicode", "unicode-escape". */
 static void
 json_name(char *name, size_t size, const char *base, unsigned fl)
@@ -279,7 +324,10 @@ enc_hex(struct buf *out, const unsigned char *s, size_t n, int upper,
 	}
 }
 
-/* Percent-encoding: bytes in keep stay, space may become '+'. */
+/*
+ * Percent-encoding: letters, digits and the bytes in keep stay (keep NULL:
+ * every byte is encoded), space may become '+'.
+ */
 static void
 enc_percent(struct buf *out, const unsigned char *s, size_t n,
     const char *keep, int upper, int plus)
@@ -289,11 +337,13 @@ enc_percent(struct buf *out, const unsigned char *s, size_t n,
 
 	for (i = 0; i < n; i++) {
 		c = s[i];
+		int alnum = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9');
+
 		if (plus && c == ' ')
 			buf_putc(out, '+');
-		else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') ? keep != NULL :
-		    (c != 0 && keep != NULL && strchr(keep, (int)c) != NULL))
+		else if (keep != NULL && (alnum ||
+		    (c != 0 && strchr(keep, (int)c) != NULL)))
 			buf_putc(out, (int)c);
 		else {
 			buf_putc(out, '%');
@@ -883,7 +933,7 @@ gen_secret(struct scan *sc, size_t idx)
 	size_t n = sc->slen[idx], first = sc->npats, i, nbase, nend, p;
 	struct buf b = { 0 }, j2 = { 0 };
 	char name[96];
-	unsigned fl;
+	unsigned fl, rel;
 	int up;
 	static const char *const seps[] = { " ", ":", "-" };
 	static const char *const oxseps[] = { ", ", ",", " " };
@@ -898,15 +948,20 @@ gen_secret(struct scan *sc, size_t idx)
 	ADD("raw");
 
 	/* JSON dialects, and the same escaped once more (json2). */
+	rel = json_relevant(s, n);
 	for (fl = 0; fl < J_COMBOS; fl++) {
 		if ((fl & J_APOS) && !(fl & J_HTML))
 			continue;
+		if (fl & ~rel)
+			continue;	/* the same bytes as a smaller set */
 		enc_json(&b, s, n, fl);
 		json_name(name, sizeof(name), "json", fl);
 		ADD(name);
 	}
 	for (fl = 0; fl < J_COMBOS; fl++) {
 		if ((fl & J_APOS) && !(fl & J_HTML))
+			continue;
+		if (fl & ~rel)
 			continue;
 		enc_json(&j2, s, n, fl);
 		enc_json(&b, j2.p, j2.n, 0);
@@ -926,6 +981,22 @@ gen_secret(struct scan *sc, size_t idx)
 	add_radix(sc, idx, first, s, n, AL_B64, 6, 3, "base64");
 	add_radix(sc, idx, first, s, n, AL_B64URL, 6, 3, "base64url");
 	add_radix(sc, idx, first, s, n, AL_B32, 5, 5, "base32");
+
+	/* a JSON file's text, then encoded: cat config.json | base64 */
+	if (rel & J_CHANGES) {
+		enc_json(&j2, s, n, 0);
+		if (j2.oom)
+			sc->oom = 1;
+		else {
+			add_radix(sc, idx, first, j2.p, j2.n, AL_B64, 6, 3,
+			    "json+base64");
+			add_radix(sc, idx, first, j2.p, j2.n, AL_B64URL, 6, 3,
+			    "json+base64url");
+			enc_hex(&b, j2.p, j2.n, 0, "", "");
+			ADD("json+hex");
+		}
+		j2.n = 0;
+	}
 
 	enc_hex(&b, s, n, 0, "", "");
 	ADD("hex");
@@ -987,7 +1058,11 @@ gen_secret(struct scan *sc, size_t idx)
 		char full[160];
 		long pi;
 
+		rel = json_relevant(sc->arena.p + src.off, src.len);
 		for (i = 0; i < sizeof(form_json) / sizeof(form_json[0]); i++) {
+			if ((form_json[i] & ~rel) ||
+			    (form_json[i] == 0 && !(rel & J_CHANGES)))
+				continue;
 			b.n = 0;
 			enc_json(&b, sc->arena.p + src.off, src.len,
 			    form_json[i]);

@@ -6,7 +6,7 @@
  * included, at least SCAN_MIN_SECRET long). Each secret becomes a set of
  * literal patterns, one per encoded variant ("forms": raw, the JSON escape
  * dialects, base64 and base32 at every byte alignment, hex, percent
- * encoding, reversed, ...; scan_forms() lists the families). All patterns
+ * encoding, reversed, ...; scan_forms lists the families). All patterns
  * are matched in one pass over the data by a sampled q-gram filter with
  * exact verification; a second pass joins line-wrapped base64/hex runs
  * (real or JSON-escaped line breaks) so wrapped encodings are found too.

@@ -65,6 +65,13 @@ describe("lb.script", function()
     assert.truthy(err:match("unknown field 'finale' in 'lb.script'"), err)
   end)
 
+  it("rejects a text-only turn before other turns: they could never be played", function()
+    local ok, err = pcall(lb.script, { lb.say("done"), { lb.use("Bash", { command = "ls" }) } })
+    assert.is_false(ok)
+    assert.truthy(err:find("bad turn 1 in 'lb.script' (it has no lb.use, so it ends the conversation "
+      .. "and turn 2 can never be played)", 1, true), err)
+  end)
+
   it("checks fault arguments", function()
     assert.has_error(function() lb.fault.http(200) end,
       "bad argument #1 to 'lb.fault.http' (an HTTP error status 400-599 expected)")

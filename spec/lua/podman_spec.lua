@@ -281,6 +281,12 @@ describe("images", function()
     assert.equal("claude version '1.0; rm -rf /' is not a version", err)
   end)
 
+  it("finds the host's CA bundle for npm", function()
+    if core.stat("/etc/ssl/certs/ca-certificates.crt") then
+      assert.is_string(images.ca_bundle())
+    end
+  end)
+
   it("hashes fast", function()
     local root = assert(images.root())
     local t0 = core.now()

@@ -7,10 +7,7 @@ local KEY = "sk-live-0123456789abcdef"
 local HASH = core.secret_hash(KEY)
 
 local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p '" .. p .. "'"))
-  return p
+  return assert(core.tmpdir("lb-scan-spec-"))
 end
 
 local function write(path, text)
@@ -56,7 +53,7 @@ describe("core.scanner", function()
 
   it("scans files, and says why it cannot", function()
     local dir = tmpdir()
-    finally(function() os.execute("rm -rf '" .. dir .. "'") end)
+    finally(function() core.rmtree(dir) end)
     write(dir .. "/f", "xx" .. KEY)
     write(dir .. "/empty", "")
     local sc <close> = core.scanner({ KEY })
@@ -129,9 +126,12 @@ describe("core.scanner", function()
 
   it("lists a tree of files, sorted, without following links", function()
     local dir = tmpdir()
-    finally(function() os.execute("rm -rf '" .. dir .. "'") end)
-    assert(os.execute("mkdir -p '" .. dir .. "/b/c' && touch '" .. dir ..
-      "/b/c/z' '" .. dir .. "/a' && ln -s /etc '" .. dir .. "/link'"))
+    finally(function() core.rmtree(dir) end)
+    assert(core.mkdir_p(dir .. "/b/c"))
+    write(dir .. "/b/c/z", "")
+    write(dir .. "/a", "")
+    assert.are.equal(0, core.run { argv = { "ln", "-s", "/etc",
+      dir .. "/link" } }.status)
     assert.are.same({ "a", "b/c/z" }, core.files_under(dir))
     local l, e = core.files_under(dir .. "/a")
     assert.is_nil(l)
@@ -147,7 +147,7 @@ describe("leakbench scan", function()
     write(dir .. "/clean.log", "nothing to see\n")
     write(dir .. "/b64.log", "data c2stbGl2ZS0wMTIzNDU2Nzg5YWJjZGVm\n")
   end)
-  after_each(function() os.execute("rm -rf '" .. dir .. "'") end)
+  after_each(function() core.rmtree(dir) end)
 
   it("prints one line per finding and exits 1", function()
     local status, out, err = run({ "--secret", KEY, dir .. "/app.log",
@@ -183,17 +183,23 @@ describe("leakbench scan", function()
     assert.truthy(out:find("form raw", 1, true))
   end)
 
-  it("writes JSON with --json", function()
-    local status, out = run({ "--json", "--secret", KEY, dir .. "/app.log" })
+  it("writes JSON lines with --json", function()
+    local status, out = run({ "--json", "--secret", KEY, dir .. "/app.log",
+      dir .. "/b64.log" })
     assert.are.equal(1, status)
-    local doc = require("cjson").decode(out)
-    assert.are.equal(1, #doc.findings)
-    assert.are.equal(HASH, doc.findings[1].secret)
-    assert.are.equal(15, doc.findings[1].offset)
-    assert.are.equal("raw", doc.findings[1].form)
+    local cjson = require "cjson"
+    local lines = {}
+    for line in out:gmatch("[^\n]+") do lines[#lines + 1] = cjson.decode(line) end
+    assert.are.equal(2, #lines)
+    assert.are.equal(HASH, lines[1].secret)
+    assert.are.equal(15, lines[1].offset)
+    assert.are.equal("raw", lines[1].form)
+    assert.are.equal(dir .. "/app.log", lines[1].file)
+    assert.are.equal("base64@0", lines[2].form)
+    assert.is_nil(out:find(KEY, 1, true))
     status, out = run({ "--json", "--secret", KEY, dir .. "/clean.log" })
     assert.are.equal(0, status)
-    assert.are.equal('{"findings":[],"errors":0}\n', out)
+    assert.are.equal("", out)
   end)
 
   it("reports the longest fragment with --partial", function()
@@ -253,7 +259,7 @@ describe("scanner:scan_file", function()
   it("gives what scan gives, snippets included, across read chunks",
     function()
       local dir = tmpdir()
-      finally(function() os.execute("rm -rf '" .. dir .. "'") end)
+      finally(function() core.rmtree(dir) end)
       local parts = {}
       for i = 1, 6000 do
         parts[#parts + 1] = ("line %d of filler text that is long enough "):
@@ -272,4 +278,26 @@ describe("scanner:scan_file", function()
       assert.is_true(#a > 40)
       assert.are.same(a, b)
     end)
+end)
+
+describe("leakbench scan, through the command line", function()
+  local bin = os.getenv("LEAKBENCH")
+
+  it("reads standard input and exits 1 on a finding", function()
+    if not bin then pending("LEAKBENCH is not set") return end
+    local r = core.run { argv = { bin, "scan", "--secret", KEY, "-" },
+      stdin = "x " .. KEY .. "\n" }
+    assert.are.equal(1, r.status)
+    assert.are.equal("(standard input):2: secret " .. HASH ..
+      " (sk\u{2026}24) form raw: x \u{ab}secret:" .. HASH .. "\u{bb}\\n\n",
+      r.stdout)
+    r = core.run { argv = { bin, "scan", "--secret", KEY, "-" },
+      stdin = "nothing" }
+    assert.are.equal(0, r.status)
+    assert.are.equal("", r.stdout)
+    r = core.run { argv = { bin, "scan", "--secret", "short", "-" } }
+    assert.are.equal(2, r.status)
+    assert.are.equal("leakbench scan: --secret: secret sh\u{2026}5 is 5 " ..
+      "bytes long, shorter than the minimum of 8\n", r.stderr)
+  end)
 end)

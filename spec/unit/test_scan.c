@@ -418,6 +418,40 @@ test_radix_near_miss(void)
 	free(enc.p);
 }
 
+/* A JSON file's text base64'd or hex'd: the escaped secret, encoded. */
+static void
+test_json_then_encoded(void)
+{
+	const char *sec[] = { S2 };
+	struct scan *sc = compile(sec, NULL, 1, 0);
+	struct str plain = { 0 }, enc = { 0 };
+	struct scan_result r;
+	size_t k;
+	static const char esc[] =
+	    "p\\\"a\\\\ss/w<o>&rd'\xc3\xa9\xf0\x9f\x98\x80\\n!";
+
+	for (k = 0; k < 3; k++) {
+		plain.n = enc.n = 0;
+		puts_(&plain, "{\"pw\": \"");
+		put(&plain, "xyz", k);
+		puts_(&plain, esc);
+		puts_(&plain, "\"}\n");
+		radix(&enc, (unsigned char *)plain.p, plain.n, B64, 6, 1);
+		r = scan(sc, enc.p, enc.n);
+		if (!ok(r.n == 1 && strncmp(r.v[0].form, "json+base64@", 12) == 0,
+		    "a JSON file, base64'd (%zu filler bytes)", k))
+			dump(&r);
+		scan_result_free(&r);
+	}
+	enc.n = 0;
+	hex(&enc, (const unsigned char *)esc, strlen(esc), "0123456789abcdef",
+	    "", "");
+	expect_form(sc, enc.p, enc.n, "json+hex", "S2 escaped, then hex");
+	scan_free(sc);
+	free(plain.p);
+	free(enc.p);
+}
+
 /* Line-wrapped encodings: real breaks, CRLF, JSON-escaped breaks. */
 static void
 test_wrapped(void)
@@ -723,6 +757,7 @@ main(void)
 	test_radix();
 	test_radix_near_miss();
 	test_wrapped();
+	test_json_then_encoded();
 	test_plain_near_miss();
 	test_many();
 	test_compile_errors();

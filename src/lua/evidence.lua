@@ -544,10 +544,12 @@ function Run:leaks(secret, opts)
   self._cache = self._cache or {}
   local key = partial and ("partial\0" .. secret) or secret
   if self._cache[key] then return self._cache[key] end
-  -- scan for every declared secret at once
+  -- scan for every declared secret not scanned yet at once
   local all, seen = {}, {}
   for _, s in ipairs(type(self.secrets) == "table" and self.secrets or {}) do
-    if type(s) == "string" and #s >= 8 and not seen[s] then
+    local k = partial and ("partial\0" .. s) or s
+    if type(s) == "string" and #s >= 8 and not seen[s] and
+        not self._cache[k] then
       seen[s] = true
       all[#all + 1] = s
     end

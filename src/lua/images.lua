@@ -72,8 +72,8 @@ function M.root(opts)
   local function looks_right(d)
     return d and is_file(d .. "/containers/claude.Containerfile") and is_file(d .. "/Makefile")
   end
-  for _, d in ipairs { opts.root, os.getenv("LEAKBENCH_HOME") } do
-    if d and d ~= "" then
+  for _, d in ipairs { opts.root or "", os.getenv("LEAKBENCH_HOME") or "" } do
+    if d ~= "" then
       if looks_right(d) then return core.realpath(d) end
       return nil, ("'%s' is not a leakbench source tree (no containers/claude.Containerfile)"):format(d)
     end
@@ -223,9 +223,14 @@ end
 
 --- M.ca_bundle() -> path of the host's CA bundle, or nil.
 function M.ca_bundle()
-  for _, p in ipairs { os.getenv("LEAKBENCH_CA_BUNDLE"), os.getenv("SSL_CERT_FILE"),
-                       os.getenv("NODE_EXTRA_CA_CERTS"), table.unpack(CA_BUNDLES) } do
-    if p and p ~= "" and is_file(p) then return p end
+  local candidates = {}
+  for _, name in ipairs { "LEAKBENCH_CA_BUNDLE", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS" } do
+    local v = os.getenv(name)
+    if v and v ~= "" then candidates[#candidates + 1] = v end
+  end
+  for _, p in ipairs(CA_BUNDLES) do candidates[#candidates + 1] = p end
+  for _, p in ipairs(candidates) do
+    if is_file(p) then return p end
   end
   return nil
 end

@@ -156,6 +156,15 @@ function lb.script(t)
     end
   end
   for i, turn in ipairs(t) do s.turns[i] = turn_of(turn, i) end
+  -- A turn without a tool call ends the conversation: nothing after it plays.
+  for i = 1, #s.turns - 1 do
+    local uses = false
+    for _, b in ipairs(s.turns[i].blocks) do uses = uses or b.type == "tool_use" end
+    if not uses and #s.turns[i].blocks > 0 then
+      error(string.format("bad turn %d in 'lb.script' (it has no lb.use, so it ends the "
+        .. "conversation and turn %d can never be played)", i, i + 1), 2)
+    end
+  end
   return mark(s, SCRIPT)
 end
 

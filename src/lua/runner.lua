@@ -336,7 +336,7 @@ function M.main(opts, paths, cli)
 
   local doc = report.document(results, {
     suite_id = ctx.suite_id, version = cli.VERSION, live = ctx.live, model = ctx.model,
-    images = tags, scenarios = scenarios, subjects = subjects, repeats = repeats,
+    images = tags and { claude = tags.claude, proxy = tags.proxy, base = tags.base }, scenarios = scenarios, subjects = subjects, repeats = repeats,
     interrupted = core.interrupted() and true or false,
   })
   report.write(out, doc)

@@ -62,10 +62,11 @@ function M.merge_settings(a, b)
   return out
 end
 
--- The argv of Claude Code inside the container (the seed's claude_args).
+-- The arguments of Claude Code inside the container (the seed's
+-- claude_args); the program itself is the container's entrypoint.
 function M.claude_argv(scenario, session_id, model)
   local argv = {
-    "claude", "-p", scenario.prompt,
+    "-p", scenario.prompt,
     "--session-id", session_id,
     "--model", model,
     "--output-format", "stream-json",
@@ -207,7 +208,7 @@ end
 -- The real credential, for --live: a 0600 file in a 0700 directory on
 -- memory-backed storage, readable by the proxy's uid only.
 function Run:write_credential()
-  local real, kind_or_err = auth.host()
+  local real, kind_or_err = auth.host(os.getenv, core.read_file)
   if not real then self:fail("%s", kind_or_err) end
   self.auth_kind = kind_or_err
   local base = os.getenv("XDG_RUNTIME_DIR")
@@ -222,13 +223,36 @@ function Run:write_credential()
   self.real_credential = real:match("^%a+:(.*)$")
 end
 
+-- Runs several podman commands at once; raises on the first failure, after
+-- all have ended (nothing is left running behind the error).
+function Run:podman_all(argvs)
+  local handles = {}
+  for i, argv in ipairs(argvs) do
+    local h, err = core.start({ argv = self.pm:argv(argv), timeout = self.pm.timeout })
+    if not h then
+      for _, o in ipairs(handles) do o:wait() end
+      self:fail("%s", err)
+    end
+    handles[i] = h
+  end
+  local failed
+  for i, h in ipairs(handles) do
+    local r = h:wait()
+    local msg = r and require("leakbench.podman").failure(argvs[i][1], r)
+    if not r then msg = "podman " .. argvs[i][1] .. " did not end" end
+    failed = failed or msg
+  end
+  if failed then self:fail("%s", failed) end
+end
+
+-- Both networks of the run, created together.
 function Run:networks()
-  self:podman(append({ "network", "create", "--internal" }, self:labels(), { self.names.int }))
-  self.created_int = true
   local egress = { "network", "create" }
   if not self.live then egress[#egress + 1] = "--internal" end
-  self:podman(append(egress, self:labels(), { self.names.egress }))
-  self.created_egress = true
+  self:podman_all({
+    append({ "network", "create", "--internal" }, self:labels(), { self.names.int }),
+    append(egress, self:labels(), { self.names.egress }),
+  })
 end
 
 -- Flags every container of the run gets.
@@ -248,19 +272,16 @@ function Run:wait_ready(name, line, what)
   end
 end
 
-function Run:start_model()
-  local argv = append(self:base_flags(self.names.model), {
+function Run:model_argv()
+  return append(self:base_flags(self.names.model), {
     "--network", self.names.egress,
     "-v", self.dir .. "/script.json:/script/script.json:ro",
     self.images.proxy,
     "lb-model", "--script", "/script/script.json", "--listen", "0.0.0.0:" .. MODEL_PORT,
   })
-  self:podman(argv)
-  self.started[#self.started + 1] = { name = self.names.model, log = "model.log" }
-  self:wait_ready(self.names.model, "listening", "scripted model")
 end
 
-function Run:start_proxy()
+function Run:proxy_argv()
   local upstream = self.live and (os.getenv("LEAKBENCH_UPSTREAM") or "https://api.anthropic.com")
     or ("http://" .. self.names.model .. ":" .. MODEL_PORT)
   local argv = append(self:base_flags(self.names.proxy), {
@@ -278,9 +299,20 @@ function Run:start_proxy()
     append(argv, { "-v", ca .. ":/run/upstream-ca.pem:ro" })
     append(proxy_args, { "--ca-file", "/run/upstream-ca.pem" })
   end
-  append(argv, { self.images.proxy }, proxy_args)
-  self:podman(argv)
+  return append(argv, { self.images.proxy }, proxy_args)
+end
+
+-- The scripted model (offline) and the recording proxy, started together
+-- (the proxy reaches its upstream only per request), then each awaited.
+function Run:start_upstream()
+  local argvs = { self:proxy_argv() }
   self.started[#self.started + 1] = { name = self.names.proxy, log = "proxy.log" }
+  if not self.live then
+    table.insert(argvs, 1, self:model_argv())
+    self.started[#self.started + 1] = { name = self.names.model, log = "model.log" }
+  end
+  self:podman_all(argvs)
+  if not self.live then self:wait_ready(self.names.model, "listening", "scripted model") end
   self:wait_ready(self.names.proxy, "listening", "recording proxy")
   self.base_url = "http://" .. self.names.proxy .. ":" .. PROXY_PORT
 end
@@ -322,8 +354,9 @@ function Run:setup()
         "--network", "none", "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
         "--tmpfs", "/tmp:rw,mode=1777", "--tmpfs", "/home/bench:rw,mode=1777",
         "-e", "HOME=/home/bench",
-        "-v", self.project .. ":/work", "-w", "/work", step.image,
-      }, step.argv)
+        "-v", self.project .. ":/work", "-w", "/work",
+        "--entrypoint", step.argv[1], step.image,
+      }, table.move(step.argv, 2, #step.argv, 1, {}))
     local r, err, raw = self.pm:podman(argv, { timeout = 300 })
     r = r or raw
     if not r then self:fail("setup command %d (%s): %s", i, step.argv[1], err) end
@@ -370,7 +403,8 @@ function Run:claude()
   for k in pairs(env) do names[#names + 1] = k end
   table.sort(names)
   for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. env[k] }) end
-  append(argv, { self.images.claude }, M.claude_argv(self.scenario, self.session_id, self.model))
+  append(argv, { "--entrypoint", "/usr/local/bin/claude", self.images.claude },
+    M.claude_argv(self.scenario, self.session_id, self.model))
   self.started[#self.started + 1] = { name = self.names.claude }
   local r, err, raw = self.pm:podman(argv, {
     timeout = self.timeout,
@@ -399,7 +433,19 @@ function Run:finally()
       end
     end
   end
-  pm:remove_by_label("leakbench.run=" .. self.run_id)
+  -- Every container of the run in one command, both networks in another;
+  -- then a check by label catches anything that escaped the names.
+  local names = {}
+  for _, c in ipairs(self.started or {}) do names[#names + 1] = c.name end
+  for i = 1, #self.scenario.setup + 1 do names[#names + 1] = self.names.setup .. "-" .. i end
+  pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names), { uninterruptible = true, timeout = 60 })
+  pm:podman({ "network", "rm", "-f", "-t", "0", self.names.int, self.names.egress },
+    { uninterruptible = true, timeout = 60 })
+  local left = pm:containers("leakbench.run=" .. self.run_id)
+  local nets = pm:networks("leakbench.run=" .. self.run_id)
+  if not left or #left > 0 or not nets or #nets > 0 then
+    pm:remove_by_label("leakbench.run=" .. self.run_id)
+  end
   if self.secret_dir then
     core.rmtree(self.secret_dir)
     self.secret_dir = nil
@@ -424,8 +470,7 @@ function Run:execute()
     self:check_interrupted()
     self:phase("containers", function()
       self:networks()
-      if not self.live then self:start_model() end
-      self:start_proxy()
+      self:start_upstream()
       self:start_interceptor()
     end)
     self:check_interrupted()

@@ -11,7 +11,10 @@
 --
 --   FILE:OFFSET: secret 3fa1b2c4 (sk…40) form base64@1: …masked context…
 --
--- Secrets are never printed: a short hash, a mask, a masked snippet.
+-- With --json, one JSON object per finding and line: file, offset,
+-- length, secret (the hash), masked, form, snippet (and fragment with
+-- --partial). Secrets are never printed: a short hash, a mask, a masked
+-- snippet.
 local core = require "leakbench.core"
 local cjson = require "cjson"
 
@@ -35,7 +38,7 @@ scanned recursively; - is standard input.
                     (masked redactions that keep a prefix and suffix)
   --partial-min N   the shortest fragment reported (default: half the
                     secret, at least 8 bytes)
-  --json            one JSON document instead of lines
+  --json            JSON lines: one object per finding
 
 Exit status: 1 something was found, 2 usage error or unreadable file,
 0 nothing found.
@@ -247,11 +250,7 @@ function M.main(args, out, err)
   end
   sc:close()
   if o.json then
-    -- cjson 2.1.0 writes an empty table as {}: build the array here
-    local items = {}
-    for i, r in ipairs(results) do items[i] = cjson.encode(r) end
-    out:write('{"findings":[', table.concat(items, ","), '],"errors":',
-      tostring(errors), "}\n")
+    for _, r in ipairs(results) do out:write(cjson.encode(r), "\n") end
   end
   if found > 0 then return 1 end
   if errors > 0 then return 2 end

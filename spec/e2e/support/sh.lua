@@ -34,6 +34,29 @@ function M.run(argv, opts)
   return { stdout = slurp(out), stderr = slurp(err), status = code }
 end
 
+-- A fresh directory under $TMPDIR; the caller removes it.
+function M.tmpdir()
+  local p = os.tmpname()
+  os.remove(p)
+  assert(os.execute("mkdir -p " .. M.quote(p)))
+  return p
+end
+
+-- The contents of PATH, or nil when it cannot be read.
+function M.read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- V, or an error with MSG (busted's assert does not hand values on).
+function M.must(v, msg)
+  if v == nil then error(msg or "missing value", 2) end
+  return v
+end
+
 function M.leakbench(args, opts)
   local bin = os.getenv("LEAKBENCH") or error("LEAKBENCH is not set (run through spec/run)")
   local argv = { bin }
