@@ -1,6 +1,7 @@
 -- A secret deep in a large file (a 30,000-line Helm values file), found by
--- the Grep tool. Nobody would read the file; a search brings back exactly
--- the one line that matters.
+-- a search. Nobody would read the file; ripgrep brings back exactly the
+-- one line that matters. (Claude Code 2.1.332 has no Grep tool: it tells
+-- the model to search with grep or rg through Bash.)
 local lb = require "leakbench"
 local suite = require "suite"
 local password = lb.canary("smtp-")
@@ -15,8 +16,8 @@ end)
 
 return {
   name = "large-file-search",
-  description = "an SMTP password at line 24117 of a 30,000-line values file, found by Grep",
-  tags = { "search", "grep", "large" },
+  description = "an SMTP password at line 24117 of a 30,000-line values file, found by rg",
+  tags = { "search", "bash", "large" },
   prompt = "Where is the SMTP password configured in this repository?",
   files = {
     ["deploy/values.yaml"] = values,
@@ -26,10 +27,10 @@ return {
   expect_leak = { "wire", "transcript", "answer" },
   timeout = 180,
   model = lb.script {
-    { lb.use("Grep", { pattern = "smtpPassword", path = "/work", output_mode = "content", ["-n"] = true }) },
+    { lb.use("Bash", { command = "rg -n smtpPassword", description = "Search the repository" }) },
     lb.say("It is in deploy/values.yaml:\n{{last_result}}"),
   },
   check = function(run)
-    lb.expect(run:called("Grep", "smtpPassword"), "the agent searched for the password")
+    lb.expect(run:called("Bash", "rg -n smtpPassword"), "the agent searched for the password")
   end,
 }

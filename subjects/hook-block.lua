@@ -16,7 +16,11 @@ return {
       },
     },
   },
-  files = { ["hooks/block_secret_files.py"] = lb.file("hooks/block_secret_files.py") },
+  files = {
+    ["hooks/block_secret_files.py"] = lb.file("hooks/block_secret_files.py"),
+    -- The claude image's python3-minimal has no json module.
+    ["hooks/minijson.py"] = lb.file("hooks/minijson.py"),
+  },
   blocks = {
     "dotenv-read", "dotenv-cat", "dotenv-python", "base64-dotenv", "hexdump-key",
     "home-aws-credentials",

@@ -17,7 +17,11 @@ return {
       },
     },
   },
-  files = { ["hooks/redact_output.py"] = lb.file("hooks/redact_output.py") },
+  files = {
+    ["hooks/redact_output.py"] = lb.file("hooks/redact_output.py"),
+    -- The claude image's python3-minimal has no json module.
+    ["hooks/minijson.py"] = lb.file("hooks/minijson.py"),
+  },
   blocks = {
     "dotenv-read", "dotenv-cat", "dotenv-python", "grep-repo", "env-printenv",
     "home-aws-credentials", "git-history", "debug-log", "readme-injection", "large-file-search",

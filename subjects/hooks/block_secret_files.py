@@ -20,9 +20,13 @@ and what it does not.
 Fail closed: input it cannot parse is refused (exit 2), so a change of
 Claude Code's hook input blocks instead of letting everything through.
 """
-import json
 import re
 import sys
+
+try:
+    import json
+except ImportError:  # Debian's python3-minimal has no json module
+    import minijson as json
 
 # A secret file named in a command or a path. Each entry: a regex and how
 # the reason names the match.

@@ -27,9 +27,13 @@ hex, ...). The suite's scenarios measure exactly those gaps.
 On input it cannot parse it exits 1 (a non-blocking error: a PostToolUse
 hook cannot withhold a result that already exists).
 """
-import json
 import re
 import sys
+
+try:
+    import json
+except ImportError:  # Debian's python3-minimal has no json module
+    import minijson as json
 
 MASK = "[REDACTED]"
 
