@@ -147,7 +147,7 @@ describe("leakbench images", function()
         work = run { "-v", work .. ":/work", "--entrypoint", "sh", image, "-c",
                      "echo hello > /work/f && id -un" },
         tools = run { "--entrypoint", "sh", image, "-c",
-                      "for t in bash git rg python3; do command -v $t >/dev/null || echo missing $t; done; echo checked" },
+                      "for t in bash git rg python3; do command -v $t >/dev/null || echo missing $t; done; python3 -c \"import json, base64, subprocess\" && echo checked" },
         ro = run { "--entrypoint", "sh", image, "-c", "touch /usr/x 2>/dev/null || echo read-only" },
       }
       out.written = core.read_file(work .. "/f")
