@@ -227,6 +227,11 @@ upstream(struct http_conn *c, void *ctx)
 			put(c->fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
 			    "chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world"
 			    "\r\n0\r\nX-Trailer: t\r\n\r\n");
+		} else if (strcmp(req.path, "/cl-and-te") == 0) {
+			put(c->fd, "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n"
+			    "Transfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0"
+			    "\r\n\r\n");
+			ka = 0;
 		} else if (strcmp(req.path, "/badchunks") == 0) {
 			put(c->fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
 			    "chunked\r\n\r\n5\r\nhelloXX\r\n0\r\n\r\n");
@@ -1097,6 +1102,11 @@ test_forwarding(void)
 	    "chunked response: de-chunked for an HTTP/1.0 client");
 	is_str(resp_header(&r, "connection"), "close",
 	    "chunked response: which is then closed");
+	cresp_free(&r);
+	request(px_off.s.port, "GET /cl-and-te HTTP/1.1\r\n\r\n", 0, &r);
+	ok(r.chunked && r.complete && strcmp((char *)r.body, "ok") == 0 &&
+	    resp_header(&r, "content-length") == NULL,
+	    "chunked response: with a Content-Length too, chunked wins");
 	cresp_free(&r);
 	request(px_off.s.port, "GET /badchunks HTTP/1.1\r\n\r\n", 0, &r);
 	ok(!r.complete, "chunked response: malformed chunks cut the client "
