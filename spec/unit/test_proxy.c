@@ -227,6 +227,11 @@ upstream(struct http_conn *c, void *ctx)
 			put(c->fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
 			    "chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world"
 			    "\r\n0\r\nX-Trailer: t\r\n\r\n");
+		} else if (strcmp(req.path, "/cl-and-te") == 0) {
+			put(c->fd, "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n"
+			    "Transfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0"
+			    "\r\n\r\n");
+			ka = 0;
 		} else if (strcmp(req.path, "/badchunks") == 0) {
 			put(c->fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
 			    "chunked\r\n\r\n5\r\nhelloXX\r\n0\r\n\r\n");
@@ -531,7 +536,7 @@ read_response(int fd, struct rbuf *rb, struct cresp *r, int head_only)
 {
 	unsigned char *he;
 	const char *cl, *te;
-	size_t hl, need;
+	size_t hl;
 
 	memset(r, 0, sizeof(*r));
 	r->status = -1;
@@ -591,14 +596,22 @@ again:
 	}
 	cl = resp_header(r, "content-length");
 	if (cl != NULL) {
-		need = strtoul(cl, NULL, 10);
-		while (rb->len < need)
-			if (rb_fill(fd, rb) < 0)
+		size_t want = strtoul(cl, NULL, 10), take;
+		ssize_t k;
+
+		take = want < rb->len ? want : rb->len;
+		body_add(r, rb->buf, take);
+		rb_drop(rb, take);
+		/* The rest straight into the body: it may be large. */
+		r->body = realloc(r->body, want + 1);
+		while (r->len < want) {
+			k = read(fd, r->body + r->len, want - r->len);
+			if (k <= 0)
 				break;
-		need = need < rb->len ? need : rb->len;
-		body_add(r, rb->buf, need);
-		rb_drop(rb, need);
-		r->complete = r->len == strtoul(cl, NULL, 10);
+			r->len += (size_t)k;
+		}
+		r->body[r->len] = '\0';
+		r->complete = r->len == want;
 		return;
 	}
 	while (rb_fill(fd, rb) == 0)
@@ -780,7 +793,7 @@ tree_contains(const char *path, const char *needle)
 
 static struct server up, up_tls;
 static struct tproxy px_off, px_key, px_oauth, px_tls, px_tls_noca, px_down,
-    px_bad, px_prefix, px_slow;
+    px_bad, px_prefix, px_slow, px_big;
 
 #define API_KEY		"sk-ant-api03-REALKEY-0123456789abcdef"
 #define OAUTH_TOKEN	"sk-ant-oat01-REALTOKEN-fedcba9876543210"
@@ -1090,6 +1103,11 @@ test_forwarding(void)
 	is_str(resp_header(&r, "connection"), "close",
 	    "chunked response: which is then closed");
 	cresp_free(&r);
+	request(px_off.s.port, "GET /cl-and-te HTTP/1.1\r\n\r\n", 0, &r);
+	ok(r.chunked && r.complete && strcmp((char *)r.body, "ok") == 0 &&
+	    resp_header(&r, "content-length") == NULL,
+	    "chunked response: with a Content-Length too, chunked wins");
+	cresp_free(&r);
 	request(px_off.s.port, "GET /badchunks HTTP/1.1\r\n\r\n", 0, &r);
 	ok(!r.complete, "chunked response: malformed chunks cut the client "
 	    "off");
@@ -1133,6 +1151,42 @@ test_forwarding(void)
 	cresp_free(&r);
 	ok(seen_for("/prefix/v1/messages?beta=true") != NULL,
 	    "prefix: the target is appended to the base path");
+}
+
+/*
+ * The largest body allowed, 32 MiB of printable bytes, through a proxy of
+ * its own (its records would slow every later record_for).
+ */
+static void
+test_big_body(void)
+{
+	struct cresp r;
+	struct seen *s;
+	json_t *rec;
+
+	{
+		size_t big = 32u * 1024 * 1024, blen;
+		char *b = malloc(big);
+		const char *got;
+
+		for (size_t i = 0; i < big; i++)
+			b[i] = (char)(' ' + (i * 31 + i / 4096) % 95);
+		post(px_big.s.port, "/big", NULL, b, big, &r);
+		ok(r.status == 200 && r.len == big && memcmp(r.body, b, big) == 0,
+		    "32 MiB: echoed whole");
+		cresp_free(&r);
+		s = seen_for("/big");
+		ok(s && s->len == big && memcmp(s->body, b, big) == 0,
+		    "32 MiB: upstream got it exactly");
+		rec = record_for(px_big.dir, "/big");
+		got = rs(rec, "body");
+		blen = json_string_length(json_object_get(rec, "body"));
+		ok(got && blen == big && memcmp(got, b, big) == 0,
+		    "32 MiB: recorded exactly");
+		json_decref(rec);
+		free(b);
+	}
+
 }
 
 static void
@@ -1592,6 +1646,7 @@ main(void)
 	proxy_start(&px_oauth, "oauth", url, "oauth:" OAUTH_TOKEN, NULL, 0, 0);
 	proxy_start(&px_bad, "bad", url, NULL, NULL, 0.4, 0);
 	proxy_start(&px_slow, "slow", url, NULL, NULL, 0, 1);
+	proxy_start(&px_big, "big", url, NULL, NULL, 0, 0);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/prefix/", up.port);
 	proxy_start(&px_prefix, "prefix", url, NULL, NULL, 0, 0);
 	{
@@ -1606,6 +1661,7 @@ main(void)
 	}
 
 	test_forwarding();
+	test_big_body();
 	test_streaming();
 	test_concurrency();
 	test_credentials();

@@ -467,7 +467,8 @@ send_head(struct xfer *x)
 	} else if (!no_body && !x->has_cl && req->minor >= 1) {
 		x->chunked_out = 1;
 	}
-	if (!no_body && !x->raw_chunked && !x->chunked_out && !x->has_cl)
+	if (x->decode_out || (!no_body && !x->raw_chunked &&
+	    !x->chunked_out && !x->has_cl))
 		x->keep_alive = 0;	/* HTTP/1.0: ends when we close */
 	n = snprintf(line, sizeof(line), "HTTP/1.1 %d %s\r\n", x->status,
 	    x->reason[0] ? x->reason : http_reason(x->status));
@@ -475,13 +476,21 @@ send_head(struct xfer *x)
 	iov[0].iov_len = (size_t)n;
 	if (x->chunked_out || x->raw_chunked)
 		head_add(x, "Transfer-Encoding: chunked\r\n", 28);
+	else if (x->has_cl && !x->has_te) {
+		/* Never both: chunked framing wins (RFC 9112 §6.3). */
+		char cl[48];
+
+		head_add(x, cl, (size_t)snprintf(cl, sizeof(cl),
+		    "Content-Length: %lld\r\n", x->cl));
+	}
 	if (x->keep_alive)
 		head_add(x, "Connection: keep-alive\r\n\r\n", 26);
 	else
 		head_add(x, "Connection: close\r\n\r\n", 21);
 	iov[1].iov_base = x->head;
 	iov[1].iov_len = x->head_len;
-	if (no_body || (x->has_cl && !x->has_te && x->cl == 0)) {
+	if (x->head_len > 0 && (no_body || (x->has_cl && !x->has_te &&
+	    x->cl == 0))) {
 		/* The head ends the response: keep its last byte back. */
 		x->held = 1;
 		x->held_byte = x->head[x->head_len - 1];
@@ -559,8 +568,10 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 		}
 		if ((size_t)(colon - buf) == 14 &&
 		    strncasecmp(buf, "content-length", 14) == 0) {
+			/* Added back by send_head, unless chunked wins. */
 			x->has_cl = 1;
 			x->cl = strtoll(colon + 1, NULL, 10);
+			return n;
 		}
 		if (head_add(x, buf, nl) < 0 || head_add(x, "\r\n", 2) < 0)
 			return 0;
