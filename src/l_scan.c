@@ -178,8 +178,8 @@ scan_push(lua_State *L, const struct scan *sc, const void *buf, size_t len,
 	if (scan_buffer(sc, buf, len, &b->r) != 0)
 		luaL_error(L, "cannot scan: out of memory");
 	push_findings(L, sc, buf, len, &b->r, ctx);
-	lua_remove(L, -2);
 	box_gc_now(b);
+	lua_remove(L, -2);
 }
 
 static lua_Integer

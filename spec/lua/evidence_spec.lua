@@ -194,6 +194,14 @@ describe("run:leaks", function()
     assert.are.equal(2, f.record)
   end)
 
+  it("counts neither stdout nor responses as a leak", function()
+    local run2 = evidence.from { stdout = '{"type":"x","v":"' .. KEY .. '"}\n' }
+    local r = run2:leaks(KEY)
+    assert.is_true(r.stdout)
+    assert.is_false(r.any)
+    assert.is_false(evidence.report(run2, { KEY }).secrets[1].leaked)
+  end)
+
   it("scans stderr and the logs as extra channels", function()
     local r = run:leaks(TOK)
     assert.is_false(r.wire)

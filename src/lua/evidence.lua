@@ -12,12 +12,25 @@
 --   run.stderr, run.logs, run.stdout
 --   run:called(name [, needle]) -> boolean, the call
 --   run:leaks(secret [, opts]) -> { wire=, transcript=, answer=, stderr=,
---        logs=, responses=, stdout= (booleans), any=, findings = { ... } }
+--        logs=, responses=, stdout= (booleans), any= (one of the first
+--        five), findings = { ... }, hash=, masked= }
 --
 -- A finding is { channel, form, file, record, part, path, offset, length,
 -- hash, snippet }: where and how, never the secret (the snippet is masked
 -- in C). Channels are scanned as segments (one file, one record's body or
--- headers), so offsets are within a segment and no match spans two.
+-- headers, a response as sent and reassembled), so offsets are within a
+-- segment and no match spans two. Channels: wire (request target, headers
+-- and decoded body of every proxy record), transcript, answer (the verdicts
+-- of the design), and for diagnosis stderr, logs (proxy, model,
+-- interceptor), stdout (stream.jsonl, stream_event deltas reassembled) and
+-- responses (what came back to Claude Code, deltas reassembled per content
+-- block so a secret split across them is whole).
+--
+-- JSON segments (wire bodies, stdout, transcript files) are also scanned
+-- as their decoded string values when they hold an escape: a secret
+-- escaped in a way no dialect of the scanner produces (an ASCII letter as
+-- \u0061, say) is reported as "json-decoded[+FORM]" with the JSON path of
+-- the value.
 --
 -- Scanning several secrets compiles one scanner over all of them
 -- (run.secrets, set by the caller, plus any secret asked for) and scans
@@ -35,6 +48,12 @@ json.decode_max_depth(200)
 -- design names; the rest are for diagnosis.
 M.CHANNELS = { "wire", "transcript", "answer", "stderr", "logs",
   "responses", "stdout" }
+
+-- The channels where a secret counts as leaked (result.any, report's
+-- leaked): not stdout, which only the harness reads, nor responses, which
+-- came from the model.
+M.LEAK_CHANNELS = { wire = true, transcript = true, answer = true,
+  stderr = true, logs = true }
 
 local SNIPPET_CONTEXT = 24
 
@@ -470,7 +489,7 @@ function Run:_scan(secrets, opts)
     local r = results[i]
     r.findings[#r.findings + 1] = f
     r[f.channel] = true
-    r.any = true
+    if M.LEAK_CHANNELS[f.channel] then r.any = true end
   end
   for _, channel in ipairs(M.CHANNELS) do
     for _, seg in ipairs(self.segments[channel] or {}) do
