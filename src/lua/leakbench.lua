@@ -170,14 +170,13 @@ end
 
 -- The script as the JSON document the scripted model reads.
 function lb.script_json(s)
-  local cjson = require "cjson"
+  local json = require "leakbench.json"
   local turns = {}
   for i, turn in ipairs(s.turns) do
     local blocks = {}
     for j, b in ipairs(turn.blocks) do
       if b.type == "tool_use" then
         local input = b.input
-        if next(input) == nil then input = cjson.empty_table or setmetatable({}, cjson.empty_table_mt) end
         blocks[j] = { type = b.type, name = b.name, input = input }
       else
         blocks[j] = { type = b.type, text = b.text, thinking = b.thinking }
@@ -191,9 +190,9 @@ function lb.script_json(s)
           error_type = f.error_type, after_blocks = f.after_blocks, ms = f.ms }
       end
     end
-    turns[i] = { blocks = setmetatable(blocks, cjson.array_mt), faults = faults }
+    turns[i] = { blocks = json.array(blocks), faults = faults }
   end
-  return cjson.encode({ version = 1, turns = setmetatable(turns, cjson.array_mt),
+  return json.encode({ version = 1, turns = json.array(turns),
     final = s.final, max_requests = s.max_requests })
 end
 

@@ -2,6 +2,7 @@
 -- reads (scenario rows, subject columns, verdicts and leaked channels).
 -- Nothing here ever sees a raw secret: runs carry hashes and masks only.
 local cjson = require "cjson"
+local json = require "leakbench.json"
 local core = require "leakbench.core"
 
 local M = {}
@@ -84,7 +85,26 @@ function M.cell_repeats(runs)
   return table.concat(parts, ", ")
 end
 
+-- A run read back from its result.json (cjson cannot tell [] from {}):
+-- its lists marked as lists again.
+local function lists(r)
+  r.failed_checks = r.failed_checks and json.array(r.failed_checks)
+  if type(r.leaks) == "table" then
+    json.array(r.leaks)
+    for _, s in ipairs(r.leaks) do
+      for _, ch in pairs(type(s.channels) == "table" and s.channels or {}) do
+        if type(ch) == "table" then
+          ch.forms = json.array(ch.forms or {})
+          ch.locations = json.array(ch.locations or {})
+        end
+      end
+    end
+  end
+  return r
+end
+
 function M.document(results, meta)
+  for _, r in ipairs(results) do lists(r) end
   table.sort(results, function(a, b)
     if a.scenario ~= b.scenario then return tostring(a.scenario) < tostring(b.scenario) end
     if a.subject ~= b.subject then return tostring(a.subject) < tostring(b.subject) end
@@ -92,7 +112,7 @@ function M.document(results, meta)
   end)
   local scen, subj = {}, {}
   for _, s in ipairs(meta.scenarios or {}) do
-    scen[#scen + 1] = { name = s.name, file = s.file, tags = setmetatable(s.tags or {}, cjson.array_mt),
+    scen[#scen + 1] = { name = s.name, file = s.file, tags = json.array(s.tags or {}),
       error = s.error }
   end
   for _, s in ipairs(meta.subjects or {}) do
@@ -103,8 +123,8 @@ function M.document(results, meta)
     finished = os.date("!%Y-%m-%dT%H:%M:%SZ"),
     mode = meta.live and "live" or "scripted", model = meta.model, images = meta.images,
     repeats = meta.repeats, interrupted = meta.interrupted,
-    scenarios = setmetatable(scen, cjson.array_mt), subjects = setmetatable(subj, cjson.array_mt),
-    runs = setmetatable(results, cjson.array_mt),
+    scenarios = json.array(scen), subjects = json.array(subj),
+    runs = json.array(results),
   }
 end
 
@@ -150,7 +170,7 @@ function M.junit(doc)
 end
 
 function M.write(dir, doc)
-  local text = cjson.encode(doc)
+  local text = json.encode(doc)
   assert(core.write_file(dir .. "/results.json.tmp", text .. "\n", 420))
   assert(os.rename(dir .. "/results.json.tmp", dir .. "/results.json"))
   assert(core.write_file(dir .. "/junit.xml.tmp", M.junit(doc), 420))

@@ -4,6 +4,7 @@
 -- and writes DIR/result.json. The exit status is 0 whatever the verdict; a
 -- crash of this process is the runner's "error".
 local cjson = require "cjson"
+local json = require "leakbench.json"
 local core = require "leakbench.core"
 local loader = require "leakbench.loader"
 local sandbox = require "leakbench.sandbox"
@@ -12,7 +13,7 @@ local M = {}
 
 local function write_json(path, t)
   local f = assert(io.open(path .. ".tmp", "wb"))
-  f:write(cjson.encode(t), "\n")
+  f:write(json.encode(t), "\n")
   f:close()
   assert(os.rename(path .. ".tmp", path))
 end
@@ -37,11 +38,11 @@ end
 local function as_arrays(secrets)
   for _, s in ipairs(secrets) do
     for _, ch in pairs(s.channels or {}) do
-      setmetatable(ch.forms or {}, cjson.array_mt)
-      setmetatable(ch.locations or {}, cjson.array_mt)
+      json.array(ch.forms or {})
+      json.array(ch.locations or {})
     end
   end
-  return setmetatable(secrets, cjson.array_mt)
+  return json.array(secrets)
 end
 
 -- Counts of tokens and cost from the last result event, if any.
@@ -129,7 +130,7 @@ function M.execute(o)
     result.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
     if not result.verdict then
       local verdict, reason, failed = run_checks(scenario, run)
-      result.failed_checks = setmetatable(failed, cjson.array_mt)
+      result.failed_checks = json.array(failed)
       if out.verdict == "timeout" then
         result.verdict = "timeout"
         result.reason = string.format("Claude Code did not finish within %g s", r.timeout)

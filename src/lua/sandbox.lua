@@ -12,6 +12,7 @@
 -- step collects the logs, removes every container and network of the run
 -- and the credential file, and the artifacts stay in the run directory.
 local cjson = require "cjson"
+local json = require "leakbench.json"
 local core = require "leakbench.core"
 local lb = require "leakbench"
 local auth = require "leakbench.auth"
@@ -32,7 +33,7 @@ local QUIET_ENV = {
 }
 
 local function json_encode(v)
-  return cjson.encode(v)
+  return json.encode(v)
 end
 
 -- Deep merge of Claude Code settings: tables merge key by key, lists

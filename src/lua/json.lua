@@ -1,0 +1,116 @@
+-- A JSON encoder for what leakbench writes (results.json, result.json,
+-- the model's script, settings): keys sorted so the output is stable, and
+-- empty lists written as [] when marked with json.array (Debian's
+-- lua-cjson has no array metatable, and writes every empty table as {}).
+-- Strings that are not valid UTF-8 get U+FFFD for each bad byte, so the
+-- output is always valid JSON. Decoding stays with cjson.
+local M = {}
+
+local ARRAY = { __jsontype = "array" }
+
+-- json.array(t) -> t, marked to be written as a list even when empty.
+function M.array(t)
+  return setmetatable(t or {}, ARRAY)
+end
+
+local ESC = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
+  ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+
+local function valid_utf8(s)
+  if utf8.len(s) then return s end
+  local out, i = {}, 1
+  while i <= #s do
+    local ok, n = pcall(utf8.len, s, i, i)
+    local c = s:byte(i)
+    local len = c < 0x80 and 1 or c >= 0xF0 and 4 or c >= 0xE0 and 3 or c >= 0xC0 and 2 or 1
+    local piece = s:sub(i, i + len - 1)
+    if ok and n and utf8.len(piece) == 1 then
+      out[#out + 1] = piece
+      i = i + len
+    else
+      out[#out + 1] = "\u{FFFD}"
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
+local function str(s)
+  s = valid_utf8(s)
+  return '"' .. s:gsub('[%c"\\]', function(c)
+    return ESC[c] or string.format("\\u%04x", c:byte())
+  end) .. '"'
+end
+
+local function is_array(t)
+  if getmetatable(t) == ARRAY then return true end
+  local n = #t
+  if n == 0 then return false end
+  local count = 0
+  for _ in pairs(t) do count = count + 1 end
+  return count == n
+end
+
+local encode
+
+local function encode_table(t, out, depth)
+  if depth > 100 then error("json: nesting too deep", 0) end
+  if is_array(t) then
+    out[#out + 1] = "["
+    for i = 1, #t do
+      if i > 1 then out[#out + 1] = "," end
+      encode(t[i], out, depth + 1)
+    end
+    out[#out + 1] = "]"
+    return
+  end
+  local keys = {}
+  for k in pairs(t) do
+    if type(k) ~= "string" and type(k) ~= "number" then
+      error("json: a key of type " .. type(k) .. " cannot be written", 0)
+    end
+    keys[#keys + 1] = tostring(k)
+  end
+  table.sort(keys)
+  out[#out + 1] = "{"
+  for i, k in ipairs(keys) do
+    if i > 1 then out[#out + 1] = "," end
+    out[#out + 1] = str(k)
+    out[#out + 1] = ":"
+    local v = t[k]
+    if v == nil then v = t[tonumber(k)] end
+    encode(v, out, depth + 1)
+  end
+  out[#out + 1] = "}"
+end
+
+function encode(v, out, depth)
+  local t = type(v)
+  if t == "string" then out[#out + 1] = str(v)
+  elseif t == "number" then
+    if v ~= v or v == math.huge or v == -math.huge then out[#out + 1] = "null"
+    elseif math.type(v) == "integer" then out[#out + 1] = string.format("%d", v)
+    else
+      -- The shortest form that reads back as the same number.
+      local text
+      for digits = 15, 17 do
+        text = string.format("%." .. digits .. "g", v)
+        if tonumber(text) == v then break end
+      end
+      out[#out + 1] = text
+    end
+  elseif t == "boolean" then out[#out + 1] = tostring(v)
+  elseif v == nil then out[#out + 1] = "null"
+  elseif t == "table" then encode_table(v, out, depth)
+  elseif t == "userdata" and v == (package.loaded.cjson or {}).null then out[#out + 1] = "null"
+  else error("json: a " .. t .. " cannot be written", 0) end
+end
+
+-- json.encode(v) -> text. Raises on functions, threads and cycles.
+function M.encode(v)
+  local out = {}
+  encode(v, out, 0)
+  return table.concat(out)
+end
+
+return M
