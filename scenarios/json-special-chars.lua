@@ -20,8 +20,8 @@ return {
   expect_leak = { "wire", "transcript", "answer" },
   model = lb.script {
     { lb.use("Read", { file_path = "/work/config/app.json" }) },
-    -- The config holds strings only, so it is a Python literal too (and
-    -- the claude image's python3-minimal has no json module).
+    -- The config holds strings only, so it is a Python literal too: ast
+    -- decodes it with any python3, even one without the json module.
     { lb.use("Bash", { command = "python3 -c 'import ast; "
       .. "print(ast.literal_eval(open(\"config/app.json\").read())[\"db\"][\"password\"])'",
       description = "Print the decoded password" }) },

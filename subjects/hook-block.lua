@@ -18,7 +18,7 @@ return {
   },
   files = {
     ["hooks/block_secret_files.py"] = lb.file("hooks/block_secret_files.py"),
-    -- The claude image's python3-minimal has no json module.
+    -- For a python3 without the json module (Debian's python3-minimal).
     ["hooks/minijson.py"] = lb.file("hooks/minijson.py"),
   },
   blocks = {

@@ -19,7 +19,7 @@ return {
   },
   files = {
     ["hooks/redact_output.py"] = lb.file("hooks/redact_output.py"),
-    -- The claude image's python3-minimal has no json module.
+    -- For a python3 without the json module (Debian's python3-minimal).
     ["hooks/minijson.py"] = lb.file("hooks/minijson.py"),
   },
   blocks = {
