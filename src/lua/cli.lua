@@ -43,6 +43,7 @@ local VERBS = {
       { "--secret", arg = "S", many = true, help = "a secret to look for (repeatable)" },
       { "--secrets-file", arg = "FILE", help = "secrets, one per line" },
       { "--partial", help = "also report the longest fragment of each secret found" },
+      { "--partial-min", arg = "N", help = "the shortest fragment --partial reports" },
       { "--json", help = "findings as JSON lines" },
     }, module = "leakbench.scan", raw = true },
   { name = "build", summary = "build the container images (cached by content hash)",
