@@ -381,9 +381,8 @@ parse_header_line(const unsigned char *s, size_t n, struct http_request *req)
 	return HTTP_OK;
 }
 
-/* Whether a comma-separated header value holds `token` (any case). */
-static int
-has_token(const char *value, const char *token)
+int
+http_has_token(const char *value, const char *token)
 {
 	size_t tl = strlen(token);
 	const char *p = value;
@@ -704,8 +703,8 @@ set_keep_alive(struct http_request *req)
 	for (i = 0; i < req->nheaders; i++) {
 		if (strcasecmp(req->headers[i].name, "connection") != 0)
 			continue;
-		close |= has_token(req->headers[i].value, "close");
-		keep |= has_token(req->headers[i].value, "keep-alive");
+		close |= http_has_token(req->headers[i].value, "close");
+		keep |= http_has_token(req->headers[i].value, "keep-alive");
 	}
 	req->keep_alive = req->minor >= 1 ? !close : keep && !close;
 }

@@ -87,6 +87,9 @@ int	 http_read_request(struct http_conn *c, struct http_request *req,
 	    const struct http_limits *lim);
 void	 http_request_free(struct http_request *req);
 
+/* Whether a comma-separated header value holds TOKEN (any case). */
+int	 http_has_token(const char *value, const char *token);
+
 /* Case-insensitive header lookup; NULL when absent. First match wins. */
 const char *http_header(const struct http_request *req, const char *name);
 

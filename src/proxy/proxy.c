@@ -270,29 +270,6 @@ mono_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* Whether a comma-separated value holds token (any case). */
-static int
-has_token(const char *value, const char *token)
-{
-	size_t tl = strlen(token);
-	const char *p = value;
-
-	while (p != NULL && *p) {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		if (strncasecmp(p, token, tl) == 0) {
-			const char *e = p + tl;
-
-			while (*e == ' ' || *e == '\t')
-				e++;
-			if (*e == '\0' || *e == ',')
-				return 1;
-		}
-		p = strchr(p, ',');
-	}
-	return 0;
-}
-
 static int
 is_hop_by_hop(const char *name, size_t n)
 {
@@ -562,7 +539,7 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 
 				snprintf(v, sizeof(v), "%.*s", (int)(nl -
 				    (size_t)(colon + 1 - buf)), colon + 1);
-				x->has_te |= has_token(v, "chunked");
+				x->has_te |= http_has_token(v, "chunked");
 			}
 			return n;
 		}
@@ -795,7 +772,7 @@ named_by_connection(const struct http_request *req, const char *name)
 
 	for (i = 0; i < req->nheaders; i++)
 		if (strcasecmp(req->headers[i].name, "connection") == 0 &&
-		    has_token(req->headers[i].value, name))
+		    http_has_token(req->headers[i].value, name))
 			return 1;
 	return 0;
 }
@@ -846,7 +823,7 @@ upstream_headers(const struct proxy *p, const struct http_request *req,
 		if (cr->kind == CRED_OAUTH &&
 		    strcasecmp(name, "anthropic-beta") == 0 && !saw_beta) {
 			saw_beta = 1;
-			if (!has_token(v, PROXY_OAUTH_BETA)) {
+			if (!http_has_token(v, PROXY_OAUTH_BETA)) {
 				if (asprintf(&line, "%s: %s%s%s", name, v,
 				    *v ? "," : "", PROXY_OAUTH_BETA) < 0)
 					line = NULL;
