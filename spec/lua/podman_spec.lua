@@ -29,6 +29,11 @@ case "$*" in
   *"build"*"bad.Containerfile"*) echo "STEP 1/2: FROM x"; echo "Error: building at STEP \"RUN false\": exit status 1" >&2; exit 1 ;;
   *"version --format"*) echo 4.3.1 ;;
   *"images --format"*) cat "$d/images.txt" 2>/dev/null ;;
+  "image inspect --format {{.Id}} "*) shift 4; rc=0
+    for ref; do
+      if grep -qxF "$ref" "$d/images.txt" 2>/dev/null; then echo "id-$ref"
+      else echo "Error: inspecting object: $ref: image not known" >&2; rc=125; fi
+    done; exit $rc ;;
   *"run --rm --network none"*"--entrypoint true"*) [ -e "$d/trial-fails" ] && { echo "Error: runc: cgroups in hybrid mode not supported" >&2; exit 126; } ;;
 esac
 exit 0
@@ -310,7 +315,32 @@ describe("images", function()
     core.write_file(log, "")
     local got = assert(images.ensure(pm, { base = "debootstrap", progress = false }))
     assert.same({}, got.built)
-    assert.same({ "images --format {{.Repository}}:{{.Tag}}" }, argv_log())
+    assert.same({ "image inspect --format {{.Id}} " .. t.base .. " " .. t.claude .. " " .. t.proxy },
+      argv_log())
+    core.rmtree(dir .. "/images.txt")
+  end)
+
+  it("tells present from missing images in one podman call", function()
+    local pm = podman.new { podman = fake, runtime = "" }
+    core.write_file(dir .. "/images.txt", "a:1\nc:3\n")
+    core.write_file(log, "")
+    assert.same({ ["a:1"] = true, ["c:3"] = true }, assert(images.present(pm, { "a:1", "b:2", "c:3" })))
+    assert.equal(1, #argv_log())
+    core.write_file(dir .. "/images.txt", "")
+    assert.same({}, assert(images.present(pm, { "a:1" })))
+    core.rmtree(dir .. "/images.txt")
+  end)
+
+  it("picks the bootstrapped base when the registry's is absent, and builds nothing", function()
+    local pm = podman.new { podman = fake, runtime = "" }
+    local t = assert(images.tags { pm = pm, base = "debootstrap" })
+    core.write_file(dir .. "/images.txt", t.claude .. "\n" .. t.proxy .. "\n" .. t.base .. "\n")
+    core.write_file(log, "")
+    local got = assert(images.ensure(pm, { progress = false }))
+    assert.equal(t.claude, got.claude)
+    assert.equal(t.base, got.base)
+    assert.same({}, got.built)
+    assert.equal(1, #argv_log())
     core.rmtree(dir .. "/images.txt")
   end)
 end)

@@ -172,6 +172,29 @@ function M.local_images(pm)
   return set
 end
 
+--- M.present(pm, refs) -> the set of those refs present locally | nil, err.
+--- One `podman image inspect` for them all: a listing of every image costs
+--- three times as much, and grows with the store.
+function M.present(pm, refs)
+  local argv = { "image", "inspect", "--format", "{{.Id}}" }
+  for _, ref in ipairs(refs) do argv[#argv + 1] = ref end
+  local r, err = core.run { argv = pm:argv(argv), timeout = 60 }
+  if not r then return nil, err end
+  for line in r.stderr:gmatch("[^\n]+") do
+    if line:find("rror", 1, true) and not line:find(": image not known", 1, true) then
+      return nil, podman.failure("image inspect", r)
+    end
+  end
+  if r.status ~= 0 and not r.stderr:find(": image not known", 1, true) then
+    return nil, podman.failure("image inspect", r)
+  end
+  local set = {}
+  for _, ref in ipairs(refs) do
+    if not r.stderr:find(ref .. ": image not known", 1, true) then set[ref] = true end
+  end
+  return set
+end
+
 -- The base reference to build on, decided without network: the explicit
 -- one, else one already present; else nil (to be fetched or built).
 local function pick_base(o, present)
@@ -404,18 +427,28 @@ function M.ensure(pm, opts)
   o.built = {}
   local root, err = M.root(o)
   if not root then return nil, err end
+  -- The usual case, nothing to build, in one podman call: every base
+  -- that pick_base could choose, and the images on each.
+  local bases, refs = {}, {}
+  if o.base == "debootstrap" then bases = { (M.base_tag(o)) }
+  elseif o.base then bases = { o.base }
+  else bases = { M.REGISTRY_BASE, (M.base_tag(o)) } end
+  local by_base = {}
+  for _, b in ipairs(bases) do
+    local tags
+    tags, err = M.tags_for(root, b, o.claude_version)
+    if not tags then return nil, err end
+    by_base[b] = tags
+    for _, ref in ipairs({ b, tags.claude, tags.proxy }) do refs[#refs + 1] = ref end
+  end
   local present
-  present, err = M.local_images(pm)
+  present, err = M.present(pm, refs)
   if not present then return nil, err end
   local base = pick_base(o, present)
-  if base and present[base] then
-    local tags
-    tags, err = M.tags_for(root, base, o.claude_version)
-    if not tags then return nil, err end
-    if present[tags.claude] and present[tags.proxy] then
-      tags.built = o.built
-      return tags                       -- the usual case: nothing to do
-    end
+  local tags = base and present[base] and by_base[base]
+  if tags and present[tags.claude] and present[tags.proxy] then
+    tags.built = o.built
+    return tags
   end
   local unlock
   unlock, err = lock(o)

@@ -445,6 +445,62 @@ function Podman:wait_log_line(name, line, timeout)
   return found, text
 end
 
+--- pm:log_args(dir, name) -> flags that make a detached container write its
+--- log to dir/name.ctr.log (podman's k8s-file format) and conmon's pid to
+--- dir/name.conmon.pid, so that readiness and the log need no podman call
+--- (M.wait_ready, M.log_text). The files outlive the container.
+function Podman:log_args(dir, name)
+  return { "--log-driver", "k8s-file", "--log-opt", "path=" .. dir .. "/" .. name .. ".ctr.log",
+           "--conmon-pidfile", dir .. "/" .. name .. ".conmon.pid" }
+end
+
+--- M.k8s_log_text(raw) -> the text a container printed, from a k8s-file
+--- log: every line is "<time> <stdout|stderr> <F|P> <text>", and P (a
+--- partial line) continues on the next one. A line of another shape is
+--- kept as it is.
+function M.k8s_log_text(raw)
+  local out = {}
+  for line in raw:gmatch("([^\n]*)\n") do
+    local tag, text = line:match("^%S+ std%a+ ([FP]) ?(.*)$")
+    if not tag then
+      out[#out + 1] = line .. "\n"
+    else
+      out[#out + 1] = tag == "F" and text .. "\n" or text
+    end
+  end
+  return table.concat(out)
+end
+
+--- M.log_text(dir, name) -> what the container started with log_args(dir,
+--- name) has printed so far ("" before its first line).
+function M.log_text(dir, name)
+  return M.k8s_log_text(core.read_file(dir .. "/" .. name .. ".ctr.log") or "")
+end
+
+--- M.wait_ready(dir, name, line, timeout) -> true, text | false, text,
+--- why. Polls the log file of a container started with log_args(dir, name)
+--- until `line` (plain text) appears; gives up when its conmon has ended
+--- (the container exited), the timeout passes, or an interrupt arrives.
+--- why: "exited", "timeout" or "interrupted".
+function M.wait_ready(dir, name, line, timeout)
+  local deadline = core.now() + (timeout or 20)
+  local pid
+  while true do
+    local text = M.log_text(dir, name)
+    if text:find(line, 1, true) then return true, text end
+    pid = pid or math.tointeger(tonumber((core.read_file(dir .. "/" .. name .. ".conmon.pid") or "")
+      :match("%d+") or ""))
+    if pid and not core.pid_alive(pid) then
+      text = M.log_text(dir, name)
+      if text:find(line, 1, true) then return true, text end
+      return false, text, "exited"
+    end
+    if core.interrupted() then return false, text, "interrupted" end
+    if core.now() >= deadline then return false, text, "timeout" end
+    core.sleep(0.01)
+  end
+end
+
 --- M.live_owner(labels) -> true when the leakbench process named by the
 --- leakbench.pid label is still running (so its containers are no leftovers).
 --- A recycled pid is told apart by its command name.

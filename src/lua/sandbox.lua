@@ -16,6 +16,7 @@ local json = require "leakbench.json"
 local core = require "leakbench.core"
 local lb = require "leakbench"
 local auth = require "leakbench.auth"
+local podman = require "leakbench.podman"
 
 local M = {}
 
@@ -23,6 +24,21 @@ local UID = 1000
 local PROXY_PORT = 8080
 local MODEL_PORT = 8081
 local READY_TIMEOUT = 30
+local GATE = "/run/leakbench-gate"
+
+-- The claude container is created while the upstream starts, and waits
+-- for the gate file before it becomes Claude Code, so that creating it
+-- (the slowest podman step) overlaps everything before it. The wait is
+-- bounded: a run whose harness vanished ends by itself.
+local GATE_SCRIPT = [[
+i=0
+while [ ! -e ]] .. GATE .. [[/open ]; do
+  i=$((i + 1))
+  if [ $i -gt 90000 ]; then echo "leakbench: the run never opened the gate" >&2; exit 125; fi
+  sleep 0.02
+done
+exec /usr/local/bin/claude "$@"
+]]
 
 -- Environment for Claude Code that stops traffic the run does not need.
 local QUIET_ENV = {
@@ -174,7 +190,10 @@ function Run:stage()
   self.config = d .. "/claude-config"
   self.records = d .. "/records"
   self.subject_dir = d .. "/subject"
-  for _, p in ipairs({ self.project, self.config, self.records, self.subject_dir }) do
+  self.ctrdir = d .. "/containers"
+  self.gate = d .. "/gate"
+  for _, p in ipairs({ self.project, self.config, self.records, self.subject_dir,
+                       self.ctrdir, self.gate }) do
     assert(core.mkdir_p(p, 493))
   end
   stage_files(self.project, self.scenario.files)
@@ -256,25 +275,29 @@ function Run:networks()
   })
 end
 
--- Flags every container of the run gets.
-function Run:base_flags(name)
-  return append({ "run", "-d", "--name", name }, self:labels(), self.pm:run_args(), {
+-- Flags every detached container of the run gets; `short` names its log
+-- (see pm:log_args) and the artifact the log becomes.
+function Run:base_flags(short)
+  return append({ "run", "-d", "--name", self.names[short] }, self:labels(), self.pm:run_args(),
+    self.pm:log_args(self.ctrdir, short), {
     "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
     "--tmpfs", "/tmp:rw,mode=1777",
   })
 end
 
-function Run:wait_ready(name, line, what)
-  local ok, logs = self.pm:wait_log_line(name, line, READY_TIMEOUT)
+function Run:wait_ready(short, line, what)
+  local ok, logs, why = podman.wait_ready(self.ctrdir, short, line, READY_TIMEOUT)
   if not ok then
     self:check_interrupted()
-    self:fail("%s container '%s' did not start within %d s; its log:\n%s", what, name,
-      READY_TIMEOUT, logs or "(empty)")
+    self:fail("%s container '%s' %s; its log:\n%s", what, self.names[short],
+      why == "exited" and "exited before it was ready"
+        or ("did not start within " .. READY_TIMEOUT .. " s"),
+      logs ~= "" and logs or "(empty)")
   end
 end
 
 function Run:model_argv()
-  return append(self:base_flags(self.names.model), {
+  return append(self:base_flags("model"), {
     "--network", self.names.egress,
     "-v", self.dir .. "/script.json:/script/script.json:ro",
     self.images.proxy,
@@ -285,7 +308,7 @@ end
 function Run:proxy_argv()
   local upstream = self.live and (os.getenv("LEAKBENCH_UPSTREAM") or "https://api.anthropic.com")
     or ("http://" .. self.names.model .. ":" .. MODEL_PORT)
-  local argv = append(self:base_flags(self.names.proxy), {
+  local argv = append(self:base_flags("proxy"), {
     "--network", self.names.int .. "," .. self.names.egress,
     "-v", self.records .. ":/records",
   })
@@ -307,35 +330,44 @@ end
 -- (the proxy reaches its upstream only per request), then each awaited.
 function Run:start_upstream()
   local argvs = { self:proxy_argv() }
-  self.started[#self.started + 1] = { name = self.names.proxy, log = "proxy.log" }
+  self.started[#self.started + 1] = { name = self.names.proxy, short = "proxy", log = "proxy.log" }
   if not self.live then
     table.insert(argvs, 1, self:model_argv())
-    self.started[#self.started + 1] = { name = self.names.model, log = "model.log" }
+    self.started[#self.started + 1] = { name = self.names.model, short = "model", log = "model.log" }
   end
   self:podman_all(argvs)
-  if not self.live then self:wait_ready(self.names.model, "listening", "scripted model") end
-  self:wait_ready(self.names.proxy, "listening", "recording proxy")
-  self.base_url = "http://" .. self.names.proxy .. ":" .. PROXY_PORT
+  if not self.live then self:wait_ready("model", "listening", "scripted model") end
+  self:wait_ready("proxy", "listening", "recording proxy")
 end
 
 function Run:start_interceptor()
   local icp = self.subject and self.subject.interceptor
   if not icp then return end
-  local argv = append(self:base_flags(self.names.icp), {
+  local argv = append(self:base_flags("icp"), {
     "--network", self.names.int,
     "-v", self.project .. ":/work:ro",
     "-w", "/work",
-    "-e", icp.upstream_env .. "=" .. self.base_url,
+    "-e", icp.upstream_env .. "=" .. self:proxy_url(),
   })
   local names = {}
   for k in pairs(icp.env) do names[#names + 1] = k end
   table.sort(names)
   for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. icp.env[k] }) end
   append(argv, { self.images.subject }, icp.argv)
+  self.started[#self.started + 1] = { name = self.names.icp, short = "icp", log = "interceptor.log" }
   self:podman(argv)
-  self.started[#self.started + 1] = { name = self.names.icp, log = "interceptor.log" }
-  self:wait_ready(self.names.icp, icp.ready, "interceptor")
-  self.base_url = "http://" .. self.names.icp .. ":" .. icp.port
+  self:wait_ready("icp", icp.ready, "interceptor")
+end
+
+function Run:proxy_url()
+  return "http://" .. self.names.proxy .. ":" .. PROXY_PORT
+end
+
+-- The first hop: the interceptor if the subject has one, else the proxy.
+function Run:base_url()
+  local icp = self.subject and self.subject.interceptor
+  if icp then return "http://" .. self.names.icp .. ":" .. icp.port end
+  return self:proxy_url()
 end
 
 -- Setup commands run in the project, as uid 1000, with no network: the
@@ -372,11 +404,13 @@ function Run:setup()
   if #log > 0 then core.write_file(self.dir .. "/setup.log", table.concat(log, "\n"), 420) end
 end
 
-function Run:claude()
+-- Creates the claude container, which waits at the gate (GATE_SCRIPT)
+-- until Run:claude() opens it.
+function Run:start_claude()
   local env = {}
   for k, v in pairs(QUIET_ENV) do env[k] = v end
   for k, v in pairs(auth.dummy_env(self.auth_kind)) do env[k] = v end
-  env.ANTHROPIC_BASE_URL = self.base_url
+  env.ANTHROPIC_BASE_URL = self:base_url()
   env.CLAUDE_CONFIG_DIR = "/home/bench/.claude"
   env.HOME = "/home/bench"
   for k, v in pairs(self.scenario.env) do env[k] = v end
@@ -390,6 +424,7 @@ function Run:claude()
     "-v", self.config .. ":/home/bench/.claude",
     "-v", self.project .. ":/work",
     "-v", self.subject_dir .. ":/opt/subject:ro",
+    "-v", self.gate .. ":" .. GATE .. ":ro",
     "-w", "/work",
   })
   if self.home_dir then
@@ -404,48 +439,84 @@ function Run:claude()
   for k in pairs(env) do names[#names + 1] = k end
   table.sort(names)
   for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. env[k] }) end
-  append(argv, { "--entrypoint", "/usr/local/bin/claude", self.images.claude },
+  append(argv, { "--entrypoint", "/bin/sh", self.images.claude, "-c", GATE_SCRIPT, "claude" },
     M.claude_argv(self.scenario, self.session_id, self.model))
   self.started[#self.started + 1] = { name = self.names.claude }
-  local r, err, raw = self.pm:podman(argv, {
-    timeout = self.timeout,
+  local h, err = core.start {
+    argv = self.pm:argv(argv),
     stdout = self.dir .. "/stream.jsonl", stderr = self.dir .. "/stderr.txt",
-  })
-  r = r or raw
-  if not r then self:fail("%s", err) end
+  }
+  if not h then self:fail("%s", err) end
+  self.claude_h = h
+end
+
+-- Fails when the claude container ended before the gate opened.
+function Run:check_claude_waiting()
+  local h = self.claude_h
+  if not h:done() then return end
+  local r = h:wait(0)
+  local text = core.read_file(self.dir .. "/stderr.txt") or ""
+  self:fail("the claude container ended before Claude Code started (exit %s): %s",
+    tostring(r and (r.status or r.signal)), text:match("[^\n]+") or "no message")
+end
+
+-- Opens the gate and waits for Claude Code, at most the run's timeout.
+function Run:claude()
+  self:check_claude_waiting()
+  assert(core.write_file(self.gate .. "/open", "", 420))
+  local h = self.claude_h
+  local r = h:wait(self.timeout)
+  if not r then
+    self.timed_out = true
+    h:kill("SIGTERM")
+    r = h:wait(5)
+    if not r then
+      h:kill("SIGKILL")
+      r = h:wait(5)
+    end
+  end
+  self.claude_h = nil
+  h:close()
+  if not r then self:fail("podman run of the claude container did not end") end
   self.returncode = r.status
   if r.interrupted then
     error({ run_error = true, interrupted = core.interrupted() or "SIGINT", msg = "interrupted" }, 0)
-  end
-  if r.timed_out then
-    self.timed_out = true
   end
 end
 
 -- Always: logs, containers, networks, credential. Never raises.
 function Run:finally()
   local pm = self.pm
-  for _, c in ipairs(self.started or {}) do
-    if c.log then
-      local r, _, raw = pm:podman({ "logs", c.name }, { uninterruptible = true, timeout = 30 })
-      r = r or raw
-      if r then
-        core.write_file(self.dir .. "/" .. c.log, (r.stdout or "") .. (r.stderr or ""), 420)
-      end
-    end
-  end
-  -- Every container of the run in one command, both networks in another;
-  -- then a check by label catches anything that escaped the names.
+  -- Every container of the run in one command, both networks in another.
   local names = {}
   for _, c in ipairs(self.started or {}) do names[#names + 1] = c.name end
   for i = 1, #self.scenario.setup + 1 do names[#names + 1] = self.names.setup .. "-" .. i end
-  pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names), { uninterruptible = true, timeout = 60 })
-  pm:podman({ "network", "rm", "-f", "-t", "0", self.names.int, self.names.egress },
+  local rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
     { uninterruptible = true, timeout = 60 })
-  local left = pm:containers("leakbench.run=" .. self.run_id)
-  local nets = pm:networks("leakbench.run=" .. self.run_id)
-  if not left or #left > 0 or not nets or #nets > 0 then
-    pm:remove_by_label("leakbench.run=" .. self.run_id)
+  -- The claude container is gone: its podman run ends now (reaped here
+  -- when the run failed before Claude Code's turn).
+  if self.claude_h then
+    if not self.claude_h:wait(10) then self.claude_h:kill("SIGKILL") end
+    self.claude_h:close()
+    self.claude_h = nil
+  end
+  local net_ok = pm:podman({ "network", "rm", "-f", "-t", "0", self.names.int, self.names.egress },
+    { uninterruptible = true, timeout = 60 })
+  -- The logs were written to files as the containers ran (pm:log_args).
+  for _, c in ipairs(self.started or {}) do
+    if c.log and self.ctrdir then
+      core.write_file(self.dir .. "/" .. c.log, podman.log_text(self.ctrdir, c.short), 420)
+    end
+  end
+  if self.ctrdir then core.rmtree(self.ctrdir) end
+  -- When anything went wrong, a check by label catches what escaped the
+  -- names (a run killed half-way, a podman that failed).
+  if not (rm_ok and net_ok and self.ok) then
+    local left = pm:containers("leakbench.run=" .. self.run_id)
+    local nets = pm:networks("leakbench.run=" .. self.run_id)
+    if not left or #left > 0 or not nets or #nets > 0 then
+      pm:remove_by_label("leakbench.run=" .. self.run_id)
+    end
   end
   if self.secret_dir then
     core.rmtree(self.secret_dir)
@@ -471,14 +542,17 @@ function Run:execute()
     self:check_interrupted()
     self:phase("containers", function()
       self:networks()
+      self:start_claude()
       self:start_upstream()
       self:start_interceptor()
+      self:check_claude_waiting()
     end)
     self:check_interrupted()
     self:phase("setup", function() self:setup() end)
     self:check_interrupted()
     self:phase("claude", function() self:claude() end)
   end)
+  self.ok = ok and not self.timed_out
   local t1 = core.now()
   self:finally()
   self.timings.cleanup = core.now() - t1
