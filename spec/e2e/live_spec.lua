@@ -74,6 +74,11 @@ describe("leakbench run --live", function()
     assert.truthy(inspect, "never saw the claude container")
     assert.is_nil(inspect:find(real, 1, true))
     assert.truthy(inspect:find("sk-ant-bench-dummy-key", 1, true))
+    -- While the run goes on (the Bash call sleeps 8 s), the credential
+    -- file's name is already gone: the proxy read it before it listened.
+    local creds = "ls -d /dev/shm/leakbench-cred-* ${XDG_RUNTIME_DIR:-/nonexistent}/leakbench-cred-* 2>/dev/null"
+    assert.truthy(pq.retry(30, function() return sh.run({ "sh", "-c", creds }).stdout == "" end))
+    assert.truthy(os.execute("kill -0 " .. run_pid .. " 2>/dev/null"), "the run ended too soon to tell")
     -- Wait for the run to end.
     assert.truthy(pq.retry(180, function() return not os.execute("kill -0 " .. run_pid .. " 2>/dev/null") end))
     local doc = cjson.decode(must(read(out .. "/results.json"), read(dir .. "/run.err")))

@@ -240,7 +240,12 @@ describe("clean", function()
     local real = io.stdout
     -- clean.main writes to io.stdout: swap it for a file for the call.
     _G.io.stdout = f
-    local ok, status = pcall(clean.main, {}, pm)
+    local shm = dir .. "/shm"
+    core.mkdir_p(shm .. "/leakbench-cred-999999999-abc")
+    core.write_file(shm .. "/leakbench-cred-999999999-abc/auth", "apikey:sk-ant-left-behind")
+    core.mkdir_p(shm .. "/leakbench-cred-" .. core.getpid() .. "-def")
+    core.mkdir_p(shm .. "/unrelated-999999999-x")
+    local ok, status = pcall(clean.main, {}, pm, { shm })
     _G.io.stdout = real
     f:close()
     io.output(saved)
@@ -249,7 +254,11 @@ describe("clean", function()
     assert.equal("removed container lb-claude-dead (run dead)\n"
       .. "removed container lb-nopid (run ?)\n"
       .. "removed network lb-dead (run dead)\n"
-      .. "removed 2 container(s) and 1 network(s), kept 2 of live runs\n", core.read_file(out))
+      .. "removed credential file " .. shm .. "/leakbench-cred-999999999-abc (process 999999999 is gone)\n"
+      .. "removed 2 container(s), 1 network(s) and 1 credential file(s), kept 2 of live runs\n",
+      core.read_file(out))
+    assert.same({ "leakbench-cred-" .. core.getpid() .. "-def", "unrelated-999999999-x" },
+      core.listdir(shm))
   end)
 
   it("rejects unknown arguments", function()

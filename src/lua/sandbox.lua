@@ -225,15 +225,24 @@ function Run:stage()
   end
 end
 
+-- Where credential files live: memory-backed storage of the user's own
+-- when there is one, else /dev/shm. `leakbench clean` sweeps leftovers
+-- (a run killed with SIGKILL while its proxy started).
+M.CREDENTIAL_PREFIX = "leakbench-cred-"
+function M.credential_base()
+  local base = os.getenv("XDG_RUNTIME_DIR")
+  if not base or base == "" or not core.stat(base) then base = "/dev/shm" end
+  return base
+end
+
 -- The real credential, for --live: a 0600 file in a 0700 directory on
 -- memory-backed storage, readable by the proxy's uid only.
 function Run:write_credential()
   local real, kind_or_err = auth.host(os.getenv, core.read_file)
   if not real then self:fail("%s", kind_or_err) end
   self.auth_kind = kind_or_err
-  local base = os.getenv("XDG_RUNTIME_DIR")
-  if not base or base == "" or not core.stat(base) then base = "/dev/shm" end
-  self.secret_dir = assert(core.tmpdir("leakbench-", base))
+  self.secret_dir = assert(core.tmpdir(M.CREDENTIAL_PREFIX .. core.getpid() .. "-",
+    M.credential_base()))
   self.auth_file = self.secret_dir .. "/auth"
   assert(core.write_file(self.auth_file, real, 384))
   if self.pm.rootful then
@@ -338,6 +347,16 @@ function Run:start_upstream()
   self:podman_all(argvs)
   if not self.live then self:wait_ready("model", "listening", "scripted model") end
   self:wait_ready("proxy", "listening", "recording proxy")
+  -- The proxy read the credential before it listened: from now on it is
+  -- only in the proxy's memory (its mount keeps the inode, not the name).
+  self:remove_credential()
+end
+
+function Run:remove_credential()
+  if self.secret_dir then
+    core.rmtree(self.secret_dir)
+    self.secret_dir = nil
+  end
 end
 
 function Run:start_interceptor()
@@ -518,10 +537,7 @@ function Run:finally()
       pm:remove_by_label("leakbench.run=" .. self.run_id)
     end
   end
-  if self.secret_dir then
-    core.rmtree(self.secret_dir)
-    self.secret_dir = nil
-  end
+  self:remove_credential()
   -- Claude Code's files are owned by uid 1000 in rootful mode; hand them
   -- back so the user can read and delete the artifacts.
   if pm.rootful then
