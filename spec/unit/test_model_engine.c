@@ -178,9 +178,10 @@ body_with(const char *history, const char *extra)
 	return b;
 }
 
+/* The answer to a request, from a subagent when subagent is set. */
 static int
-answer_for(struct engine *e, const char *history, const char *extra,
-    struct answer *a)
+answer_as(struct engine *e, int subagent, const char *history,
+    const char *extra, struct answer *a)
 {
 	char *body = body_with(history, extra), err[256];
 	struct mreq r;
@@ -193,9 +194,17 @@ answer_for(struct engine *e, const char *history, const char *extra,
 		memset(a, 0, sizeof(*a));
 		return -1;
 	}
+	r.subagent = subagent;
 	rc = engine_answer(e, &r, a);
 	mreq_free(&r);
 	return rc;
+}
+
+static int
+answer_for(struct engine *e, const char *history, const char *extra,
+    struct answer *a)
+{
+	return answer_as(e, 0, history, extra, a);
 }
 
 /* History after turn t's tool_use with the given tool_result text. */
@@ -642,6 +651,272 @@ test_final_template_and_cap(void)
 	engine_free(e);
 }
 
+/*
+ * Main: Agent, then a text repeating the result. Subagent: a text and a
+ * Read, a Bash (with a 529 first) repeating the result, then the final.
+ */
+#define SCRIPT_SUB \
+    "{\"version\":1,\"turns\":[" \
+    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Agent\",\"input\":" \
+    "{\"description\":\"Look\",\"prompt\":\"Read .env\"}}]}," \
+    "{\"blocks\":[{\"type\":\"text\",\"text\":\"Main: {{last_result}}\"}]}]," \
+    "\"subagent\":{\"turns\":[" \
+    "{\"blocks\":[{\"type\":\"thinking\",\"thinking\":\"hm\"}," \
+    "{\"type\":\"text\",\"text\":\"Reading.\"}," \
+    "{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":" \
+    "{\"file_path\":\"/work/.env\"}}]}," \
+    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":" \
+    "{\"command\":\"echo {{last_result}}\"}}]," \
+    "\"faults\":[{\"kind\":\"http\",\"status\":529}]}]," \
+    "\"final\":\"Sub: {{last_result}}\"}}"
+
+/* The turn an id of ours decodes to, with its flag; -1 when not ours. */
+static long long
+id_turn(const struct engine *e, const char *id)
+{
+	uint32_t turn, block;
+
+	if (id == NULL || !ids_decode_tool_use(&e->ids, id, strlen(id), &turn,
+	    &block))
+		return -1;
+	return turn;
+}
+
+static void
+test_subagent(void)
+{
+	struct engine *e = engine_of(SCRIPT_SUB, 0);
+	char *m1, *s1, *s2, *mixed, *body, *sig;
+	struct answer a;
+	struct mreq r;
+	char err[256];
+
+	ok(e != NULL, "engine for a script with a subagent");
+	if (e == NULL)
+		return;
+
+	/* the main agent starts: it spawns the subagent */
+	answer_as(e, 0, "", "", &a);
+	is_int(a.what, ANSWER_TURN, "main request 1: a turn");
+	ok(!a.subagent, "of the main script");
+	is_int(a.turn, 0, "turn 0");
+	is_int(a.nturns, 2, "of 2");
+	is_str(a.msg.blocks[0].name, "Agent", "the Agent call");
+	is_int(id_turn(e, a.msg.blocks[0].id), 0, "its id is a plain turn 0");
+	answer_free(&a);
+
+	/* the subagent's first request: no id of its own, its turn 0 */
+	answer_as(e, 1, "", "", &a);
+	is_int(a.what, ANSWER_TURN, "subagent request 1: a turn");
+	ok(a.subagent, "of the subagent script");
+	is_int(a.turn, 0, "its turn 0");
+	is_int(a.nturns, 2, "of its 2");
+	is_int(a.msg.nblocks, 3, "three blocks");
+	is_str(block_text(&a, 1), "Reading.", "its text");
+	is_str(a.msg.blocks[2].name, "Read", "its Read");
+	is_str(a.msg.stop_reason, "tool_use", "stop_reason tool_use");
+	is_int(strlen(a.msg.blocks[2].id), IDS_LEN, "an id of the usual length");
+	ok(strncmp(a.msg.blocks[2].id, "toolu_01", 8) == 0,
+	    "and prefix (%s)", a.msg.blocks[2].id);
+	is_int(id_turn(e, a.msg.blocks[2].id), IDS_SUBAGENT_TURN | 0,
+	    "it decodes to turn 0 with the subagent flag");
+	sig = strdup(a.msg.blocks[0].signature);
+	answer_free(&a);
+	answer_as(e, 0, "", "", &a);
+	answer_free(&a);
+	answer_as(e, 1, "", "", &a);
+	is_str(a.msg.blocks[0].signature, sig, "a subagent's signature is "
+	    "stable");
+	answer_free(&a);
+	free(sig);
+
+	/* the subagent moves on through its own ids */
+	s1 = history(e, "", (int)IDS_SUBAGENT_TURN, 2, "\"SECRET=1\"");
+	answer_as(e, 1, s1, "", &a);
+	is_int(a.turn, 1, "after its Read: subagent turn 1");
+	ok(a.subagent, "still the subagent's");
+	is_int(a.status, 529, "its turn's fault fires");
+	answer_free(&a);
+	answer_as(e, 1, s1, "", &a);
+	is_int(a.fault.kind, FAULT_NONE, "then the plain turn");
+	is_str(a.msg.blocks[0].name, "Bash", "a Bash");
+	is_str(json_string_value(json_object_get(a.msg.blocks[0].input,
+	    "command")), "echo SECRET=1", "its input templated from the result");
+	is_int(id_turn(e, a.msg.blocks[0].id), IDS_SUBAGENT_TURN | 1,
+	    "an id of subagent turn 1");
+	answer_free(&a);
+	s2 = history(e, s1, (int)(IDS_SUBAGENT_TURN | 1), 0, "\"OUT\"");
+	answer_as(e, 1, s2, "", &a);
+	is_int(a.what, ANSWER_FINAL, "its script exhausted: final");
+	ok(a.subagent, "the subagent's final");
+	is_int(a.turn, 2, "turn = its nturns");
+	is_str(block_text(&a, 0), "Sub: OUT", "its final text, templated");
+	is_str(a.msg.stop_reason, "end_turn", "end_turn");
+	answer_free(&a);
+
+	/* another subagent starts from its own position; faults are spent */
+	answer_as(e, 1, "", "", &a);
+	is_int(a.turn, 0, "a second subagent starts at turn 0");
+	answer_free(&a);
+	answer_as(e, 1, s1, "", &a);
+	is_int(a.turn, 1, "and moves on by its ids");
+	is_int(a.fault.kind, FAULT_NONE, "the 529 fired once, for all "
+	    "subagents");
+	answer_free(&a);
+
+	/* the main agent gets the Agent result: its turn 1 */
+	m1 = history(e, "", 0, 0, "\"Sub: OUT\"");
+	answer_as(e, 0, m1, "", &a);
+	is_int(a.turn, 1, "main request after the Agent result: turn 1");
+	ok(!a.subagent, "of the main script");
+	is_str(block_text(&a, 0), "Main: Sub: OUT", "repeating the result");
+	answer_free(&a);
+
+	/* neither script's ids move the other */
+	answer_as(e, 0, s2, "", &a);
+	is_int(a.turn, 0, "subagent ids in a main request: main turn 0");
+	ok(!a.subagent, "still main");
+	answer_free(&a);
+	answer_as(e, 1, m1, "", &a);
+	is_int(a.turn, 0, "main ids in a subagent request: subagent turn 0");
+	ok(a.subagent, "still the subagent's");
+	answer_free(&a);
+	mixed = history(e, m1, (int)IDS_SUBAGENT_TURN, 2, "\"x\"");
+	body = body_with(mixed, "");
+	mreq_parse(body, strlen(body), 0, &r, err, sizeof(err));
+	is_int(engine_position(e, r.messages), 1, "mixed history: main "
+	    "position from main ids only");
+	is_int(engine_subagent_position(e, r.messages), 1, "subagent position "
+	    "from subagent ids only");
+	mreq_free(&r);
+	free(body);
+	free(mixed);
+	body = body_with(s2, "");
+	mreq_parse(body, strlen(body), 0, &r, err, sizeof(err));
+	is_int(engine_position(e, r.messages), 0, "subagent ids: main 0");
+	is_int(engine_subagent_position(e, r.messages), 2, "subagent 2");
+	mreq_free(&r);
+	free(body);
+
+	/* side requests stay side requests, and spend no subagent fault */
+	answer_as(e, 1, s1, ",\"max_tokens\":1", &a);
+	is_int(a.what, ANSWER_SIDE, "a subagent's probe is a side request");
+	answer_free(&a);
+	free(s1);
+	free(s2);
+	free(m1);
+	engine_free(e);
+
+	/* faults of a subagent turn fire on its side-request-free retries */
+	e = engine_of("{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":"
+	    "[{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"R\"}],"
+	    "\"faults\":[{\"kind\":\"http\",\"status\":500}]}]}}", 0);
+	answer_as(e, 1, "", ",\"max_tokens\":1", &a);
+	is_int(a.what, ANSWER_SIDE, "a probe first");
+	answer_free(&a);
+	answer_as(e, 0, "", "", &a);
+	is_int(a.status, 200, "the main request is not faulted");
+	is_int(a.what, ANSWER_FINAL, "and answers its (empty) script's final");
+	answer_free(&a);
+	answer_as(e, 1, "", "", &a);
+	is_int(a.status, 500, "the subagent's first request gets its fault");
+	answer_free(&a);
+	engine_free(e);
+}
+
+static void
+test_subagent_default(void)
+{
+	struct engine *e = engine_of(SCRIPT3, 3);
+	char *h;
+	struct answer a;
+
+	if (e == NULL)
+		return;
+	answer_as(e, 1, "", "", &a);
+	is_int(a.what, ANSWER_FINAL, "no subagent script: final at once");
+	ok(a.subagent, "a subagent's");
+	is_int(a.nturns, 0, "of no turns");
+	is_str(block_text(&a, 0), SCRIPT_SUBAGENT_FINAL, "the default text");
+	is_int(a.msg.nblocks, 1, "one block, no tool_use: no recursion");
+	is_str(a.msg.stop_reason, "end_turn", "end_turn");
+	answer_free(&a);
+	h = history(e, "", 0, 1, "\"R\"");
+	answer_as(e, 1, h, "", &a);
+	is_int(a.what, ANSWER_FINAL, "main ids do not give it the main turns");
+	answer_free(&a);
+	free(h);
+	answer_as(e, 0, "", "", &a);
+	is_int(a.what, ANSWER_TURN, "a main request is counted with them");
+	answer_free(&a);
+	answer_as(e, 1, "", "", &a);
+	is_int(a.what, ANSWER_CAP, "the cap counts subagent requests too");
+	is_int(a.n, 4, "request 4 of a cap of 3");
+	answer_free(&a);
+	engine_free(e);
+}
+
+/*
+ * Without the header nothing changes: a script with a subagent answers
+ * main requests byte for byte as the same script without one.
+ */
+static void
+test_subagent_unchanged(void)
+{
+	struct engine *plain = engine_of(SCRIPT3, 0);
+	struct engine *with = engine_of("{\"version\":1,\"turns\":["
+	    "{\"blocks\":[{\"type\":\"text\",\"text\":\"Let me look.\"},"
+	    "{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":{\"file_path\":"
+	    "\"/work/.env\"}}]},"
+	    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":"
+	    "{\"command\":\"echo {{last_result}}\",\"n\":[1,\"{{last_result}}\","
+	    "{\"k\":\"{{last_result}}\"}]}}],"
+	    "\"faults\":[{\"kind\":\"http\",\"status\":529},"
+	    "{\"kind\":\"stream_error\",\"after_blocks\":0}]},"
+	    "{\"blocks\":[{\"type\":\"thinking\",\"thinking\":\"t={{last_result}}\"},"
+	    "{\"type\":\"text\",\"text\":\"It says: {{last_result}}\"}]}],"
+	    "\"final\":\"Final: {{last_result}}\",\"subagent\":{\"turns\":["
+	    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Read\"}]}]}}", 0);
+	struct sbuf x = { 0 }, y = { 0 };
+	struct answer a, b;
+	char *h[4];
+	int i, same = 1, n = 0;
+
+	if (plain == NULL || with == NULL)
+		return;
+	h[0] = strdup("");
+	h[1] = history(plain, h[0], 0, 1, "\"A\"");
+	h[2] = history(plain, h[1], 1, 0, "\"B\"");
+	h[3] = history(plain, h[2], 2, 1, "\"C\"");
+	for (i = 0; i < 4; i++) {
+		do {
+			answer_as(plain, 0, h[i], "", &a);
+			answer_as(with, 0, h[i], "", &b);
+			sbuf_reset(&x);
+			sbuf_reset(&y);
+			if (a.status == 200)
+				render_sse(&x, &a.msg);
+			if (b.status == 200)
+				render_sse(&y, &b.msg);
+			same = same && a.status == b.status && a.what == b.what &&
+			    a.turn == b.turn && x.len == y.len &&
+			    (x.len == 0 || memcmp(x.data, y.data, x.len) == 0);
+			n++;
+			answer_free(&a);
+			answer_free(&b);
+		} while (n < 20 && a.fault.kind != FAULT_NONE);
+	}
+	ok(same, "%d main answers identical with and without a subagent "
+	    "script", n);
+	is_int(n, 6, "the faults were among them");
+	for (i = 0; i < 4; i++)
+		free(h[i]);
+	sbuf_free(&x);
+	sbuf_free(&y);
+	engine_free(plain);
+	engine_free(with);
+}
+
 static void
 test_final_faults(void)
 {
@@ -679,5 +954,8 @@ main(void)
 	test_answers();
 	test_final_template_and_cap();
 	test_final_faults();
+	test_subagent();
+	test_subagent_default();
+	test_subagent_unchanged();
 	return tap_done();
 }

@@ -89,6 +89,66 @@ test_defaults(void)
 	script_free(s);
 }
 
+static void
+test_subagent(void)
+{
+	char err[256];
+	struct script *s;
+
+	/* absent: a subagent answers at once, and spawns nothing */
+	s = parse("{\"version\":1,\"turns\":[]}", err, sizeof(err));
+	ok(s != NULL && s->subagent != NULL, "without a subagent key, a "
+	    "subagent script anyway");
+	if (s == NULL || s->subagent == NULL)
+		return;
+	is_int(s->subagent->nturns, 0, "of no turns");
+	is_str(s->subagent->final, SCRIPT_SUBAGENT_FINAL, "and a short final");
+	ok(s->subagent->subagent == NULL, "it has no subagent of its own");
+	ok(s->subagent->model == NULL, "nor a model");
+	is_int(s->subagent->nfinal_faults, 0, "nor faults");
+	script_free(s);
+
+	s = parse("{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":"
+	    "\"tool_use\",\"name\":\"Agent\",\"input\":{\"prompt\":\"go\"}}]}],"
+	    "\"final\":\"Main: {{last_result}}\",\"subagent\":{\"turns\":["
+	    "{\"blocks\":[],\"faults\":[{\"kind\":\"http\",\"status\":529}]},"
+	    "{\"blocks\":[{\"type\":\"text\",\"text\":\"Reading.\"},"
+	    "{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":"
+	    "{\"file_path\":\"/work/.env\"}}]},"
+	    "{\"blocks\":[{\"type\":\"text\",\"text\":\"{{last_result}}\"}]},"
+	    "{\"blocks\":{},\"faults\":[{\"kind\":\"delay\",\"ms\":5}]}],"
+	    "\"final\":\"Sub done.\"}}", err, sizeof(err));
+	ok(s != NULL, "a script with a subagent loads (%s)", err);
+	if (s == NULL)
+		return;
+	is_int(s->nturns, 1, "the main script keeps its turn");
+	is_str(s->final, "Main: {{last_result}}", "and its final");
+	is_int(s->subagent->nturns, 2, "the subagent's fault-only turns are "
+	    "merged away");
+	is_int(s->subagent->turns[0].nblocks, 2, "its turn 0 has two blocks");
+	is_str(s->subagent->turns[0].blocks[1].name, "Read", "a Read");
+	ok(s->subagent->turns[0].tool_use, "turn 0 uses a tool");
+	is_int(s->subagent->turns[0].nfaults, 1, "and carries the 529");
+	is_int(s->subagent->turns[0].faults[0].status, 529, "529");
+	is_str(s->subagent->turns[1].blocks[0].text, "{{last_result}}",
+	    "turn 1 repeats the result");
+	is_int(s->subagent->nfinal_faults, 1, "trailing faults go to the "
+	    "subagent's final answer");
+	is_str(s->subagent->final, "Sub done.", "its own final");
+	is_int(s->subagent->max_requests, 0, "no request cap of its own");
+	ok(s->subagent->subagent == NULL, "no nested subagent");
+	script_free(s);
+
+	s = parse("{\"version\":1,\"turns\":[],\"final\":\"F\","
+	    "\"subagent\":{\"turns\":[]}}", err, sizeof(err));
+	ok(s != NULL && s->subagent->nturns == 0, "a subagent of no turns "
+	    "(%s)", err);
+	if (s != NULL)
+		is_str(s->subagent->final, SCRIPT_SUBAGENT_FINAL,
+		    "without final gets the subagent default, not the main's");
+	script_free(s);
+}
+
 static const struct {
 	const char	*json;
 	const char	*err;
@@ -187,6 +247,56 @@ static const struct {
 	  "turns[0].faults[0]: key 'ms' is 600001, expected 0 to 600000" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\\u0000b\"}]}]}", "1:65: \\u0000 is not allowed" },
+	/* the subagent script */
+	{ "{\"version\":1,\"turns\":[],\"subagent\":[]}",
+	  "key 'subagent' is an array, expected an object" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":\"x\"}",
+	  "key 'subagent' is a string, expected an object" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{}}",
+	  "subagent: missing key 'turns'" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":3}}",
+	  "subagent: key 'turns' is an integer, expected an array" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
+	  "\"subagent\":{\"turns\":[]}}}",
+	  "subagent: key 'subagent' is not allowed in a subagent script" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
+	  "\"model\":\"m\"}}",
+	  "subagent: key 'model' is not allowed in a subagent script" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
+	  "\"version\":1}}",
+	  "subagent: key 'version' is not allowed in a subagent script" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
+	  "\"max_requests\":5}}",
+	  "subagent: key 'max_requests' is not allowed in a subagent script" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
+	  "\"blocks\":[]}}", "subagent: unknown key 'blocks'" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
+	  "\"final\":false}}",
+	  "subagent: key 'final' is a boolean, expected a string" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[7]}}",
+	  "subagent.turns[0]: is an integer, expected an object" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[{\"blocks\":"
+	  "[]}]}}", "subagent.turns[0]: a turn needs a block or a fault" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[{\"blocks\":"
+	  "[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"text\"}]}]}}",
+	  "subagent.turns[0].blocks[1]: missing key 'text'" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[{\"blocks\":"
+	  "[{\"type\":\"tool_use\",\"name\":\"R\"}]},{\"blocks\":[{\"type\":"
+	  "\"tool_use\",\"name\":\"R\",\"input\":1}]}]}}",
+	  "subagent.turns[1].blocks[0]: key 'input' is an integer, expected an "
+	  "object" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[{\"blocks\":"
+	  "[{\"type\":\"text\",\"text\":\"a\"}],\"faults\":[{\"kind\":"
+	  "\"http\",\"status\":99}]}]}}",
+	  "subagent.turns[0].faults[0]: key 'status' is 99, expected 400 to 599" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":["
+	  "{\"blocks\":[{\"type\":\"text\",\"text\":\"a\"}]},"
+	  "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"R\"}]}]}}",
+	  "subagent.turns[1] is never played: subagent.turns[0] has no "
+	  "tool_use, so the conversation ends there" },
+	/* the main script's errors come first, and without the prefix */
+	{ "{\"version\":1,\"turns\":[{}],\"subagent\":{\"turns\":[{}]}}",
+	  "turns[0]: missing key 'blocks'" },
 };
 
 static void
@@ -285,6 +395,7 @@ main(void)
 {
 	test_full();
 	test_defaults();
+	test_subagent();
 	test_bad();
 	test_no_echo();
 	test_fault_only_turns();

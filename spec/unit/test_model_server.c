@@ -223,18 +223,26 @@ read_resp(struct client *c, struct resp *r, int head_only)
 	return 0;
 }
 
+/* A request; extra holds more header lines ("Name: v\r\n"), or "". */
+static char *
+request_with(const char *method, const char *path, const char *ctype,
+    const char *extra, const char *body)
+{
+	size_t n = strlen(body) + strlen(extra) + 512;
+	char *s = malloc(n);
+
+	snprintf(s, n, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "%s%s%s%sContent-Length: %zu\r\n\r\n%s", method, path,
+	    ctype ? "Content-Type: " : "", ctype ? ctype : "",
+	    ctype ? "\r\n" : "", extra, strlen(body), body);
+	return s;
+}
+
 static char *
 request(const char *method, const char *path, const char *ctype,
     const char *body)
 {
-	size_t n = strlen(body) + 512;
-	char *s = malloc(n);
-
-	snprintf(s, n, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-	    "%s%s%sContent-Length: %zu\r\n\r\n%s", method, path,
-	    ctype ? "Content-Type: " : "", ctype ? ctype : "",
-	    ctype ? "\r\n" : "", strlen(body), body);
-	return s;
+	return request_with(method, path, ctype, "", body);
 }
 
 /* One request on c, its response in *r. */
@@ -783,6 +791,94 @@ test_cap(void)
 	free(b);
 }
 
+/* One POST /v1/messages with extra header lines, on a fresh connection. */
+static int
+post_with(int port, const char *extra, const char *body, struct resp *r)
+{
+	char *req = request_with("POST", "/v1/messages?beta=true",
+	    "application/json", extra, body);
+	struct client c;
+	int rc = -1;
+
+	if (dial(&c, port) == 0 && send_str(&c, req, strlen(req)) == 0)
+		rc = read_resp(&c, r, 0);
+	hangup(&c);
+	free(req);
+	return rc;
+}
+
+#define SCRIPT_SUB \
+    "{\"version\":1,\"turns\":[" \
+    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Agent\",\"input\":" \
+    "{\"prompt\":\"Read .env\"}}]}," \
+    "{\"blocks\":[{\"type\":\"text\",\"text\":\"Main: {{last_result}}\"}]}]," \
+    "\"subagent\":{\"turns\":[{\"blocks\":[{\"type\":\"tool_use\"," \
+    "\"name\":\"Read\",\"input\":{\"file_path\":\"/work/.env\"}}]}]," \
+    "\"final\":\"Sub: {{last_result}}\"}}"
+
+#define AGENT_ID	"X-Claude-Code-Agent-Id: 5d3e0a9c1b7f2468\r\n"
+
+static void
+test_subagent(void)
+{
+	struct inst *in = start(SCRIPT_SUB, 0);
+	char main_id[IDS_BUF], sub_id[IDS_BUF], *h, *b, *log;
+	struct resp r;
+
+	b = body_after("", 1);
+	post_with(in->port, "X-Claude-Code-Session-Id: 0b0c\r\n", b, &r);
+	ok(r.status == 200 && first_tool_id(r.body.data, main_id) == 0 &&
+	    strstr(r.body.data, "\"name\":\"Agent\"") != NULL,
+	    "the main request gets the Agent call");
+	resp_free(&r);
+	post_with(in->port, AGENT_ID, b, &r);
+	ok(r.status == 200 && first_tool_id(r.body.data, sub_id) == 0 &&
+	    strstr(r.body.data, "\"name\":\"Read\"") != NULL,
+	    "a request with x-claude-code-agent-id gets the subagent's Read");
+	ok(strcmp(main_id, sub_id) != 0, "under another id");
+	resp_free(&r);
+	free(b);
+
+	h = add_result(strdup(""), sub_id, "DB=1");
+	b = body_after(h, 0);
+	post_with(in->port, "x-claude-code-agent-id: 5d3e0a9c1b7f2468\r\n"
+	    "x-claude-code-parent-agent-id: 77aa00bb11cc22dd\r\n", b, &r);
+	ok(r.status == 200 && strstr(r.body.data, "\"text\":\"Sub: DB=1\"")
+	    != NULL, "its next request (any header case) ends it with the "
+	    "result");
+	resp_free(&r);
+	free(b);
+	free(h);
+
+	h = add_result(strdup(""), main_id, "Sub: DB=1");
+	b = body_after(h, 1);
+	post_with(in->port, "", b, &r);
+	ok(r.status == 200 && strstr(r.body.data, "Main: Sub: DB=1") != NULL,
+	    "the main agent then gets its turn 2");
+	resp_free(&r);
+	free(b);
+	free(h);
+
+	b = body_after("", 1);
+	post_with(in->port, "X-Claude-Code-Agent-Id-Not: x\r\n", b, &r);
+	ok(r.status == 200 && strstr(r.body.data, "\"name\":\"Agent\"") !=
+	    NULL, "a header that merely starts alike is not the signal");
+	resp_free(&r);
+	free(b);
+
+	log = log_text(in);
+	ok(strstr(log, "lb-model: #1 POST /v1/messages stream turn 1/2 "
+	    "tool_use fault=none\n") != NULL, "log: the main turn as before");
+	ok(strstr(log, "lb-model: #2 POST /v1/messages stream subagent turn "
+	    "1/1 tool_use fault=none\n") != NULL, "log: the subagent's turn");
+	ok(strstr(log, "lb-model: #3 POST /v1/messages json subagent "
+	    "exhausted final fault=none\n") != NULL, "log: the subagent's final");
+	ok(strstr(log, "lb-model: #4 POST /v1/messages stream turn 2/2 "
+	    "end_turn fault=none\n") != NULL, "log: the main turn 2");
+	ok(strstr(log, "5d3e0a9c") == NULL, "the agent id is not logged");
+	free(log);
+}
+
 static void
 test_http10(struct inst *in)
 {
@@ -829,5 +925,6 @@ main(void)
 	free(log);
 	test_faults();
 	test_cap();
+	test_subagent();
 	return tap_done();
 }

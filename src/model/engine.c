@@ -24,7 +24,9 @@ engine_new(struct script *s, const struct ids *ids, int max_requests)
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		goto fail;
 	/* one fault cursor per turn, and one for the final answer */
-	if ((e->fault_next = calloc(s->nturns + 1, sizeof(size_t))) == NULL)
+	if ((e->fault_next = calloc(s->nturns + 1, sizeof(size_t))) == NULL ||
+	    (e->sub_fault_next = calloc(s->subagent->nturns + 1,
+	    sizeof(size_t))) == NULL)
 		goto fail;
 	if (pthread_mutex_init(&e->lock, NULL) != 0)
 		goto fail;
@@ -33,8 +35,10 @@ engine_new(struct script *s, const struct ids *ids, int max_requests)
 	e->max_requests = max_requests > 0 ? max_requests : s->max_requests;
 	return e;
 fail:
-	if (e != NULL)
+	if (e != NULL) {
 		free(e->fault_next);
+		free(e->sub_fault_next);
+	}
 	free(e);
 	script_free(s);
 	return NULL;
@@ -48,6 +52,7 @@ engine_free(struct engine *e)
 	pthread_mutex_destroy(&e->lock);
 	script_free(e->script);
 	free(e->fault_next);
+	free(e->sub_fault_next);
 	free(e);
 }
 
@@ -175,25 +180,31 @@ bad:
 
 /* ---- position ---- */
 
-/* 1 + the turn of id if it is one of ours naming a tool_use block, or 0. */
+/*
+ * 1 + the turn of id if it is one of ours naming a tool_use block of s,
+ * the script whose ids carry flag (0, or IDS_SUBAGENT_TURN); 0 otherwise.
+ */
 static size_t
-id_position(const struct engine *e, json_t *id)
+id_position(const struct engine *e, const struct script *s, uint32_t flag,
+    json_t *id)
 {
 	uint32_t turn, block;
 
 	if (!json_is_string(id) ||
 	    !ids_decode_tool_use(&e->ids, json_string_value(id),
-	    json_string_length(id), &turn, &block))
+	    json_string_length(id), &turn, &block) ||
+	    (turn & IDS_SUBAGENT_TURN) != flag)
 		return 0;
-	if (turn >= e->script->nturns ||
-	    block >= e->script->turns[turn].nblocks ||
-	    e->script->turns[turn].blocks[block].type != BLOCK_TOOL_USE)
+	turn &= ~IDS_SUBAGENT_TURN;
+	if (turn >= s->nturns || block >= s->turns[turn].nblocks ||
+	    s->turns[turn].blocks[block].type != BLOCK_TOOL_USE)
 		return 0;
 	return (size_t)turn + 1;
 }
 
-size_t
-engine_position(const struct engine *e, json_t *messages)
+static size_t
+position(const struct engine *e, const struct script *s, uint32_t flag,
+    json_t *messages)
 {
 	json_t *m, *content, *b, *type;
 	size_t i, j, pos = 0, p;
@@ -209,9 +220,10 @@ engine_position(const struct engine *e, json_t *messages)
 				continue;
 			t = json_string_value(type);
 			if (strcmp(t, "tool_use") == 0)
-				p = id_position(e, json_object_get(b, "id"));
+				p = id_position(e, s, flag,
+				    json_object_get(b, "id"));
 			else if (strcmp(t, "tool_result") == 0)
-				p = id_position(e,
+				p = id_position(e, s, flag,
 				    json_object_get(b, "tool_use_id"));
 			else
 				continue;
@@ -220,6 +232,18 @@ engine_position(const struct engine *e, json_t *messages)
 		}
 	}
 	return pos;
+}
+
+size_t
+engine_position(const struct engine *e, json_t *messages)
+{
+	return position(e, e->script, 0, messages);
+}
+
+size_t
+engine_subagent_position(const struct engine *e, json_t *messages)
+{
+	return position(e, e->script->subagent, IDS_SUBAGENT_TURN, messages);
 }
 
 /* ---- text helpers ---- */
@@ -648,9 +672,12 @@ side_message(const struct mreq *r, const char *kind, struct message *m)
 	return one_text(m, s, s ? strlen(s) : 0);
 }
 
-/* An opaque thinking signature, stable for one position in one run. */
+/*
+ * An opaque thinking signature, stable for one position in one run; turn
+ * carries the subagent flag.
+ */
 static char *
-signature(const struct engine *e, size_t turn, size_t block)
+signature(const struct engine *e, uint32_t turn, size_t block)
 {
 	char part[IDS_BUF], *sig;
 	size_t k;
@@ -666,11 +693,15 @@ signature(const struct engine *e, size_t turn, size_t block)
 	return sig;
 }
 
+/*
+ * The message of turn t of s, the script whose ids carry flag, with
+ * templates expanded from res. 0, or -1 when out of memory.
+ */
 static int
-turn_message(const struct engine *e, size_t t, const char *res,
-    size_t res_len, struct message *m)
+turn_message(const struct engine *e, const struct script *s, uint32_t flag,
+    size_t t, const char *res, size_t res_len, struct message *m)
 {
-	const struct turn *turn = &e->script->turns[t];
+	const struct turn *turn = &s->turns[t];
 	const struct block *sb;
 	struct msg_block *b;
 	size_t i, n = 0;
@@ -690,11 +721,13 @@ turn_message(const struct engine *e, size_t t, const char *res,
 			if (set_text(b, text, n) < 0)
 				return -1;
 			if (sb->type == BLOCK_THINKING &&
-			    (b->signature = signature(e, t, i)) == NULL)
+			    (b->signature = signature(e, (uint32_t)t | flag,
+			    i)) == NULL)
 				return -1;
 			break;
 		case BLOCK_TOOL_USE:
-			ids_tool_use(&e->ids, (uint32_t)t, (uint32_t)i, b->id);
+			ids_tool_use(&e->ids, (uint32_t)t | flag, (uint32_t)i,
+			    b->id);
 			if ((b->name = strdup(sb->name)) == NULL ||
 			    (b->input = engine_expand_json(sb->input, res,
 			    res_len)) == NULL)
@@ -709,10 +742,11 @@ turn_message(const struct engine *e, size_t t, const char *res,
 int
 engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 {
-	const struct script *s = e->script;
+	const struct script *s = e->script, *play;
 	const struct fault *faults;
 	unsigned long serial;
-	size_t nfaults;
+	size_t nfaults, *cursor;
+	uint32_t flag;
 	char *res = NULL, *text;
 	size_t res_len = 0, n;
 	const char *model;
@@ -753,20 +787,25 @@ engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 	}
 	if ((res = engine_last_result(r->messages, &res_len)) == NULL)
 		goto oom;
-	a->turn = engine_position(e, r->messages);
-	if (a->turn >= s->nturns) {
+	a->subagent = r->subagent != 0;
+	play = a->subagent ? s->subagent : s;
+	flag = a->subagent ? IDS_SUBAGENT_TURN : 0;
+	cursor = a->subagent ? e->sub_fault_next : e->fault_next;
+	a->nturns = play->nturns;
+	a->turn = position(e, play, flag, r->messages);
+	if (a->turn >= play->nturns) {
 		a->what = ANSWER_FINAL;
-		a->turn = s->nturns;
-		faults = s->final_faults;
-		nfaults = s->nfinal_faults;
+		a->turn = play->nturns;
+		faults = play->final_faults;
+		nfaults = play->nfinal_faults;
 	} else {
 		a->what = ANSWER_TURN;
-		faults = s->turns[a->turn].faults;
-		nfaults = s->turns[a->turn].nfaults;
+		faults = play->turns[a->turn].faults;
+		nfaults = play->turns[a->turn].nfaults;
 	}
 	pthread_mutex_lock(&e->lock);
-	if (e->fault_next[a->turn] < nfaults)
-		a->fault = faults[e->fault_next[a->turn]++];
+	if (cursor[a->turn] < nfaults)
+		a->fault = faults[cursor[a->turn]++];
 	pthread_mutex_unlock(&e->lock);
 	if (a->fault.kind == FAULT_HTTP) {
 		a->status = a->fault.status;
@@ -786,10 +825,11 @@ engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 	}
 	if (a->what == ANSWER_FINAL) {
 		a->msg.stop_reason = "end_turn";
-		text = engine_expand(s->final, res, res_len, &n);
+		text = engine_expand(play->final, res, res_len, &n);
 		if (one_text(&a->msg, text, n) < 0)
 			goto oom;
-	} else if (turn_message(e, a->turn, res, res_len, &a->msg) < 0)
+	} else if (turn_message(e, play, flag, a->turn, res, res_len,
+	    &a->msg) < 0)
 		goto oom;
 done:
 	free(res);

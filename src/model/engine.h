@@ -11,6 +11,16 @@
  * tool_use_id; 0 when none does. A position past the last turn gets the
  * script's final end_turn text.
  *
+ * Subagent requests (the client says so: Claude Code sends the header
+ * x-claude-code-agent-id on every request of a subagent it spawned, and
+ * server.c sets mreq.subagent from it) play the script's subagent script
+ * instead, from a position found the same way among the subagent script's
+ * own ids (ids.h: IDS_SUBAGENT_TURN), so the main conversation's ids never
+ * move a subagent and a subagent's never move the main conversation. A
+ * subagent's first request, which holds none of them, starts at its turn
+ * 0; every subagent conversation (any agent id, nested or not) plays it
+ * from its own position.
+ *
  * Side requests do not advance the script and do not consume faults:
  * max_tokens <= 1 (probes), a structured-output request (output_format or
  * output_config.format), no tools at all (titles, summaries, other
@@ -28,8 +38,10 @@
  *
  * Faults belong to a turn and fire once each, in order, on successive
  * requests that reach that turn (faults of trailing fault-only turns
- * belong to the final answer). After max_requests /v1/messages requests
- * every further one is refused, which ends any loop.
+ * belong to the final answer); a subagent turn's faults are shared by all
+ * subagent conversations. After max_requests /v1/messages requests (main,
+ * subagent and side requests alike) every further one is refused, which
+ * ends any loop.
  *
  * Thread safety: one struct engine serves all connections; its mutable
  * state (request count, fault cursors) is under a mutex.
@@ -55,6 +67,7 @@ struct engine {
 	pthread_mutex_t	 lock;
 	size_t		*fault_next;	/* per turn, then the final answer: the
 					   index of its next fault */
+	size_t		*sub_fault_next; /* the same for the subagent script */
 	unsigned long	 requests;	/* /v1/messages requests seen */
 	unsigned long	 serial;	/* message ids */
 };
@@ -75,6 +88,8 @@ struct mreq {
 	int		 stream;
 	long long	 max_tokens;	/* -1 when absent */
 	size_t		 body_len;
+	int		 subagent;	/* a subagent's request: set by the
+					   caller, from the HTTP headers */
 };
 
 /*
@@ -88,6 +103,9 @@ void	 mreq_free(struct mreq *r);
 
 /* Script position for a request's messages (see above). */
 size_t	 engine_position(const struct engine *e, json_t *messages);
+
+/* The same in the subagent script, for a subagent's request. */
+size_t	 engine_subagent_position(const struct engine *e, json_t *messages);
 
 /*
  * The text of the most recent tool_result in messages, malloc'd (caller
@@ -124,8 +142,9 @@ struct answer {
 	enum answer_what what;
 	unsigned long	 n;		/* this /v1/messages request's number */
 	const char	*side;		/* ANSWER_SIDE: "probe", "title", ... */
+	int		 subagent;	/* TURN, FINAL: of the subagent script */
 	size_t		 turn;		/* ANSWER_TURN: 0-based; FINAL: nturns */
-	size_t		 nturns;
+	size_t		 nturns;	/* of the script played */
 	struct fault	 fault;		/* kind FAULT_NONE when none fired;
 					   error_type points into the script */
 	int		 status;	/* 200, or the error status */

@@ -8,8 +8,12 @@
  * random, is the same for the same script position during one server run,
  * and differs between runs. ids_decode_tool_use() recognizes the server's
  * own ids in a request's history; that is how the model finds its place in
- * the script without counting messages. Nothing here allocates; a struct
- * ids is immutable after ids_init() and safe to share between threads.
+ * the script without counting messages. The top bit of a turn,
+ * IDS_SUBAGENT_TURN, marks a turn of the subagent script: such an id looks
+ * like any other and decodes with the bit set, so neither script's
+ * position is ever moved by the other's ids. Nothing here allocates; a
+ * struct ids is immutable after ids_init() and safe to share between
+ * threads.
  */
 #ifndef LEAKBENCH_MODEL_IDS_H
 #define LEAKBENCH_MODEL_IDS_H
@@ -20,6 +24,7 @@
 #define IDS_BODY_LEN	22		/* base62 characters after the prefix */
 #define IDS_LEN		30		/* "toolu_01" + 22 */
 #define IDS_BUF		40		/* room for any id and its NUL */
+#define IDS_SUBAGENT_TURN	0x80000000u	/* turn flag: the subagent's */
 
 struct ids {
 	uint64_t	nonce;		/* random per process */

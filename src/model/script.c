@@ -431,10 +431,10 @@ oom:
  * The position only moves past a turn through its tool_use ids, so a turn
  * with blocks but no tool_use ends the conversation: a later turn with
  * blocks could never be played. That is a script error, not a loop to
- * discover at run time.
+ * discover at run time. dot is "" or "subagent.", for the message.
  */
 static int
-check_reachable(struct ctx *c, const struct script *s)
+check_reachable(struct ctx *c, const struct script *s, const char *dot)
 {
 	size_t i, j;
 
@@ -443,36 +443,31 @@ check_reachable(struct ctx *c, const struct script *s)
 			continue;
 		for (j = i + 1; j < s->nturns; j++)
 			if (s->turns[j].nblocks > 0)
-				return fail(c, "turns[%zu] is never played: "
-				    "turns[%zu] has no tool_use, so the "
-				    "conversation ends there", j, i);
+				return fail(c, "%sturns[%zu] is never played: "
+				    "%sturns[%zu] has no tool_use, so the "
+				    "conversation ends there", dot, j, dot, i);
 	}
 	return 0;
 }
 
+/*
+ * What the top level and a subagent script share: "turns" (required) and
+ * "final" (optional), checked into s. where is "" for the top level or
+ * "subagent", the start of every place named in a message.
+ */
 static int
-parse_root(struct ctx *c, json_t *root, struct script *s)
+parse_turns(struct ctx *c, json_t *obj, struct script *s, const char *where)
 {
-	static const char *const keys[] =
-	    { "version", "model", "turns", "final", "max_requests", NULL };
+	const char *dot = where[0] != '\0' ? "." : "";
+	char prefix[16];
 	json_t *turns, *e;
-	int version = 0;
 	size_t i;
 
-	if (!json_is_object(root))
-		return fail(c, "the script is %s, expected an object",
-		    type_name(root));
-	if (only_keys(c, root, keys) < 0 ||
-	    get_int(c, root, "version", 1, 0, 1000, &version) < 0)
+	snprintf(prefix, sizeof(prefix), "%s%s", where, dot);
+	snprintf(c->path, sizeof(c->path), "%s", where);
+	if (get_string(c, obj, "final", 0, 0, &s->final) < 0)
 		return -1;
-	if (version != 1)
-		return fail(c, "unsupported version %d (expected 1)", version);
-	if (get_string(c, root, "model", 0, 1, &s->model) < 0 ||
-	    get_string(c, root, "final", 0, 0, &s->final) < 0 ||
-	    get_int(c, root, "max_requests", 0, 1, 1000000,
-	    &s->max_requests) < 0)
-		return -1;
-	turns = json_object_get(root, "turns");
+	turns = json_object_get(obj, "turns");
 	if (turns == NULL)
 		return fail(c, "missing key 'turns'");
 	if (!json_is_array(turns))
@@ -487,12 +482,71 @@ parse_root(struct ctx *c, json_t *root, struct script *s)
 	}
 	json_array_foreach(turns, i, e) {
 		s->nturns = i + 1;
-		snprintf(c->path, sizeof(c->path), "turns[%zu]", i);
+		snprintf(c->path, sizeof(c->path), "%sturns[%zu]", prefix, i);
 		if (parse_turn(c, e, &s->turns[i]) < 0)
 			return -1;
 	}
 	c->path[0] = '\0';
-	return check_reachable(c, s);
+	return check_reachable(c, s, prefix);
+}
+
+/*
+ * The subagent script into s->subagent (allocated here, empty when the key
+ * is absent): an object with the top level's turns and final, and none of
+ * its run-wide keys.
+ */
+static int
+parse_subagent(struct ctx *c, json_t *root, struct script *s)
+{
+	static const char *const keys[] = { "turns", "final", NULL };
+	static const char *const top_only[] =
+	    { "subagent", "model", "version", "max_requests", NULL };
+	const char *key;
+	json_t *v, *x;
+	size_t i;
+
+	if ((s->subagent = calloc(1, sizeof(*s->subagent))) == NULL)
+		return fail(c, "out of memory");
+	v = json_object_get(root, "subagent");
+	if (v == NULL)
+		return 0;
+	if (!json_is_object(v))
+		return fail(c, "key 'subagent' is %s, expected an object",
+		    type_name(v));
+	snprintf(c->path, sizeof(c->path), "subagent");
+	json_object_foreach(v, key, x) {
+		for (i = 0; top_only[i] != NULL; i++)
+			if (strcmp(key, top_only[i]) == 0)
+				return fail(c, "key '%s' is not allowed in a "
+				    "subagent script", key);
+	}
+	if (only_keys(c, v, keys) < 0)
+		return -1;
+	return parse_turns(c, v, s->subagent, "subagent");
+}
+
+static int
+parse_root(struct ctx *c, json_t *root, struct script *s)
+{
+	static const char *const keys[] = { "version", "model", "turns",
+	    "final", "max_requests", "subagent", NULL };
+	int version = 0;
+
+	if (!json_is_object(root))
+		return fail(c, "the script is %s, expected an object",
+		    type_name(root));
+	if (only_keys(c, root, keys) < 0 ||
+	    get_int(c, root, "version", 1, 0, 1000, &version) < 0)
+		return -1;
+	if (version != 1)
+		return fail(c, "unsupported version %d (expected 1)", version);
+	if (get_string(c, root, "model", 0, 1, &s->model) < 0 ||
+	    get_int(c, root, "max_requests", 0, 1, 1000000,
+	    &s->max_requests) < 0)
+		return -1;
+	if (parse_turns(c, root, s, "") < 0)
+		return -1;
+	return parse_subagent(c, root, s);
 }
 
 /*
@@ -542,16 +596,14 @@ script_parse(const char *buf, size_t len, char *err, size_t errlen)
 		script_free(s);
 		return NULL;
 	}
-	if (merge_fault_turns(s) < 0) {
-		snprintf(err, errlen, "out of memory");
-		json_decref(root);
-		script_free(s);
-		return NULL;
-	}
 	json_decref(root);
-	if (s->final == NULL && (s->final = strdup(SCRIPT_DEFAULT_FINAL)) == NULL) {
-		script_free(s);
+	if (merge_fault_turns(s) < 0 || merge_fault_turns(s->subagent) < 0 ||
+	    (s->final == NULL &&
+	    (s->final = strdup(SCRIPT_DEFAULT_FINAL)) == NULL) ||
+	    (s->subagent->final == NULL &&
+	    (s->subagent->final = strdup(SCRIPT_SUBAGENT_FINAL)) == NULL)) {
 		snprintf(err, errlen, "out of memory");
+		script_free(s);
 		return NULL;
 	}
 	return s;
@@ -625,5 +677,6 @@ script_free(struct script *s)
 	free(s->final_faults);
 	free(s->model);
 	free(s->final);
+	script_free(s->subagent);
 	free(s);
 }

@@ -6,7 +6,8 @@
  *	 "model": "claude-sonnet-4-5",			optional
  *	 "turns": [{"blocks": [BLOCK, ...], "faults": [FAULT, ...]}, ...],
  *	 "final": "Done.",				optional
- *	 "max_requests": 200}				optional
+ *	 "max_requests": 200,				optional
+ *	 "subagent": {"turns": [...], "final": S}}	optional
  *
  *	BLOCK	{"type": "text", "text": S}
  *		{"type": "thinking", "thinking": S}
@@ -26,10 +27,20 @@
  * blocks, or to the final answer when none follows. An empty list may be
  * written {} (lua-cjson cannot tell an empty table's kind).
  *
+ * "subagent" is what every subagent Claude Code spawns (its Agent tool,
+ * once called Task) plays: its own turns and final text, under the same
+ * rules as the top level (turns required, faults, the never-played check),
+ * but without "subagent", "model", "version" or "max_requests" of its own
+ * (the model and the request cap are the whole run's). Its final text
+ * defaults to SCRIPT_SUBAGENT_FINAL. Without the key, the subagent script
+ * is no turns and that final text: a spawned subagent answers at once and
+ * never spawns another.
+ *
  * Validation is strict: an unknown key, a wrong type or an out-of-range
- * number is an error naming its place ("turns[1].blocks[0]: ..."; indices
- * are the JSON array's, from 0). A loaded script is immutable and may be
- * shared by every connection thread; script_free releases it.
+ * number is an error naming its place ("turns[1].blocks[0]: ...",
+ * "subagent.turns[0]: ..."; indices are the JSON array's, from 0). A
+ * loaded script is immutable and may be shared by every connection thread;
+ * script_free releases it.
  */
 #ifndef LEAKBENCH_MODEL_SCRIPT_H
 #define LEAKBENCH_MODEL_SCRIPT_H
@@ -44,6 +55,7 @@
 #define SCRIPT_MAX_FAULTS	100		/* per turn */
 #define SCRIPT_MAX_DELAY_MS	600000
 #define SCRIPT_DEFAULT_FINAL	"Done."
+#define SCRIPT_SUBAGENT_FINAL	"I found nothing to report."
 #define SCRIPT_DEFAULT_MAX_REQUESTS	200
 #define SCRIPT_MAX_ERROR_TYPE	39
 
@@ -82,7 +94,9 @@ struct script {
 	char		*final;		/* never NULL */
 	struct fault	*final_faults;	/* of trailing fault-only turns */
 	size_t		 nfinal_faults;
-	int		 max_requests;
+	int		 max_requests;	/* 0 in a subagent script */
+	struct script	*subagent;	/* never NULL at the top level; NULL
+					   in a subagent script */
 };
 
 /*

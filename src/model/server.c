@@ -308,7 +308,7 @@ static int
 messages(struct model_server *srv, int fd, const struct http_request *req,
     int keep)
 {
-	const char *mode = "json";
+	const char *mode = "json", *who;
 	struct sbuf body = { 0 };
 	struct answer a;
 	struct mreq r;
@@ -329,6 +329,7 @@ messages(struct model_server *srv, int fd, const struct http_request *req,
 	}
 	if (r.stream)
 		mode = "stream";
+	r.subagent = http_header(req, "x-claude-code-agent-id") != NULL;
 	if (engine_answer(srv->engine, &r, &a) < 0) {
 		mreq_free(&r);
 		logf_req(srv, req, "error 500 out of memory");
@@ -336,6 +337,7 @@ messages(struct model_server *srv, int fd, const struct http_request *req,
 		    NULL, -1, 0);
 	}
 	fault_word(&a, fw, sizeof(fw));
+	who = a.subagent ? "subagent " : "";
 	switch (a.what) {
 	case ANSWER_CAP:
 		logf_req(srv, req, "%s error %d %s", mode, a.status,
@@ -345,15 +347,15 @@ messages(struct model_server *srv, int fd, const struct http_request *req,
 		logf_req(srv, req, "%s side-request %s", mode, a.side);
 		break;
 	case ANSWER_FINAL:
-		logf_req(srv, req, "%s exhausted final %s", mode, fw);
+		logf_req(srv, req, "%s %sexhausted final %s", mode, who, fw);
 		break;
 	case ANSWER_TURN:
 		if (a.fault.kind == FAULT_HTTP)
-			logf_req(srv, req, "%s turn %zu/%zu %s", mode,
+			logf_req(srv, req, "%s %sturn %zu/%zu %s", mode, who,
 			    a.turn + 1, a.nturns, fw);
 		else
-			logf_req(srv, req, "%s turn %zu/%zu %s %s", mode,
-			    a.turn + 1, a.nturns, stop_word(&a), fw);
+			logf_req(srv, req, "%s %sturn %zu/%zu %s %s", mode,
+			    who, a.turn + 1, a.nturns, stop_word(&a), fw);
 		break;
 	}
 	if (a.status != 200) {

@@ -16,7 +16,11 @@
  *	lb-model: #5 POST /v1/messages stream turn 2/3 fault=http 529
  *	lb-model: #6 POST /v1/messages stream exhausted final fault=none
  *	lb-model: #7 POST /v1/messages error 400 request cap 200 reached
- * They never hold request content beyond the path (without its query).
+ *	lb-model: #8 POST /v1/messages stream subagent turn 1/2 tool_use fault=none
+ *	lb-model: #9 POST /v1/messages stream subagent exhausted final fault=none
+ * "subagent" marks a request played from the subagent script (it carried
+ * x-claude-code-agent-id; see engine.h). They never hold request content
+ * beyond the path (without its query).
  */
 #ifndef LEAKBENCH_MODEL_SERVER_H
 #define LEAKBENCH_MODEL_SERVER_H
