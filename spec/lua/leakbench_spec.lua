@@ -72,6 +72,137 @@ describe("lb.script", function()
       .. "and turn 2 can never be played)", 1, true), err)
   end)
 
+  it("takes a subagent script, as lb.script or as a plain table of turns", function()
+    local sub = lb.script {
+      { lb.say("Reading."), lb.use("Read", { file_path = "/work/.env" }) },
+      lb.say("{{last_result}}"),
+      final = "sub done",
+    }
+    local s = lb.script {
+      lb.use("Agent", { description = "Read .env", prompt = "Read /work/.env", subagent_type = "general-purpose" }),
+      lb.say("It reported: {{last_result}}"),
+      subagent = sub,
+    }
+    assert.are.equal(sub, s.subagent)
+    local doc = cjson.decode(lb.script_json(s))
+    assert.are.equal("Agent", doc.turns[1].blocks[1].name)
+    assert.are.same({ "final", "turns" }, (function()
+      local k = {}
+      for key in pairs(doc.subagent) do k[#k + 1] = key end
+      table.sort(k)
+      return k
+    end)())
+    assert.are.equal("sub done", doc.subagent.final)
+    assert.are.equal(2, #doc.subagent.turns)
+    assert.are.equal("Reading.", doc.subagent.turns[1].blocks[1].text)
+    assert.are.equal("/work/.env", doc.subagent.turns[1].blocks[2].input.file_path)
+    assert.are.equal("{{last_result}}", doc.subagent.turns[2].blocks[1].text)
+
+    -- the plain table is normalized to the same document
+    local plain = lb.script {
+      lb.use("Agent", { description = "Read .env", prompt = "Read /work/.env", subagent_type = "general-purpose" }),
+      lb.say("It reported: {{last_result}}"),
+      subagent = {
+        { lb.say("Reading."), lb.use("Read", { file_path = "/work/.env" }) },
+        lb.say("{{last_result}}"),
+        final = "sub done",
+      },
+    }
+    assert.is_true(lb.is(plain.subagent, lb.SCRIPT))
+    assert.are.equal(lb.script_json(s), lb.script_json(plain))
+  end)
+
+  it("writes no subagent without one, and an empty one as an empty list of turns", function()
+    assert.is_nil(cjson.decode(lb.script_json(lb.script { lb.say("hi") })).subagent)
+    local json = lb.script_json(lb.script { lb.use("Agent", { prompt = "x" }), subagent = {} })
+    assert.truthy(json:find('"subagent":{"turns":[]}', 1, true), json)
+  end)
+
+  it("rejects a subagent with its own subagent or max_requests, or of the wrong kind", function()
+    local line
+    local ok, err = pcall(function()
+      line = debug.getinfo(1, "l").currentline + 1
+      local s = lb.script { lb.use("Agent"), subagent = { lb.use("Agent"), subagent = { lb.say("x") } } }
+      return s
+    end)
+    assert.is_false(ok)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad field 'subagent' in 'lb.script' "
+      .. "(a subagent script cannot have a subagent)", err)
+    local inner = lb.script { lb.use("Agent"), subagent = { lb.say("x") } }
+    ok, err = pcall(function()
+      line = debug.getinfo(1, "l").currentline + 1
+      local s = lb.script { lb.use("Agent"), subagent = inner }
+      return s
+    end)
+    assert.is_false(ok)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad field 'subagent' in 'lb.script' "
+      .. "(a subagent script cannot have a subagent)", err)
+    ok, err = pcall(function()
+      line = debug.getinfo(1, "l").currentline + 1
+      local s = lb.script { lb.use("Agent"), subagent = { lb.say("x"), max_requests = 5 } }
+      return s
+    end)
+    assert.is_false(ok)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad field 'subagent' in 'lb.script' "
+      .. "(max_requests belongs to the main script)", err)
+    ok, err = pcall(lb.script, { lb.use("Agent"), subagent = lb.script { lb.say("x"), max_requests = 5 } })
+    assert.is_false(ok)
+    assert.truthy(err:find("(max_requests belongs to the main script)", 1, true), err)
+    for _, bad in ipairs({ "turns", 3, lb.say("x") }) do
+      ok, err = pcall(lb.script, { lb.use("Agent"), subagent = bad })
+      assert.is_false(ok)
+      assert.truthy(err:find("bad field 'subagent' in 'lb.script' (lb.script or a table of turns expected)",
+        1, true), err)
+    end
+  end)
+
+  it("checks a plain subagent's turns like the main script's, naming them", function()
+    local line
+    local ok, err = pcall(function()
+      line = debug.getinfo(1, "l").currentline + 1
+      local s = lb.script { lb.use("Agent"), subagent = { lb.say("x"), { "not a block" } } }
+      return s
+    end)
+    assert.is_false(ok)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad subagent turn 2 in 'lb.script' "
+      .. "(block 1 is not lb.say, lb.think or lb.use)", err)
+    ok, err = pcall(function()
+      line = debug.getinfo(1, "l").currentline + 1
+      local s = lb.script { lb.use("Agent"), subagent = { lb.say("done"), lb.use("Read") } }
+      return s
+    end)
+    assert.is_false(ok)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad subagent turn 1 in 'lb.script' "
+      .. "(it has no lb.use, so it ends the conversation and subagent turn 2 can never be played)", err)
+    ok, err = pcall(function()
+      line = debug.getinfo(1, "l").currentline + 1
+      local s = lb.script { lb.use("Agent"), subagent = { lb.say("x"), final = 1 } }
+      return s
+    end)
+    assert.is_false(ok)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad field 'final' in 'lb.script' "
+      .. "(string expected)", err)
+    ok, err = pcall(function()
+      line = debug.getinfo(1, "l").currentline + 1
+      local s = lb.script { lb.use("Agent"), subagent = { lb.say("x"), extra = 1 } }
+      return s
+    end)
+    assert.is_false(ok)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": unknown field 'extra' in 'lb.script'", err)
+  end)
+
+  it("blames the caller's line for the main script's turns too", function()
+    local line
+    local ok, err = pcall(function()
+      line = debug.getinfo(1, "l").currentline + 1
+      local s = lb.script { lb.say("x"), { faults = 3 } }
+      return s
+    end)
+    assert.is_false(ok)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad turn 2 in 'lb.script' "
+      .. "(faults must be a list)", err)
+  end)
+
   it("checks fault arguments", function()
     assert.has_error(function() lb.fault.http(200) end,
       "bad argument #1 to 'lb.fault.http' (an HTTP error status 400-599 expected)")

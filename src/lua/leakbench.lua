@@ -100,77 +100,116 @@ function lb.fault.delay(ms)
 end
 
 -- A turn: a single block, or a list of blocks with an optional
--- faults = { lb.fault... } field. Returns the normalized turn or raises.
-local function turn_of(t, i)
+-- faults = { lb.fault... } field. Returns the normalized turn or raises at
+-- level lvl (the scenario's line); what names the turn in messages
+-- ("turn 2", "subagent turn 2").
+local function turn_of(t, what, lvl)
   if is(t, BLOCK) then return { blocks = { t } } end
   if type(t) ~= "table" then
-    error(string.format("bad turn %d in 'lb.script' (a block or a list of blocks expected, got %s)",
-      i, type(t)), 3)
+    error(string.format("bad %s in 'lb.script' (a block or a list of blocks expected, got %s)",
+      what, type(t)), lvl)
   end
   local turn = { blocks = {} }
   for k, v in pairs(t) do
     if k == "faults" then
       if type(v) ~= "table" then
-        error(string.format("bad turn %d in 'lb.script' (faults must be a list)", i), 3)
+        error(string.format("bad %s in 'lb.script' (faults must be a list)", what), lvl)
       end
       turn.faults = {}
       for j, f in ipairs(v) do
         if not is(f, FAULT) then
-          error(string.format("bad turn %d in 'lb.script' (faults[%d] is not an lb.fault)", i, j), 3)
+          error(string.format("bad %s in 'lb.script' (faults[%d] is not an lb.fault)", what, j), lvl)
         end
         turn.faults[j] = f
       end
     elseif math.type(k) ~= "integer" then
-      error(string.format("bad turn %d in 'lb.script' (unknown field '%s')", i, tostring(k)), 3)
+      error(string.format("bad %s in 'lb.script' (unknown field '%s')", what, tostring(k)), lvl)
     end
   end
   for j, b in ipairs(t) do
     if not is(b, BLOCK) then
-      error(string.format("bad turn %d in 'lb.script' (block %d is not lb.say, lb.think or lb.use)", i, j), 3)
+      error(string.format("bad %s in 'lb.script' (block %d is not lb.say, lb.think or lb.use)",
+        what, j), lvl)
     end
     turn.blocks[j] = b
   end
   if #turn.blocks == 0 and not turn.faults then
-    error(string.format("bad turn %d in 'lb.script' (a turn needs at least one block)", i), 3)
+    error(string.format("bad %s in 'lb.script' (a turn needs at least one block)", what), lvl)
   end
   return turn
 end
 
--- lb.script{ turn, turn, ..., final = "text", max_requests = n }: what the
--- scripted model plays. A turn with a tool_use ends with stop_reason
--- tool_use, a turn of text ends the conversation.
-function lb.script(t)
-  if type(t) ~= "table" then typeerr("script", 1, "table", t) end
+local build
+
+-- The subagent field of lb.script: an lb.script{...} or a plain table of
+-- turns (normalized here), with neither a subagent nor max_requests of its
+-- own. Raises at level lvl.
+local function subagent_of(v, lvl)
+  if type(v) ~= "table" or (getmetatable(v) ~= nil and not is(v, SCRIPT)) then
+    error("bad field 'subagent' in 'lb.script' (lb.script or a table of turns expected)", lvl)
+  end
+  if v.subagent ~= nil then
+    error("bad field 'subagent' in 'lb.script' (a subagent script cannot have a subagent)", lvl)
+  end
+  if v.max_requests ~= nil then
+    error("bad field 'subagent' in 'lb.script' (max_requests belongs to the main script)", lvl)
+  end
+  if is(v, SCRIPT) then return v end
+  local s = build(v, "subagent turn", lvl + 1)  -- not a tail call: lvl counts frames
+  return s
+end
+
+-- The script of table t (see lb.script); what is "turn" or "subagent
+-- turn", for messages; raises at level lvl.
+function build(t, what, lvl)
   local s = { turns = {} }
   for k, v in pairs(t) do
     if k == "final" then
-      if type(v) ~= "string" then error("bad field 'final' in 'lb.script' (string expected)", 2) end
+      if type(v) ~= "string" then error("bad field 'final' in 'lb.script' (string expected)", lvl) end
       s.final = v
     elseif k == "max_requests" then
       if math.type(v) ~= "integer" or v < 1 then
-        error("bad field 'max_requests' in 'lb.script' (positive integer expected)", 2)
+        error("bad field 'max_requests' in 'lb.script' (positive integer expected)", lvl)
       end
       s.max_requests = v
+    elseif k == "subagent" then
+      s.subagent = subagent_of(v, lvl + 1)
     elseif math.type(k) ~= "integer" then
-      error(string.format("unknown field '%s' in 'lb.script'", tostring(k)), 2)
+      error(string.format("unknown field '%s' in 'lb.script'", tostring(k)), lvl)
     end
   end
-  for i, turn in ipairs(t) do s.turns[i] = turn_of(turn, i) end
+  for i, turn in ipairs(t) do s.turns[i] = turn_of(turn, what .. " " .. i, lvl + 1) end
   -- A turn without a tool call ends the conversation: nothing after it plays.
   for i = 1, #s.turns - 1 do
     local uses = false
     for _, b in ipairs(s.turns[i].blocks) do uses = uses or b.type == "tool_use" end
     if not uses and #s.turns[i].blocks > 0 then
-      error(string.format("bad turn %d in 'lb.script' (it has no lb.use, so it ends the "
-        .. "conversation and turn %d can never be played)", i, i + 1), 2)
+      error(string.format("bad %s %d in 'lb.script' (it has no lb.use, so it ends the "
+        .. "conversation and %s %d can never be played)", what, i, what, i + 1), lvl)
     end
   end
   return mark(s, SCRIPT)
 end
 
--- The script as the JSON document the scripted model reads.
-function lb.script_json(s)
-  local json = require "leakbench.json"
+-- lb.script{ turn, turn, ..., final = "text", max_requests = n,
+-- subagent = lb.script{ turn, ..., final = "text" } }: what the scripted
+-- model plays. A turn with a tool_use ends with stop_reason tool_use, a
+-- turn of text ends the conversation.
+--
+-- subagent (an lb.script, or a plain table of turns and final) is what
+-- every subagent Claude Code spawns plays instead (its Agent tool): each
+-- starts at the subagent's first turn, and its final text (the Agent
+-- tool's result in the main conversation) defaults to "I found nothing to
+-- report." Without it a subagent answers that at once. It may not have a
+-- subagent or max_requests of its own: the cap counts every request.
+function lb.script(t)
+  if type(t) ~= "table" then typeerr("script", 1, "table", t) end
+  local s = build(t, "turn", 3)  -- not a tail call: the level counts this frame
+  return s
+end
+
+-- The turns and final of a script as the JSON document's tables.
+local function script_doc(s, json)
   local turns = {}
   for i, turn in ipairs(s.turns) do
     local blocks = {}
@@ -192,8 +231,16 @@ function lb.script_json(s)
     end
     turns[i] = { blocks = json.array(blocks), faults = faults }
   end
-  return json.encode({ version = 1, turns = json.array(turns),
-    final = s.final, max_requests = s.max_requests })
+  return { turns = json.array(turns), final = s.final }
+end
+
+-- The script as the JSON document the scripted model reads.
+function lb.script_json(s)
+  local json = require "leakbench.json"
+  local doc = script_doc(s, json)
+  doc.version, doc.max_requests = 1, s.max_requests
+  if s.subagent then doc.subagent = script_doc(s.subagent, json) end
+  return json.encode(doc)
 end
 
 -- lb.file(path): a file next to the calling scenario or subject file, read
