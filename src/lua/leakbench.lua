@@ -198,10 +198,12 @@ end
 --
 -- subagent (an lb.script, or a plain table of turns and final) is what
 -- every subagent Claude Code spawns plays instead (its Agent tool): each
--- starts at the subagent's first turn, and its final text (the Agent
--- tool's result in the main conversation) defaults to "I found nothing to
--- report." Without it a subagent answers that at once. It may not have a
--- subagent or max_requests of its own: the cap counts every request.
+-- starts at the subagent's first turn; its final text defaults to "I found
+-- nothing to report.", and without a subagent script a subagent answers
+-- that at once. It may not have a subagent or max_requests of its own: the
+-- cap counts every request. Claude Code 2.1.332 runs an Agent call in the
+-- background unless its input has run_in_background = false; only in the
+-- foreground is the subagent's final text the Agent call's result.
 function lb.script(t)
   if type(t) ~= "table" then typeerr("script", 1, "table", t) end
   local s = build(t, "turn", 3)  -- not a tail call: the level counts this frame

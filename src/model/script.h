@@ -34,7 +34,9 @@
  * (the model and the request cap are the whole run's). Its final text
  * defaults to SCRIPT_SUBAGENT_FINAL. Without the key, the subagent script
  * is no turns and that final text: a spawned subagent answers at once and
- * never spawns another.
+ * never spawns another. (A subagent script that calls Agent itself has its
+ * nested subagents play it too, from its first turn: that ends only at
+ * max_requests.)
  *
  * Validation is strict: an unknown key, a wrong type or an out-of-range
  * number is an error naming its place ("turns[1].blocks[0]: ...",
