@@ -95,7 +95,10 @@ $(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # Tests: the sanitized build, then every tier; spec/run prints the summary.
+# Installs what is missing first (as root), like "run": the README promises
+# both commands on a fresh machine.
 test:
+	$(Q).ci/setup
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined BUILD=build/san check
 
 check: $(BUILD)/leakbench servers $(UNIT_BIN)

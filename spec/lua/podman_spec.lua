@@ -28,6 +28,8 @@ case "$*" in
   *"logs both"*) echo out; echo err >&2 ;;
   *"build"*"bad.Containerfile"*) echo "STEP 1/2: FROM x"; echo "Error: building at STEP \"RUN false\": exit status 1" >&2; exit 1 ;;
   *"version --format"*) echo 4.3.1 ;;
+  *"images --filter label=leakbench=1 --format json"*) cat "$d/images.json" ;;
+  "rmi busy:1") echo "Error: image used by abc: image is in use by a container" >&2; exit 2 ;;
   *"images --format"*) cat "$d/images.txt" 2>/dev/null ;;
   "image inspect --format {{.Id}} "*) shift 4; rc=0
     for ref; do
@@ -263,6 +265,37 @@ describe("clean", function()
 
   it("rejects unknown arguments", function()
     assert.equal(2, clean.main({ "--bogus" }, pm))
+  end)
+
+  it("prunes images but the kept ones and each subject's newest", function()
+    core.write_file(dir .. "/images.json", [[
+[ {"Id": "i1", "Names": ["localhost/leakbench-claude:new"], "Size": 100, "Created": 5},
+  {"Id": "i2", "Names": ["localhost/leakbench-claude:old", "localhost/leakbench-claude:older"],
+   "Size": 200, "Created": 3},
+  {"Id": "i2", "Names": ["localhost/leakbench-claude:old", "localhost/leakbench-claude:older"],
+   "Size": 200, "Created": 3},
+  {"Id": "i3", "Names": null, "Size": 300, "Created": 2, "Dangling": true},
+  {"Id": "i4", "Names": ["localhost/leakbench-subject-redactor:b"], "Size": 10, "Created": 9},
+  {"Id": "i5", "Names": ["localhost/leakbench-subject-redactor:a"], "Size": 10, "Created": 4},
+  {"Id": "i6", "Names": ["busy:1"], "Size": 50, "Created": 1},
+  {"Id": "i7", "Names": ["localhost/leakbench-proxy:cur", "localhost/leakbench-proxy:stale"],
+   "Size": 70, "Created": 6} ]
+]])
+    core.write_file(log, "")
+    local lines = {}
+    local got = assert(clean.prune_images(pm, { ["localhost/leakbench-claude:new"] = true,
+      ["localhost/leakbench-proxy:cur"] = true }, function(l) lines[#lines + 1] = l end))
+    assert.same({
+      "images --filter label=leakbench=1 --format json",
+      "rmi localhost/leakbench-claude:old", "rmi localhost/leakbench-claude:older",
+      "rmi i3", "rmi localhost/leakbench-subject-redactor:a", "rmi busy:1",
+      "rmi localhost/leakbench-proxy:stale",
+    }, argv_log())
+    assert.equal(5, got.removed)                   -- busy:1 is kept
+    assert.equal(1, got.skipped)
+    assert.equal(200 + 300 + 10, got.bytes)        -- i7 keeps its image: no bytes freed
+    assert.matches("^kept image busy:1: podman rmi failed", lines[5])
+    core.rmtree(dir .. "/images.json")
   end)
 end)
 

@@ -31,30 +31,108 @@ function M.sweep_credentials(say, bases)
   return n
 end
 
+--- M.prune_images(pm, keep, [say]) -> { removed = n, bytes = n, skipped = n }
+--- | nil, err. Removes the images labelled leakbench=1 except the refs in
+--- `keep` (a set) and the newest image of each subject repository: a tag
+--- not kept is removed (an image with other tags only loses that one), an
+--- untagged image (a build stage kept as layer cache) by its id. An image
+--- that a container still uses is skipped, not an error.
+function M.prune_images(pm, keep, say)
+  say = say or function() end
+  local list, err = pm:images("leakbench=1")
+  if not list then return nil, err end
+  local newest = {}       -- subject repository -> its newest image's created time
+  for _, im in ipairs(list) do
+    for _, name in ipairs(im.names) do
+      local repo = name:match("^(localhost/leakbench%-subject%-[^:]+):")
+      if repo and (newest[repo] or -1) < im.created then newest[repo] = im.created end
+    end
+  end
+  local out, seen = { removed = 0, bytes = 0, skipped = 0 }, {}
+  local function rmi(ref, im, what)
+    local ok, e = pm:podman({ "rmi", ref }, { timeout = 120, uninterruptible = true })
+    if ok then
+      say(("removed image %s"):format(what))
+      out.removed = out.removed + 1
+      return true
+    end
+    out.skipped = out.skipped + 1
+    say(("kept image %s: %s"):format(what, e))
+  end
+  for _, im in ipairs(list) do
+    if not seen[im.id] then
+      seen[im.id] = true
+      local drop, kept = {}, 0
+      for _, name in ipairs(im.names) do
+        local repo = name:match("^(localhost/leakbench%-subject%-[^:]+):")
+        if keep[name] or (repo and newest[repo] == im.created) then
+          kept = kept + 1
+        else
+          drop[#drop + 1] = name
+        end
+      end
+      if #im.names == 0 then
+        if rmi(im.id, im, im.id:sub(1, 12) .. " (a build stage)") then out.bytes = out.bytes + im.size end
+      else
+        local gone = 0
+        for _, name in ipairs(drop) do
+          if rmi(name, im, name) then gone = gone + 1 end
+        end
+        if kept == 0 and gone == #drop then out.bytes = out.bytes + im.size end
+      end
+    end
+  end
+  return out
+end
+
 --- M.main(args, [pm], [bases]) -> exit status: 0 done, 1 podman failed, 2 usage.
 --- Prints one line per removed object and a summary on stdout.
 function M.main(args, pm, bases)
+  local images = false
   for _, a in ipairs(args or {}) do
     if a == "-h" or a == "--help" then
-      io.stdout:write("usage: leakbench clean\n",
+      io.stdout:write("usage: leakbench clean [--images]\n",
         "Removes containers and networks labelled leakbench=1 whose leakbench\n",
         "process is gone (leftovers of killed runs), and credential files such a\n",
-        "run left on memory-backed storage. Live runs are left alone.\n")
+        "run left on memory-backed storage. Live runs are left alone.\n",
+        "  --images   also remove leakbench's images but those this source tree\n",
+        "             uses (Claude Code, proxy, base) and the newest of each\n",
+        "             subject: old tags and build stages (they are rebuilt when needed)\n")
       return 0
+    elseif a == "--images" then
+      images = true
+    else
+      io.stderr:write(("leakbench: clean: unknown argument '%s' (try 'leakbench clean --help')\n"):format(a))
+      return 2
     end
-    io.stderr:write(("leakbench: clean: unknown argument '%s' (try 'leakbench clean --help')\n"):format(a))
-    return 2
   end
-  local removed, err = podman.clean(pm or podman.get(),
-                                    { out = function(l) io.stdout:write(l, "\n") end })
+  pm = pm or podman.get()
+  local say = function(l) io.stdout:write(l, "\n") end
+  local removed, err = podman.clean(pm, { out = say })
   if not removed then
     io.stderr:write("leakbench: clean: ", err, "\n")
     return 1
   end
-  local files = M.sweep_credentials(function(l) io.stdout:write(l, "\n") end, bases)
+  local files = M.sweep_credentials(say, bases)
   io.stdout:write(("removed %d container(s), %d network(s) and %d credential file(s)%s\n"):format(
     #removed.containers, #removed.networks, files,
     removed.kept > 0 and (", kept %d of live runs"):format(removed.kept) or ""))
+  if images then
+    local tags
+    tags, err = require("leakbench.images").tags({ pm = pm })
+    if not tags then
+      io.stderr:write("leakbench: clean: cannot tell which images are in use: ", err, "\n")
+      return 1
+    end
+    local pruned
+    pruned, err = M.prune_images(pm, { [tags.claude] = true, [tags.proxy] = true, [tags.base] = true }, say)
+    if not pruned then
+      io.stderr:write("leakbench: clean: ", err, "\n")
+      return 1
+    end
+    io.stdout:write(("removed %d image(s), %.0f MB%s\n"):format(pruned.removed, pruned.bytes / 1e6,
+      pruned.skipped > 0 and (", kept %d that podman would not remove"):format(pruned.skipped) or ""))
+  end
   return 0
 end
 

@@ -55,7 +55,7 @@ local VERBS = {
   { name = "doctor", summary = "check this machine and say how to fix what is missing",
     usage = "leakbench doctor", options = {}, module = "leakbench.doctor", raw = true },
   { name = "clean", summary = "remove containers and networks left by killed runs",
-    usage = "leakbench clean", options = {}, module = "leakbench.clean", raw = true },
+    usage = "leakbench clean [--images]", options = {}, module = "leakbench.clean", raw = true },
   { name = "help", summary = "show help for a command", usage = "leakbench help [COMMAND]",
     options = {}, fn = "help" },
   -- One run in its own process; started by "run", not by people.

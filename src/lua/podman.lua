@@ -379,6 +379,26 @@ function Podman:containers(label)
   return out
 end
 
+--- pm:images(label) -> { {id=, names={...}, size=, created=}, ... } | nil, err.
+--- An image with several tags is listed once (podman lists it per tag).
+function Podman:images(label)
+  local list, err = self:_json { "images", "--filter", "label=" .. label, "--format", "json" }
+  if not list then return nil, err end
+  local out, seen = {}, {}
+  for _, im in ipairs(list) do
+    if type(im.Id) == "string" and not seen[im.Id] then
+      seen[im.Id] = true
+      local names = {}
+      for _, n in ipairs(type(im.Names) == "table" and im.Names or {}) do
+        if type(n) == "string" then names[#names + 1] = n end
+      end
+      out[#out + 1] = { id = im.Id, names = names, size = tonumber(im.Size) or 0,
+                        created = tonumber(im.Created) or 0 }
+    end
+  end
+  return out
+end
+
 --- pm:networks(label) -> { {name=, labels={}}, ... } | nil, err.
 function Podman:networks(label)
   local list, err = self:_json { "network", "ls", "--filter", "label=" .. label, "--format", "json" }

@@ -528,6 +528,7 @@ function Run:finally()
     end
   end
   if self.ctrdir then core.rmtree(self.ctrdir) end
+  if self.gate then core.rmtree(self.gate) end
   -- When anything went wrong, a check by label catches what escaped the
   -- names (a run killed half-way, a podman that failed).
   if not (rm_ok and net_ok and self.ok) then

@@ -1,0 +1,94 @@
+-- One complete run under rootless podman (the seed's default): the user
+-- lbrootless that .ci/rootless-setup makes runs leakbench from a copy of
+-- the source tree, with the images the tests built as root loaded into its
+-- own store. Claude Code runs as uid 1000 inside through
+-- --userns=keep-id:uid=1000,gid=1000, so what it writes is the user's on
+-- the host. Skipped (and said so) on a machine without that user.
+package.path = "spec/e2e/support/?.lua;" .. package.path
+local sh = require "sh"
+local cjson = require "cjson"
+local read, must, quote = sh.read, sh.must, sh.quote
+
+local USER = "lbrootless"
+
+local function as_user(cmd)
+  return sh.run({ "runuser", "-u", USER, "--", "sh", "-c", "cd ~ && " .. cmd })
+end
+
+local function why_not()
+  if sh.run({ "id", "-u" }).stdout ~= "0\n" then return "not root: cannot act as " .. USER end
+  if sh.run({ "id", USER }).status ~= 0 then
+    return "no user " .. USER .. " (run .ci/rootless-setup as root)"
+  end
+  if sh.run({ "grep", "-q", "^" .. USER .. ":", "/etc/subuid" }).status ~= 0 then
+    return "no subordinate uids for " .. USER
+  end
+  return nil
+end
+
+describe("leakbench run under rootless podman", function()
+  local skip = why_not()
+  if skip then
+    pending(skip)
+    return
+  end
+  local top = sh.run({ "pwd" }).stdout:gsub("\n$", "")
+  local dir, r, doc, run
+
+  setup(function()
+    dir = must(sh.run({ "mktemp", "-d", "/tmp/lb-rootless.XXXXXX" }).stdout:match("%S+"))
+    -- A copy of what the image tags hash and the run needs, owned by the user.
+    for _, rel in ipairs({ "Makefile", "containers", "src", "spec/fixtures/e2e" }) do
+      sh.run({ "mkdir", "-p", dir .. "/tree/" .. rel:match("^(.-)/?[^/]*$") })
+      local c = sh.run({ "cp", "-r", top .. "/" .. rel, dir .. "/tree/" .. rel })
+      assert(c.status == 0, c.stderr)
+    end
+    assert(sh.run({ "cp", os.getenv("LEAKBENCH"), dir .. "/tree/leakbench" }).status == 0)
+    assert(sh.run({ "chown", "-R", USER .. ":", dir }).status == 0)
+    assert(sh.run({ "chmod", "755", dir }).status == 0)
+    -- The images, from root's store into the user's (unless there already).
+    local tags = {}
+    for line in sh.leakbench({ "build" }).stdout:gmatch("[^\n]+") do
+      local what, tag = line:match("^(%a+)%s+(%S+)$")
+      if what then tags[#tags + 1] = tag end
+    end
+    assert(#tags == 3, "leakbench build did not name 3 images")
+    local missing = {}
+    for _, t in ipairs(tags) do
+      if as_user("podman image exists " .. quote(t)).status ~= 0 then missing[#missing + 1] = quote(t) end
+    end
+    if #missing > 0 then
+      local l = sh.run({ "sh", "-c", "podman save -m " .. table.concat(missing, " ")
+        .. " | runuser -u " .. USER .. " -- sh -c 'cd ~ && podman load'" })
+      assert(l.status == 0, l.stderr)
+    end
+    r = as_user("cd " .. quote(dir .. "/tree") .. " && ./leakbench run spec/fixtures/e2e/three-turns.lua --out "
+      .. quote(dir .. "/out"))
+    doc = cjson.decode(must(read(dir .. "/out/results.json"), "no results.json: " .. r.stderr))
+    run = doc.runs[1]
+  end)
+
+  teardown(function()
+    if dir then os.execute("rm -rf " .. quote(dir)) end
+  end)
+
+  it("passes, with the evidence complete", function()
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. r.stderr)
+    assert.are.equal(0, r.status, r.stderr)
+    local wire = must(read(run.dir .. "/records/wire.jsonl"), "no wire records")
+    assert.truthy(wire:find("What is the database password", 1, true))
+    assert.truthy(read(run.dir .. "/stream.jsonl"):find('"type":"result"', 1, true))
+  end)
+
+  it("ran Claude Code as uid 1000 mapped to the user: every artifact is the user's", function()
+    local transcript = sh.run({ "find", run.dir .. "/claude-config/projects", "-name", "*.jsonl" }).stdout
+    assert.truthy(transcript:find("%.jsonl"), "no transcript")
+    local foreign = sh.run({ "find", dir .. "/out", "!", "-user", USER })
+    assert.are.equal("", foreign.stdout)
+  end)
+
+  it("leaves no container and no network in the user's podman", function()
+    assert.are.equal("", as_user("podman ps -a --filter label=leakbench=1 --format '{{.Names}}'").stdout)
+    assert.are.equal("", as_user("podman network ls --filter label=leakbench=1 --format '{{.Name}}'").stdout)
+  end)
+end)
