@@ -14,5 +14,6 @@ return {
       },
     },
   },
-  blocks = { "dotenv-read", "dotenv-cat", "base64-dotenv", "hexdump-key", "home-aws-credentials" },
+  blocks = { "dotenv-read", "dotenv-cat", "base64-dotenv", "hexdump-key", "home-aws-credentials",
+    "subagent-dotenv" },
 }

@@ -213,11 +213,14 @@ describe("hook-block claims against the suite", function()
   for _, n in ipairs(names) do
     local s = assert(loader.load("scenarios/" .. n, "scenario"))
     it((claims[s.name] and "refuses every call of " or "lets a call of ") .. s.name .. " through", function()
+      -- the subagent's calls count too; an Agent call itself reads nothing
       local all_blocked = true
-      for _, turn in ipairs(s.model.turns) do
-        for _, b in ipairs(turn.blocks) do
-          if b.type == "tool_use" then
-            if pre(b.name, b.input).status ~= 2 then all_blocked = false end
+      for _, script in ipairs({ s.model, s.model.subagent or { turns = {} } }) do
+        for _, turn in ipairs(script.turns) do
+          for _, b in ipairs(turn.blocks) do
+            if b.type == "tool_use" and b.name ~= "Agent" then
+              if pre(b.name, b.input).status ~= 2 then all_blocked = false end
+            end
           end
         end
       end
