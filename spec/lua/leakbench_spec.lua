@@ -156,6 +156,22 @@ describe("lb.script", function()
     end
   end)
 
+  it("refuses a subagent that calls Agent or Task (it would replay itself)", function()
+    local line
+    local ok, err = pcall(function()
+      line = debug.getinfo(1, "l").currentline + 1
+      local s = lb.script { lb.use("Agent"), subagent = { lb.use("Read"), lb.use("Agent"), lb.say("x") } }
+      return s
+    end)
+    assert.is_false(ok)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad subagent turn 2 in 'lb.script' "
+      .. "(a subagent cannot call Agent: it would spawn subagents that play this script again)", err)
+    ok, err = pcall(lb.script, { lb.use("Agent"), subagent = lb.script { lb.use("Task"), lb.say("x") } })
+    assert.is_false(ok)
+    assert.truthy(err:find("bad subagent turn 1 in 'lb.script' (a subagent cannot call Task", 1, true), err)
+    assert.truthy(pcall(lb.script, { lb.use("Agent"), subagent = { lb.use("Read"), lb.say("x") } }))
+  end)
+
   it("checks a plain subagent's turns like the main script's, naming them", function()
     local line
     local ok, err = pcall(function()

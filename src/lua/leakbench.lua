@@ -154,8 +154,20 @@ local function subagent_of(v, lvl)
   if v.max_requests ~= nil then
     error("bad field 'subagent' in 'lb.script' (max_requests belongs to the main script)", lvl)
   end
-  if is(v, SCRIPT) then return v end
-  local s = build(v, "subagent turn", lvl + 1)  -- not a tail call: lvl counts frames
+  local s = v
+  if not is(v, SCRIPT) then
+    s = build(v, "subagent turn", lvl + 1)  -- not a tail call: lvl counts frames
+  end
+  -- A subagent of a subagent plays this script again, and so on until the
+  -- request cap: refuse it here rather than loop at run time.
+  for i, turn in ipairs(s.turns) do
+    for _, b in ipairs(turn.blocks) do
+      if b.type == "tool_use" and (b.name == "Agent" or b.name == "Task") then
+        error(string.format("bad subagent turn %d in 'lb.script' (a subagent cannot call %s: "
+          .. "it would spawn subagents that play this script again)", i, b.name), lvl)
+      end
+    end
+  end
   return s
 end
 
@@ -200,8 +212,9 @@ end
 -- every subagent Claude Code spawns plays instead (its Agent tool): each
 -- starts at the subagent's first turn; its final text defaults to "I found
 -- nothing to report.", and without a subagent script a subagent answers
--- that at once. It may not have a subagent or max_requests of its own: the
--- cap counts every request. Claude Code 2.1.332 runs an Agent call in the
+-- that at once. It may not have a subagent or max_requests of its own (the
+-- cap counts every request), nor call Agent (Task): nested subagents would
+-- replay it. Claude Code 2.1.332 runs an Agent call in the
 -- background unless its input has run_in_background = false; only in the
 -- foreground is the subagent's final text the Agent call's result.
 function lb.script(t)
