@@ -201,6 +201,43 @@ describe("pm:wait_log_line", function()
   end)
 end)
 
+describe("container logs in files (k8s-file)", function()
+  it("turns a k8s-file log into the text the container printed", function()
+    local raw = "2026-11-29T18:47:18.621501116+00:00 stderr F lb-model: cannot load\n"
+      .. "2026-11-29T18:47:18.7+00:00 stdout P a partial \n"
+      .. "2026-11-29T18:47:18.8+00:00 stdout F line, ended\n"
+      .. "2026-11-29T18:47:18.9+00:00 stdout F \n"
+      .. "not a log line\n"
+      .. "2026-11-29T18:47:19+00:00 stdout F no newline at the end"
+    assert.equal("lb-model: cannot load\na partial line, ended\n\nnot a log line\n",
+      podman.k8s_log_text(raw))
+  end)
+
+  it("waits for the ready line, and stops when the container's conmon is gone", function()
+    local d = dir .. "/ctr"
+    core.mkdir_p(d)
+    core.write_file(d .. "/p.ctr.log", "2026-11-29T00:00:00+00:00 stdout F lb-proxy: listening on 8080\n")
+    core.write_file(d .. "/p.conmon.pid", tostring(core.getpid()))
+    local ok, text = podman.wait_ready(d, "p", "listening", 5)
+    assert.is_true(ok)
+    assert.equal("lb-proxy: listening on 8080\n", text)
+    core.write_file(d .. "/q.ctr.log", "2026-11-29T00:00:00+00:00 stderr F panic\n")
+    core.write_file(d .. "/q.conmon.pid", "999999999")
+    local t0 = core.now()
+    local why
+    ok, text, why = podman.wait_ready(d, "q", "listening", 5)
+    assert.is_false(ok)
+    assert.equal("panic\n", text)
+    assert.equal("exited", why)
+    assert.is_true(core.now() - t0 < 4)
+    ok, text, why = podman.wait_ready(d, "never", "listening", 0.2)
+    assert.is_false(ok)
+    assert.equal("", text)
+    assert.equal("timeout", why)
+    core.rmtree(d)
+  end)
+end)
+
 describe("clean", function()
   local pm
   before_each(function()

@@ -468,9 +468,13 @@ end
 --- pm:log_args(dir, name) -> flags that make a detached container write its
 --- log to dir/name.ctr.log (podman's k8s-file format) and conmon's pid to
 --- dir/name.conmon.pid, so that readiness and the log need no podman call
---- (M.wait_ready, M.log_text). The files outlive the container.
+--- (M.wait_ready, M.log_text). The files outlive the container. A log is
+--- capped at M.LOG_MAX (conmon then starts it over), so that a hostile
+--- interceptor cannot fill the disk.
+M.LOG_MAX = "64m"
 function Podman:log_args(dir, name)
   return { "--log-driver", "k8s-file", "--log-opt", "path=" .. dir .. "/" .. name .. ".ctr.log",
+           "--log-opt", "max-size=" .. M.LOG_MAX,
            "--conmon-pidfile", dir .. "/" .. name .. ".conmon.pid" }
 end
 
