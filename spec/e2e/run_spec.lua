@@ -148,3 +148,31 @@ describe("isolation, probed from inside the claude container", function()
     assert.are.equal(0, r.status)
   end)
 end)
+
+describe("leakbench run, an interceptor that dies at start", function()
+  local out = tmpdir()
+  local r, run
+
+  setup(function()
+    r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--subject",
+      "spec/fixtures/e2e/subjects/broken-icp.lua", "--no-baseline", "--out", out })
+    run = results(out).runs[1]
+  end)
+
+  teardown(function() os.execute("rm -rf " .. out) end)
+
+  it("ends in an error that names the container and shows its log", function()
+    assert.are.equal(1, r.status, r.stderr)
+    assert.are.equal("error", run.verdict)
+    -- found by its conmon ending, not by waiting out the readiness timeout
+    assert.truthy(run.reason:match("^interceptor container 'lb%-[%w-]+%-icp' exited before it was ready; "
+      .. "its log:\nboom at start"), run.reason)
+    assert.truthy((read(run.dir .. "/interceptor.log") or ""):find("boom at start", 1, true))
+  end)
+
+  it("leaves nothing behind and never started Claude Code", function()
+    assert.are.same({}, pq.containers("leakbench.run=" .. run.run_id))
+    assert.are.same({}, pq.networks("leakbench.run=" .. run.run_id))
+    assert.are.equal("", read(run.dir .. "/stream.jsonl") or "")
+  end)
+end)
