@@ -330,7 +330,6 @@ describe("clean", function()
     }, argv_log())
     assert.equal(5, got.removed)                   -- busy:1 is kept
     assert.equal(1, got.skipped)
-    assert.equal(200 + 300 + 10, got.bytes)        -- i7 keeps its image: no bytes freed
     assert.matches("^kept image busy:1: podman rmi failed", lines[5])
     core.rmtree(dir .. "/images.json")
   end)

@@ -31,7 +31,7 @@ function M.sweep_credentials(say, bases)
   return n
 end
 
---- M.prune_images(pm, keep, [say]) -> { removed = n, bytes = n, skipped = n }
+--- M.prune_images(pm, keep, [say]) -> { removed = n, skipped = n }
 --- | nil, err. Removes the images labelled leakbench=1 except the refs in
 --- `keep` (a set) and the newest image of each subject repository: a tag
 --- not kept is removed (an image with other tags only loses that one), an
@@ -48,13 +48,13 @@ function M.prune_images(pm, keep, say)
       if repo and (newest[repo] or -1) < im.created then newest[repo] = im.created end
     end
   end
-  local out, seen = { removed = 0, bytes = 0, skipped = 0 }, {}
-  local function rmi(ref, im, what)
+  local out, seen = { removed = 0, skipped = 0 }, {}
+  local function rmi(ref, what)
     local ok, e = pm:podman({ "rmi", ref }, { timeout = 120, uninterruptible = true })
     if ok then
       say(("removed image %s"):format(what))
       out.removed = out.removed + 1
-      return true
+      return
     end
     out.skipped = out.skipped + 1
     say(("kept image %s: %s"):format(what, e))
@@ -62,23 +62,12 @@ function M.prune_images(pm, keep, say)
   for _, im in ipairs(list) do
     if not seen[im.id] then
       seen[im.id] = true
-      local drop, kept = {}, 0
+      if #im.names == 0 then
+        rmi(im.id, im.id:sub(1, 12) .. " (a build stage)")
+      end
       for _, name in ipairs(im.names) do
         local repo = name:match("^(localhost/leakbench%-subject%-[^:]+):")
-        if keep[name] or (repo and newest[repo] == im.created) then
-          kept = kept + 1
-        else
-          drop[#drop + 1] = name
-        end
-      end
-      if #im.names == 0 then
-        if rmi(im.id, im, im.id:sub(1, 12) .. " (a build stage)") then out.bytes = out.bytes + im.size end
-      else
-        local gone = 0
-        for _, name in ipairs(drop) do
-          if rmi(name, im, name) then gone = gone + 1 end
-        end
-        if kept == 0 and gone == #drop then out.bytes = out.bytes + im.size end
+        if not (keep[name] or (repo and newest[repo] == im.created)) then rmi(name, name) end
       end
     end
   end
@@ -130,7 +119,7 @@ function M.main(args, pm, bases)
       io.stderr:write("leakbench: clean: ", err, "\n")
       return 1
     end
-    io.stdout:write(("removed %d image(s), %.0f MB%s\n"):format(pruned.removed, pruned.bytes / 1e6,
+    io.stdout:write(("removed %d image(s)%s\n"):format(pruned.removed,
       pruned.skipped > 0 and (", kept %d that podman would not remove"):format(pruned.skipped) or ""))
   end
   return 0
