@@ -23,6 +23,13 @@ local function why_not()
   if sh.run({ "grep", "-q", "^" .. USER .. ":", "/etc/subuid" }).status ~= 0 then
     return "no subordinate uids for " .. USER
   end
+  -- The machine itself must allow a user namespace (some kernels or
+  -- sandboxes forbid them); that is podman's business, not leakbench's.
+  local u = as_user("podman unshare true")
+  if u.status ~= 0 then
+    return "rootless podman cannot make a user namespace here: "
+      .. ((u.stderr:match("Error: ([^\n]+)")) or u.stderr:match("[^\n]+") or "")
+  end
   return nil
 end
 
