@@ -202,17 +202,20 @@ describe("leakbench images", function()
       local id = %q
       assert(pm:network_create("lb-e2e-left-" .. id, { internal = true, run_id = id }))
       local argv = { "run", "-d", "--name", "lb-e2e-left-" .. id, "--network", "lb-e2e-left-" .. id }
+      local logs_dir = assert(core.tmpdir("lb-e2e-logs-"))
       for _, v in ipairs(pm:run_args()) do argv[#argv + 1] = v end
       for _, v in ipairs(pm:label_args(id)) do argv[#argv + 1] = v end
+      for _, v in ipairs(pm:log_args(logs_dir, "left")) do argv[#argv + 1] = v end
       for _, v in ipairs { "--entrypoint", "sh", %q, "-c",
                            "echo starting; sleep 0.5; echo ready now; sleep 300" } do
         argv[#argv + 1] = v
       end
       assert(pm:podman(argv))
       local t0 = core.now()
-      local ok, logs = pm:wait_log_line("lb-e2e-left-" .. id, "ready now", 30)
+      local ok, logs = podman.wait_ready(logs_dir, "left", "ready now", 30)
       local waited = core.now() - t0
-      local missing = { pm:wait_log_line("lb-e2e-left-" .. id, "never printed", 0.5) }
+      local missing = { podman.wait_ready(logs_dir, "left", "never printed", 0.5) }
+      core.rmtree(logs_dir)
       return { ok = ok, logs = logs, waited = waited, missing = missing[1] }
     ]]):format(run_id, tags.base))
     assert.is_true(left.ok)

@@ -22,10 +22,6 @@ case "$*" in
   *"ps -a --filter label=leakbench=1 --format json"*) cat "$d/ps.json" ;;
   *"network ls --filter label=leakbench=1 --format json"*) cat "$d/net.json" ;;
   *"kill gone"*) echo 'Error: no container with name or ID "gone" found: no such container' >&2; exit 125 ;;
-  *"logs -f slow"*) echo starting; sleep 0.3; echo "listening on 8080"; sleep 30 ;;
-  *"logs -f dies"*) echo starting; echo "panic" >&2; exit 0 ;;
-  *"logs -f quiet"*) sleep 30 ;;
-  *"logs both"*) echo out; echo err >&2 ;;
   *"build"*"bad.Containerfile"*) echo "STEP 1/2: FROM x"; echo "Error: building at STEP \"RUN false\": exit status 1" >&2; exit 1 ;;
   *"version --format"*) echo 4.3.1 ;;
   *"images --filter label=leakbench=1 --format json"*) cat "$d/images.json" ;;
@@ -139,11 +135,10 @@ describe("pm:podman", function()
       "pm:podman: argv must be a list starting with the podman verb")
   end)
 
-  it("answers image_exists, version, logs and kill", function()
+  it("answers image_exists, version and kill", function()
     assert.is_true(pm:image_exists("present"))
     assert.is_false(pm:image_exists("absent"))
     assert.equal("4.3.1", pm:version())
-    assert.equal("out\nerr\n", pm:container_logs("both"))
     assert.is_true(pm:kill("gone"))
   end)
 
@@ -172,32 +167,6 @@ describe("pm:podman", function()
     assert.is_true(pm:network_create("lb-net", { internal = true, run_id = "r9" }))
     assert.equal("--runtime runc network create --internal --label leakbench=1 --label leakbench.run=r9 "
       .. "--label leakbench.pid=" .. core.getpid() .. " lb-net", argv_log()[1])
-  end)
-end)
-
-describe("pm:wait_log_line", function()
-  local pm
-  before_each(function() pm = podman.new { podman = fake, runtime = "" } end)
-
-  it("returns as soon as the line appears", function()
-    local t0 = core.now()
-    local ok, logs = pm:wait_log_line("slow", "listening", 10)
-    assert.is_true(ok)
-    assert.matches("starting\nlistening on 8080", logs)
-    assert.is_true(core.now() - t0 < 5)
-  end)
-
-  it("returns false with the logs when the container's log ends", function()
-    local ok, logs = pm:wait_log_line("dies", "listening", 10)
-    assert.is_false(ok)
-    assert.matches("panic", logs)
-  end)
-
-  it("returns false at the timeout", function()
-    local t0 = core.now()
-    local ok = pm:wait_log_line("quiet", "listening", 0.3)
-    assert.is_false(ok)
-    assert.is_true(core.now() - t0 < 3)
   end)
 end)
 

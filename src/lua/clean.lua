@@ -37,6 +37,11 @@ end
 --- not kept is removed (an image with other tags only loses that one), an
 --- untagged image (a build stage kept as layer cache) by its id. An image
 --- that a container still uses is skipped, not an error.
+-- The repository of a subject image's name, or nil.
+local function subject_repo(name)
+  return name:match("^(localhost/leakbench%-subject%-[^:]+):")
+end
+
 function M.prune_images(pm, keep, say)
   say = say or function() end
   local list, err = pm:images("leakbench=1")
@@ -44,7 +49,7 @@ function M.prune_images(pm, keep, say)
   local newest = {}       -- subject repository -> its newest image's created time
   for _, im in ipairs(list) do
     for _, name in ipairs(im.names) do
-      local repo = name:match("^(localhost/leakbench%-subject%-[^:]+):")
+      local repo = subject_repo(name)
       if repo and (newest[repo] or -1) < im.created then newest[repo] = im.created end
     end
   end
@@ -66,7 +71,7 @@ function M.prune_images(pm, keep, say)
         rmi(im.id, im.id:sub(1, 12) .. " (a build stage)")
       end
       for _, name in ipairs(im.names) do
-        local repo = name:match("^(localhost/leakbench%-subject%-[^:]+):")
+        local repo = subject_repo(name)
         if not (keep[name] or (repo and newest[repo] == im.created)) then rmi(name, name) end
       end
     end

@@ -242,13 +242,6 @@ function Podman:image_exists(ref)
   return nil, failure("image exists", r)
 end
 
---- pm:image_size(ref) -> bytes | nil, err.
-function Podman:image_size(ref)
-  local r, err = self:podman({ "image", "inspect", "--format", "{{.Size}}", ref }, { timeout = 60 })
-  if not r then return nil, err end
-  return tonumber(r.stdout:match("%d+"))
-end
-
 --- pm:build(spec) -> true | nil, err. spec: tag, containerfile (path),
 --- context (dir), build_args ({K = "v"}), secrets ({id = path}), labels
 --- (list of "k=v"), timeout (seconds, default BUILD_TIMEOUT), log (a file
@@ -325,13 +318,6 @@ function Podman:network_rm(name)
   if not r and res and res.stderr:match("network not found") then return true end
   if not r then return nil, err end
   return true
-end
-
---- pm:container_logs(name) -> text (stdout, then stderr) | nil, err.
-function Podman:container_logs(name)
-  local r, err = self:podman({ "logs", name }, { timeout = 60, uninterruptible = true })
-  if not r then return nil, err end
-  return r.stdout .. r.stderr
 end
 
 --- pm:kill(name) -> true | nil, err. A container that is gone is success.
@@ -431,38 +417,6 @@ function Podman:remove_by_label(label)
     removed.networks[#removed.networks + 1] = n.name
   end
   return removed
-end
-
---- pm:wait_log_line(name, line, timeout) -> true, logs | false, logs.
---- Follows `podman logs -f` into a temp file and polls it (no podman call
---- per poll) until `line` (plain text) appears, the container's log ends
---- (it exited), the timeout passes, or an interrupt arrives.
-function Podman:wait_log_line(name, line, timeout)
-  local dir, err = core.tmpdir("leakbench-logs-")
-  if not dir then return false, err end
-  local file = dir .. "/log"
-  local h, serr = core.start { argv = self:argv { "logs", "-f", name },
-                               stdout = file, stderr = file }
-  if not h then
-    core.rmtree(dir)
-    return false, serr
-  end
-  local deadline = core.now() + (timeout or 20)
-  local text, found = "", false
-  while true do
-    text = core.read_file(file) or text
-    if text:find(line, 1, true) then found = true break end
-    if h:done() or h:wait(0) then
-      text = core.read_file(file) or text
-      found = text:find(line, 1, true) ~= nil
-      break
-    end
-    if core.now() >= deadline or core.interrupted() then break end
-    core.sleep(0.05)
-  end
-  h:close()
-  core.rmtree(dir)
-  return found, text
 end
 
 --- pm:log_args(dir, name) -> flags that make a detached container write its
