@@ -133,3 +133,42 @@ describe("leakbench run, an interceptor that dies at start", function()
     assert.are.equal("", read(run.dir .. "/stream.jsonl") or "")
   end)
 end)
+
+describe("leakbench run, where results go", function()
+  local made = {}
+  teardown(function()
+    for _, d in ipairs(made) do os.execute("rm -rf " .. sh.quote(d)) end
+  end)
+
+  it("with the default --out: runs/<time>/ under the current folder", function()
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--jobs", "1" })
+    local out = r.stdout:match("results: (runs/%d+T%d+Z)/results%.json")
+    assert.truthy(out, r.stdout .. r.stderr)
+    made[#made + 1] = out
+    assert.are.equal(0, r.status, r.stderr)
+    assert.are.equal("pass", results(out).runs[1].verdict, results(out).runs[1].reason)
+  end)
+
+  it("with a relative --out", function()
+    local out = "runs/e2e-relative-" .. os.time() .. "-" .. math.random(1000, 9999)
+    made[#made + 1] = out
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out })
+    assert.are.equal(0, r.status, r.stderr)
+    local run = results(out).runs[1]
+    assert.are.equal("pass", run.verdict, run.reason)
+    assert.truthy(read(run.dir .. "/records/wire.jsonl"))
+  end)
+
+  it("refuses an --out folder that exists and is not empty, and leaves it as it was", function()
+    local out = tmpdir()
+    made[#made + 1] = out
+    local f = assert(io.open(out .. "/results.json", "wb"))
+    f:write("old")
+    f:close()
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out })
+    assert.are.equal(2, r.status)
+    assert.are.equal("leakbench: run: output folder '" .. out .. "' exists and is not empty: "
+      .. "choose another --out, or remove it\n", r.stderr)
+    assert.are.equal("old", read(out .. "/results.json"))
+  end)
+end)

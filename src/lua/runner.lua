@@ -224,6 +224,12 @@ function M.main(opts, paths, cli)
   local jobs_n = opts.jobs or core.ncpu()
   local repeats = opts["repeat"] or 1
   local out = opts.out or ("runs/" .. utc_stamp())
+  -- A fresh folder: old records are never appended to or mixed in.
+  local old = core.listdir(out)
+  if old and #old > 0 then
+    perr("run: output folder '%s' exists and is not empty: choose another --out, or remove it", out)
+    return 2
+  end
   local ok, err = core.mkdir_p(out, 493)
   if not ok then perr("run: cannot create '%s': %s", out, err) return 1 end
   core.trap_signals()
