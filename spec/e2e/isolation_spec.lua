@@ -120,6 +120,27 @@ describe("isolation, probed from inside the claude container", function()
     assert.are.same({}, pq.containers("leakbench.suite=" .. results(out).suite_id))
   end)
 
+  -- Offline runs use no podman network, so they work, and are sealed, with
+  -- either backend (CONTAINERS_CONF picks it for the podman calls of the run).
+  for _, backend in ipairs({ "cni", "netavark" }) do
+    it("with podman's " .. backend .. " network backend: the same, and no network is created", function()
+      local conf = dir .. "/containers-" .. backend .. ".conf"
+      local f = assert(io.open(conf, "wb"))
+      f:write("[network]\nnetwork_backend = \"" .. backend .. "\"\n")
+      f:close()
+      local env = { CONTAINERS_CONF = conf }
+      local info = sh.run({ "podman", "info", "--format", "{{.Host.NetworkBackend}}" }, { env = env })
+      assert.are.equal(backend .. "\n", info.stdout, info.stderr)
+      local before = sh.run({ "podman", "network", "ls", "-q" }, { env = env }).stdout
+      local out = dir .. "/backend-" .. backend
+      local r = sh.leakbench({ "run", dir .. "/probe.lua", "--out", out }, { env = env })
+      local run = results(out).runs[1]
+      assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
+      check_probe(answer(run.dir), host_addrs)
+      assert.are.equal(before, sh.run({ "podman", "network", "ls", "-q" }, { env = env }).stdout)
+    end)
+  end
+
   it("behind an interceptor: reaches the interceptor, never the recording proxy", function()
     local out = dir .. "/icp"
     local r = sh.leakbench({ "run", dir .. "/probe.lua", "--subject", "subjects/redactor.lua",
