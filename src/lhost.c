@@ -64,6 +64,18 @@ lhost_new(void)
 	if (L == NULL)
 		return NULL;
 	luaL_openlibs(L);
+	/*
+	 * Every string shares one metatable, whose __index is the string
+	 * library: protect it, so getmetatable("") cannot hand a scenario
+	 * file the host's string table to patch (issue 13, finding 1).
+	 */
+	lua_pushliteral(L, "");
+	if (lua_getmetatable(L, -1)) {
+		lua_pushboolean(L, 0);
+		lua_setfield(L, -2, "__metatable");
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
 	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
 	lua_pushcfunction(L, luaopen_cjson);
 	lua_setfield(L, -2, "cjson");

@@ -12,21 +12,31 @@ local BLOCK = "leakbench.block"
 local FAULT = "leakbench.fault"
 local FILE = "leakbench.file"
 
-local function typeerr(fname, n, want, got)
-  error(string.format("bad argument #%d to 'lb.%s' (%s expected, got %s)",
-    n, fname, want, type(got) == "table" and (getmetatable(got) and
-    getmetatable(got).__name or "table") or type(got)), 3)
-end
+-- What this module made, and as what: lb.is and lb.kind trust only this
+-- table, never a metatable a file could forge (setmetatable({}, { __name =
+-- "leakbench.file" })). The marks' metatables are protected (__metatable),
+-- so a file cannot reach or change them either.
+local made = setmetatable({}, { __mode = "k" })
 
 local function mark(t, name)
-  return setmetatable(t, { __name = name })
+  made[t] = name
+  return setmetatable(t, { __name = name, __metatable = false })
+end
+
+-- lb.kind(v) -> "leakbench.script" etc. when this module made v, or nil.
+function lb.kind(v)
+  return made[v]
 end
 
 local function is(v, name)
-  local mt = type(v) == "table" and getmetatable(v)
-  return mt and mt.__name == name or false
+  return made[v] == name
 end
 lb.is = is
+
+local function typeerr(fname, n, want, got)
+  error(string.format("bad argument #%d to 'lb.%s' (%s expected, got %s)",
+    n, fname, want, made[got] or type(got)), 3)
+end
 
 -- lb.canary([prefix]) -> a fresh random secret: prefix .. 32 hex digits.
 function lb.canary(prefix)
@@ -145,7 +155,7 @@ local build
 -- turns (normalized here), with neither a subagent nor max_requests of its
 -- own. Raises at level lvl.
 local function subagent_of(v, lvl)
-  if type(v) ~= "table" or (getmetatable(v) ~= nil and not is(v, SCRIPT)) then
+  if type(v) ~= "table" or (made[v] ~= nil and not is(v, SCRIPT)) then
     error("bad field 'subagent' in 'lb.script' (lb.script or a table of turns expected)", lvl)
   end
   if v.subagent ~= nil then
@@ -290,5 +300,9 @@ function lb.expect(cond, msg)
 end
 
 lb.SCRIPT, lb.BLOCK, lb.FAULT, lb.FILE = SCRIPT, BLOCK, FAULT, FILE
+
+-- For the loader only (a file's view of this module hides names that start
+-- with "_"): marks T as made here, as KIND. Returns T.
+lb._mark = mark
 
 return lb

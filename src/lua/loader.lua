@@ -11,12 +11,15 @@ local lb = require "leakbench"
 local M = {}
 
 -- The globals a scenario sees. Deliberately small: describing a scenario
--- needs no I/O, and lb.file reads the files it stages.
+-- needs no I/O, and lb.file reads the files it stages. getmetatable and
+-- setmetatable are the sandbox's own (see new_env).
 local SAFE = {
   "assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal", "rawget",
-  "rawlen", "rawset", "select", "setmetatable", "getmetatable", "tonumber",
-  "tostring", "type", "xpcall", "_VERSION",
+  "rawlen", "rawset", "select", "tonumber", "tostring", "type", "xpcall",
+  "_VERSION",
 }
+-- Libraries a file gets its own shallow copy of: patching string.match in
+-- one file changes that file's copy only.
 local SAFE_LIBS = { "string", "table", "math", "utf8", "coroutine" }
 
 local function copy(t)
@@ -24,6 +27,69 @@ local function copy(t)
   for k, v in pairs(t) do c[k] = v end
   return c
 end
+
+-- A read-only view of the leakbench module for one file: reads see lb's
+-- values (its tables as read-only views too), writes raise at the file's
+-- line, names that start with "_" (the loader's own) are hidden, and
+-- OVERRIDES (the file's own lb.file) are shown instead of lb's.
+local function readonly_lb(overrides)
+  local views = {}
+  local function view(t, name)
+    if views[t] then return views[t] end
+    local p = {}
+    views[t] = p
+    local function get(k)
+      if type(k) == "string" and k:sub(1, 1) == "_" then return nil end
+      local v = t == lb and overrides[k] or t[k]
+      if type(v) == "table" and not lb.kind(v) then return view(v, name .. "." .. tostring(k)) end
+      return v
+    end
+    return setmetatable(p, {
+      __index = function(_, k) return get(k) end,
+      __newindex = function(_, k)
+        error(string.format("attempt to set '%s.%s': the leakbench module is read-only",
+          name, tostring(k)), 2)
+      end,
+      __pairs = function()
+        local function step(_, k)
+          repeat k = next(t, k) until k == nil or get(k) ~= nil
+          if k ~= nil then return k, get(k) end
+        end
+        return step, p, nil
+      end,
+      __len = function() return #t end,
+      __metatable = false,
+    })
+  end
+  return view(lb, "lb")
+end
+
+-- A copy of V built from plain tables, read with next only, so no
+-- metamethod of the file's (__index, __pairs, __len, __tostring, ...) ever
+-- runs in the harness and what was checked is what is used. Metatables are
+-- dropped, except lb's marks, which the copies get again; shared and
+-- cyclic tables stay shared; other values are kept as they are.
+local function plain(v, seen)
+  if type(v) ~= "table" then return v end
+  if seen[v] then return seen[v] end
+  local c = {}
+  seen[v] = c
+  for k, x in next, v do c[plain(k, seen)] = plain(x, seen) end
+  local kind = lb.kind(v)
+  if kind then lb._mark(c, kind) end
+  return c
+end
+
+-- The text of an error value, without calling any of its metamethods.
+local function error_text(v)
+  if type(v) == "string" then return v end
+  if type(v) == "table" and type(rawget(v, "message")) == "string" then
+    return rawget(v, "message")
+  end
+  if math.type(v) then return tostring(v) end
+  return "(error object is a " .. type(v) .. " value)"
+end
+M.error_text = error_text
 
 local function dirname(path)
   return path:match("^(.*)/[^/]*$") or "."
@@ -47,15 +113,17 @@ local new_env
 
 -- A require for the sandbox: preloaded leakbench modules and cjson, then
 -- NAME.lua in the lib/ folders, loaded text-only into a fresh sandbox.
-local function make_require(path, loaded)
+local function make_require(path, loaded, lbview)
   local dirs = lib_dirs(path)
   return function(name)
     if type(name) ~= "string" then
       error("bad argument #1 to 'require' (string expected, got " .. type(name) .. ")", 2)
     end
     if loaded[name] ~= nil then return loaded[name] end
-    if name == "leakbench" or name == "cjson" then
-      loaded[name] = require(name)
+    if name == "leakbench" then return lbview end
+    if name == "cjson" then
+      -- an instance of its own: its functions and settings are this file's
+      loaded[name] = require("cjson").new()
       return loaded[name]
     end
     if not name:match("^[%w_]+[%w_.]*$") then
@@ -86,13 +154,30 @@ function new_env(path, loaded)
   local env = {}
   for _, k in ipairs(SAFE) do env[k] = _G[k] end
   for _, k in ipairs(SAFE_LIBS) do env[k] = copy(_G[k]) end
+  env.string.dump = nil
+  -- What getmetatable("") shows the file: a table of its own, so patching
+  -- it changes nothing (the real one is protected in lhost.c as well).
+  local string_mt = { __index = env.string }
+  env.getmetatable = function(v)
+    if type(v) == "string" then return string_mt end
+    return getmetatable(v)
+  end
+  -- No __gc: a finalizer would run later, in the harness, outside any
+  -- budget. (Lua marks an object for finalization only if its metatable
+  -- has the field when it is set, so checking here is enough.)
+  env.setmetatable = function(t, mt)
+    if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
+      error("bad argument #2 to 'setmetatable' (a __gc metamethod is not allowed)", 2)
+    end
+    return setmetatable(t, mt)
+  end
   env.os = { time = os.time, date = os.date, clock = os.clock, getenv = os.getenv }
   env.print = function(...)
     local n, parts = select("#", ...), {}
     for i = 1, n do parts[i] = tostring((select(i, ...))) end
     io.stderr:write(table.concat(parts, "\t"), "\n")
   end
-  env.require = make_require(path, loaded)
+  env.require = make_require(path, loaded, readonly_lb({}))
   env._G = env
   return env
 end
@@ -130,12 +215,11 @@ local function evaluate(file)
       if info and info.func == chunk then ret_line = info.currentline end
     end
   end
-  local co = coroutine.create(function() return chunk() end)
+  local co = coroutine.create(function() return plain(chunk(), {}) end)
   debug.sethook(co, hook, "r")
   local ok, v = coroutine.resume(co)
   if not ok then
-    if type(v) == "table" then v = tostring(v.message or v) end
-    local msg = tostring(v)
+    local msg = error_text(v)
     -- Errors raised in the file already carry FILE:LINE; others get the file.
     if msg:sub(1, #file + 1) ~= file .. ":" then
       local tb = debug.traceback(co)
@@ -151,12 +235,12 @@ end
 local function is_string(v) return type(v) == "string" end
 local function is_posnum(v) return type(v) == "number" and v > 0 end
 local function is_posint(v) return math.type(v) == "integer" and v > 0 end
-local function is_table(v) return type(v) == "table" and getmetatable(v) == nil end
+local function is_table(v) return type(v) == "table" and lb.kind(v) == nil end
 local function is_func(v) return type(v) == "function" end
 
 local function type_name(v)
-  local mt = type(v) == "table" and getmetatable(v)
-  if mt and mt.__name then return mt.__name:gsub("^leakbench%.", "an lb.") end
+  local kind = lb.kind(v)
+  if kind then return (kind:gsub("^leakbench%.", "an lb.")) end
   if math.type(v) == "float" then return "a number" end
   local t = type(v)
   return (t:match("^[aeiou]") and "an " or "a ") .. t
