@@ -625,6 +625,47 @@ l_read_file(lua_State *L)
 	return 1;
 }
 
+/*
+ * read_beneath(root, rel, [max = 64 MiB]) -> bytes, { size =, mode =,
+ * truncated = } | nil, err. For files a hostile party made: no link in rel
+ * is followed, only a regular file is read, and at most max bytes of it
+ * (see fs_read_beneath). Misuse raises.
+ */
+static int
+l_read_beneath(lua_State *L)
+{
+	const char *root = check_string(L, 1, "core.read_beneath", "root");
+	const char *rel = check_string(L, 2, "core.read_beneath", "rel");
+	struct fs_read_info info;
+	lua_Integer max = 64 << 20;
+	char err[512], *buf;
+	size_t len;
+
+	if (!lua_isnoneornil(L, 3)) {
+		if (!lua_isinteger(L, 3))
+			type_error(L, 3, "core.read_beneath", "max",
+			    "an integer");
+		max = lua_tointeger(L, 3);
+		if (max < 0)
+			return luaL_error(L, "core.read_beneath: max %I is "
+			    "negative", max);
+	}
+	buf = fs_read_beneath(root, rel, (size_t)max, &len, &info, err,
+	    sizeof(err));
+	if (buf == NULL)
+		return push_fail(L, err);
+	lua_pushlstring(L, buf, len);
+	free(buf);
+	lua_createtable(L, 0, 3);
+	lua_pushinteger(L, (lua_Integer)info.size);
+	lua_setfield(L, -2, "size");
+	lua_pushinteger(L, (lua_Integer)info.mode);
+	lua_setfield(L, -2, "mode");
+	lua_pushboolean(L, info.truncated);
+	lua_setfield(L, -2, "truncated");
+	return 2;
+}
+
 /* sha256(bytes) -> lowercase hex. */
 static int
 l_sha256(lua_State *L)
@@ -873,6 +914,7 @@ static const luaL_Reg proc_funcs[] = {
 	{ "mkdir_p", l_mkdir_p },
 	{ "write_file", l_write_file },
 	{ "read_file", l_read_file },
+	{ "read_beneath", l_read_beneath },
 	{ "sha256", l_sha256 },
 	{ "sha256_file", l_sha256_file },
 	{ "listdir", l_listdir },

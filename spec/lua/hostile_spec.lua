@@ -29,6 +29,15 @@ local ERRORS = {
   { "patch-libs.lua", DIR .. "/patch-libs.lua:14: field 'files': path '../escape' "
     .. "must be relative and stay inside" },
   { "patch-lb.lua", DIR .. "/patch-lb.lua:2: attempt to set 'lb.is': the leakbench module is read-only" },
+  -- finding 2: host files and the environment
+  { "read-shadow.lua", DIR .. "/read-shadow.lua:2: cannot read file '/etc/shadow': outside the "
+    .. "file's directory 'spec/fixtures/hostile'" },
+  { "read-up.lua", DIR .. "/read-up.lua:3: cannot read file 'spec/fixtures/hostile/"
+    .. "../../../../../../../../../../etc/passwd': it resolves to '/etc/passwd', outside the "
+    .. "file's directory 'spec/fixtures/hostile'" },
+  { "link-out.lua", DIR .. "/link-out.lua:2: cannot read file 'spec/fixtures/hostile/link-out': "
+    .. "it resolves to '/etc/passwd', outside the file's directory 'spec/fixtures/hostile'" },
+  { "getenv.lua", DIR .. "/getenv.lua:1: attempt to call a nil value (field 'getenv')" },
 }
 
 describe("hostile files: exact errors", function()
@@ -68,5 +77,82 @@ describe("hostile files: one file cannot change another, nor the harness", funct
 
   it("nothing was written outside", function()
     assert.is_nil(io.open("/tmp/x/PWNED", "rb"))
+  end)
+end)
+
+describe("hostile files: lb.file and the host's values", function()
+  local tmp
+  before_each(function()
+    tmp = os.tmpname()
+    os.remove(tmp)
+    assert(os.execute("mkdir -p " .. tmp))
+  end)
+  after_each(function() os.execute("rm -rf " .. tmp) end)
+
+  local function write(name, text)
+    local f = assert(io.open(tmp .. "/" .. name, "w"))
+    f:write(text)
+    f:close()
+    return tmp .. "/" .. name
+  end
+
+  it("reads files and links that stay below the file's directory", function()
+    local t = assert(loader.load(DIR .. "/files-ok.lua", "scenario"))
+    assert.truthy(t.files.a.data:find("lb.canary", 1, true))
+    assert.are.equal(t.files.a.data, t.files.b.data)
+    assert.are.equal("none", t.env.REGION)
+  end)
+
+  it("refuses a FIFO (without blocking) and a directory", function()
+    assert(os.execute("mkfifo " .. tmp .. "/fifo && mkdir " .. tmp .. "/d"))
+    local f = write("fifo.lua", "local lb = require 'leakbench'\nreturn { prompt = lb.file('fifo') }\n")
+    local _, err = loader.load(f, "scenario")
+    assert.are.equal(f .. ":2: cannot read file '" .. tmp .. "/fifo': not a regular file", err)
+    f = write("dir.lua", "local lb = require 'leakbench'\nreturn { prompt = lb.file('d') }\n")
+    _, err = loader.load(f, "scenario")
+    assert.are.equal(f .. ":2: cannot read file '" .. tmp .. "/d': not a regular file", err)
+  end)
+
+  it("confines a lib file's lb.file to the lib's own directory", function()
+    assert(os.execute("mkdir -p " .. tmp .. "/s/lib"))
+    write("secret.txt", "top secret")
+    write("s/lib/h.lua", "local lb = require 'leakbench'\nlocal f = lb.file('../../secret.txt')\nreturn f\n")
+    local f = write("s/x.lua", "local h = require 'h'\nreturn { prompt = 'p', files = { h = h } }\n")
+    local _, err = loader.load(f, "scenario")
+    assert.are.equal(tmp .. "/s/x.lua:1: " .. tmp .. "/s/lib/h.lua:2: cannot read file '" .. tmp .. "/s/lib/../../secret.txt': "
+      .. "it resolves to '" .. tmp .. "/secret.txt', outside the file's directory '" .. tmp .. "/s/lib'", err)
+  end)
+
+  it("scenario and subject files, and the scenario file itself, cannot be a FIFO", function()
+    assert(os.execute("mkfifo " .. tmp .. "/x.lua"))
+    local _, err = loader.load(tmp .. "/x.lua", "scenario")
+    assert.are.equal(tmp .. "/x.lua: cannot open: not a regular file", err)
+  end)
+
+  it("os has time and date only", function()
+    local t = assert(loader.load(write("os.lua", [[
+local names = {}
+for k in pairs(os) do names[#names + 1] = k end
+table.sort(names)
+return { prompt = table.concat(names, ",") }
+]]), "scenario"))
+    assert.are.equal("clock,date,time", t.prompt)
+  end)
+
+  it("lb.var reads LEAKBENCH_VAR_<name> and nothing else", function()
+    local script = write("var.lua", string.format([[
+local loader = require "leakbench.loader"
+local t = assert(loader.load(%q, "scenario"))
+io.write(t.env.REGION)
+]], DIR .. "/files-ok.lua"))
+    local bin = assert(os.getenv("LEAKBENCH"))
+    local p = assert(io.popen("LEAKBENCH_VAR_REGION=eu-west REGION=no " .. bin .. " lua " .. script))
+    assert.are.equal("eu-west", p:read("a"))
+    p:close()
+    local lb = require "leakbench"
+    local ok, err = pcall(lb.var, "A-B")
+    assert.is_false(ok)
+    assert.truthy(err:find("bad argument #1 to 'lb.var' (a name of letters, digits and '_' expected)",
+      1, true), err)
   end)
 end)

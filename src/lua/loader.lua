@@ -7,6 +7,7 @@
 -- returned, never raised, as "FILE:LINE: message", so one broken file never
 -- stops the others.
 local lb = require "leakbench"
+local core = require "leakbench.core"
 
 local M = {}
 
@@ -111,6 +112,28 @@ end
 
 local new_env
 
+-- The largest scenario, subject or lib file read.
+local SOURCE_MAX = 16 << 20
+
+-- The text of FILE (a scenario, subject or lib file), or nil, "FILE:
+-- message". A link to it is resolved first; a FIFO, device or directory is
+-- refused without being opened for long, and so is a file over SOURCE_MAX.
+local function read_source(file)
+  local real, err = core.realpath(file)
+  local text, info
+  if real then
+    text, info = core.read_beneath(dirname(real), real:match("[^/]*$"), SOURCE_MAX)
+    err = info
+  end
+  if not text then
+    return nil, file .. ": cannot open: " .. (err:match(": ([^:]*)$") or err)
+  end
+  if info.truncated then
+    return nil, string.format("%s: cannot open: larger than %d MiB", file, SOURCE_MAX >> 20)
+  end
+  return text
+end
+
 -- A require for the sandbox: preloaded leakbench modules and cjson, then
 -- NAME.lua in the lib/ folders, loaded text-only into a fresh sandbox.
 local function make_require(path, loaded, lbview)
@@ -133,11 +156,11 @@ local function make_require(path, loaded, lbview)
     local tried = {}
     for _, d in ipairs(dirs) do
       local file = d .. "/" .. rel
-      local f = io.open(file, "rb")
-      if f then
-        f:close()
+      if core.realpath(file) then
+        local text, rerr = read_source(file)
+        if not text then error(rerr, 0) end
         local env = new_env(file, loaded)
-        local chunk, err = loadfile(file, "t", env)
+        local chunk, err = load(text, "@" .. file, "t", env)
         if not chunk then error(err, 0) end
         local v = chunk(name)
         if v == nil then v = true end
@@ -171,13 +194,20 @@ function new_env(path, loaded)
     end
     return setmetatable(t, mt)
   end
-  env.os = { time = os.time, date = os.date, clock = os.clock, getenv = os.getenv }
+  -- time only: no getenv (lb.var is the explicit way in), no files
+  env.os = { time = os.time, date = os.date, clock = os.clock }
   env.print = function(...)
     local n, parts = select("#", ...), {}
     for i = 1, n do parts[i] = tostring((select(i, ...))) end
     io.stderr:write(table.concat(parts, "\t"), "\n")
   end
-  env.require = make_require(path, loaded, readonly_lb({}))
+  local dir = dirname(path)
+  env.require = make_require(path, loaded, readonly_lb({
+    file = function(p)
+      local f = lb._file_below(dir, p, 3)
+      return f
+    end,
+  }))
   env._G = env
   return env
 end
@@ -199,12 +229,8 @@ end
 -- Evaluates FILE and returns its value and the line of the return that
 -- produced it, or nil, "FILE:LINE: message".
 local function evaluate(file)
-  local f, oerr = io.open(file, "rb")
-  if not f then
-    return nil, file .. ": cannot open: " .. (oerr:match(": (.*)$") or oerr)
-  end
-  local text = f:read("a")
-  f:close()
+  local text, rerr = read_source(file)
+  if not text then return nil, rerr end
   local env = new_env(file, {})
   local chunk, err = load(text, "@" .. file, "t", env)
   if not chunk then return nil, err end
@@ -511,9 +537,7 @@ function M.find(paths, listdir)
     local entries = listdir(p)
     if entries == nil then
       if top then
-        local f = io.open(p, "rb")
-        if f then
-          f:close()
+        if core.realpath(p) then
           out[#out + 1] = p
         else
           errs[#errs + 1] = p .. ": no such file or directory"
