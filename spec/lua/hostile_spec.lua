@@ -38,6 +38,15 @@ local ERRORS = {
   { "link-out.lua", DIR .. "/link-out.lua:2: cannot read file 'spec/fixtures/hostile/link-out': "
     .. "it resolves to '/etc/passwd', outside the file's directory 'spec/fixtures/hostile'" },
   { "getenv.lua", DIR .. "/getenv.lua:1: attempt to call a nil value (field 'getenv')" },
+  -- finding 3: budgets
+  { "loop.lua", DIR .. "/loop.lua:2: loading ran more than 100000000 instructions (instruction budget)" },
+  { "loop-pcall.lua", DIR .. "/loop-pcall.lua:4: loading ran more than 100000000 instructions "
+    .. "(instruction budget)" },
+  { "loop-coroutine.lua", DIR .. "/loop-coroutine.lua:3: loading ran more than 100000000 "
+    .. "instructions (instruction budget)" },
+  { "memory.lua", DIR .. "/memory.lua:3: loading used more than 256 MiB of memory (memory budget)" },
+  { "rep.lua", DIR .. "/rep.lua:1: loading used more than 256 MiB of memory (memory budget)" },
+  { "gc.lua", DIR .. "/gc.lua:1: bad argument #2 to 'setmetatable' (a __gc metamethod is not allowed)" },
 }
 
 describe("hostile files: exact errors", function()
@@ -154,5 +163,63 @@ io.write(t.env.REGION)
     assert.is_false(ok)
     assert.truthy(err:find("bad argument #1 to 'lb.var' (a name of letters, digits and '_' expected)",
       1, true), err)
+  end)
+end)
+
+describe("hostile files: budgets", function()
+  local saved_load, saved_check
+  before_each(function() saved_load, saved_check = loader.LOAD_BUDGET, loader.CHECK_BUDGET end)
+  after_each(function() loader.LOAD_BUDGET, loader.CHECK_BUDGET = saved_load, saved_check end)
+
+  it("bounds wall time too", function()
+    loader.LOAD_BUDGET = { instructions = math.maxinteger, seconds = 0.2, memory = 0 }
+    assert.are.equal(DIR .. "/loop.lua:2: loading took more than 0.2 s (time budget)", load_err("loop.lua"))
+  end)
+
+  it("exec-run gives the load error as the run's error", function()
+    local runone = require "leakbench.runone"
+    local tmp = os.tmpname()
+    os.remove(tmp)
+    assert(os.execute("mkdir -p " .. tmp))
+    local r = runone.execute({ scenario = DIR .. "/loop.lua", dir = tmp, run_id = "x" })
+    os.execute("rm -rf " .. tmp)
+    assert.are.equal("error", r.verdict)
+    assert.are.equal(DIR .. "/loop.lua:2: loading ran more than 100000000 instructions "
+      .. "(instruction budget)", r.reason)
+  end)
+
+  it("a check that loops is an error naming the file, and the harness goes on", function()
+    local s = assert(loader.load(DIR .. "/check-loop.lua", "scenario"))
+    loader.CHECK_BUDGET = { instructions = 10000000, seconds = 10, memory = 64 << 20 }
+    local verdict, reason, failed = loader.check(s, {})
+    assert.are.equal("error", verdict)
+    assert.are.equal(DIR .. "/check-loop.lua:4: check ran more than 10000000 instructions "
+      .. "(instruction budget)", reason)
+    assert.are.same({}, failed)
+    loader.CHECK_BUDGET = { instructions = math.maxinteger, seconds = 0.2, memory = 0 }
+    verdict, reason = loader.check(s, {})
+    assert.are.equal(DIR .. "/check-loop.lua:4: check took more than 0.2 s (time budget)", reason)
+    -- nothing is left armed: the harness runs unbounded again
+    local n = 0
+    for i = 1, 20000000 do n = n + i end
+    assert.is_true(n > 0)
+  end)
+
+  it("check verdicts are unchanged otherwise", function()
+    local lb = require "leakbench"
+    assert.are.same({ "pass", nil, {} }, { loader.check({ check = function() end }, {}) })
+    local verdict, reason, failed = loader.check({ file = "x.lua", check = function()
+      lb.expect(false, "nope")
+    end }, {})
+    assert.are.equal("fail", verdict)
+    assert.truthy(reason:match("hostile_spec%.lua:%d+: nope$"), reason)
+    assert.are.equal("nope", failed[1].message)
+    verdict, reason = loader.check({ file = "x.lua", check = function() error("boom", 0) end }, {})
+    assert.are.equal("error", verdict)
+    assert.are.equal("check raised: boom", reason)
+    verdict, reason = loader.check({ file = "x.lua", check = function()
+      error(setmetatable({}, { __tostring = function() while true do end end }))
+    end }, {})
+    assert.are.equal("check raised: (error object is a table value)", reason)
   end)
 end)

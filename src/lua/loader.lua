@@ -228,33 +228,95 @@ end
 
 -- Evaluates FILE and returns its value and the line of the return that
 -- produced it, or nil, "FILE:LINE: message".
+-- Budgets: what loading a file (running it, and the requires and lb.file
+-- reads it does) and running its check may cost. Spent, the file's error
+-- is "FILE:LINE: loading took more than 10 s (time budget)". Pattern
+-- matching and other long C calls are not interrupted: only bounded
+-- between instructions.
+M.LOAD_BUDGET = { instructions = 100000000, seconds = 10, memory = 256 << 20 }
+M.CHECK_BUDGET = { instructions = 1000000000, seconds = 60, memory = 1024 << 20 }
+
+local BUDGET_TEXT = {
+  instructions = function(what, b)
+    return string.format("%s ran more than %d instructions (instruction budget)", what, b.instructions)
+  end,
+  time = function(what, b)
+    return string.format("%s took more than %g s (time budget)", what, b.seconds)
+  end,
+  memory = function(what, b)
+    return string.format("%s used more than %d MiB of memory (memory budget)", what, b.memory >> 20)
+  end,
+}
+
+-- The innermost line of FILE on CO's stack, or nil.
+local function line_in(co, file)
+  return debug.traceback(co):match("\n%s*" .. file:gsub("%p", "%%%0") .. ":(%d+):")
+end
+
+-- Runs fn(...) in a coroutine of its own under budget B (a table like
+-- M.LOAD_BUDGET); WHAT ("loading", "check") and FILE name it in messages.
+-- With chunk, the line of chunk's last return is watched. Returns true,
+-- the first value, the return line; or false, the error value as raised
+-- (a message when a budget was spent), whether a budget was spent, and the
+-- error as "FILE:LINE: message". A budget error reads "FILE:LINE: what
+-- took more than ...".
+function M.budgeted(what, file, b, fn, chunk, ...)
+  local budget = require "leakbench.budget"
+  local co = coroutine.create(fn)
+  budget.arm(co, b.instructions, b.seconds, b.memory, chunk)
+  local ok, v = coroutine.resume(co, ...)
+  local over, ret_line = budget.disarm(co)
+  if over then
+    v = nil
+    collectgarbage()
+    return false, string.format("%s:%s: %s", file, line_in(co, file) or "1",
+      BUDGET_TEXT[over](what, b)), true
+  end
+  if ok and coroutine.status(co) ~= "dead" then
+    return false, string.format("%s:%s: attempt to yield from outside a coroutine", file,
+      line_in(co, file) or "1")
+  end
+  if not ok then
+    local msg = error_text(v)
+    -- Errors raised in the file already carry FILE:LINE; others get the file.
+    if msg:sub(1, #file + 1) ~= file .. ":" then
+      msg = file .. ":" .. (line_in(co, file) or "1") .. ": " .. msg
+    end
+    return false, v, false, msg
+  end
+  return true, v, ret_line
+end
+
+-- Evaluates FILE and returns its value and the line of the return that
+-- produced it, or nil, "FILE:LINE: message".
 local function evaluate(file)
   local text, rerr = read_source(file)
   if not text then return nil, rerr end
   local env = new_env(file, {})
   local chunk, err = load(text, "@" .. file, "t", env)
   if not chunk then return nil, err end
-  local ret_line
-  local function hook(ev)
-    if ev == "return" or ev == "tail return" then
-      local info = debug.getinfo(2, "fl")
-      if info and info.func == chunk then ret_line = info.currentline end
-    end
-  end
-  local co = coroutine.create(function() return plain(chunk(), {}) end)
-  debug.sethook(co, hook, "r")
-  local ok, v = coroutine.resume(co)
-  if not ok then
-    local msg = error_text(v)
-    -- Errors raised in the file already carry FILE:LINE; others get the file.
-    if msg:sub(1, #file + 1) ~= file .. ":" then
-      local tb = debug.traceback(co)
-      local line = tb:match(file:gsub("%p", "%%%0") .. ":(%d+):")
-      msg = file .. ":" .. (line or "1") .. ": " .. msg
-    end
-    return nil, msg
-  end
+  local ok, v, ret_line, msg = M.budgeted("loading", file, M.LOAD_BUDGET,
+    function() return plain(chunk(), {}) end, chunk)
+  if not ok then return nil, msg or v end
   return { value = v, text = text, ret_line = ret_line or 1 }
+end
+
+-- Runs SCENARIO's check function on RUN under M.CHECK_BUDGET. Returns
+-- verdict ("pass", "fail", "error"), reason, failed (a list of { message=,
+-- where= }). A spent budget is an "error" whose reason names the file.
+function M.check(scenario, run)
+  if not scenario.check then return "pass", nil, {} end
+  local ok, err, spent = M.budgeted("check", scenario.file or "?", M.CHECK_BUDGET,
+    scenario.check, nil, run)
+  if ok then return "pass", nil, {} end
+  if spent then return "error", err, {} end
+  if type(err) == "table" and rawget(err, "check_failed") then
+    local where, message = rawget(err, "where"), rawget(err, "message")
+    where = type(where) == "string" and where or "?"
+    message = type(message) == "string" and message or "expectation failed"
+    return "fail", where .. ": " .. message, { { message = message, where = where } }
+  end
+  return "error", "check raised: " .. error_text(err), {}
 end
 
 -- Field checks. Each spec entry: type checker and its description.
