@@ -506,6 +506,126 @@ fail:
 	return NULL;
 }
 
+struct walk {
+	char	**names;
+	size_t	 n, cap, max;
+};
+
+/* Adds the regular files below the directory open at fd (prefix/...). */
+static int
+walk_beneath(struct walk *w, int fd, const char *prefix, int depth)
+{
+	char **names, *sub, **nn;
+	struct stat st;
+	size_t n, i;
+	int sfd, rc = 0;
+
+	if (depth > FS_MAX_DEPTH)
+		return 0;
+	if ((names = list_fd(fd, &n)) == NULL)
+		return -1;
+	for (i = 0; i < n && rc == 0 && w->n < w->max; i++) {
+		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
+			continue;
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+			continue;	/* links, devices, FIFOs, sockets */
+		sub = *prefix ? join(prefix, names[i]) : strdup(names[i]);
+		if (sub == NULL) {
+			errno = ENOMEM;
+			rc = -1;
+			break;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			sfd = openat(fd, names[i], O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			if (sfd != -1) {
+				rc = walk_beneath(w, sfd, sub, depth + 1);
+				close(sfd);
+				if (rc == -1 && errno != ENOMEM)
+					rc = 0;	/* unreadable: skipped */
+			}
+			free(sub);
+			continue;
+		}
+		if (w->n + 2 > w->cap) {
+			size_t cap = w->cap ? 2 * w->cap : 32;
+
+			if ((nn = realloc(w->names, cap * sizeof(*nn))) == NULL) {
+				free(sub);
+				errno = ENOMEM;
+				rc = -1;
+				break;
+			}
+			w->names = nn;
+			w->cap = cap;
+		}
+		w->names[w->n++] = sub;
+		w->names[w->n] = NULL;
+	}
+	fs_free_list(names);
+	return rc;
+}
+
+char **
+fs_files_beneath(const char *root, const char *rel, size_t max_files,
+    size_t *n, char *err, size_t errlen)
+{
+	struct walk w = { NULL, 0, 0, max_files };
+	const char *last = "";
+	struct stat st;
+	int dfd = -1, fd, e = 0;
+
+	if (*rel == '\0') {
+		if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+			e = errno;
+	} else if ((dfd = open_parent_beneath(root, rel, &last, &e)) == -1) {
+		fd = -1;
+	} else {
+		char name[NAME_MAX + 1];
+		size_t k = strcspn(last, "/");
+
+		if (k == 0 || k > NAME_MAX || (k == 2 && last[0] == '.' &&
+		    last[1] == '.')) {
+			e = k > NAME_MAX ? ENAMETOOLONG : FS_EDOTDOT;
+			fd = -1;
+		} else {
+			memcpy(name, last, k);
+			name[k] = '\0';
+			fd = openat(dfd, name, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			if (fd == -1) {
+				e = errno;
+				if (fstatat(dfd, name, &st,
+				    AT_SYMLINK_NOFOLLOW) == 0 &&
+				    S_ISLNK(st.st_mode))
+					e = ELOOP;
+			}
+		}
+		close(dfd);
+	}
+	if (fd == -1)
+		goto fail;
+	if (walk_beneath(&w, fd, "", 0) == -1) {
+		e = errno;
+		close(fd);
+		goto fail;
+	}
+	close(fd);
+	if (w.names == NULL && (w.names = calloc(1, sizeof(*w.names))) == NULL) {
+		e = ENOMEM;
+		goto fail;
+	}
+	qsort(w.names, w.n, sizeof(*w.names), cmp_names);
+	*n = w.n;
+	return w.names;
+fail:
+	fs_free_list(w.names);
+	set_beneath_err(err, errlen, root, rel, e);
+	if (strncmp(err, "cannot read", 11) == 0)
+		memcpy(err, "cannot list", 11);
+	return NULL;
+}
+
 static void
 to_hex(const unsigned char *md, unsigned int n, char *hex)
 {

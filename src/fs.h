@@ -55,6 +55,16 @@ struct fs_read_info {
 char	*fs_read_beneath(const char *root, const char *rel, size_t max,
 	    size_t *len, struct fs_read_info *info, char *err, size_t errlen);
 
+/*
+ * The regular files below root/rel, as sorted paths relative to it: a
+ * list for fs_free_list, or NULL with err. rel itself (the root of the
+ * walk) is reached without following a link, like everything below it:
+ * links, devices, FIFOs and sockets are skipped, not followed; at most
+ * max_files names and FS_MAX_DEPTH levels.
+ */
+char	**fs_files_beneath(const char *root, const char *rel,
+	    size_t max_files, size_t *n, char *err, size_t errlen);
+
 /* Lowercase hex SHA-256 of data into hex (65 bytes). 0 or -1. */
 int	 fs_sha256(const void *data, size_t len, char hex[65]);
 

@@ -2,7 +2,8 @@
  * fs: rmtree (never through links, read-only dirs, missing paths), mkdir_p,
  * write_file (exact mode, exclusive, refuses links), read_file, sha256
  * against known vectors, listdir order, chown of a tree without following
- * links; read_beneath (links, FIFOs, devices, caps, sparse files).
+ * links; read_beneath (links, FIFOs, devices, caps, sparse files) and
+ * files_beneath (links, the walk's root included).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -257,6 +258,43 @@ test_read_beneath(void)
 	free(s);
 }
 
+/* fs_files_beneath: never through a link, the root of the walk included. */
+static void
+test_files_beneath(void)
+{
+	char **names;
+	size_t n = 0;
+
+	fs_mkdir_p(at("fb/p/q"), 0755, err, sizeof(err));
+	fs_write_file(at("fb/p/a"), "a", 1, 0600, 0, err, sizeof(err));
+	fs_write_file(at("fb/p/q/b"), "b", 1, 0600, 0, err, sizeof(err));
+	if (symlink("/etc", at("fb/p/etc")) == -1 ||
+	    symlink("/etc/passwd", at("fb/p/passwd")) == -1 ||
+	    symlink("/etc", at("fb/link")) == -1 ||
+	    symlink("p", at("fb/plink")) == -1 ||
+	    mkfifo(at("fb/p/fifo"), 0600) == -1)
+		ok(0, "setup: %s", strerror(errno));
+	names = fs_files_beneath(at("fb"), "p", 100, &n, err, sizeof(err));
+	ok(names != NULL && n == 2 && strcmp(names[0], "a") == 0 &&
+	    strcmp(names[1], "q/b") == 0 && names[2] == NULL,
+	    "files_beneath: regular files only, links and FIFOs skipped");
+	fs_free_list(names);
+	names = fs_files_beneath(at("fb"), "link", 100, &n, err, sizeof(err));
+	ok(names == NULL && strstr(err, "cannot list '") == err &&
+	    strstr(err, "/fb/link': is a symbolic link") != NULL,
+	    "files_beneath: the root of the walk is not followed (%s)", err);
+	names = fs_files_beneath(at("fb"), "plink/q", 100, &n, err,
+	    sizeof(err));
+	ok(names == NULL && strstr(err, "': is a symbolic link") != NULL,
+	    "files_beneath: nor a link on the way to it (%s)", err);
+	names = fs_files_beneath(at("fb"), "p", 1, &n, err, sizeof(err));
+	ok(names != NULL && n == 1, "files_beneath: at most max_files");
+	fs_free_list(names);
+	names = fs_files_beneath(at("fb"), "nope", 100, &n, err, sizeof(err));
+	ok(names == NULL && strstr(err, "No such file or directory") != NULL,
+	    "files_beneath: a missing root (%s)", err);
+}
+
 int
 main(void)
 {
@@ -270,6 +308,7 @@ main(void)
 	test_rmtree();
 	test_chown();
 	test_read_beneath();
+	test_files_beneath();
 	is_int(fs_rmtree(top, err, sizeof(err)), 0, "cleanup");
 	return tap_done();
 }
