@@ -223,3 +223,33 @@ describe("hostile files: budgets", function()
     assert.are.equal("check raised: (error object is a table value)", reason)
   end)
 end)
+
+describe("hostile subjects: build contexts stay in the subject's directory", function()
+  local S = DIR .. "/subjects"
+  local CASES = {
+    { "context-root.lua", S .. "/context-root.lua:5: field 'interceptor.build.context' is '/root': "
+      .. "it must lie inside the subject's directory '" .. S .. "'" },
+    { "context-up.lua", S .. "/context-up.lua:4: field 'interceptor.build.context' is '" .. S
+      .. "/../../../../../../../../../..' (resolved: '/'): it must lie inside the subject's directory '"
+      .. S .. "'" },
+    { "context-link.lua", S .. "/context-link.lua:4: field 'interceptor.build.context' is '" .. S
+      .. "/etc-link' (resolved: '/etc'): it must lie inside the subject's directory '" .. S .. "'" },
+    { "containerfile-up.lua", S .. "/containerfile-up.lua:4: field 'interceptor.build.containerfile' is '"
+      .. S .. "/ctx/../../../../../../../../../../etc/passwd' (resolved: '/etc/passwd'): it must lie "
+      .. "inside the subject's directory '" .. S .. "'" },
+  }
+  for _, case in ipairs(CASES) do
+    it(case[1] .. " through the loader and leakbench list", function()
+      assert.are.equal(case[2], load_err("subjects/" .. case[1], "subject"))
+      local out, status = list("subjects/" .. case[1])
+      assert.are.equal("leakbench: " .. case[2] .. "\n", out)
+      assert.are.equal(1, status)
+    end)
+  end
+
+  it("accepts a context inside, and one that does not exist yet", function()
+    local t = assert(loader.load(S .. "/context-ok.lua", "subject"))
+    assert.are.equal(S .. "/ctx", t.interceptor.build.context)
+    assert.truthy(loader.load("spec/fixtures/list/subjects/nohook.lua", "subject"))
+  end)
+end)

@@ -505,10 +505,39 @@ local function validate_scenario(c, t, file)
   return s
 end
 
+-- Does PATH (a build context, a Containerfile) lie inside the directory
+-- of the subject FILE, links resolved? Raises at FIELD's line if not. A
+-- path that does not exist (yet) is checked as written: no '..' may lead
+-- out; that it exists is the build's business.
+function Check:inside(file, path, field, line_field)
+  local dir = dirname(file)
+  local root = core.realpath(dir) or dir
+  local real = core.realpath(path)
+  local prefix = root == "/" and "/" or root .. "/"
+  local ok
+  if real then
+    ok = real == root or real:sub(1, #prefix) == prefix
+  else
+    local rel = path:sub(1, #dir + 1) == dir .. "/" and path:sub(#dir + 2) or nil
+    ok = rel ~= nil and not rel:match("%f[^/%z]%.%.%f[/%z]")
+  end
+  if not ok then
+    self:fail(line_field, string.format("field '%s' is '%s'%s: it must lie inside the subject's "
+      .. "directory '%s'", field, path, real and real ~= path and " (resolved: '" .. real .. "')" or "",
+      dir))
+  end
+end
+
 local SUBJECT_FIELDS = {
   name = true, description = true, interceptor = true, settings = true,
   files = true, setup = true, env = true, blocks = true,
 }
+-- interceptor.build = { context =, containerfile = }: the image is built
+-- from a directory that must lie inside the subject file's own directory
+-- (links resolved; '/root' or '../..' is refused with the file, line and
+-- field), and so must the Containerfile. The build itself runs with
+-- network access: it may reach package registries (pip, npm, apt), which
+-- is how a subject installs its tools.
 local INTERCEPTOR_FIELDS = {
   build = true, image = true, argv = true, upstream_env = true, ready = true,
   port = true, env = true,
@@ -549,6 +578,8 @@ local function validate_subject(c, t, file)
       local cf = c:field(b, "containerfile", is_string, "a string", "interceptor.build.containerfile")
         or "Containerfile"
       if ctx:sub(1, 1) ~= "/" then ctx = dirname(file) .. "/" .. ctx end
+      c:inside(file, ctx, "interceptor.build.context", "build")
+      c:inside(file, ctx .. "/" .. cf, "interceptor.build.containerfile", "build")
       i.build = { context = ctx, containerfile = cf }
     end
     s.interceptor = i
