@@ -10,6 +10,9 @@
 --   run.wire          every request body the provider received, decoded
 --   run.transcript    every file under claude-config/projects/, sorted
 --   run.stderr, run.logs, run.stdout
+--   run.caps_hit      { file=, cap = "file" | "run", limit=, size= } per
+--                     file cut short by M.FILE_CAP or M.RUN_CAP
+--   run.skipped       { file=, reason= } per file refused (a link, a FIFO)
 --   run:called(name [, needle]) -> boolean, the call
 --   run:leaks(secret [, opts]) -> { wire=, transcript=, answer=, stderr=,
 --        logs=, responses=, stdout= (booleans), any= (one of the first
@@ -57,11 +60,42 @@ M.LEAK_CHANNELS = { wire = true, transcript = true, answer = true,
 
 local SNIPPET_CONTEXT = 24
 
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local data = f:read("a")
-  f:close()
+-- Evidence is hostile input: the agent wrote much of it. Every file is
+-- read with core.read_beneath (no link followed, the walk's root
+-- included; devices, FIFOs and sockets skipped) and capped: at most
+-- FILE_CAP bytes of one file and RUN_CAP of a whole run. What was read is
+-- still scanned; each cut is listed in run.caps_hit = { { file=, cap =
+-- "file" | "run", limit=, size= } }, and files that were refused (a link,
+-- a FIFO) in run.skipped = { { file=, reason= } }.
+M.FILE_CAP = 64 << 20
+M.RUN_CAP = 512 << 20
+
+-- A reader of files below the run folder DIR for RUN, sharing one run cap.
+-- reader(rel) -> bytes or nil (missing or refused).
+local function new_reader(run, dir)
+  local left = M.RUN_CAP
+  run.caps_hit, run.skipped = {}, {}
+  return function(rel)
+    local max = math.min(M.FILE_CAP, left)
+    local data, info = core.read_beneath(dir, rel, max)
+    if not data then
+      if not info:find("No such file or directory", 1, true) then
+        run.skipped[#run.skipped + 1] = { file = rel, reason = info:match(": ([^:]*)$") or info }
+      end
+      return nil
+    end
+    left = left - #data
+    if info.truncated then
+      run.caps_hit[#run.caps_hit + 1] = { file = rel, cap = max < M.FILE_CAP and "run" or "file",
+        limit = max, size = info.size }
+    end
+    return data
+  end
+end
+
+-- For parse_wire called with a folder: the same rules, the file cap only.
+local function read_file_in(dir, rel)
+  local data = core.read_beneath(dir, rel, M.FILE_CAP)
   return data
 end
 
@@ -242,8 +276,13 @@ end
 
 -- Reads records/wire.jsonl. Returns the list of records (tables; lines
 -- that are not JSON are skipped) and their segments for the wire and
--- responses channels.
+-- responses channels. records_dir: the records folder, or a function
+-- that reads a response file (its name relative to that folder).
 function M.parse_wire(text, records_dir)
+  local read = records_dir
+  if type(records_dir) == "string" then
+    read = function(rf) return read_file_in(records_dir, rf) end
+  end
   local records, wire, responses = {}, {}, {}
   local events = M.parse_stream(text)
   for i, rec in ipairs(events) do
@@ -261,7 +300,7 @@ function M.parse_wire(text, records_dir)
     local rf = rec.response_file
     if records_dir and type(rf) == "string" and not rf:find("%.%.") and
         rf:sub(1, 1) ~= "/" then
-      local raw = read_file(records_dir .. "/" .. rf)
+      local raw = read(rf)
       if raw then
         local rfile = "records/" .. rf
         responses[#responses + 1] = { text = raw, file = rfile, record = seq,
@@ -294,15 +333,16 @@ function M.load(dir)
   if type(dir) ~= "string" then
     error("wrong parameter \"dir\": expected string, got " .. type(dir), 2)
   end
-  local probe = core.files_under(dir)
+  local probe = core.files_beneath(dir, "", 0)
   if not probe then
     error("cannot read run folder '" .. dir .. "'", 2)
   end
   local run = setmetatable({ dir = dir, segments = {} }, Run)
+  local read_file = new_reader(run, dir)
   local segs = run.segments
   for _, c in ipairs(M.CHANNELS) do segs[c] = {} end
 
-  local stdout = read_file(dir .. "/stream.jsonl") or ""
+  local stdout = read_file("stream.jsonl") or ""
   run.events, run.bad_lines, run.truncated = M.parse_stream(stdout)
   run.tool_calls = M.tool_calls(run.events)
   run.answer = M.answer(run.events)
@@ -317,19 +357,26 @@ function M.load(dir)
   segs.answer[1] = { text = run.answer, file = "stream.jsonl",
     part = "result" }
 
-  run.stderr = read_file(dir .. "/stderr.txt") or ""
+  run.stderr = read_file("stderr.txt") or ""
   segs.stderr[1] = { text = run.stderr, file = "stderr.txt" }
 
-  local wire_text = read_file(dir .. "/records/wire.jsonl") or ""
+  local wire_text = read_file("records/wire.jsonl") or ""
   run.records, segs.wire, segs.responses =
-    M.parse_wire(wire_text, dir .. "/records")
+    M.parse_wire(wire_text, function(rf) return read_file("records/" .. rf) end)
   run.wire = concat_segments(segs.wire, "\n")
 
-  local tdir = dir .. "/claude-config/projects"
-  local files = core.files_under(tdir) or {}
+  -- the agent can replace projects/ itself with a link: not followed
+  local files, ferr = core.files_beneath(dir, "claude-config/projects")
+  if not files then
+    if not ferr:find("No such file or directory", 1, true) then
+      run.skipped[#run.skipped + 1] = { file = "claude-config/projects",
+        reason = ferr:match(": ([^:]*)$") or ferr }
+    end
+    files = {}
+  end
   local texts = {}
   for _, rel in ipairs(files) do
-    local text = read_file(tdir .. "/" .. rel) or ""
+    local text = read_file("claude-config/projects/" .. rel) or ""
     texts[#texts + 1] = text
     segs.transcript[#segs.transcript + 1] = {
       text = text, file = "claude-config/projects/" .. rel,
@@ -340,7 +387,7 @@ function M.load(dir)
 
   local logs = {}
   for _, name in ipairs({ "proxy.log", "model.log", "interceptor.log" }) do
-    local text = read_file(dir .. "/" .. name)
+    local text = read_file(name)
     if text then
       logs[#logs + 1] = text
       segs.logs[#segs.logs + 1] = { text = text, file = name }

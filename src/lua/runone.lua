@@ -19,19 +19,12 @@ local function write_json(path, t)
 end
 M.write_json = write_json
 
--- Runs the scenario's check function against RUN. Returns verdict, reason,
+-- Runs the scenario's check function against RUN, under the loader's
+-- check budget (instructions, wall time, memory): a check that loops is an
+-- "error" whose reason names the file and line. Returns verdict, reason,
 -- failed (list of {message=, where=}).
 local function run_checks(scenario, run)
-  if not scenario.check then return "pass", nil, {} end
-  local ok, err = xpcall(scenario.check, function(e)
-    if type(e) == "table" and e.check_failed then return e end
-    return { error = true, message = tostring(e), traceback = debug.traceback(tostring(e), 2) }
-  end, run)
-  if ok then return "pass", nil, {} end
-  if err.check_failed then
-    return "fail", err.where .. ": " .. err.message, { { message = err.message, where = err.where } }
-  end
-  return "error", "check raised: " .. err.message, {}
+  return loader.check(scenario, run)
 end
 
 -- The report's lists as JSON arrays even when empty (cjson would write {}).
