@@ -119,6 +119,10 @@ function M.execute(o)
   if ok then
     run.session_id, run.returncode = r.session_id, r.returncode
     result.tool_calls = #run.tool_calls
+    -- What the evidence readers cut or refused: the agent's files are
+    -- hostile, and a verdict on part of them must say so.
+    if #run.caps_hit > 0 then result.caps_hit = run.caps_hit end
+    if #run.skipped > 0 then result.skipped_files = run.skipped end
     result.usage, result.cost_usd, result.num_turns = usage_of(run)
     result.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
     if not result.verdict then
