@@ -515,10 +515,10 @@ test_servers(void)
 	snprintf(path, sizeof(path), "%s/srv", tmpdir);
 	trap_log_open(&t.log, path, 100, 1 << 20, err, sizeof(err));
 	u.t = &t;
-	u.fd = trap_udp_bind("127.0.0.1:0", &port, err, sizeof(err));
+	u.fd = trap_bind("127.0.0.1:0", SOCK_DGRAM, &port, err, sizeof(err));
 	ok(u.fd >= 0 && port > 0, "udp bound on a free port");
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
-	lfd = http_listen(addr, &tport, err, sizeof(err));
+	lfd = trap_bind(addr, SOCK_STREAM, &tport, err, sizeof(err));
 	ok(lfd >= 0 && tport == port, "tcp bound on the same port");
 	pthread_create(&tid, NULL, trap_dns_udp_thread, &u);
 	pthread_detach(tid);

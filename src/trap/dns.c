@@ -257,7 +257,8 @@ trap_dns_message(struct trap *t, const char *proto, const unsigned char *msg,
 }
 
 int
-trap_udp_bind(const char *addr, int *port_out, char *err, size_t errlen)
+trap_bind(const char *addr, int socktype, int *port_out, char *err,
+    size_t errlen)
 {
 	char host[256], port[16];
 	const char *colon = strrchr(addr, ':');
@@ -265,7 +266,7 @@ trap_udp_bind(const char *addr, int *port_out, char *err, size_t errlen)
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	size_t hl;
-	int fd = -1, rc, saved = 0;
+	int fd = -1, rc, saved = 0, on = 1;
 
 	if (colon == NULL || colon == addr || colon[1] == '\0' ||
 	    (hl = (size_t)(colon - addr)) >= sizeof(host) ||
@@ -284,7 +285,7 @@ trap_udp_bind(const char *addr, int *port_out, char *err, size_t errlen)
 	strcpy(port, colon + 1);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_DGRAM;
+	hints.ai_socktype = socktype;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST;
 	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc != 0) {
@@ -299,7 +300,11 @@ trap_udp_bind(const char *addr, int *port_out, char *err, size_t errlen)
 			saved = errno;
 			continue;
 		}
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		if (socktype == SOCK_STREAM)
+			(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on,
+			    sizeof(on));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+		    (socktype != SOCK_STREAM || listen(fd, SOMAXCONN) == 0))
 			break;
 		saved = errno;
 		close(fd);

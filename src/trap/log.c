@@ -198,6 +198,24 @@ jl_bytes(struct jline *j, const char *key, const void *s, size_t n)
 }
 
 void
+jl_headers(struct jline *j, const char *key, const struct http_header *h,
+    size_t n)
+{
+	size_t i;
+
+	jl_key(j, key);
+	jl_put(j, "[", 1);
+	for (i = 0; i < n; i++) {
+		jl_put(j, i ? ",[" : "[", i ? 2 : 1);
+		jl_text(j, h[i].name, strlen(h[i].name));
+		jl_put(j, ",", 1);
+		jl_text(j, h[i].value, strlen(h[i].value));
+		jl_put(j, "]", 1);
+	}
+	jl_put(j, "]", 1);
+}
+
+void
 jl_int(struct jline *j, const char *key, long long v)
 {
 	char num[32];
@@ -259,8 +277,8 @@ trap_escape_label(const unsigned char *s, size_t n, char *out, size_t outlen)
 	return o;
 }
 
-static void
-lower_strerror(char *err, size_t errlen, const char *what, const char *path,
+void
+trap_errf(char *err, size_t errlen, const char *what, const char *path,
     int e)
 {
 	char why[128];
@@ -271,9 +289,8 @@ lower_strerror(char *err, size_t errlen, const char *what, const char *path,
 	snprintf(err, errlen, "%s '%s': %s", what, path, why);
 }
 
-/* mkdir -p. 0 or -1 (errno set). */
-static int
-mkdirs(const char *path)
+int
+trap_mkdirs(const char *path)
 {
 	char *p = strdup(path), *s;
 	struct stat st;
@@ -313,8 +330,8 @@ trap_log_open(struct trap_log *l, const char *dir, unsigned long max_records,
 	l->fd = -1;
 	l->max_records = max_records < 1 ? 1 : max_records;
 	l->max_bytes = max_bytes < CAP_RESERVE ? CAP_RESERVE : max_bytes;
-	if (mkdirs(dir) < 0) {
-		lower_strerror(err, errlen, "cannot create records directory",
+	if (trap_mkdirs(dir) < 0) {
+		trap_errf(err, errlen, "cannot create records directory",
 		    dir, errno);
 		return -1;
 	}
@@ -324,7 +341,7 @@ trap_log_open(struct trap_log *l, const char *dir, unsigned long max_records,
 	}
 	l->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (l->fd < 0) {
-		lower_strerror(err, errlen, "cannot open records file", path,
+		trap_errf(err, errlen, "cannot open records file", path,
 		    errno);
 		free(path);
 		return -1;

@@ -60,6 +60,9 @@ void	 jl_begin_at(struct jline *j, const char *kind, long long sec,
 void	 jl_str(struct jline *j, const char *key, const char *s, size_t n);
 /* Lossless bytes: "KEY": text when valid UTF-8, else "KEY_base64". */
 void	 jl_bytes(struct jline *j, const char *key, const void *s, size_t n);
+/* [[name, value], ...], each string as jl_str reads it. */
+void	 jl_headers(struct jline *j, const char *key,
+	    const struct http_header *h, size_t n);
 void	 jl_int(struct jline *j, const char *key, long long v);
 void	 jl_bool(struct jline *j, const char *key, int v);
 /* A field whose value is JSON text already. */
@@ -98,6 +101,12 @@ int	 trap_log_put(struct trap_log *l, struct jline *j);
 /* At exit: a {"kind":"dropped","count":N} record when attempts were lost. */
 void	 trap_log_finish(struct trap_log *l);
 void	 trap_log_close(struct trap_log *l);
+
+/* mkdir -p. 0 or -1 (errno set). */
+int	 trap_mkdirs(const char *path);
+/* "WHAT 'PATH': strerror(e)" into err, lowercased. */
+void	 trap_errf(char *err, size_t errlen, const char *what,
+	    const char *path, int e);
 
 /* Lossless presentation format of a DNS label's bytes (\. \\ \DDD). */
 size_t	 trap_escape_label(const unsigned char *s, size_t n, char *out,
@@ -143,6 +152,34 @@ size_t	 dns_answer(const unsigned char *msg, size_t len,
 const char *dns_type_name(uint16_t type);
 const char *dns_class_name(uint16_t class);
 
+/* ---- HTTP heads (httptrap.c) ---- */
+
+/*
+ * A request head as the trap reads it: leniently, since it only records.
+ * Strings are NUL-terminated copies (a NUL byte in the head cuts the
+ * parsed copy short; the raw head, recorded too, keeps every byte).
+ */
+struct trap_req {
+	char			*method, *target, *version;
+	struct http_header	*headers;
+	size_t			 nheaders;
+	int			 chunked;	/* Transfer-Encoding ends in chunked */
+	long long		 clen;		/* -1: none; -2: unreadable */
+	int			 close;		/* no keep-alive after this one */
+};
+
+/*
+ * Parses the head at the start of buf: "METHOD SP TARGET [SP VERSION]"
+ * then header lines, up to an empty line (CRLF or bare LF). The head's
+ * length (> 0) with *r filled (free it with trap_req_free); 0 when more
+ * bytes are needed (no end within len bytes, len < max_head); -1 with a
+ * static reason in *why when it is not a request head or is longer than
+ * max_head. Never reads past len.
+ */
+long	 trap_parse_head(const unsigned char *buf, size_t len, size_t max_head,
+	    struct trap_req *r, const char **why);
+void	 trap_req_free(struct trap_req *r);
+
 /* ---- the trap ---- */
 
 struct trap_limits {
@@ -182,10 +219,11 @@ void	 trap_dns_tcp_handler(struct http_conn *c, void *ctx);
 void	 trap_http_handler(struct http_conn *c, void *ctx);
 
 /*
- * Binds a UDP socket on "host:port". The socket or -1 with a message in
- * err; *port_out receives the bound port.
+ * Binds a socket of socktype (SOCK_DGRAM, or SOCK_STREAM which also
+ * listens) on "HOST:PORT", HOST a numeric address. The socket or -1 with
+ * "cannot bind 'ADDR': why" in err; *port_out receives the bound port.
  */
-int	 trap_udp_bind(const char *addr, int *port_out, char *err,
+int	 trap_bind(const char *addr, int socktype, int *port_out, char *err,
 	    size_t errlen);
 
 /* ---- TLS (tlsca.c) ---- */
