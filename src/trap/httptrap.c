@@ -185,8 +185,10 @@ framing(struct trap_req *r)
 	}
 	if (te != NULL) {
 		r->chunked = last_token_is(te, "chunked");
-		if (!r->chunked)
-			r->clen = -2;	/* read to the end: close after */
+		if (!r->chunked) {
+			r->clen = -2;	/* unknown framing: close after */
+			r->close = 1;
+		}
 		return;
 	}
 	if (cl != NULL) {
