@@ -316,6 +316,53 @@ test_plain(void)
 		    "over the cap: truncated");
 	}
 
+	/* Expect: 100-continue gets its 100, the body is recorded. */
+	{
+		static const char head[] = "POST http://a.test/e HTTP/1.1\r\n"
+		    "Expect: 100-continue\r\nContent-Length: 3\r\n"
+		    "Connection: close\r\n\r\n";
+		struct pollfd p;
+		char buf[64] = "";
+		int fd = dial();
+		ssize_t r;
+
+		(void)http_write_all(fd, head, sizeof(head) - 1);
+		p = (struct pollfd){ .fd = fd, .events = POLLIN };
+		poll(&p, 1, 5000);
+		r = read(fd, buf, 25);
+		is_int(r, 25, "expect: interim answer");
+		is_str(buf, "HTTP/1.1 100 Continue\r\n\r\n", "expect: 100");
+		(void)http_write_all(fd, "abc", 3);
+		out = read_all(fd);
+		is_str(out, RESP403("close"), "expect: then 403");
+		free(out);
+		close(fd);
+		out = new_records();
+		ok(strstr(out, "\"body\":\"abc\",\"body_bytes\":3,") != NULL,
+		    "expect: body recorded");
+		free(out);
+	}
+
+	/* A head that trickles in, a byte at a time. */
+	{
+		static const char req[] = "GET http://slow.test/ HTTP/1.1\r\n"
+		    "Connection: close\r\n\r\n";
+		int fd = dial();
+
+		for (size_t i = 0; i < sizeof(req) - 1; i++) {
+			(void)http_write_all(fd, req + i, 1);
+			poll(NULL, 0, 1);
+		}
+		out = read_all(fd);
+		is_str(out, RESP403("close"), "trickle: 403");
+		free(out);
+		close(fd);
+		out = new_records();
+		ok(strstr(out, "\"target\":\"http://slow.test/\"") != NULL,
+		    "trickle: recorded");
+		free(out);
+	}
+
 	/* Not HTTP at all: the bytes are kept, 400. */
 	{
 		static const char junk[] = "\x01\x02 hello\r\n\r\n";

@@ -144,6 +144,15 @@ fold_header(struct trap_req *r, const unsigned char *value, size_t vl)
 	return 0;
 }
 
+static const char *
+http_header_find(const struct http_header *h, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcasecmp(h[i].name, name) == 0)
+			return h[i].value;
+	return NULL;
+}
+
 /* Whether a comma-separated value's last element is token. */
 static int
 last_token_is(const char *v, const char *token)
@@ -727,9 +736,10 @@ serve_one(struct conn *c)
 	struct trap_req r;
 	struct body b;
 	struct jline j;
-	const char *why = NULL;
+	const char *why = NULL, *expect;
 	int64_t deadline = 0;
-	long hlen;
+	size_t checked = 0;
+	long hlen = 0;
 	int keep;
 
 	/* Empty lines before a request are ignored. */
@@ -741,10 +751,18 @@ serve_one(struct conn *c)
 			    1 : 2);
 		if (c->io.len > 0 && deadline == 0)
 			deadline = now_ms() + c->t->lim.head_ms;
-		hlen = trap_parse_head(c->io.buf, c->io.len,
-		    c->t->lim.max_head, &r, &why);
-		if (hlen != 0)
-			break;
+		/* Parse again only when a line may have ended. */
+		if (checked > c->io.len)
+			checked = 0;
+		if (checked == 0 || c->io.len >= c->t->lim.max_head ||
+		    memchr(c->io.buf + checked - 1, '\n',
+		    c->io.len - checked + 1) != NULL) {
+			hlen = trap_parse_head(c->io.buf, c->io.len,
+			    c->t->lim.max_head, &r, &why);
+			if (hlen != 0)
+				break;
+		}
+		checked = c->io.len;
 		if (deadline != 0 && now_ms() > deadline) {
 			record_bad_head(c, "request head took too long");
 			return 0;
@@ -788,11 +806,18 @@ serve_one(struct conn *c)
 	jl_headers(&j, "headers", r.headers, r.nheaders);
 	jl_bytes(&j, "head", c->io.buf, (size_t)hlen);
 	tio_consume(&c->io, (size_t)hlen);
-	if (b.p == NULL) {
-		b.error = "out of memory";
-	} else {
-		read_body(c, &r, &b);
+	/* A client that waits before sending its body gets it sent. */
+	expect = http_header_find(r.headers, r.nheaders, "expect");
+	if (expect != NULL && strcasecmp(expect, "100-continue") == 0 &&
+	    c->io.len == 0 && (r.chunked || r.clen > 0)) {
+		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+		(void)tio_write(&c->io, cont, sizeof(cont) - 1);
 	}
+	if (b.p == NULL)
+		b.error = "out of memory";
+	else
+		read_body(c, &r, &b);
 	jl_bytes(&j, "body", b.p ? b.p : (unsigned char *)"", b.len);
 	jl_int(&j, "body_bytes", (long long)b.total);
 	jl_bool(&j, "truncated", b.total > b.len);
