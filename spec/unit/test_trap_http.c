@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -700,6 +701,32 @@ test_busy(void)
 	trap.lim.max_conns = 8;
 }
 
+static void
+test_idle(void)
+{
+	long long t0;
+	struct timespec ts;
+	char *out;
+	int fd;
+
+	trap.lim.idle_ms = 300;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	fd = dial();
+	(void)http_write_all(fd, "GET http://idle.test/SECRET", 27);
+	out = read_all(fd);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	is_str(out, "", "idle: closed without an answer");
+	ok(ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 - t0 < 3000,
+	    "idle: closed after the idle timeout");
+	free(out);
+	close(fd);
+	check_records("{\"t\":T,\"kind\":\"http\",\"head\":\"GET "
+	    "http://idle.test/SECRET\",\"tls\":false,\"error\":\"request "
+	    "head cut short\"}\n", "idle: what came is recorded");
+	trap.lim.idle_ms = 3000;
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -750,6 +777,7 @@ main(void)
 	test_tls();
 	test_certs();
 	test_busy();
+	test_idle();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return tap_done();
 }
