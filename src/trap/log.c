@@ -12,13 +12,17 @@
  *		 as UTF-8, else Latin-1), head|head_base64 (the request line
  *		 and headers byte-exact), body|body_base64 (at most the body
  *		 cap), body_bytes (the full length), truncated, tls, and with
- *		 tls: sni, connect (the CONNECT target, "" for direct TLS);
- *		 error when the head or body was cut short or malformed
+ *		 tls: sni (null without SNI); connect (the CONNECT target,
+ *		 "" for direct TLS, absent outside a tunnel); error when the
+ *		 body was cut short or malformed. Bytes that never made a
+ *		 head (not HTTP, cut short, too long, too slow) give only
+ *		 head|head_base64, tls, sni, connect and error
  *	connect	 target, head|head_base64
  *	tunnel	 connect, data|data_base64 (first bytes of a tunnel that is
  *		 not TLS), data_bytes, truncated
  *	tls	 connect, sni, error (a handshake that failed: e.g. the
  *		 client did not trust the CA)
+ *	busy	 max_conns: a connection refused at the concurrency cap
  *	cap	 reason "records"|"bytes", records, bytes: the last record
  *	dropped	 count: at exit, attempts not stored after the cap
  *
