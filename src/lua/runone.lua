@@ -119,6 +119,7 @@ function M.execute(o)
   if ok then
     run.session_id, run.returncode = r.session_id, r.returncode
     result.tool_calls = #run.tool_calls
+    result.egress_attempts = #run.egress
     -- What the evidence readers cut or refused: the agent's files are
     -- hostile, and a verdict on part of them must say so.
     if #run.caps_hit > 0 then result.caps_hit = run.caps_hit end

@@ -36,6 +36,8 @@ local M = {}
 local UID = 1000
 local API_PORT = 8080        -- Claude Code's ANTHROPIC_BASE_URL, in its netns
 local UPSTREAM_PORT = 9090   -- the interceptor's UPSTREAM_URL, in its netns
+local TRAP_PROXY = "http://127.0.0.1:3128"   -- lb-trap's HTTP proxy, claude's netns
+local CA_DIR = "/etc/leakbench-ca"           -- the trap's CA, in the claude container
 local READY_TIMEOUT = 30
 
 -- Resources of each container of a run (issue: a hostile interceptor or
@@ -243,8 +245,11 @@ function Run:stage()
   self.sock = d .. "/sock"
   self.uplogs = d .. "/upstream-logs"
   self.etc = d .. "/etc"
+  self.egress = d .. "/egress"
+  self.trapca = d .. "/trap-ca"
   local dirs = { self.project, self.config, self.records, self.subject_dir,
-                 self.ctrdir, self.gate, self.sock .. "/up", self.uplogs, self.etc }
+                 self.ctrdir, self.gate, self.sock .. "/up", self.uplogs, self.etc,
+                 self.egress, self.trapca }
   if self:interceptor() then dirs[#dirs + 1] = self.sock .. "/icp" end
   for _, p in ipairs(dirs) do
     assert(core.mkdir_p(p, 493))
@@ -277,7 +282,8 @@ function Run:stage()
   -- Rootful podman runs the containers as uid 1000 without a user
   -- namespace: give it what it must write.
   if self.pm.rootful then
-    for _, p in ipairs({ self.project, self.config, self.records, self.sock, self.uplogs }) do
+    for _, p in ipairs({ self.project, self.config, self.records, self.sock, self.uplogs,
+                         self.egress, self.trapca }) do
       assert(core.chown(p, UID, UID, true))
     end
   end
@@ -387,13 +393,22 @@ end
 
 -- A network sidecar: a container of our servers image with loopback only,
 -- whose netns another container joins; lb-net in it bridges BRIDGES.
--- SOCKS: the socket directories it mounts (names under sock/).
-function Run:net_argv(short, socks, bridges)
+-- SOCKS: the socket directories it mounts (names under sock/). With
+-- `trap`, lb-net also runs and supervises lb-trap: DNS on 127.0.0.1:53
+-- and an HTTP(S) proxy on 127.0.0.1:3128 that record every attempt in
+-- egress/ (mounted here only, so the agent can neither alter nor delete
+-- it) and answer that nothing exists; its CA (certificate only, the key
+-- never leaves its memory) goes to trap-ca/ for the claude container.
+function Run:net_argv(short, socks, bridges, trap)
   local argv = append(self:base_flags(short), { "--network", "none",
     "--sysctl", "net.ipv4.ip_unprivileged_port_start=0" })
   for _, s in ipairs(socks) do append(argv, { "-v", self.sock .. "/" .. s .. ":/sock/" .. s }) end
+  if trap then
+    append(argv, { "-v", self.egress .. ":/egress", "-v", self.trapca .. ":/trap-ca" })
+  end
   append(argv, { self.images.proxy, "lb-net" })
   for _, b in ipairs(bridges) do append(argv, { "--bridge", b }) end
+  if trap then append(argv, { "--", "lb-trap", "--records", "/egress", "--ca-out", "/trap-ca" }) end
   return argv
 end
 
@@ -411,7 +426,7 @@ function Run:start_network()
   local first = icp and "icp" or "up"
   local argvs = {
     self:net_argv("net", { first },
-      { "tcp:127.0.0.1:" .. API_PORT .. "=unix:/sock/" .. first .. "/api.sock" }),
+      { "tcp:127.0.0.1:" .. API_PORT .. "=unix:/sock/" .. first .. "/api.sock" }, true),
   }
   self.started[#self.started + 1] = { name = self.names.net, short = "net", log = "net.log" }
   if icp then
@@ -458,10 +473,16 @@ function Run:start_interceptor()
   self:podman(argv)
 end
 
--- Every container of the network is ready, each by its own log.
+-- Claude's sidecar is ready (its bridge and its trap, whose CA the claude
+-- container mounts): before the claude container is created.
+function Run:await_net()
+  self:wait_ready("net", "lb-net: listening", "network sidecar")
+  self:wait_ready("net", "lb-trap: listening", "egress trap in the network sidecar")
+end
+
+-- Every other container of the network is ready, each by its own log.
 function Run:await_network()
   self:wait_ready("up", "lb-proxy: listening", "recording proxy")
-  self:wait_ready("net", "lb-net: listening", "network sidecar")
   local icp = self:interceptor()
   if icp then
     self:wait_ready("icpnet", "lb-net: listening", "interceptor's network sidecar")
@@ -510,6 +531,16 @@ function Run:claude_env()
   for k, v in pairs(QUIET_ENV) do env[k] = v end
   for k, v in pairs(auth.dummy_env(self.auth_kind)) do env[k] = v end
   env.ANTHROPIC_BASE_URL = "http://127.0.0.1:" .. API_PORT
+  -- Every other way out leads to the trap, HTTPS included: the trap's CA
+  -- is trusted wherever curl, Python, git, Node and OpenSSL look.
+  for _, k in ipairs({ "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY" }) do
+    env[k], env[k:lower()] = TRAP_PROXY, TRAP_PROXY
+  end
+  env.NO_PROXY, env.no_proxy = "127.0.0.1,localhost,::1", "127.0.0.1,localhost,::1"
+  local bundle = CA_DIR .. "/bundle.pem"
+  env.SSL_CERT_FILE, env.CURL_CA_BUNDLE, env.REQUESTS_CA_BUNDLE = bundle, bundle, bundle
+  env.GIT_SSL_CAINFO = bundle
+  env.NODE_EXTRA_CA_CERTS = CA_DIR .. "/ca.pem"
   env.CLAUDE_CONFIG_DIR = "/home/bench/.claude"
   env.HOME = "/home/bench"
   for k, v in pairs(self.scenario.env) do env[k] = v end
@@ -531,6 +562,8 @@ function Run:start_claude()
     "-v", self.gate .. ":" .. GATE .. ":ro",
     "-v", self.etc .. "/resolv.conf:/etc/resolv.conf:ro",
     "-v", self.etc .. "/hosts:/etc/hosts:ro",
+    "-v", self.trapca .. ":" .. CA_DIR .. ":ro",
+    "-v", self.trapca .. "/bundle.pem:/etc/ssl/certs/ca-certificates.crt:ro",
     "-w", "/work",
   })
   if self.home_dir then
@@ -639,7 +672,7 @@ function Run:finally()
     if model then core.write_file(self.dir .. "/model.log", model, 420) end
     core.rmtree(self.uplogs)
   end
-  for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc }) do
+  for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca }) do
     if p then core.rmtree(p) end
   end
   -- When anything went wrong, a check by label catches what escaped the
@@ -654,7 +687,7 @@ function Run:finally()
   -- back so the user can read and delete the artifacts.
   if pm.rootful then
     local uid, gid = core.getuid(), core.getgid()
-    for _, p in ipairs({ self.project, self.config, self.records }) do
+    for _, p in ipairs({ self.project, self.config, self.records, self.egress }) do
       if p and core.stat(p) then core.chown(p, uid, gid, true) end
     end
   end
@@ -670,6 +703,7 @@ function Run:execute()
     self:check_interrupted()
     self:phase("containers", function()
       self:start_network()
+      self:await_net()
       self:start_claude()
       self:start_interceptor()
       self:await_network()
