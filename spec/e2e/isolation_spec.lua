@@ -11,8 +11,9 @@ local pq = require "podman"
 local cjson = require "cjson"
 local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
--- What listens in the claude container's netns (its sidecar's bridge).
-local LISTEN_TCP, LISTEN_UDP = "127.0.0.1:8080 ", ""
+-- What listens in the claude container's netns: its sidecar's bridge to
+-- the API and the egress trap (DNS and the HTTP proxy), nothing else.
+local LISTEN_TCP, LISTEN_UDP = "127.0.0.1:3128 127.0.0.1:53 127.0.0.1:8080 ", "127.0.0.1:53 "
 
 local function results(out)
   return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
@@ -56,6 +57,8 @@ local function check_probe(a, host_addrs)
     assert.matches("REACH host-" .. addr .. " no", a, 1, true)
   end
   assert.falsy(a:find("REACH gateway", 1, true), "a gateway was probed: " .. a)
+  -- The only nameserver is the trap, on loopback.
+  assert.matches("REACH nameserver-127.0.0.1 yes", a, 1, true)
   assert.matches("REACH peer no", a, 1, true)
   assert.matches("RESOLVE no", a, 1, true)
   assert.matches("PROBE DONE", a, 1, true)
