@@ -31,6 +31,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -915,6 +917,41 @@ split_addr(const char *addr, char *host, size_t hostlen, char *port,
 	return 0;
 }
 
+/*
+ * Listens on a Unix socket at PATH: an old socket there is replaced, and the
+ * new one is made mode 0666, since who may connect is decided by where its
+ * directory is mounted (the two sides of one hop), not by uids, which differ
+ * between rootful and rootless podman.
+ */
+static int
+listen_unix(const char *addr, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	struct stat st;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (*path == '\0' || strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "cannot listen on '%s': path too long "
+		    "or empty", addr);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		(void)unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    chmod(path, 0666) < 0 || listen(fd, SOMAXCONN) < 0) {
+		snprintf(err, errlen, "cannot listen on '%s': %s", addr,
+		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int
 http_listen(const char *addr, int *port_out, char *err, size_t errlen)
 {
@@ -924,6 +961,11 @@ http_listen(const char *addr, int *port_out, char *err, size_t errlen)
 	socklen_t sl = sizeof(ss);
 	int any, fd = -1, on = 1, rc, saved = 0;
 
+	if (strncmp(addr, "unix:", 5) == 0) {
+		if (port_out != NULL)
+			*port_out = 0;
+		return listen_unix(addr, addr + 5, err, errlen);
+	}
 	if (split_addr(addr, host, sizeof(host), port, sizeof(port),
 	    &any) < 0) {
 		snprintf(err, errlen, "cannot listen on '%s': expected "
@@ -973,6 +1015,18 @@ http_listen(const char *addr, int *port_out, char *err, size_t errlen)
 		}
 	}
 	return fd;
+}
+
+void
+http_listen_name(const char *addr, int port, char *out, size_t outlen)
+{
+	const char *colon = strrchr(addr, ':');
+	int hl = colon ? (int)(colon - addr) : 0;
+
+	if (strncmp(addr, "unix:", 5) == 0)
+		snprintf(out, outlen, "%s", addr);
+	else
+		snprintf(out, outlen, "%.*s:%d", hl, addr, port);
 }
 
 struct serve_arg {

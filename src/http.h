@@ -108,11 +108,19 @@ int	 http_respond(int fd, int status, const char *content_type,
 const char *http_reason(int status);
 
 /*
- * Listens on "host:port" (IPv4/IPv6, "0.0.0.0:8080", "127.0.0.1:0").
- * Returns the socket or -1 with a message in err. *port_out, if not NULL,
+ * Listens on "host:port" (IPv4/IPv6, "0.0.0.0:8080", "127.0.0.1:0") or on
+ * "unix:PATH" (a Unix socket, mode 0666, replacing an old socket at PATH;
+ * *port_out is then 0). Returns the socket or -1 with a message in err. *port_out, if not NULL,
  * receives the bound port (useful with port 0 in tests).
  */
 int	 http_listen(const char *addr, int *port_out, char *err, size_t errlen);
+
+/*
+ * The address a listener is reachable at, for ready lines: ADDR with the
+ * bound PORT in place of its port ("0.0.0.0:0" -> "0.0.0.0:40123"), or
+ * ADDR itself for "unix:PATH".
+ */
+void	 http_listen_name(const char *addr, int port, char *out, size_t outlen);
 
 /*
  * Serves connections on a listening socket forever: one detached thread per

@@ -25,8 +25,8 @@
 #include "proxy/proxy.h"
 
 static const char usage[] =
-"usage: lb-proxy [--listen ADDR] [--upstream URL] [--credential-file PATH]\n"
-"                [--records DIR] [--ca-file PATH] [--upstream-timeout SECS]\n"
+"usage: lb-proxy [--listen ADDR] [--upstream URL] [--upstream-socket PATH]\n"
+"                [--credential-file PATH] [--records DIR] [--ca-file PATH] [--upstream-timeout SECS]\n"
 "                [--client-timeout SECS]\n"
 "\n"
 "Forwards every request to the upstream, streams the response back, and\n"
@@ -35,12 +35,15 @@ static const char usage[] =
 "authorization headers are replaced by the real credential, which is never\n"
 "written anywhere.\n"
 "\n"
-"  --listen ADDR            HOST:PORT to listen on (LB_PROXY_LISTEN;\n"
-"                           default " PROXY_DEFAULT_LISTEN ")\n"
+"  --listen ADDR            HOST:PORT or unix:PATH to listen on\n"
+"                           (LB_PROXY_LISTEN; default " PROXY_DEFAULT_LISTEN ")\n"
 "  --upstream URL           http(s) base URL, may have a path prefix\n"
 "                           (LB_UPSTREAM; default " PROXY_DEFAULT_UPSTREAM ")\n"
+"  --upstream-socket PATH   reach the upstream through this Unix socket\n"
+"                           (the URL then only names the Host)\n"
 "  --credential-file PATH   'apikey:KEY' or 'oauth:TOKEN' (LB_CREDENTIAL_FILE;\n"
-"                           default none: headers pass unchanged)\n"
+"                           default none: headers pass unchanged); /dev/stdin\n"
+"                           reads it from standard input, up to its end\n"
 "  --records DIR            where records go (LB_RECORDS; default "
     PROXY_DEFAULT_RECORDS ")\n"
 "  --ca-file PATH           also trust this PEM CA for the upstream (LB_CA_FILE)\n"
@@ -87,15 +90,6 @@ seconds(const char *s, double *out)
 }
 
 /* "HOST:PORT" as given, with the port actually bound. */
-static void
-ready_addr(const char *listen, int port, char *out, size_t outlen)
-{
-	const char *colon = strrchr(listen, ':');
-	int hl = colon ? (int)(colon - listen) : 0;
-
-	snprintf(out, outlen, "%.*s:%d", hl, listen, port);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -103,6 +97,7 @@ main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "upstream", required_argument, NULL, 'u' },
 		{ "credential-file", required_argument, NULL, 'c' },
+		{ "upstream-socket", required_argument, NULL, 'S' },
 		{ "records", required_argument, NULL, 'r' },
 		{ "ca-file", required_argument, NULL, 'a' },
 		{ "upstream-timeout", required_argument, NULL, 't' },
@@ -129,6 +124,7 @@ main(int argc, char **argv)
 		case 'l': listen_addr = optarg; break;
 		case 'u': cfg.upstream = optarg; break;
 		case 'c': cfg.credential_file = optarg; break;
+		case 'S': cfg.upstream_socket = optarg; break;
 		case 'r': cfg.records = optarg; break;
 		case 'a': cfg.ca_file = optarg; break;
 		case 't':
@@ -205,7 +201,7 @@ main(int argc, char **argv)
 		curl_global_cleanup();
 		return 1;
 	}
-	ready_addr(listen_addr, port, addr, sizeof(addr));
+	http_listen_name(listen_addr, port, addr, sizeof(addr));
 	n = asprintf(&line, "lb-proxy: listening on %s upstream %s\n", addr,
 	    p.upstream);
 	if (n > 0)

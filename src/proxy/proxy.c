@@ -209,6 +209,11 @@ proxy_init(struct proxy *p, const struct proxy_config *cfg, char *err,
 	if (proxy_check_upstream(cfg->upstream ? cfg->upstream :
 	    PROXY_DEFAULT_UPSTREAM, &p->upstream, err, errlen) < 0)
 		return -1;
+	if (cfg->upstream_socket != NULL &&
+	    (p->upstream_socket = strdup(cfg->upstream_socket)) == NULL) {
+		snprintf(err, errlen, "cannot start: out of memory");
+		return -1;
+	}
 	if (cfg->credential_file != NULL &&
 	    cred_load(&p->cred, cfg->credential_file, err, errlen) < 0)
 		return -1;
@@ -251,6 +256,7 @@ proxy_fini(struct proxy *p)
 	wire_close(&p->wire);
 	cred_free(&p->cred);
 	free(p->upstream);
+	free(p->upstream_socket);
 	free(p->ca_blob);
 	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&p->share_mu[i]);
@@ -910,6 +916,8 @@ setup_curl(struct proxy *p, CURL *h, struct xfer *x, const char *url,
 	SET(CURLOPT_LOW_SPEED_TIME, (p->timeout_ms + 999) / 1000);
 	SET(CURLOPT_SHARE, p->share);
 	SET(CURLOPT_TCP_NODELAY, 1L);
+	if (p->upstream_socket != NULL)
+		SET(CURLOPT_UNIX_SOCKET_PATH, p->upstream_socket);
 	if (p->ca_blob != NULL) {
 		struct curl_blob b = { .data = p->ca_blob, .len = p->ca_len,
 		    .flags = CURL_BLOB_NOCOPY };

@@ -34,6 +34,8 @@
 
 struct proxy_config {
 	const char	*upstream;		/* http(s) base URL */
+	const char	*upstream_socket;	/* NULL, or a Unix socket to
+						   reach the upstream by */
 	const char	*credential_file;	/* NULL: offline */
 	const char	*records;		/* directory */
 	const char	*ca_file;		/* NULL: system CAs only */
@@ -44,6 +46,7 @@ struct proxy_config {
 
 struct proxy {
 	char			*upstream;	/* no trailing slash */
+	char			*upstream_socket; /* NULL: by the URL's host */
 	struct cred		 cred;
 	struct wire_log		 wire;
 	struct http_limits	 lim;
