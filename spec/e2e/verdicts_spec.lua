@@ -18,7 +18,7 @@ end
 local function index(doc)
   local by, subj = {}, {}
   for _, r in ipairs(doc.runs) do
-    by[r.scenario .. "/" .. r.subject .. "#" .. r.repeat_index] = r
+    by[r.scenario .. "/" .. r.subject .. "#" .. math.tointeger(r.repeat_index)] = r
   end
   for _, s in ipairs(doc.summary.subjects) do subj[s.name] = s end
   return by, subj
