@@ -453,7 +453,7 @@ local SCENARIO_FIELDS = {
   name = true, description = true, tags = true, prompt = true, files = true,
   home = true, setup = true, env = true, settings = true, secrets = true,
   timeout = true, max_turns = true, model = true, check = true,
-  claude_args = true, partial = true, expect_leak = true,
+  claude_args = true, partial = true, expect_leak = true, expect = true,
 }
 
 local CHANNEL = { wire = true, transcript = true, answer = true }
@@ -501,6 +501,13 @@ local function validate_scenario(c, t, file)
       c:fail("expect_leak", string.format("field 'expect_leak[%d]' is '%s', expected 'wire', "
         .. "'transcript' or 'answer'", i, ch))
     end
+  end
+  -- What Claude Code is expected to do when that is not a clean run.
+  s.expect = c:field(t, "expect", is_table, "a table") or {}
+  c:unknown(s.expect, { exit = true, is_error = true, result = true, model = true }, "expect")
+  c:field(s.expect, "exit", function(v) return math.type(v) == "integer" end, "an integer", "expect.exit")
+  for _, k in ipairs({ "is_error", "result", "model" }) do
+    c:field(s.expect, k, function(v) return type(v) == "boolean" end, "a boolean", "expect." .. k)
   end
   return s
 end
