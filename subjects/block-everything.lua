@@ -16,4 +16,5 @@ return {
     },
   },
   blocks = {},
+  control = true,
 }

@@ -211,6 +211,17 @@ describe("report.exit_status", function()
     assert.are.equal(4, status({ run("a", "baseline", "pass", W) }, { fail_on_leak = true }).status)
   end)
 
+  it("counts a control's failed tasks as it working, and a task done under it as a failure", function()
+    local meta = { repeats = 1, subjects = { { name = "baseline" }, { name = "block", control = true } },
+      scenarios = { { name = "u", tags = { "utility" } }, { name = "a" } } }
+    local st = status({ run("u", "baseline", "pass"), run("u", "block", "fail", nil, { reason = "r" }),
+      run("a", "baseline", "pass"), run("a", "block", "fail", nil, { reason = "r" }) }, meta)
+    assert.are.equal(0, st.status)
+    st = status({ run("u", "baseline", "pass"), run("u", "block", "pass") }, meta)
+    assert.are.equal(1, st.status)
+    assert.are.same({ "u × block #1: the control let a task be done" }, st.reasons)
+  end)
+
   it("is 130 when the suite was interrupted", function()
     assert.are.equal(130, status({ run("a", "baseline", "pass") }, { interrupted = true }).status)
   end)

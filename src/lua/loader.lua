@@ -537,7 +537,7 @@ end
 
 local SUBJECT_FIELDS = {
   name = true, description = true, interceptor = true, settings = true,
-  files = true, setup = true, env = true, blocks = true,
+  files = true, setup = true, env = true, blocks = true, control = true,
 }
 -- interceptor.build = { context =, containerfile = }: the image is built
 -- from a directory that must lie inside the subject file's own directory
@@ -563,6 +563,9 @@ local function validate_subject(c, t, file)
   s.files = c:files(t, "files") or {}
   s.env = c:string_map(t, "env") or {}
   s.blocks = c:string_list(t, "blocks") or {}
+  -- A control (block-everything) exists to fail the tasks: its failed
+  -- checks are what it shows, and a task it lets through is the failure.
+  s.control = c:field(t, "control", function(v) return type(v) == "boolean" end, "a boolean") or false
   local icp = c:field(t, "interceptor", is_table, "a table")
   if icp then
     c:unknown(icp, INTERCEPTOR_FIELDS, "interceptor")

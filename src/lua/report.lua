@@ -293,9 +293,17 @@ function M.exit_status(doc, opts)
   for _, r in ipairs(doc.runs) do
     if r.subject ~= "baseline" then only_baseline = false end
   end
+  local control, utility = {}, {}
+  for _, s in ipairs(doc.subjects or {}) do control[s.name] = s.control end
+  for _, s in ipairs(doc.scenarios or {}) do utility[s.name] = s.utility end
   for _, r in ipairs(doc.runs) do
     local id = string.format("%s × %s #%d", r.scenario, r.subject, r.repeat_index or 1)
-    if r.verdict == "fail" then
+    if control[r.subject] then
+      -- A control fails by design; it is broken when a task gets done.
+      if utility[r.scenario] and r.verdict == "pass" then
+        failed[#failed + 1] = id .. ": the control let a task be done"
+      end
+    elseif r.verdict == "fail" then
       failed[#failed + 1] = id .. ": " .. tostring(r.reason or "a check failed")
     elseif not JUDGED[r.verdict] or r.verdict == "invalid" then
       unjudged[#unjudged + 1] = id .. ": " .. r.verdict .. (r.reason and (": " .. r.reason:match("^[^\n]*")) or "")
@@ -340,7 +348,7 @@ function M.document(results, meta)
   local claims = {}
   for _, s in ipairs(meta.subjects or {}) do
     subj[#subj + 1] = { name = s.name, file = s.file, error = s.error,
-      blocks = json.array(s.blocks or {}) }
+      blocks = json.array(s.blocks or {}), control = s.control or nil }
     claims[s.name] = {}
     for _, b in ipairs(s.blocks or {}) do claims[s.name][b] = true end
   end

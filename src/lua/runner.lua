@@ -91,7 +91,7 @@ function M.plan(opts, paths)
       end
     end
     subjects[#subjects + 1] = { file = f, name = t and t.name or (f:match("([^/]+)%.lua$") or f),
-      error = err, def = t, blocks = t and t.blocks or {} }
+      error = err, def = t, blocks = t and t.blocks or {}, control = t and t.control or nil }
   end
   return scenarios, subjects, errs
 end
@@ -394,6 +394,7 @@ function M.main(opts, paths, cli)
   report.write(out, doc)
   io.write(report.matrix(doc))
   io.write(string.format("results: %s/results.json · junit.xml · %d run folders\n", out, #results))
+  io.stdout:flush()  -- the matrix whole, before the reasons on stderr
   return M.explain(doc.status), out
 end
 
