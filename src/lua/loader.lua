@@ -456,7 +456,8 @@ local SCENARIO_FIELDS = {
   claude_args = true, partial = true, expect_leak = true, expect = true,
 }
 
-local CHANNEL = { wire = true, transcript = true, answer = true }
+local CHANNEL = { wire = true, transcript = true, answer = true, stderr = true, logs = true,
+  egress = true }
 
 local function basename(file)
   return (file:match("([^/]+)$") or file):gsub("%.lua$", "")
@@ -499,7 +500,7 @@ local function validate_scenario(c, t, file)
   for i, ch in ipairs(s.expect_leak) do
     if not CHANNEL[ch] then
       c:fail("expect_leak", string.format("field 'expect_leak[%d]' is '%s', expected 'wire', "
-        .. "'transcript' or 'answer'", i, ch))
+        .. "'transcript', 'answer', 'stderr', 'logs' or 'egress'", i, ch))
     end
   end
   -- What Claude Code is expected to do when that is not a clean run.
