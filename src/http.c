@@ -1029,6 +1029,9 @@ http_listen_name(const char *addr, int port, char *out, size_t outlen)
 		snprintf(out, outlen, "%.*s:%d", hl, addr, port);
 }
 
+int	(*http_thread_create)(pthread_t *, const pthread_attr_t *,
+	    void *(*)(void *), void *) = pthread_create;
+
 struct serve_arg {
 	struct http_conn	*conn;
 	http_handler		*handler;
@@ -1068,13 +1071,50 @@ format_peer(const struct sockaddr_storage *ss, char *out, size_t outlen)
 	}
 }
 
+/* strerror(e), lowercased as STYLE.md's error grammar wants. */
+static void
+lower_strerror(int e, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s", strerror(e));
+	if (out[0] >= 'A' && out[0] <= 'Z' && out[1] >= 'a' && out[1] <= 'z')
+		out[0] = (char)(out[0] - 'A' + 'a');
+}
+
+/*
+ * Starts the thread of an accepted connection. An accepted connection is
+ * never dropped: when the system is short of threads or memory (EAGAIN,
+ * ENOMEM), this waits and tries again, with pauses growing to 200 ms,
+ * until the thread starts. Meanwhile the accept loop waits too, so new
+ * clients queue in the listen backlog instead of being cut off. Says so
+ * on stderr, once per connection.
+ */
+static void
+start_thread(const pthread_attr_t *attr, struct serve_arg *a)
+{
+	pthread_t tid;
+	char why[128];
+	int e, ms = 1, said = 0;
+
+	while ((e = http_thread_create(&tid, attr, serve_thread, a)) != 0) {
+		if (!said) {
+			lower_strerror(e, why, sizeof(why));
+			fprintf(stderr, "%s: cannot start a thread for "
+			    "connection '%s': %s (trying again)\n",
+			    program_invocation_short_name, a->conn->peer, why);
+			said = 1;
+		}
+		poll(NULL, 0, ms);
+		if (ms < 200)
+			ms *= 2;
+	}
+}
+
 int
 http_serve(int lfd, http_handler *handler, void *ctx)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	pthread_attr_t attr;
-	pthread_t tid;
 	struct serve_arg *a;
 	struct http_conn *c;
 	int fd, on = 1;
@@ -1103,24 +1143,16 @@ http_serve(int lfd, http_handler *handler, void *ctx)
 			}
 		}
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-		c = calloc(1, sizeof(*c));
-		a = malloc(sizeof(*a));
-		if (c == NULL || a == NULL) {
-			free(c);
-			free(a);
-			close(fd);
-			continue;
-		}
+		/* Out of memory: wait for some, as for threads below. */
+		while ((c = calloc(1, sizeof(*c))) == NULL)
+			poll(NULL, 0, 20);
+		while ((a = malloc(sizeof(*a))) == NULL)
+			poll(NULL, 0, 20);
 		c->fd = fd;
 		format_peer(&ss, c->peer, sizeof(c->peer));
 		a->conn = c;
 		a->handler = handler;
 		a->ctx = ctx;
-		if (pthread_create(&tid, &attr, serve_thread, a) != 0) {
-			free(a);
-			free(c);
-			close(fd);
-			poll(NULL, 0, 20);
-		}
+		start_thread(&attr, a);
 	}
 }

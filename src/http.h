@@ -16,6 +16,7 @@
 #ifndef LEAKBENCH_HTTP_H
 #define LEAKBENCH_HTTP_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -128,8 +129,16 @@ void	 http_listen_name(const char *addr, int port, char *out, size_t outlen);
  * keep-alive loop (usually: http_read_request, answer, repeat) and returns
  * when the connection is done. The framework closes the fd and frees the
  * conn afterwards. Returns only on accept failure (-1).
+ *
+ * A connection once accepted is always served: when its thread cannot
+ * start (the system is out of threads or memory), http_serve waits and
+ * tries again, and new clients wait in the listen backlog meanwhile.
  */
 typedef void	 http_handler(struct http_conn *c, void *ctx);
 int	 http_serve(int lfd, http_handler *handler, void *ctx);
+
+/* What http_serve starts threads with: pthread_create; tests replace it. */
+extern int (*http_thread_create)(pthread_t *, const pthread_attr_t *,
+	    void *(*)(void *), void *);
 
 #endif
