@@ -826,6 +826,7 @@ http_reason(int status)
 	case 503: return "Service Unavailable";
 	case 504: return "Gateway Timeout";
 	case 505: return "HTTP Version Not Supported";
+	case 507: return "Insufficient Storage";
 	case 529: return "Overloaded";
 	default: return "Unknown";
 	}
@@ -1032,10 +1033,40 @@ http_listen_name(const char *addr, int port, char *out, size_t outlen)
 int	(*http_thread_create)(pthread_t *, const pthread_attr_t *,
 	    void *(*)(void *), void *) = pthread_create;
 
+/* The connection slots of one http_serve_max loop. */
+struct slots {
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 freed;
+	int			 used, max;	/* max 0: no cap */
+	int			 done;		/* the loop has returned */
+};
+
+/* Frees the slots once the loop has returned and no thread holds one. */
+static void
+slots_drop(struct slots *sl, int give_back)
+{
+	int last;
+
+	pthread_mutex_lock(&sl->mu);
+	sl->used -= give_back;
+	if (give_back)
+		pthread_cond_signal(&sl->freed);
+	else
+		sl->done = 1;
+	last = sl->done && sl->used == 0;
+	pthread_mutex_unlock(&sl->mu);
+	if (last) {
+		pthread_cond_destroy(&sl->freed);
+		pthread_mutex_destroy(&sl->mu);
+		free(sl);
+	}
+}
+
 struct serve_arg {
 	struct http_conn	*conn;
 	http_handler		*handler;
 	void			*ctx;
+	struct slots		*slots;
 };
 
 static void *
@@ -1048,7 +1079,29 @@ serve_thread(void *p)
 	close(a.conn->fd);
 	free(a.conn->buf);
 	free(a.conn);
+	slots_drop(a.slots, 1);
 	return NULL;
+}
+
+/*
+ * Takes a connection slot for a connection just accepted, waiting for one
+ * to be freed when all are in use; on_full is told each time a wait
+ * begins. Meanwhile nothing more is accepted.
+ */
+static void
+take_slot(struct slots *sl, void (*on_full)(void *, int), void *ctx)
+{
+	pthread_mutex_lock(&sl->mu);
+	if (sl->max > 0 && sl->used >= sl->max) {
+		pthread_mutex_unlock(&sl->mu);
+		if (on_full != NULL)
+			on_full(ctx, sl->max);
+		pthread_mutex_lock(&sl->mu);
+		while (sl->used >= sl->max)
+			pthread_cond_wait(&sl->freed, &sl->mu);
+	}
+	sl->used++;
+	pthread_mutex_unlock(&sl->mu);
 }
 
 static void
@@ -1112,19 +1165,34 @@ start_thread(const pthread_attr_t *attr, struct serve_arg *a)
 int
 http_serve(int lfd, http_handler *handler, void *ctx)
 {
+	return http_serve_max(lfd, 0, handler, ctx, NULL);
+}
+
+int
+http_serve_max(int lfd, int max_conns, http_handler *handler, void *ctx,
+    void (*on_full)(void *ctx, int max_conns))
+{
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	pthread_attr_t attr;
 	struct serve_arg *a;
 	struct http_conn *c;
+	struct slots *slots;
 	int fd, on = 1;
 
+	/* Freed by the last of the loop and its threads (slots_drop). */
+	while ((slots = calloc(1, sizeof(*slots))) == NULL)
+		poll(NULL, 0, 20);
+	pthread_mutex_init(&slots->mu, NULL);
+	pthread_cond_init(&slots->freed, NULL);
+	slots->max = max_conns > 0 ? max_conns : 0;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	for (;;) {
 		sl = sizeof(ss);
-		fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
-		if (fd < 0) {
+		while ((fd = accept4(lfd, (struct sockaddr *)&ss, &sl,
+		    SOCK_CLOEXEC)) < 0) {
+			sl = sizeof(ss);
 			switch (errno) {
 			case EINTR:
 			case ECONNABORTED:
@@ -1139,9 +1207,12 @@ http_serve(int lfd, http_handler *handler, void *ctx)
 				continue;
 			default:
 				pthread_attr_destroy(&attr);
+				slots_drop(slots, 0);
 				return -1;
 			}
 		}
+		/* At the cap, later clients wait in the backlog. */
+		take_slot(slots, on_full, ctx);
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 		/* Out of memory: wait for some, as for threads below. */
 		while ((c = calloc(1, sizeof(*c))) == NULL)
@@ -1153,6 +1224,7 @@ http_serve(int lfd, http_handler *handler, void *ctx)
 		a->conn = c;
 		a->handler = handler;
 		a->ctx = ctx;
+		a->slots = slots;
 		start_thread(&attr, a);
 	}
 }

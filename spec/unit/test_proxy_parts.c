@@ -460,6 +460,115 @@ test_dump(void)
 	ok(same, "dump: 200 random ASCII strings as jansson writes them");
 }
 
+#define CTL8	"\x01\x02\x03\x04\x05\x06\x07\x1f"
+#define CTL64	CTL8 CTL8 CTL8 CTL8 CTL8 CTL8 CTL8 CTL8
+#define NUL16	"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+#define S(lit)	lit, sizeof(lit) - 1
+#define Q16	"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\""
+
+/* The JSON length of bytes, as jansson would write them; text or base64. */
+static void
+test_compact(void)
+{
+	static const struct {
+		const char	*name;
+		const char	*s;
+		size_t		 n;
+		const char	*key;	/* which one the record uses */
+	} cases[] = {
+		{ "empty", S(""), "body" },
+		{ "plain text", S("hello, world"), "body" },
+		{ "JSON", S("{\"a\":\"b\",\"c\":[1,2]}"), "body" },
+		{ "line ends and tabs", S("a\nb\r\tc\\d"), "body" },
+		{ "UTF-8", S("caf\xc3\xa9 \xe2\x82\xac"), "body" },
+		{ "one control byte", S("ab\001cdefghijkl"), "body" },
+		{ "a few control bytes", S(CTL8), "body" },
+		{ "control bytes", S(CTL64), "body_base64" },
+		{ "NULs", S(NUL16 NUL16 NUL16 NUL16), "body_base64" },
+		{ "quotes", S(Q16 Q16 Q16 Q16 Q16 Q16 Q16 Q16 Q16 Q16 Q16 Q16),
+		    "body_base64" },
+	};
+	struct http_request req;
+	struct timespec when = { 0 };
+	struct cred c = { 0 };
+	json_t *j, *rec;
+	char *d;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		j = json_stringn(cases[i].s, cases[i].n);
+		d = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
+		is_int(wire_json_len((const unsigned char *)cases[i].s,
+		    cases[i].n), strlen(d), "json length: %s", cases[i].name);
+		free(d);
+		json_decref(j);
+
+		memset(&req, 0, sizeof(req));
+		req.method = (char *)"POST";
+		req.target = req.path = (char *)"/";
+		req.body = (unsigned char *)cases[i].s;
+		req.body_len = cases[i].n;
+		rec = wire_request_record(&req, 1, &when, &c);
+		ok(json_object_get(rec, cases[i].key) != NULL, "record: %s as "
+		    "%s", cases[i].name, cases[i].key);
+		ok(json_is_true(json_object_get(rec, "body_utf8")),
+		    "record: %s still flagged UTF-8", cases[i].name);
+		json_decref(rec);
+	}
+	{
+		/* Long runs take the eight-at-a-time path. */
+		char buf[1000];
+
+		memset(buf, 'x', sizeof(buf));
+		buf[500] = '"';
+		buf[999] = '\x1f';
+		is_int(wire_json_len((unsigned char *)buf, sizeof(buf)),
+		    1000 + 2 + 1 + 5, "json length: a long run");
+	}
+}
+
+/* Totals that continue from what a directory holds, and the caps. */
+static void
+test_caps(void)
+{
+	char dir[] = "/tmp/lb-caps-XXXXXX", path[256], err[256];
+	struct wire_log w;
+	struct cred c = { 0 };
+	int fd;
+
+	mkdtemp(dir);
+	snprintf(path, sizeof(path), "%s/responses", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/wire.jsonl", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	(void)!write(fd, "{}\n{}\n", 6);
+	close(fd);
+	/* Request 9 has a response file; 3 to 8 were refused or lost. */
+	snprintf(path, sizeof(path), "%s/responses/000009.body", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	(void)!write(fd, "0123456789", 10);
+	close(fd);
+	ok(wire_open(&w, dir, &c, err, sizeof(err)) == 0, "caps: open");
+	is_int(wire_next_seq(&w), 10, "caps: numbering stays above the "
+	    "response files (never overwrites one)");
+	is_int(w.nrecords, 2, "caps: records counted from wire.jsonl");
+	is_int(w.nbytes, 16, "caps: bytes of wire.jsonl and responses/");
+	wire_set_caps(&w, 4, 100);
+	is_int(wire_reserve(&w, 1, 50), WIRE_CAP_NONE, "caps: a record fits");
+	is_int(wire_reserve(&w, 0, 34), WIRE_CAP_NONE, "caps: bytes up to the "
+	    "cap fit");
+	is_int(wire_reserve(&w, 0, 1), WIRE_CAP_BYTES, "caps: one more byte "
+	    "does not");
+	wire_unreserve(&w, 0, 40);
+	is_int(wire_reserve(&w, 1, 10), WIRE_CAP_NONE, "caps: room given back "
+	    "is usable");
+	is_int(wire_reserve(&w, 1, 1), WIRE_CAP_RECORDS, "caps: the record "
+	    "count is checked first");
+	is_int(w.nrecords, 4, "caps: a refusal takes nothing");
+	wire_close(&w);
+	rm_rf(dir);
+}
+
 int
 main(void)
 {
@@ -468,5 +577,7 @@ main(void)
 	test_inflate();
 	test_record();
 	test_dump();
+	test_compact();
+	test_caps();
 	return tap_done();
 }
