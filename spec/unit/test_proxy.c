@@ -1437,19 +1437,19 @@ test_tls(void)
 	json_t *rec;
 	struct seen *s;
 
-	post(px_tls.s.port, "/tls", "x-api-key: d\r\n", bin, sizeof(bin), &r);
+	post(px_tls.s.port, "/v1/messages?tls=1", "x-api-key: d\r\n", bin, sizeof(bin), &r);
 	is_int(r.status, 200, "tls: answered through https");
 	if (r.status != 200)
 		printf("# %s\n", r.body);
 	ok(r.len == sizeof(bin) && memcmp(r.body, bin, r.len) == 0,
 	    "tls: body echoed exactly");
 	cresp_free(&r);
-	s = seen_for("/tls");
+	s = seen_for("/v1/messages?tls=1");
 	ok(s && s->len == sizeof(bin) && memcmp(s->body, bin, s->len) == 0,
 	    "tls: upstream got the bytes exactly");
 	is_str(s ? header_value(s, "x-api-key") : NULL, API_KEY,
 	    "tls: with the real key");
-	rec = record_for(px_tls.dir, "/tls");
+	rec = record_for(px_tls.dir, "/v1/messages?tls=1");
 	is_str(rs(rec, "body_base64"), "3q2+7wAK", "tls: recorded");
 	json_decref(rec);
 	ok(!tree_contains(px_tls.dir, API_KEY) &&
@@ -1937,6 +1937,202 @@ test_cap_decoded(void)
 	free(z);
 }
 
+/* ---- the credential goes to the Messages API only (finding 7) ---- */
+
+static const struct {
+	const char	*method, *target;
+	int		 forwarded;
+} api_paths[] = {
+	{ "POST", "/v1/messages", 1 },
+	{ "POST", "/v1/messages?beta=true", 1 },
+	{ "POST", "/v1/messages/count_tokens", 1 },
+	{ "POST", "/v1/messages/count_tokens?beta=true", 1 },
+	{ "GET", "/v1/messages", 0 },
+	{ "DELETE", "/v1/messages", 0 },
+	{ "GET", "/v1/models", 0 },
+	{ "POST", "/v1/complete", 0 },
+	{ "POST", "/v1/messages/batches", 0 },
+	{ "POST", "/v1/messages/", 0 },
+	{ "POST", "//v1/messages", 0 },
+	{ "POST", "/v1/messages/../models", 0 },
+	{ "POST", "/v1/messages/count_tokens/../../models", 0 },
+	{ "POST", "/v1/messages%2F..%2Fmodels", 0 },
+	{ "POST", "/V1/messages", 0 },
+	{ "POST", "/v1/messages;x", 0 },
+	{ "POST", "/", 0 },
+};
+
+static void
+test_messages_only(void)
+{
+	struct tproxy *px[] = { &px_key, &px_oauth };
+	char raw[256];
+	struct cresp r;
+	struct seen *s;
+	json_t *rec;
+	size_t i, k;
+	int fwd;
+
+	for (k = 0; k < 2; k++) {
+		const char *hdr = k == 0 ? "x-api-key" : "authorization";
+		const char *want = k == 0 ? API_KEY : "Bearer " OAUTH_TOKEN;
+
+		for (i = 0; i < sizeof(api_paths) / sizeof(api_paths[0]); i++) {
+			char target[128];
+
+			/* A marker keeps each case's target apart. */
+			snprintf(target, sizeof(target), "%s%sk=%zu.%zu",
+			    api_paths[i].target, strchr(api_paths[i].target,
+			    '?') ? "&" : "?", k, i);
+			snprintf(raw, sizeof(raw), "%s %s HTTP/1.1\r\n"
+			    "x-api-key: sk-dummy\r\nContent-Length: 2\r\n\r\n{}",
+			    api_paths[i].method, target);
+			request(px[k]->s.port, raw, 0, &r);
+			s = seen_for(target);
+			fwd = api_paths[i].forwarded;
+			is_int(r.status, fwd ? 200 : 403, "%s: %s %s answered %d",
+			    hdr, api_paths[i].method, api_paths[i].target,
+			    fwd ? 200 : 403);
+			if (fwd) {
+				is_str(s ? header_value(s, hdr) : NULL, want,
+				    "%s: %s %s forwarded with the credential",
+				    hdr, api_paths[i].method,
+				    api_paths[i].target);
+			} else {
+				const char *type;
+
+				(void)error_message(&r, &type);
+				ok(s == NULL && strcmp(type, "permission_error")
+				    == 0, "%s: %s %s refused (permission_error),"
+				    " not forwarded", hdr, api_paths[i].method,
+				    api_paths[i].target);
+				rec = record_for(px[k]->dir, target);
+				ok(ri(rec, "status") == 403 && rs(rec, "error"),
+				    "%s: %s %s recorded as refused", hdr,
+				    api_paths[i].method, api_paths[i].target);
+				json_decref(rec);
+			}
+			cresp_free(&r);
+		}
+	}
+	request(px_key.s.port, "GET /v1/models?limit=5 HTTP/1.1\r\n\r\n", 0,
+	    &r);
+	is_str(error_message(&r, NULL), "lb-proxy: cannot forward 'GET "
+	    "/v1/models' with the credential: only POST /v1/messages and POST "
+	    "/v1/messages/count_tokens are", "403: the message");
+	cresp_free(&r);
+	ok(tree_contains(px_key.log, "GET /v1/models?limit=5 403"),
+	    "403: logged");
+	/* Offline, the scripted model answers every path. */
+	request(px_off.s.port, "GET /v1/models?offline=1 HTTP/1.1\r\n\r\n", 0,
+	    &r);
+	ok(r.status == 200 && seen_for("/v1/models?offline=1") != NULL,
+	    "offline: other paths still forwarded");
+	cresp_free(&r);
+}
+
+static char lb_proxy_bin[512];
+
+/*
+ * lb-proxy itself, the credential handed over a pipe as its standard input
+ * (--credential-file /dev/stdin): the upstream gets it, no file does.
+ */
+static void
+test_stdin_credential(void)
+{
+	static const struct {
+		const char	*file, *header, *want, *name;
+	} creds[] = {
+		{ "apikey:" API_KEY "\n", "x-api-key", API_KEY, "stdin apikey" },
+		{ "oauth:" OAUTH_TOKEN, "authorization", "Bearer " OAUTH_TOKEN,
+		    "stdin oauth" },
+	};
+	char dir[128], port_s[16], *out;
+	size_t i, olen, ocap;
+
+	if (access(lb_proxy_bin, X_OK) != 0) {
+		ok(0, "stdin: no lb-proxy at '%s'", lb_proxy_bin);
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		posix_spawn_file_actions_t fa;
+		int in[2], outp[2], port = 0, st;
+		char target[64];
+		const char *argv[] = { lb_proxy_bin, "--listen", "127.0.0.1:0",
+		    "--upstream", up_url, "--credential-file", "/dev/stdin",
+		    "--records", dir, NULL };
+		struct pollfd q;
+		struct cresp r;
+		struct seen *s;
+		pid_t pid;
+		ssize_t n;
+		double t0;
+
+		snprintf(dir, sizeof(dir), "%s/stdin%zu", tmp, i);
+		if (pipe(in) < 0 || pipe(outp) < 0)
+			bail("pipe");
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+		posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+		posix_spawn_file_actions_addclose(&fa, in[1]);
+		posix_spawn_file_actions_addclose(&fa, outp[0]);
+		if (posix_spawn(&pid, lb_proxy_bin, &fa, NULL,
+		    (char *const *)argv, environ) != 0)
+			bail("posix_spawn lb-proxy");
+		posix_spawn_file_actions_destroy(&fa);
+		close(in[0]);
+		close(outp[1]);
+		(void)http_write_all(in[1], creds[i].file,
+		    strlen(creds[i].file));
+		close(in[1]);
+		/* The ready line names the port. */
+		ocap = 65536;
+		out = calloc(1, ocap);
+		olen = 0;
+		t0 = now_s();
+		while (strchr(out, '\n') == NULL && now_s() - t0 < 20) {
+			q.fd = outp[0];
+			q.events = POLLIN;
+			if (poll(&q, 1, 1000) == 1 && (n = read(outp[0], out +
+			    olen, ocap - olen - 1)) > 0)
+				olen += (size_t)n;
+			else if (q.revents & POLLHUP)
+				break;
+		}
+		if (sscanf(out, "lb-proxy: listening on 127.0.0.1:%15[0-9]",
+		    port_s) == 1)
+			port = atoi(port_s);
+		ok(port > 0, "%s: lb-proxy started (%.60s)", creds[i].name, out);
+		if (port > 0) {
+			snprintf(target, sizeof(target), "/v1/messages?stdin=%zu",
+			    i);
+			post(port, target, "x-api-key: sk-dummy\r\n"
+			    "Authorization: Bearer dummy\r\n", "{}", 2, &r);
+			is_int(r.status, 200, "%s: answered", creds[i].name);
+			cresp_free(&r);
+			s = seen_for(target);
+			is_str(s ? header_value(s, creds[i].header) : NULL,
+			    creds[i].want, "%s: the upstream got the credential "
+			    "in %s", creds[i].name, creds[i].header);
+			is_int(s ? header_count(s, "x-api-key") +
+			    header_count(s, "authorization") : -1, 1,
+			    "%s: and no other", creds[i].name);
+		}
+		kill(pid, SIGTERM);
+		waitpid(pid, &st, 0);
+		while ((n = read(outp[0], out + olen, ocap - olen - 1)) > 0)
+			olen += (size_t)n;
+		out[olen] = '\0';
+		close(outp[0]);
+		ok(strstr(out, "/v1/messages?stdin=") != NULL, "%s: logged",
+		    creds[i].name);
+		ok(!tree_contains(dir, i == 0 ? API_KEY : OAUTH_TOKEN) &&
+		    strstr(out, i == 0 ? API_KEY : OAUTH_TOKEN) == NULL,
+		    "%s: in no record and no log line", creds[i].name);
+		free(out);
+	}
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
@@ -1947,7 +2143,7 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	char url[256], ca[128];
 	z_stream z;
@@ -2022,6 +2218,24 @@ main(void)
 	test_cap_bytes();
 	test_cap_connections();
 	test_cap_decoded();
+	test_messages_only();
+	{
+		/* build/X/unit/test_proxy -> build/X/lb-proxy */
+		const char *e = getenv("LB_PROXY");
+		char *slash;
+
+		(void)argc;
+		snprintf(lb_proxy_bin, sizeof(lb_proxy_bin), "%s", e ? e :
+		    argv[0]);
+		if (e == NULL && (slash = strrchr(lb_proxy_bin, '/')) != NULL) {
+			*slash = '\0';
+			slash = strrchr(lb_proxy_bin, '/');
+			snprintf(slash ? slash + 1 : lb_proxy_bin,
+			    sizeof(lb_proxy_bin) - (size_t)(slash ? slash + 1 -
+			    lb_proxy_bin : 0), "lb-proxy");
+		}
+	}
+	test_stdin_credential();
 
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return tap_done();

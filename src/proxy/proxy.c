@@ -1133,6 +1133,39 @@ setup_curl(struct proxy *p, CURL *h, struct xfer *x, const char *url,
 }
 
 /*
+ * Whether req is a Messages API request, the only kind the credential is
+ * sent with: POST /v1/messages or /v1/messages/count_tokens, any query.
+ * The path must be exactly that (no dot segments, escapes, doubled or
+ * trailing slashes), so no upstream can read it as another resource.
+ */
+static int
+messages_api(const struct http_request *req)
+{
+	return strcmp(req->method, "POST") == 0 &&
+	    (strcmp(req->path, "/v1/messages") == 0 ||
+	    strcmp(req->path, "/v1/messages/count_tokens") == 0);
+}
+
+/* The 403 message for a request messages_api refuses; malloc'd or NULL. */
+static char *
+not_messages_api(const struct proxy *p, const struct http_request *req)
+{
+	/* Scrubbed before they are cut, so no piece of a token is left. */
+	char *m = cred_scrub_str(&p->cred, strdup(req->method));
+	char *path = cred_scrub_str(&p->cred, strdup(req->path)), *msg;
+	size_t n = path ? strlen(path) : 0;
+
+	if (m == NULL || path == NULL || asprintf(&msg, "lb-proxy: cannot "
+	    "forward '%.16s %.200s%s' with the credential: only POST "
+	    "/v1/messages and POST /v1/messages/count_tokens are", m, path,
+	    n > 200 ? "..." : "") < 0)
+		msg = NULL;
+	free(m);
+	free(path);
+	return msg;
+}
+
+/*
  * Forwards one request and records it. Returns whether the client
  * connection may be kept.
  */
@@ -1194,11 +1227,16 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	x.c = c;
 	x.req = req;
 	x.cut_by = -1;
+	if (p->cred.kind != CRED_NONE && !messages_api(req))
+		msg = not_messages_api(p, req);
 	has_body = req->body_len > 0 || req->chunked ||
 	    http_header(req, "content-length") != NULL;
 	if (*hp == NULL)
 		*hp = curl_easy_init();
-	if (strcmp(req->target, "*") == 0) {
+	if (p->cred.kind != CRED_NONE && !messages_api(req)) {
+		/* Recorded, answered, never sent with the credential. */
+		x.status = 403;
+	} else if (strcmp(req->target, "*") == 0) {
 		if (asprintf(&msg, "lb-proxy: cannot forward the request "
 		    "target '*'") < 0)
 			msg = NULL;
@@ -1241,10 +1279,11 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	free(url);
 	if (!x.head_sent) {
 		/* Nothing went out yet: answer with an API-shaped error. */
-		if (x.status != 400)
+		if (x.status != 400 && x.status != 403)
 			x.status = 502;
 		body = error_body(p, x.status == 400 ? "invalid_request_error" :
-		    "api_error", msg ? msg : "lb-proxy: upstream failed");
+		    x.status == 403 ? "permission_error" : "api_error",
+		    msg ? msg : "lb-proxy: upstream failed");
 		if (body != NULL) {
 			keep_response(&x, body, strlen(body));
 			x.sent = strlen(body);

@@ -2,7 +2,8 @@
  * The recording proxy (lb-proxy): every request a client sends is forwarded
  * to the upstream with libcurl, its response streamed back as it arrives,
  * and the request recorded byte-exact (record.h). The credential from the
- * credential file replaces whatever the client sent (cred.h).
+ * credential file replaces whatever the client sent (cred.h), in Messages
+ * API requests only (see "Credential" below).
  *
  * Threads: http_serve runs proxy_handler on a thread per client
  * connection; each connection has its own curl handle (reused across its
@@ -47,6 +48,14 @@
  *
  * Log lines are bounded too: targets are cut at 1 KiB in them, and only
  * the first 100 requests refused unread (400, 408, 413, 431) are logged.
+ *
+ * Credential. In live mode (a credential file) only POST /v1/messages and
+ * POST /v1/messages/count_tokens (exactly these paths, any query) are
+ * forwarded, with the credential; every other request is answered 403
+ * (permission_error, "lb-proxy: cannot forward 'GET /v1/models' with the
+ * credential: only POST /v1/messages and POST /v1/messages/count_tokens
+ * are") and recorded with that error, never forwarded. Offline (no
+ * credential) every request is forwarded as sent, for the scripted model.
  */
 #ifndef LEAKBENCH_PROXY_PROXY_H
 #define LEAKBENCH_PROXY_PROXY_H
