@@ -166,7 +166,8 @@ describe("lb-proxy command line", function()
     local code, out = run(dir, { PROXY, "--help" })
     assert.are.equal(0, code)
     for _, opt in ipairs({ "--listen", "--upstream", "--credential-file", "--records",
-      "--ca-file", "--upstream-timeout", "LB_PROXY_LISTEN", "LB_UPSTREAM",
+      "--ca-file", "--upstream-timeout", "--max-connections", "--max-records",
+      "--max-record-bytes", "LB_PROXY_LISTEN", "LB_UPSTREAM",
       "LB_CREDENTIAL_FILE", "LB_RECORDS", "LB_CA_FILE" }) do
       assert.truthy(out:find(opt, 1, true), "usage mentions " .. opt)
     end
@@ -180,6 +181,15 @@ describe("lb-proxy command line", function()
       { { "--upstream-timeout", "soon" },
         "lb-proxy: cannot use --upstream-timeout 'soon': expected a number of seconds\n" ..
         "try 'lb-proxy --help'\n" },
+      { { "--max-connections", "0" },
+        "lb-proxy: cannot use --max-connections '0': expected a whole number from 1 to 100000\n" ..
+        "try 'lb-proxy --help'\n" },
+      { { "--max-records", "-1" },
+        "lb-proxy: cannot use --max-records '-1': expected a whole number from 1 to 1000000000\n" ..
+        "try 'lb-proxy --help'\n" },
+      { { "--max-record-bytes", "1T" },
+        "lb-proxy: cannot use --max-record-bytes '1T': expected a number of bytes, K, M or G " ..
+        "after it\ntry 'lb-proxy --help'\n" },
       { { "--upstream", "ftp://127.0.0.1/" },
         "lb-proxy: cannot use upstream 'ftp://127.0.0.1/': expected an http:// or https:// URL\n" },
     }
