@@ -1334,13 +1334,16 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 		if (msg != NULL)
 			json_object_set_new(rec, "error", json_string(msg));
 	}
-	if (rec == NULL || wire_append_parts(&p->wire, head, head_len, rec,
-	    reserved) < 0)
-		fprintf(stderr, "lb-proxy: cannot append to "
-		    "'%s/wire.jsonl': %s\n", p->wire.dir,
-		    rec ? strerror(errno) : "out of memory");
+	if (rec == NULL) {
+		free(head);
+		fprintf(stderr, "lb-proxy: cannot append to '%s/wire.jsonl': "
+		    "out of memory\n", p->wire.dir);
+	} else if (wire_append_parts(&p->wire, head, head_len, rec,
+	    reserved) < 0) {
+		fprintf(stderr, "lb-proxy: cannot append to '%s/wire.jsonl': "
+		    "%s\n", p->wire.dir, strerror(errno));
+	}
 	json_decref(rec);
-	free(head);
 
 	{
 		/* Scrubbed before it is cut, so no piece of a token is left. */

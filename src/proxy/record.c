@@ -33,10 +33,45 @@ wire_is_secret_header(const char *name)
 	return 0;
 }
 
-int
-wire_utf8_valid(const unsigned char *s, size_t n)
+/* SWAR constants: a byte of 1s and a byte of high bits, eight times. */
+#define ONES	UINT64_C(0x0101010101010101)
+#define HIGHS	UINT64_C(0x8080808080808080)
+
+/* The high bit of each byte of v that equals c, exactly. */
+static inline uint64_t
+eq_mask(uint64_t v, unsigned char c)
 {
-	size_t i = 0;
+	uint64_t x = v ^ (ONES * c);
+
+	return ~(((x & ~HIGHS) + ~HIGHS) | x) & HIGHS;
+}
+
+/* The high bit of each byte of v below 0x20, exactly. */
+static inline uint64_t
+ctl_mask(uint64_t v)
+{
+	return ~(((v & ~HIGHS) + ONES * (0x80 - 0x20)) | v) & HIGHS;
+}
+
+/* What a JSON escape adds to an ASCII byte: \" \\ \n... 1, \u00XX 5. */
+static size_t
+escape_extra(unsigned char c)
+{
+	if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' ||
+	    c == '\b' || c == '\f')
+		return 1;
+	return c < 0x20 ? 5 : 0;
+}
+
+/*
+ * Whether s[0..n) is valid UTF-8; with jlen, also its length as a JSON
+ * string (quotes included) in one pass: the ASCII fast path counts quotes
+ * and backslashes eight bytes at a time.
+ */
+static int
+utf8_scan(const unsigned char *s, size_t n, size_t *jlen)
+{
+	size_t i = 0, len = n + 2;
 
 	while (i < n) {
 		unsigned char c;
@@ -46,14 +81,21 @@ wire_utf8_valid(const unsigned char *s, size_t n)
 
 		while (n - i >= 8) {	/* ASCII, eight bytes at a time */
 			memcpy(&v, s + i, 8);
-			if (v & UINT64_C(0x8080808080808080))
+			if (v & HIGHS)
 				break;
+			if (jlen != NULL) {
+				if (ctl_mask(v))
+					break;
+				len += (size_t)__builtin_popcountll(
+				    eq_mask(v, '"') | eq_mask(v, '\\'));
+			}
 			i += 8;
 		}
 		if (i >= n)
 			break;
 		c = s[i];
 		if (c < 0x80) {
+			len += escape_extra(c);
 			i++;
 			continue;
 		}
@@ -81,7 +123,24 @@ wire_utf8_valid(const unsigned char *s, size_t n)
 			return 0;
 		i += k + 1;
 	}
+	if (jlen != NULL)
+		*jlen = len;
 	return 1;
+}
+
+int
+wire_utf8_valid(const unsigned char *s, size_t n)
+{
+	return utf8_scan(s, n, NULL);
+}
+
+size_t
+wire_json_len(const unsigned char *s, size_t n)
+{
+	size_t len = 0;
+
+	(void)utf8_scan(s, n, &len);
+	return len;
 }
 
 char *
@@ -237,42 +296,11 @@ wire_text(const char *s, size_t n)
 	return j;
 }
 
-/* SWAR constants: a byte of 1s and a byte of high bits, eight times. */
-#define ONES	UINT64_C(0x0101010101010101)
-#define HIGHS	UINT64_C(0x8080808080808080)
-
 /* Whether any of the eight bytes in v is < 0x20, '"' or '\\'. */
 static int
 needs_escape8(uint64_t v)
 {
-	uint64_t q = v ^ (ONES * '"'), b = v ^ (ONES * '\\');
-
-	return ((v - ONES * 0x20) & ~v & HIGHS) || ((q - ONES) & ~q & HIGHS) ||
-	    ((b - ONES) & ~b & HIGHS);
-}
-
-size_t
-wire_json_len(const unsigned char *s, size_t n)
-{
-	size_t i = 0, len = n + 2;
-	uint64_t v;
-
-	while (i < n) {
-		if (n - i >= 8) {
-			memcpy(&v, s + i, 8);
-			if (!needs_escape8(v)) {
-				i += 8;
-				continue;
-			}
-		}
-		if (s[i] == '"' || s[i] == '\\' || s[i] == '\n' ||
-		    s[i] == '\r' || s[i] == '\t' || s[i] == '\b' || s[i] == '\f')
-			len += 1;
-		else if (s[i] < 0x20)
-			len += 5;	/* \u00XX */
-		i++;
-	}
-	return len;
+	return (ctl_mask(v) | eq_mask(v, '"') | eq_mask(v, '\\')) != 0;
 }
 
 /*
@@ -287,7 +315,7 @@ add_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len,
     const struct cred *cred)
 {
 	unsigned char *scrubbed;
-	size_t slen;
+	size_t slen, jlen;
 	char k64[64];
 	int utf8;
 
@@ -296,8 +324,8 @@ add_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len,
 		data = scrubbed;
 		len = slen;
 	}
-	utf8 = wire_utf8_valid(data, len);
-	if (utf8 && wire_json_len(data, len) <= (len + 2) / 3 * 4 + 64) {
+	utf8 = utf8_scan(data, len, &jlen);
+	if (utf8 && jlen <= (len + 2) / 3 * 4 + 64) {
 		/* Checked just above: spare jansson a second pass. */
 		json_object_set_new(obj, key, json_stringn_nocheck(
 		    (const char *)data, len));
@@ -903,7 +931,7 @@ wire_append(struct wire_log *w, json_t *rec)
 }
 
 int
-wire_append_parts(struct wire_log *w, const char *head, size_t head_len,
+wire_append_parts(struct wire_log *w, char *head, size_t head_len,
     json_t *tail, size_t reserved)
 {
 	char *t, *line;
@@ -911,17 +939,19 @@ wire_append_parts(struct wire_log *w, const char *head, size_t head_len,
 	int rc;
 
 	if (head_len < 2 || head[0] != '{' || head[head_len - 1] != '}') {
+		free(head);
 		errno = EINVAL;
 		return -1;
 	}
 	t = wire_dump(tail, &tlen);
-	if (t == NULL || (line = malloc(head_len + tlen + 1)) == NULL) {
+	/* In place: the head is most of the line (its body). */
+	if (t == NULL || (line = realloc(head, head_len + tlen + 1)) == NULL) {
 		free(t);
+		free(head);
 		errno = ENOMEM;
 		return -1;
 	}
 	/* "{a}" + "{b}" -> "{a,b}\n"; an empty side adds no comma. */
-	memcpy(line, head, head_len - 1);
 	len = head_len - 1;
 	if (tlen > 2 && head_len > 2)
 		line[len++] = ',';

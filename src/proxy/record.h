@@ -116,12 +116,13 @@ int	 wire_append(struct wire_log *w, json_t *rec);
 
 /*
  * Appends one line made of head, the wire_dump of a record's first fields
- * ("{...}"), and the fields of tail after them. `reserved` is what was
- * taken with wire_reserve for this line (one record and some bytes); the
- * totals are set to what was actually written. 0 or -1 (errno set).
+ * ("{...}", malloc'd; consumed: the line is built in it, then freed), and
+ * the fields of tail after them. `reserved` is what was taken with
+ * wire_reserve for this line (one record and some bytes); the totals are
+ * set to what was actually written. 0 or -1 (errno set).
  */
-int	 wire_append_parts(struct wire_log *w, const char *head,
-	    size_t head_len, json_t *tail, size_t reserved);
+int	 wire_append_parts(struct wire_log *w, char *head, size_t head_len,
+	    json_t *tail, size_t reserved);
 
 /* Whether the header carries a credential (its value is never recorded). */
 int	 wire_is_secret_header(const char *name);
@@ -135,7 +136,8 @@ char	*wire_base64(const unsigned char *s, size_t n);	/* malloc'd */
  */
 int	 wire_inflate(const unsigned char *in, size_t len, int gzip,
 	    unsigned char **out, size_t *outlen, const char **why);
-/* The length of n bytes of valid UTF-8 as a JSON string, quotes included. */
+/* The length of n bytes of valid UTF-8 as a JSON string, quotes included
+ * (jansson's escapes: \" \\ \n \r \t \b \f, else \u00XX). */
 size_t	 wire_json_len(const unsigned char *s, size_t n);
 /* A JSON string of bytes: as UTF-8 when valid, else read as Latin-1. */
 json_t	*wire_text(const char *s, size_t n);
