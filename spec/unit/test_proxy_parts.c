@@ -516,6 +516,34 @@ test_compact(void)
 		json_decref(rec);
 	}
 	{
+		/* Random bytes, biased to escapes and UTF-8, against jansson. */
+		static const unsigned char pick[] = { 'a', ' ', '"', '\\', '\n',
+		    0x01, 0x1f, 0x7f, 0x00, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xed,
+		    0xa0, 0xf0, 0x9f, 0x98, 0x80, 0xff, 0xc0 };
+		unsigned char b[64];
+		int bad_valid = 0, bad_len = 0;
+
+		srand(13);
+		for (int k = 0; k < 20000; k++) {
+			size_t n = (size_t)(rand() % 40);
+
+			for (i = 0; i < n; i++)
+				b[i] = rand() % 3 ? 'a' + rand() % 26 :
+				    pick[rand() % sizeof(pick)];
+			j = json_stringn((const char *)b, n);
+			bad_valid += (j != NULL) != wire_utf8_valid(b, n);
+			if (j != NULL) {
+				d = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
+				bad_len += wire_json_len(b, n) != strlen(d);
+				free(d);
+			}
+			json_decref(j);
+		}
+		is_int(bad_valid, 0, "utf-8: same verdict as jansson on 20000 "
+		    "random strings");
+		is_int(bad_len, 0, "json length: same as jansson on them");
+	}
+	{
 		/* Long runs take the eight-at-a-time path. */
 		char buf[1000];
 
