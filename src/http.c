@@ -1038,7 +1038,7 @@ struct slots {
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 freed;
 	int			 used, max;	/* max 0: no cap */
-	int			 done;		/* the loop has returned */
+	int			 done;		/* the loop returned */
 };
 
 /* Frees the slots once the loop has returned and no thread holds one. */

@@ -124,7 +124,7 @@ struct proxy {
 	unsigned long long	 max_record_bytes;
 	pthread_mutex_t		 caps_mu;
 	struct proxy_cap_hits	 caps[CAP_N];
-	unsigned long		 refused;	/* requests refused unread */
+	unsigned long		 refused;	/* refused unread */
 };
 
 /*

@@ -4,9 +4,10 @@
  * the response body bytes as sent to the client. These are the `wire`
  * evidence, so a body is stored exactly as received: as a JSON string when
  * it is valid UTF-8 and its JSON escapes make it no longer than base64
- * (give or take 62 bytes), else losslessly in base64 ("body_base64"; body_utf8 still says whether
- * the bytes were UTF-8). A body of control bytes, each escaped as \u0001,
- * would take six times its size; in base64 no body takes more than 4/3.
+ * (give or take 62 bytes), else losslessly in base64 ("body_base64";
+ * body_utf8 still says whether the bytes were UTF-8). A body of control
+ * bytes, each escaped as \u0001, would take six times its size; in base64
+ * no body takes more than 4/3.
  * gzip and deflate bodies are also stored decoded ("body_decoded" or
  * "body_decoded_base64", the same rule). Credential-bearing header values
  * are "[removed]", and the credential's bytes are scrubbed from everything
@@ -21,7 +22,8 @@
  * Concurrency: one mutex serializes appends; each line goes out with
  * write(2) as soon as it is complete, so a killed proxy loses only the
  * requests in flight. Sequence numbers continue after the lines already in
- * wire.jsonl, so a restarted proxy never overwrites a response file.
+ * wire.jsonl and the response files already there, so a restarted proxy
+ * never overwrites a response file.
  */
 #ifndef LEAKBENCH_PROXY_RECORD_H
 #define LEAKBENCH_PROXY_RECORD_H
@@ -74,7 +76,8 @@ void	 wire_set_caps(struct wire_log *w, unsigned long max_records,
  * Takes room for `records` records and `bytes` bytes, all or nothing.
  * WIRE_CAP_NONE (0) when it fits, else the cap that is full. Thread-safe.
  */
-int	 wire_reserve(struct wire_log *w, unsigned long records, size_t bytes);
+int	 wire_reserve(struct wire_log *w, unsigned long records,
+	    size_t bytes);
 
 /* Gives back room taken by wire_reserve and not used. */
 void	 wire_unreserve(struct wire_log *w, unsigned long records,
