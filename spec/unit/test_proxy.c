@@ -206,6 +206,14 @@ upstream(struct http_conn *c, void *ctx)
 
 			http_respond(c->fd, st, "application/json", NULL, b,
 			    strlen(b), ka);
+		} else if (strncmp(req.path, "/bytes/", 7) == 0) {
+			/* A response of N bytes to a small request. */
+			size_t n = strtoul(req.path + 7, NULL, 10);
+			char *b = malloc(n + 1);
+
+			memset(b, 'r', n);
+			http_respond(c->fd, 200, "text/plain", NULL, b, n, ka);
+			free(b);
 		} else if (strcmp(req.path, "/gzipped") == 0) {
 			http_respond(c->fd, 200, "application/json",
 			    "Content-Encoding: gzip\r\n", gz_resp, gz_resp_len,
@@ -1718,7 +1726,7 @@ static const struct {
 	{ "records", 507, "api_error", "lb-proxy: cap 'records' reached: 3 "
 	    "requests recorded, no more are forwarded (--max-records)" },
 	{ "record_bytes", 507, "api_error", "lb-proxy: cap 'record_bytes' "
-	    "reached: 30000 bytes recorded, no more requests are forwarded "
+	    "reached: 60000 bytes recorded, no more requests are forwarded "
 	    "(--max-record-bytes)" },
 	{ "decoded_body", 413, "request_too_large", "lb-proxy: cap "
 	    "'decoded_body' reached: the request body decodes to over 64 MiB, "
@@ -1793,11 +1801,10 @@ test_cap_records(void)
 static void
 test_cap_bytes(void)
 {
-	struct proxy_config cfg = { .max_record_bytes = 30000 };
+	struct proxy_config cfg = { .max_record_bytes = 60000 };
 	struct cresp r;
-	char *b = malloc(30000), target[32];
+	char *b = malloc(30000), target[64];
 	long long left;
-	size_t n;
 	json_t *rec;
 	int i, refused = 0;
 
@@ -1806,21 +1813,28 @@ test_cap_bytes(void)
 	post(px_bytes.s.port, "/bytes1", NULL, b, 10000, &r);
 	is_int(r.status, 200, "cap record_bytes: a request that fits");
 	cresp_free(&r);
-	/* Room for the next request's record, not for its response too. */
-	left = 30000 - records_size(px_bytes.dir);
-	n = (size_t)(left - 4096 - 600);
-	ok(2 * (long long)n > left, "cap record_bytes: the test's sizes "
-	    "(%lld left, %zu sent)", left, n);
-	post(px_bytes.s.port, "/bytes2", NULL, b, n, &r);
-	ok(r.status == 200 && r.len == n, "cap record_bytes: a response "
-	    "arriving at the cap still reaches the client whole");
+	rec = record_for(px_bytes.dir, "/bytes1");
+	ok(rec && rs(rec, "cap") == NULL, "cap record_bytes: with its whole "
+	    "response file");
+	json_decref(rec);
+	/* Room for the next request's record, not for its response. */
+	left = 60000 - records_size(px_bytes.dir);
+	ok(left > 6000, "cap record_bytes: the test's sizes (%lld left)",
+	    left);
+	snprintf(target, sizeof(target), "/bytes/%lld", left + 1000);
+	snprintf(b, 30000, "GET %s HTTP/1.1\r\n\r\n", target);
+	request(px_bytes.s.port, b, 0, &r);
+	ok(r.status == 200 && (long long)r.len == left + 1000, "cap "
+	    "record_bytes: a response arriving at the cap still reaches the "
+	    "client whole");
 	cresp_free(&r);
-	rec = record_for(px_bytes.dir, "/bytes2");
+	rec = record_for(px_bytes.dir, target);
 	is_str(rs(rec, "cap"), "record_bytes", "cap record_bytes: its record "
 	    "names the cap");
 	ok(json_is_true(json_object_get(rec, "response_file_truncated")),
 	    "cap record_bytes: its response file is cut");
 	json_decref(rec);
+	memset(b, 'b', 30000);
 	for (i = 3; i < 20 && !refused; i++) {
 		snprintf(target, sizeof(target), "/bytes%d", i);
 		post(px_bytes.s.port, target, NULL, b, 100, &r);
@@ -1831,7 +1845,7 @@ test_cap_bytes(void)
 		cresp_free(&r);
 	}
 	ok(refused, "cap record_bytes: later requests are refused");
-	ok(records_size(px_bytes.dir) <= 30000, "cap record_bytes: the records "
+	ok(records_size(px_bytes.dir) <= 60000, "cap record_bytes: the records "
 	    "never pass it (%lld bytes)", records_size(px_bytes.dir));
 	free(b);
 }

@@ -466,7 +466,7 @@ test_dump(void)
 #define S(lit)	lit, sizeof(lit) - 1
 #define Q16	"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\""
 
-/* The JSON length of bytes, as jansson would write them; text or base64. */
+/* Which form the record takes for a body: text, or base64 when shorter. */
 static void
 test_compact(void)
 {
@@ -485,24 +485,16 @@ test_compact(void)
 		{ "a few control bytes", S(CTL8), "body" },
 		{ "control bytes", S(CTL64), "body_base64" },
 		{ "NULs", S(NUL16 NUL16 NUL16 NUL16), "body_base64" },
-		{ "quotes", S(Q16 Q16 Q16 Q16 Q16 Q16 Q16 Q16 Q16 Q16 Q16 Q16),
-		    "body_base64" },
+		{ "quotes (at most twice as long)", S(Q16 Q16 Q16 Q16 Q16 Q16),
+		    "body" },
 	};
 	struct http_request req;
 	struct timespec when = { 0 };
 	struct cred c = { 0 };
 	json_t *j, *rec;
-	char *d;
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		j = json_stringn(cases[i].s, cases[i].n);
-		d = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
-		is_int(wire_json_len((const unsigned char *)cases[i].s,
-		    cases[i].n), strlen(d), "json length: %s", cases[i].name);
-		free(d);
-		json_decref(j);
-
 		memset(&req, 0, sizeof(req));
 		req.method = (char *)"POST";
 		req.target = req.path = (char *)"/";
@@ -521,7 +513,7 @@ test_compact(void)
 		    0x01, 0x1f, 0x7f, 0x00, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xed,
 		    0xa0, 0xf0, 0x9f, 0x98, 0x80, 0xff, 0xc0 };
 		unsigned char b[64];
-		int bad_valid = 0, bad_len = 0;
+		int bad_valid = 0;
 
 		srand(13);
 		for (int k = 0; k < 20000; k++) {
@@ -532,27 +524,85 @@ test_compact(void)
 				    pick[rand() % sizeof(pick)];
 			j = json_stringn((const char *)b, n);
 			bad_valid += (j != NULL) != wire_utf8_valid(b, n);
-			if (j != NULL) {
-				d = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
-				bad_len += wire_json_len(b, n) != strlen(d);
-				free(d);
-			}
 			json_decref(j);
 		}
 		is_int(bad_valid, 0, "utf-8: same verdict as jansson on 20000 "
 		    "random strings");
-		is_int(bad_len, 0, "json length: same as jansson on them");
 	}
-	{
-		/* Long runs take the eight-at-a-time path. */
-		char buf[1000];
+}
 
-		memset(buf, 'x', sizeof(buf));
-		buf[500] = '"';
-		buf[999] = '\x1f';
-		is_int(wire_json_len((unsigned char *)buf, sizeof(buf)),
-		    1000 + 2 + 1 + 5, "json length: a long run");
+/*
+ * wire_request_bound is what the proxy reserves before forwarding: it must
+ * never be below the record's real size, whatever the bytes, headers and
+ * credential (a short token grows when scrubbed to "[credential]").
+ */
+static void
+test_bound(void)
+{
+	static const unsigned char pick[] = { 'a', '"', '\\', 0x01, 0x00,
+	    0xc3, 0xa9, 0xff, 'K', 'E', 'Y' };
+	static const char *const names[] = { "X-Api-Key", "Cookie", "Accept",
+	    "X-Other" };
+	struct http_header h[4];
+	char vals[4][200], err[64], tgt[80];
+	unsigned char body[600];
+	struct timespec when = { .tv_sec = 1796227501 };
+	struct http_request req;
+	struct cred creds[3];
+	int low = 0, k, c;
+	size_t i, len;
+	json_t *rec;
+	char *d;
+
+	memset(creds, 0, sizeof(creds));
+	cred_parse(&creds[1], "apikey:K", 8, "f", err, sizeof(err));
+	cred_parse(&creds[2], "apikey:KEY", 10, "f", err, sizeof(err));
+	srand(21);
+	for (k = 0; k < 3000; k++) {
+		memset(&req, 0, sizeof(req));
+		req.method = (char *)"POST";
+		/* Each part is often empty, so none hides another's bound. */
+		c = rand() % 3;
+		for (i = 0; i < 79; i++)
+			tgt[i] = c == 1 ? 'K' : 'a' + rand() % 26;
+		tgt[0] = '/';
+		tgt[c == 0 ? 1 : 79] = '\0';
+		req.target = req.path = tgt;
+		c = rand() % 3;	/* header values: mixed, escapes, tokens */
+		for (i = 0; i < 4; i++) {
+			size_t n = (size_t)(rand() % 200);
+
+			for (size_t j = 0; j < n; j++)
+				vals[i][j] = c == 1 ? 0x01 : c == 2 ? 'K' :
+				    (char)pick[rand() % sizeof(pick)] ?: 'z';
+			vals[i][n] = '\0';
+			h[i].name = (char *)names[i];
+			h[i].value = vals[i];
+		}
+		req.headers = h;
+		req.nheaders = (size_t)(rand() % 5);
+		req.body_len = rand() % 3 ? (size_t)(rand() % (int)sizeof(body)) :
+		    0;
+		c = rand() % 4;	/* ASCII, escapes, mixed, tokens */
+		for (i = 0; i < req.body_len; i++)
+			body[i] = c == 0 ? 'a' + rand() % 26 : c == 1 ? 0x01 :
+			    c == 3 ? 'K' : pick[rand() % sizeof(pick)];
+		req.body = body;
+		rec = wire_request_record(&req, 123456, &when, &creds[k % 3]);
+		d = wire_dump(rec, &len);
+		low += wire_request_bound(&req, &creds[k % 3]) < len;
+		free(d);
+		json_decref(rec);
 	}
+	is_int(low, 0, "bound: never below the record's size (3000 random "
+	    "requests)");
+	h[0].name = (char *)"Content-Encoding";
+	h[0].value = (char *)"gzip";
+	req.nheaders = 1;
+	is_int(wire_request_bound(&req, &creds[0]), 0, "bound: none for a "
+	    "compressed body");
+	cred_free(&creds[1]);
+	cred_free(&creds[2]);
 }
 
 /* Totals that continue from what a directory holds, and the caps. */
@@ -606,6 +656,7 @@ main(void)
 	test_record();
 	test_dump();
 	test_compact();
+	test_bound();
 	test_caps();
 	return tap_done();
 }

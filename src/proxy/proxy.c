@@ -1180,7 +1180,7 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	char *line = NULL, *body = NULL, *head = NULL;
 	unsigned long seq = wire_next_seq(&p->wire);
 	double t0 = mono_ms(), ms;
-	size_t head_len = 0, reserved;
+	size_t head_len = 0, reserved, bound;
 	int has_body, keep, over = 0, cap;
 	CURLcode res = CURLE_OK;
 	json_t *rec;
@@ -1188,33 +1188,41 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	clock_gettime(CLOCK_REALTIME, &when);
 
 	/*
-	 * The request's half of the record first: its size is known before
-	 * anything is forwarded, so what does not fit is refused, not sent.
+	 * Room for the record is taken before anything is forwarded, so what
+	 * does not fit is refused, not sent. Usually a bound is enough and
+	 * the record is built after the exchange, off the path to the first
+	 * byte; a compressed body is decoded first, to know its size and to
+	 * refuse what cannot be recorded decoded.
 	 */
-	rec = wire_request_record(req, seq, &when, &p->cred);
-	if (rec != NULL) {
-		const char *de = json_string_value(json_object_get(rec,
-		    "decode_error"));
+	bound = wire_request_bound(req, &p->cred);
+	if (bound == 0) {
+		rec = wire_request_record(req, seq, &when, &p->cred);
+		if (rec != NULL) {
+			const char *de = json_string_value(json_object_get(rec,
+			    "decode_error"));
 
-		over = de != NULL && strcmp(de, WIRE_DECODED_OVER) == 0;
-		head = wire_dump(rec, &head_len);
-		json_decref(rec);
+			over = de != NULL && strcmp(de, WIRE_DECODED_OVER) == 0;
+			head = wire_dump(rec, &head_len);
+			json_decref(rec);
+		}
+		if (head == NULL) {
+			body = error_body(p, "api_error", "lb-proxy: cannot "
+			    "record the request: out of memory");
+			keep = body != NULL && req->keep_alive;
+			if (body == NULL || http_respond(c->fd, 502,
+			    "application/json", NULL, body, strlen(body),
+			    keep) < 0)
+				keep = 0;
+			free(body);
+			return keep;
+		}
+		if (over) {
+			free(head);
+			return refuse_cap(p, c, req, CAP_DECODED_BODY, 413);
+		}
+		bound = head_len;
 	}
-	if (head == NULL) {
-		body = error_body(p, "api_error", "lb-proxy: cannot record the "
-		    "request: out of memory");
-		keep = body != NULL && req->keep_alive;
-		if (body == NULL || http_respond(c->fd, 502, "application/json",
-		    NULL, body, strlen(body), keep) < 0)
-			keep = 0;
-		free(body);
-		return keep;
-	}
-	if (over) {
-		free(head);
-		return refuse_cap(p, c, req, CAP_DECODED_BODY, 413);
-	}
-	reserved = head_len + RECORD_SLACK;
+	reserved = bound + RECORD_SLACK;
 	cap = wire_reserve(&p->wire, 1, reserved);
 	if (cap != WIRE_CAP_NONE) {
 		free(head);
@@ -1314,7 +1322,12 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	 * complete: whoever stops the proxy once the client is done loses
 	 * nothing.
 	 */
-	rec = json_object();
+	if (head == NULL) {
+		rec = wire_request_record(req, seq, &when, &p->cred);
+		head = rec ? wire_dump(rec, &head_len) : NULL;
+		json_decref(rec);
+	}
+	rec = head ? json_object() : NULL;
 	if (rec != NULL) {
 		json_object_set_new(rec, "status", json_integer(x.status));
 		if (wire_write_response(&p->wire, seq, x.resp, x.resp_len,
@@ -1336,6 +1349,7 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	}
 	if (rec == NULL) {
 		free(head);
+		wire_unreserve(&p->wire, 1, reserved);
 		fprintf(stderr, "lb-proxy: cannot append to '%s/wire.jsonl': "
 		    "out of memory\n", p->wire.dir);
 	} else if (wire_append_parts(&p->wire, head, head_len, rec,

@@ -53,25 +53,25 @@ ctl_mask(uint64_t v)
 	return ~(((v & ~HIGHS) + ONES * (0x80 - 0x20)) | v) & HIGHS;
 }
 
-/* What a JSON escape adds to an ASCII byte: \" \\ \n... 1, \u00XX 5. */
+/* What a JSON escape adds to a control byte: \n \r \t \b \f 1, \u00XX 5. */
 static size_t
-escape_extra(unsigned char c)
+control_extra(unsigned char c)
 {
-	if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' ||
-	    c == '\b' || c == '\f')
-		return 1;
-	return c < 0x20 ? 5 : 0;
+	return c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f' ?
+	    1 : 5;
 }
 
 /*
- * Whether s[0..n) is valid UTF-8; with jlen, also its length as a JSON
- * string (quotes included) in one pass: the ASCII fast path counts quotes
- * and backslashes eight bytes at a time.
+ * Whether s[0..n) is valid UTF-8; with extra, also what JSON escapes of its
+ * control bytes add to its length, in the same pass (quotes and
+ * backslashes, which add one byte each, are not counted: they cannot
+ * more than double a text). Eight ASCII bytes at a time while none is a
+ * control byte.
  */
 static int
-utf8_scan(const unsigned char *s, size_t n, size_t *jlen)
+utf8_scan(const unsigned char *s, size_t n, size_t *extra)
 {
-	size_t i = 0, len = n + 2;
+	size_t i = 0, x = 0;
 
 	while (i < n) {
 		unsigned char c;
@@ -81,21 +81,16 @@ utf8_scan(const unsigned char *s, size_t n, size_t *jlen)
 
 		while (n - i >= 8) {	/* ASCII, eight bytes at a time */
 			memcpy(&v, s + i, 8);
-			if (v & HIGHS)
+			if ((v & HIGHS) || (extra != NULL && ctl_mask(v)))
 				break;
-			if (jlen != NULL) {
-				if (ctl_mask(v))
-					break;
-				len += (size_t)__builtin_popcountll(
-				    eq_mask(v, '"') | eq_mask(v, '\\'));
-			}
 			i += 8;
 		}
 		if (i >= n)
 			break;
 		c = s[i];
 		if (c < 0x80) {
-			len += escape_extra(c);
+			if (c < 0x20)
+				x += control_extra(c);
 			i++;
 			continue;
 		}
@@ -123,8 +118,8 @@ utf8_scan(const unsigned char *s, size_t n, size_t *jlen)
 			return 0;
 		i += k + 1;
 	}
-	if (jlen != NULL)
-		*jlen = len;
+	if (extra != NULL)
+		*extra = x;
 	return 1;
 }
 
@@ -132,15 +127,6 @@ int
 wire_utf8_valid(const unsigned char *s, size_t n)
 {
 	return utf8_scan(s, n, NULL);
-}
-
-size_t
-wire_json_len(const unsigned char *s, size_t n)
-{
-	size_t len = 0;
-
-	(void)utf8_scan(s, n, &len);
-	return len;
 }
 
 char *
@@ -305,9 +291,9 @@ needs_escape8(uint64_t v)
 
 /*
  * Adds key (text) or key_base64 to obj for the bytes, scrubbed of the
- * credential first: text when they are valid UTF-8 and, as JSON, no more
- * than 62 bytes longer than in base64 (a short text stays readable).
- * Returns whether the bytes were valid UTF-8; -1 when out
+ * credential first: text when they are valid UTF-8 and the escapes of
+ * their control bytes keep them within 62 bytes of base64 (a short text
+ * stays readable). Returns whether the bytes were valid UTF-8; -1 when out
  * of memory.
  */
 static int
@@ -315,7 +301,7 @@ add_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len,
     const struct cred *cred)
 {
 	unsigned char *scrubbed;
-	size_t slen, jlen;
+	size_t slen, extra;
 	char k64[64];
 	int utf8;
 
@@ -324,8 +310,8 @@ add_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len,
 		data = scrubbed;
 		len = slen;
 	}
-	utf8 = utf8_scan(data, len, &jlen);
-	if (utf8 && jlen <= (len + 2) / 3 * 4 + 64) {
+	utf8 = utf8_scan(data, len, &extra);
+	if (utf8 && len + 2 + extra <= (len + 2) / 3 * 4 + 64) {
 		/* Checked just above: spare jansson a second pass. */
 		json_object_set_new(obj, key, json_stringn_nocheck(
 		    (const char *)data, len));
@@ -436,6 +422,41 @@ wire_request_record(const struct http_request *req, unsigned long seq,
 	json_object_set_new(rec, "body_utf8", json_boolean(utf8 == 1));
 	add_decoded(rec, req, cred);
 	return rec;
+}
+
+/* The most bytes n bytes can become when the credential is scrubbed. */
+static size_t
+scrub_max(const struct cred *c, size_t n)
+{
+	const size_t ml = sizeof(CRED_MARK) - 1;
+
+	if (c == NULL || c->token == NULL || c->len == 0 || c->len >= ml)
+		return n;
+	return n + n / c->len * (ml - c->len);
+}
+
+size_t
+wire_request_bound(const struct http_request *req, const struct cred *cred)
+{
+	size_t b, i;
+
+	if (http_header(req, "content-encoding") != NULL)
+		return 0;
+	/* Keys, seq, time, punctuation, body_utf8. */
+	b = 256;
+	/* A JSON escape is at most 6 bytes a byte, Latin-1 only 2. */
+	b += 6 * strlen(req->method);
+	b += 6 * scrub_max(cred, strlen(req->target));
+	b += 6 * scrub_max(cred, strlen(req->path));
+	for (i = 0; i < req->nheaders; i++)
+		b += 8 + 6 * strlen(req->headers[i].name) +
+		    6 * scrub_max(cred, strlen(req->headers[i].value));
+	/*
+	 * add_bytes: text while its control escapes keep it within 62 bytes
+	 * of base64; quotes and backslashes may add one byte each on top.
+	 */
+	b += 16 + scrub_max(cred, req->body_len) * 7 / 3 + 72;
+	return b;
 }
 
 /* mkdir that accepts an existing directory. 0 or -1. */

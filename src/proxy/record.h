@@ -3,11 +3,11 @@
  * request, appended as each request completes, and responses/NNNNNN.body,
  * the response body bytes as sent to the client. These are the `wire`
  * evidence, so a body is stored exactly as received: as a JSON string when
- * it is valid UTF-8 and its JSON escapes make it no longer than base64
- * (give or take 62 bytes), else losslessly in base64 ("body_base64";
- * body_utf8 still says whether the bytes were UTF-8). A body of control
- * bytes, each escaped as \u0001, would take six times its size; in base64
- * no body takes more than 4/3.
+ * it is valid UTF-8 and the escapes of its control bytes keep it within
+ * 62 bytes of base64, else losslessly in base64 ("body_base64"; body_utf8
+ * still says whether the bytes were UTF-8). A body of control bytes, each
+ * escaped as \u0001, would take six times its size; now no body takes more
+ * than 7/3 of it (text with quotes; base64 takes 4/3).
  * gzip and deflate bodies are also stored decoded ("body_decoded" or
  * "body_decoded_base64", the same rule). Credential-bearing header values
  * are "[removed]", and the credential's bytes are scrubbed from everything
@@ -16,8 +16,9 @@
  * Caps: a count of records and a byte total of wire.jsonl plus
  * responses/, both per records directory (a run), counting what earlier
  * proxies left there. wire_reserve takes room before a request is
- * forwarded, so the totals never pass the caps by more than the response
- * fields of the records in flight (a few hundred bytes each).
+ * forwarded (wire_request_bound's bound, or the exact size), so the totals
+ * never pass the caps by more than the response fields of the records in
+ * flight (a few hundred bytes each).
  *
  * Concurrency: one mutex serializes appends; each line goes out with
  * write(2) as soon as it is complete, so a killed proxy loses only the
@@ -96,6 +97,16 @@ json_t	*wire_request_record(const struct http_request *req,
 	    const struct cred *cred);
 
 /*
+ * At least the size of wire_dump(wire_request_record(req, ...)), computed
+ * without building it (no pass over the body), so that room can be
+ * reserved before a request is forwarded and its record built after. 0
+ * when the body has a Content-Encoding: its decoded size is not known
+ * until it is decoded.
+ */
+size_t	 wire_request_bound(const struct http_request *req,
+	    const struct cred *cred);
+
+/*
  * Writes DIR/responses/NNNNNN.body and sets "response_file" and
  * "response_bytes" in rec. The len bytes count as already reserved (the
  * proxy takes them as the response arrives). 0 or -1 (errno set).
@@ -139,9 +150,6 @@ char	*wire_base64(const unsigned char *s, size_t n);	/* malloc'd */
  */
 int	 wire_inflate(const unsigned char *in, size_t len, int gzip,
 	    unsigned char **out, size_t *outlen, const char **why);
-/* The length of n bytes of valid UTF-8 as a JSON string, quotes included
- * (jansson's escapes: \" \\ \n \r \t \b \f, else \u00XX). */
-size_t	 wire_json_len(const unsigned char *s, size_t n);
 /* A JSON string of bytes: as UTF-8 when valid, else read as Latin-1. */
 json_t	*wire_text(const char *s, size_t n);
 
