@@ -40,9 +40,11 @@
  *                  forwarded.
  *   record_bytes   --max-record-bytes, default 1 GiB of wire.jsonl plus
  *                  responses/ in DIR (decoded bodies included): 507, not
- *                  forwarded, when a request's record would not fit; a
- *                  response arriving when it is reached is still passed to
- *                  the client, but its file is cut.
+ *                  forwarded, when a request's record might not fit (room
+ *                  is reserved with a bound of up to 7/3 of its body, so
+ *                  near the cap this comes a little early); a response
+ *                  arriving when it is reached is still passed to the
+ *                  client whole, but its file is cut.
  *   response_file  64 MiB of response body kept in a response file; the
  *                  client gets all of it, the file is cut.
  *
