@@ -16,6 +16,7 @@
 #ifndef LEAKBENCH_HTTP_H
 #define LEAKBENCH_HTTP_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -128,8 +129,27 @@ void	 http_listen_name(const char *addr, int port, char *out, size_t outlen);
  * keep-alive loop (usually: http_read_request, answer, repeat) and returns
  * when the connection is done. The framework closes the fd and frees the
  * conn afterwards. Returns only on accept failure (-1).
+ *
+ * A connection once accepted is always served: when its thread cannot
+ * start (the system is out of threads or memory), http_serve waits and
+ * tries again, and new clients wait in the listen backlog meanwhile.
  */
 typedef void	 http_handler(struct http_conn *c, void *ctx);
 int	 http_serve(int lfd, http_handler *handler, void *ctx);
+
+/*
+ * http_serve with at most max_conns connections served at once (0: no
+ * cap). A connection accepted while all are busy waits, unread, until one
+ * ends, and the loop accepts nothing more meanwhile: later clients wait in
+ * the listen backlog; none is refused or cut. on_full, if not NULL, is
+ * called with ctx from the accept loop each time such a wait begins (the
+ * proxy logs it); it must not block for long.
+ */
+int	 http_serve_max(int lfd, int max_conns, http_handler *handler,
+	    void *ctx, void (*on_full)(void *ctx, int max_conns));
+
+/* What http_serve starts threads with: pthread_create; tests replace it. */
+extern int (*http_thread_create)(pthread_t *, const pthread_attr_t *,
+	    void *(*)(void *), void *);
 
 #endif
