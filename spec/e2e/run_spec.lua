@@ -172,3 +172,47 @@ describe("leakbench run, where results go", function()
     assert.are.equal("old", read(out .. "/results.json"))
   end)
 end)
+
+describe("leakbench run, resources", function()
+  local out = tmpdir()
+  teardown(function() os.execute("rm -rf " .. sh.quote(out)) end)
+
+  it("gives every container of a run memory, pids and tmpfs size limits", function()
+    local pidf = out .. "/run.pid"
+    os.execute("sh -c " .. sh.quote(sh.quote(os.getenv("LEAKBENCH")) .. " run spec/fixtures/e2e/nap.lua "
+      .. "--subject subjects/redactor.lua --no-baseline --out " .. sh.quote(out .. "/res")
+      .. " >/dev/null 2>&1 & echo $! >" .. sh.quote(pidf)))
+    local names = pq.retry(90, function()
+      local n = sh.run({ "podman", "ps", "--filter", "label=leakbench=1", "--format", "{{.Names}}" }).stdout
+      local claude = n:match("(lb%-[%w-]+)%-claude")
+      return claude and n:find(claude .. "-icp\n", 1, true) and claude or nil
+    end)
+    assert.truthy(names, "never saw the run's containers")
+    for _, short in ipairs({ "up", "net", "icpnet", "icp", "claude" }) do
+      local r = sh.run({ "podman", "inspect", "--format",
+        "{{.HostConfig.Memory}} {{.HostConfig.PidsLimit}} {{json .HostConfig.Tmpfs}}", names .. "-" .. short })
+      assert.are.equal(0, r.status, short .. ": " .. r.stderr)
+      local mem, pids, tmpfs = r.stdout:match("^(%d+) (%d+) (.*)$")
+      assert.truthy(tonumber(mem) > 0, short .. " has no memory limit: " .. r.stdout)
+      assert.truthy(tonumber(pids) > 0, short .. " has no pids limit: " .. r.stdout)
+      assert.truthy(tmpfs:find('"/tmp":"[^"]*size=%d+[kmg]'), short .. "'s /tmp has no size: " .. r.stdout)
+    end
+    local pid = (read(pidf) or ""):match("%d+")
+    assert.truthy(pq.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
+    assert.are.equal("pass", results(out .. "/res").runs[1].verdict)
+  end)
+
+  it("ends a run whose proxy hit its record cap as an error that names the cap", function()
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/record-cap.lua", "--out", out .. "/cap" })
+    assert.are.equal(3, r.status, r.stderr)
+    local run = results(out .. "/cap").runs[1]
+    assert.are.equal("error", run.verdict)
+    -- (what the cap stopped, a request or a response file, depends on sizes)
+    local want = "the recording proxy hit its cap 'record_bytes' (lb-proxy: cap 'record_bytes' reached: "
+      .. "307200 bytes recorded, "
+    assert.are.equal(want, run.reason:sub(1, #want))
+    assert.truthy(run.reason:match("%(%-%-max%-record%-bytes%)%)$"), run.reason)
+    -- What was recorded is kept.
+    assert.truthy((read(run.dir .. "/records/wire.jsonl") or ""):find("/v1/messages", 1, true))
+  end)
+end)

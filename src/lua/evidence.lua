@@ -70,8 +70,8 @@ local SNIPPET_CONTEXT = 24
 -- still scanned; each cut is listed in run.caps_hit = { { file=, cap =
 -- "file" | "run", limit=, size= } }, and files that were refused (a link,
 -- a FIFO) in run.skipped = { { file=, reason= } }.
-M.FILE_CAP = 64 << 20
-M.RUN_CAP = 512 << 20
+M.FILE_CAP = 256 << 20
+M.RUN_CAP = 1024 << 20
 
 -- A reader of files below the run folder DIR for RUN, sharing one run cap.
 -- reader(rel) -> bytes or nil (missing or refused).

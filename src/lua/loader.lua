@@ -454,7 +454,16 @@ local SCENARIO_FIELDS = {
   home = true, setup = true, env = true, settings = true, secrets = true,
   timeout = true, max_turns = true, model = true, check = true,
   claude_args = true, partial = true, expect_leak = true, expect = true,
+  limits = true,
 }
+
+-- limits = { memory = "4g", pids = 1024, tmp = "1g", home = "512m",
+-- record_bytes = "192M" }: the claude container's resources and what the
+-- recording proxy may record, for a scenario that needs more (or tests
+-- less) than the defaults of sandbox.LIMITS and sandbox.RECORD_BYTES.
+local LIMIT_FIELDS = { memory = "size", pids = "count", tmp = "size", home = "size",
+  record_bytes = "size" }
+local function is_size(v) return type(v) == "string" and v:match("^%d+[kKmMgG]?$") ~= nil end
 
 local CHANNEL = { wire = true, transcript = true, answer = true, stderr = true, logs = true,
   egress = true }
@@ -492,6 +501,18 @@ local function validate_scenario(c, t, file)
   end
   s.timeout = c:field(t, "timeout", is_posnum, "a positive number")
   s.max_turns = c:field(t, "max_turns", is_posint, "a positive integer")
+  local limits = c:field(t, "limits", is_table, "a table")
+  if limits then
+    c:unknown(limits, LIMIT_FIELDS, "limits")
+    s.limits = {}
+    for k, kind in pairs(LIMIT_FIELDS) do
+      if kind == "size" then
+        s.limits[k] = c:field(limits, k, is_size, "a size such as \"512m\"", "limits." .. k)
+      else
+        s.limits[k] = c:field(limits, k, is_posint, "a positive integer", "limits." .. k)
+      end
+    end
+  end
   s.model = c:field(t, "model", function(v) return lb.is(v, lb.SCRIPT) end, "lb.script{...}")
   s.check = c:field(t, "check", is_func, "a function")
   s.claude_args = c:string_list(t, "claude_args") or {}

@@ -39,6 +39,10 @@ local UPSTREAM_PORT = 9090   -- the interceptor's UPSTREAM_URL, in its netns
 local TRAP_PROXY = "http://127.0.0.1:3128"   -- lb-trap's HTTP proxy, claude's netns
 local CA_DIR = "/etc/leakbench-ca"           -- the trap's CA, in the claude container
 local READY_TIMEOUT = 30
+-- What the proxy may record per run (wire.jsonl + responses/): below what
+-- the evidence reader scans per file (evidence.FILE_CAP), so that every
+-- recorded byte is scanned; a run that needs more ends as an error.
+M.RECORD_BYTES = "192M"
 
 -- Resources of each container of a run (issue: a hostile interceptor or
 -- agent must not take the host down). tmpfs sizes cap what /tmp can hold.
@@ -80,7 +84,7 @@ until grep -q "lb-model: listening" /logs/model.log 2>/dev/null; do
   fi
   sleep 0.01
 done
-exec lb-proxy --listen unix:/sock/up/api.sock --upstream http://lb-model --upstream-socket /tmp/model.sock --records /records
+exec lb-proxy --listen unix:/sock/up/api.sock --upstream http://lb-model --upstream-socket /tmp/model.sock --records /records --max-record-bytes "$1"
 ]]
 
 -- Environment for Claude Code that stops traffic the run does not need.
@@ -364,6 +368,18 @@ function Run:wait_ready(short, line, what)
   end
 end
 
+-- The scenario's limits over the defaults: the claude container's, and
+-- the proxy's record bytes.
+function Run:claude_limits()
+  local l, own = {}, self.scenario.limits or {}
+  for k, v in pairs(M.LIMITS.claude) do l[k] = own[k] or v end
+  return l
+end
+
+function Run:record_bytes()
+  return (self.scenario.limits or {}).record_bytes or M.RECORD_BYTES
+end
+
 -- The upstream container: the recording proxy on sock/up/api.sock, in
 -- front of the scripted model (offline) or the real API (--live: the only
 -- container with a route out, on podman's default network; the credential
@@ -377,11 +393,11 @@ function Run:up_argv()
     return append(argv, { "--network", "none",
       "-v", self.dir .. "/script.json:/script/script.json:ro",
       "-v", self.uplogs .. ":/logs",
-      self.images.proxy, "/bin/sh", "-c", UPSTREAM_SCRIPT })
+      self.images.proxy, "/bin/sh", "-c", UPSTREAM_SCRIPT, "upstream", self:record_bytes() })
   end
   local upstream = os.getenv("LEAKBENCH_UPSTREAM") or "https://api.anthropic.com"
   local proxy_args = { "lb-proxy", "--listen", "unix:/sock/up/api.sock", "--upstream", upstream,
-    "--records", "/records", "--credential-file", "/dev/stdin" }
+    "--records", "/records", "--credential-file", "/dev/stdin", "--max-record-bytes", self:record_bytes() }
   append(argv, { "-i" })
   local ca = os.getenv("LEAKBENCH_UPSTREAM_CA")
   if ca and ca ~= "" then
@@ -556,7 +572,7 @@ function Run:start_claude()
   append(argv, self:labels(), self.pm:run_args(), {
     "--network", "container:" .. self.names.net,
     "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
-  }, limit_flags(M.LIMITS.claude), {
+  }, limit_flags(self:claude_limits()), {
     "-v", self.config .. ":/home/bench/.claude",
     "-v", self.project .. ":/work",
     "-v", self.subject_dir .. ":/opt/subject:ro",
@@ -642,6 +658,23 @@ function Run:check_alive()
   end
 end
 
+-- After Claude Code: a cap of the recording proxy that was hit (its
+-- records/caps.json) makes the run an error that names it; what was
+-- recorded is kept and scanned.
+function Run:check_caps()
+  local text = core.read_file(self.records .. "/caps.json")
+  if not text then return end
+  local ok, caps = pcall(require("cjson").decode, text)
+  local names = {}
+  if ok and type(caps) == "table" then
+    for name, c in pairs(caps) do
+      names[#names + 1] = ("'%s' (%s)"):format(name, type(c) == "table" and c.message or "?")
+    end
+  end
+  table.sort(names)
+  self:fail("the recording proxy hit its cap %s", #names > 0 and table.concat(names, ", ") or text)
+end
+
 -- Always: logs, containers, sockets. Never raises.
 function Run:finally()
   local pm = self.pm
@@ -715,6 +748,7 @@ function Run:execute()
     self:check_interrupted()
     self:phase("claude", function() self:claude() end)
     self:check_alive()
+    self:check_caps()
   end)
   self.ok = ok and not self.timed_out
   local t1 = core.now()
