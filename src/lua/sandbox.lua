@@ -1,6 +1,6 @@
 -- One isolated run: a scenario, optionally a subject, in containers.
 --
--- Topology (DESIGN.md, "One run: no network at all"): no podman network is
+-- Topology (docs/ARCHITECTURE.md; README, "How a run is sealed"): no podman network is
 -- created. Every container has loopback only (--network none), except the
 -- upstream in --live mode. Each hop is a Unix socket in a directory of the
 -- run, mounted only into the two containers it joins:
