@@ -1,7 +1,7 @@
 /*
  * Bridges between loopback TCP and Unix sockets: the only links between the
- * containers of a run, none of which has a network (DESIGN.md, "One run: no
- * network at all"). A bridge listens on one endpoint and, for each
+ * containers of a run, none of which has a network (docs/ARCHITECTURE.md).
+ * A bridge listens on one endpoint and, for each
  * connection it accepts, connects to the other and copies bytes both ways
  * until both directions have ended. Pure C, no Lua.
  *
