@@ -242,8 +242,8 @@ function M.check(pm, opts)
   if backend then
     add("ok", ("network backend: %s (used by --live only; offline runs have no network)"):format(backend))
     if backend == "netavark" and core.stat("/sys/class/net/cni-podman0") then
-      add("FAIL", "a stale CNI bridge cni-podman0 shares netavark's subnet: --live's upstream has no route out",
-          "ip link delete cni-podman0")
+      add("FAIL", "a stale CNI bridge cni-podman0 shares netavark's subnet: image builds and --live's "
+          .. "upstream have no route out (apt-get: \"Temporary failure resolving\")", "ip link delete cni-podman0")
     end
   end
   add("ok", "--init is not used: catatonit is not needed")
