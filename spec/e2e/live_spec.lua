@@ -2,7 +2,8 @@
 -- the host behind a TLS terminator (socat) with a test CA, and a real-looking
 -- API key in BENCH_AUTH. The upstream must receive the real key; the claude
 -- container (env, files, podman inspect) and every artifact hold only the
--- dummy; the credential file is gone afterwards.
+-- dummy; the credential reaches the proxy on its standard input and is in
+-- no file, no env and no podman inspect of the upstream either.
 package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local pq = require "podman"
@@ -74,10 +75,19 @@ describe("leakbench run --live", function()
     assert.truthy(inspect, "never saw the claude container")
     assert.is_nil(inspect:find(real, 1, true))
     assert.truthy(inspect:find("sk-ant-bench-dummy-key", 1, true))
-    -- While the run goes on (the Bash call sleeps 8 s), the credential
-    -- file's name is already gone: the proxy read it before it listened.
+    -- The proxy got it on its standard input: it is not in the upstream
+    -- container's configuration either (env, argv, mounts).
+    local names = sh.run({ "podman", "ps", "--filter", "label=leakbench=1", "--format", "{{.Names}}" }).stdout
+    local up = must(names:match("(lb%-[%w-]+%-up)"), "no upstream container: " .. names)
+    local up_inspect = sh.run({ "podman", "inspect", up })
+    assert.are.equal(0, up_inspect.status, up_inspect.stderr)
+    assert.is_nil(up_inspect.stdout:find(real, 1, true), "the credential is in podman inspect of " .. up)
+    assert.truthy(up_inspect.stdout:find("/dev/stdin", 1, true))
+    -- No file anywhere holds it while the run goes on (the Bash call
+    -- sleeps 8 s): not in /dev/shm, the runtime dir or the run's folder.
     local creds = "ls -d /dev/shm/leakbench-cred-* ${XDG_RUNTIME_DIR:-/nonexistent}/leakbench-cred-* 2>/dev/null"
-    assert.truthy(pq.retry(30, function() return sh.run({ "sh", "-c", creds }).stdout == "" end))
+    assert.are.equal("", sh.run({ "sh", "-c", creds }).stdout)
+    assert.are.equal(1, sh.run({ "grep", "-rqF", real, "/dev/shm", out }).status)
     assert.truthy(os.execute("kill -0 " .. run_pid .. " 2>/dev/null"), "the run ended too soon to tell")
     -- Wait for the run to end.
     assert.truthy(pq.retry(180, function() return not os.execute("kill -0 " .. run_pid .. " 2>/dev/null") end))

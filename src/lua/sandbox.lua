@@ -418,7 +418,7 @@ end
 function Run:net_argv(short, socks, bridges, trap)
   local argv = append(self:base_flags(short), { "--network", "none",
     "--sysctl", "net.ipv4.ip_unprivileged_port_start=0",
-    "--sysctl", "net.ipv4.ping_group_range=0 2147483647" })
+    "--sysctl", "net.ipv4.ping_group_range=1000 1000" })
   for _, s in ipairs(socks) do append(argv, { "-v", self.sock .. "/" .. s .. ":/sock/" .. s }) end
   if trap then
     append(argv, { "-v", self.egress .. ":/egress", "-v", self.trapca .. ":/trap-ca" })
