@@ -210,19 +210,26 @@ function Progress:tick()
   if self.tty then io.stderr:write("\r\27[K", self:line()) io.stderr:flush() end
 end
 
+-- "scenario × subject #k", the subject as NAME@VERSION when several
+-- Claude Code versions run.
+function Progress:label(r)
+  return string.format("%s × %s%s #%d", r.scenario, r.subject,
+    self.multi and ("@" .. tostring(r.claude_version)) or "", r.repeat_index)
+end
+
 function Progress:finished(r)
   self.done = self.done + 1
   if r.verdict ~= "pass" then self.failed = self.failed + 1 end
   if self.tty then
     io.stderr:write("\r\27[K")
     if r.verdict ~= "pass" then
-      io.stderr:write(string.format("%s × %s #%d: %s%s\n", r.scenario, r.subject, r.repeat_index,
+      io.stderr:write(string.format("%s: %s%s\n", self:label(r),
         r.verdict, r.reason and (": " .. r.reason:match("^[^\n]*")) or ""))
     end
     self:tick()
   else
-    io.stderr:write(string.format("[%d/%d] %s × %s #%d: %s%s\n", self.done, self.total,
-      r.scenario, r.subject, r.repeat_index, r.verdict,
+    io.stderr:write(string.format("[%d/%d] %s: %s%s\n", self.done, self.total,
+      self:label(r), r.verdict,
       r.reason and (": " .. r.reason:match("^[^\n]*")) or ""))
   end
 end
@@ -378,6 +385,7 @@ function M.main(opts, paths, cli)
   end
 
   local progress = new_progress(#queue)
+  progress.multi = #versions > 1
   local running, handles = {}, {}
   local exe = core.exe_path()
   local stop = false
