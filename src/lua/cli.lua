@@ -277,6 +277,9 @@ function builtin.list(_, rest)
       if t.interceptor then kind[#kind + 1] = "interceptor" end
       if next(t.settings) then kind[#kind + 1] = "settings" end
       if t.setup then kind[#kind + 1] = "setup" end
+      if t.agent then kind[#kind + 1] = "agent" end
+      if #t.plugins > 0 then kind[#kind + 1] = "plugins" end
+      if next(t.mcp.servers) then kind[#kind + 1] = "mcp" end
       io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name,
         #kind > 0 and table.concat(kind, ",") or "-", t.file))
     end
