@@ -46,7 +46,8 @@ return {
 
   it("refuses an agent context outside the subject's directory, at its line", function()
     assert.are.equal("subjects/out.lua:2: field 'agent.build.context' is '" .. tmp
-      .. "/subjects/../..' (resolved: '" .. tmp:match("^(.*)/") .. "'): it must lie inside the subject's directory '" .. tmp .. "/subjects'",
+      .. "/subjects/../..' (resolved: '" .. tmp:match("^(.*)/")
+      .. "'): it must lie inside the subject's directory '" .. tmp .. "/subjects'",
       load_err("subjects/out.lua", "return {\n  agent = { build = { context = '../..' } },\n}\n"))
     assert.are.equal("subjects/nob.lua:2: agent has no 'build'",
       load_err("subjects/nob.lua", "return {\n  agent = { },\n}\n"))
@@ -59,7 +60,8 @@ return {
     assert.are.equal("scenarios_x.lua:2: mcp.servers.v has no 'command'",
       load_err("scenarios_x.lua", "return { prompt = 'p',\n  mcp = { servers = { v = { args = {} } } } }\n"))
     assert.are.equal("scenarios_y.lua:2: field 'mcp.servers.v.args[1]' is a number, expected a string",
-      load_err("scenarios_y.lua", "return { prompt = 'p',\n  mcp = { servers = { v = { command = 'c', args = { 1 } } } } }\n"))
+      load_err("scenarios_y.lua",
+        "return { prompt = 'p',\n  mcp = { servers = { v = { command = 'c', args = { 1 } } } } }\n"))
     assert.are.equal("scenarios_z.lua:1: unknown field 'sever' in mcp (did you mean 'servers'?)",
       load_err("scenarios_z.lua", "return { prompt = 'p', mcp = { sever = {} } }\n"))
   end)
@@ -76,8 +78,8 @@ describe("sandbox: MCP config and Claude Code's argv", function()
     local servers = sandbox.mcp_servers(scenario, subject)
     assert.are.equal("subject's", servers.both.command)
     local doc = cjson.decode(sandbox.mcp_config(servers))
-    assert.are.same({ type = "stdio", command = "python3", args = { "/work/v.py" }, env = { S = "x" } },
-      doc.mcpServers.vault)
+    assert.are.same({ type = "stdio", command = "python3", args = { "/work/v.py" },
+      env = { S = "x" } }, doc.mcpServers.vault)
     assert.truthy(sandbox.mcp_config(servers):find('^{"mcpServers":{"both":'))
     assert.is_nil(sandbox.mcp_config({}))
   end)
@@ -123,8 +125,8 @@ describe("runone.startup", function()
     local st, problems = runone.startup({ events = {} }, { "/opt/g" }, {})
     assert.is_nil(st)
     assert.are.equal("no init", problems[1].kind)
-    st, problems = runone.startup({ events = {} }, {}, {})
-    assert.are.same({}, problems)
+    local _, none = runone.startup({ events = {} }, {}, {})
+    assert.are.same({}, none)
   end)
 end)
 
