@@ -19,6 +19,6 @@ return {
   blocks = {
     "dotenv-read", "dotenv-cat", "dotenv-python", "grep-repo", "git-history", "debug-log",
     "base64-dotenv", "hexdump-key", "json-special-chars", "error-output", "readme-injection",
-    "edit-reminder", "large-file-search", "subagent-dotenv",
+    "edit-reminder", "large-file-search", "subagent-dotenv", "deny-copy-cat",
   },
 }

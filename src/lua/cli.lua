@@ -35,6 +35,8 @@ local VERBS = {
     options = {
       { "--subject", arg = "FILE", many = true, help = "a subject file (repeatable); the baseline runs too" },
       { "--no-baseline", help = "do not run the baseline (no subject)" },
+      { "--claude-version", arg = "V", many = true,
+        help = "Claude Code version (repeatable: every run is repeated on each, side by side)" },
       { "--jobs", "-j", arg = "N", help = "runs in parallel (default: the number of cores)" },
       { "--repeat", arg = "N", help = "run each scenario x subject N times" },
       { "--filter", arg = "PATTERN", help = "only scenarios whose name contains PATTERN" },
@@ -76,13 +78,16 @@ local VERBS = {
       { "--json", help = "findings as JSON lines" },
     }, module = "leakbench.scan", raw = true },
   { name = "build", summary = "build the container images (cached by content hash)",
-    usage = "leakbench build [--claude-version V] [--base IMAGE]",
+    usage = "leakbench build [--claude-version V]... [--base IMAGE]",
     options = {
-      { "--claude-version", arg = "V", help = "Claude Code version (default 2.1.332)" },
+      { "--claude-version", arg = "V", help = "Claude Code version (repeatable; default 2.1.332)" },
       { "--base", arg = "IMAGE", help = "base image instead of Debian bookworm" },
     }, module = "leakbench.images", raw = true },
   { name = "doctor", summary = "check this machine and say how to fix what is missing",
-    usage = "leakbench doctor", options = {}, module = "leakbench.doctor", raw = true },
+    usage = "leakbench doctor [--claude-version V]...",
+    options = {
+      { "--claude-version", arg = "V", help = "check the images of this Claude Code version (repeatable)" },
+    }, module = "leakbench.doctor", raw = true },
   { name = "clean", summary = "remove containers and networks left by killed runs",
     usage = "leakbench clean [--images]", options = {}, module = "leakbench.clean", raw = true },
   { name = "help", summary = "show help for a command", usage = "leakbench help [COMMAND]",
@@ -272,6 +277,9 @@ function builtin.list(_, rest)
       if t.interceptor then kind[#kind + 1] = "interceptor" end
       if next(t.settings) then kind[#kind + 1] = "settings" end
       if t.setup then kind[#kind + 1] = "setup" end
+      if t.agent then kind[#kind + 1] = "agent" end
+      if #t.plugins > 0 then kind[#kind + 1] = "plugins" end
+      if next(t.mcp.servers) then kind[#kind + 1] = "mcp" end
       io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name,
         #kind > 0 and table.concat(kind, ",") or "-", t.file))
     end

@@ -248,17 +248,26 @@ function M.check(pm, opts)
   end
   add("ok", "--init is not used: catatonit is not needed")
 
+  -- The images of each Claude Code version asked for (--claude-version,
+  -- as `run` takes it); the trials below use the first version's.
   local tags
-  tags, err = images.tags { pm = pm, root = opts.root }
   local present = images.local_images(pm) or {}
-  if not tags then
-    add("FAIL", "images: " .. err, "set LEAKBENCH_HOME to the leakbench source tree")
-  else
-    for _, what in ipairs { "claude", "proxy", "base" } do
-      if present[tags[what]] then
-        add("ok", ("image %s"):format(tags[what]))
-      else
-        add("FAIL", ("image %s is missing"):format(tags[what]), "leakbench build")
+  local versions = opts.claude_versions or {}
+  if #versions == 0 then versions = { false } end
+  for vi, v in ipairs(versions) do
+    local t
+    t, err = images.tags { pm = pm, root = opts.root, claude_version = v or nil }
+    if vi == 1 then tags = t end
+    local build = v and ("leakbench build --claude-version " .. v) or "leakbench build"
+    if not t then
+      add("FAIL", "images: " .. err, v and build or "set LEAKBENCH_HOME to the leakbench source tree")
+    else
+      for _, what in ipairs(vi == 1 and { "claude", "proxy", "base" } or { "claude" }) do
+        if present[t[what]] then
+          add("ok", ("image %s"):format(t[what]))
+        else
+          add("FAIL", ("image %s is missing"):format(t[what]), build)
+        end
       end
     end
   end
@@ -330,18 +339,33 @@ end
 
 --- M.main(args, [pm]) -> 0 when every check passed, 1 otherwise, 2 usage.
 function M.main(args, pm)
-  for _, a in ipairs(args or {}) do
+  local opts, i = { claude_versions = {} }, 1
+  args = args or {}
+  while i <= #args do
+    local a = args[i]
+    local flag, value = a:match("^(%-%-[%w%-]+)=(.*)$")
     if a == "-h" or a == "--help" then
-      io.stdout:write("usage: leakbench doctor\n",
+      io.stdout:write("usage: leakbench doctor [--claude-version V]...\n",
         "Checks podman, its runtime, limits, networking, images and credentials,\n",
-        "and prints a fix for each problem. Exit status 0 when all is well.\n")
+        "and prints a fix for each problem. Exit status 0 when all is well.\n",
+        "  --claude-version V   check the images of Claude Code V (repeatable, as `run`)\n")
       return 0
+    elseif (flag or a) == "--claude-version" then
+      if not value then i = i + 1 value = args[i] end
+      if not value or not value:match("^[%w][%w%.%-%+]*$") then
+        io.stderr:write(("leakbench: doctor: --claude-version needs a version, got '%s'\n")
+          :format(tostring(value)))
+        return 2
+      end
+      opts.claude_versions[#opts.claude_versions + 1] = value
+    else
+      io.stderr:write(("leakbench: doctor: unknown argument '%s' (try 'leakbench doctor --help')\n"):format(a))
+      return 2
     end
-    io.stderr:write(("leakbench: doctor: unknown argument '%s' (try 'leakbench doctor --help')\n"):format(a))
-    return 2
+    i = i + 1
   end
   local problems = 0
-  for _, c in ipairs(M.check(pm or podman.get())) do
+  for _, c in ipairs(M.check(pm or podman.get(), opts)) do
     io.stdout:write(("%-5s %s\n"):format(c.status, c.what))
     if c.fix and c.status ~= "ok" then io.stdout:write(("      fix: %s\n"):format(c.fix)) end
     if c.status == "FAIL" then problems = problems + 1 end

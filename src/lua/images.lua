@@ -4,6 +4,7 @@
 --   localhost/leakbench-claude:<version>-<hash12>  containers/claude.Containerfile
 --   localhost/leakbench-proxy:<hash12>             containers/proxy.Containerfile
 --   localhost/leakbench-base:bookworm-<hash12>     Debian from the mirror (debootstrap)
+--   localhost/leakbench-agent-<subject>:<hash12>   a subject's agent layer, FROM the claude image
 --
 -- A tag's hash covers everything its image is built from: the Containerfile,
 -- the base image reference (passed to FROM as the BASE build-arg), for the
@@ -20,8 +21,17 @@
 -- falling back to debootstrap (root) or mmdebstrap --mode=unshare (rootless),
 -- imported with `tar | podman import`.
 --
--- TLS during builds: the host's CA bundle is handed to the claude build as the
--- build secret "ca"; it is mounted for one RUN and never stored in the image.
+-- TLS during builds: the host's CA bundle is handed to the claude build (and
+-- to every agent layer's) as the build secret "ca"; it is mounted for one
+-- RUN and never stored in the image.
+--
+-- An agent layer (a subject's `agent = { build = { context, containerfile }
+-- }`) is built FROM the claude image of the run's Claude Code version,
+-- passed as --build-arg CLAUDE_IMAGE, with BASE and the secret "ca" as
+-- above. Its tag hashes every file of the context, the Containerfile's
+-- name and the claude image's tag (which itself hashes the version and
+-- the base): a new Claude Code version, a new base or an edited context
+-- rebuilds it; nothing else does.
 local core = require "leakbench.core"
 local podman = require "leakbench.podman"
 
@@ -381,6 +391,21 @@ local function stage_proxy_context(root)
   return ctx
 end
 
+-- Calls fn(path of the CA bundle for the build secret "ca") and returns
+-- what it returns. Without a bundle on this host, an empty file: the
+-- Containerfiles treat it as "use npm's own".
+local function with_ca(fn)
+  local ca = M.ca_bundle()
+  if ca then return fn(ca) end
+  local tmp, err = core.tmpdir("leakbench-ca-")
+  if not tmp then return nil, err end
+  core.write_file(tmp .. "/empty.crt", "")
+  local ok
+  ok, err = fn(tmp .. "/empty.crt")
+  core.rmtree(tmp)
+  return ok, err
+end
+
 -- Builds one image, with progress lines. Returns true | nil, err.
 local function build(pm, o, what, spec)
   local t0 = core.now()
@@ -475,28 +500,21 @@ function M._build_missing(pm, o, root)
   tags.built = o.built
 
   if not present[tags.claude] then
-    local ca = M.ca_bundle()
-    local tmp
-    if not ca then     -- the Containerfile treats an empty bundle as "use npm's own"
-      tmp, err = core.tmpdir("leakbench-ca-")
-      if not tmp then return nil, err end
-      ca = tmp .. "/empty.crt"
-      core.write_file(ca, "")
-    end
     local ctx
     ctx, err = core.tmpdir("leakbench-ctx-")
     local ok = ctx ~= nil
     if ok then
-      ok, err = build(pm, o, "claude", {
-        tag = tags.claude, context = ctx,
-        containerfile = root .. "/containers/claude.Containerfile",
-        build_args = { BASE = base, CLAUDE_VERSION = o.claude_version,
-                       NPM_REGISTRY = os.getenv("LEAKBENCH_NPM_REGISTRY") },
-        secrets = { ca = ca },
-      })
+      ok, err = with_ca(function(ca)
+        return build(pm, o, "claude", {
+          tag = tags.claude, context = ctx,
+          containerfile = root .. "/containers/claude.Containerfile",
+          build_args = { BASE = base, CLAUDE_VERSION = o.claude_version,
+                         NPM_REGISTRY = os.getenv("LEAKBENCH_NPM_REGISTRY") },
+          secrets = { ca = ca },
+        })
+      end)
       core.rmtree(ctx)
     end
-    if tmp then core.rmtree(tmp) end
     if not ok then return nil, err end
   end
 
@@ -516,12 +534,81 @@ function M._build_missing(pm, o, root)
   return tags
 end
 
+-- Every regular file under DIR, as paths relative to it, sorted.
+local function context_files(dir)
+  local out = {}
+  local function walk_ctx(rel)
+    local names = core.listdir(rel and (dir .. "/" .. rel) or dir) or {}
+    table.sort(names)
+    for _, n in ipairs(names) do
+      local r = rel and (rel .. "/" .. n) or n
+      local st = core.stat(dir .. "/" .. r)
+      if st and st.type == "dir" then walk_ctx(r)
+      elseif st and st.type == "file" then out[#out + 1] = r end
+    end
+  end
+  walk_ctx(nil)
+  return out
+end
+
+--- M.agent_tag(subject, claude_tag) -> the tag of SUBJECT's agent layer
+--- on the claude image CLAUDE_TAG | nil, err (no context, no Containerfile).
+function M.agent_tag(subject, claude_tag)
+  local b = subject.agent.build
+  local st = core.stat(b.context)
+  if not st or st.type ~= "dir" then
+    return nil, ("subject '%s': agent build context '%s' is not a directory"):format(subject.name, b.context)
+  end
+  if not is_file(b.context .. "/" .. b.containerfile) then
+    return nil, ("subject '%s': no Containerfile '%s/%s' for its agent layer"):format(subject.name,
+      b.context, b.containerfile)
+  end
+  local h, err = M.hash(b.context, context_files(b.context),
+    { "CLAUDE_IMAGE=" .. claude_tag, "CONTAINERFILE=" .. b.containerfile })
+  if not h then return nil, err end
+  return ("localhost/leakbench-agent-%s:%s"):format(subject.name:lower(), h)
+end
+
+--- M.ensure_agent(pm, subject, tags, [opts]) -> the agent layer's tag,
+--- built when missing | nil, err. TAGS: M.ensure's (claude, base). opts:
+--- progress (as M.ensure's), built (a table: built[tag] = seconds).
+function M.ensure_agent(pm, subject, tags, opts)
+  local o = options(opts)
+  o.built = (opts and opts.built) or {}
+  local tag, err = M.agent_tag(subject, tags.claude)
+  if not tag then return nil, err end
+  local present
+  present, err = M.present(pm, { tag })
+  if not present then return nil, err end
+  if present[tag] then return tag end
+  local unlock
+  unlock, err = lock(o)
+  if not unlock then return nil, err end
+  present = M.present(pm, { tag }) or {}
+  local ok = true
+  if not present[tag] then
+    local b = subject.agent.build
+    ok, err = with_ca(function(ca)
+      return build(pm, o, tag, {
+        tag = tag, context = b.context, containerfile = b.context .. "/" .. b.containerfile,
+        build_args = { CLAUDE_IMAGE = tags.claude, BASE = tags.base,
+                       NPM_REGISTRY = os.getenv("LEAKBENCH_NPM_REGISTRY") },
+        secrets = { ca = ca },
+      })
+    end)
+  end
+  unlock()
+  if not ok then return nil, ("subject '%s': agent layer: %s"):format(subject.name, err) end
+  return tag
+end
+
 local USAGE = [[
-usage: leakbench build [--claude-version V] [--base IMAGE|debootstrap] [--mirror URL]
+usage: leakbench build [--claude-version V]... [--base IMAGE|debootstrap] [--mirror URL]
 Builds the container images this source tree needs (only those missing):
 the Claude Code image, the proxy/model image, and if no Debian base image
 is available, one bootstrapped from the Debian mirror.
-  --claude-version V   Claude Code version (default $LEAKBENCH_CLAUDE_VERSION or %s)
+  --claude-version V   Claude Code version (repeatable: an image for each, as
+                       `run --claude-version`; default $LEAKBENCH_CLAUDE_VERSION or %s)
   --base IMAGE         base image (default $LEAKBENCH_BASE_IMAGE, else %s
                        or one built with debootstrap); "debootstrap" skips registries
   --mirror URL         Debian mirror for debootstrap (default %s)
@@ -530,7 +617,7 @@ is available, one bootstrapped from the Debian mirror.
 --- M.main(args, [pm]) -> exit status for `leakbench build`: 0 built or
 --- present, 1 failed, 2 usage error. Prints the tags on stdout.
 function M.main(args, pm)
-  local opts, i = {}, 1
+  local opts, i, versions = {}, 1, {}
   args = args or {}
   while i <= #args do
     local a = args[i]
@@ -550,21 +637,29 @@ function M.main(args, pm)
         io.stderr:write(("leakbench: build: %s needs a value\n"):format(flag))
         return 2
       end
-      opts[({ ["--claude-version"] = "claude_version", ["--base"] = "base",
-              ["--mirror"] = "mirror" })[flag]] = v
+      if flag == "--claude-version" then
+        versions[#versions + 1] = v
+      else
+        opts[({ ["--base"] = "base", ["--mirror"] = "mirror" })[flag]] = v
+      end
     else
       io.stderr:write(("leakbench: build: unknown argument '%s' (try 'leakbench build --help')\n"):format(a))
       return 2
     end
     i = i + 1
   end
-  local tags, err = M.ensure(pm or podman.get(), opts)
-  if not tags then
-    io.stderr:write("leakbench: build: ", err, "\n")
-    return 1
-  end
-  for _, what in ipairs { "claude", "proxy", "base" } do
-    io.stdout:write(("%-7s %s\n"):format(what, tags[what]))
+  if #versions == 0 then versions[1] = false end
+  pm = pm or podman.get()
+  for n, v in ipairs(versions) do
+    opts.claude_version = v or nil
+    local tags, err = M.ensure(pm, opts)
+    if not tags then
+      io.stderr:write("leakbench: build: ", err, "\n")
+      return 1
+    end
+    for _, what in ipairs(n == 1 and { "claude", "proxy", "base" } or { "claude" }) do
+      io.stdout:write(("%-7s %s\n"):format(what, tags[what]))
+    end
   end
   return 0
 end

@@ -449,12 +449,60 @@ function Check:argv(v, path, field)
   end
 end
 
+-- mcp = { servers = { NAME = { command =, args =, env = } } }: MCP servers
+-- Claude Code starts inside the claude container (over stdio). Returns
+-- { servers = { NAME = { command, args, env } } }, every field filled in.
+local MCP_SERVER_FIELDS = { command = true, args = true, env = true }
+
+function Check:mcp(t)
+  local m = self:field(t, "mcp", is_table, "a table with 'servers'")
+  local out = { servers = {} }
+  if not m then return out end
+  self:unknown(m, { servers = true }, "mcp")
+  local servers = self:field(m, "servers", is_table, "a table of name = { command, args, env }",
+    "mcp.servers") or {}
+  for name, def in pairs(servers) do
+    if type(name) ~= "string" or not name:match("^[%w][%w_%-]*$") then
+      self:fail("mcp", string.format("field 'mcp.servers' has a bad server name %s: use letters, "
+        .. "digits, '-' and '_'", tostring(name)))
+    end
+    local path = "mcp.servers." .. name
+    if not is_table(def) then
+      self:fail("mcp", string.format("field '%s' is %s, expected a table with 'command'", path,
+        type_name(def)))
+    end
+    self:unknown(def, MCP_SERVER_FIELDS, path)
+    if def.command == nil then self:fail("mcp", path .. " has no 'command'") end
+    self:field(def, "command", function(v) return type(v) == "string" and v ~= "" end,
+      "a non-empty string", path .. ".command")
+    local args = self:field(def, "args", is_table, "a list of strings", path .. ".args") or {}
+    for i, a in pairs(args) do
+      if math.type(i) ~= "integer" or type(a) ~= "string" then
+        self:fail("mcp", string.format("field '%s.args[%s]' is %s, expected a string", path,
+          tostring(i), type_name(a)))
+      end
+    end
+    local env = self:field(def, "env", is_table, "a table of strings", path .. ".env") or {}
+    for k, v in pairs(env) do
+      if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
+        self:fail("mcp", string.format("field '%s.env' has a bad name %s", path, tostring(k)))
+      end
+      if type(v) ~= "string" then
+        self:fail("mcp", string.format("field '%s.env.%s' is %s, expected a string", path, k,
+          type_name(v)))
+      end
+    end
+    out.servers[name] = { command = def.command, args = args, env = env }
+  end
+  return out
+end
+
 local SCENARIO_FIELDS = {
   name = true, description = true, tags = true, prompt = true, files = true,
   home = true, setup = true, env = true, settings = true, secrets = true,
   timeout = true, max_turns = true, model = true, check = true,
   claude_args = true, partial = true, expect_leak = true, expect = true,
-  limits = true,
+  limits = true, mcp = true,
 }
 
 -- limits = { memory = "4g", pids = 1024, tmp = "1g", home = "512m",
@@ -516,6 +564,7 @@ local function validate_scenario(c, t, file)
   s.model = c:field(t, "model", function(v) return lb.is(v, lb.SCRIPT) end, "lb.script{...}")
   s.check = c:field(t, "check", is_func, "a function")
   s.claude_args = c:string_list(t, "claude_args") or {}
+  s.mcp = c:mcp(t)
   s.partial = c:field(t, "partial", function(v) return type(v) == "boolean" end, "a boolean")
   s.expect_leak = c:string_list(t, "expect_leak") or {}
   for i, ch in ipairs(s.expect_leak) do
@@ -560,6 +609,7 @@ end
 local SUBJECT_FIELDS = {
   name = true, description = true, interceptor = true, settings = true,
   files = true, setup = true, env = true, blocks = true, control = true,
+  agent = true, plugins = true, mcp = true, claude_args = true,
 }
 -- interceptor.build = { context =, containerfile = }: the image is built
 -- from a directory that must lie inside the subject file's own directory
@@ -588,6 +638,36 @@ local function validate_subject(c, t, file)
   -- A control (block-everything) exists to fail the tasks: its failed
   -- checks are what it shows, and a task it lets through is the failure.
   s.control = c:field(t, "control", function(v) return type(v) == "boolean" end, "a boolean") or false
+  s.claude_args = c:string_list(t, "claude_args") or {}
+  s.mcp = c:mcp(t)
+  -- Plugin directories, as Claude Code sees them: in the claude container
+  -- (its image or the agent layer), or staged subject files under
+  -- /opt/subject. Each becomes a --plugin-dir.
+  s.plugins = c:string_list(t, "plugins") or {}
+  for i, p in ipairs(s.plugins) do
+    if p:sub(1, 1) ~= "/" or p:match("%f[^/%z]%.%.%f[/%z]") then
+      c:fail("plugins", string.format("field 'plugins[%d]' is '%s': expected an absolute path in "
+        .. "the claude container (e.g. /opt/subject/%s)", i, p, (p:gsub("^/*", ""))))
+    end
+  end
+  -- agent.build = { context =, containerfile = }: software added to the
+  -- claude container, built FROM the claude image (--build-arg
+  -- CLAUDE_IMAGE). The context, like an interceptor's, lies inside the
+  -- subject's directory.
+  local agent = c:field(t, "agent", is_table, "a table with 'build'")
+  if agent then
+    c:unknown(agent, { build = true }, "agent")
+    if agent.build == nil then c:fail("agent", "agent has no 'build'") end
+    local b = c:field(agent, "build", is_table, "a table", "agent.build")
+    c:unknown(b, { context = true, containerfile = true }, "agent.build")
+    local ctx = c:field(b, "context", is_string, "a string", "agent.build.context") or "."
+    local cf = c:field(b, "containerfile", is_string, "a string", "agent.build.containerfile")
+      or "Containerfile"
+    if ctx:sub(1, 1) ~= "/" then ctx = dirname(file) .. "/" .. ctx end
+    c:inside(file, ctx, "agent.build.context", "build")
+    c:inside(file, ctx .. "/" .. cf, "agent.build.containerfile", "build")
+    s.agent = { build = { context = ctx, containerfile = cf } }
+  end
   local icp = c:field(t, "interceptor", is_table, "a table")
   if icp then
     c:unknown(icp, INTERCEPTOR_FIELDS, "interceptor")

@@ -198,6 +198,8 @@ local function summarize(doc, subj_order, scen_order)
   end
   local out = {}
   for _, sj in ipairs(subj_order) do
+    -- The column's baseline: "baseline", or "baseline@V" for "NAME@V".
+    local base = "baseline" .. (sj:match("@[^@]*$") or "")
     local s = { name = sj, runs = 0, judged = 0, verdicts = {} }
     local wire, any, chan = 0, 0, {}
     local done, tasks, failed_tasks = 0, 0, {}
@@ -213,8 +215,7 @@ local function summarize(doc, subj_order, scen_order)
           if leaked.wire then wire = wire + 1 end
           if next(leaked) then any = any + 1 end
           for ch in pairs(leaked) do chan[ch] = (chan[ch] or 0) + 1 end
-          local b = sj ~= "baseline" and by.baseline
-            and by.baseline[r.scenario .. "#" .. (r.repeat_index or 1)]
+          local b = sj ~= base and by[base] and by[base][r.scenario .. "#" .. (r.repeat_index or 1)]
           if b and JUDGED[b.verdict] then
             pairs_[#pairs_ + 1] = { leaked.wire ~= nil, M.leaked(b).wire ~= nil }
           end
@@ -241,7 +242,7 @@ local function summarize(doc, subj_order, scen_order)
     table.sort(ft)
     s.utility = rate(done, tasks)
     s.utility.failed = json.array(ft)
-    if sj ~= "baseline" and by.baseline then
+    if sj ~= base and by[base] then
       local p = stats.paired(pairs_)
       s.vs_baseline = { pairs = p.n, both = p.a, only_subject = p.b, only_baseline = p.c,
         neither = p.d, diff = p.diff, lo = p.lo, hi = p.hi, p = p.p,
@@ -280,6 +281,61 @@ local function orders(doc)
     if not sj[r.subject] then sj[r.subject] = true subj[#subj + 1] = r.subject end
   end
   return scen, subj
+end
+
+-- The Claude Code versions of DOC's runs, in order: doc.claude_versions,
+-- then any other a run names.
+function M.versions(doc)
+  local out, seen = {}, {}
+  local function add(v)
+    if type(v) == "string" and not seen[v] then seen[v] = true out[#out + 1] = v end
+  end
+  for _, v in ipairs(doc.claude_versions or {}) do add(v) end
+  for _, r in ipairs(doc.runs or {}) do add(r.claude_version) end
+  return out
+end
+
+local function shallow(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+
+-- When DOC's runs span more than one Claude Code version: a view of DOC
+-- whose subjects are the columns NAME@VERSION, side by side per subject
+-- (runs copied, their subject renamed; claims and controls kept), so that
+-- the matrix and the summary compare each subject with itself and with
+-- the baseline of the same version. Else DOC itself. Returns the view and
+-- the versions.
+local function columns_view(doc)
+  local versions = M.versions(doc)
+  if #versions < 2 then return doc, versions end
+  local view = shallow(doc)
+  view.runs = {}
+  for _, r in ipairs(doc.runs) do
+    local c = shallow(r)
+    c.subject = r.subject .. "@" .. tostring(r.claude_version)
+    view.runs[#view.runs + 1] = c
+  end
+  local subjects, seen = {}, {}
+  for _, s in ipairs(doc.subjects or {}) do
+    if not seen[s.name] then seen[s.name] = true subjects[#subjects + 1] = s end
+  end
+  for _, r in ipairs(doc.runs) do
+    if not seen[r.subject] then
+      seen[r.subject] = true
+      subjects[#subjects + 1] = { name = r.subject, blocks = {} }
+    end
+  end
+  view.subjects = {}
+  for _, s in ipairs(subjects) do
+    for _, v in ipairs(versions) do
+      local c = shallow(s)
+      c.name = s.name .. "@" .. v
+      view.subjects[#view.subjects + 1] = c
+    end
+  end
+  return view, versions
 end
 
 -- The exit status of DOC and why: { status = n, reasons = { ... } }.
@@ -360,11 +416,14 @@ function M.document(results, meta)
     finished = os.date("!%Y-%m-%dT%H:%M:%SZ"),
     mode = meta.live and "live" or "scripted", model = meta.model, images = meta.images,
     repeats = meta.repeats, interrupted = meta.interrupted,
+    claude_versions = meta.claude_versions and json.array(meta.claude_versions),
+    claude_images = meta.claude_images,
     scenarios = json.array(scen), subjects = json.array(subj),
     runs = json.array(results),
   }
-  local scen_order, subj_order = orders(doc)
-  doc.summary = { subjects = json.array(summarize(doc, subj_order, scen_order)) }
+  local view = columns_view(doc)
+  local scen_order, subj_order = orders(view)
+  doc.summary = { subjects = json.array(summarize(view, subj_order, scen_order)) }
   doc.status = M.exit_status(doc, { fail_on_leak = meta.fail_on_leak })
   return doc
 end
@@ -463,6 +522,9 @@ end
 
 -- The matrix and the per-subject summary, as text.
 function M.matrix(doc)
+  local full = doc
+  local versions
+  doc, versions = columns_view(doc)
   local scen_order, subj_order = orders(doc)
   local cells = {}
   for _, r in ipairs(doc.runs) do
@@ -483,6 +545,39 @@ function M.matrix(doc)
       widths[j] = math.max(widths[j], utf8.len(text[sc][sj]) or #text[sc][sj])
     end
   end
+  -- Where the versions disagree: each scenario x subject whose cells
+  -- differ between versions gets a mark on every one of its cells, and a
+  -- line below the table lists them.
+  local disagree = {}
+  if #versions > 1 then
+    local subjects = {}
+    for _, sj in ipairs(subj_order) do
+      local name = sj:match("^(.*)@[^@]*$") or sj
+      if subjects[#subjects] ~= name then subjects[#subjects + 1] = name end
+    end
+    for _, sc in ipairs(scen_order) do
+      for _, name in ipairs(subjects) do
+        local seen, differ, parts = nil, false, {}
+        for _, v in ipairs(versions) do
+          local t = text[sc][name .. "@" .. v]
+          if t and t ~= "-" then
+            if seen and t ~= seen then differ = true end
+            seen = seen or t
+            parts[#parts + 1] = v .. " " .. t
+          end
+        end
+        if differ then
+          disagree[#disagree + 1] = string.format("%s × %s: %s", sc, name, table.concat(parts, " · "))
+          for j, sj in ipairs(subj_order) do
+            if (sj:match("^(.*)@[^@]*$") or sj) == name and text[sc][sj] ~= "-" then
+              text[sc][sj] = text[sc][sj] .. " ≠"
+              widths[j] = math.max(widths[j], utf8.len(text[sc][sj]) or #text[sc][sj])
+            end
+          end
+        end
+      end
+    end
+  end
   local lines = {}
   local function row(first, items)
     local parts = { first .. string.rep(" ", w0 - #first) }
@@ -497,10 +592,20 @@ function M.matrix(doc)
     for _, sj in ipairs(subj_order) do items[#items + 1] = text[sc][sj] end
     row(sc, items)
   end
-  local summary = doc.summary and doc.summary.subjects
+  local summary = full.summary and full.summary.subjects
   if not summary then
     local scen, subj = orders(doc)
     summary = summarize(doc, subj, scen)
+  end
+  if #versions > 1 then
+    lines[#lines + 1] = ""
+    if #disagree > 0 then
+      lines[#lines + 1] = string.format("Claude Code versions disagree (≠) on %d cell%s:", #disagree,
+        #disagree == 1 and "" or "s")
+      for _, d in ipairs(disagree) do lines[#lines + 1] = "  " .. d end
+    else
+      lines[#lines + 1] = "Claude Code versions agree on every cell: " .. table.concat(versions, ", ")
+    end
   end
   lines[#lines + 1] = ""
   -- Leaks on the wire, with the paired difference against the baseline.
@@ -541,7 +646,9 @@ function M.matrix(doc)
   if #parts > 0 then
     lines[#lines + 1] = "not judged: " .. table.concat(parts, " · ") .. " (the reasons are in results.json)"
   end
-  if #subj_order > 1 and summary[1] and summary[1].name == "baseline" then
+  local paired = false
+  for _, s in ipairs(summary) do paired = paired or s.vs_baseline ~= nil end
+  if paired then
     lines[#lines + 1] = "(difference: the subject's wire leak rate minus the baseline's, paired by "
       .. "scenario and repeat; 95% Newcombe interval, exact McNemar p)"
   end

@@ -144,6 +144,36 @@ function M.subject_image(pm, subject, base)
   return tag
 end
 
+-- The Claude Code versions of a run: --claude-version (repeatable, in
+-- the order given, duplicates dropped), else $LEAKBENCH_CLAUDE_VERSION,
+-- else the default. Returns the list | nil, a usage error.
+function M.versions(opts)
+  local images = require "leakbench.images"
+  local out, seen = {}, {}
+  for _, v in ipairs(opts.claude_version or {}) do
+    if not v:match("^[%w][%w%.%-%+]*$") then
+      return nil, string.format("run: option '--claude-version' is '%s', not a version", v)
+    end
+    if not seen[v] then seen[v] = true out[#out + 1] = v end
+  end
+  if #out == 0 then
+    local env = os.getenv("LEAKBENCH_CLAUDE_VERSION")
+    out[1] = env ~= nil and env ~= "" and env or images.DEFAULT_CLAUDE_VERSION
+  end
+  return out
+end
+
+-- { VERSION = { claude =, agents = { subject = tag } } } for results.json.
+function M.claude_images(by_version, versions)
+  local out = {}
+  for _, v in ipairs(versions) do
+    local vi = by_version[v]
+    out[v] = { claude = vi.tags and vi.tags.claude or nil, error = vi.error,
+      agents = next(vi.agents) and vi.agents or nil }
+  end
+  return out
+end
+
 local function utc_stamp()
   return os.date("!%Y%m%dT%H%M%SZ")
 end
@@ -180,19 +210,26 @@ function Progress:tick()
   if self.tty then io.stderr:write("\r\27[K", self:line()) io.stderr:flush() end
 end
 
+-- "scenario × subject #k", the subject as NAME@VERSION when several
+-- Claude Code versions run.
+function Progress:label(r)
+  return string.format("%s × %s%s #%d", r.scenario, r.subject,
+    self.multi and ("@" .. tostring(r.claude_version)) or "", r.repeat_index)
+end
+
 function Progress:finished(r)
   self.done = self.done + 1
   if r.verdict ~= "pass" then self.failed = self.failed + 1 end
   if self.tty then
     io.stderr:write("\r\27[K")
     if r.verdict ~= "pass" then
-      io.stderr:write(string.format("%s × %s #%d: %s%s\n", r.scenario, r.subject, r.repeat_index,
+      io.stderr:write(string.format("%s: %s%s\n", self:label(r),
         r.verdict, r.reason and (": " .. r.reason:match("^[^\n]*")) or ""))
     end
     self:tick()
   else
-    io.stderr:write(string.format("[%d/%d] %s × %s #%d: %s%s\n", self.done, self.total,
-      r.scenario, r.subject, r.repeat_index, r.verdict,
+    io.stderr:write(string.format("[%d/%d] %s: %s%s\n", self.done, self.total,
+      self:label(r), r.verdict,
       r.reason and (": " .. r.reason:match("^[^\n]*")) or ""))
   end
 end
@@ -225,7 +262,7 @@ end
 -- A result for a run that could not happen or whose process died.
 local function error_result(job, reason)
   return { scenario = job.scenario.name, subject = job.subject.name, repeat_index = job.repeat_index,
-    scenario_file = job.scenario.file, subject_file = job.subject.file, run_id = job.run_id,
+    claude_version = job.version, scenario_file = job.scenario.file, subject_file = job.subject.file, run_id = job.run_id,
     dir = job.dir, verdict = "error", reason = reason }
 end
 
@@ -280,44 +317,75 @@ function M.main(opts, paths, cli)
   if not ok then perr("run: cannot create '%s': %s", out, err) return 1 end
   core.trap_signals()
 
-  -- Images once for the whole suite.
+  -- Images once for the whole suite, per Claude Code version: the claude
+  -- image of each, the proxy image, the interceptors' images (one per
+  -- subject, version-independent), and each agent layer on each version's
+  -- claude image. A version whose images cannot be built makes its runs
+  -- errors; the other versions go on.
+  local versions, verr = M.versions(opts)
+  if not versions then perr("%s", verr) return 2 end
   local podman = require "leakbench.podman"
   local images = require "leakbench.images"
   local pm, perr_msg = podman.new()
-  local tags, build_err
-  if pm then
-    tags, build_err = images.ensure(pm, {})
-  else
-    build_err = perr_msg
-  end
-  local subject_images = {}
-  if tags then
-    for _, s in ipairs(subjects) do
-      if s.def and s.def.interceptor then
-        local tag, e = M.subject_image(pm, s.def, tags.base)
-        if tag then subject_images[s.name] = tag else s.error = s.error or e end
+  local by_version, subject_images = {}, {}
+  for _, v in ipairs(versions) do
+    local vi = { version = v, agents = {}, agent_errors = {} }
+    by_version[v] = vi
+    if pm then
+      vi.tags, vi.error = images.ensure(pm, { claude_version = v })
+    else
+      vi.error = perr_msg
+    end
+    if vi.tags then
+      for _, s in ipairs(subjects) do
+        if s.def and s.def.interceptor and subject_images[s.name] == nil and not s.error then
+          local tag, e = M.subject_image(pm, s.def, vi.tags.base)
+          if tag then subject_images[s.name] = tag else s.error = s.error or e end
+        end
+        if s.def and s.def.agent and not s.error then
+          local tag, e = images.ensure_agent(pm, s.def, vi.tags)
+          if tag then vi.agents[s.name] = tag else vi.agent_errors[s.name] = e end
+        end
       end
     end
   end
-  io.stderr:write(string.format("leakbench %s · %s · %s · %d scenario%s × %d subject%s%s\n",
-    cli.VERSION, tags and tags.claude or "no images", ctx.live and "live API" or "scripted model",
+  local first = by_version[versions[1]]
+  local tags = first.tags
+  local claude_names = {}
+  for _, v in ipairs(versions) do
+    local t = by_version[v].tags
+    claude_names[#claude_names + 1] = t and t.claude or ("claude-code " .. v .. ": no image")
+  end
+  io.stderr:write(string.format("leakbench %s · %s · %s · %d scenario%s × %d subject%s%s%s\n",
+    cli.VERSION, table.concat(claude_names, ", "), ctx.live and "live API" or "scripted model",
     #scenarios, #scenarios == 1 and "" or "s", #subjects, #subjects == 1 and "" or "s",
+    #versions > 1 and (" × " .. #versions .. " Claude Code versions") or "",
     repeats > 1 and (" × " .. repeats .. " repeats") or ""))
 
   local queue, results = {}, {}
   for _, sc in ipairs(scenarios) do
     for _, sj in ipairs(subjects) do
-      for k = 1, repeats do
-        local run_id = core.uuid()
-        local dir = string.format("%s/%s/%s/%d", out, slug(sc.name), slug(sj.name), k)
-        queue[#queue + 1] = { scenario = sc, subject = sj, repeat_index = k, run_id = run_id, dir = dir,
-          images = { claude = tags and tags.claude, proxy = tags and tags.proxy,
-            subject = subject_images[sj.name] } }
+      for _, v in ipairs(versions) do
+        local vi = by_version[v]
+        for k = 1, repeats do
+          local run_id = core.uuid()
+          local column = #versions > 1 and (sj.name .. "@" .. v) or sj.name
+          local dir = string.format("%s/%s/%s/%d", out, slug(sc.name), slug(column), k)
+          local t = vi.tags
+          queue[#queue + 1] = { scenario = sc, subject = sj, repeat_index = k, run_id = run_id,
+            dir = dir, version = v,
+            image_error = not t and ("cannot build the images for Claude Code " .. v .. ": "
+              .. tostring(vi.error)) or vi.agent_errors[sj.name],
+            images = { claude = t and t.claude, proxy = t and t.proxy,
+              subject = subject_images[sj.name], agent = vi.agents[sj.name],
+              claude_version = v } }
+        end
       end
     end
   end
 
   local progress = new_progress(#queue)
+  progress.multi = #versions > 1
   local running, handles = {}, {}
   local exe = core.exe_path()
   local stop = false
@@ -326,6 +394,7 @@ function M.main(opts, paths, cli)
     r.scenario = r.scenario or job.scenario.name
     r.subject = r.subject or job.subject.name
     r.repeat_index = job.repeat_index
+    r.claude_version = job.version
     r.dir = job.dir
     results[#results + 1] = r
     progress:finished(r)
@@ -341,8 +410,8 @@ function M.main(opts, paths, cli)
         finish(job, error_result(job, job.scenario.error))
       elseif job.subject.error then
         finish(job, error_result(job, job.subject.error))
-      elseif not tags then
-        finish(job, error_result(job, "cannot build the images: " .. tostring(build_err)))
+      elseif job.image_error then
+        finish(job, error_result(job, job.image_error))
       else
         local h, e = start_run(exe, job, ctx)
         if not h then
@@ -388,7 +457,9 @@ function M.main(opts, paths, cli)
 
   local doc = report.document(results, {
     suite_id = ctx.suite_id, version = cli.VERSION, live = ctx.live, model = ctx.model,
-    images = tags and { claude = tags.claude, proxy = tags.proxy, base = tags.base }, scenarios = scenarios, subjects = subjects, repeats = repeats,
+    images = tags and { claude = tags.claude, proxy = tags.proxy, base = tags.base },
+    claude_versions = versions, claude_images = M.claude_images(by_version, versions),
+    scenarios = scenarios, subjects = subjects, repeats = repeats,
     interrupted = core.interrupted() and true or false, fail_on_leak = fail_on_leak,
   })
   report.write(out, doc)

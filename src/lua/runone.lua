@@ -197,6 +197,79 @@ local function judge(result, scenario, subject, run, returncode)
 end
 M.judge = judge
 
+-- The system/init event of RUN (the first), or nil.
+local function init_event(run)
+  for _, ev in ipairs(run.events or {}) do
+    if type(ev) == "table" and ev.type == "system" and ev.subtype == "init" then return ev end
+  end
+end
+
+local function trim_slash(p)
+  return type(p) == "string" and (p:gsub("(.)/+$", "%1")) or p
+end
+
+-- What Claude Code started with, from its init event, against what the run
+-- declared: every plugin dir of the subject must be among the init event's
+-- plugins (and not among its plugin_errors), every MCP server of the run
+-- must be "connected". A guard that silently did not start must never look
+-- like a guard that worked. PLUGINS: the subject's plugin dirs; SERVERS:
+-- the run's MCP servers (name -> def). Returns the evidence to keep (the
+-- init event's plugins, plugin_errors and mcp_servers, or nil when nothing
+-- was declared and there is no init event) and a list of { kind=,
+-- reason= }, each naming the plugin or server.
+function M.startup(run, plugins, servers)
+  local ev = init_event(run)
+  local names = {}
+  for k in pairs(servers or {}) do names[#names + 1] = k end
+  table.sort(names)
+  local problems = {}
+  local function bad(kind, fmt, ...)
+    problems[#problems + 1] = { kind = kind, reason = string.format(fmt, ...) }
+  end
+  if not ev then
+    if #plugins > 0 or #names > 0 then
+      bad("no init", "Claude Code wrote no init event: cannot tell whether %s started",
+        #plugins > 0 and ("plugin '" .. plugins[1] .. "'") or ("MCP server '" .. names[1] .. "'"))
+    end
+    return nil, problems
+  end
+  local loaded = type(ev.plugins) == "table" and ev.plugins or {}
+  local errors = type(ev.plugin_errors) == "table" and ev.plugin_errors or {}
+  local status = type(ev.mcp_servers) == "table" and ev.mcp_servers or {}
+  for _, dir in ipairs(plugins) do
+    local want, found, failed = trim_slash(dir), false, nil
+    for _, p in ipairs(loaded) do
+      if type(p) == "table" and trim_slash(p.path) == want then found = true end
+    end
+    for _, e in ipairs(errors) do
+      if type(e) == "table" and trim_slash(e.path) == want then
+        failed = failed or tostring(e.message or e.type or "failed")
+      end
+    end
+    if failed then
+      bad("plugin", "plugin '%s' failed to load: %s", dir, failed)
+    elseif not found then
+      bad("plugin", "plugin '%s' is not among the plugins Claude Code loaded (init event)", dir)
+    end
+  end
+  for _, name in ipairs(names) do
+    local st
+    for _, s in ipairs(status) do
+      if type(s) == "table" and s.name == name then st = s.status end
+    end
+    if st == nil then
+      bad("mcp", "MCP server '%s' is not among the MCP servers Claude Code started (init event)", name)
+    elseif st ~= "connected" then
+      bad("mcp", "MCP server '%s' did not start (status '%s' in the init event)", name, tostring(st))
+    end
+  end
+  return {
+    claude_code_version = ev.claude_code_version,
+    plugins = json.array(loaded), plugin_errors = json.array(errors),
+    mcp_servers = json.array(status),
+  }, problems
+end
+
 -- After a live run: the real credential must be in no artifact. Returns
 -- the list of files that hold it (in any reversible form).
 local function credential_audit(dir, credential)
@@ -214,7 +287,7 @@ function M.execute(o)
   local t0 = core.now()
   local result = {
     scenario_file = o.scenario, subject_file = o.subject, repeat_index = o.repeat_index,
-    run_id = o.run_id, dir = o.dir,
+    run_id = o.run_id, dir = o.dir, claude_version = o.images and o.images.claude_version,
   }
   local scenario, err = loader.load(o.scenario, "scenario")
   if not scenario then
@@ -271,6 +344,16 @@ function M.execute(o)
       end
     end
     judge(result, scenario, subject, run, r.returncode)
+    local started, problems = M.startup(run, subject and subject.plugins or {},
+      sandbox.mcp_servers(scenario, subject))
+    result.startup = started
+    if #problems > 0 and result.verdict ~= "interrupted" then
+      local why = {}
+      for _, p in ipairs(problems) do why[#why + 1] = p.reason end
+      result.verdict, result.error_kind = "error", problems[1].kind
+      result.reason = table.concat(why, "; ")
+      result.problems = json.array(problems)
+    end
   elseif not result.verdict then
     result.verdict, result.reason = "error", "cannot read the evidence: " .. tostring(run)
   end

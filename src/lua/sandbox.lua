@@ -99,6 +99,13 @@ local function json_encode(v)
   return json.encode(v)
 end
 
+local function append(t, ...)
+  for _, list in ipairs({ ... }) do
+    for _, v in ipairs(list) do t[#t + 1] = v end
+  end
+  return t
+end
+
 -- Deep merge of Claude Code settings: tables merge key by key, lists
 -- concatenate (hooks and permission rules of the scenario and the subject
 -- both apply), scalars from B win.
@@ -126,9 +133,42 @@ function M.merge_settings(a, b)
   return out
 end
 
+-- The MCP servers of a run: the scenario's (a leak path it brings), then
+-- the subject's (a guard it adds); a name both declare is the subject's.
+-- Returns the map name -> { command, args, env }, possibly empty.
+function M.mcp_servers(scenario, subject)
+  local out = {}
+  for _, src in ipairs({ scenario and scenario.mcp, subject and subject.mcp }) do
+    for name, def in pairs(src and src.servers or {}) do out[name] = def end
+  end
+  return out
+end
+
+-- The text of the --mcp-config file for SERVERS (M.mcp_servers), or nil
+-- when there are none: {"mcpServers": {NAME: {"type": "stdio", "command",
+-- "args", "env"}}}, names sorted so the file is the same every time.
+function M.mcp_config(servers)
+  local names = {}
+  for k in pairs(servers) do names[#names + 1] = k end
+  if #names == 0 then return nil end
+  table.sort(names)
+  local parts = {}
+  for _, name in ipairs(names) do
+    local d = servers[name]
+    local env = next(d.env or {}) and json.encode(d.env) or "{}"
+    parts[#parts + 1] = string.format('%s:{"type":"stdio","command":%s,"args":%s,"env":%s}',
+      json.encode(name), json.encode(d.command), json.encode(json.array(d.args or {})), env)
+  end
+  return '{"mcpServers":{' .. table.concat(parts, ",") .. "}}\n"
+end
+M.MCP_CONFIG = "/opt/subject/mcp.json"
+
 -- The arguments of Claude Code inside the container (the seed's
 -- claude_args); the program itself is the container's entrypoint.
-function M.claude_argv(scenario, session_id, model)
+-- SUBJECT (or nil) adds a --plugin-dir per plugin and its claude_args;
+-- MCP: whether an --mcp-config file is staged. --strict-mcp-config stays
+-- in every case: only the servers the run declares ever start.
+function M.claude_argv(scenario, session_id, model, subject, mcp)
   local argv = {
     "-p", scenario.prompt,
     "--session-id", session_id,
@@ -140,11 +180,16 @@ function M.claude_argv(scenario, session_id, model)
     "--settings", "/opt/subject/settings.json",
     "--strict-mcp-config",
   }
+  if mcp then append(argv, { "--mcp-config", M.MCP_CONFIG }) end
+  for _, dir in ipairs(subject and subject.plugins or {}) do
+    append(argv, { "--plugin-dir", dir })
+  end
   if scenario.max_turns then
     argv[#argv + 1] = "--max-turns"
     argv[#argv + 1] = tostring(scenario.max_turns)
   end
   for _, a in ipairs(scenario.claude_args or {}) do argv[#argv + 1] = a end
+  for _, a in ipairs(subject and subject.claude_args or {}) do argv[#argv + 1] = a end
   return argv
 end
 
@@ -200,13 +245,6 @@ function Run:labels()
     "--label", "leakbench.suite=" .. (self.suite_id or self.run_id),
     "--label", "leakbench.pid=" .. core.getpid(),
   }
-end
-
-local function append(t, ...)
-  for _, list in ipairs({ ... }) do
-    for _, v in ipairs(list) do t[#t + 1] = v end
-  end
-  return t
 end
 
 -- podman(argv, opts) -> result or raises {stage=, msg=}.
@@ -271,6 +309,11 @@ function Run:stage()
   local text = next(settings) and json_encode(settings) or "{}"
   if subject then stage_files(self.subject_dir, subject.files) end
   assert(core.write_file(self.subject_dir .. "/settings.json", text, 420))
+  local mcp = M.mcp_config(M.mcp_servers(self.scenario, subject))
+  if mcp then
+    assert(core.write_file(self.subject_dir .. "/mcp.json", mcp, 420))
+    self.mcp = true
+  end
   assert(core.write_file(d .. "/settings.json", text, 420))
   -- Name lookups go to loopback only, where the trap answers them.
   assert(core.write_file(self.etc .. "/resolv.conf",
@@ -507,15 +550,22 @@ function Run:await_network()
   end
 end
 
+-- The image of the claude container: the subject's agent layer (built
+-- FROM the claude image) when it has one, else the claude image.
+function Run:claude_image()
+  return self.images.agent or self.images.claude
+end
+
 -- Setup commands run in the project, as uid 1000, with no network: the
--- scenario's (in the claude image), then the subject's (in its image).
+-- scenario's (in the claude container's image), then the subject's (in its
+-- interceptor's image, else the same).
 function Run:setup()
   local steps = {}
   for _, argv in ipairs(self.scenario.setup) do
-    steps[#steps + 1] = { image = self.images.claude, argv = argv }
+    steps[#steps + 1] = { image = self:claude_image(), argv = argv }
   end
   if self.subject and self.subject.setup then
-    steps[#steps + 1] = { image = self.images.subject or self.images.claude, argv = self.subject.setup.argv }
+    steps[#steps + 1] = { image = self.images.subject or self:claude_image(), argv = self.subject.setup.argv }
   end
   local log = {}
   for i, step in ipairs(steps) do
@@ -596,8 +646,8 @@ function Run:start_claude()
   for k in pairs(env) do names[#names + 1] = k end
   table.sort(names)
   for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. env[k] }) end
-  append(argv, { "--entrypoint", "/bin/sh", self.images.claude, "-c", GATE_SCRIPT, "claude" },
-    M.claude_argv(self.scenario, self.session_id, self.model))
+  append(argv, { "--entrypoint", "/bin/sh", self:claude_image(), "-c", GATE_SCRIPT, "claude" },
+    M.claude_argv(self.scenario, self.session_id, self.model, self.subject, self.mcp))
   self.started[#self.started + 1] = { name = self.names.claude }
   local h, err = core.start {
     argv = self.pm:argv(argv),
