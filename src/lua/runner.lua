@@ -392,8 +392,10 @@ function M.main(opts, paths, cli)
     interrupted = core.interrupted() and true or false, fail_on_leak = fail_on_leak,
   })
   report.write(out, doc)
+  local page = require("leakbench.html").try_write(out, doc)
   io.write(report.matrix(doc))
-  io.write(string.format("results: %s/results.json · junit.xml · %d run folders\n", out, #results))
+  io.write(string.format("results: %s/results.json · junit.xml%s · %d run folders\n", out,
+    page and " · report.html" or "", #results))
   io.stdout:flush()  -- the matrix whole, before the reasons on stderr
   return M.explain(doc.status), out
 end
