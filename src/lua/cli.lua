@@ -66,6 +66,26 @@ local VERBS = {
     options = {}, fn = "list" },
   { name = "report", summary = "print the matrix of a finished run from its results.json",
     usage = "leakbench report DIR", options = {}, module = "leakbench.report" },
+  { name = "rescore", summary = "judge a finished run's evidence again with today's checks and detector",
+    usage = "leakbench rescore [--out DIR] DIR [PATH...]",
+    details = "DIR: a results folder (run, merge or an earlier rescore). PATH: scenario files or\n"
+      .. "directories to take today's scenarios from, by name (default: each run's own file);\n"
+      .. "runs of other scenarios are kept as they were. Each scenario is loaded again with\n"
+      .. "the canaries its run kept (secrets.json, mode 0600, in each run's folder), and its\n"
+      .. "checks and the detector run over the stored evidence. New results go to\n"
+      .. "DIR/rescore-<UTC time>/ (results.json with a 'rescore' field, junit.xml,\n"
+      .. "report.html); the old ones are not touched. The runs that changed are listed.\n"
+      .. "\nWhat may change in a scenario file: check, expect_leak, expect, partial, tags,\n"
+      .. "description, timeout. What may not: prompt, model (the script), files, home,\n"
+      .. "setup, env, settings, claude_args, max_turns, and its lb.canary calls (their order\n"
+      .. "and prefixes); a run whose scenario changed in those is not rescored (stderr names\n"
+      .. "it and what changed). Runs whose checks never ran (error, skipped, interrupted) and\n"
+      .. "runs without secrets.json are kept as they were.\n"
+      .. "\nexit status: as 'leakbench help run' says of the rescored results; 3 when nothing\n"
+      .. "else failed but a run could not be rescored; 2 a usage error.",
+    options = {
+      { "--out", arg = "DIR", help = "where the new results go (default DIR/rescore-<UTC time>/)" },
+    }, module = "leakbench.rescore" },
   { name = "scan", summary = "look for secrets, in every reversible form, in any files",
     usage = "leakbench scan --secret S [--secret S...] FILE...",
     options = {
