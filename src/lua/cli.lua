@@ -46,6 +46,7 @@ local VERBS = {
       { "--keep-transcripts", help = "copy Claude Code's config dir into each run's artifacts" },
       { "--fail-fast", help = "start no new run after the first that does not pass" },
       { "--fail-on", arg = "leak", many = true, help = "also exit 4 when a secret leaked under a subject" },
+      { "--shard", arg = "I/N", help = "run only shard I of N (1-based): every N-th run of the plan; see merge" },
     }, module = "leakbench.runner" },
   { name = "selftest", summary = "run the controls: show that the matrix detects leaks and lost utility",
     usage = "leakbench selftest [--out DIR] [--jobs N]",
@@ -86,6 +87,18 @@ local VERBS = {
     options = {
       { "--out", arg = "DIR", help = "where the new results go (default DIR/rescore-<UTC time>/)" },
     }, module = "leakbench.rescore" },
+  { name = "merge", summary = "merge the results of shards (run --shard I/N) into one",
+    usage = "leakbench merge DIR... --out DIR",
+    details = "DIR: the results folders of the shards of one plan, in any order. Refuses\n"
+      .. "shards of different plans (the plan hash in results.json: the same scenario and\n"
+      .. "subject files, repeats, versions, model and mode), a shard missing, or a shard given\n"
+      .. "twice. Writes one results.json, junit.xml and report.html to --out; the run\n"
+      .. "folders stay where they are (results.json names them).\n"
+      .. "\nexit status: as 'leakbench help run' says of the merged results; 2 when the\n"
+      .. "shards do not make one plan, or a usage error.",
+    options = {
+      { "--out", arg = "DIR", help = "where the merged results go (required)" },
+    }, module = "leakbench.shard", entry = "merge" },
   { name = "scan", summary = "look for secrets, in every reversible form, in any files",
     usage = "leakbench scan --secret S [--secret S...] FILE...",
     options = {
