@@ -48,6 +48,7 @@ local VERBS = {
       { "--keep-transcripts", help = "copy Claude Code's config dir into each run's artifacts" },
       { "--fail-fast", help = "start no new run after the first that does not pass" },
       { "--fail-on", arg = "leak", many = true, help = "also exit 4 when a secret leaked under a subject" },
+      { "--shard", arg = "I/N", help = "run only shard I of N (1-based): every N-th run of the plan; see merge" },
     }, module = "leakbench.runner" },
   { name = "selftest", summary = "run the controls: show that the matrix detects leaks and lost utility",
     usage = "leakbench selftest [--out DIR] [--jobs N]",
@@ -68,6 +69,38 @@ local VERBS = {
     options = {}, fn = "list" },
   { name = "report", summary = "print the matrix of a finished run from its results.json",
     usage = "leakbench report DIR", options = {}, module = "leakbench.report" },
+  { name = "rescore", summary = "judge a finished run's evidence again with today's checks and detector",
+    usage = "leakbench rescore [--out DIR] DIR [PATH...]",
+    details = "DIR: a results folder (run, merge or an earlier rescore). PATH: scenario files or\n"
+      .. "directories to take today's scenarios from, by name (default: each run's own file);\n"
+      .. "runs of other scenarios are kept as they were. Each scenario is loaded again with\n"
+      .. "the canaries its run kept (secrets.json, mode 0600, in each run's folder), and its\n"
+      .. "checks and the detector run over the stored evidence. New results go to\n"
+      .. "DIR/rescore-<UTC time>/ (results.json with a 'rescore' field, junit.xml,\n"
+      .. "report.html); the old ones are not touched. The runs that changed are listed.\n"
+      .. "\nWhat may change in a scenario file: check, expect_leak, expect, partial, tags,\n"
+      .. "description, timeout. What may not: prompt, model (the script), files, home,\n"
+      .. "setup, env, settings, claude_args, max_turns, and its lb.canary calls (their order\n"
+      .. "and prefixes); a run whose scenario changed in those is not rescored (stderr names\n"
+      .. "it and what changed). Runs whose checks never ran (error, skipped, interrupted) and\n"
+      .. "runs without secrets.json are kept as they were.\n"
+      .. "\nexit status: as 'leakbench help run' says of the rescored results; 3 when nothing\n"
+      .. "else failed but a run could not be rescored; 2 a usage error.",
+    options = {
+      { "--out", arg = "DIR", help = "where the new results go (default DIR/rescore-<UTC time>/)" },
+    }, module = "leakbench.rescore" },
+  { name = "merge", summary = "merge the results of shards (run --shard I/N) into one",
+    usage = "leakbench merge DIR... --out DIR",
+    details = "DIR: the results folders of the shards of one plan, in any order. Refuses\n"
+      .. "shards of different plans (the plan hash in results.json: the same scenario and\n"
+      .. "subject files, repeats, versions, model and mode), a shard missing, or a shard given\n"
+      .. "twice. Writes one results.json, junit.xml and report.html to --out; the run\n"
+      .. "folders stay where they are (results.json names them).\n"
+      .. "\nexit status: as 'leakbench help run' says of the merged results; 2 when the\n"
+      .. "shards do not make one plan, or a usage error.",
+    options = {
+      { "--out", arg = "DIR", help = "where the merged results go (required)" },
+    }, module = "leakbench.shard", entry = "merge" },
   { name = "scan", summary = "look for secrets, in every reversible form, in any files",
     usage = "leakbench scan --secret S [--secret S...] FILE...",
     options = {

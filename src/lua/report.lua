@@ -677,6 +677,8 @@ function M.main(_, rest)
   doc.scenarios = doc.scenarios or {}
   doc.subjects = doc.subjects or {}
   io.write(M.matrix(doc))
+  -- The page again, from today's code (the run folders are read for it).
+  require("leakbench.html").try_write(dir, doc)
   if type(doc.status) == "table" and math.tointeger(doc.status.status) then
     return doc.status.status
   end

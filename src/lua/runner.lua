@@ -262,8 +262,8 @@ end
 -- A result for a run that could not happen or whose process died.
 local function error_result(job, reason)
   return { scenario = job.scenario.name, subject = job.subject.name, repeat_index = job.repeat_index,
-    claude_version = job.version, scenario_file = job.scenario.file, subject_file = job.subject.file, run_id = job.run_id,
-    dir = job.dir, verdict = "error", reason = reason }
+    claude_version = job.version, scenario_file = job.scenario.file, subject_file = job.subject.file,
+    run_id = job.run_id, dir = job.dir, verdict = "error", reason = reason, plan_index = job.plan_index }
 end
 
 function M.main(opts, paths, cli)
@@ -286,6 +286,12 @@ function M.main(opts, paths, cli)
       return 2
     end
     fail_on_leak = true
+  end
+  local shard
+  if opts.shard then
+    local i, n = require("leakbench.shard").parse(opts.shard)
+    if not i then perr("run: %s", n) return 2 end
+    shard = { index = i, count = n }
   end
   if #paths == 0 then paths = { "scenarios/" } end
   local scenarios, subjects, path_errs = M.plan(opts, paths)
@@ -384,6 +390,14 @@ function M.main(opts, paths, cli)
     end
   end
 
+  -- The plan (every run, in this stable order) and this shard's part of it.
+  local plan = require("leakbench.shard").plan(queue, ctx, shard)
+  if shard then
+    queue = require("leakbench.shard").select(queue, shard.index, shard.count)
+    io.stderr:write(string.format("shard %d/%d: %d of the plan's %d runs\n", shard.index, shard.count,
+      #queue, plan.runs))
+  end
+
   local progress = new_progress(#queue)
   progress.multi = #versions > 1
   local running, handles = {}, {}
@@ -395,6 +409,7 @@ function M.main(opts, paths, cli)
     r.subject = r.subject or job.subject.name
     r.repeat_index = job.repeat_index
     r.claude_version = job.version
+    r.plan_index = job.plan_index
     r.dir = job.dir
     results[#results + 1] = r
     progress:finished(r)
@@ -462,9 +477,12 @@ function M.main(opts, paths, cli)
     scenarios = scenarios, subjects = subjects, repeats = repeats,
     interrupted = core.interrupted() and true or false, fail_on_leak = fail_on_leak,
   })
+  doc.plan = plan
   report.write(out, doc)
+  local page = require("leakbench.html").try_write(out, doc)
   io.write(report.matrix(doc))
-  io.write(string.format("results: %s/results.json · junit.xml · %d run folders\n", out, #results))
+  io.write(string.format("results: %s/results.json · junit.xml%s · %d run folders\n", out,
+    page and " · report.html" or "", #results))
   io.stdout:flush()  -- the matrix whole, before the reasons on stderr
   return M.explain(doc.status), out
 end

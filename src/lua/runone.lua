@@ -289,13 +289,18 @@ function M.execute(o)
     scenario_file = o.scenario, subject_file = o.subject, repeat_index = o.repeat_index,
     run_id = o.run_id, dir = o.dir, claude_version = o.images and o.images.claude_version,
   }
-  local scenario, err = loader.load(o.scenario, "scenario")
+  local keep = require "leakbench.keep"
+  local canaries, scenario, err = keep.recording(loader.load, o.scenario, "scenario")
   if not scenario then
     result.verdict, result.reason = "error", err
     write_json(o.dir .. "/result.json", result)
     return result
   end
   result.scenario = scenario.name
+  -- This run's canaries, for rescore and the report's masks: a file of
+  -- its own, mode 0600, that no result, report or log includes.
+  assert(keep.save(o.dir, scenario, canaries))
+  result.prompt = (keep.mask(scenario.prompt, scenario.secrets))
   local subject
   if o.subject then
     subject, err = loader.load(o.subject, "subject")

@@ -1,0 +1,564 @@
+-- OUT/report.html: the results of a suite as one self-contained page, for
+-- people to click through. Written by run, report, rescore and merge.
+--
+-- One file, no network request at all: inline CSS and JS, no fonts, no
+-- images but none, and a Content-Security-Policy that forbids every fetch
+-- even if some text in it looked like a URL. The matrix (colored by
+-- verdict, with the channel letters and forms of report.cell), the
+-- per-subject summary (wire leaks, the paired difference against the
+-- baseline, utility, claims), filters by tag, subject and verdict, and a
+-- page per run (a section shown by its #anchor): the prompt, the tool
+-- calls in order with their inputs and results (cut to MAX_TEXT), each
+-- finding located in its channel with the scanner's masked snippet, the
+-- timings, tokens and cost. The filters can be set from the address too:
+-- report.html?tag=files&verdict=leak&subject=baseline,redactor.
+--
+-- No secret is ever in the file, raw or encoded. Text from the evidence
+-- (tool inputs and results) passes through keep.mask with the run's kept
+-- secrets (DIR/secrets.json); a run without that file shows no such text.
+-- Before writing, the whole page is scanned for every secret of every run,
+-- and a page in which the detector finds one is not written.
+local core = require "leakbench.core"
+local report = require "leakbench.report"
+local keep = require "leakbench.keep"
+local evidence = require "leakbench.evidence"
+
+local M = {}
+
+M.FILE = "report.html"
+M.MAX_TEXT = 2000     -- bytes of one tool input or result shown
+M.MAX_CALLS = 200     -- tool calls shown per run
+M.MAX_STREAM = 32 << 20
+
+-- Text as valid UTF-8, each bad byte U+FFFD.
+local function utf8_clean(s)
+  if utf8.len(s) then return s end
+  local out, i = {}, 1
+  while i <= #s do
+    local c = s:byte(i)
+    local len = c < 0x80 and 1 or c >= 0xF0 and 4 or c >= 0xE0 and 3 or c >= 0xC0 and 2 or 1
+    local piece = s:sub(i, i + len - 1)
+    if #piece == len and utf8.len(piece) == 1 then
+      out[#out + 1] = piece
+      i = i + len
+    else
+      out[#out + 1] = "\u{FFFD}"
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
+local ESC = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }
+
+-- S escaped for HTML text and attribute values; control characters but
+-- tab and newline shown as U+FFFD.
+local function h(s)
+  s = utf8_clean(tostring(s == nil and "" or s))
+  return (s:gsub("[&<>\"']", ESC):gsub("[%z\1-\8\11-\31\127]", "\u{FFFD}"))
+end
+M.escape = h
+
+-- S cut to N bytes on a character boundary, with a note of what was cut.
+local function cut(s, n)
+  if #s <= n then return s end
+  local i = n
+  while i > 0 and (s:byte(i + 1) or 0) & 0xC0 == 0x80 do i = i - 1 end
+  return s:sub(1, i) .. string.format("\n… (%d more bytes)", #s - i)
+end
+
+-- A number as people write it: 2, not 2.0 (cjson reads every number as
+-- a float).
+local function int(x)
+  if type(x) == "number" and x == math.floor(x) and math.abs(x) < 2^53 then
+    return string.format("%d", x)
+  end
+  return tostring(x)
+end
+
+local function slug(s)
+  return (tostring(s):gsub("[^%w_.-]", "_"))
+end
+
+-- The anchor of run R's page.
+function M.anchor(r)
+  return "run-" .. slug(r.scenario) .. "--" .. slug(r.subject)
+    .. (r.claude_version and ("--" .. slug(r.claude_version)) or "") .. "--" .. (math.tointeger(r.repeat_index) or 1)
+end
+
+-- The folder of run R: R.dir when it holds the run, else the shortest
+-- tail of R.dir found under BASE (results moved or copied elsewhere, a
+-- shard's folder collected from another machine). nil when none.
+function M.run_dir(base, r)
+  local d = type(r.dir) == "string" and r.dir or nil
+  if not d then return nil end
+  if core.stat(d .. "/result.json") then return d end
+  local parts = {}
+  for p in d:gmatch("[^/]+") do parts[#parts + 1] = p end
+  for i = #parts, 1, -1 do
+    local cand = base .. "/" .. table.concat(parts, "/", i)
+    if core.stat(cand .. "/result.json") then
+      -- the shortest tail that works is the one nearest the base
+      local best = cand
+      for j = i + 1, #parts do
+        local c2 = base .. "/" .. table.concat(parts, "/", j)
+        if core.stat(c2 .. "/result.json") then best = c2 end
+      end
+      return best
+    end
+  end
+  return nil
+end
+
+-- The scenarios and subjects in matrix order (as report.matrix: declared,
+-- then as seen), and the Claude Code versions seen in runs.
+local function orders(doc)
+  local scen, subj, vers, ss, sj, sv = {}, {}, {}, {}, {}, {}
+  for _, s in ipairs(doc.scenarios or {}) do
+    if not ss[s.name] then ss[s.name] = true scen[#scen + 1] = s.name end
+  end
+  for _, s in ipairs(doc.subjects or {}) do
+    if not sj[s.name] then sj[s.name] = true subj[#subj + 1] = s.name end
+  end
+  for _, r in ipairs(doc.runs) do
+    if not ss[r.scenario] then ss[r.scenario] = true scen[#scen + 1] = r.scenario end
+    if not sj[r.subject] then sj[r.subject] = true subj[#subj + 1] = r.subject end
+    local v = r.claude_version
+    if v and not sv[v] then sv[v] = true vers[#vers + 1] = v end
+  end
+  return scen, subj, vers
+end
+
+-- The color class of a cell of RUNS: the worst of its runs.
+local RANK = { pass = 1, leak = 2, invalid = 3, fail = 4, timeout = 5, error = 6,
+  skipped = 5, interrupted = 5 }
+
+local function verdict_class(r)
+  if r.verdict == "pass" then
+    return next(report.leaked(r)) and "leak" or "pass"
+  end
+  return RANK[r.verdict] and r.verdict or "error"
+end
+
+local function cell_class(runs)
+  local worst, kinds = nil, {}
+  for _, r in ipairs(runs) do
+    local c = verdict_class(r)
+    kinds[c] = true
+    if r.claim == "broken" then kinds.broken = true end
+    if not worst or RANK[c] > RANK[worst] then worst = c end
+  end
+  local list = {}
+  for k in pairs(kinds) do list[#list + 1] = k end
+  table.sort(list)
+  return worst or "none", table.concat(list, " ")
+end
+
+local CSS = [[
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
+header{background:#1d2b3a;color:#fff;padding:14px 24px}
+header h1{margin:0;font-size:20px}
+header .meta{opacity:.8;font-size:13px;margin-top:2px}
+main,section.run{padding:16px 24px}
+h2{font-size:16px;margin:18px 0 8px}
+table{border-collapse:collapse;background:#fff}
+th,td{border:1px solid #d5d9df;padding:5px 9px;text-align:left;vertical-align:top}
+th{background:#eef1f5;font-weight:600}
+td.cell a{color:inherit;text-decoration:none;display:block}
+td.pass{background:#d8f3dc}
+td.leak{background:#ffd6d6}
+td.fail{background:#ffe5b4}
+td.invalid{background:#e6dcf5}
+td.error,td.timeout,td.skipped,td.interrupted{background:#e3e5e8;color:#555}
+td.none{background:#fafafa;color:#aaa}
+td.dim{opacity:.25}
+td.broken{box-shadow:inset 0 0 0 2px #c1121f}
+.letters{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-weight:700}
+.filters{display:flex;gap:18px;flex-wrap:wrap;align-items:center;margin:8px 0 12px;padding:8px 12px;background:#fff;border:1px solid #d5d9df}
+.filters label{margin-right:8px}
+.legend{color:#555;font-size:12px;margin-top:8px}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600}
+.badge.pass{background:#d8f3dc}.badge.leak{background:#ffd6d6}.badge.fail{background:#ffe5b4}
+.badge.invalid{background:#e6dcf5}.badge.error,.badge.timeout,.badge.skipped,.badge.interrupted{background:#e3e5e8}
+pre{background:#fff;border:1px solid #d5d9df;padding:8px;white-space:pre-wrap;word-break:break-all;margin:4px 0;max-height:320px;overflow:auto;font:12px/1.4 ui-monospace,"DejaVu Sans Mono",monospace}
+ol.calls>li{margin-bottom:10px}
+.finding{background:#fff;border-left:4px solid #c1121f;padding:6px 10px;margin:6px 0}
+.finding code{font:12px ui-monospace,"DejaVu Sans Mono",monospace;background:#fff4f4}
+section.run{display:none}
+section.run:target{display:block}
+body:has(section.run:target) main{display:none}
+a.back{font-size:13px}
+.note{color:#666;font-style:italic}
+]]
+
+local JS = [[
+(function(){
+  var rows=[].slice.call(document.querySelectorAll('#matrix tbody tr'));
+  var tag=document.getElementById('f-tag'), verdict=document.getElementById('f-verdict');
+  var subs=[].slice.call(document.querySelectorAll('input.f-subject'));
+  function apply(){
+    var t=tag.value, v=verdict.value, on={};
+    subs.forEach(function(c){on[c.value]=c.checked;});
+    document.querySelectorAll('#matrix [data-subject]').forEach(function(el){
+      el.style.display=on[el.getAttribute('data-subject')]?'':'none';});
+    rows.forEach(function(tr){
+      var tags=(' '+tr.getAttribute('data-tags')+' '), any=false;
+      tr.querySelectorAll('td.cell').forEach(function(td){
+        var ok=v===''||(' '+td.getAttribute('data-verdicts')+' ').indexOf(' '+v+' ')>=0;
+        td.classList.toggle('dim',!ok);
+        if(ok&&on[td.getAttribute('data-subject')]&&td.getAttribute('data-verdicts')!=='')any=true;});
+      tr.style.display=(t===''||tags.indexOf(' '+t+' ')>=0)&&(v===''||any)?'':'none';});
+  }
+  tag.addEventListener('change',apply);verdict.addEventListener('change',apply);
+  subs.forEach(function(c){c.addEventListener('change',apply);});
+  var q=new URLSearchParams(location.search);
+  if(q.get('tag'))tag.value=q.get('tag');
+  if(q.get('verdict'))verdict.value=q.get('verdict');
+  if(q.get('subject')){var want=(','+q.get('subject')+',');
+    subs.forEach(function(c){c.checked=want.indexOf(','+c.value+',')>=0;});}
+  apply();
+})();
+]]
+
+-- The tool calls of the events of a run, in order, each with its result:
+-- { name, input (table), id, result (text or nil), is_error }.
+local function calls_with_results(events)
+  local calls = evidence.tool_calls(events)
+  local by = {}
+  for _, c in ipairs(calls) do if c.id then by[c.id] = c end end
+  for _, ev in ipairs(events) do
+    local msg = type(ev) == "table" and ev.type == "user" and ev.message
+    local content = type(msg) == "table" and msg.content
+    if type(content) == "table" then
+      for _, b in ipairs(content) do
+        if type(b) == "table" and b.type == "tool_result" and type(b.tool_use_id) == "string" then
+          local c = by[b.tool_use_id]
+          if c then
+            local text = b.content
+            if type(text) == "table" then
+              local parts = {}
+              for _, p in ipairs(text) do
+                if type(p) == "table" and type(p.text) == "string" then parts[#parts + 1] = p.text end
+              end
+              text = table.concat(parts, "\n")
+            end
+            c.result = type(text) == "string" and text or ""
+            c.is_error = b.is_error == true
+          end
+        end
+      end
+    end
+  end
+  return calls
+end
+
+local function fmt_num(x)
+  if type(x) == "number" then return int(x) end
+  return "–"
+end
+
+-- The page of one run. CTX: { secrets = list or nil, scanner = or nil,
+-- calls = list or nil, why = text when the calls are not shown }.
+local function run_page(r, ctx, out)
+  local cls = verdict_class(r)
+  out[#out + 1] = string.format('<section class="run" id="%s"><a class="back" href="#">← matrix</a>\n', h(M.anchor(r)))
+  out[#out + 1] = string.format('<h2>%s × %s%s #%d <span class="badge %s">%s</span></h2>\n',
+    h(r.scenario), h(r.subject), r.claude_version and (" · claude-code " .. h(r.claude_version)) or "",
+    math.tointeger(r.repeat_index) or 1, cls, h(report.cell(r)))
+  if r.reason then out[#out + 1] = "<p><b>reason:</b> " .. h(r.reason:sub(1, 2000)) .. "</p>\n" end
+  for _, f in ipairs(r.failed_checks or {}) do
+    out[#out + 1] = string.format('<p class="check">failed check at <code>%s</code>: %s</p>\n', h(f.where), h(f.message))
+  end
+  out[#out + 1] = "<p>" .. h(r.scenario_file or "") .. (r.subject_file and (" · " .. h(r.subject_file)) or "")
+    .. (r.run_id and (" · run " .. h(r.run_id)) or "") .. "</p>\n"
+  -- prompt
+  out[#out + 1] = "<h3>Prompt</h3>\n"
+  if type(r.prompt) == "string" then
+    out[#out + 1] = "<pre class=\"prompt\">" .. h(ctx.secrets and (keep.mask(r.prompt, ctx.secrets, ctx.scanner)) or r.prompt) .. "</pre>\n"
+  else
+    out[#out + 1] = '<p class="note">not recorded for this run</p>\n'
+  end
+  -- tool calls
+  out[#out + 1] = string.format("<h3>Tool calls (%s)</h3>\n", h(int(r.tool_calls or (ctx.calls and #ctx.calls) or 0)))
+  if not ctx.calls then
+    out[#out + 1] = '<p class="note">' .. h(ctx.why or "not available") .. "</p>\n"
+  elseif #ctx.calls == 0 then
+    out[#out + 1] = '<p class="note">none</p>\n'
+  else
+    out[#out + 1] = '<ol class="calls">\n'
+    for i, c in ipairs(ctx.calls) do
+      if i > M.MAX_CALLS then
+        out[#out + 1] = string.format('<li class="note">… and %d more</li>\n', #ctx.calls - M.MAX_CALLS)
+        break
+      end
+      local input = require("leakbench.json").encode(c.input)
+      input = keep.mask(input, ctx.secrets, ctx.scanner)
+      out[#out + 1] = string.format('<li><b class="tool">%s</b>%s<pre class="input">%s</pre>', h(c.name),
+        c.parent and ' <span class="note">(in a subagent)</span>' or "", h(cut(input, M.MAX_TEXT)))
+      if c.result then
+        local res = keep.mask(c.result, ctx.secrets, ctx.scanner)
+        out[#out + 1] = string.format('<div>result%s:</div><pre class="result">%s</pre>',
+          c.is_error and " (error)" or "", h(cut(res, M.MAX_TEXT)))
+      end
+      out[#out + 1] = "</li>\n"
+    end
+    out[#out + 1] = "</ol>\n"
+  end
+  -- findings
+  out[#out + 1] = "<h3>Findings</h3>\n"
+  local nf = 0
+  for _, s in ipairs(r.leaks or {}) do
+    for _, chname in ipairs(evidence.CHANNELS) do
+      local ch = s.channels and s.channels[chname]
+      if type(ch) == "table" and ch.leaked then
+        local letter = report.LETTER[chname]
+        for _, loc in ipairs(ch.locations or {}) do
+          nf = nf + 1
+          local where = { h(loc.file or "?") }
+          if loc.record then where[#where + 1] = "record " .. h(int(loc.record)) end
+          if loc.part then where[#where + 1] = h(loc.part) end
+          if loc.path then where[#where + 1] = "at " .. h(loc.path) end
+          if loc.offset then where[#where + 1] = "offset " .. h(int(loc.offset)) end
+          out[#out + 1] = string.format('<div class="finding" data-channel="%s"><b>%s</b>%s · %s · form <b>%s</b>'
+            .. ' · secret %s (%s)<br><code>%s</code></div>\n', h(chname), h(chname),
+            letter and (" (" .. letter .. ")") or " (diagnosis only: not a leak channel)", table.concat(where, " · "), h(loc.form or "raw"),
+            h(s.hash), h(s.masked), h(loc.snippet or ""))
+        end
+        if (ch.count or 0) > #(ch.locations or {}) then
+          out[#out + 1] = string.format('<p class="note">%s: %d more in this channel</p>\n', h(chname),
+            ch.count - #(ch.locations or {}))
+        end
+      end
+    end
+  end
+  if nf == 0 then out[#out + 1] = '<p class="note">no secret was found in any channel</p>\n' end
+  -- timings, tokens, cost
+  out[#out + 1] = "<h3>Timings, tokens, cost</h3>\n<table class=\"timings\"><tr>"
+  local keys = {}
+  for k in pairs(type(r.timings) == "table" and r.timings or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do out[#out + 1] = "<th>" .. h(k) .. "</th>" end
+  out[#out + 1] = "</tr><tr>"
+  for _, k in ipairs(keys) do out[#out + 1] = string.format("<td>%.2f s</td>", tonumber(r.timings[k]) or 0) end
+  out[#out + 1] = "</tr></table>\n"
+  local u = type(r.usage) == "table" and r.usage or {}
+  out[#out + 1] = string.format("<p>turns %s · input tokens %s · output tokens %s · cache read %s · "
+    .. "cache creation %s · cost %s</p>\n", fmt_num(r.num_turns), fmt_num(u.input_tokens),
+    fmt_num(u.output_tokens), fmt_num(u.cache_read_input_tokens), fmt_num(u.cache_creation_input_tokens),
+    type(r.cost_usd) == "number" and string.format("$%.4f", r.cost_usd) or "–")
+  out[#out + 1] = "</section>\n"
+end
+
+-- The evidence context of run R for its page, and its secrets (a list,
+-- possibly empty). BASE: the results folder, to find the run's folder.
+local function run_context(base, r)
+  local dir = M.run_dir(base, r)
+  if not dir then
+    return { why = "the run's folder is not there (" .. tostring(r.dir) .. ")" }, {}
+  end
+  local kept = keep.load(dir)
+  if not kept then
+    return { why = "not shown: this run kept no secrets file, so its text cannot be masked" }, {}
+  end
+  local secrets = {}
+  for _, s in ipairs(kept.secrets) do secrets[#secrets + 1] = s end
+  for _, c in ipairs(kept.canaries) do secrets[#secrets + 1] = c.value end
+  local text = core.read_beneath(dir, "stream.jsonl", M.MAX_STREAM)
+  local ctx = { secrets = secrets }
+  if text then
+    ctx.calls = calls_with_results((evidence.parse_stream(text)))
+  else
+    ctx.why = "no stream.jsonl in the run's folder"
+  end
+  return ctx, secrets
+end
+
+-- The page for DOC (a results document). BASE: the folder of its
+-- results.json. Returns the HTML text and the list of every run's secrets.
+function M.render(doc, base)
+  local scen, subj, vers = orders(doc)
+  local multi = #vers > 1
+  local cols = {}
+  for _, sj in ipairs(subj) do
+    if multi then
+      for _, v in ipairs(vers) do cols[#cols + 1] = { subject = sj, version = v } end
+    else
+      cols[#cols + 1] = { subject = sj }
+    end
+  end
+  local cells, tags = {}, {}
+  for _, r in ipairs(doc.runs) do
+    local key = r.scenario .. "\0" .. r.subject .. "\0" .. (multi and tostring(r.claude_version) or "")
+    cells[key] = cells[key] or {}
+    table.insert(cells[key], r)
+  end
+  local scen_tags, all_tags = {}, {}
+  for _, s in ipairs(doc.scenarios or {}) do
+    scen_tags[s.name] = s.tags or {}
+    for _, t in ipairs(s.tags or {}) do
+      if not tags[t] then tags[t] = true all_tags[#all_tags + 1] = t end
+    end
+  end
+  table.sort(all_tags)
+
+  local out = { '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n',
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; ',
+    'script-src \'unsafe-inline\'; img-src data:; form-action \'none\'; base-uri \'none\'">\n',
+    '<meta name="viewport" content="width=device-width">\n<title>leakbench report</title>\n<style>', CSS, '</style></head><body>\n' }
+  local images = type(doc.images) == "table" and doc.images or {}
+  out[#out + 1] = string.format('<header><h1>leakbench report</h1><div class="meta">leakbench %s · %s%s · %s model%s · '
+    .. '%d scenarios × %d subjects · %d runs · finished %s%s</div></header>\n', h(doc.leakbench),
+    multi and ("claude-code " .. h(table.concat(vers, ", "))) or h(images.claude or "no images"),
+    "", h(doc.mode or "scripted"), doc.model and (" " .. h(doc.model)) or "", #scen, #subj, #doc.runs,
+    h(doc.finished or "?"), doc.plan and (" · plan " .. h(doc.plan.hash and doc.plan.hash:sub(1, 12) or "")) or "")
+  out[#out + 1] = "<main>\n"
+  if doc.rescore then
+    out[#out + 1] = string.format('<p class="rescore"><b>rescored</b> %s from %s: %d verdict%s changed</p>\n',
+      h(doc.rescore.at or ""), h(doc.rescore.from or ""), #(doc.rescore.changed or {}),
+      #(doc.rescore.changed or {}) == 1 and "" or "s")
+  end
+  -- filters
+  out[#out + 1] = '<div class="filters"><span><label for="f-tag">tag</label><select id="f-tag"><option value="">all</option>'
+  for _, t in ipairs(all_tags) do out[#out + 1] = '<option value="' .. h(t) .. '">' .. h(t) .. "</option>" end
+  out[#out + 1] = '</select></span><span><label for="f-verdict">verdict</label><select id="f-verdict"><option value="">all</option>'
+  for _, v in ipairs({ "pass", "leak", "fail", "invalid", "error", "timeout", "skipped", "interrupted", "broken" }) do
+    out[#out + 1] = '<option value="' .. v .. '">' .. (v == "broken" and "claim broken" or v) .. "</option>"
+  end
+  out[#out + 1] = "</select></span><span>subjects "
+  for _, sj in ipairs(subj) do
+    out[#out + 1] = string.format('<label><input type="checkbox" class="f-subject" value="%s" checked> %s</label>', h(sj), h(sj))
+  end
+  out[#out + 1] = "</span></div>\n"
+  -- matrix
+  out[#out + 1] = '<table id="matrix"><thead><tr><th rowspan="' .. (multi and 2 or 1) .. '">scenario</th>'
+  for _, sj in ipairs(subj) do
+    out[#out + 1] = string.format('<th data-subject="%s"%s>%s</th>', h(sj), multi and (' colspan="' .. #vers .. '"') or "", h(sj))
+  end
+  out[#out + 1] = "</tr>"
+  if multi then
+    out[#out + 1] = "<tr>"
+    for _, c in ipairs(cols) do
+      out[#out + 1] = string.format('<th data-subject="%s" class="version">%s</th>', h(c.subject), h(c.version))
+    end
+    out[#out + 1] = "</tr>"
+  end
+  out[#out + 1] = "</thead><tbody>\n"
+  for _, sc in ipairs(scen) do
+    out[#out + 1] = string.format('<tr data-scenario="%s" data-tags="%s"><th>%s</th>', h(sc),
+      h(table.concat(scen_tags[sc] or {}, " ")), h(sc))
+    for _, c in ipairs(cols) do
+      local runs = cells[sc .. "\0" .. c.subject .. "\0" .. (c.version or "")]
+      if not runs then
+        out[#out + 1] = string.format('<td class="cell none" data-subject="%s" data-verdicts="">–</td>', h(c.subject))
+      else
+        local cls, kinds = cell_class(runs)
+        local text = report.cell_repeats(runs)
+        text = h(text):gsub("leak ([WTASLE][WTASLE ]*)", function(l)
+          return 'leak <span class="letters">' .. l .. "</span>"
+        end)
+        local links = {}
+        if #runs == 1 then
+          text = string.format('<a href="#%s">%s</a>', h(M.anchor(runs[1])), text)
+        else
+          for _, r in ipairs(runs) do
+            links[#links + 1] = string.format('<a href="#%s" style="display:inline">#%d</a>', h(M.anchor(r)),
+              math.tointeger(r.repeat_index) or 1)
+          end
+        end
+        out[#out + 1] = string.format('<td class="cell %s%s" data-subject="%s" data-verdicts="%s">%s%s</td>', cls,
+          kinds:find("broken") and " broken" or "", h(c.subject), h(kinds), text,
+          #links > 0 and ("<div>" .. table.concat(links, " ") .. "</div>") or "")
+      end
+    end
+    out[#out + 1] = "</tr>\n"
+  end
+  out[#out + 1] = "</tbody></table>\n"
+  out[#out + 1] = '<div class="legend">' .. h(report.LEGEND) .. ". A cell names the form when it was not the raw text.</div>\n"
+  -- summary
+  local summary = (doc.summary or {}).subjects or {}
+  out[#out + 1] = '<h2>Summary</h2>\n<table id="summary"><thead><tr><th>subject</th><th>leaks on the wire</th>'
+    .. "<th>vs baseline (paired)</th><th>any channel</th><th>utility (tasks done)</th><th>claims</th></tr></thead><tbody>\n"
+  for _, s in ipairs(summary) do
+    local v = s.vs_baseline
+    local claims = "–"
+    if s.claims and s.claims.total > 0 then
+      claims = string.format("%d/%d held", s.claims.held, s.claims.total)
+      if #s.claims.broken > 0 then claims = claims .. " (broken: " .. table.concat(s.claims.broken, ", ") .. ")" end
+      if #s.claims.untested > 0 then claims = claims .. " (untested: " .. table.concat(s.claims.untested, ", ") .. ")" end
+    end
+    out[#out + 1] = string.format('<tr data-subject="%s"><th>%s</th><td>%d/%d [%.2f, %.2f]</td><td>%s</td>'
+      .. "<td>%d/%d</td><td>%s</td><td class=\"claims\">%s</td></tr>\n", h(s.name), h(s.name), s.wire.k, s.wire.n,
+      s.wire.lo or 0, s.wire.hi or 0, v and v.pairs > 0 and h(report.format_paired(v) .. " · " .. v.pairs .. " pairs") or "–",
+      s.any.k, s.any.n, s.utility.n > 0 and string.format("%d/%d", s.utility.k, s.utility.n) or "–", h(claims))
+  end
+  out[#out + 1] = "</tbody></table>\n"
+  out[#out + 1] = '<div class="legend">vs baseline: the subject\'s wire leak rate minus the baseline\'s, paired by '
+    .. "scenario and repeat; 95% Newcombe interval, exact McNemar p.</div>\n"
+  local st = doc.status
+  if type(st) == "table" then
+    out[#out + 1] = "<h2>Exit status " .. h(st.status) .. "</h2>\n"
+    if #(st.reasons or {}) > 0 then
+      out[#out + 1] = "<ul>"
+      for i, why in ipairs(st.reasons) do
+        if i > 50 then out[#out + 1] = "<li>… " .. (#st.reasons - 50) .. " more</li>" break end
+        out[#out + 1] = "<li>" .. h(why) .. "</li>"
+      end
+      out[#out + 1] = "</ul>\n"
+    end
+  end
+  out[#out + 1] = "</main>\n"
+  -- a page per run
+  local all = {}
+  for _, r in ipairs(doc.runs) do
+    local ctx, secrets = run_context(base, r)
+    for _, s in ipairs(secrets) do all[#all + 1] = s end
+    local scanner
+    local scan_list = {}
+    for _, s in ipairs(secrets) do if #s >= 8 then scan_list[#scan_list + 1] = s end end
+    if #scan_list > 0 then scanner = core.scanner(scan_list) ctx.secrets = scan_list ctx.scanner = scanner end
+    run_page(r, ctx, out)
+    if scanner then scanner:close() end
+  end
+  out[#out + 1] = "<script>" .. JS .. "</script>\n</body></html>\n"
+  return table.concat(out), all
+end
+
+-- Writes DIR/report.html for DOC; BASE (default DIR) is where its runs'
+-- folders are looked for. Returns the path, or nil and why: the page is
+-- not written when the detector finds any run's secret in it.
+function M.write(dir, doc, base)
+  local text, secrets = M.render(doc, base or dir)
+  local uniq, seen = {}, {}
+  for _, s in ipairs(secrets) do
+    if #s >= 8 and not seen[s] then seen[s] = true uniq[#uniq + 1] = s end
+  end
+  if #uniq > 0 then
+    local sc = core.scanner(uniq)
+    local found = sc:scan(text)
+    sc:close()
+    if #found > 0 then
+      return nil, string.format("report.html would hold secret %s (as %s at byte %d): not written",
+        core.secret_hash(uniq[found[1].secret]), found[1].form, found[1].offset)
+    end
+  end
+  local path = dir .. "/" .. M.FILE
+  local ok, err = core.write_file(path .. ".tmp", text, 420)
+  if not ok then return nil, err end
+  local rok, rerr = os.rename(path .. ".tmp", path)
+  if not rok then return nil, rerr end
+  return path
+end
+
+-- html.write for the verbs: a failure is said on stderr, never raised
+-- (the results are written already). Returns the path or nil.
+function M.try_write(dir, doc, base)
+  local ok, path, err = pcall(M.write, dir, doc, base)
+  if not ok or not path then
+    io.stderr:write("leakbench: cannot write '", dir, "/", M.FILE, "': ", tostring(ok and err or path), "\n")
+    return nil
+  end
+  return path
+end
+
+return M

@@ -1,0 +1,234 @@
+-- "leakbench rescore DIR [PATH...]": the stored evidence of a finished
+-- suite judged again with today's scenario checks and today's detector,
+-- written beside the old results (DIR/rescore-<UTC time>/ or --out), with
+-- the runs whose verdict or cell changed.
+--
+-- Each run's scenario is loaded again with lb.canary answering the
+-- canaries that run kept (DIR/.../secrets.json), so the reloaded scenario
+-- names the secrets the evidence holds. What may change in a scenario file
+-- for that to stay meaningful: its check function, expect_leak, expect,
+-- partial, tags, description, timeout (the judgement). What may not: the
+-- prompt, the scripted model (lb.script), files, home, setup, env,
+-- settings, claude_args, max_turns, and the order and prefixes of its
+-- lb.canary calls (what made the evidence). A run whose scenario changed
+-- in those is not rescored and is named; run it again instead.
+--
+-- A run whose checks never ran (the harness failed, it was interrupted or
+-- skipped) has no judgement to redo and is kept as it was; so is a run
+-- without a secrets file (made before leakbench kept them). A timeout
+-- stays a timeout, with today's leaks.
+local cjson = require "cjson"
+local json = require "leakbench.json"
+local core = require "leakbench.core"
+local loader = require "leakbench.loader"
+local report = require "leakbench.report"
+local keep = require "leakbench.keep"
+local html = require "leakbench.html"
+
+local M = {}
+
+local function perr(fmt, ...)
+  io.stderr:write("leakbench: ", string.format(fmt, ...), "\n")
+end
+
+-- The results document at DIR/results.json, or nil, why.
+function M.read_results(dir)
+  local path = dir .. "/results.json"
+  local text, err = core.read_file(path)
+  if not text then return nil, string.format("cannot read '%s': %s", path, tostring(err)) end
+  local ok, doc = pcall(cjson.decode, text)
+  if not ok or type(doc) ~= "table" or doc.schema ~= report.SCHEMA or type(doc.runs) ~= "table" then
+    return nil, string.format("'%s' is not a leakbench results file", path)
+  end
+  doc.scenarios = doc.scenarios or {}
+  doc.subjects = doc.subjects or {}
+  return doc
+end
+
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+
+-- The report's lists as JSON arrays even when empty.
+local function as_arrays(secrets)
+  for _, s in ipairs(secrets) do
+    for _, ch in pairs(s.channels or {}) do
+      json.array(ch.forms or {})
+      json.array(ch.locations or {})
+    end
+  end
+  return json.array(secrets)
+end
+
+local JUDGEMENT = { "verdict", "reason", "failed_checks", "error_kind", "problems", "missing_leaks", "claim" }
+
+-- R judged again from its folder RDIR with scenario FILE. Returns the new
+-- run, or nil and why it was not rescored; and the reloaded scenario.
+function M.rescore_run(r, rdir, file)
+  local kept, kerr = keep.load(rdir)
+  if not kept then return nil, "no kept secrets (" .. kerr .. ")" end
+  local problem, scenario, err = keep.replaying(kept.canaries, loader.load, file, "scenario")
+  if not scenario then return nil, err end
+  if problem then return nil, problem .. " (the scenario changed since the run: run it again)" end
+  local changed = keep.changed(scenario, kept.fingerprint)
+  if #changed > 0 then
+    return nil, string.format("%s: %s changed since the run, so its evidence is another scenario's: "
+      .. "run it again", file, table.concat(changed, ", "))
+  end
+  local runone = require "leakbench.runone"
+  local evidence = require "leakbench.evidence"
+  local ok, run = pcall(runone.load_run, rdir)
+  if not ok then return nil, "cannot read the evidence: " .. tostring(run) end
+  run.session_id, run.returncode = r.session_id, math.tointeger(r.returncode) or r.returncode
+  local nr = copy(r)
+  for _, k in ipairs(JUDGEMENT) do nr[k] = nil end
+  nr.tool_calls = #run.tool_calls
+  nr.egress_attempts = #run.egress
+  nr.prompt = (keep.mask(scenario.prompt, scenario.secrets))
+  nr.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
+  local verdict, reason, failed = loader.check(scenario, run)
+  nr.failed_checks = json.array(failed)
+  if r.verdict == "timeout" then
+    nr.verdict, nr.reason = "timeout", r.reason
+  else
+    nr.verdict, nr.reason = verdict, reason
+  end
+  runone.judge(nr, scenario, r.subject ~= "baseline" and { name = r.subject } or nil, run, run.returncode)
+  if r.credential_leak then
+    nr.verdict, nr.reason = r.verdict, r.reason
+  end
+  return nr, nil, scenario
+end
+
+-- A run's name in messages.
+local function id(r)
+  return string.format("%s × %s%s #%d", r.scenario, r.subject,
+    r.claude_version and (" (" .. r.claude_version .. ")") or "", math.tointeger(r.repeat_index) or 1)
+end
+
+function M.main(opts, rest, cli)
+  local dir = rest[1]
+  if not dir then
+    perr("rescore: usage: leakbench rescore DIR [PATH...]")
+    return report.EXIT.usage
+  end
+  local doc, err = M.read_results(dir)
+  if not doc then
+    perr("rescore: %s", err)
+    return report.EXIT.usage
+  end
+  -- Today's scenario files: PATHs by scenario name, else each run's own.
+  local paths = table.move(rest, 2, #rest, 1, {})
+  local by_name
+  if #paths > 0 then
+    by_name = {}
+    local files, errs = loader.find(paths, core.listdir)
+    for _, e in ipairs(errs) do perr("rescore: %s", e) end
+    if #errs > 0 then return report.EXIT.usage end
+    for _, f in ipairs(files) do
+      if loader.kind(f) == "scenario" then
+        local t, lerr = loader.load(f, "scenario")
+        if t then by_name[t.name] = f else perr("rescore: %s", lerr) end
+      end
+    end
+  end
+  local out = opts.out or string.format("%s/rescore-%s", dir, os.date("!%Y%m%dT%H%M%SZ"))
+  local old = core.listdir(out)
+  if old and #old > 0 then
+    perr("rescore: output folder '%s' exists and is not empty: choose another --out, or remove it", out)
+    return report.EXIT.usage
+  end
+
+  local results, pairs_, kept, refused = {}, {}, {}, {}
+  local today = {}
+  for _, r in ipairs(doc.runs) do
+    local file = by_name and by_name[r.scenario] or (not by_name and r.scenario_file) or nil
+    local nr, why
+    if not file then
+      why = by_name and "not among the scenarios in " .. table.concat(paths, " ") or "no scenario file recorded"
+    elseif r.failed_checks == nil then
+      why = "its checks never ran (" .. tostring(r.verdict) .. ")"
+    else
+      local rdir = html.run_dir(dir, r)
+      if not rdir then
+        why = "its folder is not there (" .. tostring(r.dir) .. ")"
+        refused[#refused + 1] = id(r) .. ": " .. why
+      else
+        local scenario
+        nr, why, scenario = M.rescore_run(r, rdir, file)
+        if nr then
+          nr.dir = rdir
+          today[r.scenario] = scenario
+        else
+          refused[#refused + 1] = id(r) .. ": " .. why
+        end
+      end
+    end
+    if not nr then
+      nr = copy(r)
+      nr.claim = nil
+      kept[#kept + 1] = id(r) .. ": " .. why
+    end
+    results[#results + 1] = nr
+    pairs_[#pairs_ + 1] = { old = r, new = nr }
+  end
+
+  local scenarios = {}
+  for i, s in ipairs(doc.scenarios) do
+    local t = today[s.name]
+    scenarios[i] = { name = s.name, file = s.file, error = s.error,
+      tags = t and t.tags or s.tags, expect_leak = t and t.expect_leak or s.expect_leak }
+  end
+  local fail_on_leak = false
+  for _, f in ipairs((doc.status or {}).fail_on or {}) do fail_on_leak = fail_on_leak or f == "leak" end
+  local new = report.document(results, {
+    suite_id = doc.suite_id, version = cli.VERSION, live = doc.mode == "live", model = doc.model,
+    images = doc.images, scenarios = scenarios, subjects = doc.subjects, repeats = doc.repeats,
+    interrupted = doc.interrupted, fail_on_leak = fail_on_leak,
+  })
+  new.plan = doc.plan
+  local changed = {}
+  for _, p in ipairs(pairs_) do
+    local before, after = report.cell(p.old), report.cell(p.new)
+    if p.old.verdict ~= p.new.verdict or before ~= after then
+      changed[#changed + 1] = { scenario = p.new.scenario, subject = p.new.subject,
+        claude_version = p.new.claude_version, repeat_index = p.new.repeat_index,
+        from = p.old.verdict, to = p.new.verdict, cell_from = before, cell_to = after }
+    end
+  end
+  table.sort(changed, function(a, b)
+    return id(a) < id(b)
+  end)
+  new.rescore = { from = dir .. "/results.json", from_finished = doc.finished,
+    at = os.date("!%Y-%m-%dT%H:%M:%SZ"), changed = json.array(changed), kept = json.array(kept),
+    rescored = #results - #kept }
+  local ok, merr = core.mkdir_p(out, 493)
+  if not ok then
+    perr("rescore: cannot create '%s': %s", out, merr)
+    return report.EXIT.failed
+  end
+  report.write(out, new)
+  local page = html.try_write(out, new, dir)
+  io.write(report.matrix(new))
+  io.write(string.format("rescored %d of %d runs with today's checks and detector; %d changed%s\n",
+    #results - #kept, #results, #changed, #changed > 0 and ":" or ""))
+  for _, c in ipairs(changed) do
+    io.write(string.format("  %s: %s → %s\n", id(c), c.cell_from, c.cell_to))
+  end
+  if #kept > 0 then
+    io.write(string.format("kept as they were: %d run%s (results.json, rescore.kept)\n", #kept, #kept == 1 and "" or "s"))
+  end
+  io.write(string.format("results: %s/results.json · junit.xml%s\n", out, page and " · report.html" or ""))
+  io.stdout:flush()
+  for i, why in ipairs(refused) do
+    if i > 10 then perr("rescore: ... and %d more", #refused - 10) break end
+    perr("rescore: not rescored: %s", why)
+  end
+  local status = require("leakbench.runner").explain(new.status)
+  if #refused > 0 and status == report.EXIT.ok then status = report.EXIT.unjudged end
+  return status, out
+end
+
+return M
