@@ -489,7 +489,7 @@ function M.render(doc, base)
     end
     out[#out + 1] = string.format('<tr data-subject="%s"><th>%s</th><td>%d/%d [%.2f, %.2f]</td><td>%s</td>'
       .. "<td>%d/%d</td><td>%s</td><td class=\"claims\">%s</td></tr>\n", h(s.name), h(s.name), s.wire.k, s.wire.n,
-      s.wire.lo or 0, s.wire.hi or 0, v and v.pairs > 0 and h(report.format_paired(v) .. " · " .. v.pairs .. " pairs") or "–",
+      s.wire.lo or 0, s.wire.hi or 0, v and v.pairs > 0 and h(report.format_paired(v) .. " · " .. string.format("%d", v.pairs) .. " pairs") or "–",
       s.any.k, s.any.n, s.utility.n > 0 and string.format("%d/%d", s.utility.k, s.utility.n) or "–", h(claims))
   end
   out[#out + 1] = "</tbody></table>\n"
@@ -497,7 +497,7 @@ function M.render(doc, base)
     .. "scenario and repeat; 95% Newcombe interval, exact McNemar p.</div>\n"
   local st = doc.status
   if type(st) == "table" then
-    out[#out + 1] = "<h2>Exit status " .. h(st.status) .. "</h2>\n"
+    out[#out + 1] = "<h2>Exit status " .. h(string.format("%d", st.status)) .. "</h2>\n"
     if #(st.reasons or {}) > 0 then
       out[#out + 1] = "<ul>"
       for i, why in ipairs(st.reasons) do
