@@ -50,7 +50,14 @@ const char *const scan_forms[] = {
 	"json (dialects: -slash -unicode -html -apos -ctrlu -upper)",
 	"json2 (a JSON escape inside a JSON string)",
 	"unicode-escape (every character as \\uXXXX)",
-	"base64@0..2", "base64url@0..2", "base32@0..4",
+	"base64@0..2", "base64url@0..2", "base32@0..4", "base32-lower@0..4",
+	"uuencode@0..2 (zero as '`' or ' ')",
+	"ascii85@0..3", "base85@0..3 (RFC 1924, Python b85encode, git)",
+	"z85@0..3", "base58 (of the secret alone)",
+	"dec-list", "octal-list", "octal-sep", "octal-escape",
+	"unicode-escape-bytes", "python-bytes",
+	"sep (a separator between every character)",
+	"case-upper", "case-lower", "case-upper-lossy", "case-lower-lossy",
 	"hex", "hex-upper", "hex-sep", "hex-escape", "hex-0x",
 	"percent", "percent-lower", "percent-js", "percent-uri",
 	"percent-plus", "percent-form", "percent-all", "percent-all-lower",
@@ -458,14 +465,34 @@ enc_utf16(struct buf *out, const unsigned char *s, size_t n, int be)
 /* ---------------------------------------------------------------- */
 /* Radix alphabets (base64, base64url, base32). */
 
-enum { AL_NONE, AL_B64, AL_B64URL, AL_B32, AL_COUNT };
+enum { AL_NONE, AL_B64, AL_B64URL, AL_B32, AL_B32L, AL_UU, AL_UUS,
+    AL_COUNT };
 
 static const char *const alphabets[AL_COUNT] = {
 	NULL,
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+	"abcdefghijklmnopqrstuvwxyz234567",
+	/* uuencode: 32 + value, zero as '`' (GNU) or ' ' (Python b2a_uu) */
+	"`!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_",
+	" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_",
 };
+
+/* The base85 family: 4 bytes big-endian as 5 digits. */
+enum { B85_NONE, B85_ASCII, B85_RFC1924, B85_Z85, B85_COUNT };
+
+static const char *const b85_alphabets[B85_COUNT] = {
+	NULL,
+	"!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`"
+	    "abcdefghijklmnopqrstu",
+	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "!#$%&()*+-;<=>?@^_`{|}~",
+	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    ".-:+=^!/*?&<>()[]{}@%$#",
+};
+
+static signed char b85_value[B85_COUNT][256];
 
 /* radix_value[alphabet][byte]: the digit's value, or -1. */
 static signed char radix_value[AL_COUNT][256];
@@ -487,6 +514,14 @@ radix_init(void)
 			continue;
 		for (i = 0; alphabets[a][i] != '\0'; i++)
 			radix_value[a][(unsigned char)alphabets[a][i]] =
+			    (signed char)i;
+	}
+	for (a = 0; a < B85_COUNT; a++) {
+		memset(b85_value[a], -1, 256);
+		if (b85_alphabets[a] == NULL)
+			continue;
+		for (i = 0; b85_alphabets[a][i] != '\0'; i++)
+			b85_value[a][(unsigned char)b85_alphabets[a][i]] =
 			    (signed char)i;
 	}
 	for (i = 0; i < 256; i++)
@@ -762,6 +797,9 @@ struct pat {
 	unsigned char	width;		/* bits per radix digit */
 	unsigned char	lead_bits, lead_val;	/* low bits of the digit before */
 	unsigned char	trail_bits, trail_val;	/* high bits of the digit after */
+	unsigned char	b85;		/* B85_NONE, or a base85 alphabet */
+	unsigned char	b85_lead;	/* secret bytes in the group before */
+	unsigned char	b85_trail;	/* secret bytes in the group after */
 };
 
 struct frag_pat {
@@ -920,6 +958,180 @@ add_radix(struct scan *sc, size_t idx, size_t first,
 	free(b.p);
 }
 
+/* The 5 digits of the 4 bytes at p, big-endian, in alphabet al. */
+static void
+b85_group(char out[5], const unsigned char *p, const char *al)
+{
+	uint32_t v = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+	int i;
+
+	for (i = 4; i >= 0; i--) {
+		out[i] = al[v % 85];
+		v /= 85;
+	}
+}
+
+/*
+ * Base85 forms of secret idx: for each alignment k (k filler bytes before
+ * the secret in its first 4-byte group) the digits of the groups made of
+ * secret bytes only; the secret's bytes in the partial groups on either
+ * side are checked on every match (b85_ok).
+ */
+static void
+add_b85(struct scan *sc, size_t idx, size_t first, const unsigned char *s,
+    size_t n, int alpha, const char *name)
+{
+	struct buf b = { 0 };
+	char form[64], d[5];
+	size_t k, g, g0, g1;
+	long pi;
+
+	for (k = 0; k < 4; k++) {
+		g0 = k > 0 ? 1 : 0;
+		g1 = (k + n) / 4;
+		b.n = 0;
+		for (g = g0; g < g1; g++) {
+			b85_group(d, s + 4 * g - k, b85_alphabets[alpha]);
+			buf_put(&b, d, 5);
+		}
+		snprintf(form, sizeof(form), "%s@%zu", name, k);
+		pi = add_pat(sc, idx, first, &b, form);
+		if (pi < 0)
+			continue;
+		sc->pats[pi].b85 = (unsigned char)alpha;
+		sc->pats[pi].b85_lead = (unsigned char)(k > 0 ? 4 - k : 0);
+		sc->pats[pi].b85_trail = (unsigned char)((k + n) % 4);
+	}
+	free(b.p);
+}
+
+/* Base58 (Bitcoin's alphabet) of the whole secret: leading zeros as '1'. */
+static void
+enc_base58(struct buf *out, const unsigned char *s, size_t n)
+{
+	static const char al[] =
+	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+	unsigned char *dig;
+	size_t i, j, nd = 0, zeros = 0, cap = n * 138 / 100 + 2;
+	unsigned carry;
+
+	dig = calloc(cap, 1);
+	if (dig == NULL) {
+		out->oom = 1;
+		return;
+	}
+	while (zeros < n && s[zeros] == 0)
+		zeros++;
+	for (i = zeros; i < n; i++) {
+		carry = s[i];
+		for (j = 0; j < nd; j++) {
+			carry += (unsigned)dig[j] << 8;
+			dig[j] = (unsigned char)(carry % 58);
+			carry /= 58;
+		}
+		while (carry > 0 && nd < cap) {
+			dig[nd++] = (unsigned char)(carry % 58);
+			carry /= 58;
+		}
+	}
+	for (i = 0; i < zeros; i++)
+		buf_putc(out, '1');
+	for (i = nd; i > 0; i--)
+		buf_putc(out, al[dig[i - 1]]);
+	free(dig);
+}
+
+/*
+ * Each byte after pre, in base 8, 10 or 16 with at least width digits,
+ * with sep between.
+ */
+static void
+enc_list(struct buf *out, const unsigned char *s, size_t n, const char *pre,
+    unsigned base, unsigned width, const char *sep)
+{
+	char t[8];
+	size_t i;
+	unsigned v, k;
+
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			buf_puts(out, sep);
+		buf_puts(out, pre);
+		v = s[i];
+		k = 0;
+		do {
+			t[k++] = "0123456789abcdef"[v % base];
+			v /= base;
+		} while (v > 0);
+		while (k < width)
+			t[k++] = '0';
+		while (k > 0)
+			buf_putc(out, t[--k]);
+	}
+}
+
+/* Python's bytes repr body: printable ASCII as is, the rest escaped. */
+static void
+enc_pybytes(struct buf *out, const unsigned char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\\' || s[i] == '\'') {
+			buf_putc(out, '\\');
+			buf_putc(out, s[i]);
+		} else if (s[i] == '\t')
+			buf_puts(out, "\\t");
+		else if (s[i] == '\n')
+			buf_puts(out, "\\n");
+		else if (s[i] == '\r')
+			buf_puts(out, "\\r");
+		else if (s[i] >= 0x20 && s[i] < 0x7f)
+			buf_putc(out, s[i]);
+		else {
+			buf_puts(out, "\\x");
+			buf_hex2(out, s[i], 0);
+		}
+	}
+}
+
+/* sep between every character (UTF-8 sequences kept whole when valid). */
+static void
+enc_sep(struct buf *out, const unsigned char *s, size_t n, const char *sep,
+    size_t seplen, int utf8)
+{
+	size_t i = 0, len;
+	uint32_t cp;
+
+	while (i < n) {
+		len = utf8 ? utf8_next(s, n, i, &cp) : 1;
+		if (i > 0)
+			buf_put(out, sep, seplen);
+		buf_put(out, s + i, len);
+		i += len;
+	}
+}
+
+/* ASCII letters folded to one case; returns whether anything changed. */
+static int
+enc_case(struct buf *out, const unsigned char *s, size_t n, int upper)
+{
+	size_t i;
+	int changed = 0;
+	unsigned c;
+
+	for (i = 0; i < n; i++) {
+		c = s[i];
+		if (upper && c >= 'a' && c <= 'z')
+			c -= 32, changed = 1;
+		else if (!upper && c >= 'A' && c <= 'Z')
+			c += 32, changed = 1;
+		buf_putc(out, (int)c);
+	}
+	return changed;
+}
+
 /* The JSON dialects applied to an already encoded form. */
 static const unsigned form_json[] = {
 	0, J_SLASH, J_UNICODE, J_UNICODE | J_UPPER, J_HTML, J_HTML | J_APOS,
@@ -937,6 +1149,9 @@ gen_secret(struct scan *sc, size_t idx)
 	int up;
 	static const char *const seps[] = { " ", ":", "-" };
 	static const char *const oxseps[] = { ", ", ",", " " };
+	static const char *const every[] = { " ", "  ", "\t", "-", "_", ".",
+	    ",", ":", ";", "|", "/", "+", "*", "\n", "\r\n", ", ", " | ",
+	    "\xe2\x80\x8b" };	/* NUL between bytes is utf16 */
 	static const char *const keep_unreserved = "-._~";
 	static const char *const keep_js = "-_.!~*'()";
 	static const char *const keep_uri = "-_.!~*'();/?:@&=+$,#";
@@ -981,6 +1196,14 @@ gen_secret(struct scan *sc, size_t idx)
 	add_radix(sc, idx, first, s, n, AL_B64, 6, 3, "base64");
 	add_radix(sc, idx, first, s, n, AL_B64URL, 6, 3, "base64url");
 	add_radix(sc, idx, first, s, n, AL_B32, 5, 5, "base32");
+	add_radix(sc, idx, first, s, n, AL_B32L, 5, 5, "base32-lower");
+	add_radix(sc, idx, first, s, n, AL_UU, 6, 3, "uuencode");
+	add_radix(sc, idx, first, s, n, AL_UUS, 6, 3, "uuencode");
+	add_b85(sc, idx, first, s, n, B85_ASCII, "ascii85");
+	add_b85(sc, idx, first, s, n, B85_RFC1924, "base85");
+	add_b85(sc, idx, first, s, n, B85_Z85, "z85");
+	enc_base58(&b, s, n);
+	ADD("base58");
 
 	/* a JSON file's text, then encoded: cat config.json | base64 */
 	if (rel & J_CHANGES) {
@@ -1013,6 +1236,50 @@ gen_secret(struct scan *sc, size_t idx)
 			enc_hex(&b, s, n, up, "0x", oxseps[i]);
 			ADD("hex-0x");
 		}
+	}
+
+	/* byte lists: Python, JS, JSON, C arrays; escape runs */
+	for (i = 0; i < sizeof(oxseps) / sizeof(oxseps[0]); i++) {
+		enc_list(&b, s, n, "", 10, 1, oxseps[i]);
+		ADD("dec-list");
+		enc_list(&b, s, n, "0", 8, 1, oxseps[i]);
+		ADD("octal-list");
+	}
+	enc_list(&b, s, n, "", 8, 3, " ");
+	ADD("octal-sep");
+	enc_list(&b, s, n, "\\", 8, 3, "");
+	ADD("octal-escape");
+	enc_list(&b, s, n, "\\", 8, 1, "");
+	ADD("octal-escape");
+	enc_list(&b, s, n, "\\u", 16, 4, "");
+	ADD("unicode-escape-bytes");
+	enc_pybytes(&b, s, n);
+	ADD("python-bytes");
+
+	/* a separator between every character */
+	for (i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
+		enc_sep(&b, s, n, every[i], strlen(every[i]),
+		    utf8_valid(s, n));
+		ADD("sep");
+	}
+
+	/*
+	 * Case folded: its own form when the secret has letters of one case
+	 * only (folding loses nothing), "-lossy" when it had both.
+	 */
+	{
+		int lower = 0, upper = 0;
+
+		for (i = 0; i < n; i++) {
+			lower |= s[i] >= 'a' && s[i] <= 'z';
+			upper |= s[i] >= 'A' && s[i] <= 'Z';
+		}
+		if (enc_case(&b, s, n, 1))
+			ADD(upper ? "case-upper-lossy" : "case-upper");
+		b.n = 0;
+		if (enc_case(&b, s, n, 0))
+			ADD(lower ? "case-lower-lossy" : "case-lower");
+		b.n = 0;
 	}
 
 	enc_percent(&b, s, n, keep_unreserved, 1, 0);
@@ -1082,6 +1349,9 @@ gen_secret(struct scan *sc, size_t idx)
 				q->lead_val = src.lead_val;
 				q->trail_bits = src.trail_bits;
 				q->trail_val = src.trail_val;
+				q->b85 = src.b85;
+				q->b85_lead = src.b85_lead;
+				q->b85_trail = src.b85_trail;
 			}
 		}
 	}
@@ -1340,6 +1610,63 @@ radix_ok(const struct pat *p, const unsigned char *buf, size_t n,
 	return 1;
 }
 
+/*
+ * Decodes c (2 to 5) base85 digits at p into 4 bytes, the missing digits
+ * taken as the highest (how a short last group is decoded). Returns 0, or
+ * -1 when a character is not a digit or the value overflows.
+ */
+static int
+b85_decode(const unsigned char *p, size_t c, int alpha, unsigned char g[4])
+{
+	uint64_t v = 0;
+	size_t i;
+	int d;
+
+	for (i = 0; i < 5; i++) {
+		d = i < c ? b85_value[alpha][p[i]] : 84;
+		if (d < 0)
+			return -1;
+		v = v * 85 + (unsigned)d;
+	}
+	if (v > 0xffffffffu)
+		return -1;
+	g[0] = (unsigned char)(v >> 24);
+	g[1] = (unsigned char)(v >> 16);
+	g[2] = (unsigned char)(v >> 8);
+	g[3] = (unsigned char)v;
+	return 0;
+}
+
+/*
+ * Do the base85 groups around a match hold the secret's first and last
+ * bytes? The group after may be a short last group, of any length that
+ * holds the bytes (a quote after it may itself be a digit).
+ */
+static int
+b85_ok(const struct scan *sc, const struct pat *p, const unsigned char *buf,
+    size_t n, size_t start)
+{
+	const unsigned char *s = sc->secret[p->secret];
+	size_t slen = sc->slen[p->secret], e = start + p->len, avail = 0, c;
+	unsigned char g[4];
+
+	if (p->b85_lead > 0) {
+		if (start < 5 || b85_decode(buf + start - 5, 5, p->b85, g) != 0 ||
+		    memcmp(g + 4 - p->b85_lead, s, p->b85_lead) != 0)
+			return 0;
+	}
+	if (p->b85_trail == 0)
+		return 1;
+	while (avail < 5 && e + avail < n &&
+	    b85_value[p->b85][buf[e + avail]] >= 0)
+		avail++;
+	for (c = avail; c > p->b85_trail; c--)
+		if (b85_decode(buf + e, c, p->b85, g) == 0 &&
+		    memcmp(g, s + slen - p->b85_trail, p->b85_trail) == 0)
+			return 1;
+	return 0;
+}
+
 /* Maps an offset in the joined buffer to the original buffer. */
 static size_t
 seg_map(const struct scan_ctx *c, size_t j)
@@ -1365,6 +1692,8 @@ on_match(void *ctx, size_t pi, size_t start)
 	struct scan_finding f;
 
 	if (p->alpha != AL_NONE && !radix_ok(p, c->buf, c->n, start))
+		return 0;
+	if (p->b85 != B85_NONE && !b85_ok(c->sc, p, c->buf, c->n, start))
 		return 0;
 	f.secret = p->secret;
 	f.pattern = (unsigned)pi;
