@@ -44,6 +44,7 @@
 #include <openssl/evp.h>
 
 #include "scan.h"
+#include "scan_int.h"
 
 const char *const scan_forms[] = {
 	"raw",
@@ -1942,6 +1943,24 @@ int
 scan_buffer(const struct scan *sc, const void *data, size_t len,
     struct scan_result *res)
 {
+	struct scan_budget bg;
+	int rc;
+
+	bg.left = len > (SIZE_MAX - SCAN_DECODE_MIN) / SCAN_DECODE_FACTOR ?
+	    SIZE_MAX : len * SCAN_DECODE_FACTOR + SCAN_DECODE_MIN;
+	bg.maxdepth = SCAN_DECODE_DEPTH;
+	bg.deadline = scan_now() + SCAN_DECODE_NS_MIN +
+	    (uint64_t)len * SCAN_DECODE_NS_PER_BYTE;
+	bg.hit = 0;
+	rc = scan_at(sc, data, len, 0, &bg, res);
+	res->budget |= bg.hit;
+	return rc;
+}
+
+int
+scan_at(const struct scan *sc, const unsigned char *data, size_t len,
+    unsigned depth, struct scan_budget *bg, struct scan_result *res)
+{
 	const unsigned char *buf = data;
 	struct scan_result r = { 0 };
 	struct wrap_state w;
@@ -1965,6 +1984,8 @@ scan_buffer(const struct scan *sc, const void *data, size_t len,
 		    scan_wrapped(sc, buf, len, from + block, &w, &r) != 0)
 			goto oom;
 	}
+	if (decode_pass(sc, buf, len, depth, bg, &r) != 0)
+		goto oom;
 	if (r.n > 1)
 		qsort(r.v, r.n, sizeof(*r.v), finding_cmp);
 	/* one finding per (offset, secret, pattern): the unwrapped first */

@@ -54,7 +54,25 @@ struct scan_finding {
 struct scan_result {
 	struct scan_finding	*v;
 	size_t			 n, cap;
+	unsigned		 budget;	/* SCAN_BUDGET_*: what was cut */
 };
+
+/*
+ * Decode-through budgets, per scan_buffer call (and per chunk of
+ * scan_fd): decoded bytes at most SCAN_DECODE_FACTOR times the input plus
+ * SCAN_DECODE_MIN, SCAN_DECODE_DEPTH levels of nesting, and
+ * SCAN_DECODE_NS_MIN plus SCAN_DECODE_NS_PER_BYTE per input byte of wall
+ * time. When one stops a decoder, its bit is set in scan_result.budget.
+ */
+#define SCAN_DECODE_FACTOR	4
+#define SCAN_DECODE_MIN		(256u << 10)
+#define SCAN_DECODE_DEPTH	4
+#define SCAN_DECODE_NS_MIN	5000000u	/* 5 ms */
+#define SCAN_DECODE_NS_PER_BYTE	6
+
+#define SCAN_BUDGET_BYTES	0x1	/* a decoder's output was cut */
+#define SCAN_BUDGET_DEPTH	0x2	/* a region was too deep to decode */
+#define SCAN_BUDGET_TIME	0x4	/* decoding stopped for time */
 
 /* Longest raw fragment of one secret found by scan_partial. */
 struct scan_fragment {
