@@ -252,15 +252,22 @@ struct dstate {
 
 #define LINE_BAD	((size_t)-1)
 
-/* The end of the line at ls: the next '\n' or NUL, or n. */
+#define MAX_LINE	1024		/* characters of one dump line */
+
+/*
+ * The end of the line at ls: the next '\n', or n; LINE_BAD when it is
+ * longer than any dump line (so a long line costs MAX_LINE, not its
+ * length, per parser).
+ */
 static size_t
 line_end(const unsigned char *buf, size_t n, size_t ls)
 {
-	size_t e = ls;
+	size_t max = n - ls < MAX_LINE ? n - ls : MAX_LINE;
+	const unsigned char *e = memchr(buf + ls, '\n', max);
 
-	while (e < n && buf[e] != '\n' && buf[e] != '\0')
-		e++;
-	return e;
+	if (e != NULL)
+		return (size_t)(e - buf);
+	return ls + max == n ? n : LINE_BAD;
 }
 
 /* The offset column's value in hex or octal (od's default), or 0. */
@@ -537,6 +544,8 @@ try_region(const struct scan *sc, const unsigned char *buf, size_t n,
 	o.bg = bg;
 	while (p < n) {
 		le = line_end(buf, n, p);
+		if (le == LINE_BAD)
+			break;
 		r = le;
 		if (le > p && buf[le - 1] == '\r')
 			r = le - 1;
@@ -631,10 +640,14 @@ try_uu(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 	memset(&o, 0, sizeof(o));
 	o.bg = bg;
 	p = line_end(buf, n, ls);
+	if (p == LINE_BAD)
+		return ls;
 	end = p;
 	while (p < n) {
 		p++;
 		le = line_end(buf, n, p);
+		if (le == LINE_BAD)
+			break;
 		end = le;
 		if (le - p >= 3 && memcmp(buf + p, "end", 3) == 0)
 			break;
@@ -863,6 +876,7 @@ try_magic(const struct scan *sc, const unsigned char *buf, size_t n,
 
 static signed char b64v[256];
 static unsigned char runch[256];	/* base64 (both), '=' */
+static unsigned char hexch[256];
 
 static void
 tables_setup(void)
@@ -876,8 +890,10 @@ tables_setup(void)
 		b64v[(unsigned char)al[i]] = (signed char)i;
 	b64v['-'] = 62;
 	b64v['_'] = 63;
-	for (i = 0; i < 256; i++)
+	for (i = 0; i < 256; i++) {
 		runch[i] = b64v[i] >= 0 || i == '=';
+		hexch[i] = hexval((unsigned)i) >= 0;
+	}
 }
 
 static void
@@ -980,10 +996,14 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 		s--;
 	while (e < n) {
 		if (runch[buf[e]]) {
-			if (hexval(buf[e]) < 0)
-				hex = 0;
-			count++;
-			e++;
+			size_t f = e;
+
+			while (f < n && runch[buf[f]]) {
+				hex &= hexch[buf[f]];
+				f++;
+			}
+			count += f - e;
+			e = f;
 		} else if (buf[e] == '\\' && e + 1 < n && buf[e + 1] == '/') {
 			hex = 0;
 			e += 2;
@@ -1020,18 +1040,25 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 		unsigned char sink[512];
 		int zr;
 
+		/* BTYPE 3 is invalid: a quarter of random runs end here */
+		if (po.n == 0 || ((probe[0] >> 1) & 3) == 3)
+			return e;
 		memset(&zs, 0, sizeof(zs));
 		if (inflateInit2(&zs, -15) != Z_OK)
 			return e;
 		zs.next_in = probe;
 		zs.avail_in = (unsigned)po.n;
-		do {
-			zs.next_out = sink;
-			zs.avail_out = sizeof(sink);
-			zr = inflate(&zs, Z_NO_FLUSH);
-		} while (zr == Z_OK && zs.avail_in > 0);
+		zs.next_out = sink;
+		zs.avail_out = sizeof(sink);
+		zr = inflate(&zs, Z_NO_FLUSH);
 		inflateEnd(&zs);
-		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+		/*
+		 * What it gives must look like text (or a magic): random
+		 * bytes read as fixed Huffman codes give random bytes.
+		 */
+		if ((zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) ||
+		    sizeof(sink) - zs.avail_out < 16 ||
+		    (!printable(sink, 16) && !has_magic(sink, 16)))
 			return e;
 	}
 	if (depth + 1 > bg->maxdepth) {
@@ -1081,6 +1108,13 @@ on_line(struct pass *ps, size_t ls)
 	int k;
 
 	if (ls < ps->line_floor || ls >= ps->n)
+		return 0;
+	/* a dump, list or uuencode line starts so (after blanks) */
+	for (r = ls; r < ps->n && r - ls < 16 && is_blank(ps->buf[r]); r++)
+		;
+	if (r >= ps->n || (hexval(ps->buf[r]) < 0 && ps->buf[r] != '[' &&
+	    ps->buf[r] != '{' && ps->buf[r] != '(' && ps->buf[r] != '-' &&
+	    (r == ls || ps->buf[r] < 0x20 || ps->buf[r] >= 0x7f)))
 		return 0;
 	r = try_uu(ps->sc, ps->buf, ps->n, ls, ps->depth, ps->bg, ps->res);
 	if (r == LINE_BAD)
