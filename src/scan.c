@@ -1150,9 +1150,9 @@ gen_secret(struct scan *sc, size_t idx)
 	int up;
 	static const char *const seps[] = { " ", ":", "-" };
 	static const char *const oxseps[] = { ", ", ",", " " };
-	static const char *const every[] = { " ", "  ", "\t", "-", "_", ".",
-	    ",", ":", ";", "|", "/", "+", "*", "\n", "\r\n", ", ", " | ",
-	    "\xe2\x80\x8b" };	/* NUL between bytes is utf16 */
+	/* (NUL between bytes is utf16) */
+	static const char *const every[] = { " ", "\t", "-", "_", ".", ",",
+	    ":", "|", "\n", ", ", "\xe2\x80\x8b" };
 	static const char *const keep_unreserved = "-._~";
 	static const char *const keep_js = "-_.!~*'()";
 	static const char *const keep_uri = "-_.!~*'();/?:@&=+$,#";
@@ -1325,9 +1325,22 @@ gen_secret(struct scan *sc, size_t idx)
 		struct pat src = sc->pats[p];
 		char full[160];
 		long pi;
+		int few;
 
 		rel = json_relevant(sc->arena.p + src.off, src.len);
+		/*
+		 * The forms added for dumps, base85 and uuencode: JSON as
+		 * most encoders write it (plain, or Go's HTML-safe) only;
+		 * each dialect is a pattern more for every secret.
+		 */
+		few = strncmp(sc->names[src.form], "ascii85", 7) == 0 ||
+		    strncmp(sc->names[src.form], "base85", 6) == 0 ||
+		    strncmp(sc->names[src.form], "z85", 3) == 0 ||
+		    strncmp(sc->names[src.form], "uuencode", 8) == 0 ||
+		    strcmp(sc->names[src.form], "sep") == 0;
 		for (i = 0; i < sizeof(form_json) / sizeof(form_json[0]); i++) {
+			if (few && form_json[i] != 0 && form_json[i] != J_HTML)
+				continue;
 			if ((form_json[i] & ~rel) ||
 			    (form_json[i] == 0 && !(rel & J_CHANGES)))
 				continue;

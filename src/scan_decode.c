@@ -39,7 +39,7 @@
 #include "scan_int.h"
 
 #define MIN_REGION	SCAN_MIN_SECRET	/* decoded bytes worth a scan */
-#define MIN_RUN		32		/* base64/hex characters */
+#define MIN_RUN		48		/* base64/hex characters */
 #define MAX_LINE_BYTES	256		/* bytes one dump line may hold */
 #define OUT_CHUNK	(64u << 10)
 
@@ -877,6 +877,7 @@ try_magic(const struct scan *sc, const unsigned char *buf, size_t n,
 static signed char b64v[256];
 static unsigned char runch[256];	/* base64 (both), '=' */
 static unsigned char hexch[256];
+static signed char hexv[256];
 
 static void
 tables_setup(void)
@@ -893,6 +894,7 @@ tables_setup(void)
 	for (i = 0; i < 256; i++) {
 		runch[i] = b64v[i] >= 0 || i == '=';
 		hexch[i] = hexval((unsigned)i) >= 0;
+		hexv[i] = (signed char)hexval((unsigned)i);
 	}
 }
 
@@ -929,27 +931,33 @@ run_decode(const unsigned char *buf, size_t s, size_t e, int hex,
     struct out *o, size_t max)
 {
 	unsigned acc = 0;
-	int bits = 0, v;
-	size_t i;
+	int bits = 0, v, step = hex ? 4 : 6;
+	size_t i, need = (e - s) * (size_t)step / 8 + 1;
+	unsigned char *d;
 
-	for (i = s; i < e && o->n < max; i++) {
+	if (need > max)
+		need = max;
+	if (out_grow(o, need, 0) != 0)
+		return;
+	d = o->p + o->n;
+	for (i = s; i < e && need > 0; i++) {
 		unsigned c = buf[i];
 
 		if (c == '\\' && i + 1 < e && buf[i + 1] == '/')
 			c = '/', i++;
-		v = hex ? hexval(c) : b64v[c];
+		v = hex ? hexv[c] : b64v[c];
 		if (v < 0)
 			continue;
-		acc = (acc << (hex ? 4 : 6)) | (unsigned)v;
-		bits += hex ? 4 : 6;
+		acc = (acc << step) | (unsigned)v;
+		bits += step;
 		if (bits >= 8) {
 			bits -= 8;
-			if (out_grow(o, 1, 0) != 0)
-				return;
-			o->p[o->n++] = (unsigned char)(acc >> bits);
-			o->bg->left--;
+			*d++ = (unsigned char)(acc >> bits);
+			need--;
 		}
 	}
+	o->bg->left -= (size_t)(d - (o->p + o->n));
+	o->n = (size_t)(d - o->p);
 }
 
 static int
@@ -975,16 +983,47 @@ printable(const unsigned char *p, size_t n)
 	return 1;
 }
 
+#ifdef __SSE2__
+/* Bit k set when p[k] is a base64 (either alphabet) or '=' character. */
+static inline unsigned
+run_mask16(const unsigned char *p, unsigned *hexmask)
+{
+	const __m128i z = _mm_setzero_si128(), bit5 = _mm_set1_epi8(0x20);
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i x = _mm_or_si128(v, bit5);
+	__m128i dig = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v,
+	    _mm_set1_epi8('0')), _mm_set1_epi8(9)), z);
+	__m128i let = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
+	    _mm_set1_epi8('a')), _mm_set1_epi8(25)), z);
+	__m128i hx = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
+	    _mm_set1_epi8('a')), _mm_set1_epi8(5)), z);
+	__m128i sp = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v,
+	    _mm_set1_epi8('+')), _mm_cmpeq_epi8(v, _mm_set1_epi8('/'))),
+	    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('-')),
+	    _mm_cmpeq_epi8(v, _mm_set1_epi8('_'))), _mm_cmpeq_epi8(v,
+	    _mm_set1_epi8('='))));
+
+	*hexmask = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, hx));
+	return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(dig,
+	    let), sp));
+}
+#endif
+
 /*
  * The base64 or hex run around the all-run window at i (not before
  * floor): decoded and scanned when long enough and its first bytes are a
  * magic or text; else tried as raw deflate. Returns where the run ends,
  * or LINE_BAD when out of memory.
  */
+struct probe {
+	z_stream	z;
+	int		init;	/* 1: z holds an inflate state */
+};
+
 static size_t
 try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
     size_t floor, unsigned depth, struct scan_budget *bg,
-    struct scan_result *res)
+    struct scan_result *res, struct probe *pz)
 {
 	size_t s = i, e = i, count = 0, t;
 	struct out o, z;
@@ -997,7 +1036,15 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 	while (e < n) {
 		if (runch[buf[e]]) {
 			size_t f = e;
+#ifdef __SSE2__
+			unsigned hm, m;
 
+			while (f + 16 <= n && (m = run_mask16(buf + f, &hm)) ==
+			    0xffff) {
+				hex &= hm == 0xffff;
+				f += 16;
+			}
+#endif
 			while (f < n && runch[buf[f]]) {
 				hex &= hexch[buf[f]];
 				f++;
@@ -1043,15 +1090,20 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 		/* BTYPE 3 is invalid: a quarter of random runs end here */
 		if (po.n == 0 || ((probe[0] >> 1) & 3) == 3)
 			return e;
-		memset(&zs, 0, sizeof(zs));
-		if (inflateInit2(&zs, -15) != Z_OK)
+		/* one inflate state for every probe of the pass */
+		if (!pz->init) {
+			memset(&pz->z, 0, sizeof(pz->z));
+			if (inflateInit2(&pz->z, -15) != Z_OK)
+				return e;
+			pz->init = 1;
+		} else if (inflateReset(&pz->z) != Z_OK)
 			return e;
-		zs.next_in = probe;
-		zs.avail_in = (unsigned)po.n;
-		zs.next_out = sink;
-		zs.avail_out = sizeof(sink);
-		zr = inflate(&zs, Z_NO_FLUSH);
-		inflateEnd(&zs);
+		pz->z.next_in = probe;
+		pz->z.avail_in = (unsigned)po.n;
+		pz->z.next_out = sink;
+		pz->z.avail_out = sizeof(sink);
+		zr = inflate(&pz->z, Z_NO_FLUSH);
+		zs = pz->z;
 		/*
 		 * What it gives must look like text (or a magic): random
 		 * bytes read as fixed Huffman codes give random bytes.
@@ -1099,6 +1151,7 @@ struct pass {
 	struct scan_budget	*bg;
 	struct scan_result	*res;
 	size_t			 line_floor, run_floor, magic_floor;
+	struct probe		 pz;
 };
 
 static int
@@ -1112,8 +1165,14 @@ on_line(struct pass *ps, size_t ls)
 	/* a dump, list or uuencode line starts so (after blanks) */
 	for (r = ls; r < ps->n && r - ls < 16 && is_blank(ps->buf[r]); r++)
 		;
-	if (r >= ps->n || (hexval(ps->buf[r]) < 0 && ps->buf[r] != '[' &&
-	    ps->buf[r] != '{' && ps->buf[r] != '(' && ps->buf[r] != '-' &&
+	if (r < ps->n && (ps->buf[r] == '[' || ps->buf[r] == '{' ||
+	    ps->buf[r] == '(')) {
+		for (r++; r < ps->n && r - ls < 32 && is_blank(ps->buf[r]); r++)
+			;
+		if (r >= ps->n || hexval(ps->buf[r]) < 0 || ps->buf[r] > '9')
+			return 0;	/* a list starts with a digit */
+	}
+	if (r >= ps->n || (hexval(ps->buf[r]) < 0 && ps->buf[r] != '-' &&
 	    (r == ls || ps->buf[r] < 0x20 || ps->buf[r] >= 0x7f)))
 		return 0;
 	r = try_uu(ps->sc, ps->buf, ps->n, ls, ps->depth, ps->bg, ps->res);
@@ -1210,36 +1269,24 @@ decode_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 		return -1;
 #ifdef __SSE2__
 	{
-		const __m128i nl = _mm_set1_epi8('\n'), z = _mm_setzero_si128();
-		const __m128i c1f = _mm_set1_epi8(0x1f), tab = _mm_set1_epi8('\t');
-		const __m128i cr = _mm_set1_epi8('\r'), bit5 = _mm_set1_epi8(0x20);
-		const __m128i lo1 = _mm_set1_epi8(0x2b), w1 = _mm_set1_epi8(0x39 - 0x2b);
-		const __m128i lo2 = _mm_set1_epi8('a'), w2 = _mm_set1_epi8('z' - 'a');
-		const __m128i us = _mm_set1_epi8(0x7f), eq = _mm_set1_epi8('=' | 0x20);
-
+		const __m128i c1f = _mm_set1_epi8(0x1f);
 		for (; i + 16 <= len; i += 16) {
 			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)
 			    (buf + i));
-			__m128i x = _mm_or_si128(v, bit5);
-			__m128i low = _mm_cmpeq_epi8(_mm_min_epu8(v, c1f), v);
-			__m128i ev = _mm_or_si128(_mm_andnot_si128(
-			    _mm_or_si128(_mm_cmpeq_epi8(v, tab),
-			    _mm_cmpeq_epi8(v, cr)), low), _mm_cmpeq_epi8(v, nl));
-			__m128i r1 = _mm_cmpeq_epi8(_mm_subs_epu8(
-			    _mm_sub_epi8(x, lo1), w1), z);
-			__m128i r2 = _mm_cmpeq_epi8(_mm_subs_epu8(
-			    _mm_sub_epi8(x, lo2), w2), z);
-			__m128i run = _mm_or_si128(_mm_or_si128(r1, r2),
-			    _mm_or_si128(_mm_cmpeq_epi8(x, us),
-			    _mm_cmpeq_epi8(x, eq)));
+			unsigned hm;
 
-			if (_mm_movemask_epi8(ev) != 0 && events(&ps, i, 16) != 0)
-				return -1;
-			if (_mm_movemask_epi8(run) == 0xffff && i >= ps.run_floor) {
+			/* bytes below 0x20: line breaks, NULs, control bytes */
+			if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, c1f),
+			    v)) != 0 && events(&ps, i, 16) != 0)
+				goto fail;
+			/* every other window: all base64 characters? */
+			if ((i & 16) != 0 || i < ps.run_floor)
+				continue;
+			if (run_mask16(buf + i, &hm) == 0xffff) {
 				r = try_run(sc, buf, len, i, ps.run_floor, depth, bg,
-				    res);
+				    res, &ps.pz);
 				if (r == LINE_BAD)
-					return -1;
+					goto fail;
 				ps.run_floor = r;
 			}
 		}
@@ -1247,8 +1294,14 @@ decode_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 #endif
 	for (; i < len; i++) {
 		if (events(&ps, i, 1) != 0)
-			return -1;
+			goto fail;
 		/* no run check here: a run worth decoding spans a window */
 	}
+	if (ps.pz.init)
+		inflateEnd(&ps.pz.z);
 	return 0;
+fail:
+	if (ps.pz.init)
+		inflateEnd(&ps.pz.z);
+	return -1;
 }
