@@ -677,6 +677,160 @@ try_uu(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 	return rc != 0 ? LINE_BAD : end;
 }
 
+/*
+ * Base85 wrapped over lines (Python's a85encode(wrapcol=), btoa, git's
+ * binary patches): at least two lines of one alphabet's digits, all as
+ * long as the first but the last; Ascii85 may be framed by <~ ~> and
+ * holds 'z' for four zeros; git lines begin with a length letter.
+ */
+enum { W_A85, W_B85, W_GIT, W_Z85, W_COUNT };
+
+static const char *const w_name[W_COUNT] = {
+	"ascii85", "base85", "base85-git", "z85",
+};
+
+static const char *const w_alpha[W_COUNT] = {
+	"!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`"
+	    "abcdefghijklmnopqrstu",
+	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "!#$%&()*+-;<=>?@^_`{|}~",
+	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "!#$%&()*+-;<=>?@^_`{|}~",
+	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    ".-:+=^!/*?&<>()[]{}@%$#",
+};
+
+static signed char w_value[W_COUNT][256];
+
+static void
+w_setup(void)
+{
+	int a, i;
+
+	for (a = 0; a < W_COUNT; a++) {
+		memset(w_value[a], -1, 256);
+		for (i = 0; w_alpha[a][i] != '\0'; i++)
+			w_value[a][(unsigned char)w_alpha[a][i]] = (signed char)i;
+	}
+}
+
+#define W_MIN_LINE	16
+
+static void
+b85_flush(struct out *o, uint64_t v, int nd, size_t src)
+{
+	int k, nb = nd - 1;
+	unsigned char g[4];
+
+	if (nd < 2)
+		return;
+	for (k = nd; k < 5; k++)
+		v = v * 85 + 84;
+	if (v > 0xffffffffu)
+		return;
+	g[0] = (unsigned char)(v >> 24);
+	g[1] = (unsigned char)(v >> 16);
+	g[2] = (unsigned char)(v >> 8);
+	g[3] = (unsigned char)v;
+	for (k = 0; k < nb; k++)
+		out_byte(o, g[k], src);
+}
+
+static size_t
+try_b85(const struct scan *sc, const unsigned char *buf, size_t n,
+    size_t ls, int w, unsigned depth, struct scan_budget *bg,
+    struct scan_result *res)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct out o;
+	size_t p = ls, le, first = 0, end = ls, k, from;
+	uint64_t v = 0;
+	int nd = 0, lines = 0, rc, last = 0;
+
+	pthread_once(&once, w_setup);
+	/* cheap: the first W_MIN_LINE characters must be digits */
+	k = ls;
+	if (w == W_A85 && n - ls >= 2 && buf[ls] == '<' && buf[ls + 1] == '~')
+		k += 2;
+	for (from = k; k < n && k - from < W_MIN_LINE; k++)
+		if (w_value[w][buf[k]] < 0 && !(w == W_A85 && buf[k] == 'z'))
+			return ls;
+	memset(&o, 0, sizeof(o));
+	o.bg = bg;
+	while (p < n && !last) {
+		le = line_end(buf, n, p);
+		if (le == LINE_BAD)
+			break;
+		k = p;
+		if (le > k && buf[le - 1] == '\r')
+			le--;
+		if (lines == 0 && w == W_A85 && le - k >= 2 && buf[k] == '<' &&
+		    buf[k + 1] == '~')
+			k += 2;
+		if (w == W_A85 && le - k >= 2 && buf[le - 2] == '~' &&
+		    buf[le - 1] == '>') {
+			le -= 2;
+			last = 1;
+		}
+		if (w == W_GIT) {
+			unsigned c = k < le ? buf[k] : 0;
+			size_t len = c >= 'A' && c <= 'Z' ? c - 'A' + 1 :
+			    c >= 'a' && c <= 'z' ? c - 'a' + 27 : 0;
+
+			if (len == 0 || le - k - 1 != (len + 3) / 4 * 5)
+				break;
+			k++;
+		}
+		if (le - k < (lines == 0 ? W_MIN_LINE : 1))
+			break;
+		if (lines == 0)
+			first = le - p;
+		else if (le - p > first)
+			break;
+		for (from = k; k < le; k++) {
+			int d = w_value[w][buf[k]];
+
+			if (w == W_A85 && buf[k] == 'z' && nd == 0) {
+				out_byte(&o, 0, k);
+				out_byte(&o, 0, k);
+				out_byte(&o, 0, k);
+				out_byte(&o, 0, k);
+				continue;
+			}
+			if (d < 0)
+				break;
+			v = v * 85 + (unsigned)d;
+			if (++nd == 5) {
+				b85_flush(&o, v, 5, k);
+				v = 0;
+				nd = 0;
+			}
+		}
+		if (k < le)
+			break;
+		lines++;
+		end = le;
+		if (le - p < first && w != W_GIT)
+			last = 1;	/* a short line ends the block */
+		p = line_end(buf, n, p);
+		if (p == LINE_BAD || p >= n)
+			break;
+		p++;
+		if (o.full || o.oom)
+			break;
+	}
+	b85_flush(&o, v, nd, end);
+	rc = 0;
+	if (o.oom)
+		rc = -1;
+	else if (lines >= (w == W_GIT ? 1 : 2))
+		rc = emit(sc, &o, w_name[w], ls, end, depth, 0, res);
+	out_free(&o);
+	if (rc != 0)
+		return LINE_BAD;
+	return lines >= (w == W_GIT ? 1 : 2) ? end : ls;
+}
+
 /* ---------------------------------------------------------------- */
 /* Compressed streams. */
 
@@ -1162,6 +1316,16 @@ on_line(struct pass *ps, size_t ls)
 
 	if (ls < ps->line_floor || ls >= ps->n)
 		return 0;
+	for (k = 0; k < W_COUNT; k++) {
+		r = try_b85(ps->sc, ps->buf, ps->n, ls, k, ps->depth, ps->bg,
+		    ps->res);
+		if (r == LINE_BAD)
+			return -1;
+		if (r > ls) {
+			ps->line_floor = r;
+			return 0;
+		}
+	}
 	/* a dump, list or uuencode line starts so (after blanks) */
 	for (r = ls; r < ps->n && r - ls < 16 && is_blank(ps->buf[r]); r++)
 		;
