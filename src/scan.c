@@ -2318,3 +2318,347 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 	}
 	return (char *)out.p;
 }
+
+/* ---------------------------------------------------------------- */
+/* Pieces (split). */
+
+struct split_secret {
+	struct scan_piece	*v;	/* found, in channel order */
+	size_t			 n, cap;
+	size_t			 first;	/* the current segment's first */
+	struct scan_piece	*chain;
+	size_t			 nchain;
+	int			 dropped;
+};
+
+struct scan_split {
+	size_t			 nsecrets;
+	unsigned char		**secret;
+	size_t			*slen;
+	size_t			 min;
+	struct mlit		*m;	/* every min-gram of every secret */
+	struct frag_pat		*fp;
+	struct split_secret	*ss;
+	struct buf		 dec;	/* a decoded run */
+	/* the segment being scanned */
+	size_t			 segment;
+	const char		*form;
+	size_t			 run_off;	/* offset reported for decoded */
+	size_t			*diag, *diag_end;
+	int			 oom;
+};
+
+void
+scan_split_free(struct scan_split *sp)
+{
+	size_t i;
+
+	if (sp == NULL)
+		return;
+	for (i = 0; i < sp->nsecrets; i++) {
+		free(sp->secret[i]);
+		if (sp->ss != NULL) {
+			free(sp->ss[i].v);
+			free(sp->ss[i].chain);
+		}
+	}
+	free(sp->secret);
+	free(sp->slen);
+	free(sp->ss);
+	free(sp->fp);
+	free(sp->diag);
+	free(sp->diag_end);
+	free(sp->dec.p);
+	mlit_free(sp->m);
+	free(sp);
+}
+
+int
+scan_split_new(struct scan_split **out, const struct scan *sc,
+    size_t min_piece)
+{
+	struct scan_split *sp;
+	const unsigned char **pp = NULL;
+	size_t *pl = NULL, i, a, n = 0;
+
+	*out = NULL;
+	if (min_piece == 0)
+		min_piece = SCAN_SPLIT_MIN;
+	if (min_piece < 4)
+		return -1;
+	if ((sp = calloc(1, sizeof(*sp))) == NULL)
+		return -1;
+	sp->nsecrets = sc->nsecrets;
+	sp->min = min_piece;
+	sp->secret = calloc(sc->nsecrets, sizeof(*sp->secret));
+	sp->slen = calloc(sc->nsecrets, sizeof(*sp->slen));
+	sp->ss = calloc(sc->nsecrets, sizeof(*sp->ss));
+	sp->diag = calloc(sc->nsecrets, sizeof(*sp->diag));
+	sp->diag_end = calloc(sc->nsecrets, sizeof(*sp->diag_end));
+	if (sp->secret == NULL || sp->slen == NULL || sp->ss == NULL ||
+	    sp->diag == NULL || sp->diag_end == NULL)
+		goto fail;
+	for (i = 0; i < sc->nsecrets; i++) {
+		if ((sp->secret[i] = malloc(sc->slen[i])) == NULL)
+			goto fail;
+		memcpy(sp->secret[i], sc->secret[i], sc->slen[i]);
+		sp->slen[i] = sc->slen[i];
+		if (sc->slen[i] >= min_piece)
+			n += sc->slen[i] - min_piece + 1;
+	}
+	if (n == 0) {
+		*out = sp;
+		return 0;
+	}
+	pp = malloc(n * sizeof(*pp));
+	pl = malloc(n * sizeof(*pl));
+	sp->fp = malloc(n * sizeof(*sp->fp));
+	if (pp == NULL || pl == NULL || sp->fp == NULL)
+		goto fail;
+	n = 0;
+	for (i = 0; i < sp->nsecrets; i++)
+		for (a = 0; a + min_piece <= sp->slen[i]; a++) {
+			pp[n] = sp->secret[i] + a;
+			pl[n] = min_piece;
+			sp->fp[n].secret = i;
+			sp->fp[n].off = a;
+			n++;
+		}
+	sp->m = mlit_new(pp, pl, n);
+	free(pp);
+	free(pl);
+	if (sp->m == NULL)
+		goto fail2;
+	*out = sp;
+	return 0;
+fail:
+	free(pp);
+	free(pl);
+fail2:
+	scan_split_free(sp);
+	return -1;
+}
+
+/* A maximal fragment through the gram at start (as on_gram). */
+static int
+on_piece(void *ctx, size_t pi, size_t start)
+{
+	struct scan_split *sp = ctx;
+	const struct frag_pat *fp = &sp->fp[pi];
+	const unsigned char *s = sp->secret[fp->secret], *buf = sp->dec.p;
+	size_t slen = sp->slen[fp->secret], n = sp->dec.n;
+	size_t d = start - fp->off + slen, l = 0, r = sp->min;
+	struct split_secret *ss = &sp->ss[fp->secret];
+	struct scan_piece *p;
+
+	if (sp->diag[fp->secret] == d && start < sp->diag_end[fp->secret])
+		return 0;
+	while (fp->off > l && start > l && buf[start - l - 1] ==
+	    s[fp->off - l - 1])
+		l++;
+	while (fp->off + r < slen && start + r < n &&
+	    buf[start + r] == s[fp->off + r])
+		r++;
+	sp->diag[fp->secret] = d;
+	sp->diag_end[fp->secret] = start + r;
+	if (ss->n == SCAN_SPLIT_MAX_PIECES) {
+		ss->dropped = 1;
+		return 0;
+	}
+	if (ss->n == ss->cap) {
+		size_t cap = ss->cap ? 2 * ss->cap : 16;
+		struct scan_piece *v = realloc(ss->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		ss->v = v;
+		ss->cap = cap;
+	}
+	p = &ss->v[ss->n];
+	p->segment = sp->segment;
+	p->offset = sp->form[0] == 'r' ? start - l : sp->run_off;
+	p->length = l + r;
+	p->secret_offset = fp->off - l;
+	p->form = sp->form;
+	ss->n++;
+	return 0;
+}
+
+static int
+split_scan(struct scan_split *sp, const unsigned char *buf, size_t len,
+    const char *form, size_t run_off)
+{
+	size_t i;
+
+	if (sp->m == NULL)
+		return 0;
+	for (i = 0; i < sp->nsecrets; i++)
+		sp->diag[i] = sp->diag_end[i] = 0;
+	sp->form = form;
+	sp->run_off = run_off;
+	/* on_piece reads sp->dec: point it at buf for the raw scan */
+	if (form[0] == 'r') {
+		struct buf save = sp->dec;
+
+		sp->dec.p = (unsigned char *)(uintptr_t)buf;
+		sp->dec.n = len;
+		i = (size_t)mlit_scan(sp->m, buf, len, on_piece, sp);
+		sp->dec = save;
+		return i != 0 ? -1 : 0;
+	}
+	return mlit_scan(sp->m, sp->dec.p, sp->dec.n, on_piece, sp);
+}
+
+/* The value of a base64 digit (either alphabet), or -1. */
+static int
+b64_digit(unsigned c)
+{
+	int v = radix_value[AL_B64][c];
+
+	if (v >= 0)
+		return v;
+	return radix_value[AL_B64URL][c];
+}
+
+static int
+piece_cmp(const void *a, const void *b)
+{
+	const struct scan_piece *x = a, *y = b;
+
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return (x->secret_offset > y->secret_offset) -
+	    (x->secret_offset < y->secret_offset);
+}
+
+int
+scan_split_add(struct scan_split *sp, const void *data, size_t len,
+    size_t segment)
+{
+	const unsigned char *buf = data;
+	size_t i = 0, s, k;
+	int hex;
+
+	radix_init();
+	sp->segment = segment;
+	for (k = 0; k < sp->nsecrets; k++)
+		sp->ss[k].first = sp->ss[k].n;
+	if (split_scan(sp, buf, len, "raw", 0) != 0)
+		return -1;
+	/* runs of base64 or hex of at least a piece's encoding */
+	while (i < len) {
+		if (b64_digit(buf[i]) < 0) {
+			i++;
+			continue;
+		}
+		s = i;
+		hex = 1;
+		while (i < len && b64_digit(buf[i]) >= 0) {
+			if (!((buf[i] >= '0' && buf[i] <= '9') ||
+			    (buf[i] >= 'a' && buf[i] <= 'f') ||
+			    (buf[i] >= 'A' && buf[i] <= 'F')))
+				hex = 0;
+			i++;
+		}
+		if (i - s < (hex ? 2 : 4) * sp->min / (hex ? 1 : 3))
+			continue;
+		sp->dec.n = 0;
+		if (hex) {
+			for (k = s; k + 1 < i; k += 2) {
+				int a, b;
+
+				a = buf[k] <= '9' ? buf[k] - '0' :
+				    (buf[k] | 0x20) - 'a' + 10;
+				b = buf[k + 1] <= '9' ? buf[k + 1] - '0' :
+				    (buf[k + 1] | 0x20) - 'a' + 10;
+				buf_putc(&sp->dec, a << 4 | b);
+			}
+		} else {
+			unsigned acc = 0;
+			int bits = 0;
+
+			for (k = s; k < i; k++) {
+				acc = (acc << 6) | (unsigned)b64_digit(buf[k]);
+				bits += 6;
+				if (bits >= 8) {
+					bits -= 8;
+					buf_putc(&sp->dec, (int)(acc >> bits));
+				}
+			}
+		}
+		if (sp->dec.oom)
+			return -1;
+		if (split_scan(sp, NULL, 0, hex ? "hex" : "base64", s) != 0)
+			return -1;
+	}
+	/* this segment's pieces in the order of their offsets */
+	for (k = 0; k < sp->nsecrets; k++) {
+		struct split_secret *ss = &sp->ss[k];
+
+		if (ss->n - ss->first > 1)
+			qsort(ss->v + ss->first, ss->n - ss->first,
+			    sizeof(*ss->v), piece_cmp);
+	}
+	return 0;
+}
+
+int
+scan_split_result(struct scan_split *sp, size_t secret,
+    const struct scan_piece **v, size_t *n)
+{
+	struct split_secret *ss = &sp->ss[secret];
+	size_t slen = sp->slen[secret], reach = 0, i, k, last = SIZE_MAX;
+	size_t *prev = NULL, *via = NULL;
+
+	*v = NULL;
+	*n = 0;
+	free(ss->chain);
+	ss->chain = NULL;
+	ss->nchain = 0;
+	if (ss->n < 2)
+		return 0;
+	/*
+	 * Greedy over the pieces in channel order: reach is the longest
+	 * prefix of the secret a chain of pieces in order covers so far;
+	 * via[reach-setting piece] is the piece whose reach it extended.
+	 */
+	prev = malloc(ss->n * sizeof(*prev));
+	via = malloc(ss->n * sizeof(*via));
+	if (prev == NULL || via == NULL)
+		goto oom;
+	for (i = 0; i < ss->n && reach < slen; i++) {
+		const struct scan_piece *p = &ss->v[i];
+
+		if (p->secret_offset > reach ||
+		    p->secret_offset + p->length <= reach)
+			continue;
+		prev[i] = last;
+		reach = p->secret_offset + p->length;
+		last = i;
+	}
+	if (reach < slen || last == SIZE_MAX)
+		goto none;
+	for (k = 0, i = last; i != SIZE_MAX; i = prev[i])
+		via[k++] = i;
+	if (k < 2)
+		goto none;
+	ss->chain = malloc(k * sizeof(*ss->chain));
+	if (ss->chain == NULL)
+		goto oom;
+	for (i = 0; i < k; i++)
+		ss->chain[i] = ss->v[via[k - 1 - i]];
+	ss->nchain = k;
+	*v = ss->chain;
+	*n = k;
+	free(prev);
+	free(via);
+	return 1;
+none:
+	free(prev);
+	free(via);
+	return 0;
+oom:
+	free(prev);
+	free(via);
+	return -1;
+}

@@ -120,6 +120,58 @@ int	 scan_fd(const struct scan *sc, int fd, struct scan_result *res);
 int	 scan_partial(const struct scan *sc, const void *buf, size_t len,
 	    struct scan_fragment *frags);
 
+/*
+ * Pieces ("split"): a secret none of whose whole forms is in a channel,
+ * but all of whose bytes are, in order, in two or more fragments of at
+ * least SCAN_SPLIT_MIN bytes each: raw, or decoded from a base64 or hex
+ * run (head -c 20 then tail -c +21, each piece base64'd, ...). Fragments
+ * may lie in different segments (requests, tool results) of the channel;
+ * "in order" means each fragment lies after the one before it, counting
+ * segments in the order they were added. 8 is the shortest fragment that
+ * keeps the near-miss controls (a secret one byte off, a prefix, another
+ * secret sharing its prefix, random hex and base64 dumps) at zero: with 4,
+ * random hex text covers a hex secret (spec/unit/test_scan.c).
+ *
+ * scan_split_new copies what it needs of the scanner (which may then be
+ * freed); scan_split_add scans one segment; scan_split_result gives, for
+ * one secret, the fragments of the first covering chain found (in channel
+ * order) or none. The array stays valid until the next add or the free.
+ */
+#define SCAN_SPLIT_MIN		8
+#define SCAN_SPLIT_MAX_PIECES	8192	/* per secret; more are dropped */
+
+struct scan_piece {
+	size_t		 segment;	/* the caller's number */
+	size_t		 offset;	/* in the segment (a run's start) */
+	size_t		 length;	/* bytes of the secret */
+	size_t		 secret_offset;
+	const char	*form;		/* "raw", "base64" or "hex" */
+};
+
+struct scan_split;
+
+int	 scan_split_new(struct scan_split **out, const struct scan *sc,
+	    size_t min_piece);
+int	 scan_split_add(struct scan_split *sp, const void *buf, size_t len,
+	    size_t segment);
+int	 scan_split_result(struct scan_split *sp, size_t secret,
+	    const struct scan_piece **v, size_t *n);
+void	 scan_split_free(struct scan_split *sp);
+
+/*
+ * DNS labels ("egress"): a secret's encoding spread over the labels of
+ * the names looked up, in the order given. The labels of each name are
+ * joined without dots, with the last 0 to 3 labels (the domain) left off
+ * and a leading all-digit label (a sequence number) with or without; the
+ * names are joined in order (a name repeated at once counts once); the
+ * result is scanned as it is and upper-cased (base32 and hex in any
+ * case). Findings get forms "dns>FORM", offset = index of the first name
+ * the match touches and length = how many names it spans. Returns 0, or
+ * -1 when out of memory.
+ */
+int	 scan_dns(const struct scan *sc, const char *const *names,
+	    const size_t *lens, size_t n, struct scan_result *res);
+
 /* The patterns, for tools and benchmarks (grep -F -f comparisons). */
 size_t	 scan_npatterns(const struct scan *sc);
 void	 scan_pattern(const struct scan *sc, size_t i, const unsigned char **p,
