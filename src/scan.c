@@ -67,6 +67,22 @@ const char *const scan_forms[] = {
 	"json+hex (JSON-escaped, then encoded)",
 	"FORM+json... (an encoded form, then JSON-escaped)",
 	"FORM+wrapped (base64/base32/hex split by line breaks)",
+	"dump-hex>FORM (od -x -tx1..8, xxd [-e], hexdump [-C]: any grouping, "
+	    "offsets, gutters, * lines)",
+	"dump-hex-le>FORM (2/4/8-byte words, little-endian)",
+	"dump-octal>FORM (od -b)", "dump-decimal>FORM (od -tu1, -td1)",
+	"dump-char>FORM (od -c)",
+	"byte-list>FORM, byte-list-octal>FORM (arrays wrapped over lines: "
+	    "xxd -i, pprint, JSON)",
+	"uuencode>FORM (begin ... end blocks)",
+	"ascii85>FORM, base85>FORM, base85-git>FORM, z85>FORM (wrapped)",
+	"gzip>FORM", "zlib>FORM", "deflate>FORM (raw, in zip and runs)",
+	"bzip2>FORM", "xz>FORM", "zip>FORM",
+	"tar (members are stored whole: found as FORM, or inside gzip>...)",
+	"base64>FORM, hex>FORM (long runs holding a magic, text or deflate)",
+	"split (pieces of 8+ bytes, raw or in base64/hex runs, across a "
+	    "channel's segments)",
+	"dns>FORM (labels of the names looked up)",
 	NULL
 };
 
