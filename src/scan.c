@@ -2623,7 +2623,7 @@ scan_split_result(struct scan_split *sp, size_t secret,
     const struct scan_piece **v, size_t *n)
 {
 	struct split_secret *ss = &sp->ss[secret];
-	size_t slen = sp->slen[secret], reach = 0, i, k, last = SIZE_MAX;
+	size_t slen = sp->slen[secret], i, k, last = SIZE_MAX;
 	size_t *prev = NULL, *via = NULL;
 
 	*v = NULL;
@@ -2634,25 +2634,48 @@ scan_split_result(struct scan_split *sp, size_t secret,
 	if (ss->n < 2)
 		return 0;
 	/*
-	 * Greedy over the pieces in channel order: reach is the longest
-	 * prefix of the secret a chain of pieces in order covers so far;
-	 * via[reach-setting piece] is the piece whose reach it extended.
+	 * The shortest chain, over the pieces in channel order: best[i] is
+	 * the fewest pieces of a chain that ends with piece i and covers the
+	 * secret's bytes [0, end of i); prev[i] the piece before i in it. A
+	 * piece that is the whole secret takes no part (the raw form found
+	 * it). Quadratic in the pieces of one secret, at most
+	 * SCAN_SPLIT_MAX_PIECES.
 	 */
 	prev = malloc(ss->n * sizeof(*prev));
 	via = malloc(ss->n * sizeof(*via));
 	if (prev == NULL || via == NULL)
 		goto oom;
-	for (i = 0; i < ss->n && reach < slen; i++) {
+	for (i = 0; i < ss->n; i++) {
 		const struct scan_piece *p = &ss->v[i];
+		size_t end = p->secret_offset + p->length, j;
 
-		if (p->secret_offset > reach ||
-		    p->secret_offset + p->length <= reach)
+		via[i] = SIZE_MAX;	/* best[i]: unreachable */
+		prev[i] = SIZE_MAX;
+		if (p->length == slen)
 			continue;
-		prev[i] = last;
-		reach = p->secret_offset + p->length;
-		last = i;
+		if (p->secret_offset == 0) {
+			via[i] = 1;
+			continue;
+		}
+		for (j = 0; j < i; j++) {
+			const struct scan_piece *q = &ss->v[j];
+			size_t qe = q->secret_offset + q->length;
+
+			if (via[j] == SIZE_MAX || qe < p->secret_offset ||
+			    qe >= end)
+				continue;
+			if (via[j] + 1 < via[i]) {
+				via[i] = via[j] + 1;
+				prev[i] = j;
+			}
+		}
 	}
-	if (reach < slen || last == SIZE_MAX)
+	for (i = 0; i < ss->n; i++)
+		if (via[i] != SIZE_MAX && ss->v[i].secret_offset +
+		    ss->v[i].length == slen && (last == SIZE_MAX ||
+		    via[i] < via[last]))
+			last = i;
+	if (last == SIZE_MAX)
 		goto none;
 	for (k = 0, i = last; i != SIZE_MAX; i = prev[i])
 		via[k++] = i;
