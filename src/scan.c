@@ -2092,6 +2092,8 @@ scan_fd(const struct scan *sc, int fd, struct scan_result *res)
 			errno = ENOMEM;
 			goto fail;
 		}
+		res->budget |= r.budget;
+		r.budget = 0;
 		for (i = 0; i < r.n; i++) {
 			struct scan_finding f = r.v[i];
 

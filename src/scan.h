@@ -64,11 +64,11 @@ struct scan_result {
  * SCAN_DECODE_NS_MIN plus SCAN_DECODE_NS_PER_BYTE per input byte of wall
  * time. When one stops a decoder, its bit is set in scan_result.budget.
  */
-#define SCAN_DECODE_FACTOR	4
-#define SCAN_DECODE_MIN		(256u << 10)
+#define SCAN_DECODE_FACTOR	2
+#define SCAN_DECODE_MIN		(64u << 10)
 #define SCAN_DECODE_DEPTH	4
-#define SCAN_DECODE_NS_MIN	5000000u	/* 5 ms */
-#define SCAN_DECODE_NS_PER_BYTE	6
+#define SCAN_DECODE_NS_MIN	1000000u	/* 1 ms */
+#define SCAN_DECODE_NS_PER_BYTE	4
 
 #define SCAN_BUDGET_BYTES	0x1	/* a decoder's output was cut */
 #define SCAN_BUDGET_DEPTH	0x2	/* a region was too deep to decode */

@@ -43,6 +43,9 @@
 #define MAX_LINE_BYTES	256		/* bytes one dump line may hold */
 #define OUT_CHUNK	(64u << 10)
 
+static signed char hexv[256];		/* hex digit values, or -1 */
+static void	tables_init(void);
+
 /* ---------------------------------------------------------------- */
 /* Interned form names. */
 
@@ -136,11 +139,13 @@ oom:
 	return -1;
 }
 
-static void
+static inline void
 out_byte(struct out *o, unsigned v, size_t src)
 {
-	if (out_grow(o, 1, 1) != 0)
-		return;
+	if (o->n >= o->cap || o->bg->left == 0) {
+		if (out_grow(o, 1, 1) != 0)
+			return;
+	}
 	o->p[o->n] = (unsigned char)v;
 	o->map[o->n] = src;
 	o->n++;
@@ -350,7 +355,7 @@ parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
 		if (p >= dend || buf[p] == '|')
 			break;
 		t = p;
-		while (t < dend && hexval(buf[t]) >= 0)
+		while (t < dend && hexv[buf[t]] >= 0)
 			t++;
 		if (t == p || (t < dend && !is_blank(buf[t]) &&
 		    buf[t] != '|') || (t - p) % 2 != 0 || nl == MAX_LINE_BYTES)
@@ -378,8 +383,35 @@ parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
 			size_t j = st->interp == I_HEXLE ? nb - 1 - k : k;
 			const unsigned char *d = buf + tok[i] + 2 * j;
 
-			out_byte(o, (unsigned)(hexval(d[0]) << 4 | hexval(d[1])),
+			out_byte(o, (unsigned)(hexv[d[0]] << 4 | hexv[d[1]]),
 			    tok[i] + 2 * j);
+		}
+	}
+	/*
+	 * A gutter (xxd's after the data, hexdump -C's between bars) shows
+	 * the bytes: the reading whose bytes it does not show is not this
+	 * dump's (xxd's 2-byte groups are big-endian, xxd -e's little).
+	 */
+	if (st->lines == 0 && o->n > before) {
+		const unsigned char *g = NULL;
+		size_t gl = 0, q;
+
+		if (colon && dend < le) {
+			for (q = dend; q < le && is_blank(buf[q]); q++)
+				;
+			g = buf + q;
+			gl = le - q;
+		} else if (p < le && buf[p] == '|') {
+			g = buf + p + 1;
+			gl = le - p - 1;
+		}
+		if (g != NULL && gl >= o->n - before) {
+			for (q = 0; q < o->n - before; q++) {
+				unsigned b = o->p[before + q];
+
+				if (b >= 0x20 && b < 0x7f ? g[q] != b : g[q] != '.')
+					return LINE_BAD;
+			}
 		}
 	}
 	st->last_from = before;
@@ -987,6 +1019,10 @@ try_magic(const struct scan *sc, const unsigned char *buf, size_t n,
 		bg->hit |= SCAN_BUDGET_DEPTH;
 		return 0;
 	}
+	if (bg->left == 0) {
+		bg->hit |= SCAN_BUDGET_BYTES;
+		return 0;
+	}
 	if (scan_budget_late(bg))
 		return 0;
 	if (strcmp(name, "gzip") == 0)
@@ -1031,6 +1067,7 @@ try_magic(const struct scan *sc, const unsigned char *buf, size_t n,
 static signed char b64v[256];
 static unsigned char runch[256];	/* base64 (both), '=' */
 static unsigned char hexch[256];
+static unsigned char magic_first[256];	/* a compressed stream's byte 0 */
 static signed char hexv[256];
 
 static void
@@ -1045,6 +1082,8 @@ tables_setup(void)
 		b64v[(unsigned char)al[i]] = (signed char)i;
 	b64v['-'] = 62;
 	b64v['_'] = 63;
+	magic_first[0x1f] = magic_first[0x78] = magic_first['B'] = 1;
+	magic_first[0xfd] = magic_first['P'] = 1;
 	for (i = 0; i < 256; i++) {
 		runch[i] = b64v[i] >= 0 || i == '=';
 		hexch[i] = hexval((unsigned)i) >= 0;
@@ -1364,54 +1403,102 @@ on_line(struct pass *ps, size_t ls)
 	return 0;
 }
 
-static int
-on_ctrl(struct pass *ps, size_t p)
+/* Bit k set when p[k] may start a compressed stream (magic_first). */
+static unsigned
+magic_mask(const unsigned char *p, size_t k)
 {
-	size_t q, r;
+	unsigned m = 0;
+	size_t j;
 
-	q = p > 64 ? p - 64 : 0;
+#ifdef __SSE2__
+	if (k == 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+		return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(
+		    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x1f)),
+		    _mm_cmpeq_epi8(v, _mm_set1_epi8(0x78))),
+		    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('B')),
+		    _mm_cmpeq_epi8(v, _mm_set1_epi8('P')))),
+		    _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xfd))));
+	}
+#endif
+	for (j = 0; j < k; j++)
+		if (magic_first[p[j]])
+			m |= 1u << j;
+	return m;
+}
+
+/*
+ * A control byte in [i, i + k): any magic from 64 bytes before it (or
+ * the floor) to the end of the window is tried. Each byte is looked at
+ * once: the floor moves past what was looked at or decoded.
+ */
+static int
+on_ctrl(struct pass *ps, size_t i, size_t k)
+{
+	size_t q, end = i + k, r, w;
+	unsigned m;
+
+	q = i > 64 ? i - 64 : 0;
 	if (q < ps->magic_floor)
 		q = ps->magic_floor;
-	for (; q <= p && q < ps->n; q++) {
-		unsigned c = ps->buf[q];
+	while (q < end) {
+		w = end - q < 16 ? end - q : 16;
+		m = magic_mask(ps->buf + q, w);
+		while (m != 0) {
+			size_t at = q + (size_t)__builtin_ctz(m);
 
-		if (c != 0x1f && c != 0x78 && c != 'B' && c != 0xfd && c != 'P')
-			continue;
-		r = try_magic(ps->sc, ps->buf, ps->n, q, ps->depth, ps->bg,
-		    ps->res);
-		if (r == LINE_BAD)
-			return -1;
-		if (r > 0) {
-			ps->magic_floor = q + r;
-			return 0;
+			m &= m - 1;
+			r = try_magic(ps->sc, ps->buf, ps->n, at, ps->depth, ps->bg,
+			    ps->res);
+			if (r == LINE_BAD)
+				return -1;
+			if (r > 1) {
+				ps->magic_floor = at + r;
+				return 0;
+			}
 		}
+		q += w;
 	}
-	if (p + 1 > ps->magic_floor)
-		ps->magic_floor = p + 1;
+	if (end > ps->magic_floor)
+		ps->magic_floor = end;
 	return 0;
 }
 
+/*
+ * The window of k bytes at i: lm has a bit for each '\n' or NUL that
+ * starts a line worth trying (the byte after it is not a control byte: no
+ * dump line starts so), ctrl is set when the window holds a control byte
+ * (a magic may lie before it).
+ */
 static int
-is_ctrl(unsigned c)
-{
-	return c < 0x20 && c != '\t' && c != '\n' && c != '\r';
-}
-
-/* The events of bytes [i, i + k): line starts and control bytes. */
-static int
-events(struct pass *ps, size_t i, size_t k)
+events(struct pass *ps, size_t i, size_t k, unsigned lm, int ctrl)
 {
 	size_t j;
 
-	for (j = i; j < i + k; j++) {
-		unsigned c = ps->buf[j];
-
-		if ((c == '\n' || c == '\0') && on_line(ps, j + 1) != 0)
-			return -1;
-		if (is_ctrl(c) && j >= ps->magic_floor && on_ctrl(ps, j) != 0)
+	while (lm != 0) {
+		j = i + (size_t)__builtin_ctz(lm);
+		lm &= lm - 1;
+		if (on_line(ps, j + 1) != 0)
 			return -1;
 	}
+	if (ctrl && i + k > ps->magic_floor && on_ctrl(ps, i, k) != 0)
+		return -1;
 	return 0;
+}
+
+/* events() for one byte (the scalar tail). */
+static int
+events1(struct pass *ps, size_t i)
+{
+	unsigned c = ps->buf[i];
+	unsigned lm = 0;
+
+	if ((c == '\n' || c == '\0') && i + 1 < ps->n &&
+	    (ps->buf[i + 1] >= 0x20 || ps->buf[i + 1] == '\t'))
+		lm = 1;
+	return events(ps, i, 1, lm, c < 0x20 && c != '\t' && c != '\n' &&
+	    c != '\r');
 }
 
 int
@@ -1433,16 +1520,37 @@ decode_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 		return -1;
 #ifdef __SSE2__
 	{
-		const __m128i c1f = _mm_set1_epi8(0x1f);
+		const __m128i c1f = _mm_set1_epi8(0x1f), nl = _mm_set1_epi8('\n');
+		const __m128i tab = _mm_set1_epi8('\t'), cr = _mm_set1_epi8('\r');
 		for (; i + 16 <= len; i += 16) {
 			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)
 			    (buf + i));
 			unsigned hm;
 
 			/* bytes below 0x20: line breaks, NULs, control bytes */
-			if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, c1f),
-			    v)) != 0 && events(&ps, i, 16) != 0)
-				goto fail;
+			unsigned em = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			    _mm_min_epu8(v, c1f), v));
+
+			if (em != 0) {
+				__m128i nlz = _mm_or_si128(_mm_cmpeq_epi8(v, nl),
+				    _mm_cmpeq_epi8(v, _mm_setzero_si128()));
+				unsigned lm = (unsigned)_mm_movemask_epi8(nlz);
+				unsigned ws = (unsigned)_mm_movemask_epi8(
+				    _mm_or_si128(_mm_cmpeq_epi8(v, nl),
+				    _mm_or_si128(_mm_cmpeq_epi8(v, tab),
+				    _mm_cmpeq_epi8(v, cr))));
+				unsigned after = em >> 1;
+
+				/* byte 16 is the next window's first */
+				if (i + 16 < len && buf[i + 16] < 0x20 &&
+				    buf[i + 16] != '\t')
+					after |= 0x8000;
+				if (i + 16 >= len)
+					after |= 0x8000;
+				lm &= ~after;
+				if (events(&ps, i, 16, lm, (em & ~ws) != 0) != 0)
+					goto fail;
+			}
 			/* every other window: all base64 characters? */
 			if ((i & 16) != 0 || i < ps.run_floor)
 				continue;
@@ -1457,7 +1565,7 @@ decode_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 	}
 #endif
 	for (; i < len; i++) {
-		if (events(&ps, i, 1) != 0)
+		if (buf[i] < 0x20 && events1(&ps, i) != 0)
 			goto fail;
 		/* no run check here: a run worth decoding spans a window */
 	}
