@@ -1981,6 +1981,7 @@ scan_buffer(const struct scan *sc, const void *data, size_t len,
 	bg.deadline = scan_now() + SCAN_DECODE_NS_MIN +
 	    (uint64_t)len * SCAN_DECODE_NS_PER_BYTE;
 	bg.hit = 0;
+	bg.calls = 0;
 	rc = scan_at(sc, data, len, 0, &bg, res);
 	res->budget |= bg.hit;
 	return rc;

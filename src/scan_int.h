@@ -21,11 +21,12 @@
 struct scan_budget {
 	size_t		left;		/* decoded bytes still allowed */
 	unsigned	maxdepth;
-	uint64_t	deadline;	/* CLOCK_MONOTONIC, nanoseconds */
+	uint64_t	deadline;	/* thread CPU time, nanoseconds */
 	unsigned	hit;		/* SCAN_BUDGET_* */
+	unsigned	calls;		/* of scan_budget_late */
 };
 
-/* Nanoseconds on the monotonic clock. */
+/* Nanoseconds of the calling thread's CPU time. */
 uint64_t	 scan_now(void);
 
 /* Has the budget's time run out? Sets the hit bit when it has. */
