@@ -30,6 +30,8 @@
  * Files are read in chunks into one buffer (scan_fd): mapping a large
  * file costs a TLB miss per page, more than the scan itself.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -2070,11 +2072,20 @@ scan_fd(const struct scan *sc, int fd, struct scan_result *res)
 	size_t chunk = carry * 4 > (512u << 10) ? carry * 4 : (512u << 10);
 	size_t cap = chunk + 2 * carry, have = 0, own = 0, limit, keep, i;
 	unsigned long long base = 0;
-	unsigned char *buf = malloc(cap);
+	unsigned char *buf;
 	int eof = 0, e;
 	ssize_t got;
+	struct stat st;
 
-	if (buf == NULL)
+	/*
+	 * A regular file up to SCAN_FD_WHOLE is read whole, so a compressed
+	 * or encoded region is decoded whole, not cut at a chunk's end.
+	 */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+	    (unsigned long long)st.st_size <= SCAN_FD_WHOLE &&
+	    (size_t)st.st_size + 1 > cap)
+		cap = (size_t)st.st_size + 1;
+	if ((buf = malloc(cap)) == NULL)
 		return -1;
 	for (;;) {
 		while (have < cap && !eof) {

@@ -106,12 +106,16 @@ int	 scan_buffer(const struct scan *sc, const void *buf, size_t len,
 void	 scan_result_free(struct scan_result *res);
 
 /*
- * The same over everything read from fd (to its end), in chunks: the
+ * The same over everything read from fd (to its end), in chunks (a
+ * regular file up to SCAN_FD_WHOLE in one): the
  * findings are those scan_buffer would give for the whole contents,
  * offsets from where reading began. Returns 0, or -1 with errno set (a
  * read error, or ENOMEM); res keeps what was found before the error.
  */
 int	 scan_fd(const struct scan *sc, int fd, struct scan_result *res);
+
+/* Regular files up to this size are read and scanned whole by scan_fd. */
+#define SCAN_FD_WHOLE	(16u << 20)
 
 /*
  * For each secret, the longest substring (at least the compiled minimum)

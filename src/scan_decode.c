@@ -1235,6 +1235,23 @@ run_mask16(const unsigned char *p, unsigned *hexmask)
 }
 #endif
 
+/* Decodes the first bytes of the run at s into probe; returns how many. */
+static size_t
+probe_at(const unsigned char *buf, size_t s, size_t e, int hex,
+    unsigned char probe[48], struct scan_budget *bg)
+{
+	struct scan_budget pb = *bg;
+	struct out po;
+
+	memset(&po, 0, sizeof(po));
+	po.p = probe;
+	po.cap = 48;
+	pb.left = 48;
+	po.bg = &pb;
+	run_decode(buf, s, e, hex, &po, 48);
+	return po.n;
+}
+
 /*
  * The base64 or hex run around the all-run window at i (not before
  * floor): decoded and scanned when long enough and its first bytes are a
@@ -1248,10 +1265,11 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 {
 	size_t s = i, e = i, count = 0, t;
 	struct out o, z;
-	int hex = 1, rc = 0, kind;
+	int hex = 1, rc = 0, kind = 0;
 	unsigned char probe[48];
 	struct out po;
 
+	memset(&po, 0, sizeof(po));
 	while (s > floor && runch[buf[s - 1]])
 		s--;
 	while (e < n) {
@@ -1284,24 +1302,40 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 	if (count < MIN_RUN)
 		return e;
 	/* the first bytes decide */
-	memset(&po, 0, sizeof(po));
-	po.p = probe;
-	po.cap = sizeof(probe);
-	{
-		struct scan_budget pb = *bg;
-
-		pb.left = sizeof(probe);
-		po.bg = &pb;
-		run_decode(buf, s, e, hex, &po, sizeof(probe));
-	}
+	po.n = probe_at(buf, s, e, hex, probe, bg);
 	if (has_magic(probe, po.n))
 		kind = 1;
 	else if (printable(probe, po.n))
 		kind = 2;
-	else if (!hex)
-		kind = 3;	/* maybe raw deflate */
-	else
+	else if (hex)
 		return e;
+	else {
+		/*
+		 * Letters glued before a compressed stream's base64
+		 * ("lorH4sI..."): the run from the magic's digits.
+		 */
+		static const char *const mag[] = { "H4sI", "eJ", "eNo", "eAE",
+		    "eF4", "QlpoO", "/Td6WFo", "UEsDB" };
+		unsigned char p2[sizeof(probe)];
+		size_t m, q, n2;
+
+		kind = 3;	/* else maybe raw deflate */
+		for (q = s + 1; kind == 3 && q < s + 16 && q + 8 < e; q++) {
+			unsigned c = buf[q];
+
+			if (c != 'H' && c != 'e' && c != 'Q' && c != '/' &&
+			    c != 'U')
+				continue;
+			for (m = 0; m < sizeof(mag) / sizeof(mag[0]); m++)
+				if (memcmp(buf + q, mag[m], strlen(mag[m])) == 0 &&
+				    (n2 = probe_at(buf, q, e, 0, p2, bg)) > 0 &&
+				    has_magic(p2, n2)) {
+					s = q;
+					kind = 1;
+					break;
+				}
+		}
+	}
 	if (kind == 3) {
 		/* raw deflate must get through the probe without an error */
 		z_stream zs;

@@ -620,6 +620,57 @@ out:
 	scan_free(sc);
 }
 
+/*
+ * A file with a gzip | base64 region across scan_fd's 512 KiB chunks:
+ * a regular file is read whole, so the region decodes whole.
+ */
+static void
+test_fd_whole(void)
+{
+	static const char *const gz[] = { "gzip", "-c", NULL };
+	static const char *const b64[] = { "base64", NULL };
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct scan_result r = { 0 };
+	struct str t = { 0 }, out = { 0 };
+	char a[96], b[96], c[96];
+	unsigned x = 99;
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < 1200000; i++) {
+		x = x * 1103515245 + 12345;
+		put(&t, "0123456789abcdef" + ((x >> 16) & 15), 1);
+	}
+	puts_(&t, " " S1 "\n");
+	snprintf(a, sizeof(a), "%s/big", tmpdir);
+	snprintf(b, sizeof(b), "%s/big.gz", tmpdir);
+	snprintf(c, sizeof(c), "%s/big.b64", tmpdir);
+	write_file(a, t.p, t.n);
+	if (run(gz, a, b) != 0 || run(b64, b, c) != 0 ||
+	    read_file(c, &out) != 0) {
+		ok(1, "scan_fd whole # SKIP no gzip or base64");
+		goto out;
+	}
+	f = fopen(a, "wb");
+	for (i = 0; i < 400000; i++)
+		fputc("lorem ipsum \n"[i % 13], f);
+	fwrite(out.p, 1, out.n, f);
+	fclose(f);
+	f = fopen(a, "rb");
+	if (scan_fd(sc, fileno(f), &r) != 0)
+		abort();
+	fclose(f);
+	if (!ok(r.n == 1 && strcmp(r.v[0].form, "base64>gzip>raw") == 0 &&
+	    r.v[0].offset == 400000, "scan_fd: a %zu-byte gzip | base64 "
+	    "region across chunks, decoded whole", out.n))
+		dump(&r);
+out:
+	scan_result_free(&r);
+	free(t.p);
+	free(out.p);
+	scan_free(sc);
+}
+
 /* ---- pieces ---- */
 
 static int
@@ -761,6 +812,7 @@ main(void)
 	test_literals();
 	test_unrelated();
 	test_budgets();
+	test_fd_whole();
 	test_split();
 	test_dns();
 	{
