@@ -64,7 +64,8 @@ const char *const scan_forms[] = {
 	"hex", "hex-upper", "hex-sep", "hex-escape", "hex-0x",
 	"percent", "percent-lower", "percent-js", "percent-uri",
 	"percent-plus", "percent-form", "percent-all", "percent-all-lower",
-	"html", "quoted-printable", "rot13", "reversed", "reversed-bytes",
+	"html", "html-entities (every character as &#N; or &#xH;)",
+	"quoted-printable", "rot13", "reversed", "reversed-bytes",
 	"utf16le", "utf16be", "json+base64@0..2", "json+base64url@0..2",
 	"json+hex (JSON-escaped, then encoded)",
 	"FORM+json... (an encoded form, then JSON-escaped)",
@@ -392,6 +393,21 @@ enc_html(struct buf *out, const unsigned char *s, size_t n, const char *apos)
 		case '\'': buf_puts(out, apos); break;
 		default: buf_putc(out, s[i]); break;
 		}
+	}
+}
+
+/* Every character as &#N; (or &#xH; with hex). s must be valid UTF-8. */
+static void
+enc_entities(struct buf *out, const unsigned char *s, size_t n, int hex)
+{
+	size_t i = 0;
+	uint32_t cp;
+	char t[16];
+
+	while (i < n) {
+		i += utf8_next(s, n, i, &cp);
+		snprintf(t, sizeof(t), hex ? "&#x%x;" : "&#%u;", (unsigned)cp);
+		buf_puts(out, t);
 	}
 }
 
@@ -1318,6 +1334,13 @@ gen_secret(struct scan *sc, size_t idx)
 	enc_percent(&b, s, n, NULL, 0, 0);
 	ADD("percent-all-lower");
 
+	/* every character as a numeric HTML entity (UTF-8 decoded) */
+	if (utf8_valid(s, n)) {
+		enc_entities(&b, s, n, 0);
+		ADD("html-entities");
+		enc_entities(&b, s, n, 1);
+		ADD("html-entities");
+	}
 	enc_html(&b, s, n, "&#39;");
 	ADD("html");
 	enc_html(&b, s, n, "&#x27;");
