@@ -1301,6 +1301,13 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 	}
 	if (count < MIN_RUN)
 		return e;
+	/*
+	 * Hex: text starts with a digit pair from 09 to 7e, a magic with
+	 * 1f, 78, 42, fd or 50; a hash or an id with anything else.
+	 */
+	if (hex && !((buf[s] >= '2' && buf[s] <= '7') || buf[s] == '0' ||
+	    buf[s] == '1' || (buf[s] | 0x20) == 'f'))
+		return e;
 	/* the first bytes decide */
 	po.n = probe_at(buf, s, e, hex, probe, bg);
 	if (has_magic(probe, po.n))
