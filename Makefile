@@ -1,6 +1,7 @@
 # leakbench: build, test, run.
 #
-#   make                 ./leakbench, and the servers build/default/lb-model, lb-proxy
+#   make                 ./leakbench, and the servers build/default/lb-model,
+#                        lb-proxy, lb-net, lb-trap
 #   make test            all test tiers under ASan+UBSan; ends with "N passed, N failed"
 #   make run             the built-in suite against every subject, offline
 #   make bench           benchmarks; figures on stdout
@@ -33,6 +34,8 @@ endif
 CORE_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
 MODEL_SRC := $(filter-out src/model/main.c,$(wildcard src/model/*.c))
 PROXY_SRC := $(filter-out src/proxy/main.c,$(wildcard src/proxy/*.c))
+NET_SRC   := $(filter-out src/net/main.c,$(wildcard src/net/*.c))
+TRAP_SRC  := $(filter-out src/trap/main.c,$(wildcard src/trap/*.c))
 LUA_SRC   := $(sort $(wildcard src/lua/*.lua))
 UNIT_SRC  := $(wildcard spec/unit/test_*.c)
 
@@ -40,12 +43,16 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 CORE_OBJ  := $(call obj,$(CORE_SRC)) $(BUILD)/obj/gen/embedded.o
 MODEL_OBJ := $(call obj,$(MODEL_SRC))
 PROXY_OBJ := $(call obj,$(PROXY_SRC))
+NET_OBJ   := $(call obj,$(NET_SRC))
+TRAP_OBJ  := $(call obj,$(TRAP_SRC))
 LIB       := $(BUILD)/libleakbench.a
 UNIT_BIN  := $(patsubst spec/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 
 all: leakbench servers
 SERVERS := $(if $(wildcard src/model/main.c),$(BUILD)/lb-model) \
-           $(if $(wildcard src/proxy/main.c),$(BUILD)/lb-proxy)
+           $(if $(wildcard src/proxy/main.c),$(BUILD)/lb-proxy) \
+           $(if $(wildcard src/net/main.c),$(BUILD)/lb-net) \
+           $(if $(wildcard src/trap/main.c),$(BUILD)/lb-trap)
 servers: $(SERVERS)
 .PHONY: all servers test check run bench fuzz clean images
 
@@ -56,7 +63,7 @@ else
 leakbench: $(BUILD)/leakbench
 endif
 
-$(LIB): $(CORE_OBJ) $(MODEL_OBJ) $(PROXY_OBJ)
+$(LIB): $(CORE_OBJ) $(MODEL_OBJ) $(PROXY_OBJ) $(NET_OBJ) $(TRAP_OBJ)
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
@@ -69,6 +76,14 @@ $(BUILD)/lb-model: $(BUILD)/obj/src/model/main.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/lb-proxy: $(BUILD)/obj/src/proxy/main.o $(LIB)
+	@echo "  LD    $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/lb-net: $(BUILD)/obj/src/net/main.o $(LIB)
+	@echo "  LD    $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/lb-trap: $(BUILD)/obj/src/trap/main.o $(LIB)
 	@echo "  LD    $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -5,6 +5,7 @@
  * capped (FS_MAX_DEPTH) so a hostile tree cannot exhaust descriptors.
  */
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -332,6 +333,296 @@ fail:
 	close(fd);
 	free(buf);
 	set_err(err, errlen, "cannot read", path, e);
+	return NULL;
+}
+
+/* Not errno values: reasons of our own for fs_read_beneath's messages. */
+#define FS_ENOTREG	(-2)
+#define FS_EDOTDOT	(-3)
+
+static void
+set_beneath_err(char *err, size_t errlen, const char *root, const char *rel,
+    int e)
+{
+	const char *why = e == ELOOP ? "is a symbolic link" :
+	    e == FS_ENOTREG ? "not a regular file" :
+	    e == FS_EDOTDOT ? "leaves its directory" : strerror(e);
+
+	snprintf(err, errlen, "cannot read '%s%s%s': %s", root,
+	    *rel ? "/" : "", rel, why);
+}
+
+/*
+ * Opens the directory root/dirpart-of-rel without following a link in
+ * rel, and points *last at rel's last component. Returns the descriptor
+ * or -1 with *e set (errno, FS_EDOTDOT).
+ */
+static int
+open_parent_beneath(const char *root, const char *rel, const char **last,
+    int *e)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = rel, *q;
+	size_t n;
+	int fd, nfd;
+
+	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		*e = errno;
+		return -1;
+	}
+	for (;;) {
+		while (*p == '/')
+			p++;
+		q = strchr(p, '/');
+		n = q ? (size_t)(q - p) : strlen(p);
+		while (q && q[1] == '/')
+			q++;
+		if (q == NULL || q[1] == '\0')
+			break;		/* p is the last component */
+		if (n > NAME_MAX) {
+			*e = ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		if (strcmp(comp, "..") == 0) {
+			*e = FS_EDOTDOT;
+			goto fail;
+		}
+		if (strcmp(comp, ".") != 0) {
+			nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			if (nfd == -1) {
+				struct stat st;
+
+				/* Linux says ENOTDIR for a link here */
+				*e = errno;
+				if (*e == ENOTDIR && fstatat(fd, comp, &st,
+				    AT_SYMLINK_NOFOLLOW) == 0)
+					*e = S_ISLNK(st.st_mode) ? ELOOP :
+					    ENOTDIR;
+				goto fail;
+			}
+			close(fd);
+			fd = nfd;
+		}
+		p = q + 1;
+	}
+	*last = p;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+char *
+fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
+    struct fs_read_info *info, char *err, size_t errlen)
+{
+	char name[NAME_MAX + 1], *buf = NULL, *nb, probe;
+	size_t n = 0, size = 0, want;
+	const char *last;
+	struct stat st;
+	ssize_t r;
+	int dfd, fd = -1, e = 0;
+
+	if ((dfd = open_parent_beneath(root, rel, &last, &e)) == -1)
+		goto fail;
+	want = strcspn(last, "/");
+	if (want == 0 || want > NAME_MAX) {
+		e = want ? ENAMETOOLONG : EISDIR;
+		goto fail;
+	}
+	memcpy(name, last, want);
+	name[want] = '\0';
+	if (strcmp(name, "..") == 0) {
+		e = FS_EDOTDOT;
+		goto fail;
+	}
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+		e = errno;
+		goto fail;
+	}
+	if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
+		e = S_ISLNK(st.st_mode) ? ELOOP : FS_ENOTREG;
+		goto fail;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC);
+	if (fd == -1 || fstat(fd, &st) == -1) {
+		e = errno;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		e = FS_ENOTREG;	/* swapped since the fstatat */
+		goto fail;
+	}
+	info->size = st.st_size;
+	info->mode = st.st_mode & 07777;
+	info->truncated = 0;
+	for (;;) {
+		if (buf == NULL || n + 1 >= size) {
+			size_t ns = size ? size * 2 : 65536;
+
+			if (ns > max + 1)
+				ns = max + 1;
+			if (ns <= size)
+				break;		/* n == max: the cap */
+			if ((nb = realloc(buf, ns)) == NULL) {
+				e = ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+			size = ns;
+		}
+		r = read(fd, buf + n, size - n - 1);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1) {
+			e = errno;
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n == max) {
+		while ((r = read(fd, &probe, 1)) == -1 && errno == EINTR)
+			;
+		info->truncated = r > 0;
+	}
+	close(fd);
+	close(dfd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+fail:
+	if (fd != -1)
+		close(fd);
+	if (dfd != -1)
+		close(dfd);
+	free(buf);
+	set_beneath_err(err, errlen, root, rel, e);
+	return NULL;
+}
+
+struct walk {
+	char	**names;
+	size_t	 n, cap, max;
+};
+
+/* Adds the regular files below the directory open at fd (prefix/...). */
+static int
+walk_beneath(struct walk *w, int fd, const char *prefix, int depth)
+{
+	char **names, *sub, **nn;
+	struct stat st;
+	size_t n, i;
+	int sfd, rc = 0;
+
+	if (depth > FS_MAX_DEPTH)
+		return 0;
+	if ((names = list_fd(fd, &n)) == NULL)
+		return -1;
+	for (i = 0; i < n && rc == 0 && w->n < w->max; i++) {
+		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
+			continue;
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+			continue;	/* links, devices, FIFOs, sockets */
+		sub = *prefix ? join(prefix, names[i]) : strdup(names[i]);
+		if (sub == NULL) {
+			errno = ENOMEM;
+			rc = -1;
+			break;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			sfd = openat(fd, names[i], O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			if (sfd != -1) {
+				rc = walk_beneath(w, sfd, sub, depth + 1);
+				close(sfd);
+				if (rc == -1 && errno != ENOMEM)
+					rc = 0;	/* unreadable: skipped */
+			}
+			free(sub);
+			continue;
+		}
+		if (w->n + 2 > w->cap) {
+			size_t cap = w->cap ? 2 * w->cap : 32;
+
+			if ((nn = realloc(w->names, cap * sizeof(*nn))) == NULL) {
+				free(sub);
+				errno = ENOMEM;
+				rc = -1;
+				break;
+			}
+			w->names = nn;
+			w->cap = cap;
+		}
+		w->names[w->n++] = sub;
+		w->names[w->n] = NULL;
+	}
+	fs_free_list(names);
+	return rc;
+}
+
+char **
+fs_files_beneath(const char *root, const char *rel, size_t max_files,
+    size_t *n, char *err, size_t errlen)
+{
+	struct walk w = { NULL, 0, 0, max_files };
+	const char *last = "";
+	struct stat st;
+	int dfd = -1, fd, e = 0;
+
+	if (*rel == '\0') {
+		if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+			e = errno;
+	} else if ((dfd = open_parent_beneath(root, rel, &last, &e)) == -1) {
+		fd = -1;
+	} else {
+		char name[NAME_MAX + 1];
+		size_t k = strcspn(last, "/");
+
+		if (k == 0 || k > NAME_MAX || (k == 2 && last[0] == '.' &&
+		    last[1] == '.')) {
+			e = k > NAME_MAX ? ENAMETOOLONG : FS_EDOTDOT;
+			fd = -1;
+		} else {
+			memcpy(name, last, k);
+			name[k] = '\0';
+			fd = openat(dfd, name, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			if (fd == -1) {
+				e = errno;
+				if (fstatat(dfd, name, &st,
+				    AT_SYMLINK_NOFOLLOW) == 0 &&
+				    S_ISLNK(st.st_mode))
+					e = ELOOP;
+			}
+		}
+		close(dfd);
+	}
+	if (fd == -1)
+		goto fail;
+	if (walk_beneath(&w, fd, "", 0) == -1) {
+		e = errno;
+		close(fd);
+		goto fail;
+	}
+	close(fd);
+	if (w.names == NULL && (w.names = calloc(1, sizeof(*w.names))) == NULL) {
+		e = ENOMEM;
+		goto fail;
+	}
+	qsort(w.names, w.n, sizeof(*w.names), cmp_names);
+	*n = w.n;
+	return w.names;
+fail:
+	fs_free_list(w.names);
+	set_beneath_err(err, errlen, root, rel, e);
+	if (strncmp(err, "cannot read", 11) == 0)
+		memcpy(err, "cannot list", 11);
 	return NULL;
 }
 

@@ -32,6 +32,39 @@ int	 fs_write_file(const char *path, const void *data, size_t len,
 /* The whole file, malloc'd (caller frees; NUL-terminated), or NULL. */
 char	*fs_read_file(const char *path, size_t *len, char *err, size_t errlen);
 
+/*
+ * Reading files a hostile party made (evidence, a scenario's lb.file):
+ * root is the caller's own directory and is followed; every component of
+ * rel is opened with O_NOFOLLOW, ".." is refused, and the last one must be
+ * a regular file (checked with fstatat before it is opened, and with fstat
+ * after, O_NONBLOCK: a FIFO, device or socket is never read). At most max
+ * bytes are read: a sparse 1 TB file costs max.
+ */
+struct fs_read_info {
+	off_t	 size;		/* st_size */
+	mode_t	 mode;		/* permission bits */
+	int	 truncated;	/* the file holds more than max bytes */
+};
+
+/*
+ * The first max bytes of root/rel, malloc'd and NUL-terminated (caller
+ * frees), *len their count, info filled; or NULL with err: "cannot read
+ * 'root/rel': is a symbolic link" (also for a link on the way), "...: not
+ * a regular file", "...: leaves its directory", or strerror.
+ */
+char	*fs_read_beneath(const char *root, const char *rel, size_t max,
+	    size_t *len, struct fs_read_info *info, char *err, size_t errlen);
+
+/*
+ * The regular files below root/rel, as sorted paths relative to it: a
+ * list for fs_free_list, or NULL with err. rel itself (the root of the
+ * walk) is reached without following a link, like everything below it:
+ * links, devices, FIFOs and sockets are skipped, not followed; at most
+ * max_files names and FS_MAX_DEPTH levels.
+ */
+char	**fs_files_beneath(const char *root, const char *rel,
+	    size_t max_files, size_t *n, char *err, size_t errlen);
+
 /* Lowercase hex SHA-256 of data into hex (65 bytes). 0 or -1. */
 int	 fs_sha256(const void *data, size_t len, char hex[65]);
 

@@ -31,6 +31,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -824,6 +826,7 @@ http_reason(int status)
 	case 503: return "Service Unavailable";
 	case 504: return "Gateway Timeout";
 	case 505: return "HTTP Version Not Supported";
+	case 507: return "Insufficient Storage";
 	case 529: return "Overloaded";
 	default: return "Unknown";
 	}
@@ -915,6 +918,41 @@ split_addr(const char *addr, char *host, size_t hostlen, char *port,
 	return 0;
 }
 
+/*
+ * Listens on a Unix socket at PATH: an old socket there is replaced, and the
+ * new one is made mode 0666, since who may connect is decided by where its
+ * directory is mounted (the two sides of one hop), not by uids, which differ
+ * between rootful and rootless podman.
+ */
+static int
+listen_unix(const char *addr, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	struct stat st;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (*path == '\0' || strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "cannot listen on '%s': path too long "
+		    "or empty", addr);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		(void)unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    chmod(path, 0666) < 0 || listen(fd, SOMAXCONN) < 0) {
+		snprintf(err, errlen, "cannot listen on '%s': %s", addr,
+		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int
 http_listen(const char *addr, int *port_out, char *err, size_t errlen)
 {
@@ -924,6 +962,11 @@ http_listen(const char *addr, int *port_out, char *err, size_t errlen)
 	socklen_t sl = sizeof(ss);
 	int any, fd = -1, on = 1, rc, saved = 0;
 
+	if (strncmp(addr, "unix:", 5) == 0) {
+		if (port_out != NULL)
+			*port_out = 0;
+		return listen_unix(addr, addr + 5, err, errlen);
+	}
 	if (split_addr(addr, host, sizeof(host), port, sizeof(port),
 	    &any) < 0) {
 		snprintf(err, errlen, "cannot listen on '%s': expected "
@@ -975,10 +1018,55 @@ http_listen(const char *addr, int *port_out, char *err, size_t errlen)
 	return fd;
 }
 
+void
+http_listen_name(const char *addr, int port, char *out, size_t outlen)
+{
+	const char *colon = strrchr(addr, ':');
+	int hl = colon ? (int)(colon - addr) : 0;
+
+	if (strncmp(addr, "unix:", 5) == 0)
+		snprintf(out, outlen, "%s", addr);
+	else
+		snprintf(out, outlen, "%.*s:%d", hl, addr, port);
+}
+
+int	(*http_thread_create)(pthread_t *, const pthread_attr_t *,
+	    void *(*)(void *), void *) = pthread_create;
+
+/* The connection slots of one http_serve_max loop. */
+struct slots {
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 freed;
+	int			 used, max;	/* max 0: no cap */
+	int			 done;		/* the loop returned */
+};
+
+/* Frees the slots once the loop has returned and no thread holds one. */
+static void
+slots_drop(struct slots *sl, int give_back)
+{
+	int last;
+
+	pthread_mutex_lock(&sl->mu);
+	sl->used -= give_back;
+	if (give_back)
+		pthread_cond_signal(&sl->freed);
+	else
+		sl->done = 1;
+	last = sl->done && sl->used == 0;
+	pthread_mutex_unlock(&sl->mu);
+	if (last) {
+		pthread_cond_destroy(&sl->freed);
+		pthread_mutex_destroy(&sl->mu);
+		free(sl);
+	}
+}
+
 struct serve_arg {
 	struct http_conn	*conn;
 	http_handler		*handler;
 	void			*ctx;
+	struct slots		*slots;
 };
 
 static void *
@@ -991,7 +1079,29 @@ serve_thread(void *p)
 	close(a.conn->fd);
 	free(a.conn->buf);
 	free(a.conn);
+	slots_drop(a.slots, 1);
 	return NULL;
+}
+
+/*
+ * Takes a connection slot for a connection just accepted, waiting for one
+ * to be freed when all are in use; on_full is told each time a wait
+ * begins. Meanwhile nothing more is accepted.
+ */
+static void
+take_slot(struct slots *sl, void (*on_full)(void *, int), void *ctx)
+{
+	pthread_mutex_lock(&sl->mu);
+	if (sl->max > 0 && sl->used >= sl->max) {
+		pthread_mutex_unlock(&sl->mu);
+		if (on_full != NULL)
+			on_full(ctx, sl->max);
+		pthread_mutex_lock(&sl->mu);
+		while (sl->used >= sl->max)
+			pthread_cond_wait(&sl->freed, &sl->mu);
+	}
+	sl->used++;
+	pthread_mutex_unlock(&sl->mu);
 }
 
 static void
@@ -1014,23 +1124,75 @@ format_peer(const struct sockaddr_storage *ss, char *out, size_t outlen)
 	}
 }
 
+/* strerror(e), lowercased as STYLE.md's error grammar wants. */
+static void
+lower_strerror(int e, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s", strerror(e));
+	if (out[0] >= 'A' && out[0] <= 'Z' && out[1] >= 'a' && out[1] <= 'z')
+		out[0] = (char)(out[0] - 'A' + 'a');
+}
+
+/*
+ * Starts the thread of an accepted connection. An accepted connection is
+ * never dropped: when the system is short of threads or memory (EAGAIN,
+ * ENOMEM), this waits and tries again, with pauses growing to 200 ms,
+ * until the thread starts. Meanwhile the accept loop waits too, so new
+ * clients queue in the listen backlog instead of being cut off. Says so
+ * on stderr, once per connection.
+ */
+static void
+start_thread(const pthread_attr_t *attr, struct serve_arg *a)
+{
+	pthread_t tid;
+	char why[128];
+	int e, ms = 1, said = 0;
+
+	while ((e = http_thread_create(&tid, attr, serve_thread, a)) != 0) {
+		if (!said) {
+			lower_strerror(e, why, sizeof(why));
+			fprintf(stderr, "%s: cannot start a thread for "
+			    "connection '%s': %s (trying again)\n",
+			    program_invocation_short_name, a->conn->peer, why);
+			said = 1;
+		}
+		poll(NULL, 0, ms);
+		if (ms < 200)
+			ms *= 2;
+	}
+}
+
 int
 http_serve(int lfd, http_handler *handler, void *ctx)
+{
+	return http_serve_max(lfd, 0, handler, ctx, NULL);
+}
+
+int
+http_serve_max(int lfd, int max_conns, http_handler *handler, void *ctx,
+    void (*on_full)(void *ctx, int max_conns))
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	pthread_attr_t attr;
-	pthread_t tid;
 	struct serve_arg *a;
 	struct http_conn *c;
+	struct slots *slots;
 	int fd, on = 1;
 
+	/* Freed by the last of the loop and its threads (slots_drop). */
+	while ((slots = calloc(1, sizeof(*slots))) == NULL)
+		poll(NULL, 0, 20);
+	pthread_mutex_init(&slots->mu, NULL);
+	pthread_cond_init(&slots->freed, NULL);
+	slots->max = max_conns > 0 ? max_conns : 0;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	for (;;) {
 		sl = sizeof(ss);
-		fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
-		if (fd < 0) {
+		while ((fd = accept4(lfd, (struct sockaddr *)&ss, &sl,
+		    SOCK_CLOEXEC)) < 0) {
+			sl = sizeof(ss);
 			switch (errno) {
 			case EINTR:
 			case ECONNABORTED:
@@ -1045,28 +1207,24 @@ http_serve(int lfd, http_handler *handler, void *ctx)
 				continue;
 			default:
 				pthread_attr_destroy(&attr);
+				slots_drop(slots, 0);
 				return -1;
 			}
 		}
+		/* At the cap, later clients wait in the backlog. */
+		take_slot(slots, on_full, ctx);
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-		c = calloc(1, sizeof(*c));
-		a = malloc(sizeof(*a));
-		if (c == NULL || a == NULL) {
-			free(c);
-			free(a);
-			close(fd);
-			continue;
-		}
+		/* Out of memory: wait for some, as for threads below. */
+		while ((c = calloc(1, sizeof(*c))) == NULL)
+			poll(NULL, 0, 20);
+		while ((a = malloc(sizeof(*a))) == NULL)
+			poll(NULL, 0, 20);
 		c->fd = fd;
 		format_peer(&ss, c->peer, sizeof(c->peer));
 		a->conn = c;
 		a->handler = handler;
 		a->ctx = ctx;
-		if (pthread_create(&tid, &attr, serve_thread, a) != 0) {
-			free(a);
-			free(c);
-			close(fd);
-			poll(NULL, 0, 20);
-		}
+		a->slots = slots;
+		start_thread(&attr, a);
 	}
 }

@@ -16,6 +16,7 @@
 #ifndef LEAKBENCH_HTTP_H
 #define LEAKBENCH_HTTP_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -108,11 +109,19 @@ int	 http_respond(int fd, int status, const char *content_type,
 const char *http_reason(int status);
 
 /*
- * Listens on "host:port" (IPv4/IPv6, "0.0.0.0:8080", "127.0.0.1:0").
- * Returns the socket or -1 with a message in err. *port_out, if not NULL,
+ * Listens on "host:port" (IPv4/IPv6, "0.0.0.0:8080", "127.0.0.1:0") or on
+ * "unix:PATH" (a Unix socket, mode 0666, replacing an old socket at PATH;
+ * *port_out is then 0). Returns the socket or -1 with a message in err. *port_out, if not NULL,
  * receives the bound port (useful with port 0 in tests).
  */
 int	 http_listen(const char *addr, int *port_out, char *err, size_t errlen);
+
+/*
+ * The address a listener is reachable at, for ready lines: ADDR with the
+ * bound PORT in place of its port ("0.0.0.0:0" -> "0.0.0.0:40123"), or
+ * ADDR itself for "unix:PATH".
+ */
+void	 http_listen_name(const char *addr, int port, char *out, size_t outlen);
 
 /*
  * Serves connections on a listening socket forever: one detached thread per
@@ -120,8 +129,27 @@ int	 http_listen(const char *addr, int *port_out, char *err, size_t errlen);
  * keep-alive loop (usually: http_read_request, answer, repeat) and returns
  * when the connection is done. The framework closes the fd and frees the
  * conn afterwards. Returns only on accept failure (-1).
+ *
+ * A connection once accepted is always served: when its thread cannot
+ * start (the system is out of threads or memory), http_serve waits and
+ * tries again, and new clients wait in the listen backlog meanwhile.
  */
 typedef void	 http_handler(struct http_conn *c, void *ctx);
 int	 http_serve(int lfd, http_handler *handler, void *ctx);
+
+/*
+ * http_serve with at most max_conns connections served at once (0: no
+ * cap). A connection accepted while all are busy waits, unread, until one
+ * ends, and the loop accepts nothing more meanwhile: later clients wait in
+ * the listen backlog; none is refused or cut. on_full, if not NULL, is
+ * called with ctx from the accept loop each time such a wait begins (the
+ * proxy logs it); it must not block for long.
+ */
+int	 http_serve_max(int lfd, int max_conns, http_handler *handler,
+	    void *ctx, void (*on_full)(void *ctx, int max_conns));
+
+/* What http_serve starts threads with: pthread_create; tests replace it. */
+extern int (*http_thread_create)(pthread_t *, const pthread_attr_t *,
+	    void *(*)(void *), void *);
 
 #endif

@@ -625,6 +625,79 @@ l_read_file(lua_State *L)
 	return 1;
 }
 
+/*
+ * read_beneath(root, rel, [max = 64 MiB]) -> bytes, { size =, mode =,
+ * truncated = } | nil, err. For files a hostile party made: no link in rel
+ * is followed, only a regular file is read, and at most max bytes of it
+ * (see fs_read_beneath). Misuse raises.
+ */
+static int
+l_read_beneath(lua_State *L)
+{
+	const char *root = check_string(L, 1, "core.read_beneath", "root");
+	const char *rel = check_string(L, 2, "core.read_beneath", "rel");
+	struct fs_read_info info;
+	lua_Integer max = 64 << 20;
+	char err[512], *buf;
+	size_t len;
+
+	if (!lua_isnoneornil(L, 3)) {
+		if (!lua_isinteger(L, 3))
+			type_error(L, 3, "core.read_beneath", "max",
+			    "an integer");
+		max = lua_tointeger(L, 3);
+		if (max < 0)
+			return luaL_error(L, "core.read_beneath: max %I is "
+			    "negative", max);
+	}
+	buf = fs_read_beneath(root, rel, (size_t)max, &len, &info, err,
+	    sizeof(err));
+	if (buf == NULL)
+		return push_fail(L, err);
+	lua_pushlstring(L, buf, len);
+	free(buf);
+	lua_createtable(L, 0, 3);
+	lua_pushinteger(L, (lua_Integer)info.size);
+	lua_setfield(L, -2, "size");
+	lua_pushinteger(L, (lua_Integer)info.mode);
+	lua_setfield(L, -2, "mode");
+	lua_pushboolean(L, info.truncated);
+	lua_setfield(L, -2, "truncated");
+	return 2;
+}
+
+/*
+ * files_beneath(root, rel, [max_files = 100000]) -> sorted list of the
+ * regular files below root/rel, relative to it | nil, err. No link is
+ * followed, rel included; devices, FIFOs, sockets and links are skipped.
+ */
+static int
+l_files_beneath(lua_State *L)
+{
+	const char *root = check_string(L, 1, "core.files_beneath", "root");
+	const char *rel = check_string(L, 2, "core.files_beneath", "rel");
+	lua_Integer max = 100000;
+	char err[512], **names;
+	size_t n, i;
+
+	if (!lua_isnoneornil(L, 3)) {
+		if (!lua_isinteger(L, 3) || lua_tointeger(L, 3) < 0)
+			type_error(L, 3, "core.files_beneath", "max_files",
+			    "a non-negative integer");
+		max = lua_tointeger(L, 3);
+	}
+	names = fs_files_beneath(root, rel, (size_t)max, &n, err, sizeof(err));
+	if (names == NULL)
+		return push_fail(L, err);
+	lua_createtable(L, (int)n, 0);
+	for (i = 0; i < n; i++) {
+		lua_pushstring(L, names[i]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	fs_free_list(names);
+	return 1;
+}
+
 /* sha256(bytes) -> lowercase hex. */
 static int
 l_sha256(lua_State *L)
@@ -873,6 +946,8 @@ static const luaL_Reg proc_funcs[] = {
 	{ "mkdir_p", l_mkdir_p },
 	{ "write_file", l_write_file },
 	{ "read_file", l_read_file },
+	{ "read_beneath", l_read_beneath },
+	{ "files_beneath", l_files_beneath },
 	{ "sha256", l_sha256 },
 	{ "sha256_file", l_sha256_file },
 	{ "listdir", l_listdir },

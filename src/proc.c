@@ -309,6 +309,8 @@ close_fd(int *fd)
 	}
 }
 
+static void	feed(struct proc *);
+
 struct proc *
 proc_start(const struct proc_opts *o, char *err, size_t errlen)
 {
@@ -408,6 +410,12 @@ proc_start(const struct proc_opts *o, char *err, size_t errlen)
 		return NULL;
 	}
 	free(env);
+	/*
+	 * What the pipe takes goes now, so that a process started and never
+	 * waited on (a server that reads its input, then runs) has it; the
+	 * rest follows as the caller waits.
+	 */
+	feed(p);
 	return p;
 
 nomem:

@@ -166,7 +166,8 @@ describe("lb-proxy command line", function()
     local code, out = run(dir, { PROXY, "--help" })
     assert.are.equal(0, code)
     for _, opt in ipairs({ "--listen", "--upstream", "--credential-file", "--records",
-      "--ca-file", "--upstream-timeout", "LB_PROXY_LISTEN", "LB_UPSTREAM",
+      "--ca-file", "--upstream-timeout", "--max-connections", "--max-records",
+      "--max-record-bytes", "LB_PROXY_LISTEN", "LB_UPSTREAM",
       "LB_CREDENTIAL_FILE", "LB_RECORDS", "LB_CA_FILE" }) do
       assert.truthy(out:find(opt, 1, true), "usage mentions " .. opt)
     end
@@ -180,6 +181,15 @@ describe("lb-proxy command line", function()
       { { "--upstream-timeout", "soon" },
         "lb-proxy: cannot use --upstream-timeout 'soon': expected a number of seconds\n" ..
         "try 'lb-proxy --help'\n" },
+      { { "--max-connections", "0" },
+        "lb-proxy: cannot use --max-connections '0': expected a whole number from 1 to 100000\n" ..
+        "try 'lb-proxy --help'\n" },
+      { { "--max-records", "-1" },
+        "lb-proxy: cannot use --max-records '-1': expected a whole number from 1 to 1000000000\n" ..
+        "try 'lb-proxy --help'\n" },
+      { { "--max-record-bytes", "1T" },
+        "lb-proxy: cannot use --max-record-bytes '1T': expected a number of bytes, K, M or G " ..
+        "after it\ntry 'lb-proxy --help'\n" },
       { { "--upstream", "ftp://127.0.0.1/" },
         "lb-proxy: cannot use upstream 'ftp://127.0.0.1/': expected an http:// or https:// URL\n" },
     }
@@ -278,12 +288,11 @@ describe("lb-proxy forwarding", function()
     rm_rf(dir)
   end)
 
-  it("forwards to an https upstream trusted with --ca-file, swapping the key", function()
-    write(dir .. "/cred", "apikey:" .. KEY .. "\n", "600")
+  it("forwards to an https upstream trusted with --ca-file", function()
     local rec = dir .. "/rec-tls"
     local h, port = start_proxy(dir, { "--listen", "127.0.0.1:0", "--upstream",
-      "https://127.0.0.1:" .. server.port, "--credential-file", dir .. "/cred",
-      "--ca-file", dir .. "/ca.pem", "--records", rec })
+      "https://127.0.0.1:" .. server.port, "--ca-file", dir .. "/ca.pem",
+      "--records", rec })
     finally(function() stop(h) end)
     assert.truthy(port, read(h.err))
     local code, body = curl(dir, "http://127.0.0.1:" .. port .. "/hello.txt",
@@ -315,6 +324,31 @@ describe("lb-proxy forwarding", function()
     assert.are.equal("error", e.type)
     assert.are.equal("api_error", e.error.type)
     assert.truthy(e.error.message:find("certificate"), e.error.message)
+  end)
+
+  it("sends the key only with the Messages API: other paths get 403, recorded", function()
+    write(dir .. "/cred", "apikey:" .. KEY .. "\n", "600")
+    local rec = dir .. "/rec-key"
+    local h, port = start_proxy(dir, { "--listen", "127.0.0.1:0", "--upstream",
+      "https://127.0.0.1:" .. server.port, "--credential-file", dir .. "/cred",
+      "--ca-file", dir .. "/ca.pem", "--records", rec })
+    finally(function() stop(h) end)
+    assert.truthy(port, read(h.err))
+    local code, body = curl(dir, "http://127.0.0.1:" .. port .. "/hello.txt",
+      { "-H", "x-api-key: sk-ant-dummy-e2e" })
+    assert.are.equal(403, code)
+    local e = cjson.decode(body)
+    assert.are.equal("permission_error", e.error.type)
+    assert.are.equal("lb-proxy: cannot forward 'GET /hello.txt' with the credential: " ..
+      "only POST /v1/messages and POST /v1/messages/count_tokens are", e.error.message)
+    local r = records(rec)
+    assert.are.equal(1, #r)
+    assert.are.equal("/hello.txt", r[1].target)
+    assert.are.equal(403, r[1].status)
+    assert.are.equal(e.error.message, r[1].error)
+    local out = read(h.out)
+    assert.truthy(out:find("\nlb%-proxy: 1 GET /hello%.txt 403 0 %d+ [%d.]+ms lb%-proxy: " ..
+      "cannot forward 'GET /hello%.txt' with the credential"), out)
     -- The key is nowhere: not in records, responses, stdout or stderr.
     kill(h)
     exit_status(h)

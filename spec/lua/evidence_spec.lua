@@ -434,3 +434,96 @@ describe("real Claude Code 2.1.332 output", function()
       end
     end)
 end)
+
+-- Issue 13, finding 4: evidence is hostile input. The agent made these
+-- links, FIFOs and files; the harness must not follow, block on or read
+-- them whole.
+describe("evidence.load on hostile run folders", function()
+  local dir
+  local saved_file, saved_run
+  local SECRET = "sk-live-0123456789abcdef0123456789abcdef"
+
+  local function sh(cmd) assert(os.execute(cmd), cmd) end
+  local function spit(path, text)
+    local f = assert(io.open(path, "wb"))
+    f:write(text)
+    f:close()
+  end
+
+  before_each(function()
+    dir = os.tmpname()
+    os.remove(dir)
+    sh("mkdir -p " .. dir .. "/records " .. dir .. "/claude-config")
+    saved_file, saved_run = evidence.FILE_CAP, evidence.RUN_CAP
+  end)
+  after_each(function()
+    evidence.FILE_CAP, evidence.RUN_CAP = saved_file, saved_run
+    os.execute("rm -rf " .. dir)
+  end)
+
+  it("does not follow projects/ replaced by a link to /etc", function()
+    sh("ln -s /etc " .. dir .. "/claude-config/projects")
+    local run = evidence.load(dir)
+    assert.are.same({}, run.transcript_files)
+    assert.are.equal("", run.transcript)
+    assert.are.same({ { file = "claude-config/projects", reason = "is a symbolic link" } }, run.skipped)
+  end)
+
+  it("skips links, FIFOs and sockets inside, and a FIFO where stderr.txt should be", function()
+    sh("mkdir -p " .. dir .. "/claude-config/projects/p")
+    spit(dir .. "/claude-config/projects/p/s.jsonl", '{"t":"' .. SECRET .. '"}\n')
+    sh("ln -s /etc/passwd " .. dir .. "/claude-config/projects/p/passwd.jsonl")
+    sh("ln -s /etc " .. dir .. "/claude-config/projects/etc")
+    sh("mkfifo " .. dir .. "/claude-config/projects/p/fifo.jsonl " .. dir .. "/stderr.txt")
+    sh("ln -s /etc/shadow " .. dir .. "/model.log")
+    sh("python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "
+      .. dir .. "/claude-config/projects/p/sock.jsonl")
+    local run = evidence.load(dir)
+    assert.are.same({ "p/s.jsonl" }, run.transcript_files)
+    assert.are.equal("", run.stderr)
+    assert.are.same({
+      { file = "stderr.txt", reason = "not a regular file" },
+      { file = "model.log", reason = "is a symbolic link" },
+    }, run.skipped)
+    assert.is_true(run:leaks(SECRET).transcript)
+    assert.are.same({}, run.caps_hit)
+  end)
+
+  it("caps a sparse 1 TB file and still scans what it read", function()
+    sh("mkdir -p " .. dir .. "/claude-config/projects")
+    spit(dir .. "/claude-config/projects/big.jsonl", '{"t":"' .. SECRET .. '"}\n')
+    sh("truncate -s 1T " .. dir .. "/claude-config/projects/big.jsonl")
+    evidence.FILE_CAP = 1 << 20
+    local t0 = core.now()
+    local run = evidence.load(dir)
+    assert.is_true(core.now() - t0 < 5)
+    assert.are.same({ { file = "claude-config/projects/big.jsonl", cap = "file", limit = 1 << 20,
+      size = 1 << 40 } }, run.caps_hit)
+    assert.are.equal(1 << 20, #run.transcript)
+    assert.is_true(run:leaks(SECRET).transcript)
+  end)
+
+  it("caps a whole run, and says which file the run cap cut", function()
+    spit(dir .. "/stream.jsonl", string.rep("a", 600) .. "\n")
+    spit(dir .. "/stderr.txt", SECRET .. string.rep("b", 600))
+    spit(dir .. "/proxy.log", "more")
+    evidence.FILE_CAP, evidence.RUN_CAP = 1000, 700
+    local run = evidence.load(dir)
+    assert.are.equal(601, #run.stdout)
+    assert.are.equal(99, #run.stderr)
+    assert.are.same({
+      { file = "stderr.txt", cap = "run", limit = 99, size = 640 },
+      { file = "proxy.log", cap = "run", limit = 0, size = 4 },
+    }, run.caps_hit)
+    assert.is_true(run:leaks(SECRET).stderr)
+  end)
+
+  it("does not follow a response file that is a link", function()
+    spit(dir .. "/records/wire.jsonl", '{"seq":1,"target":"/v1/messages","headers":[],'
+      .. '"body":"{}","response_file":"r1.sse"}\n')
+    sh("ln -s /etc/passwd " .. dir .. "/records/r1.sse")
+    local run = evidence.load(dir)
+    assert.are.same({}, run.segments.responses)
+    assert.are.same({ { file = "records/r1.sse", reason = "is a symbolic link" } }, run.skipped)
+  end)
+end)

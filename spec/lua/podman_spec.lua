@@ -32,6 +32,10 @@ case "$*" in
       if grep -qxF "$ref" "$d/images.txt" 2>/dev/null; then echo "id-$ref"
       else echo "Error: inspecting object: $ref: image not known" >&2; rc=125; fi
     done; exit $rc ;;
+  *"info --format {{.Host.NetworkBackend}}"*) echo cni ;;
+  *"--network container:"*"--entrypoint /bin/bash"*)
+    if [ -e "$d/topology-leaks" ]; then printf 'ifaces eth0 lo \nroutes 2\nlisten 127.0.0.1:8080 \nhttp 200\n'
+    else printf 'ifaces lo \nroutes 0\nlisten 127.0.0.1:8080 \nhttp 200\n'; fi ;;
   *"run --rm --network none"*"--entrypoint true"*) [ -e "$d/trial-fails" ] && { echo "Error: runc: cgroups in hybrid mode not supported" >&2; exit 126; } ;;
 esac
 exit 0
@@ -418,8 +422,31 @@ describe("doctor", function()
       if c.status == "FAIL" and not c.what:match("^credential") then fails[#fails + 1] = c.what end
     end
     assert.same({}, fails)
-    local trial = argv_log()
-    assert.matches("run %-%-rm %-%-network none .*%-%-user 1000:1000 %-%-entrypoint true ", trial[#trial])
+    local trial = table.concat(argv_log(), "\n")
+    assert.matches("run %-%-rm %-%-network none [^\n]*%-%-user 1000:1000 %-%-entrypoint true ", trial)
+    -- The topology: an upstream on a socket, a bridge, a probe in its netns.
+    assert.matches("%-d %-%-network none %-v [^\n]*/sock:/sock [^\n]*lb%-model %-%-script /script.json "
+      .. "%-%-listen unix:/sock/api.sock", trial)
+    assert.matches("lb%-net %-%-bridge tcp:127.0.0.1:8080=unix:/sock/api.sock", trial)
+    assert.matches("%-%-rm %-%-network container:lb%-doctor%-%x+%-net %-%-entrypoint /bin/bash", trial)
+    assert.matches("rm %-f %-i %-t 0 lb%-doctor%-%x+%-probe lb%-doctor%-%x+%-net lb%-doctor%-%x+%-up", trial)
+    local ok = false
+    for _, c in ipairs(checks) do
+      if c.status == "ok" and c.what:match("^trial topology: a request through a socket bridge") then ok = true end
+    end
+    assert.truthy(ok, "no trial topology line")
+  end)
+
+  it("fails when the trial's sandbox has more than loopback", function()
+    local pm = podman.new { podman = fake, rootful = true, runtime = "runc" }
+    local t = assert(images.tags { pm = pm })
+    core.write_file(dir .. "/images.txt", t.claude .. "\n" .. t.proxy .. "\n" .. t.base .. "\n")
+    core.write_file(dir .. "/topology-leaks", "")
+    local status, text = capture_stdout(doctor.main, {}, pm)
+    core.rmtree(dir .. "/topology-leaks")
+    assert.equal(1, status)
+    assert.matches("FAIL  trial topology: the sandbox has interfaces 'eth0 lo ' and 2 routes; "
+      .. "only lo and none expected\n      fix: ", text)
   end)
 
   it("explains a runtime failure", function()

@@ -637,6 +637,50 @@ test_loopback(void)
 	server_stop(&big);
 }
 
+/* Fails the first thread_failures starts with EAGAIN, as a full system. */
+static int thread_failures, thread_failed;
+
+static int
+failing_create(pthread_t *t, const pthread_attr_t *a, void *(*f)(void *),
+    void *arg)
+{
+	if (__atomic_fetch_add(&thread_failed, 1, __ATOMIC_RELAXED) <
+	    thread_failures)
+		return EAGAIN;
+	return pthread_create(t, a, f, arg);
+}
+
+/*
+ * Finding 8 of issue 13: when a connection's thread could not start,
+ * http_serve closed the accepted connection unanswered; a proxy in front
+ * then answered 502 for a request it had recorded. Now it is served late.
+ */
+static void
+test_thread_start(void)
+{
+	struct server s = { .lim = { 0 } };
+	struct resp r;
+	double t0;
+
+	server_start(&s);
+	thread_failures = 3;
+	thread_failed = 0;
+	http_thread_create = failing_create;
+	t0 = now_s();
+	exchange(s.port, "POST /late HTTP/1.1\r\nContent-Length: 2\r\n\r\nok",
+	    0, &r);
+	is_int(r.status, 200, "threads: a connection whose thread failed to "
+	    "start is still answered");
+	ok(r.body && strstr(r.body, "POST /late") != NULL && r.len > 2 &&
+	    memcmp(r.body + r.len - 2, "ok", 2) == 0, "threads: with its "
+	    "echo (%s)", r.body ? r.body : "");
+	is_int(thread_failed, 4, "threads: after three failed starts");
+	ok(now_s() - t0 < 2, "threads: soon (%.2f s)", now_s() - t0);
+	resp_free(&r);
+	http_thread_create = pthread_create;
+	server_stop(&s);
+}
+
 static void
 test_listen(void)
 {
@@ -670,6 +714,7 @@ main(void)
 {
 	test_buffers();
 	test_loopback();
+	test_thread_start();
 	test_listen();
 	return tap_done();
 }

@@ -2,13 +2,16 @@
  * fs: rmtree (never through links, read-only dirs, missing paths), mkdir_p,
  * write_file (exact mode, exclusive, refuses links), read_file, sha256
  * against known vectors, listdir order, chown of a tree without following
- * links.
+ * links; read_beneath (links, FIFOs, devices, caps, sparse files) and
+ * files_beneath (links, the walk's root included).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fs.h"
@@ -172,6 +175,126 @@ test_chown(void)
 	    "chown: missing path fails");
 }
 
+/*
+ * fs_read_beneath: the caps, links (last component and on the way), FIFOs,
+ * devices, "..", a sparse 1 TB file read only up to the cap.
+ */
+static void
+test_read_beneath(void)
+{
+	struct fs_read_info info;
+	struct timespec t0, t1;
+	size_t len;
+	char *s;
+	int fd;
+
+	fs_mkdir_p(at("rb/d"), 0755, err, sizeof(err));
+	fs_write_file(at("rb/d/f"), "0123456789", 10, 0640, 0, err,
+	    sizeof(err));
+	s = fs_read_beneath(at("rb"), "d/f", 64, &len, &info, err,
+	    sizeof(err));
+	ok(s != NULL && len == 10 && strcmp(s, "0123456789") == 0 &&
+	    !info.truncated && info.size == 10 && info.mode == 0640,
+	    "read_beneath: a regular file, whole, with its mode");
+	free(s);
+	s = fs_read_beneath(at("rb"), "d/f", 4, &len, &info, err,
+	    sizeof(err));
+	ok(s != NULL && len == 4 && strcmp(s, "0123") == 0 && info.truncated,
+	    "read_beneath: capped at max, truncated said");
+	free(s);
+	s = fs_read_beneath(at("rb"), "d/f", 10, &len, &info, err,
+	    sizeof(err));
+	ok(s != NULL && len == 10 && !info.truncated,
+	    "read_beneath: exactly max is not truncated");
+	free(s);
+
+	if (symlink("/etc/passwd", at("rb/d/link")) == -1 ||
+	    symlink("d", at("rb/dlink")) == -1)
+		ok(0, "symlink: %s", strerror(errno));
+	s = fs_read_beneath(at("rb"), "d/link", 64, &len, &info, err,
+	    sizeof(err));
+	ok(s == NULL && strstr(err, "/rb/d/link': is a symbolic link") != NULL,
+	    "read_beneath: refuses a link as the last component (%s)", err);
+	s = fs_read_beneath(at("rb"), "dlink/f", 64, &len, &info, err,
+	    sizeof(err));
+	ok(s == NULL && strstr(err, "': is a symbolic link") != NULL,
+	    "read_beneath: refuses a link on the way (%s)", err);
+	s = fs_read_beneath(at("rb"), "d/../d/f", 64, &len, &info, err,
+	    sizeof(err));
+	ok(s == NULL && strstr(err, "': leaves its directory") != NULL,
+	    "read_beneath: refuses '..' (%s)", err);
+
+	if (mkfifo(at("rb/d/fifo"), 0600) == -1)
+		ok(0, "mkfifo: %s", strerror(errno));
+	s = fs_read_beneath(at("rb"), "d/fifo", 64, &len, &info, err,
+	    sizeof(err));
+	ok(s == NULL && strstr(err, "': not a regular file") != NULL,
+	    "read_beneath: refuses a FIFO without blocking (%s)", err);
+	s = fs_read_beneath("/dev", "zero", 64, &len, &info, err,
+	    sizeof(err));
+	ok(s == NULL && strstr(err, "'/dev/zero': not a regular file") != NULL,
+	    "read_beneath: refuses a device (%s)", err);
+	s = fs_read_beneath(at("rb"), "d", 64, &len, &info, err, sizeof(err));
+	ok(s == NULL && strstr(err, "': not a regular file") != NULL,
+	    "read_beneath: refuses a directory (%s)", err);
+	s = fs_read_beneath(at("rb"), "d/nope", 64, &len, &info, err,
+	    sizeof(err));
+	ok(s == NULL && strstr(err, "No such file or directory") != NULL,
+	    "read_beneath: a missing file (%s)", err);
+
+	fd = open(at("rb/d/sparse"), O_WRONLY | O_CREAT, 0600);
+	ok(fd != -1 && ftruncate(fd, (off_t)1 << 40) == 0,
+	    "sparse: a 1 TB file");
+	if (fd != -1)
+		close(fd);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s = fs_read_beneath(at("rb"), "d/sparse", 1 << 20, &len, &info, err,
+	    sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ok(s != NULL && len == 1 << 20 && info.truncated &&
+	    info.size == (off_t)1 << 40, "read_beneath: a sparse 1 TB file "
+	    "gives the cap, truncated");
+	ok(t1.tv_sec - t0.tv_sec < 2, "read_beneath: and costs only the cap");
+	free(s);
+}
+
+/* fs_files_beneath: never through a link, the root of the walk included. */
+static void
+test_files_beneath(void)
+{
+	char **names;
+	size_t n = 0;
+
+	fs_mkdir_p(at("fb/p/q"), 0755, err, sizeof(err));
+	fs_write_file(at("fb/p/a"), "a", 1, 0600, 0, err, sizeof(err));
+	fs_write_file(at("fb/p/q/b"), "b", 1, 0600, 0, err, sizeof(err));
+	if (symlink("/etc", at("fb/p/etc")) == -1 ||
+	    symlink("/etc/passwd", at("fb/p/passwd")) == -1 ||
+	    symlink("/etc", at("fb/link")) == -1 ||
+	    symlink("p", at("fb/plink")) == -1 ||
+	    mkfifo(at("fb/p/fifo"), 0600) == -1)
+		ok(0, "setup: %s", strerror(errno));
+	names = fs_files_beneath(at("fb"), "p", 100, &n, err, sizeof(err));
+	ok(names != NULL && n == 2 && strcmp(names[0], "a") == 0 &&
+	    strcmp(names[1], "q/b") == 0 && names[2] == NULL,
+	    "files_beneath: regular files only, links and FIFOs skipped");
+	fs_free_list(names);
+	names = fs_files_beneath(at("fb"), "link", 100, &n, err, sizeof(err));
+	ok(names == NULL && strstr(err, "cannot list '") == err &&
+	    strstr(err, "/fb/link': is a symbolic link") != NULL,
+	    "files_beneath: the root of the walk is not followed (%s)", err);
+	names = fs_files_beneath(at("fb"), "plink/q", 100, &n, err,
+	    sizeof(err));
+	ok(names == NULL && strstr(err, "': is a symbolic link") != NULL,
+	    "files_beneath: nor a link on the way to it (%s)", err);
+	names = fs_files_beneath(at("fb"), "p", 1, &n, err, sizeof(err));
+	ok(names != NULL && n == 1, "files_beneath: at most max_files");
+	fs_free_list(names);
+	names = fs_files_beneath(at("fb"), "nope", 100, &n, err, sizeof(err));
+	ok(names == NULL && strstr(err, "No such file or directory") != NULL,
+	    "files_beneath: a missing root (%s)", err);
+}
+
 int
 main(void)
 {
@@ -184,6 +307,8 @@ main(void)
 	test_mkdir_list();
 	test_rmtree();
 	test_chown();
+	test_read_beneath();
+	test_files_beneath();
 	is_int(fs_rmtree(top, err, sizeof(err)), 0, "cleanup");
 	return tap_done();
 }

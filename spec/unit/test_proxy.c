@@ -206,6 +206,14 @@ upstream(struct http_conn *c, void *ctx)
 
 			http_respond(c->fd, st, "application/json", NULL, b,
 			    strlen(b), ka);
+		} else if (strncmp(req.path, "/bytes/", 7) == 0) {
+			/* A response of N bytes to a small request. */
+			size_t n = strtoul(req.path + 7, NULL, 10);
+			char *b = malloc(n + 1);
+
+			memset(b, 'r', n);
+			http_respond(c->fd, 200, "text/plain", NULL, b, n, ka);
+			free(b);
 		} else if (strcmp(req.path, "/gzipped") == 0) {
 			http_respond(c->fd, 200, "application/json",
 			    "Content-Encoding: gzip\r\n", gz_resp, gz_resp_len,
@@ -258,6 +266,7 @@ struct server {
 	pthread_t	 tid;
 	http_handler	*h;
 	void		*ctx;
+	int		 max;		/* connections; 0: no cap */
 };
 
 static void *
@@ -265,7 +274,8 @@ serve_main(void *p)
 {
 	struct server *s = p;
 
-	http_serve(s->lfd, s->h, s->ctx);
+	http_serve_max(s->lfd, s->max, s->h, s->ctx, s->max ? proxy_on_full :
+	    NULL);
 	return NULL;
 }
 
@@ -425,6 +435,30 @@ struct tproxy {
 	char		 dir[128];	/* records */
 	char		 log[128];	/* log lines */
 };
+
+static void
+proxy_start_cfg(struct tproxy *t, const char *name, const char *upstream_url,
+    const char *cred, struct proxy_config *cfg)
+{
+	char err[512], credfile[128];
+
+	snprintf(t->dir, sizeof(t->dir), "%s/%s", tmp, name);
+	snprintf(t->log, sizeof(t->log), "%s/%s.log", tmp, name);
+	cfg->upstream = upstream_url;
+	cfg->records = t->dir;
+	cfg->log_fd = open(t->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (cred != NULL) {
+		snprintf(credfile, sizeof(credfile), "%s/%s.cred", tmp, name);
+		write_file(credfile, cred, strlen(cred));
+		cfg->credential_file = credfile;
+	}
+	if (proxy_init(&t->p, cfg, err, sizeof(err)) < 0) {
+		printf("Bail out! %s\n", err);
+		exit(1);
+	}
+	t->s.max = cfg->max_conns;
+	server_start(&t->s, proxy_handler, &t->p);
+}
 
 static void
 proxy_start(struct tproxy *t, const char *name, const char *upstream_url,
@@ -1411,19 +1445,19 @@ test_tls(void)
 	json_t *rec;
 	struct seen *s;
 
-	post(px_tls.s.port, "/tls", "x-api-key: d\r\n", bin, sizeof(bin), &r);
+	post(px_tls.s.port, "/v1/messages?tls=1", "x-api-key: d\r\n", bin, sizeof(bin), &r);
 	is_int(r.status, 200, "tls: answered through https");
 	if (r.status != 200)
 		printf("# %s\n", r.body);
 	ok(r.len == sizeof(bin) && memcmp(r.body, bin, r.len) == 0,
 	    "tls: body echoed exactly");
 	cresp_free(&r);
-	s = seen_for("/tls");
+	s = seen_for("/v1/messages?tls=1");
 	ok(s && s->len == sizeof(bin) && memcmp(s->body, bin, s->len) == 0,
 	    "tls: upstream got the bytes exactly");
 	is_str(s ? header_value(s, "x-api-key") : NULL, API_KEY,
 	    "tls: with the real key");
-	rec = record_for(px_tls.dir, "/tls");
+	rec = record_for(px_tls.dir, "/v1/messages?tls=1");
 	is_str(rs(rec, "body_base64"), "3q2+7wAK", "tls: recorded");
 	json_decref(rec);
 	ok(!tree_contains(px_tls.dir, API_KEY) &&
@@ -1490,6 +1524,9 @@ test_upstream_timeout(void)
 	json_decref(rec);
 }
 
+static json_t *cap_entry(const char *dir, const char *cap);
+static const char *error_message(const struct cresp *r, const char **type);
+
 static void
 test_bad_input(void)
 {
@@ -1522,6 +1559,8 @@ test_bad_input(void)
 	request(px_bad.s.port, "POST / HTTP/1.1\r\nContent-Length: 33554433\r\n"
 	    "\r\n", 0, &r);
 	is_int(r.status, 413, "bad: body over 32 MB gives 413");
+	is_str(error_message(&r, NULL), "lb-proxy: cap 'request_body' "
+	    "reached: the request body is over 32 MiB", "bad: naming the cap");
 	cresp_free(&r);
 	t0 = now_s();
 	request(px_bad.s.port, "POST / HTTP/1.1\r\nContent-Length: 50\r\n\r\n"
@@ -1557,6 +1596,21 @@ test_bad_input(void)
 	after = records(px_bad.dir);
 	is_int(json_array_size(after), json_array_size(before) + 1,
 	    "bad: refused requests are not recorded (never forwarded)");
+	{
+		json_t *e = cap_entry(px_bad.dir, "request_body");
+
+		is_str(json_string_value(json_object_get(e, "message")),
+		    "lb-proxy: cap 'request_body' reached: the request body is "
+		    "over 32 MiB", "bad: a body over 32 MiB is cap "
+		    "'request_body' in caps.json");
+		json_decref(e);
+		e = cap_entry(px_bad.dir, "request_head");
+		is_str(json_string_value(json_object_get(e, "message")),
+		    "lb-proxy: cap 'request_head' reached: the request head is "
+		    "over 64 KiB", "bad: a head over 64 KiB is cap "
+		    "'request_head'");
+		json_decref(e);
+	}
 	ok(tree_contains(px_bad.log, "- 400 from 127.0.0.1:") &&
 	    tree_contains(px_bad.log, "- 431 from") &&
 	    tree_contains(px_bad.log, "- 413 from") &&
@@ -1601,6 +1655,498 @@ test_init_errors(void)
 	proxy_fini(&p);
 }
 
+/* ---- caps (issue 13, finding 6) ---- */
+
+static struct tproxy px_rec, px_bytes, px_conns, px_dec;
+static char up_url[128];
+
+/* Bytes of DIR/wire.jsonl plus DIR/responses/. */
+static long long
+records_size(const char *dir)
+{
+	char path[256];
+	struct stat st;
+	long long n = 0;
+
+	snprintf(path, sizeof(path), "%s/wire.jsonl", dir);
+	if (stat(path, &st) == 0)
+		n += st.st_size;
+	for (int i = 1; i < 100; i++) {
+		snprintf(path, sizeof(path), "%s/responses/%06d.body", dir, i);
+		if (stat(path, &st) == 0)
+			n += st.st_size;
+	}
+	return n;
+}
+
+/* The member for cap in DIR/caps.json; a new reference or NULL. */
+static json_t *
+cap_entry(const char *dir, const char *cap)
+{
+	char path[256];
+	json_t *all, *e;
+
+	snprintf(path, sizeof(path), "%s/caps.json", dir);
+	all = json_load_file(path, 0, NULL);
+	e = json_object_get(all, cap);
+	json_incref(e);
+	json_decref(all);
+	return e;
+}
+
+/* error.message of an API-shaped error body; a static copy or NULL. */
+static const char *
+error_message(const struct cresp *r, const char **type)
+{
+	static char m[512], t[64];
+	json_t *j = json_loads((const char *)r->body, 0, NULL);
+	json_t *e = json_object_get(j, "error");
+	const char *s = json_string_value(json_object_get(e, "message"));
+
+	snprintf(t, sizeof(t), "%s", json_string_value(json_object_get(e,
+	    "type")) ?: "");
+	if (type != NULL)
+		*type = t;
+	if (s != NULL)
+		snprintf(m, sizeof(m), "%s", s);
+	json_decref(j);
+	return s ? m : NULL;
+}
+
+/*
+ * What a client and the harness see for each cap that refuses: the status,
+ * the error type and the message, the same in caps.json and the log.
+ */
+static const struct {
+	const char	*cap;
+	int		 status;
+	const char	*type;
+	const char	*message;
+} refusals[] = {
+	{ "records", 507, "api_error", "lb-proxy: cap 'records' reached: 3 "
+	    "requests recorded, no more are forwarded (--max-records)" },
+	{ "record_bytes", 507, "api_error", "lb-proxy: cap 'record_bytes' "
+	    "reached: 60000 bytes recorded, no more requests are forwarded "
+	    "(--max-record-bytes)" },
+	{ "decoded_body", 413, "request_too_large", "lb-proxy: cap "
+	    "'decoded_body' reached: the request body decodes to over 64 MiB, "
+	    "which cannot be recorded; not forwarded" },
+};
+
+/* Checks a refused request against refusals[i]; target never forwarded. */
+static void
+check_refusal(int i, const struct cresp *r, const struct tproxy *t,
+    const char *target)
+{
+	const char *type, *m = error_message(r, &type);
+	json_t *e = cap_entry(t->dir, refusals[i].cap);
+	char prefix[64];
+
+	is_int(r->status, refusals[i].status, "cap %s: answered %d",
+	    refusals[i].cap, refusals[i].status);
+	is_str(m, refusals[i].message, "cap %s: the message names it",
+	    refusals[i].cap);
+	is_str(type, refusals[i].type, "cap %s: error type", refusals[i].cap);
+	ok(seen_for(target) == NULL, "cap %s: not forwarded", refusals[i].cap);
+	/* caps.json keeps the first hit's message, maybe another one's. */
+	snprintf(prefix, sizeof(prefix), "lb-proxy: cap '%s' reached: ",
+	    refusals[i].cap);
+	ok(strncmp(json_string_value(json_object_get(e, "message")) ?: "",
+	    prefix, strlen(prefix)) == 0, "cap %s: in caps.json",
+	    refusals[i].cap);
+	ok(json_integer_value(json_object_get(e, "hits")) >= 1 &&
+	    json_string_value(json_object_get(e, "first_hit")) != NULL,
+	    "cap %s: caps.json counts hits, says when", refusals[i].cap);
+	ok(tree_contains(t->log, refusals[i].message), "cap %s: and the log",
+	    refusals[i].cap);
+	json_decref(e);
+}
+
+static void
+test_cap_records(void)
+{
+	struct proxy_config cfg = { .max_records = 3 };
+	struct cresp r;
+	char target[64];
+	json_t *arr, *e;
+	int good = 0;
+
+	proxy_start_cfg(&px_rec, "caprec", up_url, NULL, &cfg);
+	for (int i = 0; i < 3; i++) {
+		snprintf(target, sizeof(target), "/v1/messages?rec=%d", i);
+		post(px_rec.s.port, target, NULL, "{}", 2, &r);
+		good += r.status == 200;
+		cresp_free(&r);
+	}
+	is_int(good, 3, "cap records: the first 3 forwarded");
+	e = cap_entry(px_rec.dir, "records");
+	ok(e == NULL, "cap records: no caps.json entry before it is hit");
+	json_decref(e);
+	post(px_rec.s.port, "/v1/messages?rec=3", NULL, "{}", 2, &r);
+	check_refusal(0, &r, &px_rec, "/v1/messages?rec=3");
+	cresp_free(&r);
+	post(px_rec.s.port, "/v1/messages?rec=4", NULL, "{}", 2, &r);
+	cresp_free(&r);
+	arr = records(px_rec.dir);
+	is_int(json_array_size(arr), 3, "cap records: 3 records, no more");
+	json_decref(arr);
+	e = cap_entry(px_rec.dir, "records");
+	is_int(json_integer_value(json_object_get(e, "hits")), 2,
+	    "cap records: every refusal counted");
+	is_int(json_integer_value(json_object_get(e, "limit")), 3,
+	    "cap records: with the limit");
+	json_decref(e);
+}
+
+static void
+test_cap_bytes(void)
+{
+	struct proxy_config cfg = { .max_record_bytes = 60000 };
+	struct cresp r;
+	char *b = malloc(30000), target[64];
+	long long left;
+	json_t *rec;
+	int i, refused = 0;
+
+	memset(b, 'b', 30000);
+	proxy_start_cfg(&px_bytes, "capbytes", up_url, NULL, &cfg);
+	post(px_bytes.s.port, "/bytes1", NULL, b, 10000, &r);
+	is_int(r.status, 200, "cap record_bytes: a request that fits");
+	cresp_free(&r);
+	rec = record_for(px_bytes.dir, "/bytes1");
+	ok(rec && rs(rec, "cap") == NULL, "cap record_bytes: with its whole "
+	    "response file");
+	json_decref(rec);
+	/* Room for the next request's record, not for its response. */
+	left = 60000 - records_size(px_bytes.dir);
+	ok(left > 6000, "cap record_bytes: the test's sizes (%lld left)",
+	    left);
+	snprintf(target, sizeof(target), "/bytes/%lld", left + 1000);
+	snprintf(b, 30000, "GET %s HTTP/1.1\r\n\r\n", target);
+	request(px_bytes.s.port, b, 0, &r);
+	ok(r.status == 200 && (long long)r.len == left + 1000, "cap "
+	    "record_bytes: a response arriving at the cap still reaches the "
+	    "client whole");
+	cresp_free(&r);
+	rec = record_for(px_bytes.dir, target);
+	is_str(rs(rec, "cap"), "record_bytes", "cap record_bytes: its record "
+	    "names the cap");
+	ok(json_is_true(json_object_get(rec, "response_file_truncated")),
+	    "cap record_bytes: its response file is cut");
+	json_decref(rec);
+	memset(b, 'b', 30000);
+	for (i = 3; i < 20 && !refused; i++) {
+		snprintf(target, sizeof(target), "/bytes%d", i);
+		post(px_bytes.s.port, target, NULL, b, 100, &r);
+		if (r.status != 200) {
+			refused = 1;
+			check_refusal(1, &r, &px_bytes, target);
+		}
+		cresp_free(&r);
+	}
+	ok(refused, "cap record_bytes: later requests are refused");
+	ok(records_size(px_bytes.dir) <= 60000, "cap record_bytes: the records "
+	    "never pass it (%lld bytes)", records_size(px_bytes.dir));
+	free(b);
+}
+
+static void
+test_cap_connections(void)
+{
+	struct proxy_config cfg = { .max_conns = 2 };
+	const char *want = "lb-proxy: cap 'connections' reached: 2 "
+	    "connections open, new ones wait (--max-connections)";
+	struct rbuf *rb = calloc(3, sizeof(*rb));
+	struct pollfd q;
+	struct cresp r;
+	int fd[3], good = 0;
+	json_t *e;
+
+	proxy_start_cfg(&px_conns, "capconn", up_url, NULL, &cfg);
+	for (int i = 0; i < 2; i++) {
+		fd[i] = dial(px_conns.s.port);
+		put(fd[i], "GET /open HTTP/1.1\r\n\r\n");
+		read_response(fd[i], &rb[i], &r, 0);
+		good += r.status == 200;
+		cresp_free(&r);
+	}
+	is_int(good, 2, "cap connections: two kept-alive connections");
+	fd[2] = dial(px_conns.s.port);
+	put(fd[2], "GET /third HTTP/1.1\r\n\r\n");
+	q.fd = fd[2];
+	q.events = POLLIN;
+	is_int(poll(&q, 1, 300), 0, "cap connections: a third one waits");
+	close(fd[0]);
+	read_response(fd[2], &rb[2], &r, 0);
+	is_int(r.status, 200, "cap connections: and is served when one ends");
+	cresp_free(&r);
+	e = cap_entry(px_conns.dir, "connections");
+	is_str(json_string_value(json_object_get(e, "message")), want,
+	    "cap connections: in caps.json");
+	is_int(json_integer_value(json_object_get(e, "limit")), 2,
+	    "cap connections: with the limit");
+	json_decref(e);
+	ok(tree_contains(px_conns.log, want), "cap connections: and the log");
+	close(fd[1]);
+	close(fd[2]);
+	free(rb);
+}
+
+/* deflate (zlib-wrapped) of n bytes of ch; malloc'd, length in *len. */
+static unsigned char *
+deflated(int ch, size_t n, size_t *len)
+{
+	unsigned char *in = malloc(n), *out;
+	uLongf ol = compressBound((uLong)n);
+
+	memset(in, ch, n);
+	out = malloc(ol);
+	compress2(out, &ol, in, (uLong)n, 9);
+	free(in);
+	*len = ol;
+	return out;
+}
+
+/*
+ * The issue's reproduction: a deflate body of ~63 KB that decodes to
+ * 63 MiB of 0x01 was recorded as ~380 MB of \u0001 escapes. It is now
+ * recorded in base64, exactly; a body decoding to over 64 MiB is refused.
+ */
+static void
+test_cap_decoded(void)
+{
+	const size_t big = 63u * 1024 * 1024;
+	struct proxy_config cfg = { 0 };
+	unsigned char *z, *d;
+	size_t zl, dn, i;
+	struct cresp r;
+	json_t *rec;
+	int same;
+
+	proxy_start_cfg(&px_dec, "capdec", up_url, NULL, &cfg);
+	z = deflated(1, big, &zl);
+	post(px_dec.s.port, "/v1/messages?dec=63", "Content-Encoding: "
+	    "deflate\r\n", z, zl, &r);
+	is_int(r.status, 200, "decoded: a %zu-byte deflate body of 63 MiB "
+	    "forwarded", zl);
+	cresp_free(&r);
+	free(z);
+	ok(records_size(px_dec.dir) < 90LL * 1024 * 1024, "decoded: recorded "
+	    "in %lld bytes, not ~380 MB", records_size(px_dec.dir));
+	rec = record_for(px_dec.dir, "/v1/messages?dec=63");
+	ok(rs(rec, "body_decoded") == NULL && rs(rec, "body_decoded_base64"),
+	    "decoded: as base64");
+	d = unb64(rs(rec, "body_decoded_base64") ?: "", &dn);
+	for (i = 0, same = dn == big; same && i < dn; i++)
+		same = d[i] == 1;
+	ok(same, "decoded: exactly the decoded bytes (%zu)", dn);
+	free(d);
+	json_decref(rec);
+
+	z = deflated(0, 65u * 1024 * 1024, &zl);
+	post(px_dec.s.port, "/v1/messages?dec=65", "Content-Encoding: "
+	    "deflate\r\n", z, zl, &r);
+	check_refusal(2, &r, &px_dec, "/v1/messages?dec=65");
+	cresp_free(&r);
+	free(z);
+}
+
+/* ---- the credential goes to the Messages API only (finding 7) ---- */
+
+static const struct {
+	const char	*method, *target;
+	int		 forwarded;
+} api_paths[] = {
+	{ "POST", "/v1/messages", 1 },
+	{ "POST", "/v1/messages?beta=true", 1 },
+	{ "POST", "/v1/messages/count_tokens", 1 },
+	{ "POST", "/v1/messages/count_tokens?beta=true", 1 },
+	{ "GET", "/v1/messages", 0 },
+	{ "DELETE", "/v1/messages", 0 },
+	{ "GET", "/v1/models", 0 },
+	{ "POST", "/v1/complete", 0 },
+	{ "POST", "/v1/messages/batches", 0 },
+	{ "POST", "/v1/messages/", 0 },
+	{ "POST", "//v1/messages", 0 },
+	{ "POST", "/v1/messages/../models", 0 },
+	{ "POST", "/v1/messages/count_tokens/../../models", 0 },
+	{ "POST", "/v1/messages%2F..%2Fmodels", 0 },
+	{ "POST", "/V1/messages", 0 },
+	{ "POST", "/v1/messages;x", 0 },
+	{ "POST", "/", 0 },
+};
+
+static void
+test_messages_only(void)
+{
+	struct tproxy *px[] = { &px_key, &px_oauth };
+	char raw[256];
+	struct cresp r;
+	struct seen *s;
+	json_t *rec;
+	size_t i, k;
+	int fwd;
+
+	for (k = 0; k < 2; k++) {
+		const char *hdr = k == 0 ? "x-api-key" : "authorization";
+		const char *want = k == 0 ? API_KEY : "Bearer " OAUTH_TOKEN;
+
+		for (i = 0; i < sizeof(api_paths) / sizeof(api_paths[0]); i++) {
+			char target[128];
+
+			/* A marker keeps each case's target apart. */
+			snprintf(target, sizeof(target), "%s%sk=%zu.%zu",
+			    api_paths[i].target, strchr(api_paths[i].target,
+			    '?') ? "&" : "?", k, i);
+			snprintf(raw, sizeof(raw), "%s %s HTTP/1.1\r\n"
+			    "x-api-key: sk-dummy\r\nContent-Length: 2\r\n\r\n{}",
+			    api_paths[i].method, target);
+			request(px[k]->s.port, raw, 0, &r);
+			s = seen_for(target);
+			fwd = api_paths[i].forwarded;
+			is_int(r.status, fwd ? 200 : 403, "%s: %s %s answered %d",
+			    hdr, api_paths[i].method, api_paths[i].target,
+			    fwd ? 200 : 403);
+			if (fwd) {
+				is_str(s ? header_value(s, hdr) : NULL, want,
+				    "%s: %s %s forwarded with the credential",
+				    hdr, api_paths[i].method,
+				    api_paths[i].target);
+			} else {
+				const char *type;
+
+				(void)error_message(&r, &type);
+				ok(s == NULL && strcmp(type, "permission_error")
+				    == 0, "%s: %s %s refused (permission_error),"
+				    " not forwarded", hdr, api_paths[i].method,
+				    api_paths[i].target);
+				rec = record_for(px[k]->dir, target);
+				ok(ri(rec, "status") == 403 && rs(rec, "error"),
+				    "%s: %s %s recorded as refused", hdr,
+				    api_paths[i].method, api_paths[i].target);
+				json_decref(rec);
+			}
+			cresp_free(&r);
+		}
+	}
+	request(px_key.s.port, "GET /v1/models?limit=5 HTTP/1.1\r\n\r\n", 0,
+	    &r);
+	is_str(error_message(&r, NULL), "lb-proxy: cannot forward 'GET "
+	    "/v1/models' with the credential: only POST /v1/messages and POST "
+	    "/v1/messages/count_tokens are", "403: the message");
+	cresp_free(&r);
+	ok(tree_contains(px_key.log, "GET /v1/models?limit=5 403"),
+	    "403: logged");
+	/* Offline, the scripted model answers every path. */
+	request(px_off.s.port, "GET /v1/models?offline=1 HTTP/1.1\r\n\r\n", 0,
+	    &r);
+	ok(r.status == 200 && seen_for("/v1/models?offline=1") != NULL,
+	    "offline: other paths still forwarded");
+	cresp_free(&r);
+}
+
+static char lb_proxy_bin[512];
+
+/*
+ * lb-proxy itself, the credential handed over a pipe as its standard input
+ * (--credential-file /dev/stdin): the upstream gets it, no file does.
+ */
+static void
+test_stdin_credential(void)
+{
+	static const struct {
+		const char	*file, *header, *want, *name;
+	} creds[] = {
+		{ "apikey:" API_KEY "\n", "x-api-key", API_KEY, "stdin apikey" },
+		{ "oauth:" OAUTH_TOKEN, "authorization", "Bearer " OAUTH_TOKEN,
+		    "stdin oauth" },
+	};
+	char dir[128], port_s[16], *out;
+	size_t i, olen, ocap;
+
+	if (access(lb_proxy_bin, X_OK) != 0) {
+		ok(0, "stdin: no lb-proxy at '%s'", lb_proxy_bin);
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		posix_spawn_file_actions_t fa;
+		int in[2], outp[2], port = 0, st;
+		char target[64];
+		const char *argv[] = { lb_proxy_bin, "--listen", "127.0.0.1:0",
+		    "--upstream", up_url, "--credential-file", "/dev/stdin",
+		    "--records", dir, NULL };
+		struct pollfd q;
+		struct cresp r;
+		struct seen *s;
+		pid_t pid;
+		ssize_t n;
+		double t0;
+
+		snprintf(dir, sizeof(dir), "%s/stdin%zu", tmp, i);
+		if (pipe(in) < 0 || pipe(outp) < 0)
+			bail("pipe");
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+		posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+		posix_spawn_file_actions_addclose(&fa, in[1]);
+		posix_spawn_file_actions_addclose(&fa, outp[0]);
+		if (posix_spawn(&pid, lb_proxy_bin, &fa, NULL,
+		    (char *const *)argv, environ) != 0)
+			bail("posix_spawn lb-proxy");
+		posix_spawn_file_actions_destroy(&fa);
+		close(in[0]);
+		close(outp[1]);
+		(void)http_write_all(in[1], creds[i].file,
+		    strlen(creds[i].file));
+		close(in[1]);
+		/* The ready line names the port. */
+		ocap = 65536;
+		out = calloc(1, ocap);
+		olen = 0;
+		t0 = now_s();
+		while (strchr(out, '\n') == NULL && now_s() - t0 < 20) {
+			q.fd = outp[0];
+			q.events = POLLIN;
+			if (poll(&q, 1, 1000) == 1 && (n = read(outp[0], out +
+			    olen, ocap - olen - 1)) > 0)
+				olen += (size_t)n;
+			else if (q.revents & POLLHUP)
+				break;
+		}
+		if (sscanf(out, "lb-proxy: listening on 127.0.0.1:%15[0-9]",
+		    port_s) == 1)
+			port = atoi(port_s);
+		ok(port > 0, "%s: lb-proxy started (%.60s)", creds[i].name, out);
+		if (port > 0) {
+			snprintf(target, sizeof(target), "/v1/messages?stdin=%zu",
+			    i);
+			post(port, target, "x-api-key: sk-dummy\r\n"
+			    "Authorization: Bearer dummy\r\n", "{}", 2, &r);
+			is_int(r.status, 200, "%s: answered", creds[i].name);
+			cresp_free(&r);
+			s = seen_for(target);
+			is_str(s ? header_value(s, creds[i].header) : NULL,
+			    creds[i].want, "%s: the upstream got the credential "
+			    "in %s", creds[i].name, creds[i].header);
+			is_int(s ? header_count(s, "x-api-key") +
+			    header_count(s, "authorization") : -1, 1,
+			    "%s: and no other", creds[i].name);
+		}
+		kill(pid, SIGTERM);
+		waitpid(pid, &st, 0);
+		while ((n = read(outp[0], out + olen, ocap - olen - 1)) > 0)
+			olen += (size_t)n;
+		out[olen] = '\0';
+		close(outp[0]);
+		ok(strstr(out, "/v1/messages?stdin=") != NULL, "%s: logged",
+		    creds[i].name);
+		ok(!tree_contains(dir, i == 0 ? API_KEY : OAUTH_TOKEN) &&
+		    strstr(out, i == 0 ? API_KEY : OAUTH_TOKEN) == NULL,
+		    "%s: in no record and no log line", creds[i].name);
+		free(out);
+	}
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
@@ -1611,7 +2157,7 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	char url[256], ca[128];
 	z_stream z;
@@ -1681,6 +2227,29 @@ main(void)
 	test_upstream_timeout();
 	test_bad_input();
 	test_init_errors();
+	snprintf(up_url, sizeof(up_url), "http://127.0.0.1:%d", up.port);
+	test_cap_records();
+	test_cap_bytes();
+	test_cap_connections();
+	test_cap_decoded();
+	test_messages_only();
+	{
+		/* build/X/unit/test_proxy -> build/X/lb-proxy */
+		const char *e = getenv("LB_PROXY");
+		char *slash;
+
+		(void)argc;
+		snprintf(lb_proxy_bin, sizeof(lb_proxy_bin), "%s", e ? e :
+		    argv[0]);
+		if (e == NULL && (slash = strrchr(lb_proxy_bin, '/')) != NULL) {
+			*slash = '\0';
+			slash = strrchr(lb_proxy_bin, '/');
+			snprintf(slash ? slash + 1 : lb_proxy_bin,
+			    sizeof(lb_proxy_bin) - (size_t)(slash ? slash + 1 -
+			    lb_proxy_bin : 0), "lb-proxy");
+		}
+	}
+	test_stdin_credential();
 
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return tap_done();

@@ -460,6 +460,193 @@ test_dump(void)
 	ok(same, "dump: 200 random ASCII strings as jansson writes them");
 }
 
+#define CTL8	"\x01\x02\x03\x04\x05\x06\x07\x1f"
+#define CTL64	CTL8 CTL8 CTL8 CTL8 CTL8 CTL8 CTL8 CTL8
+#define NUL16	"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+#define S(lit)	lit, sizeof(lit) - 1
+#define Q16	"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\""
+
+/* Which form the record takes for a body: text, or base64 when shorter. */
+static void
+test_compact(void)
+{
+	static const struct {
+		const char	*name;
+		const char	*s;
+		size_t		 n;
+		const char	*key;	/* which one the record uses */
+	} cases[] = {
+		{ "empty", S(""), "body" },
+		{ "plain text", S("hello, world"), "body" },
+		{ "JSON", S("{\"a\":\"b\",\"c\":[1,2]}"), "body" },
+		{ "line ends and tabs", S("a\nb\r\tc\\d"), "body" },
+		{ "UTF-8", S("caf\xc3\xa9 \xe2\x82\xac"), "body" },
+		{ "one control byte", S("ab\001cdefghijkl"), "body" },
+		{ "a few control bytes", S(CTL8), "body" },
+		{ "control bytes", S(CTL64), "body_base64" },
+		{ "NULs", S(NUL16 NUL16 NUL16 NUL16), "body_base64" },
+		{ "quotes (at most twice as long)", S(Q16 Q16 Q16 Q16 Q16 Q16),
+		    "body" },
+	};
+	struct http_request req;
+	struct timespec when = { 0 };
+	struct cred c = { 0 };
+	json_t *j, *rec;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&req, 0, sizeof(req));
+		req.method = (char *)"POST";
+		req.target = req.path = (char *)"/";
+		req.body = (unsigned char *)cases[i].s;
+		req.body_len = cases[i].n;
+		rec = wire_request_record(&req, 1, &when, &c);
+		ok(json_object_get(rec, cases[i].key) != NULL, "record: %s as "
+		    "%s", cases[i].name, cases[i].key);
+		ok(json_is_true(json_object_get(rec, "body_utf8")),
+		    "record: %s still flagged UTF-8", cases[i].name);
+		json_decref(rec);
+	}
+	{
+		/* Random bytes, biased to escapes and UTF-8, against jansson. */
+		static const unsigned char pick[] = { 'a', ' ', '"', '\\', '\n',
+		    0x01, 0x1f, 0x7f, 0x00, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xed,
+		    0xa0, 0xf0, 0x9f, 0x98, 0x80, 0xff, 0xc0 };
+		unsigned char b[64];
+		int bad_valid = 0;
+
+		srand(13);
+		for (int k = 0; k < 20000; k++) {
+			size_t n = (size_t)(rand() % 40);
+
+			for (i = 0; i < n; i++)
+				b[i] = rand() % 3 ? 'a' + rand() % 26 :
+				    pick[rand() % sizeof(pick)];
+			j = json_stringn((const char *)b, n);
+			bad_valid += (j != NULL) != wire_utf8_valid(b, n);
+			json_decref(j);
+		}
+		is_int(bad_valid, 0, "utf-8: same verdict as jansson on 20000 "
+		    "random strings");
+	}
+}
+
+/*
+ * wire_request_bound is what the proxy reserves before forwarding: it must
+ * never be below the record's real size, whatever the bytes, headers and
+ * credential (a short token grows when scrubbed to "[credential]").
+ */
+static void
+test_bound(void)
+{
+	static const unsigned char pick[] = { 'a', '"', '\\', 0x01, 0x00,
+	    0xc3, 0xa9, 0xff, 'K', 'E', 'Y' };
+	static const char *const names[] = { "X-Api-Key", "Cookie", "Accept",
+	    "X-Other" };
+	struct http_header h[4];
+	char vals[4][200], err[64], tgt[80];
+	unsigned char body[600];
+	struct timespec when = { .tv_sec = 1796227501 };
+	struct http_request req;
+	struct cred creds[3];
+	int low = 0, k, c;
+	size_t i, len;
+	json_t *rec;
+	char *d;
+
+	memset(creds, 0, sizeof(creds));
+	cred_parse(&creds[1], "apikey:K", 8, "f", err, sizeof(err));
+	cred_parse(&creds[2], "apikey:KEY", 10, "f", err, sizeof(err));
+	srand(21);
+	for (k = 0; k < 3000; k++) {
+		memset(&req, 0, sizeof(req));
+		req.method = (char *)"POST";
+		/* Each part is often empty, so none hides another's bound. */
+		c = rand() % 3;
+		for (i = 0; i < 79; i++)
+			tgt[i] = c == 1 ? 'K' : 'a' + rand() % 26;
+		tgt[0] = '/';
+		tgt[c == 0 ? 1 : 79] = '\0';
+		req.target = req.path = tgt;
+		c = rand() % 3;	/* header values: mixed, escapes, tokens */
+		for (i = 0; i < 4; i++) {
+			size_t n = (size_t)(rand() % 200);
+
+			for (size_t j = 0; j < n; j++)
+				vals[i][j] = c == 1 ? 0x01 : c == 2 ? 'K' :
+				    (char)pick[rand() % sizeof(pick)] ?: 'z';
+			vals[i][n] = '\0';
+			h[i].name = (char *)names[i];
+			h[i].value = vals[i];
+		}
+		req.headers = h;
+		req.nheaders = (size_t)(rand() % 5);
+		req.body_len = rand() % 3 ? (size_t)(rand() % (int)sizeof(body)) :
+		    0;
+		c = rand() % 4;	/* ASCII, escapes, mixed, tokens */
+		for (i = 0; i < req.body_len; i++)
+			body[i] = c == 0 ? 'a' + rand() % 26 : c == 1 ? 0x01 :
+			    c == 3 ? 'K' : pick[rand() % sizeof(pick)];
+		req.body = body;
+		rec = wire_request_record(&req, 123456, &when, &creds[k % 3]);
+		d = wire_dump(rec, &len);
+		low += wire_request_bound(&req, &creds[k % 3]) < len;
+		free(d);
+		json_decref(rec);
+	}
+	is_int(low, 0, "bound: never below the record's size (3000 random "
+	    "requests)");
+	h[0].name = (char *)"Content-Encoding";
+	h[0].value = (char *)"gzip";
+	req.nheaders = 1;
+	is_int(wire_request_bound(&req, &creds[0]), 0, "bound: none for a "
+	    "compressed body");
+	cred_free(&creds[1]);
+	cred_free(&creds[2]);
+}
+
+/* Totals that continue from what a directory holds, and the caps. */
+static void
+test_caps(void)
+{
+	char dir[] = "/tmp/lb-caps-XXXXXX", path[256], err[256];
+	struct wire_log w;
+	struct cred c = { 0 };
+	int fd;
+
+	mkdtemp(dir);
+	snprintf(path, sizeof(path), "%s/responses", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/wire.jsonl", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	(void)!write(fd, "{}\n{}\n", 6);
+	close(fd);
+	/* Request 9 has a response file; 3 to 8 were refused or lost. */
+	snprintf(path, sizeof(path), "%s/responses/000009.body", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	(void)!write(fd, "0123456789", 10);
+	close(fd);
+	ok(wire_open(&w, dir, &c, err, sizeof(err)) == 0, "caps: open");
+	is_int(wire_next_seq(&w), 10, "caps: numbering stays above the "
+	    "response files (never overwrites one)");
+	is_int(w.nrecords, 2, "caps: records counted from wire.jsonl");
+	is_int(w.nbytes, 16, "caps: bytes of wire.jsonl and responses/");
+	wire_set_caps(&w, 4, 100);
+	is_int(wire_reserve(&w, 1, 50), WIRE_CAP_NONE, "caps: a record fits");
+	is_int(wire_reserve(&w, 0, 34), WIRE_CAP_NONE, "caps: bytes up to the "
+	    "cap fit");
+	is_int(wire_reserve(&w, 0, 1), WIRE_CAP_BYTES, "caps: one more byte "
+	    "does not");
+	wire_unreserve(&w, 0, 40);
+	is_int(wire_reserve(&w, 1, 10), WIRE_CAP_NONE, "caps: room given back "
+	    "is usable");
+	is_int(wire_reserve(&w, 1, 1), WIRE_CAP_RECORDS, "caps: the record "
+	    "count is checked first");
+	is_int(w.nrecords, 4, "caps: a refusal takes nothing");
+	wire_close(&w);
+	rm_rf(dir);
+}
+
 int
 main(void)
 {
@@ -468,5 +655,8 @@ main(void)
 	test_inflate();
 	test_record();
 	test_dump();
+	test_compact();
+	test_bound();
+	test_caps();
 	return tap_done();
 }

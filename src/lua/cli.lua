@@ -1,5 +1,6 @@
 -- The command line: verbs, options, help. main(args) returns the exit
--- status: 0 success, 1 a failed run or a broken file, 2 a usage error.
+-- status: 0 success, 1 a failed run or a broken file, 2 a usage error
+-- ("leakbench help run" lists the run verb's codes, 3 and 4 among them).
 -- Verbs live in their own modules and are loaded only when used.
 local M = {}
 
@@ -15,7 +16,22 @@ local VERBS = {
   { name = "run", summary = "run scenarios against subjects and report what leaked",
     usage = "leakbench run [OPTIONS] [PATH...]",
     details = "PATH: scenario files or directories (default scenarios/). Every run\n"
-      .. "(scenario x subject x repeat) is isolated: its own process, network and canaries.",
+      .. "(scenario x subject x repeat) is isolated: its own process, network and canaries.\n"
+      .. "A subject's 'blocks' must name scenarios found in PATH when PATH has a directory.\n"
+      .. "\nexit status:\n"
+      .. "  0    every check passed (every utility task done), every claim held, and every\n"
+      .. "       run was judged\n"
+      .. "  1    a check failed, or a subject's claim was broken (a secret of a scenario in\n"
+      .. "       its 'blocks' reached the wire); stderr names each\n"
+      .. "  2    a usage error: a bad option, a path that does not exist, nothing to run\n"
+      .. "  3    nothing failed, but a run could not be judged: error (the harness failed,\n"
+      .. "       or Claude Code exited non-zero, reported an error, wrote no result or never\n"
+      .. "       reached the model, unless the scenario's 'expect' says so), timeout,\n"
+      .. "       skipped, or invalid (the baseline did not leak where expect_leak says)\n"
+      .. "  4    --fail-on leak, nothing else wrong, and a secret leaked in any channel under\n"
+      .. "       a subject (the baseline's leaks are its control; alone, it is gated)\n"
+      .. "  130  interrupted (SIGINT, SIGTERM): partial results are written\n"
+      .. "When several apply, the lowest of 1, 3, 4 wins.",
     options = {
       { "--subject", arg = "FILE", many = true, help = "a subject file (repeatable); the baseline runs too" },
       { "--no-baseline", help = "do not run the baseline (no subject)" },
@@ -29,7 +45,20 @@ local VERBS = {
       { "--timeout", arg = "S", help = "seconds per run unless the scenario says otherwise (default 300)" },
       { "--keep-transcripts", help = "copy Claude Code's config dir into each run's artifacts" },
       { "--fail-fast", help = "start no new run after the first that does not pass" },
+      { "--fail-on", arg = "leak", many = true, help = "also exit 4 when a secret leaked under a subject" },
     }, module = "leakbench.runner" },
+  { name = "selftest", summary = "run the controls: show that the matrix detects leaks and lost utility",
+    usage = "leakbench selftest [--out DIR] [--jobs N]",
+    details = "Runs the known-leaky baseline and the block-everything subject (a PreToolUse\n"
+      .. "hook that refuses every tool) on scenarios/dotenv-read.lua and two utility tasks,\n"
+      .. "from leakbench's source directory. It passes when the baseline leaks dotenv-read\n"
+      .. "on the wire and does every task, and block-everything leaks nothing and does no\n"
+      .. "task (utility 0). Run it first on a new machine.\n"
+      .. "\nexit status: 0 both are detected, 1 not, 2 a usage error or missing files.",
+    options = {
+      { "--out", arg = "DIR", help = "where results go (default runs/selftest-<UTC timestamp>/)" },
+      { "--jobs", "-j", arg = "N", help = "runs in parallel (default: the number of cores)" },
+    }, module = "leakbench.runner", entry = "selftest" },
   { name = "list", summary = "validate and list scenarios and subjects without running",
     usage = "leakbench list [PATH...]",
     details = "PATH: files or directories (default scenarios/). Files under a directory\n"
@@ -325,7 +354,7 @@ function M.main(args)
     perr("%s: not available in this build (%s)", v.name, tostring(mod):match("^[^\n]*"))
     return 1
   end
-  return mod.main(opts, rest, M) or 0
+  return mod[v.entry or "main"](opts, rest, M) or 0
 end
 
 M.VERBS = by_name

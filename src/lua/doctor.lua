@@ -1,9 +1,14 @@
 -- `leakbench doctor`: what this machine lacks to run leakbench, each problem
--- with a one-line fix. Checks podman, the OCI runtime (with a real trial
--- container), the ulimit workaround, rootful/rootless set-up (for rootless:
--- /dev/net/tun, subuid/subgid, slirp4netns), the images, the tools to build a
--- base image offline, and which credential --live would use (its source only:
--- a credential is never printed).
+-- with a one-line fix, found by trying it where it can be tried. Checks
+-- podman, the OCI runtime, the ulimit workaround, rootful/rootless set-up
+-- (subuid/subgid, user namespaces; /dev/net/tun and slirp4netns only for
+-- --live), the network backend and a stale CNI bridge (--live only: offline
+-- runs create no network), the images, the tools to build a base image
+-- offline, and which credential --live would use (its source only: a
+-- credential is never printed). Then it builds a run's real topology once
+-- (M.trial_topology): an upstream on a Unix socket, a sidecar bridging
+-- 127.0.0.1:8080 to it, and a container in the sidecar's netns that sends
+-- one request through and checks that nothing else is there.
 --
 -- Exit status: 0 when nothing is wrong, 1 otherwise. Notes (a missing
 -- credential, which only --live needs) do not count as problems.
@@ -11,6 +16,7 @@ local core = require "leakbench.core"
 local cjson = require "cjson"
 local podman = require "leakbench.podman"
 local images = require "leakbench.images"
+local lb = require "leakbench"
 
 local M = {}
 
@@ -57,6 +63,99 @@ local function trial_fix(msg)
     return "give your user subordinate ids: usermod --add-subuids 100000-165535 --add-subgids 100000-165535 $USER"
   end
   return "run the command by hand to see podman's full message"
+end
+
+-- What the probe in the trial's netns prints, one fact a line.
+local TRIAL_PROBE = [[
+for i in $(seq 200); do ss -H -ltn | grep -q 127.0.0.1:8080 && break; sleep 0.02; done
+echo "ifaces $(ls /sys/class/net | sort | tr '\n' ' ')"
+echo "routes $(tail -n +2 /proc/net/route | wc -l)"
+echo "listen $(ss -H -ltn | awk '{ print $4 }' | sort | tr '\n' ' ')"
+echo "http $(curl -s -o /dev/null -m 10 -w '%{http_code}' -X POST -H 'content-type: application/json' \
+  -d '{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}' \
+  http://127.0.0.1:8080/v1/messages)"
+]]
+
+--- M.trial_topology(pm, tags) -> true, seconds | nil, what, fix. Starts,
+--- with the run's own flags, the scripted model on a Unix socket in a
+--- temporary directory (proxy image, --network none), a sidecar that
+--- bridges 127.0.0.1:8080 to it, and a claude-image container in the
+--- sidecar's netns that posts one Messages request through the bridge and
+--- reports its interfaces, routes and listeners. Removes everything.
+function M.trial_topology(pm, tags)
+  local dir, err = core.tmpdir("leakbench-doctor-")
+  if not dir then return nil, "trial topology: " .. err, "check that $TMPDIR is writable" end
+  local tag = core.uuid():sub(1, 8)
+  local names = { up = "lb-doctor-" .. tag .. "-up", net = "lb-doctor-" .. tag .. "-net",
+                  probe = "lb-doctor-" .. tag .. "-probe" }
+  local t0 = core.now()
+  local function base(name)
+    local a = { "run", "--name", name, "--label", "leakbench=1", "--label", "leakbench.pid=" .. core.getpid(),
+      "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "--tmpfs", "/tmp:rw,mode=1777" }
+    for _, v in ipairs(pm:run_args()) do a[#a + 1] = v end
+    return a
+  end
+  local function run()
+    assert(core.mkdir_p(dir .. "/sock", 511))
+    assert(core.write_file(dir .. "/script.json", lb.script_json(lb.script { lb.say("ok") }), 420))
+    if pm.rootful then assert(core.chown(dir .. "/sock", pm.UID or 1000, pm.UID or 1000)) end
+    local up = base(names.up)
+    for _, v in ipairs({ "-d", "--network", "none", "-v", dir .. "/sock:/sock",
+      "-v", dir .. "/script.json:/script.json:ro", tags.proxy,
+      "lb-model", "--script", "/script.json", "--listen", "unix:/sock/api.sock" }) do up[#up + 1] = v end
+    local r, e = pm:podman(up, { timeout = 60 })
+    if not r then return nil, "trial topology: the upstream did not start: " .. e end
+    local net = base(names.net)
+    for _, v in ipairs({ "-d", "--network", "none", "-v", dir .. "/sock:/sock", tags.proxy,
+      "lb-net", "--bridge", "tcp:127.0.0.1:8080=unix:/sock/api.sock" }) do net[#net + 1] = v end
+    r, e = pm:podman(net, { timeout = 60 })
+    if not r then return nil, "trial topology: the network sidecar did not start: " .. e end
+    local probe = base(names.probe)
+    for _, v in ipairs({ "--rm", "--network", "container:" .. names.net, "--entrypoint", "/bin/bash",
+      tags.claude, "-c", TRIAL_PROBE }) do probe[#probe + 1] = v end
+    r, e = pm:podman(probe, { timeout = 60 })
+    if not r then return nil, "trial topology: the probe container failed: " .. e end
+    local out = r.stdout
+    local facts = {}
+    for k, v in out:gmatch("(%a+) ([^\n]*)") do facts[k] = v end
+    if facts.http ~= "200" then
+      return nil, ("trial topology: a request through the bridge got HTTP %s, not 200")
+        :format(facts.http or "nothing")
+    end
+    if facts.ifaces ~= "lo " or facts.routes ~= "0" then
+      return nil, ("trial topology: the sandbox has interfaces '%s' and %s routes; only lo and none expected")
+        :format(facts.ifaces or "?", facts.routes or "?")
+    end
+    if facts.listen ~= "127.0.0.1:8080 " then
+      return nil, ("trial topology: listening in the sandbox: '%s'; only the bridge expected")
+        :format(facts.listen or "?")
+    end
+    return true
+  end
+  local ok, res, what = pcall(run)
+  pm:podman({ "rm", "-f", "-i", "-t", "0", names.probe, names.net, names.up },
+    { uninterruptible = true, timeout = 60 })
+  core.rmtree(dir)
+  if not ok then return nil, "trial topology: " .. tostring(res), "report this: it is a leakbench bug" end
+  if not res then
+    return nil, what, "run the podman commands by hand (leakbench run --jobs 1 -v shows them); "
+      .. "a runtime or ulimit problem above is the likely cause"
+  end
+  return true, core.now() - t0
+end
+
+-- Whether this kernel lets an unprivileged user create user namespaces
+-- (rootless podman needs it). nil, why when it does not.
+local function userns_allowed()
+  local clone = core.read_file("/proc/sys/kernel/unprivileged_userns_clone")
+  if clone and clone:match("^%s*0") then
+    return nil, "kernel.unprivileged_userns_clone is 0", "sysctl -w kernel.unprivileged_userns_clone=1"
+  end
+  local max = core.read_file("/proc/sys/user/max_user_namespaces")
+  if max and max:match("^%s*0%s*$") then
+    return nil, "user.max_user_namespaces is 0", "sysctl -w user.max_user_namespaces=15000"
+  end
+  return true
 end
 
 local function user_name()
@@ -115,18 +214,39 @@ function M.check(pm, opts)
     else
       add("ok", "rootless: subordinate uids and gids")
     end
+    local ok, why, fix = userns_allowed()
+    if ok then
+      add("ok", "rootless: user namespaces allowed")
+    else
+      add("FAIL", "rootless: user namespaces are off: " .. why, fix)
+    end
+    -- Only --live gives a container a network (the upstream's way out).
     local tun = io.open("/dev/net/tun", "r+")
     if tun then
       tun:close()
-      add("ok", "rootless: /dev/net/tun is usable (container networks work)")
+      add("ok", "rootless: /dev/net/tun is usable (the --live upstream can have a network)")
     else
-      add("FAIL", "rootless: /dev/net/tun is not usable by this user, so podman networks fail",
-          "as root: chmod 0666 /dev/net/tun (or run leakbench as root)")
+      add("note", "rootless: /dev/net/tun is not usable by this user: --live runs cannot reach the API "
+          .. "(offline runs need no network)", "as root: chmod 0666 /dev/net/tun (or run leakbench as root)")
     end
     if not podman.find_program("slirp4netns") then
-      add("FAIL", "rootless: slirp4netns is not installed", "apt-get install slirp4netns")
+      add("note", "rootless: slirp4netns is not installed: --live runs cannot reach the API",
+          "apt-get install slirp4netns")
     end
   end
+
+  -- The network backend matters to --live only: offline runs create no
+  -- network and use none.
+  local info = pm:podman({ "info", "--format", "{{.Host.NetworkBackend}}" }, { timeout = 30 })
+  local backend = info and info.stdout:match("%S+")
+  if backend then
+    add("ok", ("network backend: %s (used by --live only; offline runs have no network)"):format(backend))
+    if backend == "netavark" and core.stat("/sys/class/net/cni-podman0") then
+      add("FAIL", "a stale CNI bridge cni-podman0 shares netavark's subnet: image builds and --live's "
+          .. "upstream have no route out (apt-get: \"Temporary failure resolving\")", "ip link delete cni-podman0")
+    end
+  end
+  add("ok", "--init is not used: catatonit is not needed")
 
   local tags
   tags, err = images.tags { pm = pm, root = opts.root }
@@ -165,6 +285,18 @@ function M.check(pm, opts)
     end
   else
     add("note", "trial container: skipped, no image yet", "leakbench build")
+  end
+
+  if tags and present[tags.proxy] and present[tags.claude] then
+    local ok, what, fix = M.trial_topology(pm, tags)
+    if ok then
+      add("ok", ("trial topology: a request through a socket bridge, nothing else in the sandbox (%.2f s)")
+        :format(what))
+    else
+      add("FAIL", what, fix)
+    end
+  else
+    add("note", "trial topology: skipped, the images are not built yet", "leakbench build")
   end
 
   if not (tags and present[tags.base]) then

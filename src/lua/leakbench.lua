@@ -3,6 +3,12 @@
 -- Everything here is pure description: canaries, the scripted model's turns
 -- and faults, files to stage, and expect() for checks. Misuse raises with
 -- error(msg, 2) so the message names the caller's file and line.
+--
+-- A scenario or subject file sees this module read-only, with lb.file
+-- confined to the file's own directory. It reads no host values but those
+-- it is given explicitly: lb.var("NAME") returns the environment variable
+-- LEAKBENCH_VAR_NAME (nil when unset), and nothing else of the
+-- environment is visible (there is no os.getenv).
 local core = require "leakbench.core"
 
 local lb = {}
@@ -12,21 +18,31 @@ local BLOCK = "leakbench.block"
 local FAULT = "leakbench.fault"
 local FILE = "leakbench.file"
 
-local function typeerr(fname, n, want, got)
-  error(string.format("bad argument #%d to 'lb.%s' (%s expected, got %s)",
-    n, fname, want, type(got) == "table" and (getmetatable(got) and
-    getmetatable(got).__name or "table") or type(got)), 3)
-end
+-- What this module made, and as what: lb.is and lb.kind trust only this
+-- table, never a metatable a file could forge (setmetatable({}, { __name =
+-- "leakbench.file" })). The marks' metatables are protected (__metatable),
+-- so a file cannot reach or change them either.
+local made = setmetatable({}, { __mode = "k" })
 
 local function mark(t, name)
-  return setmetatable(t, { __name = name })
+  made[t] = name
+  return setmetatable(t, { __name = name, __metatable = false })
+end
+
+-- lb.kind(v) -> "leakbench.script" etc. when this module made v, or nil.
+function lb.kind(v)
+  return made[v]
 end
 
 local function is(v, name)
-  local mt = type(v) == "table" and getmetatable(v)
-  return mt and mt.__name == name or false
+  return made[v] == name
 end
 lb.is = is
+
+local function typeerr(fname, n, want, got)
+  error(string.format("bad argument #%d to 'lb.%s' (%s expected, got %s)",
+    n, fname, want, made[got] or type(got)), 3)
+end
 
 -- lb.canary([prefix]) -> a fresh random secret: prefix .. 32 hex digits.
 function lb.canary(prefix)
@@ -145,7 +161,7 @@ local build
 -- turns (normalized here), with neither a subagent nor max_requests of its
 -- own. Raises at level lvl.
 local function subagent_of(v, lvl)
-  if type(v) ~= "table" or (getmetatable(v) ~= nil and not is(v, SCRIPT)) then
+  if type(v) ~= "table" or (made[v] ~= nil and not is(v, SCRIPT)) then
     error("bad field 'subagent' in 'lb.script' (lb.script or a table of turns expected)", lvl)
   end
   if v.subagent ~= nil then
@@ -259,7 +275,10 @@ function lb.script_json(s)
 end
 
 -- lb.file(path): a file next to the calling scenario or subject file, read
--- now. Staged with its mode (so a hook script stays executable).
+-- now. Staged with its mode (so a hook script stays executable). In a
+-- scenario or subject file, path must resolve (links included) to a
+-- regular file below that file's own directory, of at most 64 MiB; this
+-- unconfined form is the harness's.
 function lb.file(path)
   if type(path) ~= "string" or path == "" then typeerr("file", 1, "string", path) end
   local src = path
@@ -276,6 +295,54 @@ function lb.file(path)
   return mark({ path = src, data = data, mode = st and st.mode or 420 }, FILE)
 end
 
+-- The most lb.file reads of one file.
+local FILE_MAX = 64 << 20
+
+-- lb.file as a scenario or subject file gets it (the loader binds DIR, the
+-- file's own directory): PATH, relative to DIR or absolute, must resolve
+-- (links included) to a regular file below DIR. Raises at level LVL.
+function lb._file_below(dir, path, lvl)
+  if type(path) ~= "string" or path == "" then
+    error(string.format("bad argument #1 to 'lb.file' (string expected, got %s)",
+      made[path] or type(path)), lvl)
+  end
+  local src = path:sub(1, 1) == "/" and path or dir .. "/" .. path
+  local root = core.realpath(dir)
+  local real, rerr = core.realpath(src)
+  if not root or not real then
+    error(string.format("cannot read file '%s': %s", src,
+      (rerr or "no directory"):match(": ([^:]*)$") or rerr), lvl)
+  end
+  local prefix = root == "/" and "/" or root .. "/"
+  if real:sub(1, #prefix) ~= prefix then
+    error(string.format("cannot read file '%s': %soutside the file's directory '%s'",
+      src, real == src and "" or "it resolves to '" .. real .. "', ", dir), lvl)
+  end
+  local data, info = core.read_beneath(root, real:sub(#prefix + 1), FILE_MAX)
+  if not data then
+    error(string.format("cannot read file '%s': %s", src, info:match(": ([^:]*)$") or info), lvl)
+  end
+  if info.truncated then
+    error(string.format("cannot read file '%s': it is larger than %d MiB", src, FILE_MAX >> 20), lvl)
+  end
+  return mark({ path = src, data = data, mode = info.mode }, FILE)
+end
+
+-- lb.var(name [, default]) -> the value of the environment variable
+-- LEAKBENCH_VAR_<name>, or default (nil if not given). The only host
+-- values a scenario or subject file can read: os.getenv is not there, so a
+-- file cannot copy ANTHROPIC_API_KEY into env or files. name: letters,
+-- digits and '_'.
+function lb.var(name, default)
+  if type(name) ~= "string" or not name:match("^[%w_]+$") then
+    error("bad argument #1 to 'lb.var' (a name of letters, digits and '_' expected)", 2)
+  end
+  if default ~= nil and type(default) ~= "string" then typeerr("var", 2, "string", default) end
+  local v = os.getenv("LEAKBENCH_VAR_" .. name)
+  if v == nil then return default end
+  return v
+end
+
 -- lb.expect(cond, msg): a check. Fails the run with msg and the caller's
 -- file:line when cond is false or nil; returns cond otherwise.
 function lb.expect(cond, msg)
@@ -290,5 +357,9 @@ function lb.expect(cond, msg)
 end
 
 lb.SCRIPT, lb.BLOCK, lb.FAULT, lb.FILE = SCRIPT, BLOCK, FAULT, FILE
+
+-- For the loader only (a file's view of this module hides names that start
+-- with "_"): marks T as made here, as KIND. Returns T.
+lb._mark = mark
 
 return lb

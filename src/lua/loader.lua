@@ -7,16 +7,20 @@
 -- returned, never raised, as "FILE:LINE: message", so one broken file never
 -- stops the others.
 local lb = require "leakbench"
+local core = require "leakbench.core"
 
 local M = {}
 
 -- The globals a scenario sees. Deliberately small: describing a scenario
--- needs no I/O, and lb.file reads the files it stages.
+-- needs no I/O, and lb.file reads the files it stages. getmetatable and
+-- setmetatable are the sandbox's own (see new_env).
 local SAFE = {
   "assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal", "rawget",
-  "rawlen", "rawset", "select", "setmetatable", "getmetatable", "tonumber",
-  "tostring", "type", "xpcall", "_VERSION",
+  "rawlen", "rawset", "select", "tonumber", "tostring", "type", "xpcall",
+  "_VERSION",
 }
+-- Libraries a file gets its own shallow copy of: patching string.match in
+-- one file changes that file's copy only.
 local SAFE_LIBS = { "string", "table", "math", "utf8", "coroutine" }
 
 local function copy(t)
@@ -24,6 +28,69 @@ local function copy(t)
   for k, v in pairs(t) do c[k] = v end
   return c
 end
+
+-- A read-only view of the leakbench module for one file: reads see lb's
+-- values (its tables as read-only views too), writes raise at the file's
+-- line, names that start with "_" (the loader's own) are hidden, and
+-- OVERRIDES (the file's own lb.file) are shown instead of lb's.
+local function readonly_lb(overrides)
+  local views = {}
+  local function view(t, name)
+    if views[t] then return views[t] end
+    local p = {}
+    views[t] = p
+    local function get(k)
+      if type(k) == "string" and k:sub(1, 1) == "_" then return nil end
+      local v = t == lb and overrides[k] or t[k]
+      if type(v) == "table" and not lb.kind(v) then return view(v, name .. "." .. tostring(k)) end
+      return v
+    end
+    return setmetatable(p, {
+      __index = function(_, k) return get(k) end,
+      __newindex = function(_, k)
+        error(string.format("attempt to set '%s.%s': the leakbench module is read-only",
+          name, tostring(k)), 2)
+      end,
+      __pairs = function()
+        local function step(_, k)
+          repeat k = next(t, k) until k == nil or get(k) ~= nil
+          if k ~= nil then return k, get(k) end
+        end
+        return step, p, nil
+      end,
+      __len = function() return #t end,
+      __metatable = false,
+    })
+  end
+  return view(lb, "lb")
+end
+
+-- A copy of V built from plain tables, read with next only, so no
+-- metamethod of the file's (__index, __pairs, __len, __tostring, ...) ever
+-- runs in the harness and what was checked is what is used. Metatables are
+-- dropped, except lb's marks, which the copies get again; shared and
+-- cyclic tables stay shared; other values are kept as they are.
+local function plain(v, seen)
+  if type(v) ~= "table" then return v end
+  if seen[v] then return seen[v] end
+  local c = {}
+  seen[v] = c
+  for k, x in next, v do c[plain(k, seen)] = plain(x, seen) end
+  local kind = lb.kind(v)
+  if kind then lb._mark(c, kind) end
+  return c
+end
+
+-- The text of an error value, without calling any of its metamethods.
+local function error_text(v)
+  if type(v) == "string" then return v end
+  if type(v) == "table" and type(rawget(v, "message")) == "string" then
+    return rawget(v, "message")
+  end
+  if math.type(v) then return tostring(v) end
+  return "(error object is a " .. type(v) .. " value)"
+end
+M.error_text = error_text
 
 local function dirname(path)
   return path:match("^(.*)/[^/]*$") or "."
@@ -45,17 +112,41 @@ end
 
 local new_env
 
+-- The largest scenario, subject or lib file read.
+local SOURCE_MAX = 16 << 20
+
+-- The text of FILE (a scenario, subject or lib file), or nil, "FILE:
+-- message". A link to it is resolved first; a FIFO, device or directory is
+-- refused without being opened for long, and so is a file over SOURCE_MAX.
+local function read_source(file)
+  local real, err = core.realpath(file)
+  local text, info
+  if real then
+    text, info = core.read_beneath(dirname(real), real:match("[^/]*$"), SOURCE_MAX)
+    err = info
+  end
+  if not text then
+    return nil, file .. ": cannot open: " .. (err:match(": ([^:]*)$") or err)
+  end
+  if info.truncated then
+    return nil, string.format("%s: cannot open: larger than %d MiB", file, SOURCE_MAX >> 20)
+  end
+  return text
+end
+
 -- A require for the sandbox: preloaded leakbench modules and cjson, then
 -- NAME.lua in the lib/ folders, loaded text-only into a fresh sandbox.
-local function make_require(path, loaded)
+local function make_require(path, loaded, lbview)
   local dirs = lib_dirs(path)
   return function(name)
     if type(name) ~= "string" then
       error("bad argument #1 to 'require' (string expected, got " .. type(name) .. ")", 2)
     end
     if loaded[name] ~= nil then return loaded[name] end
-    if name == "leakbench" or name == "cjson" then
-      loaded[name] = require(name)
+    if name == "leakbench" then return lbview end
+    if name == "cjson" then
+      -- an instance of its own: its functions and settings are this file's
+      loaded[name] = require("cjson").new()
       return loaded[name]
     end
     if not name:match("^[%w_]+[%w_.]*$") then
@@ -65,11 +156,11 @@ local function make_require(path, loaded)
     local tried = {}
     for _, d in ipairs(dirs) do
       local file = d .. "/" .. rel
-      local f = io.open(file, "rb")
-      if f then
-        f:close()
+      if core.realpath(file) then
+        local text, rerr = read_source(file)
+        if not text then error(rerr, 0) end
         local env = new_env(file, loaded)
-        local chunk, err = loadfile(file, "t", env)
+        local chunk, err = load(text, "@" .. file, "t", env)
         if not chunk then error(err, 0) end
         local v = chunk(name)
         if v == nil then v = true end
@@ -86,13 +177,37 @@ function new_env(path, loaded)
   local env = {}
   for _, k in ipairs(SAFE) do env[k] = _G[k] end
   for _, k in ipairs(SAFE_LIBS) do env[k] = copy(_G[k]) end
-  env.os = { time = os.time, date = os.date, clock = os.clock, getenv = os.getenv }
+  env.string.dump = nil
+  -- What getmetatable("") shows the file: a table of its own, so patching
+  -- it changes nothing (the real one is protected in lhost.c as well).
+  local string_mt = { __index = env.string }
+  env.getmetatable = function(v)
+    if type(v) == "string" then return string_mt end
+    return getmetatable(v)
+  end
+  -- No __gc: a finalizer would run later, in the harness, outside any
+  -- budget. (Lua marks an object for finalization only if its metatable
+  -- has the field when it is set, so checking here is enough.)
+  env.setmetatable = function(t, mt)
+    if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
+      error("bad argument #2 to 'setmetatable' (a __gc metamethod is not allowed)", 2)
+    end
+    return setmetatable(t, mt)
+  end
+  -- time only: no getenv (lb.var is the explicit way in), no files
+  env.os = { time = os.time, date = os.date, clock = os.clock }
   env.print = function(...)
     local n, parts = select("#", ...), {}
     for i = 1, n do parts[i] = tostring((select(i, ...))) end
     io.stderr:write(table.concat(parts, "\t"), "\n")
   end
-  env.require = make_require(path, loaded)
+  local dir = dirname(path)
+  env.require = make_require(path, loaded, readonly_lb({
+    file = function(p)
+      local f = lb._file_below(dir, p, 3)
+      return f
+    end,
+  }))
   env._G = env
   return env
 end
@@ -113,50 +228,107 @@ end
 
 -- Evaluates FILE and returns its value and the line of the return that
 -- produced it, or nil, "FILE:LINE: message".
-local function evaluate(file)
-  local f, oerr = io.open(file, "rb")
-  if not f then
-    return nil, file .. ": cannot open: " .. (oerr:match(": (.*)$") or oerr)
+-- Budgets: what loading a file (running it, and the requires and lb.file
+-- reads it does) and running its check may cost. Spent, the file's error
+-- is "FILE:LINE: loading took more than 10 s (time budget)". Pattern
+-- matching and other long C calls are not interrupted: only bounded
+-- between instructions.
+M.LOAD_BUDGET = { instructions = 100000000, seconds = 10, memory = 256 << 20 }
+M.CHECK_BUDGET = { instructions = 1000000000, seconds = 60, memory = 1024 << 20 }
+
+local BUDGET_TEXT = {
+  instructions = function(what, b)
+    return string.format("%s ran more than %d instructions (instruction budget)", what, b.instructions)
+  end,
+  time = function(what, b)
+    return string.format("%s took more than %g s (time budget)", what, b.seconds)
+  end,
+  memory = function(what, b)
+    return string.format("%s used more than %d MiB of memory (memory budget)", what, b.memory >> 20)
+  end,
+}
+
+-- The innermost line of FILE on CO's stack, or nil.
+local function line_in(co, file)
+  return debug.traceback(co):match("\n%s*" .. file:gsub("%p", "%%%0") .. ":(%d+):")
+end
+
+-- Runs fn(...) in a coroutine of its own under budget B (a table like
+-- M.LOAD_BUDGET); WHAT ("loading", "check") and FILE name it in messages.
+-- With chunk, the line of chunk's last return is watched. Returns true,
+-- the first value, the return line; or false, the error value as raised
+-- (a message when a budget was spent), whether a budget was spent, and the
+-- error as "FILE:LINE: message". A budget error reads "FILE:LINE: what
+-- took more than ...".
+function M.budgeted(what, file, b, fn, chunk, ...)
+  local budget = require "leakbench.budget"
+  local co = coroutine.create(fn)
+  budget.arm(co, b.instructions, b.seconds, b.memory, chunk)
+  local ok, v = coroutine.resume(co, ...)
+  local over, ret_line = budget.disarm(co)
+  if over then
+    v = nil
+    collectgarbage()
+    return false, string.format("%s:%s: %s", file, line_in(co, file) or "1",
+      BUDGET_TEXT[over](what, b)), true
   end
-  local text = f:read("a")
-  f:close()
+  if ok and coroutine.status(co) ~= "dead" then
+    return false, string.format("%s:%s: attempt to yield from outside a coroutine", file,
+      line_in(co, file) or "1")
+  end
+  if not ok then
+    local msg = error_text(v)
+    -- Errors raised in the file already carry FILE:LINE; others get the file.
+    if msg:sub(1, #file + 1) ~= file .. ":" then
+      msg = file .. ":" .. (line_in(co, file) or "1") .. ": " .. msg
+    end
+    return false, v, false, msg
+  end
+  return true, v, ret_line
+end
+
+-- Evaluates FILE and returns its value and the line of the return that
+-- produced it, or nil, "FILE:LINE: message".
+local function evaluate(file)
+  local text, rerr = read_source(file)
+  if not text then return nil, rerr end
   local env = new_env(file, {})
   local chunk, err = load(text, "@" .. file, "t", env)
   if not chunk then return nil, err end
-  local ret_line
-  local function hook(ev)
-    if ev == "return" or ev == "tail return" then
-      local info = debug.getinfo(2, "fl")
-      if info and info.func == chunk then ret_line = info.currentline end
-    end
-  end
-  local co = coroutine.create(function() return chunk() end)
-  debug.sethook(co, hook, "r")
-  local ok, v = coroutine.resume(co)
-  if not ok then
-    if type(v) == "table" then v = tostring(v.message or v) end
-    local msg = tostring(v)
-    -- Errors raised in the file already carry FILE:LINE; others get the file.
-    if msg:sub(1, #file + 1) ~= file .. ":" then
-      local tb = debug.traceback(co)
-      local line = tb:match(file:gsub("%p", "%%%0") .. ":(%d+):")
-      msg = file .. ":" .. (line or "1") .. ": " .. msg
-    end
-    return nil, msg
-  end
+  local ok, v, ret_line, msg = M.budgeted("loading", file, M.LOAD_BUDGET,
+    function() return plain(chunk(), {}) end, chunk)
+  if not ok then return nil, msg or v end
   return { value = v, text = text, ret_line = ret_line or 1 }
+end
+
+-- Runs SCENARIO's check function on RUN under M.CHECK_BUDGET. Returns
+-- verdict ("pass", "fail", "error"), reason, failed (a list of { message=,
+-- where= }). A spent budget is an "error" whose reason names the file.
+function M.check(scenario, run)
+  if not scenario.check then return "pass", nil, {} end
+  local ok, err, spent = M.budgeted("check", scenario.file or "?", M.CHECK_BUDGET,
+    scenario.check, nil, run)
+  if ok then return "pass", nil, {} end
+  if spent then return "error", err, {} end
+  if type(err) == "table" and rawget(err, "check_failed") then
+    local where, message = rawget(err, "where"), rawget(err, "message")
+    where = type(where) == "string" and where or "?"
+    message = type(message) == "string" and message or "expectation failed"
+    return "fail", where .. ": " .. message, { { message = message, where = where } }
+  end
+  return "error", "check raised: " .. error_text(err), {}
 end
 
 -- Field checks. Each spec entry: type checker and its description.
 local function is_string(v) return type(v) == "string" end
 local function is_posnum(v) return type(v) == "number" and v > 0 end
 local function is_posint(v) return math.type(v) == "integer" and v > 0 end
-local function is_table(v) return type(v) == "table" and getmetatable(v) == nil end
+local function is_table(v) return type(v) == "table" and lb.kind(v) == nil end
 local function is_func(v) return type(v) == "function" end
 
 local function type_name(v)
-  local mt = type(v) == "table" and getmetatable(v)
-  if mt and mt.__name then return mt.__name:gsub("^leakbench%.", "an lb.") end
+  local kind = lb.kind(v)
+  if kind then return (kind:gsub("^leakbench%.", "an lb.")) end
   if math.type(v) == "float" then return "a number" end
   local t = type(v)
   return (t:match("^[aeiou]") and "an " or "a ") .. t
@@ -281,10 +453,20 @@ local SCENARIO_FIELDS = {
   name = true, description = true, tags = true, prompt = true, files = true,
   home = true, setup = true, env = true, settings = true, secrets = true,
   timeout = true, max_turns = true, model = true, check = true,
-  claude_args = true, partial = true, expect_leak = true,
+  claude_args = true, partial = true, expect_leak = true, expect = true,
+  limits = true,
 }
 
-local CHANNEL = { wire = true, transcript = true, answer = true }
+-- limits = { memory = "4g", pids = 1024, tmp = "1g", home = "512m",
+-- record_bytes = "192M" }: the claude container's resources and what the
+-- recording proxy may record, for a scenario that needs more (or tests
+-- less) than the defaults of sandbox.LIMITS and sandbox.RECORD_BYTES.
+local LIMIT_FIELDS = { memory = "size", pids = "count", tmp = "size", home = "size",
+  record_bytes = "size" }
+local function is_size(v) return type(v) == "string" and v:match("^%d+[kKmMgG]?$") ~= nil end
+
+local CHANNEL = { wire = true, transcript = true, answer = true, stderr = true, logs = true,
+  egress = true }
 
 local function basename(file)
   return (file:match("([^/]+)$") or file):gsub("%.lua$", "")
@@ -319,6 +501,18 @@ local function validate_scenario(c, t, file)
   end
   s.timeout = c:field(t, "timeout", is_posnum, "a positive number")
   s.max_turns = c:field(t, "max_turns", is_posint, "a positive integer")
+  local limits = c:field(t, "limits", is_table, "a table")
+  if limits then
+    c:unknown(limits, LIMIT_FIELDS, "limits")
+    s.limits = {}
+    for k, kind in pairs(LIMIT_FIELDS) do
+      if kind == "size" then
+        s.limits[k] = c:field(limits, k, is_size, "a size such as \"512m\"", "limits." .. k)
+      else
+        s.limits[k] = c:field(limits, k, is_posint, "a positive integer", "limits." .. k)
+      end
+    end
+  end
   s.model = c:field(t, "model", function(v) return lb.is(v, lb.SCRIPT) end, "lb.script{...}")
   s.check = c:field(t, "check", is_func, "a function")
   s.claude_args = c:string_list(t, "claude_args") or {}
@@ -327,16 +521,52 @@ local function validate_scenario(c, t, file)
   for i, ch in ipairs(s.expect_leak) do
     if not CHANNEL[ch] then
       c:fail("expect_leak", string.format("field 'expect_leak[%d]' is '%s', expected 'wire', "
-        .. "'transcript' or 'answer'", i, ch))
+        .. "'transcript', 'answer', 'stderr', 'logs' or 'egress'", i, ch))
     end
+  end
+  -- What Claude Code is expected to do when that is not a clean run.
+  s.expect = c:field(t, "expect", is_table, "a table") or {}
+  c:unknown(s.expect, { exit = true, is_error = true, result = true, model = true }, "expect")
+  c:field(s.expect, "exit", function(v) return math.type(v) == "integer" end, "an integer", "expect.exit")
+  for _, k in ipairs({ "is_error", "result", "model" }) do
+    c:field(s.expect, k, function(v) return type(v) == "boolean" end, "a boolean", "expect." .. k)
   end
   return s
 end
 
+-- Does PATH (a build context, a Containerfile) lie inside the directory
+-- of the subject FILE, links resolved? Raises at FIELD's line if not. A
+-- path that does not exist (yet) is checked as written: no '..' may lead
+-- out; that it exists is the build's business.
+function Check:inside(file, path, field, line_field)
+  local dir = dirname(file)
+  local root = core.realpath(dir) or dir
+  local real = core.realpath(path)
+  local prefix = root == "/" and "/" or root .. "/"
+  local ok
+  if real then
+    ok = real == root or real:sub(1, #prefix) == prefix
+  else
+    local rel = path:sub(1, #dir + 1) == dir .. "/" and path:sub(#dir + 2) or nil
+    ok = rel ~= nil and not rel:match("%f[^/%z]%.%.%f[/%z]")
+  end
+  if not ok then
+    self:fail(line_field, string.format("field '%s' is '%s'%s: it must lie inside the subject's "
+      .. "directory '%s'", field, path, real and real ~= path and " (resolved: '" .. real .. "')" or "",
+      dir))
+  end
+end
+
 local SUBJECT_FIELDS = {
   name = true, description = true, interceptor = true, settings = true,
-  files = true, setup = true, env = true, blocks = true,
+  files = true, setup = true, env = true, blocks = true, control = true,
 }
+-- interceptor.build = { context =, containerfile = }: the image is built
+-- from a directory that must lie inside the subject file's own directory
+-- (links resolved; '/root' or '../..' is refused with the file, line and
+-- field), and so must the Containerfile. The build itself runs with
+-- network access: it may reach package registries (pip, npm, apt), which
+-- is how a subject installs its tools.
 local INTERCEPTOR_FIELDS = {
   build = true, image = true, argv = true, upstream_env = true, ready = true,
   port = true, env = true,
@@ -355,6 +585,9 @@ local function validate_subject(c, t, file)
   s.files = c:files(t, "files") or {}
   s.env = c:string_map(t, "env") or {}
   s.blocks = c:string_list(t, "blocks") or {}
+  -- A control (block-everything) exists to fail the tasks: its failed
+  -- checks are what it shows, and a task it lets through is the failure.
+  s.control = c:field(t, "control", function(v) return type(v) == "boolean" end, "a boolean") or false
   local icp = c:field(t, "interceptor", is_table, "a table")
   if icp then
     c:unknown(icp, INTERCEPTOR_FIELDS, "interceptor")
@@ -377,6 +610,8 @@ local function validate_subject(c, t, file)
       local cf = c:field(b, "containerfile", is_string, "a string", "interceptor.build.containerfile")
         or "Containerfile"
       if ctx:sub(1, 1) ~= "/" then ctx = dirname(file) .. "/" .. ctx end
+      c:inside(file, ctx, "interceptor.build.context", "build")
+      c:inside(file, ctx .. "/" .. cf, "interceptor.build.containerfile", "build")
       i.build = { context = ctx, containerfile = cf }
     end
     s.interceptor = i
@@ -427,9 +662,7 @@ function M.find(paths, listdir)
     local entries = listdir(p)
     if entries == nil then
       if top then
-        local f = io.open(p, "rb")
-        if f then
-          f:close()
+        if core.realpath(p) then
           out[#out + 1] = p
         else
           errs[#errs + 1] = p .. ": no such file or directory"

@@ -287,7 +287,11 @@ function Podman:build(spec)
     return true
   end
   r.stderr = core.read_file(log) or ""
-  return nil, ("%s (build log: %s)"):format(failure("build", r), log)
+  local hint = ""
+  if r.stderr:find("Temporary failure resolving", 1, true) or r.stderr:find("Could not resolve", 1, true) then
+    hint = "; the build had no network: `leakbench doctor` says why"
+  end
+  return nil, ("%s (build log: %s%s)"):format(failure("build", r), log, hint)
 end
 
 --- pm:network_create(name, [opts]) -> true | nil, err. opts: internal

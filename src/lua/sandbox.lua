@@ -1,17 +1,30 @@
 -- One isolated run: a scenario, optionally a subject, in containers.
 --
--- Topology (DESIGN.md): a network of the run's own with no egress holds the
--- claude container, the interceptor (if the subject has one) and one leg of
--- the recording proxy; the proxy's other leg is on a second network of the
--- run's own that holds the upstream (the scripted model; offline this
--- network is internal too) or reaches the real API (--live). Everything the
--- run creates carries the labels leakbench=1, leakbench.run=<run id>,
--- leakbench.suite=<suite id>, leakbench.pid=<our pid>.
+-- Topology (docs/ARCHITECTURE.md; README, "How a run is sealed"): no podman network is
+-- created. Every container has loopback only (--network none), except the
+-- upstream in --live mode. Each hop is a Unix socket in a directory of the
+-- run, mounted only into the two containers it joins:
 --
--- Whatever happens (success, timeout, error, SIGINT, SIGTERM) the finally
--- step collects the logs, removes every container and network of the run
--- and the credential file, and the artifacts stay in the run directory.
-local cjson = require "cjson"
+--   claude ──(netns of "net")── lb-net 127.0.0.1:8080 ─┐
+--                                                       │ sock/icp/api.sock
+--   icp ─────(netns of "icpnet")── lb-net ─────────────┘ (only with an
+--        127.0.0.1:9090 ──────────────────────────────┐   interceptor)
+--                                                       │ sock/up/api.sock
+--   up: lb-proxy (records) ── /tmp/model.sock ── lb-model (offline), or the
+--       real API (--live, the one container with a route out)
+--
+-- "net" and "icpnet" are sidecars of our servers image that own the network
+-- namespace the claude and interceptor containers join (--network
+-- container:NAME): they share no files and no processes with them, so the
+-- agent can neither stop the bridge nor reach what it records. Without an
+-- interceptor, net's bridge goes straight to sock/up. Nothing is addressed
+-- by name, so nothing needs DNS or depends on netavark or CNI.
+--
+-- Everything the run creates carries the labels leakbench=1,
+-- leakbench.run=<run id>, leakbench.suite=<suite id>, leakbench.pid=<our
+-- pid>. Whatever happens (success, timeout, error, SIGINT, SIGTERM) the
+-- finally step collects the logs, removes every container and socket of the
+-- run, and the artifacts stay in the run directory.
 local json = require "leakbench.json"
 local core = require "leakbench.core"
 local lb = require "leakbench"
@@ -21,9 +34,25 @@ local podman = require "leakbench.podman"
 local M = {}
 
 local UID = 1000
-local PROXY_PORT = 8080
-local MODEL_PORT = 8081
+local API_PORT = 8080        -- Claude Code's ANTHROPIC_BASE_URL, in its netns
+local UPSTREAM_PORT = 9090   -- the interceptor's UPSTREAM_URL, in its netns
+local TRAP_PROXY = "http://127.0.0.1:3128"   -- lb-trap's HTTP proxy, claude's netns
+local CA_DIR = "/etc/leakbench-ca"           -- the trap's CA, in the claude container
 local READY_TIMEOUT = 30
+-- What the proxy may record per run (wire.jsonl + responses/): below what
+-- the evidence reader scans per file (evidence.FILE_CAP), so that every
+-- recorded byte is scanned; a run that needs more ends as an error.
+M.RECORD_BYTES = "192M"
+
+-- Resources of each container of a run (issue: a hostile interceptor or
+-- agent must not take the host down). tmpfs sizes cap what /tmp can hold.
+M.LIMITS = {
+  claude = { memory = "4g", pids = 1024, tmp = "1g", home = "512m" },
+  up     = { memory = "1g", pids = 128, tmp = "64m" },
+  net    = { memory = "256m", pids = 128, tmp = "16m" },
+  icp    = { memory = "1g", pids = 256, tmp = "256m" },
+  setup  = { memory = "2g", pids = 512, tmp = "512m", home = "256m" },
+}
 local GATE = "/run/leakbench-gate"
 
 -- The claude container is created while the upstream starts, and waits
@@ -38,6 +67,24 @@ while [ ! -e ]] .. GATE .. [[/open ]; do
   sleep 0.02
 done
 exec /usr/local/bin/claude "$@"
+]]
+
+-- The upstream container, offline: the scripted model on a socket of its
+-- own (in the container's /tmp, mounted nowhere else), and the proxy once
+-- the model listens. A model that dies before that ends the container, with
+-- its log, at once.
+local UPSTREAM_SCRIPT = [[
+lb-model --script /script/script.json --listen unix:/tmp/model.sock >/logs/model.log 2>&1 &
+m=$!
+until grep -q "lb-model: listening" /logs/model.log 2>/dev/null; do
+  if ! kill -0 $m 2>/dev/null; then
+    echo "leakbench: the scripted model exited before it listened:" >&2
+    cat /logs/model.log >&2
+    exit 1
+  fi
+  sleep 0.01
+done
+exec lb-proxy --listen unix:/sock/up/api.sock --upstream http://lb-model --upstream-socket /tmp/model.sock --records /records --max-record-bytes "$1"
 ]]
 
 -- Environment for Claude Code that stops traffic the run does not need.
@@ -123,18 +170,20 @@ local Run = {}
 Run.__index = Run
 
 -- new(opts): opts.scenario, opts.subject (or nil), opts.dir (the run's
--- artifact directory, created by the caller), opts.images {claude=, proxy=,
--- subject=}, opts.pm (leakbench.podman object), opts.run_id,
--- opts.suite_id, opts.live, opts.model, opts.timeout, opts.keep_transcripts.
+-- artifact directory, created by the caller; made absolute here, since
+-- podman reads a relative -v source as a volume name), opts.images
+-- {claude=, proxy=, subject=}, opts.pm (leakbench.podman object),
+-- opts.run_id, opts.suite_id, opts.live, opts.model, opts.timeout,
+-- opts.keep_transcripts.
 function M.new(opts)
   local self = setmetatable({}, Run)
   for k, v in pairs(opts) do self[k] = v end
+  self.dir = core.realpath(self.dir) or self.dir
   self.tag = self.run_id:sub(1, 12)
   self.names = {
-    int = "lb-" .. self.tag .. "-int",
-    egress = "lb-" .. self.tag .. "-egress",
-    model = "lb-" .. self.tag .. "-model",
-    proxy = "lb-" .. self.tag .. "-proxy",
+    up = "lb-" .. self.tag .. "-up",
+    net = "lb-" .. self.tag .. "-net",
+    icpnet = "lb-" .. self.tag .. "-icpnet",
     icp = "lb-" .. self.tag .. "-icp",
     claude = "lb-" .. self.tag .. "-claude",
     setup = "lb-" .. self.tag .. "-setup",
@@ -183,7 +232,12 @@ function Run:check_interrupted()
   if sig then error({ run_error = true, interrupted = sig, msg = "interrupted by " .. sig }, 0) end
 end
 
--- Stage: project, home files, claude config, subject dir, script, records.
+function Run:interceptor()
+  return self.subject and self.subject.interceptor
+end
+
+-- Stage: project, home files, claude config, subject dir, script, records,
+-- the socket directories and the agent's resolv.conf and hosts.
 function Run:stage()
   local d = self.dir
   self.project = d .. "/project"
@@ -192,8 +246,16 @@ function Run:stage()
   self.subject_dir = d .. "/subject"
   self.ctrdir = d .. "/containers"
   self.gate = d .. "/gate"
-  for _, p in ipairs({ self.project, self.config, self.records, self.subject_dir,
-                       self.ctrdir, self.gate }) do
+  self.sock = d .. "/sock"
+  self.uplogs = d .. "/upstream-logs"
+  self.etc = d .. "/etc"
+  self.egress = d .. "/egress"
+  self.trapca = d .. "/trap-ca"
+  local dirs = { self.project, self.config, self.records, self.subject_dir,
+                 self.ctrdir, self.gate, self.sock .. "/up", self.uplogs, self.etc,
+                 self.egress, self.trapca }
+  if self:interceptor() then dirs[#dirs + 1] = self.sock .. "/icp" end
+  for _, p in ipairs(dirs) do
     assert(core.mkdir_p(p, 493))
   end
   stage_files(self.project, self.scenario.files)
@@ -210,6 +272,11 @@ function Run:stage()
   if subject then stage_files(self.subject_dir, subject.files) end
   assert(core.write_file(self.subject_dir .. "/settings.json", text, 420))
   assert(core.write_file(d .. "/settings.json", text, 420))
+  -- Name lookups go to loopback only, where the trap answers them.
+  assert(core.write_file(self.etc .. "/resolv.conf",
+    "nameserver 127.0.0.1\noptions ndots:0 attempts:1\n", 420))
+  assert(core.write_file(self.etc .. "/hosts",
+    "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n", 420))
   if not self.live then
     if not self.scenario.model then
       self:fail("scenario '%s' has no model script: it can only run with --live", self.scenario.name)
@@ -219,15 +286,17 @@ function Run:stage()
   -- Rootful podman runs the containers as uid 1000 without a user
   -- namespace: give it what it must write.
   if self.pm.rootful then
-    for _, p in ipairs({ self.project, self.config, self.records }) do
+    for _, p in ipairs({ self.project, self.config, self.records, self.sock, self.uplogs,
+                         self.egress, self.trapca }) do
       assert(core.chown(p, UID, UID, true))
     end
   end
 end
 
--- Where credential files live: memory-backed storage of the user's own
--- when there is one, else /dev/shm. `leakbench clean` sweeps leftovers
--- (a run killed with SIGKILL while its proxy started).
+-- Where credential files of older versions lived (they handed the
+-- credential to the proxy in a file); `leakbench clean` still sweeps such
+-- leftovers. The credential now reaches the proxy on its standard input
+-- only (Run:start_network).
 M.CREDENTIAL_PREFIX = "leakbench-cred-"
 function M.credential_base()
   local base = os.getenv("XDG_RUNTIME_DIR")
@@ -235,20 +304,13 @@ function M.credential_base()
   return base
 end
 
--- The real credential, for --live: a 0600 file in a 0700 directory on
--- memory-backed storage, readable by the proxy's uid only.
-function Run:write_credential()
+-- The real credential, for --live: kept in this process's memory until
+-- the proxy has read it from its standard input.
+function Run:read_credential()
   local real, kind_or_err = auth.host(os.getenv, core.read_file)
   if not real then self:fail("%s", kind_or_err) end
   self.auth_kind = kind_or_err
-  self.secret_dir = assert(core.tmpdir(M.CREDENTIAL_PREFIX .. core.getpid() .. "-",
-    M.credential_base()))
-  self.auth_file = self.secret_dir .. "/auth"
-  assert(core.write_file(self.auth_file, real, 384))
-  if self.pm.rootful then
-    assert(core.chown(self.secret_dir, UID, UID))
-    assert(core.chown(self.auth_file, UID, UID))
-  end
+  self.credential_line = real
   self.real_credential = real:match("^%a+:(.*)$")
 end
 
@@ -267,31 +329,32 @@ function Run:podman_all(argvs)
   local failed
   for i, h in ipairs(handles) do
     local r = h:wait()
-    local msg = r and require("leakbench.podman").failure(argvs[i][1], r)
+    local msg = r and podman.failure(argvs[i][1], r)
     if not r then msg = "podman " .. argvs[i][1] .. " did not end" end
     failed = failed or msg
   end
   if failed then self:fail("%s", failed) end
 end
 
--- Both networks of the run, created together.
-function Run:networks()
-  local egress = { "network", "create" }
-  if not self.live then egress[#egress + 1] = "--internal" end
-  self:podman_all({
-    append({ "network", "create", "--internal" }, self:labels(), { self.names.int }),
-    append(egress, self:labels(), { self.names.egress }),
-  })
+-- The resource flags of a container: memory, pids, a size-capped /tmp
+-- (and home, where it has one).
+local function limit_flags(l)
+  local f = { "--memory=" .. l.memory, "--pids-limit=" .. l.pids,
+              "--tmpfs", "/tmp:rw,mode=1777,size=" .. l.tmp }
+  if l.home then append(f, { "--tmpfs", "/home/bench:rw,mode=1777,size=" .. l.home }) end
+  return f
 end
 
--- Flags every detached container of the run gets; `short` names its log
--- (see pm:log_args) and the artifact the log becomes.
-function Run:base_flags(short)
-  return append({ "run", "-d", "--name", self.names[short] }, self:labels(), self.pm:run_args(),
+-- Flags every detached container of the run gets; `short` names it, its
+-- log (see pm:log_args) and its limits (M.LIMITS). `attached`: run
+-- without -d.
+function Run:base_flags(short, attached)
+  local argv = { "run" }
+  if not attached then argv[#argv + 1] = "-d" end
+  return append(argv, { "--name", self.names[short] }, self:labels(), self.pm:run_args(),
     self.pm:log_args(self.ctrdir, short), {
     "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
-    "--tmpfs", "/tmp:rw,mode=1777",
-  })
+  }, limit_flags(M.LIMITS[short == "icpnet" and "net" or short]))
 end
 
 function Run:wait_ready(short, line, what)
@@ -305,68 +368,118 @@ function Run:wait_ready(short, line, what)
   end
 end
 
-function Run:model_argv()
-  return append(self:base_flags("model"), {
-    "--network", self.names.egress,
-    "-v", self.dir .. "/script.json:/script/script.json:ro",
-    self.images.proxy,
-    "lb-model", "--script", "/script/script.json", "--listen", "0.0.0.0:" .. MODEL_PORT,
-  })
+-- The scenario's limits over the defaults: the claude container's, and
+-- the proxy's record bytes.
+function Run:claude_limits()
+  local l, own = {}, self.scenario.limits or {}
+  for k, v in pairs(M.LIMITS.claude) do l[k] = own[k] or v end
+  return l
 end
 
-function Run:proxy_argv()
-  local upstream = self.live and (os.getenv("LEAKBENCH_UPSTREAM") or "https://api.anthropic.com")
-    or ("http://" .. self.names.model .. ":" .. MODEL_PORT)
-  local argv = append(self:base_flags("proxy"), {
-    "--network", self.names.int .. "," .. self.names.egress,
+function Run:record_bytes()
+  return (self.scenario.limits or {}).record_bytes or M.RECORD_BYTES
+end
+
+-- The upstream container: the recording proxy on sock/up/api.sock, in
+-- front of the scripted model (offline) or the real API (--live: the only
+-- container with a route out, on podman's default network; the credential
+-- arrives on its standard input, never in a file, env or argv).
+function Run:up_argv()
+  local argv = append(self:base_flags("up", self.live), {
     "-v", self.records .. ":/records",
+    "-v", self.sock .. "/up:/sock/up",
   })
-  local proxy_args = { "lb-proxy", "--listen", "0.0.0.0:" .. PROXY_PORT, "--upstream", upstream,
-    "--records", "/records" }
-  if self.auth_file then
-    append(argv, { "-v", self.auth_file .. ":/run/secrets/bench-auth:ro" })
-    append(proxy_args, { "--credential-file", "/run/secrets/bench-auth" })
+  if not self.live then
+    return append(argv, { "--network", "none",
+      "-v", self.dir .. "/script.json:/script/script.json:ro",
+      "-v", self.uplogs .. ":/logs",
+      self.images.proxy, "/bin/sh", "-c", UPSTREAM_SCRIPT, "upstream", self:record_bytes() })
   end
+  local upstream = os.getenv("LEAKBENCH_UPSTREAM") or "https://api.anthropic.com"
+  local proxy_args = { "lb-proxy", "--listen", "unix:/sock/up/api.sock", "--upstream", upstream,
+    "--records", "/records", "--credential-file", "/dev/stdin", "--max-record-bytes", self:record_bytes() }
+  append(argv, { "-i" })
   local ca = os.getenv("LEAKBENCH_UPSTREAM_CA")
-  if self.live and ca and ca ~= "" then
+  if ca and ca ~= "" then
     append(argv, { "-v", ca .. ":/run/upstream-ca.pem:ro" })
     append(proxy_args, { "--ca-file", "/run/upstream-ca.pem" })
   end
   return append(argv, { self.images.proxy }, proxy_args)
 end
 
--- The scripted model (offline) and the recording proxy, started together
--- (the proxy reaches its upstream only per request), then each awaited.
-function Run:start_upstream()
-  local argvs = { self:proxy_argv() }
-  self.started[#self.started + 1] = { name = self.names.proxy, short = "proxy", log = "proxy.log" }
-  if not self.live then
-    table.insert(argvs, 1, self:model_argv())
-    self.started[#self.started + 1] = { name = self.names.model, short = "model", log = "model.log" }
+-- A network sidecar: a container of our servers image with loopback only,
+-- whose netns another container joins; lb-net in it bridges BRIDGES.
+-- SOCKS: the socket directories it mounts (names under sock/). With
+-- `trap`, lb-net also runs and supervises lb-trap: DNS on 127.0.0.1:53
+-- and an HTTP(S) proxy on 127.0.0.1:3128 that record every attempt in
+-- egress/ (mounted here only, so the agent can neither alter nor delete
+-- it) and answer that nothing exists; its CA (certificate only, the key
+-- never leaves its memory) goes to trap-ca/ for the claude container.
+function Run:net_argv(short, socks, bridges, trap)
+  local argv = append(self:base_flags(short), { "--network", "none",
+    "--sysctl", "net.ipv4.ip_unprivileged_port_start=0",
+    "--sysctl", "net.ipv4.ping_group_range=0 2147483647" })
+  for _, s in ipairs(socks) do append(argv, { "-v", self.sock .. "/" .. s .. ":/sock/" .. s }) end
+  if trap then
+    append(argv, { "-v", self.egress .. ":/egress", "-v", self.trapca .. ":/trap-ca" })
+  end
+  append(argv, { self.images.proxy, "lb-net" })
+  for _, b in ipairs(bridges) do append(argv, { "--bridge", b }) end
+  if trap then append(argv, { "--", "lb-trap", "--records", "/egress", "--ca-out", "/trap-ca" }) end
+  return argv
+end
+
+-- The interceptor's port in its netns, and the port of its bridge to the
+-- proxy (its UPSTREAM_URL), which must differ.
+function Run:icp_ports()
+  local port = self:interceptor().port
+  return port, port == UPSTREAM_PORT and UPSTREAM_PORT + 1 or UPSTREAM_PORT
+end
+
+-- Starts, together, the containers that carry the network: the upstream,
+-- claude's sidecar, and the interceptor's sidecar when there is one.
+function Run:start_network()
+  local icp = self:interceptor()
+  local first = icp and "icp" or "up"
+  local argvs = {
+    self:net_argv("net", { first },
+      { "tcp:127.0.0.1:" .. API_PORT .. "=unix:/sock/" .. first .. "/api.sock" }, true),
+  }
+  self.started[#self.started + 1] = { name = self.names.net, short = "net", log = "net.log" }
+  if icp then
+    local port, up_port = self:icp_ports()
+    argvs[#argvs + 1] = self:net_argv("icpnet", { "icp", "up" }, {
+      "unix:/sock/icp/api.sock=tcp:127.0.0.1:" .. port,
+      "tcp:127.0.0.1:" .. up_port .. "=unix:/sock/up/api.sock",
+    })
+    self.started[#self.started + 1] = { name = self.names.icpnet, short = "icpnet", log = "icpnet.log" }
+  end
+  self.started[#self.started + 1] = { name = self.names.up, short = "up", log = "proxy.log" }
+  if self.live then
+    -- Attached (-i): the credential is written to its standard input,
+    -- which is then closed; the proxy reads it to the end.
+    local h, err = core.start { argv = self.pm:argv(self:up_argv()), stdin = self.credential_line,
+      stdout = "/dev/null", stderr = self.ctrdir .. "/up.podman.txt" }
+    self.credential_line = nil
+    if not h then self:fail("%s", err) end
+    self.up_h = h
+  else
+    table.insert(argvs, 1, self:up_argv())
   end
   self:podman_all(argvs)
-  if not self.live then self:wait_ready("model", "listening", "scripted model") end
-  self:wait_ready("proxy", "listening", "recording proxy")
-  -- The proxy read the credential before it listened: from now on it is
-  -- only in the proxy's memory (its mount keeps the inode, not the name).
-  self:remove_credential()
 end
 
-function Run:remove_credential()
-  if self.secret_dir then
-    core.rmtree(self.secret_dir)
-    self.secret_dir = nil
-  end
-end
-
+-- The interceptor, in its sidecar's netns: it listens on its port there
+-- and reaches the proxy at 127.0.0.1:UPSTREAM_PORT.
 function Run:start_interceptor()
-  local icp = self.subject and self.subject.interceptor
+  local icp = self:interceptor()
   if not icp then return end
+  local _, up_port = self:icp_ports()
   local argv = append(self:base_flags("icp"), {
-    "--network", self.names.int,
+    "--network", "container:" .. self.names.icpnet,
     "-v", self.project .. ":/work:ro",
     "-w", "/work",
-    "-e", icp.upstream_env .. "=" .. self:proxy_url(),
+    "-e", icp.upstream_env .. "=http://127.0.0.1:" .. up_port,
   })
   local names = {}
   for k in pairs(icp.env) do names[#names + 1] = k end
@@ -375,18 +488,23 @@ function Run:start_interceptor()
   append(argv, { self.images.subject }, icp.argv)
   self.started[#self.started + 1] = { name = self.names.icp, short = "icp", log = "interceptor.log" }
   self:podman(argv)
-  self:wait_ready("icp", icp.ready, "interceptor")
 end
 
-function Run:proxy_url()
-  return "http://" .. self.names.proxy .. ":" .. PROXY_PORT
+-- Claude's sidecar is ready (its bridge and its trap, whose CA the claude
+-- container mounts): before the claude container is created.
+function Run:await_net()
+  self:wait_ready("net", "lb-net: listening", "network sidecar")
+  self:wait_ready("net", "lb-trap: listening", "egress trap in the network sidecar")
 end
 
--- The first hop: the interceptor if the subject has one, else the proxy.
-function Run:base_url()
-  local icp = self.subject and self.subject.interceptor
-  if icp then return "http://" .. self.names.icp .. ":" .. icp.port end
-  return self:proxy_url()
+-- Every other container of the network is ready, each by its own log.
+function Run:await_network()
+  self:wait_ready("up", "lb-proxy: listening", "recording proxy")
+  local icp = self:interceptor()
+  if icp then
+    self:wait_ready("icpnet", "lb-net: listening", "interceptor's network sidecar")
+    self:wait_ready("icp", icp.ready, "interceptor")
+  end
 end
 
 -- Setup commands run in the project, as uid 1000, with no network: the
@@ -404,7 +522,7 @@ function Run:setup()
     local argv = append({ "run", "--rm", "--name", self.names.setup .. "-" .. i }, self:labels(),
       self.pm:run_args(), {
         "--network", "none", "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
-        "--tmpfs", "/tmp:rw,mode=1777", "--tmpfs", "/home/bench:rw,mode=1777",
+      }, limit_flags(M.LIMITS.setup), {
         "-e", "HOME=/home/bench",
         "-v", self.project .. ":/work", "-w", "/work",
         "--entrypoint", step.argv[1], step.image,
@@ -423,27 +541,46 @@ function Run:setup()
   if #log > 0 then core.write_file(self.dir .. "/setup.log", table.concat(log, "\n"), 420) end
 end
 
--- Creates the claude container, which waits at the gate (GATE_SCRIPT)
--- until Run:claude() opens it.
-function Run:start_claude()
+-- Claude Code's environment: quiet, the dummy credential, the first hop on
+-- loopback, the scenario's and the subject's own.
+function Run:claude_env()
   local env = {}
   for k, v in pairs(QUIET_ENV) do env[k] = v end
   for k, v in pairs(auth.dummy_env(self.auth_kind)) do env[k] = v end
-  env.ANTHROPIC_BASE_URL = self:base_url()
+  env.ANTHROPIC_BASE_URL = "http://127.0.0.1:" .. API_PORT
+  -- Every other way out leads to the trap, HTTPS included: the trap's CA
+  -- is trusted wherever curl, Python, git, Node and OpenSSL look.
+  for _, k in ipairs({ "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY" }) do
+    env[k], env[k:lower()] = TRAP_PROXY, TRAP_PROXY
+  end
+  env.NO_PROXY, env.no_proxy = "127.0.0.1,localhost,::1", "127.0.0.1,localhost,::1"
+  local bundle = CA_DIR .. "/bundle.pem"
+  env.SSL_CERT_FILE, env.CURL_CA_BUNDLE, env.REQUESTS_CA_BUNDLE = bundle, bundle, bundle
+  env.GIT_SSL_CAINFO = bundle
+  env.NODE_EXTRA_CA_CERTS = CA_DIR .. "/ca.pem"
   env.CLAUDE_CONFIG_DIR = "/home/bench/.claude"
   env.HOME = "/home/bench"
   for k, v in pairs(self.scenario.env) do env[k] = v end
   for k, v in pairs(self.subject and self.subject.env or {}) do env[k] = v end
+  return env
+end
+
+-- Creates the claude container in the netns of its sidecar; it waits at
+-- the gate (GATE_SCRIPT) until Run:claude() opens it.
+function Run:start_claude()
   local argv = { "run", "--rm", "--name", self.names.claude }
   append(argv, self:labels(), self.pm:run_args(), {
-    "--network", self.names.int,
+    "--network", "container:" .. self.names.net,
     "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
-    "--pids-limit=1024", "--memory=4g",
-    "--tmpfs", "/tmp:rw,mode=1777", "--tmpfs", "/home/bench:rw,mode=1777",
+  }, limit_flags(self:claude_limits()), {
     "-v", self.config .. ":/home/bench/.claude",
     "-v", self.project .. ":/work",
     "-v", self.subject_dir .. ":/opt/subject:ro",
     "-v", self.gate .. ":" .. GATE .. ":ro",
+    "-v", self.etc .. "/resolv.conf:/etc/resolv.conf:ro",
+    "-v", self.etc .. "/hosts:/etc/hosts:ro",
+    "-v", self.trapca .. ":" .. CA_DIR .. ":ro",
+    "-v", self.trapca .. "/bundle.pem:/etc/ssl/certs/ca-certificates.crt:ro",
     "-w", "/work",
   })
   if self.home_dir then
@@ -454,6 +591,7 @@ function Run:start_claude()
       append(argv, { "-v", self.home_dir .. "/" .. rel .. ":/home/bench/" .. rel .. ":ro" })
     end
   end
+  local env = self:claude_env()
   local names = {}
   for k in pairs(env) do names[#names + 1] = k end
   table.sort(names)
@@ -503,47 +641,87 @@ function Run:claude()
   end
 end
 
--- Always: logs, containers, networks, credential. Never raises.
+-- After Claude Code: every container that carried the run (the network
+-- sidecars, the upstream, the interceptor) must still be running, or what
+-- it recorded is incomplete and the run cannot be trusted.
+function Run:check_alive()
+  for _, c in ipairs(self.started) do
+    if c.short then
+      local pid = math.tointeger(tonumber((core.read_file(self.ctrdir .. "/" .. c.short
+        .. ".conmon.pid") or ""):match("%d+") or ""))
+      if pid and not core.pid_alive(pid) then
+        local text = podman.log_text(self.ctrdir, c.short)
+        self:fail("container '%s' died during the run; its log:\n%s", c.name,
+          text ~= "" and text or "(empty)")
+      end
+    end
+  end
+end
+
+-- After Claude Code: a cap of the recording proxy that was hit (its
+-- records/caps.json) makes the run an error that names it; what was
+-- recorded is kept and scanned.
+function Run:check_caps()
+  local text = core.read_file(self.records .. "/caps.json")
+  if not text then return end
+  local ok, caps = pcall(require("cjson").decode, text)
+  local names = {}
+  if ok and type(caps) == "table" then
+    for name, c in pairs(caps) do
+      names[#names + 1] = ("'%s' (%s)"):format(name, type(c) == "table" and c.message or "?")
+    end
+  end
+  table.sort(names)
+  self:fail("the recording proxy hit its cap %s", #names > 0 and table.concat(names, ", ") or text)
+end
+
+-- Always: logs, containers, sockets. Never raises.
 function Run:finally()
   local pm = self.pm
-  -- Every container of the run in one command, both networks in another.
+  -- Every container of the run in one command.
   local names = {}
   for _, c in ipairs(self.started or {}) do names[#names + 1] = c.name end
   for i = 1, #self.scenario.setup + 1 do names[#names + 1] = self.names.setup .. "-" .. i end
   local rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
     { uninterruptible = true, timeout = 60 })
-  -- The claude container is gone: its podman run ends now (reaped here
-  -- when the run failed before Claude Code's turn).
-  if self.claude_h then
-    if not self.claude_h:wait(10) then self.claude_h:kill("SIGKILL") end
-    self.claude_h:close()
-    self.claude_h = nil
+  -- The containers are gone: their attached podman runs end now (reaped
+  -- here when the run failed before Claude Code's turn).
+  for _, k in ipairs({ "claude_h", "up_h" }) do
+    local h = self[k]
+    if h then
+      if not h:wait(10) then h:kill("SIGKILL"); h:wait(5) end
+      h:close()
+      self[k] = nil
+    end
   end
-  local net_ok = pm:podman({ "network", "rm", "-f", "-t", "0", self.names.int, self.names.egress },
-    { uninterruptible = true, timeout = 60 })
+  self.credential_line = nil
   -- The logs were written to files as the containers ran (pm:log_args).
   for _, c in ipairs(self.started or {}) do
     if c.log and self.ctrdir then
       core.write_file(self.dir .. "/" .. c.log, podman.log_text(self.ctrdir, c.short), 420)
     end
   end
-  if self.ctrdir then core.rmtree(self.ctrdir) end
-  if self.gate then core.rmtree(self.gate) end
+  if self.uplogs then
+    local model = core.read_file(self.uplogs .. "/model.log")
+    if model then core.write_file(self.dir .. "/model.log", model, 420) end
+    core.rmtree(self.uplogs)
+  end
+  for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca }) do
+    if p then core.rmtree(p) end
+  end
   -- When anything went wrong, a check by label catches what escaped the
   -- names (a run killed half-way, a podman that failed).
-  if not (rm_ok and net_ok and self.ok) then
+  if not (rm_ok and self.ok) then
     local left = pm:containers("leakbench.run=" .. self.run_id)
-    local nets = pm:networks("leakbench.run=" .. self.run_id)
-    if not left or #left > 0 or not nets or #nets > 0 then
+    if not left or #left > 0 then
       pm:remove_by_label("leakbench.run=" .. self.run_id)
     end
   end
-  self:remove_credential()
   -- Claude Code's files are owned by uid 1000 in rootful mode; hand them
   -- back so the user can read and delete the artifacts.
   if pm.rootful then
     local uid, gid = core.getuid(), core.getgid()
-    for _, p in ipairs({ self.project, self.config, self.records }) do
+    for _, p in ipairs({ self.project, self.config, self.records, self.egress }) do
       if p and core.stat(p) then core.chown(p, uid, gid, true) end
     end
   end
@@ -555,19 +733,22 @@ function Run:execute()
   self.started = {}
   local ok, err = pcall(function()
     self:phase("stage", function() self:stage() end)
-    if self.live then self:write_credential() end
+    if self.live then self:read_credential() end
     self:check_interrupted()
     self:phase("containers", function()
-      self:networks()
+      self:start_network()
+      self:await_net()
       self:start_claude()
-      self:start_upstream()
       self:start_interceptor()
+      self:await_network()
       self:check_claude_waiting()
     end)
     self:check_interrupted()
     self:phase("setup", function() self:setup() end)
     self:check_interrupted()
     self:phase("claude", function() self:claude() end)
+    self:check_alive()
+    self:check_caps()
   end)
   self.ok = ok and not self.timed_out
   local t1 = core.now()

@@ -58,19 +58,6 @@ bad_usage(const char *msg, const char *arg)
 	return 2;
 }
 
-/* addr with its port replaced by port (the kernel's pick for port 0). */
-static void
-bound_addr(const char *addr, int port, char *out, size_t outlen)
-{
-	const char *colon = strrchr(addr, ':');
-	int hl = colon ? (int)(colon - addr) : 0;
-
-	if (colon == NULL)
-		snprintf(out, outlen, ":%d", port);
-	else
-		snprintf(out, outlen, "%.*s:%d", hl, addr, port);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -154,7 +141,7 @@ main(int argc, char **argv)
 		engine_free(engine);
 		return 1;
 	}
-	bound_addr(listen_addr, port, where, sizeof(where));
+	http_listen_name(listen_addr, port, where, sizeof(where));
 	printf("lb-model: listening on %s\n", where);
 	fflush(stdout);
 	http_serve(lfd, model_server_handle, &srv);

@@ -25,22 +25,27 @@
 #include "proxy/proxy.h"
 
 static const char usage[] =
-"usage: lb-proxy [--listen ADDR] [--upstream URL] [--credential-file PATH]\n"
-"                [--records DIR] [--ca-file PATH] [--upstream-timeout SECS]\n"
-"                [--client-timeout SECS]\n"
+"usage: lb-proxy [--listen ADDR] [--upstream URL] [--upstream-socket PATH]\n"
+"                [--credential-file PATH] [--records DIR] [--ca-file PATH] [--upstream-timeout SECS]\n"
+"                [--client-timeout SECS] [--max-connections N] [--max-records N]\n"
+"                [--max-record-bytes BYTES]\n"
 "\n"
 "Forwards every request to the upstream, streams the response back, and\n"
 "records each request byte for byte in DIR/wire.jsonl (response bodies in\n"
 "DIR/responses/). With a credential file, the client's x-api-key and\n"
 "authorization headers are replaced by the real credential, which is never\n"
-"written anywhere.\n"
+"written anywhere, and only POST /v1/messages and /v1/messages/count_tokens\n"
+"are forwarded: other requests get 403.\n"
 "\n"
-"  --listen ADDR            HOST:PORT to listen on (LB_PROXY_LISTEN;\n"
-"                           default " PROXY_DEFAULT_LISTEN ")\n"
+"  --listen ADDR            HOST:PORT or unix:PATH to listen on\n"
+"                           (LB_PROXY_LISTEN; default " PROXY_DEFAULT_LISTEN ")\n"
 "  --upstream URL           http(s) base URL, may have a path prefix\n"
 "                           (LB_UPSTREAM; default " PROXY_DEFAULT_UPSTREAM ")\n"
+"  --upstream-socket PATH   reach the upstream through this Unix socket\n"
+"                           (the URL then only names the Host)\n"
 "  --credential-file PATH   'apikey:KEY' or 'oauth:TOKEN' (LB_CREDENTIAL_FILE;\n"
-"                           default none: headers pass unchanged)\n"
+"                           default none: headers pass unchanged); /dev/stdin\n"
+"                           reads it from standard input, up to its end\n"
 "  --records DIR            where records go (LB_RECORDS; default "
     PROXY_DEFAULT_RECORDS ")\n"
 "  --ca-file PATH           also trust this PEM CA for the upstream (LB_CA_FILE)\n"
@@ -48,6 +53,12 @@ static const char usage[] =
 "                           upstream mid-response (default 600)\n"
 "  --client-timeout SECS    longest silence of a client, and time to send a\n"
 "                           request head (default 30)\n"
+"  --max-connections N      connections served at once; more wait (default 64)\n"
+"  --max-records N          requests recorded in DIR; later ones get 507\n"
+"                           (default 20000)\n"
+"  --max-record-bytes BYTES size of DIR/wire.jsonl and DIR/responses/; K, M, G\n"
+"                           suffixes (default 1G). A cap that is hit is named\n"
+"                           in DIR/caps.json and in the log\n"
 "  --help                   this text\n";
 
 static void
@@ -86,14 +97,33 @@ seconds(const char *s, double *out)
 	return 0;
 }
 
-/* "HOST:PORT" as given, with the port actually bound. */
-static void
-ready_addr(const char *listen, int port, char *out, size_t outlen)
+/*
+ * Parses a positive whole number, with a K, M or G suffix (powers of 1024)
+ * when suffix is set, at most max. 0, or -1.
+ */
+static int
+count(const char *s, int suffix, unsigned long long max,
+    unsigned long long *out)
 {
-	const char *colon = strrchr(listen, ':');
-	int hl = colon ? (int)(colon - listen) : 0;
+	unsigned long long v, mul = 1;
+	char *end;
 
-	snprintf(out, outlen, "%.*s:%d", hl, listen, port);
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (suffix && *end != '\0' && end[1] == '\0') {
+		switch (*end) {
+		case 'K': case 'k': mul = 1ULL << 10; end++; break;
+		case 'M': case 'm': mul = 1ULL << 20; end++; break;
+		case 'G': case 'g': mul = 1ULL << 30; end++; break;
+		default: break;
+		}
+	}
+	if (errno != 0 || *end != '\0' || v == 0 || v > max / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
 }
 
 int
@@ -103,10 +133,14 @@ main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "upstream", required_argument, NULL, 'u' },
 		{ "credential-file", required_argument, NULL, 'c' },
+		{ "upstream-socket", required_argument, NULL, 'S' },
 		{ "records", required_argument, NULL, 'r' },
 		{ "ca-file", required_argument, NULL, 'a' },
 		{ "upstream-timeout", required_argument, NULL, 't' },
 		{ "client-timeout", required_argument, NULL, 'T' },
+		{ "max-connections", required_argument, NULL, 'C' },
+		{ "max-records", required_argument, NULL, 'R' },
+		{ "max-record-bytes", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -115,6 +149,7 @@ main(int argc, char **argv)
 	const char *listen_addr = getenv("LB_PROXY_LISTEN");
 	char err[512], addr[300], *line = NULL, *norm = NULL;
 	struct sigaction sa;
+	unsigned long long v;
 	int ch, lfd, port = 0, n;
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -129,6 +164,7 @@ main(int argc, char **argv)
 		case 'l': listen_addr = optarg; break;
 		case 'u': cfg.upstream = optarg; break;
 		case 'c': cfg.credential_file = optarg; break;
+		case 'S': cfg.upstream_socket = optarg; break;
 		case 'r': cfg.records = optarg; break;
 		case 'a': cfg.ca_file = optarg; break;
 		case 't':
@@ -140,6 +176,27 @@ main(int argc, char **argv)
 			if (seconds(optarg, &cfg.client_timeout) < 0)
 				return bad_usage("cannot use --client-timeout "
 				    "'%s': expected a number of seconds", optarg);
+			break;
+		case 'C':
+			if (count(optarg, 0, 100000, &v) < 0)
+				return bad_usage("cannot use --max-connections "
+				    "'%s': expected a whole number from 1 to "
+				    "100000", optarg);
+			cfg.max_conns = (int)v;
+			break;
+		case 'R':
+			if (count(optarg, 0, 1000000000, &v) < 0)
+				return bad_usage("cannot use --max-records '%s': "
+				    "expected a whole number from 1 to "
+				    "1000000000", optarg);
+			cfg.max_records = (unsigned long)v;
+			break;
+		case 'B':
+			if (count(optarg, 1, 1ULL << 50, &v) < 0)
+				return bad_usage("cannot use --max-record-bytes "
+				    "'%s': expected a number of bytes, K, M or G "
+				    "after it", optarg);
+			cfg.max_record_bytes = v;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -205,13 +262,13 @@ main(int argc, char **argv)
 		curl_global_cleanup();
 		return 1;
 	}
-	ready_addr(listen_addr, port, addr, sizeof(addr));
+	http_listen_name(listen_addr, port, addr, sizeof(addr));
 	n = asprintf(&line, "lb-proxy: listening on %s upstream %s\n", addr,
 	    p.upstream);
 	if (n > 0)
 		(void)http_write_all(STDOUT_FILENO, line, (size_t)n);
 	free(line);
-	http_serve(lfd, proxy_handler, &p);
+	http_serve_max(lfd, p.max_conns, proxy_handler, &p, proxy_on_full);
 	fprintf(stderr, "lb-proxy: cannot accept connections on '%s': %s\n",
 	    addr, strerror(errno));
 	_exit(1);

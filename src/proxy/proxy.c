@@ -204,11 +204,23 @@ proxy_init(struct proxy *p, const struct proxy_config *cfg, char *err,
 	p->wire.fd = -1;
 	p->log_fd = cfg->log_fd;
 	pthread_mutex_init(&p->log_mu, NULL);
+	pthread_mutex_init(&p->caps_mu, NULL);
+	p->max_conns = cfg->max_conns > 0 ? cfg->max_conns :
+	    PROXY_DEFAULT_MAX_CONNS;
+	p->max_records = cfg->max_records > 0 ? cfg->max_records :
+	    PROXY_DEFAULT_MAX_RECORDS;
+	p->max_record_bytes = cfg->max_record_bytes > 0 ?
+	    cfg->max_record_bytes : PROXY_DEFAULT_MAX_RECORD_BYTES;
 	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_init(&p->share_mu[i], NULL);
 	if (proxy_check_upstream(cfg->upstream ? cfg->upstream :
 	    PROXY_DEFAULT_UPSTREAM, &p->upstream, err, errlen) < 0)
 		return -1;
+	if (cfg->upstream_socket != NULL &&
+	    (p->upstream_socket = strdup(cfg->upstream_socket)) == NULL) {
+		snprintf(err, errlen, "cannot start: out of memory");
+		return -1;
+	}
 	if (cfg->credential_file != NULL &&
 	    cred_load(&p->cred, cfg->credential_file, err, errlen) < 0)
 		return -1;
@@ -217,6 +229,7 @@ proxy_init(struct proxy *p, const struct proxy_config *cfg, char *err,
 	if (wire_open(&p->wire, cfg->records ? cfg->records :
 	    PROXY_DEFAULT_RECORDS, &p->cred, err, errlen) < 0)
 		return -1;
+	wire_set_caps(&p->wire, p->max_records, p->max_record_bytes);
 	p->timeout_ms = (long)((cfg->upstream_timeout > 0 ?
 	    cfg->upstream_timeout : 600) * 1000);
 	p->lim.max_body = 32 * 1024 * 1024;
@@ -251,10 +264,14 @@ proxy_fini(struct proxy *p)
 	wire_close(&p->wire);
 	cred_free(&p->cred);
 	free(p->upstream);
+	free(p->upstream_socket);
 	free(p->ca_blob);
 	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&p->share_mu[i]);
+	for (i = 0; i < CAP_N; i++)
+		free(p->caps[i].message);
 	pthread_mutex_destroy(&p->log_mu);
+	pthread_mutex_destroy(&p->caps_mu);
 	memset(p, 0, sizeof(*p));
 	p->wire.fd = -1;
 }
@@ -322,6 +339,172 @@ lower_first(char *s)
 		s[0] = (char)(s[0] - 'A' + 'a');
 }
 
+/* ---- caps (see proxy.h) ---- */
+
+#define CAP_LOG_LINES	10	/* log lines per cap; then only counted */
+#define REFUSED_LOG	100	/* requests refused unread that are logged */
+#define LOG_TARGET_MAX	1024	/* bytes of a target in a log line */
+/* Reserved for a record's response fields, settled once written. */
+#define RECORD_SLACK	4096
+
+static const char *const cap_names[CAP_N] = {
+	"connections", "request_head", "request_body", "decoded_body",
+	"records", "record_bytes", "response_file"
+};
+
+const char *
+proxy_cap_name(enum proxy_cap cap)
+{
+	return cap < CAP_N ? cap_names[cap] : "?";
+}
+
+static unsigned long long
+cap_limit(const struct proxy *p, enum proxy_cap cap)
+{
+	switch (cap) {
+	case CAP_CONNECTIONS: return (unsigned long long)p->max_conns;
+	case CAP_REQUEST_HEAD: return p->lim.max_header_bytes;
+	case CAP_REQUEST_BODY: return p->lim.max_body;
+	case CAP_DECODED_BODY: return WIRE_MAX_DECODED;
+	case CAP_RECORDS: return p->max_records;
+	case CAP_RECORD_BYTES: return p->max_record_bytes;
+	case CAP_RESPONSE_FILE: return PROXY_MAX_RESPONSE_FILE;
+	default: return 0;
+	}
+}
+
+static void
+iso_time(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+
+	gmtime_r(&ts->tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, ts->tv_nsec / 1000000);
+}
+
+/* Rewrites DIR/caps.json from p->caps, whole; caps_mu is held. */
+static void
+write_caps(struct proxy *p)
+{
+	json_t *o = json_object(), *e;
+	char *text = NULL, *tmp = NULL, *path = NULL, when[64];
+	size_t len;
+	int fd, i, rc = -1;
+
+	for (i = 0; i < CAP_N && o != NULL; i++) {
+		const struct proxy_cap_hits *h = &p->caps[i];
+
+		if (h->hits == 0)
+			continue;
+		iso_time(&h->first, when, sizeof(when));
+		e = json_pack("{s:I, s:I, s:s, s:s}", "limit", (json_int_t)
+		    cap_limit(p, (enum proxy_cap)i), "hits", (json_int_t)h->hits,
+		    "first_hit", when, "message", h->message ? h->message : "");
+		json_object_set_new(o, cap_names[i], e);
+	}
+	if (o != NULL && (text = wire_dump(o, &len)) != NULL &&
+	    asprintf(&tmp, "%s/%s.tmp", p->wire.dir, PROXY_CAPS_FILE) >= 0 &&
+	    asprintf(&path, "%s/%s", p->wire.dir, PROXY_CAPS_FILE) >= 0) {
+		text[len++] = '\n';	/* wire_dump leaves a spare byte */
+		text[len] = '\0';
+		text = cred_scrub_str(&p->cred, text);
+		len = text ? strlen(text) : 0;
+		fd = text ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0644) : -1;
+		if (fd >= 0) {
+			rc = http_write_all(fd, text, len);
+			if (close(fd) < 0)
+				rc = -1;
+			if (rc == 0)
+				rc = rename(tmp, path);
+		}
+	}
+	if (rc < 0)
+		fprintf(stderr, "lb-proxy: cannot write '%s/%s': %s\n",
+		    p->wire.dir, PROXY_CAPS_FILE, strerror(errno));
+	json_decref(o);
+	free(text);
+	free(tmp);
+	free(path);
+}
+
+/*
+ * Counts a hit of cap, msg saying what happened: caps.json is rewritten,
+ * and for the first CAP_LOG_LINES hits (log set) a log line says msg.
+ */
+static void
+cap_hit(struct proxy *p, enum proxy_cap cap, const char *msg, int log)
+{
+	struct proxy_cap_hits *h = &p->caps[cap];
+	unsigned long n;
+	char *line = NULL;
+
+	pthread_mutex_lock(&p->caps_mu);
+	n = ++h->hits;
+	if (n == 1) {
+		clock_gettime(CLOCK_REALTIME, &h->first);
+		h->message = strdup(msg);
+	}
+	write_caps(p);
+	pthread_mutex_unlock(&p->caps_mu);
+	if (log && n <= CAP_LOG_LINES && asprintf(&line, "%s%s\n", msg,
+	    n == CAP_LOG_LINES ? " (further hits are only counted, in "
+	    PROXY_CAPS_FILE ")" : "") >= 0)
+		log_line(p, line);
+}
+
+void
+proxy_on_full(void *ctx, int max_conns)
+{
+	struct proxy *p = ctx;
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "lb-proxy: cap 'connections' reached: %d "
+	    "connections open, new ones wait (--max-connections)", max_conns);
+	cap_hit(p, CAP_CONNECTIONS, msg, 1);
+}
+
+/*
+ * Answers a request refused by a cap (413 or 507) without forwarding or
+ * recording it. Returns whether the connection may be kept.
+ */
+static int
+refuse_cap(struct proxy *p, struct http_conn *c,
+    const struct http_request *req, enum proxy_cap cap, int status)
+{
+	char msg[256], *body;
+	int keep = req->keep_alive;
+
+	switch (cap) {
+	case CAP_DECODED_BODY:
+		snprintf(msg, sizeof(msg), "lb-proxy: cap 'decoded_body' "
+		    "reached: the request body decodes to over 64 MiB, which "
+		    "cannot be recorded; not forwarded");
+		break;
+	case CAP_RECORDS:
+		snprintf(msg, sizeof(msg), "lb-proxy: cap 'records' reached: "
+		    "%lu requests recorded, no more are forwarded "
+		    "(--max-records)", p->max_records);
+		break;
+	default:
+		snprintf(msg, sizeof(msg), "lb-proxy: cap 'record_bytes' "
+		    "reached: %llu bytes recorded, no more requests are "
+		    "forwarded (--max-record-bytes)", p->max_record_bytes);
+		break;
+	}
+	/* On disk before the client can see it, like a record. */
+	cap_hit(p, cap, msg, 1);
+	body = error_body(p, status == 413 ? "request_too_large" :
+	    "api_error", msg);
+	if (body == NULL || http_respond(c->fd, status, "application/json",
+	    NULL, body, strlen(body), keep) < 0)
+		keep = 0;
+	free(body);
+	return keep;
+}
+
 /* ---- one exchange ---- */
 
 /*
@@ -363,6 +546,7 @@ struct xfer {
 	unsigned char			*resp;		/* for the response file */
 	size_t				 resp_len, resp_cap;
 	int				 resp_cut;
+	int				 cut_by;	/* CAP_*, or -1 */
 	size_t				 sent;		/* body bytes to client */
 };
 
@@ -556,18 +740,30 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 	return n;
 }
 
-/* Keeps response bytes for the response file, up to its limit. */
+/*
+ * Keeps response bytes for the response file, up to its limit and as long
+ * as the records' byte total has room; once cut, the file keeps nothing
+ * more (it stays a prefix of the response).
+ */
 static void
 keep_response(struct xfer *x, const char *data, size_t n)
 {
 	unsigned char *nb;
 
+	if (x->resp_cut)
+		return;
 	if (x->resp_len + n > PROXY_MAX_RESPONSE_FILE) {
 		x->resp_cut = 1;
+		x->cut_by = CAP_RESPONSE_FILE;
 		n = PROXY_MAX_RESPONSE_FILE - x->resp_len;
 	}
 	if (n == 0)
 		return;
+	if (wire_reserve(&x->p->wire, 0, n) != WIRE_CAP_NONE) {
+		x->resp_cut = 1;
+		x->cut_by = CAP_RECORD_BYTES;
+		return;
+	}
 	if (x->resp_cap - x->resp_len < n) {
 		size_t ncap = x->resp_cap ? x->resp_cap : 16384;
 
@@ -575,6 +771,7 @@ keep_response(struct xfer *x, const char *data, size_t n)
 			ncap *= 2;
 		nb = realloc(x->resp, ncap);
 		if (nb == NULL) {
+			wire_unreserve(&x->p->wire, 0, n);
 			x->resp_cut = 1;
 			return;
 		}
@@ -910,6 +1107,8 @@ setup_curl(struct proxy *p, CURL *h, struct xfer *x, const char *url,
 	SET(CURLOPT_LOW_SPEED_TIME, (p->timeout_ms + 999) / 1000);
 	SET(CURLOPT_SHARE, p->share);
 	SET(CURLOPT_TCP_NODELAY, 1L);
+	if (p->upstream_socket != NULL)
+		SET(CURLOPT_UNIX_SOCKET_PATH, p->upstream_socket);
 	if (p->ca_blob != NULL) {
 		struct curl_blob b = { .data = p->ca_blob, .len = p->ca_len,
 		    .flags = CURL_BLOB_NOCOPY };
@@ -934,6 +1133,39 @@ setup_curl(struct proxy *p, CURL *h, struct xfer *x, const char *url,
 }
 
 /*
+ * Whether req is a Messages API request, the only kind the credential is
+ * sent with: POST /v1/messages or /v1/messages/count_tokens, any query.
+ * The path must be exactly that (no dot segments, escapes, doubled or
+ * trailing slashes), so no upstream can read it as another resource.
+ */
+static int
+messages_api(const struct http_request *req)
+{
+	return strcmp(req->method, "POST") == 0 &&
+	    (strcmp(req->path, "/v1/messages") == 0 ||
+	    strcmp(req->path, "/v1/messages/count_tokens") == 0);
+}
+
+/* The 403 message for a request messages_api refuses; malloc'd or NULL. */
+static char *
+not_messages_api(const struct proxy *p, const struct http_request *req)
+{
+	/* Scrubbed before they are cut, so no piece of a token is left. */
+	char *m = cred_scrub_str(&p->cred, strdup(req->method));
+	char *path = cred_scrub_str(&p->cred, strdup(req->path)), *msg;
+	size_t n = path ? strlen(path) : 0;
+
+	if (m == NULL || path == NULL || asprintf(&msg, "lb-proxy: cannot "
+	    "forward '%.16s %.200s%s' with the credential: only POST "
+	    "/v1/messages and POST /v1/messages/count_tokens are", m, path,
+	    n > 200 ? "..." : "") < 0)
+		msg = NULL;
+	free(m);
+	free(path);
+	return msg;
+}
+
+/*
  * Forwards one request and records it. Returns whether the client
  * connection may be kept.
  */
@@ -945,23 +1177,74 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	struct timespec when;
 	struct curl_slist *hdrs = NULL;
 	char errbuf[CURL_ERROR_SIZE] = "", *url = NULL, *msg = NULL;
-	char *line = NULL, *body = NULL;
+	char *line = NULL, *body = NULL, *head = NULL;
 	unsigned long seq = wire_next_seq(&p->wire);
 	double t0 = mono_ms(), ms;
-	int has_body, keep;
+	size_t head_len = 0, reserved, bound;
+	int has_body, keep, over = 0, cap;
 	CURLcode res = CURLE_OK;
 	json_t *rec;
 
 	clock_gettime(CLOCK_REALTIME, &when);
+
+	/*
+	 * Room for the record is taken before anything is forwarded, so what
+	 * does not fit is refused, not sent. Usually a bound is enough and
+	 * the record is built after the exchange, off the path to the first
+	 * byte; a compressed body is decoded first, to know its size and to
+	 * refuse what cannot be recorded decoded.
+	 */
+	bound = wire_request_bound(req, &p->cred);
+	if (bound == 0) {
+		rec = wire_request_record(req, seq, &when, &p->cred);
+		if (rec != NULL) {
+			const char *de = json_string_value(json_object_get(rec,
+			    "decode_error"));
+
+			over = de != NULL && strcmp(de, WIRE_DECODED_OVER) == 0;
+			head = wire_dump(rec, &head_len);
+			json_decref(rec);
+		}
+		if (head == NULL) {
+			body = error_body(p, "api_error", "lb-proxy: cannot "
+			    "record the request: out of memory");
+			keep = body != NULL && req->keep_alive;
+			if (body == NULL || http_respond(c->fd, 502,
+			    "application/json", NULL, body, strlen(body),
+			    keep) < 0)
+				keep = 0;
+			free(body);
+			return keep;
+		}
+		if (over) {
+			free(head);
+			return refuse_cap(p, c, req, CAP_DECODED_BODY, 413);
+		}
+		bound = head_len;
+	}
+	reserved = bound + RECORD_SLACK;
+	cap = wire_reserve(&p->wire, 1, reserved);
+	if (cap != WIRE_CAP_NONE) {
+		free(head);
+		return refuse_cap(p, c, req, cap == WIRE_CAP_RECORDS ?
+		    CAP_RECORDS : CAP_RECORD_BYTES, 507);
+	}
+
 	memset(&x, 0, sizeof(x));
 	x.p = p;
 	x.c = c;
 	x.req = req;
+	x.cut_by = -1;
+	if (p->cred.kind != CRED_NONE && !messages_api(req))
+		msg = not_messages_api(p, req);
 	has_body = req->body_len > 0 || req->chunked ||
 	    http_header(req, "content-length") != NULL;
 	if (*hp == NULL)
 		*hp = curl_easy_init();
-	if (strcmp(req->target, "*") == 0) {
+	if (p->cred.kind != CRED_NONE && !messages_api(req)) {
+		/* Recorded, answered, never sent with the credential. */
+		x.status = 403;
+	} else if (strcmp(req->target, "*") == 0) {
 		if (asprintf(&msg, "lb-proxy: cannot forward the request "
 		    "target '*'") < 0)
 			msg = NULL;
@@ -1004,10 +1287,11 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	free(url);
 	if (!x.head_sent) {
 		/* Nothing went out yet: answer with an API-shaped error. */
-		if (x.status != 400)
+		if (x.status != 400 && x.status != 403)
 			x.status = 502;
 		body = error_body(p, x.status == 400 ? "invalid_request_error" :
-		    "api_error", msg ? msg : "lb-proxy: upstream failed");
+		    x.status == 403 ? "permission_error" : "api_error",
+		    msg ? msg : "lb-proxy: upstream failed");
 		if (body != NULL) {
 			keep_response(&x, body, strlen(body));
 			x.sent = strlen(body);
@@ -1018,12 +1302,32 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 		msg = NULL;
 	ms = mono_ms() - t0;
 
+	if (x.cut_by >= 0) {
+		char cm[256];
+
+		if (x.cut_by == CAP_RESPONSE_FILE)
+			snprintf(cm, sizeof(cm), "lb-proxy: cap 'response_file' "
+			    "reached: the response to request %lu is over 64 "
+			    "MiB, its file is cut", seq);
+		else
+			snprintf(cm, sizeof(cm), "lb-proxy: cap 'record_bytes' "
+			    "reached: %llu bytes recorded, the response file of "
+			    "request %lu is cut (--max-record-bytes)",
+			    p->max_record_bytes, seq);
+		cap_hit(p, (enum proxy_cap)x.cut_by, cm, 1);
+	}
+
 	/*
 	 * The record goes to disk before the client can see the response
 	 * complete: whoever stops the proxy once the client is done loses
 	 * nothing.
 	 */
-	rec = wire_request_record(req, seq, &when, &p->cred);
+	if (head == NULL) {
+		rec = wire_request_record(req, seq, &when, &p->cred);
+		head = rec ? wire_dump(rec, &head_len) : NULL;
+		json_decref(rec);
+	}
+	rec = head ? json_object() : NULL;
 	if (rec != NULL) {
 		json_object_set_new(rec, "status", json_integer(x.status));
 		if (wire_write_response(&p->wire, seq, x.resp, x.resp_len,
@@ -1035,21 +1339,39 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 		if (x.resp_cut)
 			json_object_set_new(rec, "response_file_truncated",
 			    json_true());
+		if (x.cut_by >= 0)
+			json_object_set_new(rec, "cap", json_string(
+			    cap_names[x.cut_by]));
 		json_object_set_new(rec, "duration_ms",
 		    json_real(round(ms * 1000) / 1000));
 		if (msg != NULL)
 			json_object_set_new(rec, "error", json_string(msg));
-		if (wire_append(&p->wire, rec) < 0)
-			fprintf(stderr, "lb-proxy: cannot append to "
-			    "'%s/wire.jsonl': %s\n", p->wire.dir,
-			    strerror(errno));
-		json_decref(rec);
 	}
+	if (rec == NULL) {
+		free(head);
+		wire_unreserve(&p->wire, 1, reserved);
+		fprintf(stderr, "lb-proxy: cannot append to '%s/wire.jsonl': "
+		    "out of memory\n", p->wire.dir);
+	} else if (wire_append_parts(&p->wire, head, head_len, rec,
+	    reserved) < 0) {
+		fprintf(stderr, "lb-proxy: cannot append to '%s/wire.jsonl': "
+		    "%s\n", p->wire.dir, strerror(errno));
+	}
+	json_decref(rec);
 
-	if (asprintf(&line, "lb-proxy: %lu %s %s %d %zu %zu %.1fms%s%s\n",
-	    seq, req->method, req->target, x.status, req->body_len, x.sent, ms,
-	    msg ? " " : "", msg ? msg : "") >= 0)
-		log_line(p, line);
+	{
+		/* Scrubbed before it is cut, so no piece of a token is left. */
+		char *tg = cred_scrub_str(&p->cred, strdup(req->target));
+		size_t tl = tg ? strlen(tg) : 0;
+
+		if (tg != NULL && asprintf(&line, "lb-proxy: %lu %s %.*s%s %d "
+		    "%zu %zu %.1fms%s%s\n", seq, req->method, (int)(tl >
+		    LOG_TARGET_MAX ? LOG_TARGET_MAX : tl), tg, tl >
+		    LOG_TARGET_MAX ? "..." : "", x.status, req->body_len, x.sent,
+		    ms, msg ? " " : "", msg ? msg : "") >= 0)
+			log_line(p, line);
+		free(tg);
+	}
 
 	keep = 0;
 	if (!x.head_sent) {
@@ -1079,22 +1401,34 @@ refuse(struct proxy *p, struct http_conn *c, int code)
 	const char *type = "invalid_request_error", *what;
 	char *body, *line = NULL;
 
+	unsigned long n;
+
 	switch (st) {
 	case 408: what = "lb-proxy: the request did not arrive in time"; break;
 	case 413:
-		what = "lb-proxy: the request body is over 32 MiB";
+		what = "lb-proxy: cap 'request_body' reached: the request body "
+		    "is over 32 MiB";
 		type = "request_too_large";
 		break;
-	case 431: what = "lb-proxy: the request head is over 64 KiB"; break;
+	case 431:
+		what = "lb-proxy: cap 'request_head' reached: the request head "
+		    "is over 64 KiB";
+		break;
 	default: what = "lb-proxy: malformed request"; break;
 	}
+	if (st == 413 || st == 431)
+		cap_hit(p, st == 413 ? CAP_REQUEST_BODY : CAP_REQUEST_HEAD,
+		    what, 0);
 	body = error_body(p, type, what);
 	if (body != NULL)
 		(void)http_respond(c->fd, st, "application/json", NULL, body,
 		    strlen(body), 0);
 	free(body);
-	if (asprintf(&line, "lb-proxy: - %d from %s: %s\n", st, c->peer,
-	    what + 10) >= 0)
+	/* Anyone may send garbage forever: the log stays bounded. */
+	n = __atomic_add_fetch(&p->refused, 1, __ATOMIC_RELAXED);
+	if (n <= REFUSED_LOG && asprintf(&line, "lb-proxy: - %d from %s: "
+	    "%s%s\n", st, c->peer, what + 10, n == REFUSED_LOG ? " (further "
+	    "refused requests are not logged)" : "") >= 0)
 		log_line(p, line);
 }
 

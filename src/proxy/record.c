@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,10 +33,45 @@ wire_is_secret_header(const char *name)
 	return 0;
 }
 
-int
-wire_utf8_valid(const unsigned char *s, size_t n)
+/* SWAR constants: a byte of 1s and a byte of high bits, eight times. */
+#define ONES	UINT64_C(0x0101010101010101)
+#define HIGHS	UINT64_C(0x8080808080808080)
+
+/* The high bit of each byte of v that equals c, exactly. */
+static inline uint64_t
+eq_mask(uint64_t v, unsigned char c)
 {
-	size_t i = 0;
+	uint64_t x = v ^ (ONES * c);
+
+	return ~(((x & ~HIGHS) + ~HIGHS) | x) & HIGHS;
+}
+
+/* The high bit of each byte of v below 0x20, exactly. */
+static inline uint64_t
+ctl_mask(uint64_t v)
+{
+	return ~(((v & ~HIGHS) + ONES * (0x80 - 0x20)) | v) & HIGHS;
+}
+
+/* What a JSON escape adds to a control byte: \n \r \t \b \f 1, \u00XX 5. */
+static size_t
+control_extra(unsigned char c)
+{
+	return c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f' ?
+	    1 : 5;
+}
+
+/*
+ * Whether s[0..n) is valid UTF-8; with extra, also what JSON escapes of its
+ * control bytes add to its length, in the same pass (quotes and
+ * backslashes, which add one byte each, are not counted: they cannot
+ * more than double a text). Eight ASCII bytes at a time while none is a
+ * control byte.
+ */
+static int
+utf8_scan(const unsigned char *s, size_t n, size_t *extra)
+{
+	size_t i = 0, x = 0;
 
 	while (i < n) {
 		unsigned char c;
@@ -45,7 +81,7 @@ wire_utf8_valid(const unsigned char *s, size_t n)
 
 		while (n - i >= 8) {	/* ASCII, eight bytes at a time */
 			memcpy(&v, s + i, 8);
-			if (v & UINT64_C(0x8080808080808080))
+			if ((v & HIGHS) || (extra != NULL && ctl_mask(v)))
 				break;
 			i += 8;
 		}
@@ -53,6 +89,8 @@ wire_utf8_valid(const unsigned char *s, size_t n)
 			break;
 		c = s[i];
 		if (c < 0x80) {
+			if (c < 0x20)
+				x += control_extra(c);
 			i++;
 			continue;
 		}
@@ -80,7 +118,15 @@ wire_utf8_valid(const unsigned char *s, size_t n)
 			return 0;
 		i += k + 1;
 	}
+	if (extra != NULL)
+		*extra = x;
 	return 1;
+}
+
+int
+wire_utf8_valid(const unsigned char *s, size_t n)
+{
+	return utf8_scan(s, n, NULL);
 }
 
 char *
@@ -147,7 +193,7 @@ inflate_with(const unsigned char *in, size_t len, int wbits,
 			if (ncap > WIRE_MAX_DECODED + 65536)
 				ncap = WIRE_MAX_DECODED + 65536;
 			if (ncap <= cap) {
-				*why = "decoded body over 64 MiB, not stored";
+				*why = WIRE_DECODED_OVER;
 				goto fail;
 			}
 			nb = realloc(buf, ncap + 1);
@@ -163,7 +209,7 @@ inflate_with(const unsigned char *in, size_t len, int wbits,
 		rc = inflate(&z, Z_NO_FLUSH);
 		used = cap - z.avail_out;
 		if (used > WIRE_MAX_DECODED) {
-			*why = "decoded body over 64 MiB, not stored";
+			*why = WIRE_DECODED_OVER;
 			goto fail;
 		}
 		if (rc == Z_STREAM_END)
@@ -203,6 +249,8 @@ wire_inflate(const unsigned char *in, size_t len, int gzip,
 	/* "deflate" is zlib-wrapped by the standard, raw in the wild. */
 	if (inflate_with(in, len, MAX_WBITS, out, outlen, why) == 0)
 		return 0;
+	if (strcmp(*why, WIRE_DECODED_OVER) == 0)
+		return -1;	/* it was zlib, and too big: say so */
 	return inflate_with(in, len, -MAX_WBITS, out, outlen, why);
 }
 
@@ -234,9 +282,18 @@ wire_text(const char *s, size_t n)
 	return j;
 }
 
+/* Whether any of the eight bytes in v is < 0x20, '"' or '\\'. */
+static int
+needs_escape8(uint64_t v)
+{
+	return (ctl_mask(v) | eq_mask(v, '"') | eq_mask(v, '\\')) != 0;
+}
+
 /*
  * Adds key (text) or key_base64 to obj for the bytes, scrubbed of the
- * credential first. Returns whether the bytes were valid UTF-8; -1 when out
+ * credential first: text when they are valid UTF-8 and the escapes of
+ * their control bytes keep them within 62 bytes of base64 (a short text
+ * stays readable). Returns whether the bytes were valid UTF-8; -1 when out
  * of memory.
  */
 static int
@@ -244,7 +301,7 @@ add_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len,
     const struct cred *cred)
 {
 	unsigned char *scrubbed;
-	size_t slen;
+	size_t slen, extra;
 	char k64[64];
 	int utf8;
 
@@ -253,8 +310,8 @@ add_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len,
 		data = scrubbed;
 		len = slen;
 	}
-	utf8 = wire_utf8_valid(data, len);
-	if (utf8) {
+	utf8 = utf8_scan(data, len, &extra);
+	if (utf8 && len + 2 + extra <= (len + 2) / 3 * 4 + 64) {
 		/* Checked just above: spare jansson a second pass. */
 		json_object_set_new(obj, key, json_stringn_nocheck(
 		    (const char *)data, len));
@@ -367,6 +424,41 @@ wire_request_record(const struct http_request *req, unsigned long seq,
 	return rec;
 }
 
+/* The most bytes n bytes can become when the credential is scrubbed. */
+static size_t
+scrub_max(const struct cred *c, size_t n)
+{
+	const size_t ml = sizeof(CRED_MARK) - 1;
+
+	if (c == NULL || c->token == NULL || c->len == 0 || c->len >= ml)
+		return n;
+	return n + n / c->len * (ml - c->len);
+}
+
+size_t
+wire_request_bound(const struct http_request *req, const struct cred *cred)
+{
+	size_t b, i;
+
+	if (http_header(req, "content-encoding") != NULL)
+		return 0;
+	/* Keys, seq, time, punctuation, body_utf8. */
+	b = 256;
+	/* A JSON escape is at most 6 bytes a byte, Latin-1 only 2. */
+	b += 6 * strlen(req->method);
+	b += 6 * scrub_max(cred, strlen(req->target));
+	b += 6 * scrub_max(cred, strlen(req->path));
+	for (i = 0; i < req->nheaders; i++)
+		b += 8 + 6 * strlen(req->headers[i].name) +
+		    6 * scrub_max(cred, strlen(req->headers[i].value));
+	/*
+	 * add_bytes: text while its control escapes keep it within 62 bytes
+	 * of base64; quotes and backslashes may add one byte each on top.
+	 */
+	b += 16 + scrub_max(cred, req->body_len) * 7 / 3 + 72;
+	return b;
+}
+
 /* mkdir that accepts an existing directory. 0 or -1. */
 static int
 mkdir_ok(const char *path)
@@ -419,12 +511,50 @@ lower_strerror(char *err, size_t errlen, const char *what, const char *path,
 	snprintf(err, errlen, "%s '%s': %s", what, path, why);
 }
 
+/*
+ * What earlier proxies left in DIR/responses: the bytes of its files, and
+ * the highest NNNNNN of a NNNNNN.body (a sequence number to stay above).
+ */
+static void
+count_responses(const char *dir, unsigned long long *bytes,
+    unsigned long *top)
+{
+	char *path = NULL;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int dfd;
+
+	if (asprintf(&path, "%s/responses", dir) < 0)
+		return;
+	d = opendir(path);
+	free(path);
+	if (d == NULL)
+		return;
+	dfd = dirfd(d);
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		unsigned long n;
+
+		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		*bytes += (unsigned long long)st.st_size;
+		n = strtoul(e->d_name, &end, 10);
+		if (end != e->d_name && strcmp(end, ".body") == 0 && n > *top)
+			*top = n;
+	}
+	closedir(d);
+}
+
 int
 wire_open(struct wire_log *w, const char *dir, const struct cred *cred,
     char *err, size_t errlen)
 {
 	char *path = NULL;
 	char buf[65536];
+	unsigned long lines = 0, top = 0;
+	struct stat st;
 	ssize_t n;
 	int fd;
 
@@ -446,12 +576,12 @@ wire_open(struct wire_log *w, const char *dir, const struct cred *cred,
 	free(path);
 	if (asprintf(&path, "%s/wire.jsonl", dir) < 0)
 		return -1;
-	/* Continue the numbering of an existing file. */
+	/* Continue the numbering and the totals of what is there. */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			for (ssize_t i = 0; i < n; i++)
-				w->next_seq += buf[i] == '\n';
+				lines += buf[i] == '\n';
 		close(fd);
 	}
 	w->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -462,8 +592,15 @@ wire_open(struct wire_log *w, const char *dir, const struct cred *cred,
 		return -1;
 	}
 	free(path);
+	if (fstat(w->fd, &st) == 0)
+		w->nbytes = (unsigned long long)st.st_size;
+	count_responses(dir, &w->nbytes, &top);
+	w->nrecords = lines;
+	/* Requests refused or lost leave gaps: never reuse a number. */
+	w->next_seq = (lines > top ? lines : top) + 1;
 	w->dir = strdup(dir);
 	pthread_mutex_init(&w->mu, NULL);
+	pthread_mutex_init(&w->cap_mu, NULL);
 	return 0;
 }
 
@@ -473,10 +610,60 @@ wire_close(struct wire_log *w)
 	if (w->fd >= 0) {
 		close(w->fd);
 		pthread_mutex_destroy(&w->mu);
+		pthread_mutex_destroy(&w->cap_mu);
 	}
 	free(w->dir);
 	w->fd = -1;
 	w->dir = NULL;
+}
+
+void
+wire_set_caps(struct wire_log *w, unsigned long max_records,
+    unsigned long long max_bytes)
+{
+	pthread_mutex_lock(&w->cap_mu);
+	w->max_records = max_records;
+	w->max_bytes = max_bytes;
+	pthread_mutex_unlock(&w->cap_mu);
+}
+
+int
+wire_reserve(struct wire_log *w, unsigned long records, size_t bytes)
+{
+	int rc = WIRE_CAP_NONE;
+
+	pthread_mutex_lock(&w->cap_mu);
+	if (w->max_records > 0 && records > 0 &&
+	    w->nrecords + records > w->max_records)
+		rc = WIRE_CAP_RECORDS;
+	else if (w->max_bytes > 0 && (w->nbytes >= w->max_bytes ||
+	    bytes > w->max_bytes - w->nbytes))
+		rc = WIRE_CAP_BYTES;
+	if (rc == WIRE_CAP_NONE) {
+		w->nrecords += records;
+		w->nbytes += bytes;
+	}
+	pthread_mutex_unlock(&w->cap_mu);
+	return rc;
+}
+
+void
+wire_unreserve(struct wire_log *w, unsigned long records, size_t bytes)
+{
+	pthread_mutex_lock(&w->cap_mu);
+	w->nrecords -= records < w->nrecords ? records : w->nrecords;
+	w->nbytes -= bytes < w->nbytes ? bytes : w->nbytes;
+	pthread_mutex_unlock(&w->cap_mu);
+}
+
+/* Sets the byte total to what was written instead of what was reserved. */
+static void
+settle(struct wire_log *w, size_t reserved, size_t used)
+{
+	pthread_mutex_lock(&w->cap_mu);
+	w->nbytes -= reserved < w->nbytes ? reserved : w->nbytes;
+	w->nbytes += used;
+	pthread_mutex_unlock(&w->cap_mu);
 }
 
 unsigned long
@@ -524,15 +711,13 @@ wire_write_response(struct wire_log *w, unsigned long seq, const void *data,
 		return -1;
 	sc = cred_scrub(w->cred, data, len, &sl);
 	rc = sc ? write_fd_all(fd, sc, sl) : write_fd_all(fd, data, len);
+	if (sc != NULL)
+		settle(w, len, sl);
 	free(sc);
 	if (close(fd) < 0)
 		rc = -1;
 	return rc;
 }
-
-/* SWAR constants: a byte of 1s and a byte of high bits, eight times. */
-#define ONES	UINT64_C(0x0101010101010101)
-#define HIGHS	UINT64_C(0x8080808080808080)
 
 /* A growable output buffer for wire_dump. */
 struct obuf {
@@ -582,14 +767,10 @@ ob_string(struct obuf *o, const char *s, size_t n)
 
 		/* Eight bytes at a time while none needs an escape. */
 		while (n - i >= 8) {
-			uint64_t v, q, b;
+			uint64_t v;
 
 			memcpy(&v, s + i, 8);
-			q = v ^ (ONES * '"');
-			b = v ^ (ONES * '\\');
-			if (((v - ONES * 0x20) & ~v & HIGHS) ||
-			    ((q - ONES) & ~q & HIGHS) ||
-			    ((b - ONES) & ~b & HIGHS))
+			if (needs_escape8(v))
 				break;
 			i += 8;
 		}
@@ -731,12 +912,28 @@ wire_dump(json_t *v, size_t *len)
 	return o.p;
 }
 
+/* Scrubs and writes one whole line; the bytes written in *written. */
+static int
+write_line(struct wire_log *w, char *line, size_t len, size_t *written)
+{
+	unsigned char *sc;
+	size_t sl;
+	int rc;
+
+	sc = cred_scrub(w->cred, line, len, &sl);
+	pthread_mutex_lock(&w->mu);
+	rc = sc ? write_fd_all(w->fd, sc, sl) : write_fd_all(w->fd, line, len);
+	pthread_mutex_unlock(&w->mu);
+	*written = sc ? sl : len;
+	free(sc);
+	return rc;
+}
+
 int
 wire_append(struct wire_log *w, json_t *rec)
 {
 	char *line;
-	unsigned char *sc;
-	size_t len, sl;
+	size_t len, written;
 	int rc;
 
 	line = wire_dump(rec, &len);
@@ -745,12 +942,46 @@ wire_append(struct wire_log *w, json_t *rec)
 		return -1;
 	}
 	line[len] = '\n';	/* overwrites the NUL; length is tracked */
-	sc = cred_scrub(w->cred, line, len + 1, &sl);
-	pthread_mutex_lock(&w->mu);
-	rc = sc ? write_fd_all(w->fd, sc, sl) : write_fd_all(w->fd, line,
-	    len + 1);
-	pthread_mutex_unlock(&w->mu);
-	free(sc);
+	rc = write_line(w, line, len + 1, &written);
+	pthread_mutex_lock(&w->cap_mu);
+	w->nrecords++;
+	w->nbytes += written;
+	pthread_mutex_unlock(&w->cap_mu);
+	free(line);
+	return rc;
+}
+
+int
+wire_append_parts(struct wire_log *w, char *head, size_t head_len,
+    json_t *tail, size_t reserved)
+{
+	char *t, *line;
+	size_t tlen, len, written;
+	int rc;
+
+	if (head_len < 2 || head[0] != '{' || head[head_len - 1] != '}') {
+		free(head);
+		errno = EINVAL;
+		return -1;
+	}
+	t = wire_dump(tail, &tlen);
+	/* In place: the head is most of the line (its body). */
+	if (t == NULL || (line = realloc(head, head_len + tlen + 1)) == NULL) {
+		free(t);
+		free(head);
+		errno = ENOMEM;
+		return -1;
+	}
+	/* "{a}" + "{b}" -> "{a,b}\n"; an empty side adds no comma. */
+	len = head_len - 1;
+	if (tlen > 2 && head_len > 2)
+		line[len++] = ',';
+	memcpy(line + len, t + 1, tlen - 1);
+	len += tlen - 1;
+	line[len++] = '\n';
+	free(t);
+	rc = write_line(w, line, len, &written);
+	settle(w, reserved, rc == 0 ? written : 0);
 	free(line);
 	return rc;
 }

@@ -1,0 +1,160 @@
+-- Isolation, probed from inside the claude container by scripted Bash
+-- calls, with and without an interceptor: the first hop answers and
+-- nothing else does: no other port on loopback, no interface but lo, no
+-- route, no nameserver but loopback, none of the host's addresses (where a
+-- listener of this test waits on every address), no run started in
+-- parallel. "No route out" is proven from the container's own state; no
+-- traffic is sent to any address that is not loopback or the host's own.
+package.path = "spec/e2e/support/?.lua;" .. package.path
+local sh = require "sh"
+local pq = require "podman"
+local cjson = require "cjson"
+local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
+
+-- What listens in the claude container's netns: its sidecar's bridge to
+-- the API and the egress trap (DNS and the HTTP proxy), nothing else.
+local LISTEN_TCP, LISTEN_UDP = "127.0.0.1:3128 127.0.0.1:53 127.0.0.1:8080 ", "127.0.0.1:53 "
+
+local function results(out)
+  return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
+end
+
+-- The final answer of a run, from its stream.
+local function answer(dir)
+  for line in (read(dir .. "/stream.jsonl") or ""):gmatch("[^\n]+") do
+    local ok, ev = pcall(cjson.decode, line)
+    if ok and type(ev) == "table" and ev.type == "result" then return ev.result or "" end
+  end
+  return ""
+end
+
+local function fill(template, out, vars)
+  local text = must(read(template), template)
+  text = text:gsub("@(%u[%u_]*)@", vars)
+  local f = assert(io.open(out, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function by_name(doc)
+  local t = {}
+  for _, r in ipairs(doc.runs) do t[r.scenario .. "/" .. r.subject] = r end
+  return t
+end
+
+local function check_probe(a, host_addrs)
+  assert.matches("IFACES lo \n", a, 1, true)
+  assert.matches("ROUTES4 0\n", a, 1, true)
+  assert.matches("ROUTES6 0\n", a, 1, true)
+  assert.matches("GATEWAYS 0\n", a, 1, true)
+  assert.matches("NAMESERVERS 127.0.0.1 \n", a, 1, true)
+  assert.matches("REACH first-hop yes", a, 1, true)
+  local code = a:match("FIRST%-HOP HTTP (%d+)")
+  assert.truthy(code and code ~= "000", "the first hop did not answer over HTTP: " .. a)
+  assert.matches("LISTEN-TCP " .. LISTEN_TCP .. "\n", a, 1, true)
+  assert.matches("LISTEN-UDP " .. LISTEN_UDP .. "\n", a, 1, true)
+  for addr in host_addrs:gmatch("%S+") do
+    assert.matches("REACH host-" .. addr .. " no", a, 1, true)
+  end
+  assert.falsy(a:find("REACH gateway", 1, true), "a gateway was probed: " .. a)
+  -- The only nameserver is the trap, on loopback.
+  assert.matches("REACH nameserver-127.0.0.1 yes", a, 1, true)
+  assert.matches("REACH peer no", a, 1, true)
+  assert.matches("RESOLVE no", a, 1, true)
+  assert.matches("PROBE DONE", a, 1, true)
+end
+
+describe("isolation, probed from inside the claude container", function()
+  local dir = tmpdir()
+  local host_port = tostring(20000 + math.random(0, 9999))
+  local peer_port = tostring(30000 + math.random(0, 9999))
+  local host_addrs = sh.run({ "hostname", "-I" }).stdout:gsub("%s+$", "")
+  local listener
+
+  setup(function()
+    fill("spec/fixtures/e2e/isolation/probe.lua.in", dir .. "/probe.lua",
+      { HOST_ADDRS = host_addrs, HOST_PORT = host_port, PEER_PORT = peer_port })
+    fill("spec/fixtures/e2e/isolation/peer.lua.in", dir .. "/peer.lua", { PEER_PORT = peer_port })
+    -- A listener of the test's own on every address of the host.
+    local pidfile = dir .. "/listener.pid"
+    os.execute("python3 -c 'import socket,time; s=socket.socket(); "
+      .. "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((\"0.0.0.0\", "
+      .. host_port .. ")); s.listen(64); time.sleep(600)' >/dev/null 2>&1 & echo $! > "
+      .. sh.quote(pidfile))
+    listener = (read(pidfile) or ""):match("%d+")
+    -- Ready when the host itself can connect (at most 10 s).
+    local a = host_addrs:match("%S+") or "127.0.0.1"
+    for _ = 1, 100 do
+      if sh.run({ "timeout", "1", "bash", "-c", "exec 3<>/dev/tcp/" .. a .. "/" .. host_port }).status == 0 then
+        break
+      end
+      os.execute("sleep 0.1")
+    end
+  end)
+
+  teardown(function()
+    if listener then os.execute("kill " .. listener .. " 2>/dev/null") end
+    os.execute("rm -rf " .. sh.quote(dir))
+  end)
+
+  it("the host's listener answers on the host itself (the probe could tell)", function()
+    assert.truthy(host_addrs:match("%S"), "the host has no address")
+    local a = host_addrs:match("%S+")
+    local r = sh.run({ "timeout", "3", "bash", "-c", "exec 3<>/dev/tcp/" .. a .. "/" .. host_port })
+    assert.are.equal(0, r.status, "nothing listens on " .. a .. ":" .. host_port)
+  end)
+
+  it("baseline: reaches its first hop and nothing else, not even a run in parallel", function()
+    local out = dir .. "/base"
+    local r = sh.leakbench({ "run", dir .. "/probe.lua", dir .. "/peer.lua", "--jobs", "2",
+      "--out", out })
+    local runs = by_name(results(out))
+    local probe, peer = runs["isolation-probe/baseline"], runs["isolation-peer/baseline"]
+    assert.are.equal("pass", probe.verdict, tostring(probe.reason) .. r.stderr)
+    assert.are.equal("pass", peer.verdict, tostring(peer.reason))
+    local a, p = answer(probe.dir), answer(peer.dir)
+    check_probe(a, host_addrs)
+    -- The probe tried the peer's port while the peer listened on it.
+    local from = tonumber(p:match("PEER%-LISTEN%-FROM ([%d.]+)"))
+    local to = tonumber(p:match("PEER%-LISTEN%-UNTIL ([%d.]+)"))
+    local at = tonumber(a:match("PEER%-PROBE%-AT ([%d.]+)"))
+    assert.truthy(from and to and at, a .. "\n" .. p)
+    assert.truthy(from < at and at < to, ("peer listened %f..%f, probe at %f"):format(from, to, at))
+    assert.are.same({}, pq.containers("leakbench.suite=" .. results(out).suite_id))
+  end)
+
+  -- Offline runs use no podman network, so they work, and are sealed, with
+  -- either backend (CONTAINERS_CONF picks it for the podman calls of the run).
+  for _, backend in ipairs({ "cni", "netavark" }) do
+    it("with podman's " .. backend .. " network backend: the same, and no network is created", function()
+      local conf = dir .. "/containers-" .. backend .. ".conf"
+      local f = assert(io.open(conf, "wb"))
+      f:write("[network]\nnetwork_backend = \"" .. backend .. "\"\n")
+      f:close()
+      local env = { CONTAINERS_CONF = conf }
+      local info = sh.run({ "podman", "info", "--format", "{{.Host.NetworkBackend}}" }, { env = env })
+      assert.are.equal(backend .. "\n", info.stdout, info.stderr)
+      local before = sh.run({ "podman", "network", "ls", "-q" }, { env = env }).stdout
+      local out = dir .. "/backend-" .. backend
+      local r = sh.leakbench({ "run", dir .. "/probe.lua", "--out", out }, { env = env })
+      local run = results(out).runs[1]
+      assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
+      check_probe(answer(run.dir), host_addrs)
+      assert.are.equal(before, sh.run({ "podman", "network", "ls", "-q" }, { env = env }).stdout)
+    end)
+  end
+
+  it("behind an interceptor: reaches the interceptor, never the recording proxy", function()
+    local out = dir .. "/icp"
+    local r = sh.leakbench({ "run", dir .. "/probe.lua", "--subject", "subjects/redactor.lua",
+      "--no-baseline", "--out", out })
+    local run = results(out).runs[1]
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
+    local a = answer(run.dir)
+    check_probe(a, host_addrs)
+    -- The interceptor's bridge to the proxy is in the interceptor's netns.
+    assert.matches("REACH peer no", a, 1, true)
+    local log = read(run.dir .. "/interceptor.log") or ""
+    assert.truthy(log:find("listening", 1, true), log)
+  end)
+end)

@@ -1,0 +1,171 @@
+/*
+ * The loopback <-> Unix socket bridges of lb-net (src/net/bridge.c), over
+ * real sockets in a temporary directory and on 127.0.0.1: both directions,
+ * half-closes passed on, a megabyte each way, the connection cap, and
+ * malformed specs refused with their message.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "net/bridge.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/lb-bridge-test.XXXXXX";
+
+/* An echo server on a Unix socket: uppercases nothing, echoes until EOF,
+ * then closes its write side (the client must see that EOF). */
+struct echo {
+	int	lfd;
+	int	conns;
+};
+
+static void *
+echo_thread(void *p)
+{
+	struct echo *e = p;
+	char buf[65536];
+	ssize_t n;
+	int fd;
+
+	for (;;) {
+		fd = accept(e->lfd, NULL, NULL);
+		if (fd < 0)
+			return NULL;
+		e->conns++;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			if (http_write_all(fd, buf, (size_t)n) < 0)
+				break;
+		shutdown(fd, SHUT_WR);
+		close(fd);
+	}
+}
+
+static void *
+serve(void *p)
+{
+	bridge_serve(p);
+	return NULL;
+}
+
+/* Writes LEN bytes to FD in a thread while reading them back. */
+struct writer {
+	int		 fd;
+	const char	*data;
+	size_t		 len;
+};
+
+static void *
+write_all_then_close(void *p)
+{
+	struct writer *w = p;
+
+	http_write_all(w->fd, w->data, w->len);
+	shutdown(w->fd, SHUT_WR);
+	return NULL;
+}
+
+static size_t
+read_all(int fd, char *out, size_t cap)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < cap && (n = read(fd, out + got, cap - got)) > 0)
+		got += (size_t)n;
+	return got;
+}
+
+int
+main(void)
+{
+	char err[512] = "", spec[600], sock[300], addr[64];
+	struct bridge b, bad;
+	struct echo e = { -1, 0 };
+	pthread_t et, bt, wt;
+	struct writer w;
+	char *big, *back;
+	size_t len = 1 << 20, got, i;
+	int c, port, fds[BRIDGE_MAX_CONNS + 4], n;
+
+	if (mkdtemp(dir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(sock, sizeof(sock), "unix:%s/echo.sock", dir);
+	e.lfd = http_listen(sock, NULL, err, sizeof(err));
+	ok(e.lfd >= 0, "an echo server listens on a unix socket: %s", err);
+	pthread_create(&et, NULL, echo_thread, &e);
+
+	snprintf(spec, sizeof(spec), "tcp:127.0.0.1:0=%s", sock);
+	ok(bridge_open(&b, spec, err, sizeof(err)) == 0, "a bridge opens: %s", err);
+	ok(strncmp(b.bound, "tcp:127.0.0.1:", 14) == 0 && atoi(b.bound + 14) > 0,
+	    "it says where it is bound: %s", b.bound);
+	port = atoi(b.bound + 14);
+	pthread_create(&bt, NULL, serve, &b);
+
+	/* A megabyte through, and back, with the client's EOF passed on. */
+	big = malloc(len);
+	back = malloc(len + 1);
+	for (i = 0; i < len; i++)
+		big[i] = (char)(i * 7 + (i >> 9));
+	snprintf(addr, sizeof(addr), "tcp:127.0.0.1:%d", port);
+	c = bridge_dial(addr);
+	ok(c >= 0, "a client connects to the bridge");
+	w.fd = c;
+	w.data = big;
+	w.len = len;
+	pthread_create(&wt, NULL, write_all_then_close, &w);
+	got = read_all(c, back, len + 1);
+	pthread_join(wt, NULL);
+	is_int((long)got, (long)len, "the echo came back whole, then EOF");
+	ok(memcmp(big, back, len) == 0, "byte for byte");
+	close(c);
+
+	/* The cap: BRIDGE_MAX_CONNS held open; one more is closed at once. */
+	for (n = 0; n < BRIDGE_MAX_CONNS; n++)
+		fds[n] = bridge_dial(addr);
+	/* Taken once the bridge has accepted them all (at most 10 s). */
+	for (i = 0; i < 1000 && b.active < BRIDGE_MAX_CONNS; i++)
+		poll(NULL, 0, 10);
+	is_int(b.active, BRIDGE_MAX_CONNS, "%d connections held open",
+	    BRIDGE_MAX_CONNS);
+	c = bridge_dial(addr);
+	{
+		struct pollfd p = { c, POLLIN, 0 };
+		char x;
+
+		ok(poll(&p, 1, 5000) == 1 && read(c, &x, 1) == 0,
+		    "a connection over the cap of %d is closed at once",
+		    BRIDGE_MAX_CONNS);
+	}
+	ok(b.refused >= 1, "and counted (%ld)", b.refused);
+	close(c);
+	for (n = 0; n < BRIDGE_MAX_CONNS; n++)
+		close(fds[n]);
+
+	/* Malformed specs. */
+	ok(bridge_open(&bad, "tcp:127.0.0.1:0", err, sizeof(err)) < 0 &&
+	    strcmp(err, "cannot parse bridge 'tcp:127.0.0.1:0': expected "
+	    "LISTEN=CONNECT") == 0, "no '=': %s", err);
+	ok(bridge_open(&bad, "udp:1=tcp:127.0.0.1:9", err, sizeof(err)) < 0 &&
+	    strcmp(err, "cannot parse bridge 'udp:1=tcp:127.0.0.1:9': "
+	    "endpoints are tcp:HOST:PORT or unix:PATH") == 0,
+	    "an unknown kind: %s", err);
+	errno = 0;
+	ok(bridge_dial("tcp:localhost:80") < 0 && errno == EINVAL,
+	    "a host name is refused (numeric only, no DNS)");
+	ok(bridge_dial("unix:") < 0 && errno == EINVAL, "an empty path too");
+
+	free(big);
+	free(back);
+	snprintf(err, sizeof(err), "rm -rf %s", dir);
+	(void)system(err);
+	return tap_done();
+}

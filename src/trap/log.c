@@ -1,0 +1,457 @@
+/*
+ * The trap's records (see trap.h): JSON lines built by hand, so that the
+ * field order is fixed and "t" keeps its milliseconds, and the capped,
+ * locked egress.jsonl they go to.
+ *
+ * Every line begins {"t":1764574021.123,"kind":"...". The kinds:
+ *
+ *	dns	 proto "udp"|"tcp", name, type ("A"... or a number), class
+ *		 ("IN"... or a number); or, for a message that does not
+ *		 parse: proto, error, raw|raw_base64 (the packet, capped)
+ *	http	 method, target, version, headers [[name, value], ...] (read
+ *		 as UTF-8, else Latin-1), head|head_base64 (the request line
+ *		 and headers byte-exact), body|body_base64 (at most the body
+ *		 cap), body_bytes (the full length), truncated, tls, and with
+ *		 tls: sni (null without SNI); connect (the CONNECT target,
+ *		 "" for direct TLS, absent outside a tunnel); error when the
+ *		 body was cut short or malformed. Bytes that never made a
+ *		 head (not HTTP, cut short, too long, too slow) give only
+ *		 head|head_base64, tls, sni, connect and error
+ *	connect	 target, head|head_base64
+ *	tunnel	 connect, data|data_base64 (first bytes of a tunnel that is
+ *		 not TLS), data_bytes, truncated
+ *	tls	 connect, sni, error (a handshake that failed: e.g. the
+ *		 client did not trust the CA)
+ *	busy	 max_conns: a connection refused at the concurrency cap
+ *	cap	 reason "records"|"bytes", records, bytes: the last record
+ *	dropped	 count: at exit, attempts not stored after the cap
+ *
+ * Caps: at most max_records lines (the cap record included) and max_bytes
+ * bytes; the cap record is written while both still allow it, so the file
+ * never exceeds either (the final "dropped" line excepted).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proxy/record.h"
+#include "trap/trap.h"
+
+/* Room kept for the cap record under max_bytes. */
+#define CAP_RESERVE	160
+
+static void
+jl_put(struct jline *j, const void *s, size_t n)
+{
+	char *np;
+	size_t ncap;
+
+	if (j->oom)
+		return;
+	if (j->cap - j->len < n + 1) {
+		ncap = j->cap ? j->cap : 512;
+		while (ncap - j->len < n + 1) {
+			if (ncap > SIZE_MAX / 2) {
+				j->oom = 1;
+				return;
+			}
+			ncap *= 2;
+		}
+		np = realloc(j->p, ncap);
+		if (np == NULL) {
+			j->oom = 1;
+			return;
+		}
+		j->p = np;
+		j->cap = ncap;
+	}
+	memcpy(j->p + j->len, s, n);
+	j->len += n;
+	j->p[j->len] = '\0';
+}
+
+/* A JSON string of valid UTF-8 s. */
+static void
+jl_quote(struct jline *j, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i, run = 0;
+	char esc[6];
+
+	jl_put(j, "\"", 1);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+			continue;
+		jl_put(j, s + run, i - run);
+		run = i + 1;
+		esc[0] = '\\';
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			jl_put(j, esc, 6);
+			continue;
+		}
+		jl_put(j, esc, 2);
+	}
+	jl_put(j, s + run, n - run);
+	jl_put(j, "\"", 1);
+}
+
+static void
+jl_key(struct jline *j, const char *key)
+{
+	if (j->nfields++ > 0)
+		jl_put(j, ",", 1);
+	jl_quote(j, key, strlen(key));
+	jl_put(j, ":", 1);
+}
+
+void
+jl_begin_at(struct jline *j, const char *kind, long long sec, long msec)
+{
+	char t[64];
+	int n;
+
+	memset(j, 0, sizeof(*j));
+	n = snprintf(t, sizeof(t), "{\"t\":%lld.%03ld", sec, msec);
+	jl_put(j, t, (size_t)n);
+	j->nfields = 1;
+	jl_str(j, "kind", kind, strlen(kind));
+}
+
+void
+jl_begin(struct jline *j, const char *kind)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	jl_begin_at(j, kind, (long long)ts.tv_sec, ts.tv_nsec / 1000000);
+}
+
+/* Appends s as a JSON string: UTF-8 when valid, else each byte Latin-1. */
+static void
+jl_text(struct jline *j, const char *s, size_t n)
+{
+	char *u, *o;
+	size_t i;
+
+	if (wire_utf8_valid((const unsigned char *)s, n)) {
+		jl_quote(j, s, n);
+		return;
+	}
+	u = malloc(2 * n + 1);
+	if (u == NULL) {
+		j->oom = 1;
+		return;
+	}
+	for (i = 0, o = u; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x80) {
+			*o++ = (char)c;
+		} else {
+			*o++ = (char)(0xc0 | (c >> 6));
+			*o++ = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	jl_quote(j, u, (size_t)(o - u));
+	free(u);
+}
+
+void
+jl_str(struct jline *j, const char *key, const char *s, size_t n)
+{
+	jl_key(j, key);
+	jl_text(j, s, n);
+}
+
+void
+jl_bytes(struct jline *j, const char *key, const void *s, size_t n)
+{
+	char k64[64], *b;
+
+	if (wire_utf8_valid(s, n)) {
+		jl_key(j, key);
+		jl_quote(j, s, n);
+		return;
+	}
+	snprintf(k64, sizeof(k64), "%s_base64", key);
+	jl_key(j, k64);
+	b = wire_base64(s, n);
+	if (b == NULL) {
+		j->oom = 1;
+		return;
+	}
+	jl_quote(j, b, strlen(b));
+	free(b);
+}
+
+void
+jl_headers(struct jline *j, const char *key, const struct http_header *h,
+    size_t n)
+{
+	size_t i;
+
+	jl_key(j, key);
+	jl_put(j, "[", 1);
+	for (i = 0; i < n; i++) {
+		jl_put(j, i ? ",[" : "[", i ? 2 : 1);
+		jl_text(j, h[i].name, strlen(h[i].name));
+		jl_put(j, ",", 1);
+		jl_text(j, h[i].value, strlen(h[i].value));
+		jl_put(j, "]", 1);
+	}
+	jl_put(j, "]", 1);
+}
+
+void
+jl_int(struct jline *j, const char *key, long long v)
+{
+	char num[32];
+	int n;
+
+	jl_key(j, key);
+	n = snprintf(num, sizeof(num), "%lld", v);
+	jl_put(j, num, (size_t)n);
+}
+
+void
+jl_bool(struct jline *j, const char *key, int v)
+{
+	jl_key(j, key);
+	jl_put(j, v ? "true" : "false", v ? 4 : 5);
+}
+
+void
+jl_raw(struct jline *j, const char *key, const char *json)
+{
+	jl_key(j, key);
+	jl_put(j, json, strlen(json));
+}
+
+void
+jl_end(struct jline *j)
+{
+	jl_put(j, "}\n", 2);
+}
+
+void
+jl_free(struct jline *j)
+{
+	free(j->p);
+	memset(j, 0, sizeof(*j));
+}
+
+size_t
+trap_escape_label(const unsigned char *s, size_t n, char *out, size_t outlen)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = s[i];
+
+		if (o + 5 > outlen)
+			break;
+		if (c == '.' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c > 0x20 && c < 0x7f) {
+			out[o++] = (char)c;
+		} else {
+			o += (size_t)snprintf(out + o, outlen - o, "\\%03u", c);
+		}
+	}
+	if (o < outlen)
+		out[o] = '\0';
+	return o;
+}
+
+void
+trap_errf(char *err, size_t errlen, const char *what, const char *path,
+    int e)
+{
+	char why[128];
+
+	snprintf(why, sizeof(why), "%s", strerror(e));
+	if (why[0] >= 'A' && why[0] <= 'Z' && why[1] >= 'a' && why[1] <= 'z')
+		why[0] = (char)(why[0] - 'A' + 'a');
+	snprintf(err, errlen, "%s '%s': %s", what, path, why);
+}
+
+int
+trap_mkdirs(const char *path)
+{
+	char *p = strdup(path), *s;
+	struct stat st;
+	int rc = 0;
+
+	if (p == NULL)
+		return -1;
+	for (s = p + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		{
+			char save = *s;
+
+			*s = '\0';
+			if (mkdir(p, 0755) < 0 && !(errno == EEXIST &&
+			    stat(p, &st) == 0 && S_ISDIR(st.st_mode))) {
+				if (errno == EEXIST)
+					errno = ENOTDIR;
+				rc = -1;
+			}
+			*s = save;
+		}
+		if (rc < 0 || *s == '\0')
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+int
+trap_log_open(struct trap_log *l, const char *dir, unsigned long max_records,
+    size_t max_bytes, char *err, size_t errlen)
+{
+	char *path = NULL;
+
+	memset(l, 0, sizeof(*l));
+	l->fd = -1;
+	l->max_records = max_records < 1 ? 1 : max_records;
+	l->max_bytes = max_bytes < CAP_RESERVE ? CAP_RESERVE : max_bytes;
+	if (trap_mkdirs(dir) < 0) {
+		trap_errf(err, errlen, "cannot create records directory",
+		    dir, errno);
+		return -1;
+	}
+	if (asprintf(&path, "%s/egress.jsonl", dir) < 0) {
+		snprintf(err, errlen, "cannot open records: out of memory");
+		return -1;
+	}
+	l->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (l->fd < 0) {
+		trap_errf(err, errlen, "cannot open records file", path,
+		    errno);
+		free(path);
+		return -1;
+	}
+	(void)fchmod(l->fd, 0644);
+	free(path);
+	pthread_mutex_init(&l->mu, NULL);
+	return 0;
+}
+
+static int
+write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Writes the cap record; the lock is held. */
+static void
+put_cap(struct trap_log *l, const char *reason)
+{
+	struct jline c;
+
+	jl_begin(&c, "cap");
+	jl_str(&c, "reason", reason, strlen(reason));
+	jl_int(&c, "records", (long long)l->records + 1);
+	jl_int(&c, "bytes", (long long)l->bytes);
+	jl_end(&c);
+	if (!c.oom && write_all(l->fd, c.p, c.len) == 0) {
+		l->records++;
+		l->bytes += c.len;
+	}
+	jl_free(&c);
+	l->capped = 1;
+}
+
+int
+trap_log_put(struct trap_log *l, struct jline *j)
+{
+	int rc = 0;
+
+	if (j->oom || j->p == NULL) {
+		jl_free(j);
+		return -1;
+	}
+	pthread_mutex_lock(&l->mu);
+	if (l->capped) {
+		l->dropped++;
+		rc = 1;
+	} else if (l->records + 1 >= l->max_records) {
+		put_cap(l, "records");
+		l->dropped++;
+		rc = 1;
+	} else if (j->len > l->max_bytes - CAP_RESERVE ||
+	    l->bytes > l->max_bytes - CAP_RESERVE - j->len) {
+		put_cap(l, "bytes");
+		l->dropped++;
+		rc = 1;
+	} else if (write_all(l->fd, j->p, j->len) == 0) {
+		l->records++;
+		l->bytes += j->len;
+	} else {
+		rc = -1;
+	}
+	pthread_mutex_unlock(&l->mu);
+	jl_free(j);
+	return rc;
+}
+
+void
+trap_log_finish(struct trap_log *l)
+{
+	struct jline d;
+
+	if (l->fd < 0)
+		return;
+	pthread_mutex_lock(&l->mu);
+	if (l->dropped > 0) {
+		jl_begin(&d, "dropped");
+		jl_int(&d, "count", (long long)l->dropped);
+		jl_end(&d);
+		if (!d.oom)
+			(void)write_all(l->fd, d.p, d.len);
+		jl_free(&d);
+		l->dropped = 0;
+	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+void
+trap_log_close(struct trap_log *l)
+{
+	if (l->fd >= 0) {
+		close(l->fd);
+		pthread_mutex_destroy(&l->mu);
+	}
+	l->fd = -1;
+}
