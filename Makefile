@@ -17,7 +17,7 @@ BUILD    ?= build/default
 SANITIZE ?=
 Q        ?= @
 
-PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto libssl
+PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto libssl liblzma
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
             -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
             -Wformat=2 -Wvla -Wundef -Wwrite-strings -Wimplicit-fallthrough
@@ -25,7 +25,7 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -I$(BUILD)/gen \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS  += -pthread
-LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lbz2 -lm
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)

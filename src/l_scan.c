@@ -11,6 +11,19 @@
  *	offset, length = bytes, snippet = masked context (only when ctx, the
  *	number of context bytes either side, is given) }
  *   scanner:scan_file(path [, ctx]) -> list | nil, message
+ *	The list's field budget is set ("bytes", "depth", "time", joined
+ *	by ",") when decode-through stopped early for one of them.
+ *   scanner:dns(names) -> list of findings in the DNS names (a list of
+ *	strings, in the order looked up): { secret, form = "dns>base32@0",
+ *	name = 1-based index of the first name, names = how many }
+ *   scanner:splitter([min]) -> splitter: pieces of the secrets (scan.h,
+ *	"split") over the segments of one channel; min >= 4 (default 8)
+ *   splitter:add(text [, segment]) -- segment: any integer (default: one
+ *	more than the last)
+ *   splitter:result(i) -> false | list of { segment, offset, length,
+ *	secret_offset, form } covering secret i in order
+ *   splitter:close() / __close / __gc
+ *   core.scan_forms() -> the list of form families (scan_forms)
  *   scanner:partial(text) -> list indexed by secret of false or
  *	{ length, offset, secret_offset } (needs opts.partial)
  *   scanner:hash(i), scanner:mask(i) -> the report forms of secret i
@@ -39,6 +52,7 @@
 #include "scan.h"
 
 #define SCANNER_MT	"leakbench.scanner"
+#define SPLITTER_MT	"leakbench.splitter"
 #define BOX_MT		"leakbench.scanbox"
 
 /*
@@ -168,6 +182,30 @@ push_findings(lua_State *L, const struct scan *sc, const void *buf,
 	}
 }
 
+/* Sets list.budget (the list on top) from SCAN_BUDGET_* bits. */
+static void
+push_budget(lua_State *L, unsigned budget)
+{
+	luaL_Buffer lb;
+	int first = 1;
+
+	if (budget == 0)
+		return;
+	luaL_buffinit(L, &lb);
+	if (budget & SCAN_BUDGET_BYTES) {
+		luaL_addstring(&lb, "bytes");
+		first = 0;
+	}
+	if (budget & SCAN_BUDGET_DEPTH) {
+		luaL_addstring(&lb, first ? "depth" : ",depth");
+		first = 0;
+	}
+	if (budget & SCAN_BUDGET_TIME)
+		luaL_addstring(&lb, first ? "time" : ",time");
+	luaL_pushresult(&lb);
+	lua_setfield(L, -2, "budget");
+}
+
 /* Scans buf; pushes the list. Raises when out of memory. */
 static void
 scan_push(lua_State *L, const struct scan *sc, const void *buf, size_t len,
@@ -178,6 +216,7 @@ scan_push(lua_State *L, const struct scan *sc, const void *buf, size_t len,
 	if (scan_buffer(sc, buf, len, &b->r) != 0)
 		luaL_error(L, "cannot scan: out of memory");
 	push_findings(L, sc, buf, len, &b->r, ctx);
+	push_budget(L, b->r.budget);
 	box_gc_now(b);
 	lua_remove(L, -2);
 }
@@ -236,6 +275,7 @@ l_scanner_scan_file(lua_State *L)
 		goto fail;
 	}
 	push_findings(L, sc, NULL, 0, &b->r, -1);
+	push_budget(L, b->r.budget);
 	if (ctx < 0 || b->r.n == 0) {
 		box_gc_now(b);
 		return 1;
@@ -330,6 +370,183 @@ l_scanner_partial(lua_State *L)
 			lua_setfield(L, -2, "secret_offset");
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+/*
+ * scanner:dns(names): the names are read into a userdata array first
+ * (the strings stay referenced by the table), so nothing C-allocated is
+ * held while a wrong parameter raises.
+ */
+static int
+l_scanner_dns(lua_State *L)
+{
+	struct scan *sc = check_scanner(L);
+	lua_Integer n, i;
+	const char **names;
+	size_t *lens;
+	struct box *b;
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	n = (lua_Integer)lua_rawlen(L, 2);
+	names = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof(*names), 0);
+	lens = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof(*lens), 0);
+	for (i = 1; i <= n; i++) {
+		if (lua_rawgeti(L, 2, i) != LUA_TSTRING)
+			return luaL_error(L, "wrong parameter \"names[%d]\": "
+			    "expected string, got %s", (int)i,
+			    luaL_typename(L, -1));
+		names[i - 1] = lua_tolstring(L, -1, &lens[i - 1]);
+		lua_pop(L, 1);
+	}
+	b = box_new(L);
+	if (scan_dns(sc, names, lens, (size_t)n, &b->r) != 0)
+		return luaL_error(L, "cannot scan: out of memory");
+	lua_createtable(L, (int)b->r.n, 0);
+	for (i = 0; (size_t)i < b->r.n; i++) {
+		const struct scan_finding *f = &b->r.v[i];
+
+		lua_createtable(L, 0, 4);
+		lua_pushinteger(L, (lua_Integer)f->secret + 1);
+		lua_setfield(L, -2, "secret");
+		lua_pushstring(L, f->form);
+		lua_setfield(L, -2, "form");
+		lua_pushinteger(L, (lua_Integer)f->offset + 1);
+		lua_setfield(L, -2, "name");
+		lua_pushinteger(L, (lua_Integer)f->length);
+		lua_setfield(L, -2, "names");
+		lua_rawseti(L, -2, i + 1);
+	}
+	push_budget(L, b->r.budget);
+	box_gc_now(b);
+	return 1;
+}
+
+struct lsplitter {
+	struct scan_split	*sp;
+	size_t			 nsecrets;
+	lua_Integer		 next;	/* the default segment number */
+};
+
+static struct lsplitter *
+check_splitter(lua_State *L)
+{
+	struct lsplitter *u = luaL_checkudata(L, 1, SPLITTER_MT);
+
+	if (u->sp == NULL)
+		luaL_error(L, "attempt to use a closed splitter");
+	return u;
+}
+
+static int
+l_splitter_gc(lua_State *L)
+{
+	struct lsplitter *u = luaL_checkudata(L, 1, SPLITTER_MT);
+
+	scan_split_free(u->sp);
+	u->sp = NULL;
+	return 0;
+}
+
+static int
+l_splitter_add(lua_State *L)
+{
+	struct lsplitter *u = check_splitter(L);
+	size_t len;
+	const char *text = luaL_checklstring(L, 2, &len);
+	lua_Integer seg = luaL_optinteger(L, 3, u->next);
+
+	luaL_argcheck(L, seg >= 0, 3, "segment must be 0 or more");
+	u->next = seg + 1;
+	if (scan_split_add(u->sp, text, len, (size_t)seg) != 0)
+		return luaL_error(L, "cannot scan: out of memory");
+	return 0;
+}
+
+static int
+l_splitter_result(lua_State *L)
+{
+	struct lsplitter *u = check_splitter(L);
+	lua_Integer i = luaL_checkinteger(L, 2);
+	const struct scan_piece *v;
+	size_t n, k;
+	int rc;
+
+	luaL_argcheck(L, i >= 1 && (size_t)i <= u->nsecrets, 2,
+	    "no such secret");
+	rc = scan_split_result(u->sp, (size_t)i - 1, &v, &n);
+	if (rc < 0)
+		return luaL_error(L, "cannot scan: out of memory");
+	if (rc == 0) {
+		lua_pushboolean(L, 0);
+		return 1;
+	}
+	lua_createtable(L, (int)n, 0);
+	for (k = 0; k < n; k++) {
+		lua_createtable(L, 0, 5);
+		lua_pushinteger(L, (lua_Integer)v[k].segment);
+		lua_setfield(L, -2, "segment");
+		lua_pushinteger(L, (lua_Integer)v[k].offset);
+		lua_setfield(L, -2, "offset");
+		lua_pushinteger(L, (lua_Integer)v[k].length);
+		lua_setfield(L, -2, "length");
+		lua_pushinteger(L, (lua_Integer)v[k].secret_offset);
+		lua_setfield(L, -2, "secret_offset");
+		lua_pushstring(L, v[k].form);
+		lua_setfield(L, -2, "form");
+		lua_rawseti(L, -2, (lua_Integer)k + 1);
+	}
+	return 1;
+}
+
+static const luaL_Reg splitter_methods[] = {
+	{ "add", l_splitter_add },
+	{ "result", l_splitter_result },
+	{ "close", l_splitter_gc },
+	{ NULL, NULL }
+};
+
+static const luaL_Reg splitter_meta[] = {
+	{ "__gc", l_splitter_gc },
+	{ "__close", l_splitter_gc },
+	{ NULL, NULL }
+};
+
+/* scanner:splitter([min]): created closed, then made. */
+static int
+l_scanner_splitter(lua_State *L)
+{
+	struct scan *sc = check_scanner(L);
+	lua_Integer min = luaL_optinteger(L, 2, SCAN_SPLIT_MIN);
+	struct lsplitter *u;
+
+	luaL_argcheck(L, min >= 4 && min <= SCAN_MAX_SECRET, 2,
+	    "min must be 4 or more");
+	u = lua_newuserdatauv(L, sizeof(*u), 0);
+	u->sp = NULL;
+	u->nsecrets = scan_nsecrets(sc);
+	u->next = 1;
+	if (luaL_newmetatable(L, SPLITTER_MT)) {
+		luaL_setfuncs(L, splitter_meta, 0);
+		luaL_newlib(L, splitter_methods);
+		lua_setfield(L, -2, "__index");
+	}
+	lua_setmetatable(L, -2);
+	if (scan_split_new(&u->sp, sc, (size_t)min) != 0)
+		return luaL_error(L, "cannot make a splitter: out of memory");
+	return 1;
+}
+
+static int
+l_scan_forms(lua_State *L)
+{
+	int i;
+
+	lua_newtable(L);
+	for (i = 0; scan_forms[i] != NULL; i++) {
+		lua_pushstring(L, scan_forms[i]);
+		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
 }
@@ -441,6 +658,8 @@ static const luaL_Reg scanner_methods[] = {
 	{ "scan", l_scanner_scan },
 	{ "scan_file", l_scanner_scan_file },
 	{ "partial", l_scanner_partial },
+	{ "dns", l_scanner_dns },
+	{ "splitter", l_scanner_splitter },
 	{ "patterns", l_scanner_patterns },
 	{ "hash", l_scanner_hash },
 	{ "mask", l_scanner_mask },
@@ -683,6 +902,7 @@ const luaL_Reg scan_funcs[] = {
 	{ "secret_hash", l_secret_hash },
 	{ "secret_mask", l_secret_mask },
 	{ "base64_decode", l_base64_decode },
+	{ "scan_forms", l_scan_forms },
 	{ "files_under", l_files_under },
 	{ NULL, NULL }
 };

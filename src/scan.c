@@ -30,6 +30,8 @@
  * Files are read in chunks into one buffer (scan_fd): mapping a large
  * file costs a TLB miss per page, more than the scan itself.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -44,21 +46,46 @@
 #include <openssl/evp.h>
 
 #include "scan.h"
+#include "scan_int.h"
 
 const char *const scan_forms[] = {
 	"raw",
 	"json (dialects: -slash -unicode -html -apos -ctrlu -upper)",
 	"json2 (a JSON escape inside a JSON string)",
 	"unicode-escape (every character as \\uXXXX)",
-	"base64@0..2", "base64url@0..2", "base32@0..4",
+	"base64@0..2", "base64url@0..2", "base32@0..4", "base32-lower@0..4",
+	"uuencode@0..2 (zero as '`' or ' ')",
+	"ascii85@0..3", "base85@0..3 (RFC 1924, Python b85encode, git)",
+	"z85@0..3", "base58 (of the secret alone)",
+	"dec-list", "octal-list", "octal-sep", "octal-escape",
+	"unicode-escape-bytes", "python-bytes",
+	"sep (a separator between every character)",
+	"case-upper", "case-lower", "case-upper-lossy", "case-lower-lossy",
 	"hex", "hex-upper", "hex-sep", "hex-escape", "hex-0x",
 	"percent", "percent-lower", "percent-js", "percent-uri",
 	"percent-plus", "percent-form", "percent-all", "percent-all-lower",
-	"html", "quoted-printable", "rot13", "reversed", "reversed-bytes",
+	"html", "html-entities (every character as &#N; or &#xH;)",
+	"quoted-printable", "rot13", "reversed", "reversed-bytes",
 	"utf16le", "utf16be", "json+base64@0..2", "json+base64url@0..2",
 	"json+hex (JSON-escaped, then encoded)",
 	"FORM+json... (an encoded form, then JSON-escaped)",
 	"FORM+wrapped (base64/base32/hex split by line breaks)",
+	"dump-hex>FORM (od -x -tx1..8, xxd [-e], hexdump [-C]: any grouping, "
+	    "offsets, gutters, * lines)",
+	"dump-hex-le>FORM (2/4/8-byte words, little-endian)",
+	"dump-octal>FORM (od -b)", "dump-decimal>FORM (od -tu1, -td1)",
+	"dump-char>FORM (od -c)",
+	"byte-list>FORM, byte-list-octal>FORM (arrays wrapped over lines: "
+	    "xxd -i, pprint, JSON)",
+	"uuencode>FORM (begin ... end blocks)",
+	"ascii85>FORM, base85>FORM, base85-git>FORM, z85>FORM (wrapped)",
+	"gzip>FORM", "zlib>FORM", "deflate>FORM (raw, in zip and runs)",
+	"bzip2>FORM", "xz>FORM", "zip>FORM",
+	"tar (members are stored whole: found as FORM, or inside gzip>...)",
+	"base64>FORM, hex>FORM (long runs holding a magic, text or deflate)",
+	"split (pieces of 8+ bytes, raw or in base64/hex runs, across a "
+	    "channel's segments)",
+	"dns>FORM (labels of the names looked up)",
 	NULL
 };
 
@@ -369,6 +396,21 @@ enc_html(struct buf *out, const unsigned char *s, size_t n, const char *apos)
 	}
 }
 
+/* Every character as &#N; (or &#xH; with hex). s must be valid UTF-8. */
+static void
+enc_entities(struct buf *out, const unsigned char *s, size_t n, int hex)
+{
+	size_t i = 0;
+	uint32_t cp;
+	char t[16];
+
+	while (i < n) {
+		i += utf8_next(s, n, i, &cp);
+		snprintf(t, sizeof(t), hex ? "&#x%x;" : "&#%u;", (unsigned)cp);
+		buf_puts(out, t);
+	}
+}
+
 static void
 enc_qp(struct buf *out, const unsigned char *s, size_t n)
 {
@@ -458,14 +500,34 @@ enc_utf16(struct buf *out, const unsigned char *s, size_t n, int be)
 /* ---------------------------------------------------------------- */
 /* Radix alphabets (base64, base64url, base32). */
 
-enum { AL_NONE, AL_B64, AL_B64URL, AL_B32, AL_COUNT };
+enum { AL_NONE, AL_B64, AL_B64URL, AL_B32, AL_B32L, AL_UU, AL_UUS,
+    AL_COUNT };
 
 static const char *const alphabets[AL_COUNT] = {
 	NULL,
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+	"abcdefghijklmnopqrstuvwxyz234567",
+	/* uuencode: 32 + value, zero as '`' (GNU) or ' ' (Python b2a_uu) */
+	"`!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_",
+	" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_",
 };
+
+/* The base85 family: 4 bytes big-endian as 5 digits. */
+enum { B85_NONE, B85_ASCII, B85_RFC1924, B85_Z85, B85_COUNT };
+
+static const char *const b85_alphabets[B85_COUNT] = {
+	NULL,
+	"!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`"
+	    "abcdefghijklmnopqrstu",
+	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "!#$%&()*+-;<=>?@^_`{|}~",
+	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    ".-:+=^!/*?&<>()[]{}@%$#",
+};
+
+static signed char b85_value[B85_COUNT][256];
 
 /* radix_value[alphabet][byte]: the digit's value, or -1. */
 static signed char radix_value[AL_COUNT][256];
@@ -487,6 +549,14 @@ radix_init(void)
 			continue;
 		for (i = 0; alphabets[a][i] != '\0'; i++)
 			radix_value[a][(unsigned char)alphabets[a][i]] =
+			    (signed char)i;
+	}
+	for (a = 0; a < B85_COUNT; a++) {
+		memset(b85_value[a], -1, 256);
+		if (b85_alphabets[a] == NULL)
+			continue;
+		for (i = 0; b85_alphabets[a][i] != '\0'; i++)
+			b85_value[a][(unsigned char)b85_alphabets[a][i]] =
 			    (signed char)i;
 	}
 	for (i = 0; i < 256; i++)
@@ -762,6 +832,9 @@ struct pat {
 	unsigned char	width;		/* bits per radix digit */
 	unsigned char	lead_bits, lead_val;	/* low bits of the digit before */
 	unsigned char	trail_bits, trail_val;	/* high bits of the digit after */
+	unsigned char	b85;		/* B85_NONE, or a base85 alphabet */
+	unsigned char	b85_lead;	/* secret bytes in the group before */
+	unsigned char	b85_trail;	/* secret bytes in the group after */
 };
 
 struct frag_pat {
@@ -920,6 +993,180 @@ add_radix(struct scan *sc, size_t idx, size_t first,
 	free(b.p);
 }
 
+/* The 5 digits of the 4 bytes at p, big-endian, in alphabet al. */
+static void
+b85_group(char out[5], const unsigned char *p, const char *al)
+{
+	uint32_t v = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+	int i;
+
+	for (i = 4; i >= 0; i--) {
+		out[i] = al[v % 85];
+		v /= 85;
+	}
+}
+
+/*
+ * Base85 forms of secret idx: for each alignment k (k filler bytes before
+ * the secret in its first 4-byte group) the digits of the groups made of
+ * secret bytes only; the secret's bytes in the partial groups on either
+ * side are checked on every match (b85_ok).
+ */
+static void
+add_b85(struct scan *sc, size_t idx, size_t first, const unsigned char *s,
+    size_t n, int alpha, const char *name)
+{
+	struct buf b = { 0 };
+	char form[64], d[5];
+	size_t k, g, g0, g1;
+	long pi;
+
+	for (k = 0; k < 4; k++) {
+		g0 = k > 0 ? 1 : 0;
+		g1 = (k + n) / 4;
+		b.n = 0;
+		for (g = g0; g < g1; g++) {
+			b85_group(d, s + 4 * g - k, b85_alphabets[alpha]);
+			buf_put(&b, d, 5);
+		}
+		snprintf(form, sizeof(form), "%s@%zu", name, k);
+		pi = add_pat(sc, idx, first, &b, form);
+		if (pi < 0)
+			continue;
+		sc->pats[pi].b85 = (unsigned char)alpha;
+		sc->pats[pi].b85_lead = (unsigned char)(k > 0 ? 4 - k : 0);
+		sc->pats[pi].b85_trail = (unsigned char)((k + n) % 4);
+	}
+	free(b.p);
+}
+
+/* Base58 (Bitcoin's alphabet) of the whole secret: leading zeros as '1'. */
+static void
+enc_base58(struct buf *out, const unsigned char *s, size_t n)
+{
+	static const char al[] =
+	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+	unsigned char *dig;
+	size_t i, j, nd = 0, zeros = 0, cap = n * 138 / 100 + 2;
+	unsigned carry;
+
+	dig = calloc(cap, 1);
+	if (dig == NULL) {
+		out->oom = 1;
+		return;
+	}
+	while (zeros < n && s[zeros] == 0)
+		zeros++;
+	for (i = zeros; i < n; i++) {
+		carry = s[i];
+		for (j = 0; j < nd; j++) {
+			carry += (unsigned)dig[j] << 8;
+			dig[j] = (unsigned char)(carry % 58);
+			carry /= 58;
+		}
+		while (carry > 0 && nd < cap) {
+			dig[nd++] = (unsigned char)(carry % 58);
+			carry /= 58;
+		}
+	}
+	for (i = 0; i < zeros; i++)
+		buf_putc(out, '1');
+	for (i = nd; i > 0; i--)
+		buf_putc(out, al[dig[i - 1]]);
+	free(dig);
+}
+
+/*
+ * Each byte after pre, in base 8, 10 or 16 with at least width digits,
+ * with sep between.
+ */
+static void
+enc_list(struct buf *out, const unsigned char *s, size_t n, const char *pre,
+    unsigned base, unsigned width, const char *sep)
+{
+	char t[8];
+	size_t i;
+	unsigned v, k;
+
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			buf_puts(out, sep);
+		buf_puts(out, pre);
+		v = s[i];
+		k = 0;
+		do {
+			t[k++] = "0123456789abcdef"[v % base];
+			v /= base;
+		} while (v > 0);
+		while (k < width)
+			t[k++] = '0';
+		while (k > 0)
+			buf_putc(out, t[--k]);
+	}
+}
+
+/* Python's bytes repr body: printable ASCII as is, the rest escaped. */
+static void
+enc_pybytes(struct buf *out, const unsigned char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\\' || s[i] == '\'') {
+			buf_putc(out, '\\');
+			buf_putc(out, s[i]);
+		} else if (s[i] == '\t')
+			buf_puts(out, "\\t");
+		else if (s[i] == '\n')
+			buf_puts(out, "\\n");
+		else if (s[i] == '\r')
+			buf_puts(out, "\\r");
+		else if (s[i] >= 0x20 && s[i] < 0x7f)
+			buf_putc(out, s[i]);
+		else {
+			buf_puts(out, "\\x");
+			buf_hex2(out, s[i], 0);
+		}
+	}
+}
+
+/* sep between every character (UTF-8 sequences kept whole when valid). */
+static void
+enc_sep(struct buf *out, const unsigned char *s, size_t n, const char *sep,
+    size_t seplen, int utf8)
+{
+	size_t i = 0, len;
+	uint32_t cp;
+
+	while (i < n) {
+		len = utf8 ? utf8_next(s, n, i, &cp) : 1;
+		if (i > 0)
+			buf_put(out, sep, seplen);
+		buf_put(out, s + i, len);
+		i += len;
+	}
+}
+
+/* ASCII letters folded to one case; returns whether anything changed. */
+static int
+enc_case(struct buf *out, const unsigned char *s, size_t n, int upper)
+{
+	size_t i;
+	int changed = 0;
+	unsigned c;
+
+	for (i = 0; i < n; i++) {
+		c = s[i];
+		if (upper && c >= 'a' && c <= 'z')
+			c -= 32, changed = 1;
+		else if (!upper && c >= 'A' && c <= 'Z')
+			c += 32, changed = 1;
+		buf_putc(out, (int)c);
+	}
+	return changed;
+}
+
 /* The JSON dialects applied to an already encoded form. */
 static const unsigned form_json[] = {
 	0, J_SLASH, J_UNICODE, J_UNICODE | J_UPPER, J_HTML, J_HTML | J_APOS,
@@ -937,6 +1184,9 @@ gen_secret(struct scan *sc, size_t idx)
 	int up;
 	static const char *const seps[] = { " ", ":", "-" };
 	static const char *const oxseps[] = { ", ", ",", " " };
+	/* (NUL between bytes is utf16) */
+	static const char *const every[] = { " ", "\t", "-", "_", ".", ",",
+	    ":", "|", "\n", ", ", "\xe2\x80\x8b" };
 	static const char *const keep_unreserved = "-._~";
 	static const char *const keep_js = "-_.!~*'()";
 	static const char *const keep_uri = "-_.!~*'();/?:@&=+$,#";
@@ -981,6 +1231,14 @@ gen_secret(struct scan *sc, size_t idx)
 	add_radix(sc, idx, first, s, n, AL_B64, 6, 3, "base64");
 	add_radix(sc, idx, first, s, n, AL_B64URL, 6, 3, "base64url");
 	add_radix(sc, idx, first, s, n, AL_B32, 5, 5, "base32");
+	add_radix(sc, idx, first, s, n, AL_B32L, 5, 5, "base32-lower");
+	add_radix(sc, idx, first, s, n, AL_UU, 6, 3, "uuencode");
+	add_radix(sc, idx, first, s, n, AL_UUS, 6, 3, "uuencode");
+	add_b85(sc, idx, first, s, n, B85_ASCII, "ascii85");
+	add_b85(sc, idx, first, s, n, B85_RFC1924, "base85");
+	add_b85(sc, idx, first, s, n, B85_Z85, "z85");
+	enc_base58(&b, s, n);
+	ADD("base58");
 
 	/* a JSON file's text, then encoded: cat config.json | base64 */
 	if (rel & J_CHANGES) {
@@ -1015,6 +1273,50 @@ gen_secret(struct scan *sc, size_t idx)
 		}
 	}
 
+	/* byte lists: Python, JS, JSON, C arrays; escape runs */
+	for (i = 0; i < sizeof(oxseps) / sizeof(oxseps[0]); i++) {
+		enc_list(&b, s, n, "", 10, 1, oxseps[i]);
+		ADD("dec-list");
+		enc_list(&b, s, n, "0", 8, 1, oxseps[i]);
+		ADD("octal-list");
+	}
+	enc_list(&b, s, n, "", 8, 3, " ");
+	ADD("octal-sep");
+	enc_list(&b, s, n, "\\", 8, 3, "");
+	ADD("octal-escape");
+	enc_list(&b, s, n, "\\", 8, 1, "");
+	ADD("octal-escape");
+	enc_list(&b, s, n, "\\u", 16, 4, "");
+	ADD("unicode-escape-bytes");
+	enc_pybytes(&b, s, n);
+	ADD("python-bytes");
+
+	/* a separator between every character */
+	for (i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
+		enc_sep(&b, s, n, every[i], strlen(every[i]),
+		    utf8_valid(s, n));
+		ADD("sep");
+	}
+
+	/*
+	 * Case folded: its own form when the secret has letters of one case
+	 * only (folding loses nothing), "-lossy" when it had both.
+	 */
+	{
+		int lower = 0, upper = 0;
+
+		for (i = 0; i < n; i++) {
+			lower |= s[i] >= 'a' && s[i] <= 'z';
+			upper |= s[i] >= 'A' && s[i] <= 'Z';
+		}
+		if (enc_case(&b, s, n, 1))
+			ADD(upper ? "case-upper-lossy" : "case-upper");
+		b.n = 0;
+		if (enc_case(&b, s, n, 0))
+			ADD(lower ? "case-lower-lossy" : "case-lower");
+		b.n = 0;
+	}
+
 	enc_percent(&b, s, n, keep_unreserved, 1, 0);
 	ADD("percent");
 	enc_percent(&b, s, n, keep_unreserved, 0, 0);
@@ -1032,6 +1334,13 @@ gen_secret(struct scan *sc, size_t idx)
 	enc_percent(&b, s, n, NULL, 0, 0);
 	ADD("percent-all-lower");
 
+	/* every character as a numeric HTML entity (UTF-8 decoded) */
+	if (utf8_valid(s, n)) {
+		enc_entities(&b, s, n, 0);
+		ADD("html-entities");
+		enc_entities(&b, s, n, 1);
+		ADD("html-entities");
+	}
 	enc_html(&b, s, n, "&#39;");
 	ADD("html");
 	enc_html(&b, s, n, "&#x27;");
@@ -1057,9 +1366,22 @@ gen_secret(struct scan *sc, size_t idx)
 		struct pat src = sc->pats[p];
 		char full[160];
 		long pi;
+		int few;
 
 		rel = json_relevant(sc->arena.p + src.off, src.len);
+		/*
+		 * The forms added for dumps, base85 and uuencode: JSON as
+		 * most encoders write it (plain, or Go's HTML-safe) only;
+		 * each dialect is a pattern more for every secret.
+		 */
+		few = strncmp(sc->names[src.form], "ascii85", 7) == 0 ||
+		    strncmp(sc->names[src.form], "base85", 6) == 0 ||
+		    strncmp(sc->names[src.form], "z85", 3) == 0 ||
+		    strncmp(sc->names[src.form], "uuencode", 8) == 0 ||
+		    strcmp(sc->names[src.form], "sep") == 0;
 		for (i = 0; i < sizeof(form_json) / sizeof(form_json[0]); i++) {
+			if (few && form_json[i] != 0 && form_json[i] != J_HTML)
+				continue;
 			if ((form_json[i] & ~rel) ||
 			    (form_json[i] == 0 && !(rel & J_CHANGES)))
 				continue;
@@ -1082,6 +1404,9 @@ gen_secret(struct scan *sc, size_t idx)
 				q->lead_val = src.lead_val;
 				q->trail_bits = src.trail_bits;
 				q->trail_val = src.trail_val;
+				q->b85 = src.b85;
+				q->b85_lead = src.b85_lead;
+				q->b85_trail = src.b85_trail;
 			}
 		}
 	}
@@ -1340,6 +1665,63 @@ radix_ok(const struct pat *p, const unsigned char *buf, size_t n,
 	return 1;
 }
 
+/*
+ * Decodes c (2 to 5) base85 digits at p into 4 bytes, the missing digits
+ * taken as the highest (how a short last group is decoded). Returns 0, or
+ * -1 when a character is not a digit or the value overflows.
+ */
+static int
+b85_decode(const unsigned char *p, size_t c, int alpha, unsigned char g[4])
+{
+	uint64_t v = 0;
+	size_t i;
+	int d;
+
+	for (i = 0; i < 5; i++) {
+		d = i < c ? b85_value[alpha][p[i]] : 84;
+		if (d < 0)
+			return -1;
+		v = v * 85 + (unsigned)d;
+	}
+	if (v > 0xffffffffu)
+		return -1;
+	g[0] = (unsigned char)(v >> 24);
+	g[1] = (unsigned char)(v >> 16);
+	g[2] = (unsigned char)(v >> 8);
+	g[3] = (unsigned char)v;
+	return 0;
+}
+
+/*
+ * Do the base85 groups around a match hold the secret's first and last
+ * bytes? The group after may be a short last group, of any length that
+ * holds the bytes (a quote after it may itself be a digit).
+ */
+static int
+b85_ok(const struct scan *sc, const struct pat *p, const unsigned char *buf,
+    size_t n, size_t start)
+{
+	const unsigned char *s = sc->secret[p->secret];
+	size_t slen = sc->slen[p->secret], e = start + p->len, avail = 0, c;
+	unsigned char g[4];
+
+	if (p->b85_lead > 0) {
+		if (start < 5 || b85_decode(buf + start - 5, 5, p->b85, g) != 0 ||
+		    memcmp(g + 4 - p->b85_lead, s, p->b85_lead) != 0)
+			return 0;
+	}
+	if (p->b85_trail == 0)
+		return 1;
+	while (avail < 5 && e + avail < n &&
+	    b85_value[p->b85][buf[e + avail]] >= 0)
+		avail++;
+	for (c = avail; c > p->b85_trail; c--)
+		if (b85_decode(buf + e, c, p->b85, g) == 0 &&
+		    memcmp(g, s + slen - p->b85_trail, p->b85_trail) == 0)
+			return 1;
+	return 0;
+}
+
 /* Maps an offset in the joined buffer to the original buffer. */
 static size_t
 seg_map(const struct scan_ctx *c, size_t j)
@@ -1365,6 +1747,8 @@ on_match(void *ctx, size_t pi, size_t start)
 	struct scan_finding f;
 
 	if (p->alpha != AL_NONE && !radix_ok(p, c->buf, c->n, start))
+		return 0;
+	if (p->b85 != B85_NONE && !b85_ok(c->sc, p, c->buf, c->n, start))
 		return 0;
 	f.secret = p->secret;
 	f.pattern = (unsigned)pi;
@@ -1609,9 +1993,43 @@ finding_cmp(const void *a, const void *b)
 	return (int)x->wrapped - (int)y->wrapped;
 }
 
+/*
+ * A sanitized build runs the same code several times slower: its time
+ * budget is scaled so that it decodes what a plain build decodes.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define NS_SCALE	10
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NS_SCALE	10
+#endif
+#endif
+#ifndef NS_SCALE
+#define NS_SCALE	1
+#endif
+
 int
 scan_buffer(const struct scan *sc, const void *data, size_t len,
     struct scan_result *res)
+{
+	struct scan_budget bg;
+	int rc;
+
+	bg.left = len > (SIZE_MAX - SCAN_DECODE_MIN) / SCAN_DECODE_FACTOR ?
+	    SIZE_MAX : len * SCAN_DECODE_FACTOR + SCAN_DECODE_MIN;
+	bg.maxdepth = SCAN_DECODE_DEPTH;
+	bg.deadline = scan_now() + NS_SCALE * (SCAN_DECODE_NS_MIN +
+	    (uint64_t)len * SCAN_DECODE_NS_PER_BYTE);
+	bg.hit = 0;
+	bg.calls = 0;
+	rc = scan_at(sc, data, len, 0, &bg, res);
+	res->budget |= bg.hit;
+	return rc;
+}
+
+int
+scan_at(const struct scan *sc, const unsigned char *data, size_t len,
+    unsigned depth, struct scan_budget *bg, struct scan_result *res)
 {
 	const unsigned char *buf = data;
 	struct scan_result r = { 0 };
@@ -1636,6 +2054,8 @@ scan_buffer(const struct scan *sc, const void *data, size_t len,
 		    scan_wrapped(sc, buf, len, from + block, &w, &r) != 0)
 			goto oom;
 	}
+	if (decode_pass(sc, buf, len, depth, bg, &r) != 0)
+		goto oom;
 	if (r.n > 1)
 		qsort(r.v, r.n, sizeof(*r.v), finding_cmp);
 	/* one finding per (offset, secret, pattern): the unwrapped first */
@@ -1690,11 +2110,20 @@ scan_fd(const struct scan *sc, int fd, struct scan_result *res)
 	size_t chunk = carry * 4 > (512u << 10) ? carry * 4 : (512u << 10);
 	size_t cap = chunk + 2 * carry, have = 0, own = 0, limit, keep, i;
 	unsigned long long base = 0;
-	unsigned char *buf = malloc(cap);
+	unsigned char *buf;
 	int eof = 0, e;
 	ssize_t got;
+	struct stat st;
 
-	if (buf == NULL)
+	/*
+	 * A regular file up to SCAN_FD_WHOLE is read whole, so a compressed
+	 * or encoded region is decoded whole, not cut at a chunk's end.
+	 */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+	    (unsigned long long)st.st_size <= SCAN_FD_WHOLE &&
+	    (size_t)st.st_size + 1 > cap)
+		cap = (size_t)st.st_size + 1;
+	if ((buf = malloc(cap)) == NULL)
 		return -1;
 	for (;;) {
 		while (have < cap && !eof) {
@@ -1713,6 +2142,8 @@ scan_fd(const struct scan *sc, int fd, struct scan_result *res)
 			errno = ENOMEM;
 			goto fail;
 		}
+		res->budget |= r.budget;
+		r.budget = 0;
 		for (i = 0; i < r.n; i++) {
 			struct scan_finding f = r.v[i];
 
@@ -1954,4 +2385,371 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 		return NULL;
 	}
 	return (char *)out.p;
+}
+
+/* ---------------------------------------------------------------- */
+/* Pieces (split). */
+
+struct split_secret {
+	struct scan_piece	*v;	/* found, in channel order */
+	size_t			 n, cap;
+	size_t			 first;	/* the current segment's first */
+	struct scan_piece	*chain;
+	size_t			 nchain;
+	int			 dropped;
+};
+
+struct scan_split {
+	size_t			 nsecrets;
+	unsigned char		**secret;
+	size_t			*slen;
+	size_t			 min;
+	struct mlit		*m;	/* every min-gram of every secret */
+	struct frag_pat		*fp;
+	struct split_secret	*ss;
+	struct buf		 dec;	/* a decoded run */
+	/* the segment being scanned */
+	size_t			 segment;
+	const char		*form;
+	size_t			 run_off;	/* offset reported for decoded */
+	size_t			*diag, *diag_end;
+	int			 oom;
+};
+
+void
+scan_split_free(struct scan_split *sp)
+{
+	size_t i;
+
+	if (sp == NULL)
+		return;
+	for (i = 0; i < sp->nsecrets; i++) {
+		free(sp->secret[i]);
+		if (sp->ss != NULL) {
+			free(sp->ss[i].v);
+			free(sp->ss[i].chain);
+		}
+	}
+	free(sp->secret);
+	free(sp->slen);
+	free(sp->ss);
+	free(sp->fp);
+	free(sp->diag);
+	free(sp->diag_end);
+	free(sp->dec.p);
+	mlit_free(sp->m);
+	free(sp);
+}
+
+int
+scan_split_new(struct scan_split **out, const struct scan *sc,
+    size_t min_piece)
+{
+	struct scan_split *sp;
+	const unsigned char **pp = NULL;
+	size_t *pl = NULL, i, a, n = 0;
+
+	*out = NULL;
+	if (min_piece == 0)
+		min_piece = SCAN_SPLIT_MIN;
+	if (min_piece < 4)
+		return -1;
+	if ((sp = calloc(1, sizeof(*sp))) == NULL)
+		return -1;
+	sp->nsecrets = sc->nsecrets;
+	sp->min = min_piece;
+	sp->secret = calloc(sc->nsecrets, sizeof(*sp->secret));
+	sp->slen = calloc(sc->nsecrets, sizeof(*sp->slen));
+	sp->ss = calloc(sc->nsecrets, sizeof(*sp->ss));
+	sp->diag = calloc(sc->nsecrets, sizeof(*sp->diag));
+	sp->diag_end = calloc(sc->nsecrets, sizeof(*sp->diag_end));
+	if (sp->secret == NULL || sp->slen == NULL || sp->ss == NULL ||
+	    sp->diag == NULL || sp->diag_end == NULL)
+		goto fail;
+	for (i = 0; i < sc->nsecrets; i++) {
+		if ((sp->secret[i] = malloc(sc->slen[i])) == NULL)
+			goto fail;
+		memcpy(sp->secret[i], sc->secret[i], sc->slen[i]);
+		sp->slen[i] = sc->slen[i];
+		if (sc->slen[i] >= min_piece)
+			n += sc->slen[i] - min_piece + 1;
+	}
+	if (n == 0) {
+		*out = sp;
+		return 0;
+	}
+	pp = malloc(n * sizeof(*pp));
+	pl = malloc(n * sizeof(*pl));
+	sp->fp = malloc(n * sizeof(*sp->fp));
+	if (pp == NULL || pl == NULL || sp->fp == NULL)
+		goto fail;
+	n = 0;
+	for (i = 0; i < sp->nsecrets; i++)
+		for (a = 0; a + min_piece <= sp->slen[i]; a++) {
+			pp[n] = sp->secret[i] + a;
+			pl[n] = min_piece;
+			sp->fp[n].secret = i;
+			sp->fp[n].off = a;
+			n++;
+		}
+	sp->m = mlit_new(pp, pl, n);
+	free(pp);
+	free(pl);
+	if (sp->m == NULL)
+		goto fail2;
+	*out = sp;
+	return 0;
+fail:
+	free(pp);
+	free(pl);
+fail2:
+	scan_split_free(sp);
+	return -1;
+}
+
+/* A maximal fragment through the gram at start (as on_gram). */
+static int
+on_piece(void *ctx, size_t pi, size_t start)
+{
+	struct scan_split *sp = ctx;
+	const struct frag_pat *fp = &sp->fp[pi];
+	const unsigned char *s = sp->secret[fp->secret], *buf = sp->dec.p;
+	size_t slen = sp->slen[fp->secret], n = sp->dec.n;
+	size_t d = start - fp->off + slen, l = 0, r = sp->min;
+	struct split_secret *ss = &sp->ss[fp->secret];
+	struct scan_piece *p;
+
+	if (sp->diag[fp->secret] == d && start < sp->diag_end[fp->secret])
+		return 0;
+	while (fp->off > l && start > l && buf[start - l - 1] ==
+	    s[fp->off - l - 1])
+		l++;
+	while (fp->off + r < slen && start + r < n &&
+	    buf[start + r] == s[fp->off + r])
+		r++;
+	sp->diag[fp->secret] = d;
+	sp->diag_end[fp->secret] = start + r;
+	if (ss->n == SCAN_SPLIT_MAX_PIECES) {
+		ss->dropped = 1;
+		return 0;
+	}
+	if (ss->n == ss->cap) {
+		size_t cap = ss->cap ? 2 * ss->cap : 16;
+		struct scan_piece *v = realloc(ss->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		ss->v = v;
+		ss->cap = cap;
+	}
+	p = &ss->v[ss->n];
+	p->segment = sp->segment;
+	p->offset = sp->form[0] == 'r' ? start - l : sp->run_off;
+	p->length = l + r;
+	p->secret_offset = fp->off - l;
+	p->form = sp->form;
+	ss->n++;
+	return 0;
+}
+
+static int
+split_scan(struct scan_split *sp, const unsigned char *buf, size_t len,
+    const char *form, size_t run_off)
+{
+	size_t i;
+
+	if (sp->m == NULL)
+		return 0;
+	for (i = 0; i < sp->nsecrets; i++)
+		sp->diag[i] = sp->diag_end[i] = 0;
+	sp->form = form;
+	sp->run_off = run_off;
+	/* on_piece reads sp->dec: point it at buf for the raw scan */
+	if (form[0] == 'r') {
+		struct buf save = sp->dec;
+
+		sp->dec.p = (unsigned char *)(uintptr_t)buf;
+		sp->dec.n = len;
+		i = (size_t)mlit_scan(sp->m, buf, len, on_piece, sp);
+		sp->dec = save;
+		return i != 0 ? -1 : 0;
+	}
+	return mlit_scan(sp->m, sp->dec.p, sp->dec.n, on_piece, sp);
+}
+
+/* The value of a base64 digit (either alphabet), or -1. */
+static int
+b64_digit(unsigned c)
+{
+	int v = radix_value[AL_B64][c];
+
+	if (v >= 0)
+		return v;
+	return radix_value[AL_B64URL][c];
+}
+
+static int
+piece_cmp(const void *a, const void *b)
+{
+	const struct scan_piece *x = a, *y = b;
+
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return (x->secret_offset > y->secret_offset) -
+	    (x->secret_offset < y->secret_offset);
+}
+
+int
+scan_split_add(struct scan_split *sp, const void *data, size_t len,
+    size_t segment)
+{
+	const unsigned char *buf = data;
+	size_t i = 0, s, k;
+	int hex;
+
+	radix_init();
+	sp->segment = segment;
+	for (k = 0; k < sp->nsecrets; k++)
+		sp->ss[k].first = sp->ss[k].n;
+	if (split_scan(sp, buf, len, "raw", 0) != 0)
+		return -1;
+	/* runs of base64 or hex of at least a piece's encoding */
+	while (i < len) {
+		if (b64_digit(buf[i]) < 0) {
+			i++;
+			continue;
+		}
+		s = i;
+		hex = 1;
+		while (i < len && b64_digit(buf[i]) >= 0) {
+			if (!((buf[i] >= '0' && buf[i] <= '9') ||
+			    (buf[i] >= 'a' && buf[i] <= 'f') ||
+			    (buf[i] >= 'A' && buf[i] <= 'F')))
+				hex = 0;
+			i++;
+		}
+		if (i - s < (hex ? 2 : 4) * sp->min / (hex ? 1 : 3))
+			continue;
+		sp->dec.n = 0;
+		if (hex) {
+			for (k = s; k + 1 < i; k += 2) {
+				int a, b;
+
+				a = buf[k] <= '9' ? buf[k] - '0' :
+				    (buf[k] | 0x20) - 'a' + 10;
+				b = buf[k + 1] <= '9' ? buf[k + 1] - '0' :
+				    (buf[k + 1] | 0x20) - 'a' + 10;
+				buf_putc(&sp->dec, a << 4 | b);
+			}
+		} else {
+			unsigned acc = 0;
+			int bits = 0;
+
+			for (k = s; k < i; k++) {
+				acc = (acc << 6) | (unsigned)b64_digit(buf[k]);
+				bits += 6;
+				if (bits >= 8) {
+					bits -= 8;
+					buf_putc(&sp->dec, (int)(acc >> bits));
+				}
+			}
+		}
+		if (sp->dec.oom)
+			return -1;
+		if (split_scan(sp, NULL, 0, hex ? "hex" : "base64", s) != 0)
+			return -1;
+	}
+	/* this segment's pieces in the order of their offsets */
+	for (k = 0; k < sp->nsecrets; k++) {
+		struct split_secret *ss = &sp->ss[k];
+
+		if (ss->n - ss->first > 1)
+			qsort(ss->v + ss->first, ss->n - ss->first,
+			    sizeof(*ss->v), piece_cmp);
+	}
+	return 0;
+}
+
+int
+scan_split_result(struct scan_split *sp, size_t secret,
+    const struct scan_piece **v, size_t *n)
+{
+	struct split_secret *ss = &sp->ss[secret];
+	size_t slen = sp->slen[secret], i, k, last = SIZE_MAX;
+	size_t *prev = NULL, *via = NULL;
+
+	*v = NULL;
+	*n = 0;
+	free(ss->chain);
+	ss->chain = NULL;
+	ss->nchain = 0;
+	if (ss->n < 2)
+		return 0;
+	/*
+	 * The shortest chain, over the pieces in channel order: best[i] is
+	 * the fewest pieces of a chain that ends with piece i and covers the
+	 * secret's bytes [0, end of i); prev[i] the piece before i in it. A
+	 * piece that is the whole secret takes no part (the raw form found
+	 * it). Quadratic in the pieces of one secret, at most
+	 * SCAN_SPLIT_MAX_PIECES.
+	 */
+	prev = malloc(ss->n * sizeof(*prev));
+	via = malloc(ss->n * sizeof(*via));
+	if (prev == NULL || via == NULL)
+		goto oom;
+	for (i = 0; i < ss->n; i++) {
+		const struct scan_piece *p = &ss->v[i];
+		size_t end = p->secret_offset + p->length, j;
+
+		via[i] = SIZE_MAX;	/* best[i]: unreachable */
+		prev[i] = SIZE_MAX;
+		if (p->length == slen)
+			continue;
+		if (p->secret_offset == 0) {
+			via[i] = 1;
+			continue;
+		}
+		for (j = 0; j < i; j++) {
+			const struct scan_piece *q = &ss->v[j];
+			size_t qe = q->secret_offset + q->length;
+
+			if (via[j] == SIZE_MAX || qe < p->secret_offset ||
+			    qe >= end)
+				continue;
+			if (via[j] + 1 < via[i]) {
+				via[i] = via[j] + 1;
+				prev[i] = j;
+			}
+		}
+	}
+	for (i = 0; i < ss->n; i++)
+		if (via[i] != SIZE_MAX && ss->v[i].secret_offset +
+		    ss->v[i].length == slen && (last == SIZE_MAX ||
+		    via[i] < via[last]))
+			last = i;
+	if (last == SIZE_MAX)
+		goto none;
+	for (k = 0, i = last; i != SIZE_MAX; i = prev[i])
+		via[k++] = i;
+	if (k < 2)
+		goto none;
+	ss->chain = malloc(k * sizeof(*ss->chain));
+	if (ss->chain == NULL)
+		goto oom;
+	for (i = 0; i < k; i++)
+		ss->chain[i] = ss->v[via[k - 1 - i]];
+	ss->nchain = k;
+	*v = ss->chain;
+	*n = k;
+	free(prev);
+	free(via);
+	return 1;
+none:
+	free(prev);
+	free(via);
+	return 0;
+oom:
+	free(prev);
+	free(via);
+	return -1;
 }

@@ -54,7 +54,26 @@ struct scan_finding {
 struct scan_result {
 	struct scan_finding	*v;
 	size_t			 n, cap;
+	unsigned		 budget;	/* SCAN_BUDGET_*: what was cut */
 };
+
+/*
+ * Decode-through budgets, per scan_buffer call (and per chunk of
+ * scan_fd): decoded bytes at most SCAN_DECODE_FACTOR times the input plus
+ * SCAN_DECODE_MIN, SCAN_DECODE_DEPTH levels of nesting, and
+ * SCAN_DECODE_NS_MIN plus SCAN_DECODE_NS_PER_BYTE per input byte of the
+ * thread's CPU time (about 10x what plain bytes take). When one stops a
+ * decoder, its bit is set in scan_result.budget.
+ */
+#define SCAN_DECODE_FACTOR	3
+#define SCAN_DECODE_MIN		(64u << 10)
+#define SCAN_DECODE_DEPTH	4
+#define SCAN_DECODE_NS_MIN	1000000u	/* 1 ms */
+#define SCAN_DECODE_NS_PER_BYTE	10
+
+#define SCAN_BUDGET_BYTES	0x1	/* a decoder's output was cut */
+#define SCAN_BUDGET_DEPTH	0x2	/* a region was too deep to decode */
+#define SCAN_BUDGET_TIME	0x4	/* decoding stopped for time */
 
 /* Longest raw fragment of one secret found by scan_partial. */
 struct scan_fragment {
@@ -87,12 +106,16 @@ int	 scan_buffer(const struct scan *sc, const void *buf, size_t len,
 void	 scan_result_free(struct scan_result *res);
 
 /*
- * The same over everything read from fd (to its end), in chunks: the
+ * The same over everything read from fd (to its end), in chunks (a
+ * regular file up to SCAN_FD_WHOLE in one): the
  * findings are those scan_buffer would give for the whole contents,
  * offsets from where reading began. Returns 0, or -1 with errno set (a
  * read error, or ENOMEM); res keeps what was found before the error.
  */
 int	 scan_fd(const struct scan *sc, int fd, struct scan_result *res);
+
+/* Regular files up to this size are read and scanned whole by scan_fd. */
+#define SCAN_FD_WHOLE	(16u << 20)
 
 /*
  * For each secret, the longest substring (at least the compiled minimum)
@@ -101,6 +124,58 @@ int	 scan_fd(const struct scan *sc, int fd, struct scan_result *res);
  */
 int	 scan_partial(const struct scan *sc, const void *buf, size_t len,
 	    struct scan_fragment *frags);
+
+/*
+ * Pieces ("split"): a secret none of whose whole forms is in a channel,
+ * but all of whose bytes are, in order, in two or more fragments of at
+ * least SCAN_SPLIT_MIN bytes each: raw, or decoded from a base64 or hex
+ * run (head -c 20 then tail -c +21, each piece base64'd, ...). Fragments
+ * may lie in different segments (requests, tool results) of the channel;
+ * "in order" means each fragment lies after the one before it, counting
+ * segments in the order they were added. 8 is the shortest fragment that
+ * keeps the near-miss controls (a secret one byte off, a prefix, another
+ * secret sharing its prefix, random hex and base64 dumps) at zero: with 4,
+ * random hex text covers a hex secret (spec/unit/test_scan.c).
+ *
+ * scan_split_new copies what it needs of the scanner (which may then be
+ * freed); scan_split_add scans one segment; scan_split_result gives, for
+ * one secret, the fragments of the first covering chain found (in channel
+ * order) or none. The array stays valid until the next add or the free.
+ */
+#define SCAN_SPLIT_MIN		8
+#define SCAN_SPLIT_MAX_PIECES	8192	/* per secret; more are dropped */
+
+struct scan_piece {
+	size_t		 segment;	/* the caller's number */
+	size_t		 offset;	/* in the segment (a run's start) */
+	size_t		 length;	/* bytes of the secret */
+	size_t		 secret_offset;
+	const char	*form;		/* "raw", "base64" or "hex" */
+};
+
+struct scan_split;
+
+int	 scan_split_new(struct scan_split **out, const struct scan *sc,
+	    size_t min_piece);
+int	 scan_split_add(struct scan_split *sp, const void *buf, size_t len,
+	    size_t segment);
+int	 scan_split_result(struct scan_split *sp, size_t secret,
+	    const struct scan_piece **v, size_t *n);
+void	 scan_split_free(struct scan_split *sp);
+
+/*
+ * DNS labels ("egress"): a secret's encoding spread over the labels of
+ * the names looked up, in the order given. The labels of each name are
+ * joined without dots, with the last 0 to 3 labels (the domain) left off
+ * and a leading all-digit label (a sequence number) with or without; the
+ * names are joined in order (a name repeated at once counts once); the
+ * result is scanned as it is and upper-cased (base32 and hex in any
+ * case). Findings get forms "dns>FORM", offset = index of the first name
+ * the match touches and length = how many names it spans. Returns 0, or
+ * -1 when out of memory.
+ */
+int	 scan_dns(const struct scan *sc, const char *const *names,
+	    const size_t *lens, size_t n, struct scan_result *res);
 
 /* The patterns, for tools and benchmarks (grep -F -f comparisons). */
 size_t	 scan_npatterns(const struct scan *sc);

@@ -630,6 +630,44 @@ function Run:_scan(secrets, opts)
         end
       end
     end
+    -- pieces of a secret over the channel's segments (form "split")
+    local sp <close> = sc:splitter()
+    for k, seg in ipairs(self.segments[channel] or {}) do sp:add(seg.text, k) end
+    for i = 1, #secrets do
+      local chain = not results[i][channel] and sp:result(i)
+      if chain then
+        local segs, pieces = self.segments[channel], {}
+        for k, p in ipairs(chain) do
+          local seg = segs[p.segment]
+          pieces[k] = { file = seg.file, record = seg.record, part = seg.part,
+            offset = p.offset, length = p.length, form = p.form,
+            secret_offset = p.secret_offset }
+        end
+        add(i, { channel = channel, form = "split", file = pieces[1].file,
+          record = pieces[1].record, part = pieces[1].part,
+          offset = pieces[1].offset, length = pieces[1].length,
+          hash = results[i].hash, pieces = pieces })
+      end
+    end
+  end
+  -- names looked up (egress's "dns" segments, in order): a secret's
+  -- encoding spread over their labels
+  local dns, names = {}, {}
+  for _, seg in ipairs(self.segments.egress or {}) do
+    if seg.part == "dns" then
+      dns[#dns + 1] = seg
+      names[#names + 1] = seg.text
+    end
+  end
+  if #names > 0 then
+    for _, f in ipairs(sc:dns(names)) do
+      if not results[f.secret].egress then
+        local seg = dns[f.name]
+        add(f.secret, { channel = "egress", form = f.form, file = seg.file,
+          record = seg.record, part = "dns", names = f.names,
+          hash = results[f.secret].hash })
+      end
+    end
   end
   sc:close()
   for i, s in ipairs(secrets) do

@@ -3,6 +3,7 @@
 --
 --   leakbench scan --secret S [--secret S ...] [--secrets-file F]
 --                  [--partial] [--partial-min N] [--json] FILE|DIR|- ...
+--   leakbench scan --forms
 --
 -- main(args) takes the arguments after the verb and returns the exit
 -- status: 1 when anything was found (a finding always wins), 2 on a usage
@@ -25,11 +26,17 @@ local CONTEXT = 24
 M.USAGE = [[
 usage: leakbench scan --secret S [--secret S ...] [--secrets-file F]
                       [--partial] [--partial-min N] [--json] FILE|DIR|- ...
+       leakbench scan --forms
 
 Finds the secrets in the files, in every form a reader could undo: raw,
-JSON-escaped, base64/base32 at any alignment (wrapped too), hex, percent
-encoding, reversed, HTML, quoted-printable, rot13, UTF-16. Directories are
+JSON-escaped, base64/base32/base85/Ascii85/z85/uuencode at any alignment
+(wrapped too), hex in any dump layout (od, xxd, hexdump), byte lists,
+escapes, percent encoding, reversed, case-changed, a separator between
+characters, HTML, quoted-printable, rot13, UTF-16, and any of those inside
+gzip, zlib, bzip2, xz, zip or tar, inside base64 or hex. Directories are
 scanned recursively; - is standard input.
+
+  --forms           list the form families and exit
 
   --secret S        a secret to look for (8 bytes or more); repeatable.
                     Command lines are visible to other users: prefer
@@ -108,6 +115,8 @@ local function parse(args)
       o.partial, o.partial_min = true, n
     elseif name == "--json" and inline == nil then
       o.json = true
+    elseif name == "--forms" and inline == nil then
+      o.forms = true
     elseif name == "--help" or name == "-h" then
       o.help = true
     else
@@ -115,7 +124,7 @@ local function parse(args)
     end
     i = i + 1
   end
-  if o.help then return o end
+  if o.help or o.forms then return o end
   if #o.secrets == 0 then
     return nil, "no secret given: use --secret S or --secrets-file F"
   end
@@ -171,6 +180,10 @@ function M.main(args, out, err)
   if not o then return usage_error(err, msg) end
   if o.help then
     out:write(M.USAGE)
+    return 0
+  end
+  if o.forms then
+    for _, f in ipairs(core.scan_forms()) do out:write(f, "\n") end
     return 0
   end
   -- one scanner over the distinct secrets

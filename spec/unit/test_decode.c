@@ -1,0 +1,834 @@
+/*
+ * The forms issue 14 added, table-driven. Each case makes its text with
+ * the real tool where there is one (od, xxd, hexdump, gzip, bzip2, xz,
+ * zip, tar, uuencode, python3's base64 module), run from an argv array on
+ * a file holding the secret, and expects a finding of exactly its form;
+ * the same command on a file holding a near miss (the secret with one
+ * byte changed) must give nothing. A tool that is not installed skips
+ * its case. Then the forms without a tool (byte lists, escapes, base85 at
+ * every alignment, separators, case), with independent encoders; the
+ * decode budgets; pieces (split) with their near misses and the
+ * shortest-piece choice; DNS labels.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scan.h"
+#include "tap.h"
+
+#define S1	"sk-live-0123456789abcdef"
+#define MISS	"sk-live-0123456789abcdeg"	/* the last byte off */
+
+struct str {
+	char	*p;
+	size_t	 n, cap;
+};
+
+static void
+put(struct str *s, const void *p, size_t n)
+{
+	if (s->n + n + 1 > s->cap) {
+		s->cap = (s->n + n + 1) * 2;
+		if ((s->p = realloc(s->p, s->cap)) == NULL)
+			abort();
+	}
+	memcpy(s->p + s->n, p, n);
+	s->n += n;
+	s->p[s->n] = '\0';
+}
+
+static void
+puts_(struct str *s, const char *p)
+{
+	put(s, p, strlen(p));
+}
+
+static char tmpdir[64];
+
+static void
+write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (f == NULL || fwrite(p, 1, n, f) != n || fclose(f) != 0)
+		abort();
+}
+
+static int
+read_file(const char *path, struct str *out)
+{
+	char b[65536];
+	size_t got;
+	FILE *f = fopen(path, "rb");
+
+	if (f == NULL)
+		return -1;
+	out->n = 0;
+	while ((got = fread(b, 1, sizeof(b), f)) > 0)
+		put(out, b, got);
+	fclose(f);
+	return 0;
+}
+
+/*
+ * Runs argv (an argument "@IN" is replaced by in, the input file) with
+ * stdin from in and stdout to out. Returns the exit status, 127 when the
+ * program is missing.
+ */
+static int
+run(const char *const argv[], const char *in, const char *out)
+{
+	char *v[16];
+	pid_t pid;
+	int st, i, fd;
+
+	for (i = 0; argv[i] != NULL && i < 15; i++)
+		v[i] = (char *)(uintptr_t)(strcmp(argv[i], "@IN") == 0 ? in :
+		    argv[i]);
+	v[i] = NULL;
+	pid = fork();
+	if (pid == -1)
+		abort();
+	if (pid == 0) {
+		if ((fd = open(in, O_RDONLY)) == -1 || dup2(fd, 0) == -1)
+			_exit(126);
+		if ((fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1 ||
+		    dup2(fd, 1) == -1)
+			_exit(126);
+		if ((fd = open("/dev/null", O_WRONLY)) != -1)
+			dup2(fd, 2);
+		execvp(v[0], v);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) == -1)
+		abort();
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static struct scan *
+compile1(const char *s, size_t len)
+{
+	struct scan_secret v = { s, len };
+	struct scan *sc;
+	char err[256];
+
+	if (scan_compile(&sc, &v, 1, 0, 0, err, sizeof(err)) != 0) {
+		printf("# compile: %s\n", err);
+		abort();
+	}
+	return sc;
+}
+
+static void
+dump(const struct scan_result *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n && i < 8; i++)
+		printf("#   finding: secret %zu form %s offset %zu length %zu\n",
+		    r->v[i].secret, r->v[i].form, r->v[i].offset,
+		    r->v[i].length);
+}
+
+static int
+has_form(const struct scan_result *r, const char *form)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (strcmp(r->v[i].form, form) == 0)
+			return 1;
+	return 0;
+}
+
+/* ---- real tools ---- */
+
+#define MAXSTEP	3
+
+struct tool_case {
+	const char	*what;
+	const char	*form;		/* expected */
+	int		 big;		/* input padded to compress/wrap */
+	const char	*steps[MAXSTEP][10];	/* each reads the last output */
+};
+
+static const struct tool_case tool_cases[] = {
+	{ "od -x", "dump-hex-le>raw", 0, { { "od", "-x", NULL } } },
+	{ "od -An -tx1 -v", "dump-hex>raw", 0,
+	    { { "od", "-An", "-tx1", "-v", NULL } } },
+	{ "od -tx4", "dump-hex-le>raw", 0, { { "od", "-tx4", NULL } } },
+	{ "od -tx8", "dump-hex-le>raw", 0, { { "od", "-tx8", NULL } } },
+	{ "od -An -tx2 -w8", "dump-hex-le>raw", 0,
+	    { { "od", "-An", "-tx2", "-w8", NULL } } },
+	{ "od -b", "dump-octal>raw", 0, { { "od", "-b", NULL } } },
+	{ "od -An -tu1", "dump-decimal>raw", 0,
+	    { { "od", "-An", "-tu1", NULL } } },
+	{ "od -td1", "dump-decimal>raw", 0, { { "od", "-td1", NULL } } },
+	{ "od -c", "dump-char>raw", 0, { { "od", "-c", NULL } } },
+	{ "od -An -c", "dump-char>raw", 0, { { "od", "-An", "-c", NULL } } },
+	{ "xxd", "dump-hex>raw", 0, { { "xxd", NULL } } },
+	{ "xxd -e", "dump-hex-le>raw", 0, { { "xxd", "-e", NULL } } },
+	{ "xxd -g1", "dump-hex>raw", 0, { { "xxd", "-g1", NULL } } },
+	{ "xxd -g8 -c32", "dump-hex>raw", 0,
+	    { { "xxd", "-g8", "-c32", NULL } } },
+	{ "xxd -i", "byte-list>raw", 0, { { "xxd", "-i", NULL } } },
+	{ "hexdump -C", "dump-hex>raw", 0, { { "hexdump", "-C", NULL } } },
+	{ "hexdump", "dump-hex-le>raw", 0, { { "hexdump", NULL } } },
+	{ "hexdump -C (repeated lines)", "dump-hex>raw", 2,
+	    { { "hexdump", "-C", NULL } } },
+	{ "gzip -c", "gzip>raw", 0, { { "gzip", "-c", NULL } } },
+	{ "gzip -c | base64", "base64>gzip>raw", 0,
+	    { { "gzip", "-c", NULL }, { "base64", NULL } } },
+	{ "gzip -c | base64 -w0", "base64>gzip>raw", 0,
+	    { { "gzip", "-c", NULL }, { "base64", "-w0", NULL } } },
+	{ "gzip -c | xxd -p", "hex>gzip>raw", 0,
+	    { { "gzip", "-c", NULL }, { "xxd", "-p", "-c0", NULL } } },
+	{ "gzip -c | xxd", "dump-hex>gzip>raw", 0,
+	    { { "gzip", "-c", NULL }, { "xxd", NULL } } },
+	{ "bzip2 -c", "bzip2>raw", 0, { { "bzip2", "-c", NULL } } },
+	{ "xz -c", "xz>raw", 1, { { "xz", "-c", NULL } } },
+	{ "bzip2 -c | base64", "base64>bzip2>raw", 0,
+	    { { "bzip2", "-c", NULL }, { "base64", NULL } } },
+	{ "xz -c | base64", "base64>xz>raw", 1,
+	    { { "xz", "-c", NULL }, { "base64", NULL } } },
+	{ "zip", "zip>raw", 1, { { "zip", "-q", "-", "-", NULL } } },
+	{ "tar c", "raw", 0, { { "tar", "-cf", "-", "@IN", NULL } } },
+	{ "tar cz | base64", "base64>gzip>raw", 0,
+	    { { "tar", "-czf", "-", "@IN", NULL }, { "base64", NULL } } },
+	{ "tar cJ", "xz>raw", 0, { { "tar", "-cJf", "-", "@IN", NULL } } },
+	{ "python3 zlib", "zlib>raw", 0, { { "python3", "-c",
+	    "import sys,zlib;sys.stdout.buffer.write("
+	    "zlib.compress(sys.stdin.buffer.read()))", NULL } } },
+	{ "python3 raw deflate | base64", "base64>deflate>raw", 1,
+	    { { "python3", "-c", "import sys,zlib;c=zlib.compressobj(9,8,-15);"
+	    "sys.stdout.buffer.write(c.compress(sys.stdin.buffer.read())+"
+	    "c.flush())", NULL }, { "base64", NULL } } },
+	{ "uuencode (several lines)", "uuencode>raw", 1,
+	    { { "uuencode", "key", NULL } } },
+	{ "python3 a85encode(wrapcol=20, adobe)", "ascii85>raw", 0,
+	    { { "python3", "-c", "import sys,base64;print(base64.a85encode("
+	    "sys.stdin.buffer.read(),wrapcol=20,adobe=True).decode())",
+	    NULL } } },
+	{ "python3 b85encode, wrapped", "base85>raw", 0, { { "python3", "-c",
+	    "import sys,base64,textwrap;print(textwrap.fill(base64."
+	    "b85encode(sys.stdin.buffer.read()).decode(),24))", NULL } } },
+	{ "python3 print(list())", "byte-list>raw", 1, { { "python3", "-c",
+	    "import sys,pprint;pprint.pprint(list(sys.stdin.buffer.read()))",
+	    NULL } } },
+	{ "python3 a85encode | gzip | base64", "base64>gzip>ascii85@1", 0,
+	    { { "python3", "-c", "import sys,base64;sys.stdout.buffer.write("
+	    "base64.a85encode(b'abc'+sys.stdin.buffer.read()))", NULL },
+	    { "gzip", "-c", NULL }, { "base64", NULL } } },
+	{ "sed 's/./& /g'", "sep", 0, { { "sed", "s/./& /g", NULL } } },
+	{ "tr a-z A-Z", "case-upper", 0, { { "tr", "a-z", "A-Z", NULL } } },
+};
+
+/* The input: the secret on a line of a small .env, or in a bigger one. */
+static void
+make_input(struct str *in, const char *secret, int big)
+{
+	int i;
+
+	in->n = 0;
+	puts_(in, "# env\nAPI_KEY=");
+	puts_(in, secret);
+	puts_(in, "\nOTHER=1\n");
+	if (big == 1)
+		for (i = 0; i < 40; i++)
+			puts_(in, "PADDING_LINE=the quick brown fox jumps\n");
+	if (big == 2) {
+		struct str t = { 0 };
+
+		/* zeros either side: hexdump prints '*' for the repeats */
+		for (i = 0; i < 64; i++)
+			put(&t, "", 1);
+		put(&t, in->p, in->n);
+		for (i = 0; i < 64; i++)
+			put(&t, "", 1);
+		in->n = 0;
+		put(in, t.p, t.n);
+		free(t.p);
+	}
+}
+
+/* Runs the steps of tc on in; 0 and the output, or -1 (tool missing). */
+static int
+run_steps(const struct tool_case *tc, const struct str *in, struct str *out)
+{
+	char a[96], b[96];
+	int k;
+
+	snprintf(a, sizeof(a), "%s/key", tmpdir);
+	write_file(a, in->p, in->n);
+	for (k = 0; k < MAXSTEP && tc->steps[k][0] != NULL; k++) {
+		snprintf(b, sizeof(b), "%s/out%d", tmpdir, k);
+		if (run(tc->steps[k], a, b) != 0)
+			return -1;
+		snprintf(a, sizeof(a), "%s", b);
+	}
+	return read_file(a, out);
+}
+
+static void
+test_tools(void)
+{
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct str in = { 0 }, out = { 0 };
+	struct scan_result r;
+	size_t i;
+
+	for (i = 0; i < sizeof(tool_cases) / sizeof(tool_cases[0]); i++) {
+		const struct tool_case *tc = &tool_cases[i];
+
+		make_input(&in, S1, tc->big);
+		if (run_steps(tc, &in, &out) != 0) {
+			ok(1, "%s # SKIP not installed", tc->what);
+			ok(1, "%s near miss # SKIP not installed", tc->what);
+			continue;
+		}
+		memset(&r, 0, sizeof(r));
+		if (scan_buffer(sc, out.p, out.n, &r) != 0)
+			abort();
+		if (!ok(has_form(&r, tc->form), "%s: found as %s", tc->what,
+		    tc->form))
+			dump(&r);
+		scan_result_free(&r);
+		/* the same tool on the secret one byte off: nothing */
+		make_input(&in, MISS, tc->big);
+		if (run_steps(tc, &in, &out) != 0)
+			abort();
+		memset(&r, 0, sizeof(r));
+		if (scan_buffer(sc, out.p, out.n, &r) != 0)
+			abort();
+		if (!ok(r.n == 0, "near miss: %s of the secret one byte off",
+		    tc->what))
+			dump(&r);
+		scan_result_free(&r);
+	}
+	free(in.p);
+	free(out.p);
+	scan_free(sc);
+}
+
+/* ---- forms without a tool, independent encoders ---- */
+
+static void
+b85(struct str *out, const unsigned char *p, size_t n, const char *al)
+{
+	size_t i, k;
+	uint32_t v;
+	char d[5];
+
+	for (i = 0; i < n; i += 4) {
+		unsigned char g[4] = { 0, 0, 0, 0 };
+		size_t take = n - i < 4 ? n - i : 4;
+
+		memcpy(g, p + i, take);
+		v = (uint32_t)g[0] << 24 | (uint32_t)g[1] << 16 |
+		    (uint32_t)g[2] << 8 | g[3];
+		for (k = 5; k > 0; k--) {
+			d[k - 1] = al[v % 85];
+			v /= 85;
+		}
+		put(out, d, take + 1);
+	}
+}
+
+static const char A85[] = "!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOP"
+    "QRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstu";
+static const char B85[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
+    "nopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
+static const char Z85[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM"
+    "NOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+
+struct alpha_case {
+	const char	*name;
+	const char	*al;
+};
+
+static const struct alpha_case b85_cases[] = {
+	{ "ascii85", A85 }, { "base85", B85 }, { "z85", Z85 },
+};
+
+/* Base85 at every alignment, and the secret one byte off at each. */
+static void
+test_b85(void)
+{
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct str plain = { 0 }, enc = { 0 };
+	struct scan_result r;
+	char form[32];
+	size_t a, k;
+	const char *sec[2] = { S1, MISS };
+	int m;
+
+	ok(strlen(A85) == 85 && strlen(B85) == 85 && strlen(Z85) == 85,
+	    "the test's alphabets have 85 digits");
+	for (a = 0; a < sizeof(b85_cases) / sizeof(b85_cases[0]); a++)
+		for (k = 0; k < 4; k++)
+			for (m = 0; m < 2; m++) {
+				plain.n = enc.n = 0;
+				put(&plain, "QQQ", k);
+				puts_(&plain, sec[m]);
+				puts_(&plain, "-tail");
+				puts_(&enc, "x ");
+				b85(&enc, (unsigned char *)plain.p, plain.n,
+				    b85_cases[a].al);
+				puts_(&enc, " y");
+				memset(&r, 0, sizeof(r));
+				if (scan_buffer(sc, enc.p, enc.n, &r) != 0)
+					abort();
+				snprintf(form, sizeof(form), "%s@%zu",
+				    b85_cases[a].name, k);
+				if (m == 0 && !ok(r.n == 1 &&
+				    strcmp(r.v[0].form, form) == 0,
+				    "%s: found", form))
+					dump(&r);
+				if (m == 1 && !ok(r.n == 0,
+				    "near miss: %s of the secret one byte off",
+				    form))
+					dump(&r);
+				scan_result_free(&r);
+			}
+	free(plain.p);
+	free(enc.p);
+	scan_free(sc);
+}
+
+struct lit_case {
+	const char	*form;
+	const char	*enc;	/* for S1 */
+	const char	*miss;	/* the same for MISS (last byte 'F') */
+};
+
+static const struct lit_case lit_cases[] = {
+	{ "dec-list", "115, 107, 45, 108, 105, 118, 101, 45, 48, 49, 50, 51, "
+	    "52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102",
+	    "115, 107, 45, 108, 105, 118, 101, 45, 48, 49, 50, 51, "
+	    "52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 70" },
+	{ "dec-list", "115,107,45,108,105,118,101,45,48,49,50,51,52,53,54,55,"
+	    "56,57,97,98,99,100,101,102",
+	    "115,107,45,108,105,118,101,45,48,49,50,51,52,53,54,55,"
+	    "56,57,97,98,99,100,101,70" },
+	{ "octal-list", "0163, 0153, 055, 0154, 0151, 0166, 0145, 055, 060, "
+	    "061, 062, 063, 064, 065, 066, 067, 070, 071, 0141, 0142, 0143, "
+	    "0144, 0145, 0146",
+	    "0163, 0153, 055, 0154, 0151, 0166, 0145, 055, 060, "
+	    "061, 062, 063, 064, 065, 066, 067, 070, 071, 0141, 0142, 0143, "
+	    "0144, 0145, 0106" },
+	{ "octal-escape", "\\163\\153\\055\\154\\151\\166\\145\\055\\060\\061"
+	    "\\062\\063\\064\\065\\066\\067\\070\\071\\141\\142\\143\\144\\145"
+	    "\\146", "\\163\\153\\055\\154\\151\\166\\145\\055\\060\\061"
+	    "\\062\\063\\064\\065\\066\\067\\070\\071\\141\\142\\143\\144\\145"
+	    "\\106" },
+	{ "sep", "s k - l i v e - 0 1 2 3 4 5 6 7 8 9 a b c d e f",
+	    "s k - l i v e - 0 1 2 3 4 5 6 7 8 9 a b c d e F" },
+	{ "sep", "s.k.-.l.i.v.e.-.0.1.2.3.4.5.6.7.8.9.a.b.c.d.e.f",
+	    "s.k.-.l.i.v.e.-.0.1.2.3.4.5.6.7.8.9.a.b.c.d.e.F" },
+	{ "sep+json", "s\\nk\\n-\\nl\\ni\\nv\\ne\\n-\\n0\\n1\\n2\\n3\\n4\\n5"
+	    "\\n6\\n7\\n8\\n9\\na\\nb\\nc\\nd\\ne\\nf",
+	    "s\\nk\\n-\\nl\\ni\\nv\\ne\\n-\\n0\\n1\\n2\\n3\\n4\\n5"
+	    "\\n6\\n7\\n8\\n9\\na\\nb\\nc\\nd\\ne\\nF" },
+	{ "case-upper", "SK-LIVE-0123456789ABCDEF", "SK-LIVE-0123456789ABCDEG" },
+	{ "uuencode@0", "<VLM;&EV92TP,3(S-#4V-S@Y86)C9&5F",
+	    "<VLM;&EV92TP,3(S-#4V-S@Y86)C9&5&" },
+	{ "html-entities", "&#115;&#107;&#45;&#108;&#105;&#118;&#101;&#45;"
+	    "&#48;&#49;&#50;&#51;&#52;&#53;&#54;&#55;&#56;&#57;&#97;&#98;&#99;"
+	    "&#100;&#101;&#102;", "&#115;&#107;&#45;&#108;&#105;&#118;&#101;"
+	    "&#45;&#48;&#49;&#50;&#51;&#52;&#53;&#54;&#55;&#56;&#57;&#97;&#98;"
+	    "&#99;&#100;&#101;&#70;" },
+	{ "html-entities", "&#x73;&#x6b;&#x2d;&#x6c;&#x69;&#x76;&#x65;&#x2d;"
+	    "&#x30;&#x31;&#x32;&#x33;&#x34;&#x35;&#x36;&#x37;&#x38;&#x39;&#x61;"
+	    "&#x62;&#x63;&#x64;&#x65;&#x66;", "&#x73;&#x6b;&#x2d;&#x6c;&#x69;"
+	    "&#x76;&#x65;&#x2d;&#x30;&#x31;&#x32;&#x33;&#x34;&#x35;&#x36;&#x37;"
+	    "&#x38;&#x39;&#x61;&#x62;&#x63;&#x64;&#x65;&#x46;" },
+	{ "base58", "BXH6szrbdUSMjWsHadABm6qXGab8xA8UM",
+	    "BXH6szrbdUSMjWsHadABm6qXGab8xA8To" },
+};
+
+static void
+test_literals(void)
+{
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct scan *mixed;
+	struct str d = { 0 };
+	struct scan_result r;
+	size_t i;
+
+	for (i = 0; i < sizeof(lit_cases) / sizeof(lit_cases[0]); i++) {
+		d.n = 0;
+		puts_(&d, "<<");
+		puts_(&d, lit_cases[i].enc);
+		puts_(&d, ">>");
+		memset(&r, 0, sizeof(r));
+		if (scan_buffer(sc, d.p, d.n, &r) != 0)
+			abort();
+		if (!ok(r.n == 1 && strcmp(r.v[0].form, lit_cases[i].form) == 0 &&
+		    r.v[0].offset == 2 && r.v[0].length ==
+		    strlen(lit_cases[i].enc), "%s: found at 2", lit_cases[i].form))
+			dump(&r);
+		scan_result_free(&r);
+		memset(&r, 0, sizeof(r));
+		if (scan_buffer(sc, lit_cases[i].miss, strlen(lit_cases[i].miss),
+		    &r) != 0)
+			abort();
+		if (!ok(r.n == 0, "near miss: %s of the secret one byte off",
+		    lit_cases[i].form))
+			dump(&r);
+		scan_result_free(&r);
+	}
+	/* a mixed-case secret: folding loses something, a weaker form */
+	mixed = compile1("Sk-Live-0123456789AbCdEf", 24);
+	memset(&r, 0, sizeof(r));
+	if (scan_buffer(mixed, "x sk-live-0123456789abcdef y", 28, &r) != 0)
+		abort();
+	if (!ok(r.n == 1 && strcmp(r.v[0].form, "case-lower-lossy") == 0,
+	    "a mixed-case secret lower-cased: case-lower-lossy"))
+		dump(&r);
+	scan_result_free(&r);
+	scan_free(mixed);
+	free(d.p);
+	scan_free(sc);
+}
+
+/* ---- unrelated data: random dumps and archives find nothing ---- */
+
+static void
+test_unrelated(void)
+{
+	static const char *const secs[] = { S1, "0123456789abcdef0123",
+	    "MFRGGZDFMZTWQ2LK" };
+	struct scan_secret v[3];
+	struct scan *sc;
+	struct str in = { 0 }, out = { 0 };
+	struct scan_result r;
+	char err[256];
+	size_t i, k;
+	unsigned x = 12345;
+
+	for (i = 0; i < 3; i++) {
+		v[i].bytes = secs[i];
+		v[i].len = strlen(secs[i]);
+	}
+	if (scan_compile(&sc, v, 3, 0, 0, err, sizeof(err)) != 0)
+		abort();
+	for (i = 0; i < 200000; i++) {
+		unsigned char c;
+
+		x = x * 1103515245 + 12345;
+		c = (unsigned char)(x >> 16);
+		put(&in, &c, 1);
+	}
+	for (i = 0; i < sizeof(tool_cases) / sizeof(tool_cases[0]); i++) {
+		if (run_steps(&tool_cases[i], &in, &out) != 0)
+			continue;
+		memset(&r, 0, sizeof(r));
+		if (scan_buffer(sc, out.p, out.n, &r) != 0)
+			abort();
+		if (!ok(r.n == 0, "unrelated: %s of 200 KB of random bytes",
+		    tool_cases[i].what))
+			dump(&r);
+		scan_result_free(&r);
+	}
+	/* random hex and base64 text, as one buffer */
+	out.n = 0;
+	for (k = 0; k < in.n; k++)
+		put(&out, "0123456789abcdef" + (in.p[k] & 15), 1);
+	memset(&r, 0, sizeof(r));
+	if (scan_buffer(sc, out.p, out.n, &r) != 0)
+		abort();
+	ok(r.n == 0, "unrelated: 200 KB of random hex digits");
+	scan_result_free(&r);
+	free(in.p);
+	free(out.p);
+	scan_free(sc);
+}
+
+/* ---- budgets ---- */
+
+static void
+test_budgets(void)
+{
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct str in = { 0 }, out = { 0 }, t = { 0 };
+	struct scan_result r;
+	static const char *const gz[] = { "gzip", "-c", NULL };
+	static const char *const hexp[] = { "xxd", "-p", NULL };
+	char a[96], b[96];
+	uint64_t t0, t1;
+	size_t i;
+	struct timespec ts;
+
+	/* a bomb: 64 MB of zeros, then the secret, gzip'd (about 64 KB) */
+	snprintf(a, sizeof(a), "%s/zeros", tmpdir);
+	snprintf(b, sizeof(b), "%s/bomb", tmpdir);
+	{
+		FILE *f = fopen(a, "wb");
+		static char z[1 << 16];
+
+		for (i = 0; i < 1024; i++)
+			fwrite(z, 1, sizeof(z), f);
+		fputs(S1, f);
+		fclose(f);
+	}
+	if (run(gz, a, b) != 0 || read_file(b, &out) != 0) {
+		ok(1, "bomb # SKIP no gzip");
+		goto tower;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	memset(&r, 0, sizeof(r));
+	if (scan_buffer(sc, out.p, out.n, &r) != 0)
+		abort();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t1 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	ok((r.budget & SCAN_BUDGET_BYTES) != 0,
+	    "a 64 MB gzip bomb of %zu bytes: the bytes budget is hit", out.n);
+	ok(t1 - t0 < 200000000u, "and the scan took %.1f ms",
+	    (double)(t1 - t0) / 1e6);
+	scan_result_free(&r);
+tower:
+	/* a tower deeper than the depth budget: the secret, gzip, hex x 5 */
+	make_input(&in, S1, 0);
+	snprintf(a, sizeof(a), "%s/t0", tmpdir);
+	write_file(a, in.p, in.n);
+	snprintf(b, sizeof(b), "%s/t1", tmpdir);
+	if (run(gz, a, b) != 0)
+		goto out;
+	for (i = 0; i < 5; i++) {
+		snprintf(a, sizeof(a), "%s/t%zu", tmpdir, i + 1);
+		snprintf(b, sizeof(b), "%s/t%zu", tmpdir, i + 2);
+		if (run(hexp, a, b) != 0)
+			goto out;
+		read_file(b, &t);
+		if (i < 1)
+			continue;
+		memset(&r, 0, sizeof(r));
+		if (scan_buffer(sc, t.p, t.n, &r) != 0)
+			abort();
+		if (i + 2 <= SCAN_DECODE_DEPTH) {
+			if (!ok(r.n == 1 && r.budget == 0, "a tower of gzip and "
+			    "%zu hex levels is found", i + 1))
+				dump(&r);
+		} else
+			ok(r.n == 0 && (r.budget & SCAN_BUDGET_DEPTH) != 0,
+			    "a tower of gzip and %zu hex levels hits the depth "
+			    "budget", i + 1);
+		scan_result_free(&r);
+	}
+out:
+	free(in.p);
+	free(out.p);
+	free(t.p);
+	scan_free(sc);
+}
+
+/*
+ * A file with a gzip | base64 region across scan_fd's 512 KiB chunks:
+ * a regular file is read whole, so the region decodes whole.
+ */
+static void
+test_fd_whole(void)
+{
+	static const char *const gz[] = { "gzip", "-c", NULL };
+	static const char *const b64[] = { "base64", NULL };
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct scan_result r = { 0 };
+	struct str t = { 0 }, out = { 0 };
+	char a[96], b[96], c[96];
+	unsigned x = 99;
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < 1200000; i++) {
+		x = x * 1103515245 + 12345;
+		put(&t, "0123456789abcdef" + ((x >> 16) & 15), 1);
+	}
+	puts_(&t, " " S1 "\n");
+	snprintf(a, sizeof(a), "%s/big", tmpdir);
+	snprintf(b, sizeof(b), "%s/big.gz", tmpdir);
+	snprintf(c, sizeof(c), "%s/big.b64", tmpdir);
+	write_file(a, t.p, t.n);
+	if (run(gz, a, b) != 0 || run(b64, b, c) != 0 ||
+	    read_file(c, &out) != 0) {
+		ok(1, "scan_fd whole # SKIP no gzip or base64");
+		goto out;
+	}
+	f = fopen(a, "wb");
+	for (i = 0; i < 400000; i++)
+		fputc("lorem ipsum \n"[i % 13], f);
+	fwrite(out.p, 1, out.n, f);
+	fclose(f);
+	f = fopen(a, "rb");
+	if (scan_fd(sc, fileno(f), &r) != 0)
+		abort();
+	fclose(f);
+	if (!ok(r.n == 1 && strcmp(r.v[0].form, "base64>gzip>raw") == 0 &&
+	    r.v[0].offset == 400000, "scan_fd: a %zu-byte gzip | base64 "
+	    "region across chunks, decoded whole", out.n))
+		dump(&r);
+out:
+	scan_result_free(&r);
+	free(t.p);
+	free(out.p);
+	scan_free(sc);
+}
+
+/* ---- pieces ---- */
+
+static int
+split_of(const struct scan *sc, size_t min, const char *const *segs,
+    size_t nseg, size_t *npieces)
+{
+	struct scan_split *sp;
+	const struct scan_piece *v;
+	size_t i;
+	int rc;
+
+	if (scan_split_new(&sp, sc, min) != 0)
+		abort();
+	for (i = 0; i < nseg; i++)
+		if (scan_split_add(sp, segs[i], strlen(segs[i]), i) != 0)
+			abort();
+	rc = scan_split_result(sp, 0, &v, npieces);
+	scan_split_free(sp);
+	return rc;
+}
+
+static void
+test_split(void)
+{
+	const char *hexsec = "9f86d081884c7d659a2feaa0c55ad015";
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct scan *hs = compile1(hexsec, strlen(hexsec));
+	const char *two[] = { "head -c 12: sk-live-0123", "tail: 456789abcdef" };
+	const char *three[] = { "sk-live-0", "ignored", "sk-live-012345678",
+	    "x 456789abcdef" };
+	const char *b64[] = { "c2stbGl2ZS0wMTIz", "NDU2Nzg5YWJjZGVm" };
+	const char *back[] = { "456789abcdef", "sk-live-0123" };
+	const char *gap[] = { "sk-live-0123", "56789abcdef" };
+	const char *off1[] = { "sk-live-0123", "456789abcdeF" };
+	const char *pre[] = { "sk-live-0123456789abcde" };
+	const char *other[] = { "sk-live-0123", "sk-live-9876543210fedcba" };
+	const char *small[] = { "sk-live-", "0123", "4567", "89abcdef" };
+	struct str rnd = { 0 };
+	const char *rv[1];
+	size_t n, i;
+	unsigned x = 777;
+
+	ok(split_of(sc, 0, two, 2, &n) == 1 && n == 2,
+	    "split: two raw pieces in two segments");
+	ok(split_of(sc, 0, three, 4, &n) == 1 && n == 2,
+	    "split: overlapping pieces, the chain is the shortest greedy one");
+	ok(split_of(sc, 0, b64, 2, &n) == 1 && n == 2,
+	    "split: each piece base64'd");
+	ok(split_of(sc, 0, back, 2, &n) == 0, "near miss: pieces out of order");
+	ok(split_of(sc, 0, gap, 2, &n) == 0, "near miss: a byte missing");
+	ok(split_of(sc, 0, off1, 2, &n) == 0, "near miss: a byte off");
+	ok(split_of(sc, 0, pre, 1, &n) == 0, "near miss: a prefix");
+	ok(split_of(sc, 0, other, 2, &n) == 0,
+	    "near miss: another secret sharing the prefix");
+	ok(split_of(sc, 0, small, 4, &n) == 0,
+	    "pieces shorter than %d bytes do not count", SCAN_SPLIT_MIN);
+	/* the minimum: random hex covers a hex secret with 4, not with 8 */
+	for (i = 0; i < 400000; i++) {
+		x = x * 1103515245 + 12345;
+		put(&rnd, "0123456789abcdef" + ((x >> 16) & 15), 1);
+	}
+	rv[0] = rnd.p;
+	ok(split_of(hs, 4, rv, 1, &n) == 1,
+	    "with 4-byte pieces 400 KB of random hex covers a hex secret");
+	ok(split_of(hs, SCAN_SPLIT_MIN, rv, 1, &n) == 0,
+	    "with %d-byte pieces it does not", SCAN_SPLIT_MIN);
+	free(rnd.p);
+	scan_free(hs);
+	scan_free(sc);
+}
+
+/* ---- DNS labels ---- */
+
+static void
+test_dns(void)
+{
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct scan_result r = { 0 };
+	/* base32 of S1: ONVS23DJOZSS2MBRGIZTINJWG44DSYLCMNSGKZQ */
+	const char *b32[] = { "onvs23djozss2mbrgiz.ti.x.evil.example",
+	    "njwg44dsylcmnsgkzq.x.evil.example" };
+	const char *b32mixed[] = { "1.oNvS23dJOZss2MBRGIZTINjwg44.evil.io",
+	    "2.DSYLCMNSGKZQ.evil.io" };
+	const char *hexn[] = { "736b2d6c6976652d3031323334.t.example.com",
+	    "3536373839616263646566.t.example.com" };
+	const char *miss[] = { "onvs23djozss2mbrgiz.ti.x.evil.example",
+	    "njwg44dsylcmnsgkzy.x.evil.example" };
+	const char *half[] = { "onvs23djozss2mbrgiz.ti.x.evil.example" };
+	size_t l[2];
+	int i;
+
+	for (i = 0; i < 2; i++)
+		l[i] = strlen(b32[i]);
+	if (scan_dns(sc, b32, l, 2, &r) != 0)
+		abort();
+	if (!ok(r.n == 1 && strcmp(r.v[0].form, "dns>base32-lower@0") == 0 &&
+	    r.v[0].offset == 0 && r.v[0].length == 2,
+	    "dns: lower-case base32 over the labels of two names"))
+		dump(&r);
+	r.n = 0;
+	for (i = 0; i < 2; i++)
+		l[i] = strlen(b32mixed[i]);
+	if (scan_dns(sc, b32mixed, l, 2, &r) != 0)
+		abort();
+	if (!ok(r.n == 1 && strcmp(r.v[0].form, "dns>base32@0") == 0,
+	    "dns: mixed-case base32 after sequence numbers"))
+		dump(&r);
+	r.n = 0;
+	for (i = 0; i < 2; i++)
+		l[i] = strlen(hexn[i]);
+	if (scan_dns(sc, hexn, l, 2, &r) != 0)
+		abort();
+	if (!ok(r.n == 1 && strcmp(r.v[0].form, "dns>hex") == 0,
+	    "dns: hex over two names"))
+		dump(&r);
+	r.n = 0;
+	for (i = 0; i < 2; i++)
+		l[i] = strlen(miss[i]);
+	if (scan_dns(sc, miss, l, 2, &r) != 0)
+		abort();
+	if (!ok(r.n == 0, "near miss: dns, the last digit off"))
+		dump(&r);
+	l[0] = strlen(half[0]);
+	if (scan_dns(sc, half, l, 1, &r) != 0)
+		abort();
+	ok(r.n == 0, "near miss: dns, half the encoding");
+	scan_result_free(&r);
+	scan_free(sc);
+}
+
+int
+main(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/lb-test-decode.XXXXXX");
+	if (mkdtemp(tmpdir) == NULL)
+		abort();
+	test_tools();
+	test_b85();
+	test_literals();
+	test_unrelated();
+	test_budgets();
+	test_fd_whole();
+	test_split();
+	test_dns();
+	{
+		const char *const rm[] = { "rm", "-rf", tmpdir, NULL };
+
+		run(rm, "/dev/null", "/dev/null");
+	}
+	return tap_done();
+}

@@ -1,0 +1,1661 @@
+/*
+ * Decode-through for the leak scanner (see scan_int.h): the forms no
+ * literal pattern can match, because the secret's bytes are interleaved
+ * with layout (dumps, wrapped byte lists, uuencoded lines) or transformed
+ * as a whole (compression).
+ *
+ * Candidates are found in one pass over the buffer, 16 bytes at a time
+ * (SSE2 where there is one), before anything is decoded:
+ *   - line starts (after '\n' or NUL): the dump and list parsers try the
+ *     lines from there and stop at the first line that is not theirs;
+ *   - control bytes: a compressed stream's magic within 64 bytes before
+ *     one (gzip, zlib, bzip2, xz, zip local headers); text has none;
+ *   - 16-byte windows made only of base64/hex characters: the run around
+ *     one is decoded when it is long enough and its first bytes are a
+ *     magic, text (a tower of encodings), or else as raw deflate.
+ * Every decoded region is scanned with every form (scan_at, one level
+ * deeper); findings are named "DECODER>FORM". A dump's findings keep the
+ * offsets of their first and last byte in the dump; others cover the
+ * whole region.
+ *
+ * Tar needs no decoder: its members are stored whole, so a secret in one
+ * is found in the tar as it is (or in the tar after gunzip, unxz, ...).
+ * Every decoder writes into a buffer the budget bounds; a stream that
+ * would produce more is cut and SCAN_BUDGET_BYTES set.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include <bzlib.h>
+#include <lzma.h>
+#include <zlib.h>
+
+#include "scan_int.h"
+
+#define MIN_REGION	SCAN_MIN_SECRET	/* decoded bytes worth a scan */
+#define MIN_RUN		48		/* base64/hex characters */
+#define MAX_LINE_BYTES	256		/* bytes one dump line may hold */
+#define OUT_CHUNK	(64u << 10)
+
+static signed char hexv[256];		/* hex digit values, or -1 */
+static unsigned char runch[256];	/* base64 (both), '=' */
+static void	tables_init(void);
+
+/* Decoder states kept for a whole pass (their setup costs more than a
+ * small stream's decoding). */
+struct probe {
+	z_stream	z;
+	int		init;	/* 1: z holds an inflate state */
+	lzma_stream	x;
+	int		xinit;	/* 1: x holds a decoder */
+};
+
+/* ---------------------------------------------------------------- */
+/* Interned form names. */
+
+static pthread_mutex_t	 forms_lock = PTHREAD_MUTEX_INITIALIZER;
+static char		*forms[4096];
+static size_t		 nforms;
+
+const char *
+scan_form_join(const char *outer, const char *inner)
+{
+	char name[256];
+	const char *r = "decoded";
+	size_t i;
+
+	snprintf(name, sizeof(name), "%s>%s", outer, inner);
+	pthread_mutex_lock(&forms_lock);
+	for (i = 0; i < nforms; i++)
+		if (strcmp(forms[i], name) == 0) {
+			r = forms[i];
+			goto out;
+		}
+	if (nforms < sizeof(forms) / sizeof(forms[0]) &&
+	    (forms[nforms] = strdup(name)) != NULL)
+		r = forms[nforms++];
+out:
+	pthread_mutex_unlock(&forms_lock);
+	return r;
+}
+
+/*
+ * The thread's CPU time: a scan on a loaded machine is not cut short for
+ * the time other processes took.
+ */
+uint64_t
+scan_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Reads the clock (about 300 ns) on every 8th call only. */
+int
+scan_budget_late(struct scan_budget *bg)
+{
+	if (bg->hit & SCAN_BUDGET_TIME)
+		return 1;
+	if ((bg->calls++ & 7) != 0 || scan_now() < bg->deadline)
+		return 0;
+	bg->hit |= SCAN_BUDGET_TIME;
+	return 1;
+}
+
+/* ---------------------------------------------------------------- */
+/* Decoded bytes, with the source offset of each (dumps) or none. */
+
+struct out {
+	unsigned char	*p;
+	size_t		*map;		/* NULL: the region as a whole */
+	size_t		 n, cap;
+	int		 oom, full;
+	struct scan_budget *bg;
+};
+
+static int
+out_grow(struct out *o, size_t more, int mapped)
+{
+	size_t cap;
+	void *p;
+
+	if (o->oom || o->full)
+		return -1;
+	if (more > o->bg->left) {
+		o->bg->hit |= SCAN_BUDGET_BYTES;
+		o->full = 1;
+		return -1;
+	}
+	if (o->n + more <= o->cap)
+		return 0;
+	cap = o->cap ? o->cap : 256;
+	while (cap < o->n + more)
+		cap *= 2;
+	if ((p = realloc(o->p, cap)) == NULL)
+		goto oom;
+	o->p = p;
+	if (mapped) {
+		if ((p = realloc(o->map, cap * sizeof(*o->map))) == NULL)
+			goto oom;
+		o->map = p;
+	}
+	o->cap = cap;
+	return 0;
+oom:
+	o->oom = 1;
+	return -1;
+}
+
+static inline void
+out_byte(struct out *o, unsigned v, size_t src)
+{
+	if (o->n >= o->cap || o->bg->left == 0) {
+		if (out_grow(o, 1, 1) != 0)
+			return;
+	}
+	o->p[o->n] = (unsigned char)v;
+	o->map[o->n] = src;
+	o->n++;
+	o->bg->left--;
+}
+
+static void
+out_free(struct out *o)
+{
+	free(o->p);
+	free(o->map);
+	memset(o, 0, sizeof(*o));
+}
+
+/*
+ * Scans the decoded region o (from buf[start..end)) one level deeper and
+ * appends its findings as "name>FORM". Inner "raw" and "json" findings
+ * are dropped when skip_raw (a base64/hex run: the literal forms base64,
+ * json+base64, hex, json+hex found them already).
+ */
+static int
+emit(const struct scan *sc, struct out *o, const char *name, size_t start,
+    size_t end, unsigned depth, int skip_raw, struct scan_result *res)
+{
+	struct scan_result in = { 0 };
+	struct scan_finding f;
+	size_t i, a, b;
+
+	if (o->n < MIN_REGION)
+		return 0;
+	if (scan_at(sc, o->p, o->n, depth + 1, o->bg, &in) != 0) {
+		scan_result_free(&in);
+		return -1;
+	}
+	for (i = 0; i < in.n; i++) {
+		f = in.v[i];
+		if (skip_raw && (strcmp(f.form, "raw") == 0 ||
+		    strcmp(f.form, "json") == 0))
+			continue;	/* FORM+base64, FORM+hex found it */
+		f.form = scan_form_join(name, f.form);
+		if (o->map != NULL) {
+			a = o->map[f.offset];
+			b = o->map[f.offset + f.length - 1] + 2;
+			f.offset = a;
+			f.length = (b > end ? end : b) - a;
+		} else {
+			f.offset = start;
+			f.length = end - start;
+		}
+		f.wrapped = 0;
+		if (res->n == res->cap) {
+			size_t cap = res->cap ? 2 * res->cap : 16;
+			struct scan_finding *v = realloc(res->v,
+			    cap * sizeof(*v));
+
+			if (v == NULL) {
+				scan_result_free(&in);
+				return -1;
+			}
+			res->v = v;
+			res->cap = cap;
+		}
+		res->v[res->n++] = f;
+	}
+	scan_result_free(&in);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Dumps and byte lists, line by line. */
+
+enum { I_HEX, I_HEXLE, I_OCT, I_DEC, I_CHAR, I_LIST, I_LISTOCT, I_COUNT };
+
+static const char *const interp_name[I_COUNT] = {
+	"dump-hex", "dump-hex-le", "dump-octal", "dump-decimal", "dump-char",
+	"byte-list", "byte-list-octal",
+};
+
+static int
+hexval(unsigned c)
+{
+	if (c >= '0' && c <= '9')
+		return (int)c - '0';
+	if (c >= 'a' && c <= 'f')
+		return (int)c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return (int)c - 'A' + 10;
+	return -1;
+}
+
+static int
+is_blank(unsigned c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Per-region parser state. */
+struct dstate {
+	int		 interp;
+	size_t		 width;		/* hex token width, from line 1 */
+	size_t		 gutter;	/* xxd: the gutter's column, or 0 */
+	int		 lines;
+	int		 repeat;	/* a '*' line is pending */
+	size_t		 last_from;	/* previous line's bytes in out */
+	size_t		 last_n;
+	unsigned long	 last_off;	/* previous line's offset value */
+	int		 last_has_off;
+};
+
+#define LINE_BAD	((size_t)-1)
+
+#define MAX_LINE	1024		/* characters of one dump line */
+
+/*
+ * The end of the line at ls: the next '\n', or n; LINE_BAD when it is
+ * longer than any dump line (so a long line costs MAX_LINE, not its
+ * length, per parser).
+ */
+static size_t
+line_end(const unsigned char *buf, size_t n, size_t ls)
+{
+	size_t max = n - ls < MAX_LINE ? n - ls : MAX_LINE;
+	const unsigned char *e = memchr(buf + ls, '\n', max);
+
+	if (e != NULL)
+		return (size_t)(e - buf);
+	return ls + max == n ? n : LINE_BAD;
+}
+
+/* The offset column's value in hex or octal (od's default), or 0. */
+static unsigned long
+offset_value(const unsigned char *p, size_t len, int *octal)
+{
+	unsigned long v = 0;
+	size_t i;
+
+	*octal = len == 7;
+	for (i = 0; i < len; i++)
+		if (p[i] > '7')
+			*octal = 0;
+	for (i = 0; i < len; i++)
+		v = v * (*octal ? 8 : 16) + (unsigned long)hexval(p[i]);
+	return v;
+}
+
+/*
+ * One line of a hex dump: [offset[:]] groups of hex digits [gutter].
+ * Appends its bytes to o; returns LINE_BAD when the line is not one.
+ */
+static size_t
+parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
+    struct dstate *st, struct out *o, int *only_offset)
+{
+	size_t p = ls, t, tl, nl = 0, next, dend = le, i, k, before = o->n;
+	int colon = 0, oct;
+	size_t tok[MAX_LINE_BYTES], tlen[MAX_LINE_BYTES];
+
+	*only_offset = 0;
+	while (p < le && is_blank(buf[p]))
+		p++;
+	/* tokens up to the gutter */
+	t = p;
+	while (t < le && hexval(buf[t]) >= 0)
+		t++;
+	tl = t - p;
+	if (tl == 0)
+		return LINE_BAD;
+	next = t;
+	while (next < le && is_blank(buf[next]))
+		next++;
+	if (t < le && buf[t] == ':')
+		colon = 1;
+	if (tl >= 6 && tl <= 10) {
+		size_t n2 = colon ? t + 1 : next, e2;
+
+		while (n2 < le && is_blank(buf[n2]))
+			n2++;
+		e2 = n2;
+		while (e2 < le && hexval(buf[e2]) >= 0)
+			e2++;
+		if (colon || e2 == n2 || e2 - n2 != tl) {
+			/* an offset column */
+			st->last_off = offset_value(buf + p, tl, &oct);
+			st->last_has_off = 1;
+			p = colon ? t + 1 : t;
+			if (e2 == n2 && !colon) {
+				*only_offset = 1;
+				return le;
+			}
+		}
+	}
+	if (colon) {
+		if (st->gutter == 0) {
+			/* line 1: the data ends at the first double blank */
+			for (i = p + 1; i + 1 < le; i++)
+				if (is_blank(buf[i]) && is_blank(buf[i + 1]) &&
+				    i > p + 1)
+					break;
+			st->gutter = i - ls;
+		}
+		if (ls + st->gutter < le)
+			dend = ls + st->gutter;
+	}
+	while (p < dend) {
+		while (p < dend && is_blank(buf[p]))
+			p++;
+		if (p >= dend || buf[p] == '|')
+			break;
+		t = p;
+		while (t < dend && hexv[buf[t]] >= 0)
+			t++;
+		if (t == p || (t < dend && !is_blank(buf[t]) &&
+		    buf[t] != '|') || (t - p) % 2 != 0 || nl == MAX_LINE_BYTES)
+			return LINE_BAD;
+		tok[nl] = p;
+		tlen[nl] = t - p;
+		nl++;
+		p = t;
+	}
+	if (nl == 0)
+		return LINE_BAD;
+	if (st->width == 0)
+		st->width = tlen[0];
+	if (st->width > 16)
+		return LINE_BAD;	/* xxd -p: the wrapped pass reads it */
+	for (i = 0; i < nl; i++)
+		if (tlen[i] > st->width || (tlen[i] != st->width && i + 1 < nl))
+			return LINE_BAD;
+	if (st->interp == I_HEXLE && (st->width < 4 || st->width > 16))
+		return LINE_BAD;
+	for (i = 0; i < nl; i++) {
+		size_t nb = tlen[i] / 2;
+
+		for (k = 0; k < nb; k++) {
+			size_t j = st->interp == I_HEXLE ? nb - 1 - k : k;
+			const unsigned char *d = buf + tok[i] + 2 * j;
+
+			out_byte(o, (unsigned)(hexv[d[0]] << 4 | hexv[d[1]]),
+			    tok[i] + 2 * j);
+		}
+	}
+	/*
+	 * A gutter (xxd's after the data, hexdump -C's between bars) shows
+	 * the bytes: the reading whose bytes it does not show is not this
+	 * dump's (xxd's 2-byte groups are big-endian, xxd -e's little).
+	 */
+	if (st->lines == 0 && o->n > before) {
+		const unsigned char *g = NULL;
+		size_t gl = 0, q;
+
+		if (colon && dend < le) {
+			for (q = dend; q < le && is_blank(buf[q]); q++)
+				;
+			g = buf + q;
+			gl = le - q;
+		} else if (p < le && buf[p] == '|') {
+			g = buf + p + 1;
+			gl = le - p - 1;
+		}
+		if (g != NULL && gl >= o->n - before) {
+			for (q = 0; q < o->n - before; q++) {
+				unsigned b = o->p[before + q];
+
+				if (b >= 0x20 && b < 0x7f ? g[q] != b : g[q] != '.')
+					return LINE_BAD;
+			}
+		}
+	}
+	st->last_from = before;
+	st->last_n = o->n - before;
+	return le;
+}
+
+/* od -b, od -tu1/-td1 and od -c lines; lists. */
+static size_t
+parse_num_line(const unsigned char *buf, size_t ls, size_t le,
+    struct dstate *st, struct out *o, int *only_offset)
+{
+	size_t p = ls, t, count = 0, before = o->n;
+	int oct;
+
+	*only_offset = 0;
+	if (st->interp == I_LIST || st->interp == I_LISTOCT) {
+		while (p < le && (is_blank(buf[p]) || buf[p] == '[' ||
+		    buf[p] == '{' || buf[p] == '('))
+			p++;
+		while (p < le) {
+			unsigned v = 0;
+			int base = 10;
+
+			t = p;
+			if (p + 2 < le && buf[p] == '0' && (buf[p + 1] == 'x' ||
+			    buf[p + 1] == 'X')) {
+				base = 16;
+				t = p + 2;
+			} else if (st->interp == I_LISTOCT && buf[p] == '0' &&
+			    p + 1 < le && buf[p + 1] >= '0' && buf[p + 1] <= '7')
+				base = 8;
+			p = t;
+			while (t < le && t - p < 3 && hexval(buf[t]) >= 0 &&
+			    hexval(buf[t]) < base) {
+				v = v * (unsigned)base + (unsigned)hexval(buf[t]);
+				t++;
+			}
+			if (t == p || v > 255 || (t < le && hexval(buf[t]) >= 0))
+				return LINE_BAD;
+			out_byte(o, v, p);
+			count++;
+			p = t;
+			while (p < le && is_blank(buf[p]))
+				p++;
+			if (p < le && buf[p] == ',') {
+				p++;
+				while (p < le && is_blank(buf[p]))
+					p++;
+				continue;
+			}
+			while (p < le && (is_blank(buf[p]) || buf[p] == ']' ||
+			    buf[p] == '}' || buf[p] == ')' || buf[p] == ';'))
+				p++;
+			if (p < le)
+				return LINE_BAD;
+		}
+		return count > 0 ? le : LINE_BAD;
+	}
+	/* the od forms: an optional 7-digit offset first */
+	while (p < le && is_blank(buf[p]) && st->interp != I_CHAR)
+		p++;
+	t = p;
+	while (t < le && buf[t] >= '0' && buf[t] <= '9')
+		t++;
+	if (t - p >= 6 && (t == le || is_blank(buf[t]))) {
+		st->last_off = offset_value(buf + p, t - p, &oct);
+		st->last_has_off = 1;
+		p = t;
+		if (p == le) {
+			*only_offset = 1;
+			return le;
+		}
+	} else if (st->interp == I_CHAR)
+		p = ls;		/* od -An -c: cells from column 0 */
+	if (st->interp == I_CHAR) {
+		int chars = 0;	/* od -b's lines are all octal cells */
+
+		while (p + 4 <= le) {
+			const unsigned char *c = buf + p;
+			unsigned v;
+
+			if (c[0] == ' ' && c[1] == ' ' && c[2] == ' ' &&
+			    c[3] >= 0x20 && c[3] < 0x7f)
+				v = c[3], chars = 1;
+			else if (c[0] == ' ' && c[1] == ' ' && c[2] == '\\') {
+				const char *e = strchr("0abtnvfr", c[3]);
+				static const unsigned char val[] =
+				    { 0, 7, 8, 9, 10, 11, 12, 13 };
+
+				if (e == NULL || c[3] == '\0')
+					return LINE_BAD;
+				v = val[e - "0abtnvfr"];
+				chars = 1;
+			} else if (c[0] == ' ' && c[1] >= '0' && c[1] <= '3' &&
+			    c[2] >= '0' && c[2] <= '7' && c[3] >= '0' &&
+			    c[3] <= '7')
+				v = (unsigned)((c[1] - '0') * 64 +
+				    (c[2] - '0') * 8 + (c[3] - '0'));
+			else
+				return LINE_BAD;
+			out_byte(o, v, p);
+			count++;
+			p += 4;
+		}
+		if (p != le || !chars)
+			return LINE_BAD;
+	} else {
+		while (p < le) {
+			unsigned v = 0;
+			int neg = 0;
+
+			while (p < le && is_blank(buf[p]))
+				p++;
+			if (p >= le)
+				break;
+			if (st->interp == I_DEC && buf[p] == '-') {
+				neg = 1;
+				p++;
+			}
+			t = p;
+			while (t < le && buf[t] >= '0' && buf[t] <= '9' &&
+			    t - p < 3) {
+				if (st->interp == I_OCT && buf[t] > '7')
+					return LINE_BAD;
+				v = v * (st->interp == I_OCT ? 8 : 10) +
+				    (unsigned)(buf[t] - '0');
+				t++;
+			}
+			if (t == p || (t < le && !is_blank(buf[t])) ||
+			    (st->interp == I_OCT && t - p != 3) ||
+			    (neg ? v > 128 : v > 255))
+				return LINE_BAD;
+			out_byte(o, neg ? 256 - v : v, p);
+			count++;
+			p = t;
+		}
+	}
+	st->last_from = before;
+	st->last_n = o->n - before;
+	return count > 0 ? le : LINE_BAD;
+}
+
+/*
+ * The region of lines from ls that parse under interp; scans it. Returns
+ * the end of the region (ls when no line parsed), or LINE_BAD when out
+ * of memory.
+ */
+static size_t
+try_region(const struct scan *sc, const unsigned char *buf, size_t n,
+    size_t ls, int interp, unsigned depth, struct scan_budget *bg,
+    struct scan_result *res)
+{
+	struct dstate st;
+	struct out o;
+	size_t p = ls, le, r, end = ls, k;
+	int only_off, rc = 0;
+
+	memset(&st, 0, sizeof(st));
+	memset(&o, 0, sizeof(o));
+	st.interp = interp;
+	o.bg = bg;
+	while (p < n) {
+		le = line_end(buf, n, p);
+		if (le == LINE_BAD)
+			break;
+		r = le;
+		if (le > p && buf[le - 1] == '\r')
+			r = le - 1;
+		k = p;
+		while (k < r && is_blank(buf[k]))
+			k++;
+		if (k < r && buf[k] == '*' && k + 1 == r && st.lines > 0 &&
+		    interp < I_LIST) {
+			st.repeat = 1;
+		} else {
+			size_t from = st.last_from, cnt = st.last_n;
+			unsigned long prev = st.last_off;
+			int had = st.last_has_off;
+
+			if (interp == I_HEX || interp == I_HEXLE)
+				r = parse_hex_line(buf, p, r, &st, &o, &only_off);
+			else
+				r = parse_num_line(buf, p, r, &st, &o, &only_off);
+			if (r == LINE_BAD)
+				break;
+			if (st.repeat && had && st.last_has_off && cnt > 0) {
+				/* '*': the previous line until this offset */
+				unsigned long gap = st.last_off - prev, j;
+				size_t add = o.n - st.last_from, base;
+
+				gap = gap > cnt && gap < 65536 ? gap - cnt : 0;
+				/* move this line's bytes after the repeats */
+				base = o.n - add;
+				for (j = 0; j < gap && !o.oom && !o.full; j++)
+					out_byte(&o, o.p[from + j % cnt],
+					    o.map[from + j % cnt]);
+				if (!o.oom && !o.full && add > 0 && gap > 0) {
+					unsigned char *tmp = malloc(add);
+					size_t *tm = malloc(add * sizeof(*tm));
+
+					if (tmp != NULL && tm != NULL) {
+						memcpy(tmp, o.p + base, add);
+						memcpy(tm, o.map + base,
+						    add * sizeof(*tm));
+						memmove(o.p + base, o.p + base +
+						    add, gap);
+						memmove(o.map + base, o.map +
+						    base + add, gap *
+						    sizeof(*tm));
+						memcpy(o.p + base + gap, tmp, add);
+						memcpy(o.map + base + gap, tm,
+						    add * sizeof(*tm));
+					}
+					free(tmp);
+					free(tm);
+				}
+			}
+			st.repeat = 0;
+			if (only_off) {
+				end = le;
+				st.lines++;
+				break;
+			}
+		}
+		st.lines++;
+		end = le;
+		if (le >= n)
+			break;
+		p = le + 1;
+		if (o.full || o.oom)
+			break;
+	}
+	if (o.oom)
+		rc = -1;
+	else if ((interp >= I_LIST && st.lines < 2) || o.n < MIN_REGION)
+		rc = 0;
+	else
+		rc = emit(sc, &o, interp_name[interp], ls, end, depth, 0, res);
+	out_free(&o);
+	if (rc != 0)
+		return LINE_BAD;
+	return end;
+}
+
+/* uuencode: "begin MODE NAME" then length-prefixed lines, "end". */
+static size_t
+try_uu(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
+    unsigned depth, struct scan_budget *bg, struct scan_result *res)
+{
+	struct out o;
+	size_t p, le, k, len, end;
+	unsigned acc = 0;
+	int bits, rc;
+
+	if (n - ls < 10 || memcmp(buf + ls, "begin ", 6) != 0)
+		return ls;
+	memset(&o, 0, sizeof(o));
+	o.bg = bg;
+	p = line_end(buf, n, ls);
+	if (p == LINE_BAD)
+		return ls;
+	end = p;
+	while (p < n) {
+		p++;
+		le = line_end(buf, n, p);
+		if (le == LINE_BAD)
+			break;
+		end = le;
+		if (le - p >= 3 && memcmp(buf + p, "end", 3) == 0)
+			break;
+		if (le == p)
+			break;
+		len = (size_t)((buf[p] - 32) & 63);
+		bits = 0;
+		for (k = p + 1; k < le && len > 0; k++) {
+			unsigned c = buf[k];
+
+			if (c < 32 || c > 96)
+				break;
+			acc = (acc << 6) | ((c - 32) & 63);
+			bits += 6;
+			if (bits >= 8) {
+				bits -= 8;
+				out_byte(&o, (acc >> bits) & 255, k);
+				len--;
+			}
+		}
+		p = le;
+		if (o.full || o.oom)
+			break;
+	}
+	rc = o.oom ? -1 : emit(sc, &o, "uuencode", ls, end, depth, 0, res);
+	out_free(&o);
+	return rc != 0 ? LINE_BAD : end;
+}
+
+/*
+ * Base85 wrapped over lines (Python's a85encode(wrapcol=), btoa, git's
+ * binary patches): at least two lines of one alphabet's digits, all as
+ * long as the first but the last; Ascii85 may be framed by <~ ~> and
+ * holds 'z' for four zeros; git lines begin with a length letter.
+ */
+enum { W_A85, W_B85, W_GIT, W_Z85, W_COUNT };
+
+static const char *const w_name[W_COUNT] = {
+	"ascii85", "base85", "base85-git", "z85",
+};
+
+static const char *const w_alpha[W_COUNT] = {
+	"!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`"
+	    "abcdefghijklmnopqrstu",
+	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "!#$%&()*+-;<=>?@^_`{|}~",
+	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "!#$%&()*+-;<=>?@^_`{|}~",
+	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    ".-:+=^!/*?&<>()[]{}@%$#",
+};
+
+static signed char w_value[W_COUNT][256];
+
+static void
+w_setup(void)
+{
+	int a, i;
+
+	for (a = 0; a < W_COUNT; a++) {
+		memset(w_value[a], -1, 256);
+		for (i = 0; w_alpha[a][i] != '\0'; i++)
+			w_value[a][(unsigned char)w_alpha[a][i]] = (signed char)i;
+	}
+}
+
+#define W_MIN_LINE	16
+
+static void
+b85_flush(struct out *o, uint64_t v, int nd, size_t src)
+{
+	int k, nb = nd - 1;
+	unsigned char g[4];
+
+	if (nd < 2)
+		return;
+	for (k = nd; k < 5; k++)
+		v = v * 85 + 84;
+	if (v > 0xffffffffu)
+		return;
+	g[0] = (unsigned char)(v >> 24);
+	g[1] = (unsigned char)(v >> 16);
+	g[2] = (unsigned char)(v >> 8);
+	g[3] = (unsigned char)v;
+	for (k = 0; k < nb; k++)
+		out_byte(o, g[k], src);
+}
+
+static size_t
+try_b85(const struct scan *sc, const unsigned char *buf, size_t n,
+    size_t ls, int w, int b64_line, unsigned depth, struct scan_budget *bg,
+    struct scan_result *res)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct out o;
+	size_t p = ls, le, first = 0, end = ls, k, from;
+	uint64_t v = 0;
+	int nd = 0, lines = 0, rc, last = 0, other;
+
+	pthread_once(&once, w_setup);
+	/* cheap: the first W_MIN_LINE characters must be digits */
+	k = ls;
+	if (w == W_A85 && n - ls >= 2 && buf[ls] == '<' && buf[ls + 1] == '~')
+		k += 2;
+	other = 0;
+	for (from = k; k < n && k - from < W_MIN_LINE; k++) {
+		if (w_value[w][buf[k]] < 0 && !(w == W_A85 && buf[k] == 'z'))
+			return ls;
+		other |= !runch[buf[k]];
+	}
+	if (!other && w != W_GIT && b64_line)
+		return ls;	/* base64 or hex, not base85 (on_line) */
+	memset(&o, 0, sizeof(o));
+	o.bg = bg;
+	while (p < n && !last) {
+		le = line_end(buf, n, p);
+		if (le == LINE_BAD)
+			break;
+		k = p;
+		if (le > k && buf[le - 1] == '\r')
+			le--;
+		if (lines == 0 && w == W_A85 && le - k >= 2 && buf[k] == '<' &&
+		    buf[k + 1] == '~')
+			k += 2;
+		if (w == W_A85 && le - k >= 2 && buf[le - 2] == '~' &&
+		    buf[le - 1] == '>') {
+			le -= 2;
+			last = 1;
+		}
+		if (w == W_GIT) {
+			unsigned c = k < le ? buf[k] : 0;
+			size_t len = c >= 'A' && c <= 'Z' ? c - 'A' + 1 :
+			    c >= 'a' && c <= 'z' ? c - 'a' + 27 : 0;
+
+			if (len == 0 || le - k - 1 != (len + 3) / 4 * 5)
+				break;
+			k++;
+		}
+		if (le - k < (lines == 0 ? W_MIN_LINE : 1))
+			break;
+		if (lines == 0)
+			first = le - p;
+		else if (le - p > first)
+			break;
+		for (from = k; k < le; k++) {
+			int d = w_value[w][buf[k]];
+
+			if (w == W_A85 && buf[k] == 'z' && nd == 0) {
+				out_byte(&o, 0, k);
+				out_byte(&o, 0, k);
+				out_byte(&o, 0, k);
+				out_byte(&o, 0, k);
+				continue;
+			}
+			if (d < 0)
+				break;
+			v = v * 85 + (unsigned)d;
+			if (++nd == 5) {
+				b85_flush(&o, v, 5, k);
+				v = 0;
+				nd = 0;
+			}
+		}
+		if (k < le)
+			break;
+		lines++;
+		end = le;
+		if (le - p < first && w != W_GIT)
+			last = 1;	/* a short line ends the block */
+		p = line_end(buf, n, p);
+		if (p == LINE_BAD || p >= n)
+			break;
+		p++;
+		if (o.full || o.oom)
+			break;
+	}
+	b85_flush(&o, v, nd, end);
+	rc = 0;
+	if (o.oom)
+		rc = -1;
+	else if (lines >= (w == W_GIT ? 1 : 2))
+		rc = emit(sc, &o, w_name[w], ls, end, depth, 0, res);
+	out_free(&o);
+	if (rc != 0)
+		return LINE_BAD;
+	return lines >= (w == W_GIT ? 1 : 2) ? end : ls;
+}
+
+/* ---------------------------------------------------------------- */
+/* Compressed streams. */
+
+enum { Z_GZIP, Z_ZLIB, Z_RAW };
+
+/*
+ * Inflates from p (kind: gzip, zlib or raw deflate) into o, at most
+ * max_in input bytes. Returns the input bytes used; 0 when the stream is
+ * bad from its first bytes.
+ */
+static size_t
+inflate_into(const unsigned char *p, size_t max_in, int kind, struct out *o)
+{
+	z_stream z;
+	int zr;
+	size_t used;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, kind == Z_GZIP ? 31 : kind == Z_ZLIB ? 15 :
+	    -15) != Z_OK)
+		return 0;
+	z.next_in = (unsigned char *)(uintptr_t)p;
+	z.avail_in = max_in > UINT32_MAX ? UINT32_MAX : (unsigned)max_in;
+	for (;;) {
+		size_t chunk = o->bg->left < OUT_CHUNK ? o->bg->left : OUT_CHUNK;
+
+		if (chunk == 0) {
+			o->bg->hit |= SCAN_BUDGET_BYTES;
+			break;
+		}
+		if (out_grow(o, chunk, 0) != 0)
+			break;
+		z.next_out = o->p + o->n;
+		z.avail_out = (unsigned)chunk;
+		zr = inflate(&z, Z_NO_FLUSH);
+		o->n += chunk - z.avail_out;
+		o->bg->left -= chunk - z.avail_out;
+		if (zr != Z_OK || scan_budget_late(o->bg))
+			break;
+	}
+	used = z.total_in;
+	inflateEnd(&z);
+	return used;
+}
+
+static void
+bunzip_into(const unsigned char *p, size_t max_in, struct out *o)
+{
+	bz_stream b;
+	int r;
+
+	memset(&b, 0, sizeof(b));
+	if (BZ2_bzDecompressInit(&b, 0, 0) != BZ_OK)
+		return;
+	b.next_in = (char *)(uintptr_t)p;
+	b.avail_in = max_in > UINT32_MAX ? UINT32_MAX : (unsigned)max_in;
+	for (;;) {
+		size_t chunk = o->bg->left < OUT_CHUNK ? o->bg->left : OUT_CHUNK;
+
+		if (chunk == 0) {
+			o->bg->hit |= SCAN_BUDGET_BYTES;
+			break;
+		}
+		if (out_grow(o, chunk, 0) != 0)
+			break;
+		b.next_out = (char *)(o->p + o->n);
+		b.avail_out = (unsigned)chunk;
+		r = BZ2_bzDecompress(&b);
+		o->n += chunk - b.avail_out;
+		o->bg->left -= chunk - b.avail_out;
+		if (r != BZ_OK || scan_budget_late(o->bg))
+			break;
+	}
+	BZ2_bzDecompressEnd(&b);
+}
+
+static void
+unxz_into(const unsigned char *p, size_t max_in, struct out *o,
+    struct probe *pz)
+{
+	lzma_stream *xs = &pz->x;
+	lzma_ret r;
+
+	if (!pz->xinit) {
+		lzma_stream init = LZMA_STREAM_INIT;
+
+		*xs = init;
+	}
+	/* again on the same stream: liblzma reuses its memory */
+	if (lzma_stream_decoder(xs, 256u << 20, 0) != LZMA_OK)
+		return;
+	pz->xinit = 1;
+#define x (*xs)
+	x.next_in = p;
+	x.avail_in = max_in;
+	for (;;) {
+		size_t chunk = o->bg->left < OUT_CHUNK ? o->bg->left : OUT_CHUNK;
+
+		if (chunk == 0) {
+			o->bg->hit |= SCAN_BUDGET_BYTES;
+			break;
+		}
+		if (out_grow(o, chunk, 0) != 0)
+			break;
+		x.next_out = o->p + o->n;
+		x.avail_out = chunk;
+		r = lzma_code(&x, LZMA_FINISH);
+		o->n += chunk - x.avail_out;
+		o->bg->left -= chunk - x.avail_out;
+		if (r != LZMA_OK || scan_budget_late(o->bg))
+			break;
+	}
+#undef x
+}
+
+static uint32_t
+le16(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+static uint32_t
+le32(const unsigned char *p)
+{
+	return le16(p) | le16(p + 2) << 16;
+}
+
+/*
+ * A compressed stream starting at q? Decodes and scans it. Returns the
+ * input bytes it took (0: no magic, nothing done), or LINE_BAD when out
+ * of memory.
+ */
+static size_t
+try_magic(const struct scan *sc, const unsigned char *buf, size_t n,
+    size_t q, unsigned depth, struct scan_budget *bg,
+    struct scan_result *res, struct probe *pz)
+{
+	const unsigned char *p = buf + q;
+	size_t avail = n - q, used = 0;
+	const char *name = NULL;
+	struct out o;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.bg = bg;
+	if (avail < 8)
+		return 0;
+	if (p[0] == 0x1f && p[1] == 0x8b && p[2] == 8) {
+		name = "gzip";
+	} else if (p[0] == 0x78 && (p[1] == 0x01 || p[1] == 0x5e ||
+	    p[1] == 0x9c || p[1] == 0xda)) {
+		name = "zlib";
+	} else if (memcmp(p, "BZh", 3) == 0 && p[3] >= '1' && p[3] <= '9' &&
+	    avail >= 10 && memcmp(p + 4, "1AY&SY", 6) == 0) {
+		name = "bzip2";
+	} else if (avail >= 6 && memcmp(p, "\xfd" "7zXZ\0", 6) == 0) {
+		name = "xz";
+	} else if (avail >= 30 && memcmp(p, "PK\x03\x04", 4) == 0) {
+		name = "zip";
+	} else
+		return 0;
+	if (depth + 1 > bg->maxdepth) {
+		bg->hit |= SCAN_BUDGET_DEPTH;
+		return 0;
+	}
+	if (bg->left == 0) {
+		bg->hit |= SCAN_BUDGET_BYTES;
+		return 0;
+	}
+	if (scan_budget_late(bg))
+		return 0;
+	if (strcmp(name, "gzip") == 0)
+		used = inflate_into(p, avail, Z_GZIP, &o);
+	else if (strcmp(name, "zlib") == 0)
+		used = inflate_into(p, avail, Z_ZLIB, &o);
+	else if (strcmp(name, "bzip2") == 0)
+		bunzip_into(p, avail, &o);
+	else if (strcmp(name, "xz") == 0)
+		unxz_into(p, avail, &o, pz);
+	else {
+		uint32_t method = le16(p + 8), csize = le32(p + 18);
+		size_t data = 30 + le16(p + 26) + le16(p + 28);
+
+		if (data < avail) {
+			size_t max = avail - data;
+
+			if (csize != 0 && csize < max)
+				max = csize;
+			if (method == 8)
+				used = inflate_into(p + data, max, Z_RAW, &o);
+			else
+				name = NULL;	/* stored: scanned as it is */
+			used += data;
+		}
+	}
+	rc = 0;
+	if (o.oom)
+		rc = -1;
+	else if (name != NULL)
+		rc = emit(sc, &o, name, q, used > 0 && used <= avail ?
+		    q + used : n, depth, 0, res);
+	out_free(&o);
+	if (rc != 0)
+		return LINE_BAD;
+	return used > 0 ? used : 1;
+}
+
+/* ---------------------------------------------------------------- */
+/* Long base64 and hex runs. */
+
+static signed char b64v[256];
+static unsigned char hexch[256];
+static unsigned char magic_first[256];	/* a compressed stream's byte 0 */
+static signed char hexv[256];
+
+static void
+tables_setup(void)
+{
+	static const char al[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	int i;
+
+	memset(b64v, -1, sizeof(b64v));
+	for (i = 0; i < 64; i++)
+		b64v[(unsigned char)al[i]] = (signed char)i;
+	b64v['-'] = 62;
+	b64v['_'] = 63;
+	magic_first[0x1f] = magic_first[0x78] = magic_first['B'] = 1;
+	magic_first[0xfd] = magic_first['P'] = 1;
+	for (i = 0; i < 256; i++) {
+		runch[i] = b64v[i] >= 0 || i == '=';
+		hexch[i] = hexval((unsigned)i) >= 0;
+		hexv[i] = (signed char)hexval((unsigned)i);
+	}
+}
+
+static void
+tables_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, tables_setup);
+}
+
+/* A line break token at i (as the wrapped pass knows them), or 0. */
+static size_t
+break_len(const unsigned char *buf, size_t n, size_t i)
+{
+	if (buf[i] == '\n')
+		return 1;
+	if (buf[i] == '\r' && i + 1 < n && buf[i + 1] == '\n')
+		return 2;
+	if (buf[i] == '\\' && i + 1 < n && buf[i + 1] == 'n')
+		return 2;
+	if (buf[i] == '\\' && i + 3 < n && buf[i + 1] == 'r' &&
+	    buf[i + 2] == '\\' && buf[i + 3] == 'n')
+		return 4;
+	return 0;
+}
+
+/*
+ * Decodes the run's characters from s to e as hex or base64 into o (at
+ * most max bytes, SIZE_MAX: all), skipping breaks, '=' and JSON's "\/".
+ */
+static void
+run_decode(const unsigned char *buf, size_t s, size_t e, int hex,
+    struct out *o, size_t max)
+{
+	unsigned acc = 0;
+	int bits = 0, v, step = hex ? 4 : 6;
+	size_t i, need = (e - s) * (size_t)step / 8 + 1;
+	unsigned char *d;
+
+	if (need > max)
+		need = max;
+	if (out_grow(o, need, 0) != 0)
+		return;
+	d = o->p + o->n;
+	for (i = s; i < e && need > 0; i++) {
+		unsigned c = buf[i];
+
+		if (c == '\\' && i + 1 < e && buf[i + 1] == '/')
+			c = '/', i++;
+		if (c == '=' && !hex) {
+			acc = 0;	/* padding ends a quantum: concatenated */
+			bits = 0;	/* base64 starts afresh */
+			continue;
+		}
+		v = hex ? hexv[c] : b64v[c];
+		if (v < 0)
+			continue;
+		acc = (acc << step) | (unsigned)v;
+		bits += step;
+		if (bits >= 8) {
+			bits -= 8;
+			*d++ = (unsigned char)(acc >> bits);
+			need--;
+		}
+	}
+	o->bg->left -= (size_t)(d - (o->p + o->n));
+	o->n = (size_t)(d - o->p);
+}
+
+static int
+has_magic(const unsigned char *p, size_t n)
+{
+	if (n < 4)
+		return 0;
+	return (p[0] == 0x1f && p[1] == 0x8b) || (p[0] == 0x78 &&
+	    (p[1] == 0x01 || p[1] == 0x5e || p[1] == 0x9c || p[1] == 0xda)) ||
+	    memcmp(p, "BZh", 3) == 0 || memcmp(p, "\xfd" "7zX", 4) == 0 ||
+	    memcmp(p, "PK\x03\x04", 4) == 0;
+}
+
+static int
+printable(const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((p[i] < 0x20 && p[i] != '\n' && p[i] != '\r' &&
+		    p[i] != '\t') || p[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+#ifdef __SSE2__
+/* Bit k set when p[k] is a base64 (either alphabet) or '=' character. */
+static inline unsigned
+run_mask16(const unsigned char *p, unsigned *hexmask)
+{
+	const __m128i z = _mm_setzero_si128(), bit5 = _mm_set1_epi8(0x20);
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i x = _mm_or_si128(v, bit5);
+	__m128i dig = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v,
+	    _mm_set1_epi8('0')), _mm_set1_epi8(9)), z);
+	__m128i let = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
+	    _mm_set1_epi8('a')), _mm_set1_epi8(25)), z);
+	__m128i hx = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
+	    _mm_set1_epi8('a')), _mm_set1_epi8(5)), z);
+	__m128i sp = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v,
+	    _mm_set1_epi8('+')), _mm_cmpeq_epi8(v, _mm_set1_epi8('/'))),
+	    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('-')),
+	    _mm_cmpeq_epi8(v, _mm_set1_epi8('_'))), _mm_cmpeq_epi8(v,
+	    _mm_set1_epi8('='))));
+
+	*hexmask = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, hx));
+	return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(dig,
+	    let), sp));
+}
+#endif
+
+/* Decodes the first bytes of the run at s into probe; returns how many. */
+static size_t
+probe_at(const unsigned char *buf, size_t s, size_t e, int hex,
+    unsigned char probe[48], struct scan_budget *bg)
+{
+	struct scan_budget pb = *bg;
+	struct out po;
+
+	memset(&po, 0, sizeof(po));
+	po.p = probe;
+	po.cap = 48;
+	pb.left = 48;
+	po.bg = &pb;
+	run_decode(buf, s, e, hex, &po, 48);
+	return po.n;
+}
+
+/*
+ * The base64 or hex run around the all-run window at i (not before
+ * floor): decoded and scanned when long enough and its first bytes are a
+ * magic or text; else tried as raw deflate. Returns where the run ends,
+ * or LINE_BAD when out of memory.
+ */
+static size_t
+try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
+    size_t floor, unsigned depth, struct scan_budget *bg,
+    struct scan_result *res, struct probe *pz)
+{
+	size_t s = i, e = i, count = 0, t;
+	struct out o, z;
+	int hex = 1, rc = 0, kind = 0;
+	unsigned char probe[48];
+	struct out po;
+
+	memset(&po, 0, sizeof(po));
+	while (s > floor && runch[buf[s - 1]])
+		s--;
+	while (e < n) {
+		if (runch[buf[e]]) {
+			size_t f = e;
+#ifdef __SSE2__
+			unsigned hm, m;
+
+			while (f + 16 <= n && (m = run_mask16(buf + f, &hm)) ==
+			    0xffff) {
+				hex &= hm == 0xffff;
+				f += 16;
+			}
+#endif
+			while (f < n && runch[buf[f]]) {
+				hex &= hexch[buf[f]];
+				f++;
+			}
+			count += f - e;
+			e = f;
+		} else if (buf[e] == '\\' && e + 1 < n && buf[e + 1] == '/') {
+			hex = 0;
+			e += 2;
+		} else if ((t = break_len(buf, n, e)) != 0 && e + t < n &&
+		    runch[buf[e + t]]) {
+			e += t;
+		} else
+			break;
+	}
+	if (count < MIN_RUN)
+		return e;
+	/*
+	 * Hex: text starts with a digit pair from 09 to 7e, a magic with
+	 * 1f, 78, 42, fd or 50; a hash or an id with anything else.
+	 */
+	if (hex && !((buf[s] >= '2' && buf[s] <= '7') || buf[s] == '0' ||
+	    buf[s] == '1' || (buf[s] | 0x20) == 'f'))
+		return e;
+	/* the first bytes decide */
+	po.n = probe_at(buf, s, e, hex, probe, bg);
+	if (has_magic(probe, po.n))
+		kind = 1;
+	else if (printable(probe, po.n))
+		kind = 2;
+	else if (hex)
+		return e;
+	else {
+		/*
+		 * Letters glued before a compressed stream's base64
+		 * ("lorH4sI..."): the run from the magic's digits.
+		 */
+		static const char *const mag[] = { "H4sI", "eJ", "eNo", "eAE",
+		    "eF4", "QlpoO", "/Td6WFo", "UEsDB" };
+		unsigned char p2[sizeof(probe)];
+		size_t m, q, n2;
+
+		kind = 3;	/* else maybe raw deflate */
+		for (q = s + 1; kind == 3 && q < s + 16 && q + 8 < e; q++) {
+			unsigned c = buf[q];
+
+			if (c != 'H' && c != 'e' && c != 'Q' && c != '/' &&
+			    c != 'U')
+				continue;
+			for (m = 0; m < sizeof(mag) / sizeof(mag[0]); m++)
+				if (memcmp(buf + q, mag[m], strlen(mag[m])) == 0 &&
+				    (n2 = probe_at(buf, q, e, 0, p2, bg)) > 0 &&
+				    has_magic(p2, n2)) {
+					s = q;
+					kind = 1;
+					break;
+				}
+		}
+	}
+	if (kind == 3) {
+		/* raw deflate must get through the probe without an error */
+		z_stream zs;
+		unsigned char sink[512];
+		int zr;
+
+		/* BTYPE 3 is invalid: a quarter of random runs end here */
+		if (po.n == 0 || ((probe[0] >> 1) & 3) == 3)
+			return e;
+		/* one inflate state for every probe of the pass */
+		if (!pz->init) {
+			memset(&pz->z, 0, sizeof(pz->z));
+			if (inflateInit2(&pz->z, -15) != Z_OK)
+				return e;
+			pz->init = 1;
+		} else if (inflateReset(&pz->z) != Z_OK)
+			return e;
+		pz->z.next_in = probe;
+		pz->z.avail_in = (unsigned)po.n;
+		pz->z.next_out = sink;
+		pz->z.avail_out = sizeof(sink);
+		zr = inflate(&pz->z, Z_NO_FLUSH);
+		zs = pz->z;
+		/*
+		 * What it gives must look like text (or a magic): random
+		 * bytes read as fixed Huffman codes give random bytes.
+		 */
+		if ((zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) ||
+		    sizeof(sink) - zs.avail_out < 16 ||
+		    (!printable(sink, 16) && !has_magic(sink, 16)))
+			return e;
+	}
+	if (depth + 1 > bg->maxdepth) {
+		bg->hit |= SCAN_BUDGET_DEPTH;
+		return e;
+	}
+	if (scan_budget_late(bg))
+		return e;
+	memset(&o, 0, sizeof(o));
+	o.bg = bg;
+	run_decode(buf, s, e, hex, &o, SIZE_MAX);
+	if (o.oom) {
+		out_free(&o);
+		return LINE_BAD;
+	}
+	if (kind != 3) {
+		rc = emit(sc, &o, hex ? "hex" : "base64", s, e, depth, 1, res);
+	} else if (depth + 2 <= bg->maxdepth) {
+		memset(&z, 0, sizeof(z));
+		z.bg = bg;
+		inflate_into(o.p, o.n, Z_RAW, &z);
+		rc = z.oom ? -1 : emit(sc, &z, "base64>deflate", s, e,
+		    depth + 1, 0, res);
+		out_free(&z);
+	}
+	out_free(&o);
+	return rc != 0 ? LINE_BAD : e;
+}
+
+/* ---------------------------------------------------------------- */
+/* The pass. */
+
+struct pass {
+	const struct scan	*sc;
+	const unsigned char	*buf;
+	size_t			 n;
+	unsigned		 depth;
+	struct scan_budget	*bg;
+	struct scan_result	*res;
+	size_t			 line_floor, run_floor, magic_floor;
+	struct probe		 pz;
+};
+
+static int
+on_line(struct pass *ps, size_t ls)
+{
+	size_t end = ls, r;
+	int k, b64_line;
+
+	if (ls < ps->line_floor || ls >= ps->n)
+		return 0;
+	/*
+	 * Base64 and hex lines are made of base85 digits too: a base85 line
+	 * shows a digit that base64 lacks early (all but 1 in 10^8 within
+	 * 64 digits).
+	 */
+	for (r = ls; r < ps->n && r - ls < 64 && runch[ps->buf[r]]; r++)
+		;
+	b64_line = r - ls == 64 || (r < ps->n && (ps->buf[r] == '\n' ||
+	    ps->buf[r] == '\r'));
+	for (k = 0; k < W_COUNT; k++) {
+		r = try_b85(ps->sc, ps->buf, ps->n, ls, k, b64_line, ps->depth,
+		    ps->bg, ps->res);
+		if (r == LINE_BAD)
+			return -1;
+		if (r > ls) {
+			ps->line_floor = r;
+			return 0;
+		}
+	}
+	/* a dump, list or uuencode line starts so (after blanks) */
+	for (r = ls; r < ps->n && r - ls < 16 && is_blank(ps->buf[r]); r++)
+		;
+	if (r < ps->n && (ps->buf[r] == '[' || ps->buf[r] == '{' ||
+	    ps->buf[r] == '(')) {
+		for (r++; r < ps->n && r - ls < 32 && is_blank(ps->buf[r]); r++)
+			;
+		if (r >= ps->n || hexval(ps->buf[r]) < 0 || ps->buf[r] > '9')
+			return 0;	/* a list starts with a digit */
+	}
+	if (r >= ps->n || (hexval(ps->buf[r]) < 0 && ps->buf[r] != '-' &&
+	    (r == ls || ps->buf[r] < 0x20 || ps->buf[r] >= 0x7f)))
+		return 0;
+	r = try_uu(ps->sc, ps->buf, ps->n, ls, ps->depth, ps->bg, ps->res);
+	if (r == LINE_BAD)
+		return -1;
+	if (r > end)
+		end = r;
+	for (k = 0; k < I_COUNT && end == ls; k++) {
+		r = try_region(ps->sc, ps->buf, ps->n, ls, k, ps->depth, ps->bg,
+		    ps->res);
+		if (r == LINE_BAD)
+			return -1;
+		if (r > end)
+			end = r;
+	}
+	/* the other readings of the same lines, when one fitted */
+	for (; k < I_COUNT && end > ls; k++) {
+		r = try_region(ps->sc, ps->buf, ps->n, ls, k, ps->depth, ps->bg,
+		    ps->res);
+		if (r == LINE_BAD)
+			return -1;
+	}
+	if (end > ps->line_floor)
+		ps->line_floor = end;
+	return 0;
+}
+
+/* Bit k set when p[k] may start a compressed stream (magic_first). */
+static unsigned
+magic_mask(const unsigned char *p, size_t k)
+{
+	unsigned m = 0;
+	size_t j;
+
+#ifdef __SSE2__
+	if (k == 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+		return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(
+		    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x1f)),
+		    _mm_cmpeq_epi8(v, _mm_set1_epi8(0x78))),
+		    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('B')),
+		    _mm_cmpeq_epi8(v, _mm_set1_epi8('P')))),
+		    _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xfd))));
+	}
+#endif
+	for (j = 0; j < k; j++)
+		if (magic_first[p[j]])
+			m |= 1u << j;
+	return m;
+}
+
+/*
+ * A control byte in [i, i + k): any magic from 64 bytes before it (or
+ * the floor) to the end of the window is tried. Each byte is looked at
+ * once: the floor moves past what was looked at or decoded.
+ */
+static int
+on_ctrl(struct pass *ps, size_t i, size_t k)
+{
+	size_t q, end = i + k, r, w;
+	unsigned m;
+
+	q = i > 64 ? i - 64 : 0;
+	if (q < ps->magic_floor)
+		q = ps->magic_floor;
+	while (q < end) {
+		w = end - q < 16 ? end - q : 16;
+		m = magic_mask(ps->buf + q, w);
+		while (m != 0) {
+			size_t at = q + (size_t)__builtin_ctz(m);
+
+			m &= m - 1;
+			r = try_magic(ps->sc, ps->buf, ps->n, at, ps->depth, ps->bg,
+			    ps->res, &ps->pz);
+			if (r == LINE_BAD)
+				return -1;
+			if (r > 1) {
+				ps->magic_floor = at + r;
+				return 0;
+			}
+		}
+		q += w;
+	}
+	if (end > ps->magic_floor)
+		ps->magic_floor = end;
+	return 0;
+}
+
+/*
+ * The window of k bytes at i: lm has a bit for each '\n' or NUL that
+ * starts a line worth trying (the byte after it is not a control byte: no
+ * dump line starts so), ctrl is set when the window holds a control byte
+ * (a magic may lie before it).
+ */
+static int
+events(struct pass *ps, size_t i, size_t k, unsigned lm, int ctrl)
+{
+	size_t j;
+
+	while (lm != 0) {
+		j = i + (size_t)__builtin_ctz(lm);
+		lm &= lm - 1;
+		if (on_line(ps, j + 1) != 0)
+			return -1;
+	}
+	if (ctrl && i + k > ps->magic_floor && on_ctrl(ps, i, k) != 0)
+		return -1;
+	return 0;
+}
+
+/* events() for one byte (the scalar tail). */
+static int
+events1(struct pass *ps, size_t i)
+{
+	unsigned c = ps->buf[i];
+	unsigned lm = 0;
+
+	if ((c == '\n' || c == '\0') && i + 1 < ps->n &&
+	    (ps->buf[i + 1] >= 0x20 || ps->buf[i + 1] == '\t'))
+		lm = 1;
+	return events(ps, i, 1, lm, c < 0x20 && c != '\t' && c != '\n' &&
+	    c != '\r');
+}
+
+int
+decode_pass(const struct scan *sc, const unsigned char *buf, size_t len,
+    unsigned depth, struct scan_budget *bg, struct scan_result *res)
+{
+	struct pass ps;
+	size_t i = 0, r;
+
+	tables_init();
+	memset(&ps, 0, sizeof(ps));
+	ps.sc = sc;
+	ps.buf = buf;
+	ps.n = len;
+	ps.depth = depth;
+	ps.bg = bg;
+	ps.res = res;
+	if (on_line(&ps, 0) != 0)
+		return -1;
+#ifdef __SSE2__
+	{
+		const __m128i c1f = _mm_set1_epi8(0x1f), nl = _mm_set1_epi8('\n');
+		const __m128i tab = _mm_set1_epi8('\t'), cr = _mm_set1_epi8('\r');
+		for (; i + 16 <= len; i += 16) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)
+			    (buf + i));
+			unsigned hm;
+
+			/* bytes below 0x20: line breaks, NULs, control bytes */
+			unsigned em = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			    _mm_min_epu8(v, c1f), v));
+
+			if (em != 0) {
+				__m128i nlz = _mm_or_si128(_mm_cmpeq_epi8(v, nl),
+				    _mm_cmpeq_epi8(v, _mm_setzero_si128()));
+				unsigned lm = (unsigned)_mm_movemask_epi8(nlz);
+				unsigned ws = (unsigned)_mm_movemask_epi8(
+				    _mm_or_si128(_mm_cmpeq_epi8(v, nl),
+				    _mm_or_si128(_mm_cmpeq_epi8(v, tab),
+				    _mm_cmpeq_epi8(v, cr))));
+				unsigned after = em >> 1;
+
+				/* byte 16 is the next window's first */
+				if (i + 16 < len && buf[i + 16] < 0x20 &&
+				    buf[i + 16] != '\t')
+					after |= 0x8000;
+				if (i + 16 >= len)
+					after |= 0x8000;
+				lm &= ~after;
+				if (events(&ps, i, 16, lm, (em & ~ws) != 0) != 0)
+					goto fail;
+			}
+			/* every other window: all base64 characters? */
+			if ((i & 16) != 0 || i < ps.run_floor)
+				continue;
+			if (run_mask16(buf + i, &hm) == 0xffff) {
+				r = try_run(sc, buf, len, i, ps.run_floor, depth, bg,
+				    res, &ps.pz);
+				if (r == LINE_BAD)
+					goto fail;
+				ps.run_floor = r;
+			}
+		}
+	}
+#endif
+	for (; i < len; i++) {
+		if (buf[i] < 0x20 && events1(&ps, i) != 0)
+			goto fail;
+		/* no run check here: a run worth decoding spans a window */
+	}
+	if (ps.pz.init)
+		inflateEnd(&ps.pz.z);
+	if (ps.pz.xinit)
+		lzma_end(&ps.pz.x);
+	return 0;
+fail:
+	if (ps.pz.init)
+		inflateEnd(&ps.pz.z);
+	if (ps.pz.xinit)
+		lzma_end(&ps.pz.x);
+	return -1;
+}
