@@ -214,6 +214,11 @@ function M.check(pm, opts)
     else
       add("ok", "rootless: subordinate uids and gids")
     end
+    if podman.cgroup_mode() == "v1" then
+      add("note", "rootless on cgroup v1: podman ignores the containers' memory and pids limits "
+        .. "(\"Resource limits are not supported and ignored on cgroups V1 rootless systems\")",
+        "boot with systemd.unified_cgroup_hierarchy=1 (cgroup v2), or run leakbench as root")
+    end
     local ok, why, fix = userns_allowed()
     if ok then
       add("ok", "rootless: user namespaces allowed")

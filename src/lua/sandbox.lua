@@ -388,13 +388,25 @@ local function limit_flags(l)
   return f
 end
 
+-- How a container that joins the netns of sidecar NET runs as uid 1000.
+-- Rootless, it must share the sidecar's user namespace too: a netns owned
+-- by another user namespace cannot get /sys mounted ("mount sysfs ...
+-- operation not permitted"). The sidecar has keep-id, so the mapping is
+-- the same one.
+function Run:join_args(net)
+  local a = append(self.pm:ulimit_args(), { "--network", "container:" .. self.names[net] })
+  if not self.pm.rootful then append(a, { "--userns", "container:" .. self.names[net] }) end
+  return append(a, { "--user", ("%d:%d"):format(UID, UID) })
+end
+
 -- Flags every detached container of the run gets; `short` names it, its
 -- log (see pm:log_args) and its limits (M.LIMITS). `attached`: run
--- without -d.
-function Run:base_flags(short, attached)
+-- without -d. `net`: the sidecar whose namespaces it joins (Run:join_args).
+function Run:base_flags(short, attached, net)
   local argv = { "run" }
   if not attached then argv[#argv + 1] = "-d" end
-  return append(argv, { "--name", self.names[short] }, self:labels(), self.pm:run_args(),
+  return append(argv, { "--name", self.names[short] }, self:labels(),
+    net and self:join_args(net) or self.pm:run_args(),
     self.pm:log_args(self.ctrdir, short), {
     "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
   }, limit_flags(M.LIMITS[short == "icpnet" and "net" or short]))
@@ -518,8 +530,7 @@ function Run:start_interceptor()
   local icp = self:interceptor()
   if not icp then return end
   local _, up_port = self:icp_ports()
-  local argv = append(self:base_flags("icp"), {
-    "--network", "container:" .. self.names.icpnet,
+  local argv = append(self:base_flags("icp", false, "icpnet"), {
     "-v", self.project .. ":/work:ro",
     "-w", "/work",
     "-e", icp.upstream_env .. "=http://127.0.0.1:" .. up_port,
@@ -619,8 +630,7 @@ end
 -- the gate (GATE_SCRIPT) until Run:claude() opens it.
 function Run:start_claude()
   local argv = { "run", "--rm", "--name", self.names.claude }
-  append(argv, self:labels(), self.pm:run_args(), {
-    "--network", "container:" .. self.names.net,
+  append(argv, self:labels(), self:join_args("net"), {
     "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
   }, limit_flags(self:claude_limits()), {
     "-v", self.config .. ":/home/bench/.claude",
