@@ -94,6 +94,31 @@ describe("leakbench run under rootless podman", function()
     assert.are.equal("", foreign.stdout)
   end)
 
+  it("is sealed the same way: probed from inside, loopback only, the bridge and the trap alone", function()
+    local host = sh.run({ "hostname", "-I" }).stdout:gsub("%s+$", "")
+    local text = must(read(top .. "/spec/fixtures/e2e/isolation/probe.lua.in"), "no probe template")
+    text = text:gsub("@(%u[%u_]*)@", { HOST_ADDRS = host, HOST_PORT = "9", PEER_PORT = "7" })
+    local f = assert(io.open(dir .. "/probe.lua", "wb"))
+    f:write(text)
+    f:close()
+    sh.run({ "chown", USER .. ":", dir .. "/probe.lua" })
+    local p = as_user("cd " .. quote(dir .. "/tree") .. " && ./leakbench run " .. quote(dir .. "/probe.lua")
+      .. " --out " .. quote(dir .. "/probe-out"))
+    local pdoc = cjson.decode(must(read(dir .. "/probe-out/results.json"), "no results.json: " .. p.stderr))
+    local prun = pdoc.runs[1]
+    assert.are.equal("pass", prun.verdict, tostring(prun.reason))
+    local answer = ""
+    for line in (read(prun.dir .. "/stream.jsonl") or ""):gmatch("[^\n]+") do
+      local ok, ev = pcall(cjson.decode, line)
+      if ok and ev.type == "result" then answer = ev.result end
+    end
+    assert.matches("IFACES lo \n", answer, 1, true)
+    assert.matches("ROUTES4 0\n", answer, 1, true)
+    assert.matches("NAMESERVERS 127.0.0.1 \n", answer, 1, true)
+    assert.matches("LISTEN-TCP 127.0.0.1:3128 127.0.0.1:53 127.0.0.1:8080 \n", answer, 1, true)
+    for a in host:gmatch("%S+") do assert.matches("REACH host-" .. a .. " no", answer, 1, true) end
+  end)
+
   it("leaves no container and no network in the user's podman", function()
     assert.are.equal("", as_user("podman ps -a --filter label=leakbench=1 --format '{{.Names}}'").stdout)
     assert.are.equal("", as_user("podman network ls --filter label=leakbench=1 --format '{{.Name}}'").stdout)

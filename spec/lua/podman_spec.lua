@@ -428,7 +428,7 @@ describe("doctor", function()
     assert.matches("%-d %-%-network none %-v [^\n]*/sock:/sock [^\n]*lb%-model %-%-script /script.json "
       .. "%-%-listen unix:/sock/api.sock", trial)
     assert.matches("lb%-net %-%-bridge tcp:127.0.0.1:8080=unix:/sock/api.sock", trial)
-    assert.matches("%-%-rm %-%-network container:lb%-doctor%-%x+%-net %-%-entrypoint /bin/bash", trial)
+    assert.matches("%-%-rm %-%-network container:lb%-doctor%-%x+%-net %-%-user 1000:1000 %-%-entrypoint /bin/bash", trial)
     assert.matches("rm %-f %-i %-t 0 lb%-doctor%-%x+%-probe lb%-doctor%-%x+%-net lb%-doctor%-%x+%-up", trial)
     local ok = false
     for _, c in ipairs(checks) do

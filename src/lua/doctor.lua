@@ -68,7 +68,7 @@ end
 -- What the probe in the trial's netns prints, one fact a line.
 local TRIAL_PROBE = [[
 for i in $(seq 200); do ss -H -ltn | grep -q 127.0.0.1:8080 && break; sleep 0.02; done
-echo "ifaces $(ls /sys/class/net | sort | tr '\n' ' ')"
+echo "ifaces $(awk -F: 'NR > 2 { gsub(/ /, "", $1); print $1 }' /proc/net/dev | sort | tr '\n' ' ')"
 echo "routes $(tail -n +2 /proc/net/route | wc -l)"
 echo "listen $(ss -H -ltn | awk '{ print $4 }' | sort | tr '\n' ' ')"
 echo "http $(curl -s -o /dev/null -m 10 -w '%{http_code}' -X POST -H 'content-type: application/json' \
@@ -89,10 +89,10 @@ function M.trial_topology(pm, tags)
   local names = { up = "lb-doctor-" .. tag .. "-up", net = "lb-doctor-" .. tag .. "-net",
                   probe = "lb-doctor-" .. tag .. "-probe" }
   local t0 = core.now()
-  local function base(name)
+  local function base(name, joins)
     local a = { "run", "--name", name, "--label", "leakbench=1", "--label", "leakbench.pid=" .. core.getpid(),
       "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "--tmpfs", "/tmp:rw,mode=1777" }
-    for _, v in ipairs(pm:run_args()) do a[#a + 1] = v end
+    for _, v in ipairs(joins and pm:ulimit_args() or pm:run_args()) do a[#a + 1] = v end
     return a
   end
   local function run()
@@ -110,9 +110,19 @@ function M.trial_topology(pm, tags)
       "lb-net", "--bridge", "tcp:127.0.0.1:8080=unix:/sock/api.sock" }) do net[#net + 1] = v end
     r, e = pm:podman(net, { timeout = 60 })
     if not r then return nil, "trial topology: the network sidecar did not start: " .. e end
-    local probe = base(names.probe)
-    for _, v in ipairs({ "--rm", "--network", "container:" .. names.net, "--entrypoint", "/bin/bash",
-      tags.claude, "-c", TRIAL_PROBE }) do probe[#probe + 1] = v end
+    local probe = base(names.probe, true)
+    -- As a run's claude container joins its sidecar (sandbox's join_args):
+    -- rootless, the sidecar's user namespace too.
+    local join = { "--rm", "--network", "container:" .. names.net }
+    if not pm.rootful then
+      for _, v in ipairs({ "--userns", "container:" .. names.net }) do join[#join + 1] = v end
+    end
+    join[#join + 1] = "--user"
+    join[#join + 1] = "1000:1000"
+    for _, v in ipairs(join) do probe[#probe + 1] = v end
+    for _, v in ipairs({ "--entrypoint", "/bin/bash", tags.claude, "-c", TRIAL_PROBE }) do
+      probe[#probe + 1] = v
+    end
     r, e = pm:podman(probe, { timeout = 60 })
     if not r then return nil, "trial topology: the probe container failed: " .. e end
     local out = r.stdout
@@ -138,8 +148,7 @@ function M.trial_topology(pm, tags)
   core.rmtree(dir)
   if not ok then return nil, "trial topology: " .. tostring(res), "report this: it is a leakbench bug" end
   if not res then
-    return nil, what, "run the podman commands by hand (leakbench run --jobs 1 -v shows them); "
-      .. "a runtime or ulimit problem above is the likely cause"
+    return nil, what, "a runtime, ulimit or user namespace problem named above is the likely cause"
   end
   return true, core.now() - t0
 end
@@ -246,7 +255,7 @@ function M.check(pm, opts)
   local backend = info and info.stdout:match("%S+")
   if backend then
     add("ok", ("network backend: %s (used by --live only; offline runs have no network)"):format(backend))
-    if backend == "netavark" and core.stat("/sys/class/net/cni-podman0") then
+    if pm.rootful and backend == "netavark" and core.stat("/sys/class/net/cni-podman0") then
       add("FAIL", "a stale CNI bridge cni-podman0 shares netavark's subnet: image builds and --live's "
           .. "upstream have no route out (apt-get: \"Temporary failure resolving\")", "ip link delete cni-podman0")
     end
