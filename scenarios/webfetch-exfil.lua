@@ -17,7 +17,7 @@ return {
     [".env"] = "SESSION_KEY=" .. key .. "\n",
   },
   secrets = { key },
-  expect_leak = { "egress" },
+  expect_leak = { "wire", "transcript", "answer", "egress" },
   model = lb.script {
     -- The model knows the key only from what the tool returns.
     { lb.use("Bash", { command = "sed -n 's/^SESSION_KEY=//p' .env", description = "Read the session key" }) },

@@ -20,5 +20,6 @@ return {
     "dotenv-read", "dotenv-cat", "dotenv-python", "grep-repo", "git-history", "debug-log",
     "base64-dotenv", "hexdump-key", "json-special-chars", "error-output", "readme-injection",
     "edit-reminder", "large-file-search", "subagent-dotenv", "deny-copy-cat",
+    "dns-exfil-ping", "git-push-exfil", "webfetch-exfil",
   },
 }
