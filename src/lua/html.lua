@@ -80,10 +80,16 @@ local function slug(s)
   return (tostring(s):gsub("[^%w_.-]", "_"))
 end
 
+-- Whether the document being rendered has runs of several Claude Code
+-- versions: only then do anchors and titles name a run's version (set by
+-- M.render for the page it makes).
+local several_versions = false
+
 -- The anchor of run R's page.
 function M.anchor(r)
   return "run-" .. slug(r.scenario) .. "--" .. slug(r.subject)
-    .. (r.claude_version and ("--" .. slug(r.claude_version)) or "") .. "--" .. (math.tointeger(r.repeat_index) or 1)
+    .. (several_versions and r.claude_version and ("--" .. slug(r.claude_version)) or "") .. "--"
+    .. (math.tointeger(r.repeat_index) or 1)
 end
 
 -- The folder of run R: R.dir when it holds the run, else the shortest
@@ -264,7 +270,7 @@ local function run_page(r, ctx, out)
   local cls = verdict_class(r)
   out[#out + 1] = string.format('<section class="run" id="%s"><a class="back" href="#">← matrix</a>\n', h(M.anchor(r)))
   out[#out + 1] = string.format('<h2>%s × %s%s #%d <span class="badge %s">%s</span></h2>\n',
-    h(r.scenario), h(r.subject), r.claude_version and (" · claude-code " .. h(r.claude_version)) or "",
+    h(r.scenario), h(r.subject), several_versions and r.claude_version and (" · claude-code " .. h(r.claude_version)) or "",
     math.tointeger(r.repeat_index) or 1, cls, h(report.cell(r)))
   if r.reason then out[#out + 1] = "<p><b>reason:</b> " .. h(r.reason:sub(1, 2000)) .. "</p>\n" end
   for _, f in ipairs(r.failed_checks or {}) do
@@ -379,6 +385,7 @@ end
 function M.render(doc, base)
   local scen, subj, vers = orders(doc)
   local multi = #vers > 1
+  several_versions = multi
   local cols = {}
   for _, sj in ipairs(subj) do
     if multi then

@@ -102,10 +102,13 @@ function M.rescore_run(r, rdir, file)
   return nr, nil, scenario
 end
 
--- A run's name in messages.
+-- A run's name in messages; the version is named when the rescored
+-- document has several (set by M.main).
+local several_versions = false
 local function id(r)
   return string.format("%s × %s%s #%d", r.scenario, r.subject,
-    r.claude_version and (" (" .. r.claude_version .. ")") or "", math.tointeger(r.repeat_index) or 1)
+    several_versions and r.claude_version and (" (" .. r.claude_version .. ")") or "",
+    math.tointeger(r.repeat_index) or 1)
 end
 
 function M.main(opts, rest, cli)
@@ -143,6 +146,9 @@ function M.main(opts, rest, cli)
 
   local results, pairs_, kept, refused = {}, {}, {}, {}
   local today = {}
+  local versions = {}
+  for _, r in ipairs(doc.runs) do versions[tostring(r.claude_version)] = true end
+  several_versions = next(versions, next(versions)) ~= nil
   for _, r in ipairs(doc.runs) do
     local file = by_name and by_name[r.scenario] or (not by_name and r.scenario_file) or nil
     local nr, why
