@@ -457,7 +457,8 @@ function M.ensure(pm, opts)
   if not root then return nil, err end
   -- The usual case, nothing to build, in one podman call: every base
   -- that pick_base could choose, and the images on each.
-  local bases, refs = {}, {}
+  local bases
+  local refs = {}
   if o.base == "debootstrap" then bases = { (M.base_tag(o)) }
   elseif o.base then bases = { o.base }
   else bases = { M.REGISTRY_BASE, (M.base_tag(o)) } end
@@ -481,7 +482,6 @@ function M.ensure(pm, opts)
   local unlock
   unlock, err = lock(o)
   if not unlock then return nil, err end
-  local tags
   tags, err = M._build_missing(pm, o, root)
   unlock()
   return tags, err

@@ -267,7 +267,8 @@ function M.budgeted(what, file, b, fn, chunk, ...)
   local ok, v = coroutine.resume(co, ...)
   local over, ret_line = budget.disarm(co)
   if over then
-    v = nil
+    -- Drop the value before collecting: the register would keep it alive.
+    v = nil -- luacheck: ignore 311
     collectgarbage()
     return false, string.format("%s:%s: %s", file, line_in(co, file) or "1",
       BUDGET_TEXT[over](what, b)), true

@@ -3,7 +3,6 @@
 -- this run's own), runs the sandbox, builds the evidence, runs the checks
 -- and writes DIR/result.json. The exit status is 0 whatever the verdict; a
 -- crash of this process is the runner's "error".
-local cjson = require "cjson"
 local json = require "leakbench.json"
 local core = require "leakbench.core"
 local loader = require "leakbench.loader"
