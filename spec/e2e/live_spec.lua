@@ -8,7 +8,7 @@ package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local pq = require "podman"
 local cjson = require "cjson"
-local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
+local read, must = sh.read, sh.must
 
 describe("leakbench run --live", function()
   local dir = os.tmpname()
@@ -105,7 +105,8 @@ describe("leakbench run --live", function()
     local scan = sh.leakbench({ "scan", "--secret", real, out })
     assert.are.equal(0, scan.status, scan.stdout)
     -- The credential file is gone.
-    local left = sh.run({ "sh", "-c", "ls -d /dev/shm/leakbench-* ${XDG_RUNTIME_DIR:-/nonexistent}/leakbench-* 2>/dev/null" })
+    local left = sh.run({ "sh", "-c",
+      "ls -d /dev/shm/leakbench-* ${XDG_RUNTIME_DIR:-/nonexistent}/leakbench-* 2>/dev/null" })
     assert.are.equal("", left.stdout)
     assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
   end)

@@ -10,7 +10,6 @@ local function results(out)
   return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
 end
 
-local images  -- the tags the first run used, for the containers tests start
 
 describe("leakbench run, one scenario", function()
   local out = tmpdir()
@@ -20,7 +19,6 @@ describe("leakbench run, one scenario", function()
     r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out, "--jobs", "1" })
     doc = results(out)
     run = doc.runs[1]
-    images = doc.images
   end)
 
   teardown(function() os.execute("rm -rf " .. out) end)

@@ -21,7 +21,8 @@ describe("leakbench run, 4 scenarios x 2 subjects x 2 repeats, --jobs 2", functi
 
   it("exits 1 and reports the broken file with file:line", function()
     assert.are.equal(1, r.status)
-    assert.truthy(r.stderr:find("leakbench: spec/fixtures/runner/scenarios/c-broken.lua:5: field 'timeout' is a string, "
+    assert.truthy(r.stderr:find("leakbench: spec/fixtures/runner/scenarios/c-broken.lua:5: "
+      .. "field 'timeout' is a string, "
       .. "expected a positive number", 1, true), r.stderr)
   end)
 
@@ -89,7 +90,8 @@ jsonschema.validate(doc, schema)
     local n = 0
     for _ in xml:gmatch("<testcase ") do n = n + 1 end
     assert.are.equal(16, n)
-    assert.truthy(xml:find('<failure message="spec/fixtures/runner/scenarios/b-fail.lua:7: the answer is goodbye"', 1, true))
+    assert.truthy(xml:find('<failure message="spec/fixtures/runner/scenarios/b-fail.lua:7: the answer is goodbye"',
+      1, true))
   end)
 
   it("leaves no container or network behind", function()

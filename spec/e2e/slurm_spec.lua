@@ -8,7 +8,8 @@ local sh = require "sh"
 local cjson = require "cjson"
 local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
-local SUITE = { "spec/fixtures/e2e/three-turns.lua", "scenarios/dotenv-read.lua", "--subject", "subjects/deny-rules.lua" }
+local SUITE = { "spec/fixtures/e2e/three-turns.lua", "scenarios/dotenv-read.lua",
+  "--subject", "subjects/deny-rules.lua" }
 
 local function essence(doc)
   local runs = {}
