@@ -315,7 +315,8 @@ fs_read_file(const char *path, size_t *len, char *err, size_t errlen)
 			}
 			buf = nb;
 		}
-		r = read(fd, buf + n, size - n - 1);
+		/* cppcheck-suppress nullPointerArithmeticRedundantCheck */
+		r = read(fd, buf + n, size - n - 1);	/* buf is allocated above */
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1)
@@ -475,7 +476,8 @@ fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
 			buf = nb;
 			size = ns;
 		}
-		r = read(fd, buf + n, size - n - 1);
+		/* cppcheck-suppress nullPointerArithmeticRedundantCheck */
+		r = read(fd, buf + n, size - n - 1);	/* buf is allocated above */
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1) {

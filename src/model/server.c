@@ -55,6 +55,7 @@ log_path(const char *path, char *out, size_t outlen)
 	size_t i;
 
 	for (i = 0; path[i] != '\0' && i + 1 < outlen && i < 100; i++)
+		/* cppcheck-suppress arrayIndexOutOfBounds ; stops at the NUL */
 		out[i] = (path[i] > ' ' && path[i] < 0x7f) ? path[i] : '?';
 	out[i] = '\0';
 }

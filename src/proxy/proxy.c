@@ -640,9 +640,11 @@ send_head(struct xfer *x)
 	else if (x->has_cl && !x->has_te) {
 		/* Never both: chunked framing wins (RFC 9112 §6.3). */
 		char cl[48];
+		int len;
 
-		head_add(x, cl, (size_t)snprintf(cl, sizeof(cl),
-		    "Content-Length: %lld\r\n", x->cl));
+		len = snprintf(cl, sizeof(cl), "Content-Length: %lld\r\n",
+		    x->cl);
+		head_add(x, cl, (size_t)len);
 	}
 	if (x->keep_alive)
 		head_add(x, "Connection: keep-alive\r\n\r\n", 26);

@@ -601,7 +601,7 @@ struct body {
 static void
 body_add(struct body *b, const unsigned char *s, size_t n, size_t cap)
 {
-	size_t take = 0;
+	size_t take;
 
 	if (b->len < cap) {
 		take = cap - b->len < n ? cap - b->len : n;
