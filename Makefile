@@ -131,14 +131,20 @@ run:
 bench: all
 	$(Q)bench/run $(BUILD)
 
-# Lint: fails on any warning. luacheck reads .luacheckrc (std lua54, busted
+# Lint: fails on any warning. Lua indents with spaces and has no tabs; C
+# indents with tabs (a continuation line may add four spaces). luacheck reads .luacheckrc (std lua54, busted
 # globals under spec/); Debian's luacheck runs under Lua 5.1, hence --std
 # there. cppcheck sees the project's defines; variableScope is off because
 # style(9) declares locals at the top of a block.
 CPPCHECK := cppcheck -q --std=c11 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen \
             --enable=warning,style,performance,portability \
             --suppress=variableScope --inline-suppr --error-exitcode=1
+LUA_FILES = $(shell find src spec scenarios subjects -name '*.lua')
+C_FILES   = $(shell find src spec -name '*.[ch]')
 lint:
+	@echo "  INDENT"
+	$(Q)! grep -n '	' $(LUA_FILES) /dev/null | sed 's/$$/  <- a tab in Lua/' | grep .
+	$(Q)! grep -nE '^	* {8}|^	* +	' $(C_FILES) /dev/null | sed 's/$$/  <- spaces indent C/' | grep .
 	@echo "  LUACHECK"
 	$(Q)luacheck -q --no-color .
 	@echo "  CPPCHECK src"
