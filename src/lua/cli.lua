@@ -2,6 +2,8 @@
 -- status: 0 success, 1 a failed run or a broken file, 2 a usage error
 -- ("leakbench help run" lists the run verb's codes, 3 and 4 among them).
 -- Verbs live in their own modules and are loaded only when used.
+local defaults = require "leakbench.defaults"
+
 local M = {}
 
 M.VERSION = "0.1.0"
@@ -42,9 +44,10 @@ local VERBS = {
       { "--filter", arg = "PATTERN", help = "only scenarios whose name contains PATTERN" },
       { "--tag", arg = "TAG", many = true, help = "only scenarios with this tag (repeatable)" },
       { "--live", help = "use the real API with the host's credential instead of the scripted model" },
-      { "--model", arg = "ID", help = "the model Claude Code asks for (default claude-sonnet-4-5)" },
+      { "--model", arg = "ID", help = "the model Claude Code asks for (default " .. defaults.MODEL .. ")" },
       { "--out", arg = "DIR", help = "where results go (default runs/<UTC timestamp>/)" },
-      { "--timeout", arg = "S", help = "seconds per run unless the scenario says otherwise (default 300)" },
+      { "--timeout", arg = "S",
+        help = "seconds per run unless the scenario says otherwise (default " .. defaults.TIMEOUT .. ")" },
       { "--keep-transcripts", help = "copy Claude Code's config dir into each run's artifacts" },
       { "--fail-fast", help = "start no new run after the first that does not pass" },
       { "--fail-on", arg = "leak", many = true, help = "also exit 4 when a secret leaked under a subject" },
@@ -113,7 +116,8 @@ local VERBS = {
   { name = "build", summary = "build the container images (cached by content hash)",
     usage = "leakbench build [--claude-version V]... [--base IMAGE]",
     options = {
-      { "--claude-version", arg = "V", help = "Claude Code version (repeatable; default 2.1.332)" },
+      { "--claude-version", arg = "V",
+        help = "Claude Code version (repeatable; default " .. defaults.CLAUDE_VERSION .. ")" },
       { "--base", arg = "IMAGE", help = "base image instead of Debian bookworm" },
     }, module = "leakbench.images", raw = true },
   { name = "doctor", summary = "check this machine and say how to fix what is missing",
@@ -331,8 +335,8 @@ function builtin.exec_run(opts)
   local o = {
     scenario = opts.scenario, subject = opts.subject, dir = opts.dir, run_id = opts.run_id,
     suite_id = opts.suite_id, repeat_index = math.tointeger(tonumber(opts.repeat_index)) or 1,
-    images = cjson.decode(opts.images or "{}"), model = opts.model or "claude-sonnet-4-5",
-    timeout = tonumber(opts.timeout) or 300, live = opts.live, keep_transcripts = opts.keep_transcripts,
+    images = cjson.decode(opts.images or "{}"), model = opts.model or defaults.MODEL,
+    timeout = tonumber(opts.timeout) or defaults.TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
   }
   if not (o.scenario and o.dir and o.run_id) then
     perr("exec-run: --scenario, --dir and --run-id are required")

@@ -34,12 +34,13 @@
 -- rebuilds it; nothing else does.
 local core = require "leakbench.core"
 local podman = require "leakbench.podman"
+local defaults = require "leakbench.defaults"
 
 local M = {}
 
-M.DEFAULT_CLAUDE_VERSION = "2.1.332"
-M.REGISTRY_BASE = "docker.io/library/debian:bookworm-slim"
-M.DEFAULT_MIRROR = "http://deb.debian.org/debian"
+M.DEFAULT_CLAUDE_VERSION = defaults.CLAUDE_VERSION
+M.REGISTRY_BASE = defaults.BASE_IMAGE
+M.DEFAULT_MIRROR = defaults.DEBIAN_MIRROR
 M.SUITE = "bookworm"
 M.PROBE_TIMEOUT = 5           -- seconds to find out whether a registry answers
 M.PULL_TIMEOUT = 900

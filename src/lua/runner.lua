@@ -10,11 +10,9 @@ local cjson = require "cjson"
 local core = require "leakbench.core"
 local loader = require "leakbench.loader"
 local report = require "leakbench.report"
+local defaults = require "leakbench.defaults"
 
 local M = {}
-
-local DEFAULT_MODEL = "claude-sonnet-4-5"
-local DEFAULT_TIMEOUT = 300
 
 local function perr(fmt, ...)
   io.stderr:write("leakbench: ", string.format(fmt, ...), "\n")
@@ -307,8 +305,8 @@ function M.main(opts, paths, cli)
   end
 
   local ctx = {
-    suite_id = core.uuid(), model = opts.model or DEFAULT_MODEL,
-    timeout = opts.timeout or DEFAULT_TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
+    suite_id = core.uuid(), model = opts.model or defaults.MODEL,
+    timeout = opts.timeout or defaults.TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
   }
   local jobs_n = opts.jobs or core.ncpu()
   local repeats = opts["repeat"] or 1
