@@ -113,20 +113,42 @@ local VERBS = {
       { "--partial-min", arg = "N", help = "the shortest fragment --partial reports" },
       { "--json", help = "findings as JSON lines" },
     }, module = "leakbench.scan", raw = true },
+  -- build, doctor and clean run their own main(args), which parses with
+  -- M.args: their flags are declared here only.
   { name = "build", summary = "build the container images (cached by content hash)",
-    usage = "leakbench build [--claude-version V]... [--base IMAGE]",
+    usage = "leakbench build [--claude-version V]... [--base IMAGE|debootstrap] [--mirror URL]",
+    details = "Builds the container images this source tree needs (only those missing):\n"
+      .. "the Claude Code image, the proxy/model image, and if no Debian base image\n"
+      .. "is available, one bootstrapped from the Debian mirror. Prints the tags.",
     options = {
-      { "--claude-version", arg = "V",
-        help = "Claude Code version (repeatable; default " .. defaults.CLAUDE_VERSION .. ")" },
-      { "--base", arg = "IMAGE", help = "base image instead of Debian bookworm" },
+      { "--claude-version", arg = "V", many = true,
+        help = "Claude Code version (repeatable: an image for each, as `run`; default\n"
+          .. "$LEAKBENCH_CLAUDE_VERSION or " .. defaults.CLAUDE_VERSION .. ")" },
+      { "--base", arg = "IMAGE",
+        help = "base image (default $LEAKBENCH_BASE_IMAGE, else\n" .. defaults.BASE_IMAGE
+          .. " or one built with debootstrap);\n\"debootstrap\" skips registries" },
+      { "--mirror", arg = "URL",
+        help = "Debian mirror for debootstrap (default $LEAKBENCH_DEBIAN_MIRROR or\n"
+          .. defaults.DEBIAN_MIRROR .. ")" },
     }, module = "leakbench.images", raw = true },
   { name = "doctor", summary = "check this machine and say how to fix what is missing",
     usage = "leakbench doctor [--claude-version V]...",
+    details = "Checks podman, its runtime, limits, networking, images and credentials,\n"
+      .. "and prints a fix for each problem. Exit status 0 when all is well.",
     options = {
-      { "--claude-version", arg = "V", help = "check the images of this Claude Code version (repeatable)" },
+      { "--claude-version", arg = "V", many = true,
+        help = "check the images of Claude Code V (repeatable, as `run`)" },
     }, module = "leakbench.doctor", raw = true },
   { name = "clean", summary = "remove containers and networks left by killed runs",
-    usage = "leakbench clean [--images]", options = {}, module = "leakbench.clean", raw = true },
+    usage = "leakbench clean [--images]",
+    details = "Removes containers and networks labelled leakbench=1 whose leakbench\n"
+      .. "process is gone (leftovers of killed runs), and credential files such a\n"
+      .. "run left on memory-backed storage. Live runs are left alone.",
+    options = {
+      { "--images", help = "also remove leakbench's images but those this source tree\n"
+          .. "uses (Claude Code, proxy, base) and the newest of each\n"
+          .. "subject: old tags and build stages (they are rebuilt when needed)" },
+    }, module = "leakbench.clean", raw = true },
   { name = "help", summary = "show help for a command", usage = "leakbench help [COMMAND]",
     options = {}, fn = "help" },
   -- One run in its own process; started by "run", not by people.
@@ -182,7 +204,8 @@ local function verb_help(v)
     out[#out + 1] = "\noptions:\n"
     for _, o in ipairs(v.options) do
       local names = o[1] .. (o[2] and ", " .. o[2] or "") .. (o.arg and " " .. o.arg or "")
-      out[#out + 1] = string.format("  %-24s %s\n", names, o.help)
+      -- a help of several lines: each under the first
+      out[#out + 1] = string.format("  %-24s %s\n", names, (o.help:gsub("\n", "\n" .. string.rep(" ", 27))))
     end
   end
   out[#out + 1] = "  --help                   this help\n"
@@ -242,6 +265,29 @@ function M.parse(v, args)
     i = i + 1
   end
   return opts, rest
+end
+
+-- Parses ARGS for the verb NAME that runs its own main(args) (build,
+-- doctor, clean) against its options in VERBS, so that they are declared
+-- once. Returns opts, or nil and the exit status: 0 after printing the
+-- verb's help on stdout, 2 after printing a usage error on stderr. The verb
+-- takes no operands.
+function M.args(name, args)
+  local v = by_name[name]
+  local opts, rest = M.parse(v, args or {})
+  if not opts then
+    perr("%s", rest)
+    return nil, 2
+  end
+  if opts.help then
+    io.stdout:write(M.help(name))
+    return nil, 0
+  end
+  if #rest > 0 then
+    perr("%s: unknown argument '%s' (try 'leakbench %s --help')", name, rest[1], name)
+    return nil, 2
+  end
+  return opts
 end
 
 -- Converts option KEY of OPTS to an integer >= MIN, or returns nil, msg.
@@ -403,5 +449,10 @@ function M.main(args)
 end
 
 M.VERBS = by_name
+
+--- M.help(name) -> the help text of verb NAME, as "leakbench help NAME" prints it.
+function M.help(name)
+  return verb_help(by_name[name])
+end
 
 return M

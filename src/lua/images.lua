@@ -603,51 +603,25 @@ function M.ensure_agent(pm, subject, tags, opts)
   return tag
 end
 
-local USAGE = [[
-usage: leakbench build [--claude-version V]... [--base IMAGE|debootstrap] [--mirror URL]
-Builds the container images this source tree needs (only those missing):
-the Claude Code image, the proxy/model image, and if no Debian base image
-is available, one bootstrapped from the Debian mirror.
-  --claude-version V   Claude Code version (repeatable: an image for each, as
-                       `run --claude-version`; default $LEAKBENCH_CLAUDE_VERSION or %s)
-  --base IMAGE         base image (default $LEAKBENCH_BASE_IMAGE, else %s
-                       or one built with debootstrap); "debootstrap" skips registries
-  --mirror URL         Debian mirror for debootstrap (default %s)
-]]
-
 --- M.main(args, [pm]) -> exit status for `leakbench build`: 0 built or
 --- present, 1 failed, 2 usage error. Prints the tags on stdout.
 function M.main(args, pm)
-  local opts, i, versions = {}, 1, {}
-  args = args or {}
-  while i <= #args do
-    local a = args[i]
-    local flag, value = a:match("^(%-%-[%w%-]+)=(.*)$")
-    flag = flag or a
-    local function take()
-      if value then return value end
-      i = i + 1
-      return args[i]
-    end
-    if flag == "-h" or flag == "--help" then
-      io.stdout:write(USAGE:format(M.DEFAULT_CLAUDE_VERSION, M.REGISTRY_BASE, M.DEFAULT_MIRROR))
-      return 0
-    elseif flag == "--claude-version" or flag == "--base" or flag == "--mirror" then
-      local v = take()
-      if not v or v == "" then
-        io.stderr:write(("leakbench: build: %s needs a value\n"):format(flag))
-        return 2
-      end
-      if flag == "--claude-version" then
-        versions[#versions + 1] = v
-      else
-        opts[({ ["--base"] = "base", ["--mirror"] = "mirror" })[flag]] = v
-      end
-    else
-      io.stderr:write(("leakbench: build: unknown argument '%s' (try 'leakbench build --help')\n"):format(a))
+  local flags, status = require("leakbench.cli").args("build", args)
+  if not flags then return status end
+  for _, k in ipairs({ "base", "mirror" }) do
+    if flags[k] == "" then
+      io.stderr:write(("leakbench: build: --%s needs a value\n"):format(k))
       return 2
     end
-    i = i + 1
+  end
+  local opts = { base = flags.base, mirror = flags.mirror }
+  local versions = {}
+  for _, v in ipairs(flags.claude_version or {}) do
+    if v == "" then
+      io.stderr:write("leakbench: build: --claude-version needs a value\n")
+      return 2
+    end
+    versions[#versions + 1] = v
   end
   if #versions == 0 then versions[1] = false end
   pm = pm or podman.get()
