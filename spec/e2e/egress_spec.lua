@@ -53,7 +53,7 @@ describe("the egress trap", function()
     key = must(read(run.dir .. "/project/.env"), "no .env"):match("API_KEY=(%S+)")
   end)
 
-  teardown(function() os.execute("rm -rf " .. sh.quote(out)) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("lets the run pass and counts the attempts", function()
     assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
@@ -145,7 +145,7 @@ end)
 
 describe("a trap that dies during the run", function()
   local out = tmpdir()
-  teardown(function() os.execute("rm -rf " .. sh.quote(out)) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("makes the run an error naming the sidecar", function()
     local pidf = out .. "/run.pid"

@@ -18,7 +18,7 @@ describe("leakbench run --live", function()
 
   teardown(function()
     for _, p in ipairs(pids) do os.execute("kill " .. p .. " 2>/dev/null") end
-    os.execute("rm -rf " .. dir)
+    sh.rmtree(dir)
   end)
 
   local function background(argv, name)

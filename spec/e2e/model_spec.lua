@@ -193,7 +193,7 @@ describe("Claude Code " .. mh.CLAUDE_VERSION .. " against lb-model", function()
 
     if os.getenv("LB_UPDATE_FIXTURES") == "1" then
       local fx = "spec/fixtures/claude-" .. mh.CLAUDE_VERSION
-      sh.run({ "rm", "-rf", fx })
+      sh.rmtree(fx)
       sh.run({ "mkdir", "-p", fx .. "/transcript" })
       mh.write(fx .. "/stream.jsonl", r.stdout)
       mh.write(fx .. "/model.log", mh.slurp(m.log))

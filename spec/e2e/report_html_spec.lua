@@ -23,7 +23,7 @@ describe("report.html of a suite", function()
   end)
 
   teardown(function()
-    os.execute("rm -rf " .. sh.quote(out) .. " " .. sh.quote(shots))
+    sh.rmtree(out); sh.rmtree(shots)
   end)
 
   it("is written by run and named in its last line", function()

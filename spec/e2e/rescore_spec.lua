@@ -34,7 +34,7 @@ describe("leakbench rescore", function()
     before = must(read(out .. "/results.json"), run.stderr)
   end)
 
-  teardown(function() os.execute("rm -rf " .. sh.quote(dir)) end)
+  teardown(function() sh.rmtree(dir) end)
 
   it("keeps each run's canaries in a 0600 file that no result holds", function()
     assert.are.equal(0, run.status, run.stderr)

@@ -21,7 +21,7 @@ describe("leakbench run, one scenario", function()
     run = doc.runs[1]
   end)
 
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("passes its checks and exits 0", function()
     assert.are.equal(1, #doc.runs, r.stderr)
@@ -87,7 +87,7 @@ end)
 
 describe("leakbench run, a run that outlives its timeout", function()
   local out = tmpdir()
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("ends at the timeout with artifacts written and nothing left behind", function()
     local t0 = os.time()
@@ -114,7 +114,7 @@ describe("leakbench run, an interceptor that dies at start", function()
     run = results(out).runs[1]
   end)
 
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("ends in an error that names the container and shows its log", function()
     assert.are.equal(3, r.status, r.stderr)  -- a run not judged (leakbench help run)
@@ -135,7 +135,7 @@ end)
 describe("leakbench run, where results go", function()
   local made = {}
   teardown(function()
-    for _, d in ipairs(made) do os.execute("rm -rf " .. sh.quote(d)) end
+    for _, d in ipairs(made) do sh.rmtree(d) end
   end)
 
   it("with the default --out: runs/<time>/ under the current folder", function()
@@ -173,7 +173,7 @@ end)
 
 describe("leakbench run, resources", function()
   local out = tmpdir()
-  teardown(function() os.execute("rm -rf " .. sh.quote(out)) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("gives every container of a run memory, pids and tmpfs size limits", function()
     local pidf = out .. "/run.pid"

@@ -17,7 +17,7 @@ describe("leakbench run, 4 scenarios x 2 subjects x 2 repeats, --jobs 2", functi
     doc = cjson.decode(must(read(out .. "/results.json"), r.stderr))
   end)
 
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("exits 1 and reports the broken file with file:line", function()
     assert.are.equal(1, r.status)
@@ -102,7 +102,7 @@ end)
 
 describe("SIGINT in the middle of a suite", function()
   local out = tmpdir()
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("stops, cleans up, writes partial results and exits 130", function()
     local script = out .. "/run.sh"

@@ -54,7 +54,7 @@ describe("3 shards merged", function()
     end
   end)
 
-  teardown(function() os.execute("rm -rf " .. sh.quote(dir)) end)
+  teardown(function() sh.rmtree(dir) end)
 
   it("give each shard every third run of the plan", function()
     for i = 1, 3 do
@@ -121,7 +121,7 @@ describe("docs/k8s/leakbench-job.yaml", function()
     f:write("resources:\n- leakbench-job.yaml\n")
     f:close()
     local k = sh.run({ "kubectl", "kustomize", t })
-    os.execute("rm -rf " .. sh.quote(t))
+    sh.rmtree(t)
     assert.are.equal(0, k.status, k.stderr)
     assert.truthy(k.stdout:find("kind: Job\n", 1, true), k.stdout)
     assert.truthy(k.stdout:find("completionMode: Indexed\n", 1, true), k.stdout)

@@ -35,7 +35,7 @@ describe("a Slurm array of 3 shards", function()
 
   teardown(function()
     sh.run({ "spec/e2e/support/slurm.sh", "stop", cluster })
-    os.execute("rm -rf " .. sh.quote(dir))
+    sh.rmtree(dir)
   end)
 
   it("runs, merges, and equals an unsharded run", function()

@@ -68,7 +68,7 @@ end
 describe("the reference subjects on dotenv-read", function()
   local build = os.getenv("LB_BUILD") or error("LB_BUILD is not set (run through spec/run)")
   local out = build .. "/e2e-subjects"
-  sh.run({ "rm", "-rf", out })
+  sh.rmtree(out)
   local run = sh.leakbench({ "run", "scenarios/dotenv-read.lua", "--no-baseline", "--jobs", "2",
     "--out", out,
     "--subject", "subjects/deny-rules.lua", "--subject", "subjects/hook-block.lua",

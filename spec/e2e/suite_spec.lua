@@ -86,7 +86,7 @@ end
 describe("the built-in suite", function()
   local build = os.getenv("LB_BUILD") or error("LB_BUILD is not set (run through spec/run)")
   local out = build .. "/e2e-suite"
-  sh.run({ "rm", "-rf", out })
+  sh.rmtree(out)
   local want = expectations()
   local argv = { "run", "scenarios/", "--jobs", "2", "--out", out }
   for _, s in ipairs(SUBJECTS) do

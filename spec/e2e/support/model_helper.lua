@@ -40,7 +40,7 @@ function M.tmpdir()
 end
 
 function M.rmtree(dir)
-  if dir and dir:match("^/.+/lb%-model%-e2e%.") then sh.run({ "rm", "-rf", dir }) end
+  if dir and dir:match("^/.+/lb%-model%-e2e%.") then sh.rmtree(dir) end
 end
 
 -- Polls fn() every 50 ms until it returns a true value or `seconds` pass.
