@@ -180,7 +180,7 @@ describe("leakbench run, resources", function()
     os.execute("sh -c " .. sh.quote(sh.quote(os.getenv("LEAKBENCH")) .. " run spec/fixtures/e2e/nap.lua "
       .. "--subject subjects/redactor.lua --no-baseline --out " .. sh.quote(out .. "/res")
       .. " >/dev/null 2>&1 & echo $! >" .. sh.quote(pidf)))
-    local names = pq.retry(90, function()
+    local names = sh.retry(90, function()
       local n = sh.run({ "podman", "ps", "--filter", "label=leakbench=1", "--format", "{{.Names}}" }).stdout
       local claude = n:match("(lb%-[%w-]+)%-claude")
       return claude and n:find(claude .. "-icp\n", 1, true) and claude or nil
@@ -196,7 +196,7 @@ describe("leakbench run, resources", function()
       assert.truthy(tmpfs:find('"/tmp":"[^"]*size=%d+[kmg]'), short .. "'s /tmp has no size: " .. r.stdout)
     end
     local pid = (read(pidf) or ""):match("%d+")
-    assert.truthy(pq.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
+    assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
     assert.are.equal("pass", results(out .. "/res").runs[1].verdict)
   end)
 
