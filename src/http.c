@@ -38,6 +38,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "errmsg.h"
 #include "http.h"
 
 #define READ_CHUNK	(64 * 1024)
@@ -1124,15 +1125,6 @@ format_peer(const struct sockaddr_storage *ss, char *out, size_t outlen)
 	}
 }
 
-/* strerror(e), lowercased as STYLE.md's error grammar wants. */
-static void
-lower_strerror(int e, char *out, size_t outlen)
-{
-	snprintf(out, outlen, "%s", strerror(e));
-	if (out[0] >= 'A' && out[0] <= 'Z' && out[1] >= 'a' && out[1] <= 'z')
-		out[0] = (char)(out[0] - 'A' + 'a');
-}
-
 /*
  * Starts the thread of an accepted connection. An accepted connection is
  * never dropped: when the system is short of threads or memory (EAGAIN,
@@ -1150,7 +1142,7 @@ start_thread(const pthread_attr_t *attr, struct serve_arg *a)
 
 	while ((e = http_thread_create(&tid, attr, serve_thread, a)) != 0) {
 		if (!said) {
-			lower_strerror(e, why, sizeof(why));
+			errmsg_strerror(e, why, sizeof(why));
 			fprintf(stderr, "%s: cannot start a thread for "
 			    "connection '%s': %s (trying again)\n",
 			    program_invocation_short_name, a->conn->peer, why);

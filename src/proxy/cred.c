@@ -10,19 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "proxy/cred.h"
-
-/* strerror, lowercased as STYLE.md wants ("permission denied"). */
-static void
-errmsg(char *err, size_t errlen, const char *what, const char *path, int e)
-{
-	char why[128];
-
-	snprintf(why, sizeof(why), "%s", strerror(e));
-	if (why[0] >= 'A' && why[0] <= 'Z' && why[1] >= 'a' && why[1] <= 'z')
-		why[0] = (char)(why[0] - 'A' + 'a');
-	snprintf(err, errlen, "%s '%s': %s", what, path, why);
-}
 
 int
 cred_parse(struct cred *c, const char *data, size_t len, const char *path,
@@ -92,7 +81,7 @@ cred_load(struct cred *c, const char *path, char *err, size_t errlen)
 	memset(c, 0, sizeof(*c));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		errmsg(err, errlen, "cannot read credential file", path, errno);
+		errmsg_set(err, errlen, "cannot read credential file", path, errno);
 		return -1;
 	}
 	while (len < sizeof(buf)) {
@@ -100,7 +89,7 @@ cred_load(struct cred *c, const char *path, char *err, size_t errlen)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			errmsg(err, errlen, "cannot read credential file", path,
+			errmsg_set(err, errlen, "cannot read credential file", path,
 			    errno);
 			close(fd);
 			explicit_bzero(buf, sizeof(buf));

@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "errmsg.h"
 #include "proxy/proxy.h"
 
 /* ---- set-up ---- */
@@ -329,14 +330,6 @@ error_body(const struct proxy *p, const char *type, const char *msg)
 
 	json_decref(e);
 	return cred_scrub_str(&p->cred, s);
-}
-
-/* Lowercases the first letter of a curl message, as STYLE.md's grammar. */
-static void
-lower_first(char *s)
-{
-	if (s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'a' && s[1] <= 'z')
-		s[0] = (char)(s[0] - 'A' + 'a');
 }
 
 /* ---- caps (see proxy.h) ---- */
@@ -1273,7 +1266,7 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 			if (errbuf[0] == '\0')
 				snprintf(errbuf, sizeof(errbuf), "%s",
 				    curl_easy_strerror(res));
-			lower_first(errbuf);
+			errmsg_lower(errbuf);
 			if (asprintf(&msg, x.head_sent ? "lb-proxy: upstream "
 			    "'%s' failed mid-response: %s" :
 			    res == CURLE_OPERATION_TIMEDOUT ? "lb-proxy: "

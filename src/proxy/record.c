@@ -18,6 +18,7 @@
 
 #include <zlib.h>
 
+#include "errmsg.h"
 #include "proxy/record.h"
 
 static const char *const secret_headers[] = {
@@ -499,18 +500,6 @@ mkdirs(const char *path)
 	return rc;
 }
 
-static void
-lower_strerror(char *err, size_t errlen, const char *what, const char *path,
-    int e)
-{
-	char why[128];
-
-	snprintf(why, sizeof(why), "%s", strerror(e));
-	if (why[0] >= 'A' && why[0] <= 'Z' && why[1] >= 'a' && why[1] <= 'z')
-		why[0] = (char)(why[0] - 'A' + 'a');
-	snprintf(err, errlen, "%s '%s': %s", what, path, why);
-}
-
 /*
  * What earlier proxies left in DIR/responses: the bytes of its files, and
  * the highest NNNNNN of a NNNNNN.body (a sequence number to stay above).
@@ -563,12 +552,12 @@ wire_open(struct wire_log *w, const char *dir, const struct cred *cred,
 	w->cred = cred;
 	w->next_seq = 1;
 	if (mkdirs(dir) < 0) {
-		lower_strerror(err, errlen, "cannot create records directory",
+		errmsg_set(err, errlen, "cannot create records directory",
 		    dir, errno);
 		return -1;
 	}
 	if (asprintf(&path, "%s/responses", dir) < 0 || mkdir_ok(path) < 0) {
-		lower_strerror(err, errlen, "cannot create records directory",
+		errmsg_set(err, errlen, "cannot create records directory",
 		    path ? path : dir, errno);
 		free(path);
 		return -1;
@@ -586,7 +575,7 @@ wire_open(struct wire_log *w, const char *dir, const struct cred *cred,
 	}
 	w->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (w->fd < 0) {
-		lower_strerror(err, errlen, "cannot open records file", path,
+		errmsg_set(err, errlen, "cannot open records file", path,
 		    errno);
 		free(path);
 		return -1;
