@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 #include <uuid.h>
 
+#include "l_args.h"
 #include "lhost.h"
 #include "l_proc.h"
 
@@ -23,8 +24,8 @@ extern const luaL_Reg sys_funcs[];	/* l_sys.c: cores, terminals */
 static int
 l_canary(lua_State *L)
 {
-	size_t plen;
-	const char *prefix = luaL_optlstring(L, 1, "LEAKBENCH-CANARY-", &plen);
+	const char *prefix = lua_isnoneornil(L, 1) ? "LEAKBENCH-CANARY-" :
+	    l_check_string(L, 1, "core.canary", "prefix");
 	static const char hex[] = "0123456789abcdef";
 	unsigned char u[16];
 	char out[32];
@@ -35,7 +36,7 @@ l_canary(lua_State *L)
 		out[2 * i] = hex[u[i] >> 4];
 		out[2 * i + 1] = hex[u[i] & 15];
 	}
-	lua_pushlstring(L, prefix, plen);
+	lua_pushstring(L, prefix);
 	lua_pushlstring(L, out, sizeof(out));
 	lua_concat(L, 2);
 	return 1;

@@ -1,9 +1,10 @@
 /*
  * Lua bindings for proc.c and fs.c, part of "leakbench.core". This file
  * only checks arguments and moves values: misuse (a wrong type, an unknown
- * option) raises with the parameter's path, "core.run: opts.argv[2] is a
- * number, expected a string"; failures of the environment (a missing
- * program, an unreadable file) return nil, message.
+ * option) raises with the parameter's path, in l_args.h's grammar:
+ * 'core.run: wrong parameter "opts.argv[2]": expected string, got number';
+ * failures of the environment (a missing program, an unreadable file)
+ * return nil, message.
  *
  * A process is a "leakbench.process" userdata, created closed before the
  * child is spawned; __gc, __close and close() kill and reap it and are
@@ -24,6 +25,7 @@
 #include <lauxlib.h>
 
 #include "fs.h"
+#include "l_args.h"
 #include "l_proc.h"
 #include "proc.h"
 
@@ -38,36 +40,6 @@ static const char *const run_options[] = {
 	"uninterruptible", "grace", "max_output", NULL
 };
 
-/* Raises "fn: what is a T, expected E". */
-static int
-type_error(lua_State *L, int idx, const char *fn, const char *what,
-    const char *expected)
-{
-	return luaL_error(L, "%s: %s is a %s, expected %s", fn, what,
-	    luaL_typename(L, idx), expected);
-}
-
-/* A string without NUL bytes at idx, or raise naming it what. */
-static const char *
-check_string(lua_State *L, int idx, const char *fn, const char *what)
-{
-	size_t len;
-	const char *s;
-
-	if (lua_type(L, idx) != LUA_TSTRING)
-		type_error(L, idx, fn, what, "a string");
-	s = lua_tolstring(L, idx, &len);
-	if (strlen(s) != len)
-		luaL_error(L, "%s: %s contains a NUL byte", fn, what);
-	return s;
-}
-
-static const char *
-opt_string(lua_State *L, int idx, const char *fn, const char *what)
-{
-	return lua_isnoneornil(L, idx) ? NULL : check_string(L, idx, fn, what);
-}
-
 /* A number of seconds (>= 0, or > 0 when positive) at idx, or raise. */
 static double
 check_seconds(lua_State *L, int idx, const char *fn, const char *what,
@@ -76,12 +48,12 @@ check_seconds(lua_State *L, int idx, const char *fn, const char *what,
 	double s;
 
 	if (lua_type(L, idx) != LUA_TNUMBER)
-		type_error(L, idx, fn, what, "a number of seconds");
+		l_wrong_type(L, idx, fn, what, "a number of seconds");
 	s = lua_tonumber(L, idx);
 	if (isnan(s) || s < 0 || (positive && s == 0))
-		luaL_error(L, "%s: %s is %s, expected a %s number of seconds",
-		    fn, what, lua_tostring(L, idx),
-		    positive ? "positive" : "non-negative");
+		l_wrong(L, fn, what, "expected a %s number of seconds, got %s",
+		    positive ? "positive" : "non-negative",
+		    lua_tostring(L, idx));
 	return s;
 }
 
@@ -107,34 +79,36 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	if (!lua_istable(L, 1))
-		type_error(L, 1, fn, "opts", "a table");
+		l_wrong_type(L, 1, fn, "opts", "table");
 	luaL_checkstack(L, 24, fn);
 	lua_pushnil(L);
 	while (lua_next(L, 1) != 0) {
 		lua_pop(L, 1);
 		if (lua_type(L, -1) != LUA_TSTRING)
-			luaL_error(L, "%s: opts has a %s key, expected option "
-			    "names", fn, luaL_typename(L, -1));
+			l_wrong(L, fn, "opts", "expected option names, got "
+			    "a %s key", luaL_typename(L, -1));
 		for (k = 0; run_options[k] != NULL; k++)
 			if (strcmp(lua_tostring(L, -1), run_options[k]) == 0)
 				break;
-		if (run_options[k] == NULL)
-			luaL_error(L, "%s: opts.%s is not an option", fn,
+		if (run_options[k] == NULL) {
+			snprintf(what, sizeof(what), "opts.%.40s",
 			    lua_tostring(L, -1));
+			l_wrong(L, fn, what, "not an option");
+		}
 	}
 
 	lua_getfield(L, 1, "argv");
 	if (!lua_istable(L, -1))
-		type_error(L, -1, fn, "opts.argv", "a list of strings");
+		l_wrong_type(L, -1, fn, "opts.argv", "a list of strings");
 	n = (lua_Integer)lua_rawlen(L, -1);
 	if (n == 0)
-		luaL_error(L, "%s: opts.argv is empty, expected a list of "
-		    "strings", fn);
+		l_wrong(L, fn, "opts.argv", "expected a list of strings, got "
+		    "an empty table");
 	argv = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof(*argv), 0);
 	for (i = 1; i <= n; i++) {
 		lua_rawgeti(L, -2, i);
 		snprintf(what, sizeof(what), "opts.argv[%lld]", (long long)i);
-		argv[i - 1] = check_string(L, -1, fn, what);
+		argv[i - 1] = l_check_string(L, -1, fn, what);
 		lua_pop(L, 1);
 	}
 	argv[n] = NULL;
@@ -145,7 +119,7 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 		int t = lua_gettop(L);
 
 		if (!lua_istable(L, t))
-			type_error(L, t, fn, "opts.env", "a table");
+			l_wrong_type(L, t, fn, "opts.env", "table");
 		n = 0;
 		lua_pushnil(L);
 		while (lua_next(L, t) != 0) {
@@ -161,9 +135,8 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 			size_t len, j;
 
 			if (lua_type(L, -2) != LUA_TSTRING)
-				luaL_error(L, "%s: opts.env has a %s key, "
-				    "expected variable names", fn,
-				    luaL_typename(L, -2));
+				l_wrong(L, fn, "opts.env", "expected variable "
+				    "names, got a %s key", luaL_typename(L, -2));
 			name = lua_tolstring(L, -2, &len);
 			for (j = 0; j < len; j++)
 				if (!(name[j] == '_' || (name[j] >= 'A' &&
@@ -172,10 +145,10 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 				    && name[j] <= '9')))
 					break;
 			if (len == 0 || j < len)
-				luaL_error(L, "%s: opts.env has the key '%s', "
-				    "expected a variable name", fn, name);
+				l_wrong(L, fn, "opts.env", "expected variable "
+				    "names, got the key '%s'", name);
 			snprintf(what, sizeof(what), "opts.env.%.40s", name);
-			check_string(L, -1, fn, what);
+			l_check_string(L, -1, fn, what);
 			lua_pushvalue(L, -2);
 			lua_pushliteral(L, "=");
 			lua_pushvalue(L, -3);
@@ -194,16 +167,16 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 		size_t len;
 
 		if (lua_type(L, -1) != LUA_TSTRING)
-			type_error(L, -1, fn, "opts.stdin", "a string");
+			l_wrong_type(L, -1, fn, "opts.stdin", "string");
 		o->stdin_data = lua_tolstring(L, -1, &len);
 		o->stdin_len = len;
 	}
 	lua_getfield(L, 1, "cwd");
-	o->cwd = opt_string(L, -1, fn, "opts.cwd");
+	o->cwd = l_opt_string(L, -1, fn, "opts.cwd");
 	lua_getfield(L, 1, "stdout");
-	o->stdout_path = opt_string(L, -1, fn, "opts.stdout");
+	o->stdout_path = l_opt_string(L, -1, fn, "opts.stdout");
 	lua_getfield(L, 1, "stderr");
-	o->stderr_path = opt_string(L, -1, fn, "opts.stderr");
+	o->stderr_path = l_opt_string(L, -1, fn, "opts.stderr");
 	lua_getfield(L, 1, "timeout");
 	if (!lua_isnil(L, -1)) {
 		double s = check_seconds(L, -1, fn, "opts.timeout", 1);
@@ -218,18 +191,18 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 	lua_getfield(L, 1, "max_output");
 	if (!lua_isnil(L, -1)) {
 		if (!lua_isinteger(L, -1))
-			type_error(L, -1, fn, "opts.max_output",
+			l_wrong_type(L, -1, fn, "opts.max_output",
 			    "an integer number of bytes");
 		if (lua_tointeger(L, -1) < 1)
-			luaL_error(L, "%s: opts.max_output is %s, expected a "
-			    "positive number of bytes", fn, lua_tostring(L, -1));
+			l_wrong(L, fn, "opts.max_output", "expected a positive "
+			    "number of bytes, got %s", lua_tostring(L, -1));
 		o->cap = (size_t)lua_tointeger(L, -1);
 	}
 	lua_getfield(L, 1, "uninterruptible");
 	if (!lua_isnil(L, -1)) {
 		if (!lua_isboolean(L, -1))
-			type_error(L, -1, fn, "opts.uninterruptible",
-			    "a boolean");
+			l_wrong_type(L, -1, fn, "opts.uninterruptible",
+			    "boolean");
 		o->uninterruptible = lua_toboolean(L, -1);
 	}
 }
@@ -325,7 +298,7 @@ check_open(lua_State *L, const char *fn)
 	struct lproc *h = luaL_checkudata(L, 1, PROCESS_MT);
 
 	if (h->p == NULL)
-		luaL_error(L, "%s: the process is closed", fn);
+		l_wrong(L, fn, "self", "the process is closed");
 	return h->p;
 }
 
@@ -358,11 +331,12 @@ l_process_kill(lua_State *L)
 {
 	struct proc *p = check_open(L, "process:kill");
 	const char *name = lua_isnoneornil(L, 2) ? "SIGTERM" :
-	    check_string(L, 2, "process:kill", "signal");
+	    l_check_string(L, 2, "process:kill", "signal");
 	int sig = proc_signum(name);
 
 	if (sig < 0)
-		return luaL_error(L, "process:kill: unknown signal '%s'", name);
+		return l_wrong(L, "process:kill", "signal",
+		    "unknown signal '%s'", name);
 	if (proc_kill(p, sig) == -1)
 		return push_fail(L, errno == ESRCH ? "the process has finished" :
 		    strerror(errno));
@@ -419,28 +393,31 @@ l_wait_any(lua_State *L)
 	lua_Integer i, n;
 	int64_t ms;
 	int index, rc;
+	char what[32];
 
 	if (!lua_istable(L, 1))
-		type_error(L, 1, "core.wait_any", "list", "a list of processes");
+		l_wrong_type(L, 1, "core.wait_any", "list",
+		    "a list of processes");
 	ms = opt_timeout(L, 2, "core.wait_any");
 	n = (lua_Integer)lua_rawlen(L, 1);
 	if (n == 0)
-		return luaL_error(L, "core.wait_any: list is empty, expected "
-		    "a list of processes");
+		return l_wrong(L, "core.wait_any", "list", "expected a list of "
+		    "processes, got an empty table");
 	if (n > INT_MAX / 8)
-		return luaL_error(L, "core.wait_any: list is too long");
+		return l_wrong(L, "core.wait_any", "list", "too long");
 	ps = lua_newuserdatauv(L, (size_t)n * sizeof(*ps), 0);
 	for (i = 1; i <= n; i++) {
 		struct lproc *h;
 
 		lua_rawgeti(L, 1, i);
 		h = luaL_testudata(L, -1, PROCESS_MT);
+		snprintf(what, sizeof(what), "list[%lld]", (long long)i);
 		if (h == NULL)
-			return luaL_error(L, "core.wait_any: list[%d] is a %s, "
-			    "expected a process", (int)i, luaL_typename(L, -1));
+			return l_wrong_type(L, -1, "core.wait_any", what,
+			    "a process");
 		if (h->p == NULL)
-			return luaL_error(L, "core.wait_any: list[%d] is a "
-			    "closed process", (int)i);
+			return l_wrong(L, "core.wait_any", what,
+			    "the process is closed");
 		ps[i - 1] = h->p;
 		lua_pop(L, 1);
 	}
@@ -510,13 +487,12 @@ l_sleep(lua_State *L)
 static int
 l_tmpdir(lua_State *L)
 {
-	const char *prefix = check_string(L, 1, "core.tmpdir", "prefix");
-	const char *parent = opt_string(L, 2, "core.tmpdir", "parent");
+	const char *prefix = l_check_string(L, 1, "core.tmpdir", "prefix");
+	const char *parent = l_opt_string(L, 2, "core.tmpdir", "parent");
 	char *path;
 
 	if (strchr(prefix, '/') != NULL)
-		return luaL_error(L, "core.tmpdir: prefix '%s' contains a '/'",
-		    prefix);
+		return l_wrong(L, "core.tmpdir", "prefix", "contains a '/'");
 	if (parent == NULL && (parent = getenv("TMPDIR")) == NULL)
 		parent = "/tmp";
 	lua_pushfstring(L, "%s/%sXXXXXX", parent, prefix);
@@ -550,15 +526,15 @@ push_status(lua_State *L, int rc, const char *err)
 static int
 l_rmtree(lua_State *L)
 {
-	const char *path = check_string(L, 1, "core.rmtree", "path");
+	const char *path = l_check_string(L, 1, "core.rmtree", "path");
 	char err[512];
 	const char *s;
 
 	for (s = path; *s == '/'; s++)
 		;
 	if (*s == '\0')
-		return luaL_error(L, "core.rmtree: refusing to remove '%s'",
-		    path);
+		return l_wrong(L, "core.rmtree", "path", "refusing to remove "
+		    "'%s'", path);
 	return push_status(L, fs_rmtree(path, err, sizeof(err)), err);
 }
 
@@ -570,10 +546,11 @@ opt_mode(lua_State *L, int idx, const char *fn, mode_t def)
 	if (lua_isnoneornil(L, idx))
 		return def;
 	if (!lua_isinteger(L, idx))
-		type_error(L, idx, fn, "mode", "an integer");
+		l_wrong_type(L, idx, fn, "mode", "integer");
 	m = lua_tointeger(L, idx);
 	if (m < 0 || m > 07777)
-		luaL_error(L, "%s: mode %d is out of range", fn, (int)m);
+		l_wrong(L, fn, "mode", "expected 0 to 07777, got %I",
+		    (lua_Integer)m);
 	return (mode_t)m;
 }
 
@@ -581,7 +558,7 @@ opt_mode(lua_State *L, int idx, const char *fn, mode_t def)
 static int
 l_mkdir_p(lua_State *L)
 {
-	const char *path = check_string(L, 1, "core.mkdir_p", "path");
+	const char *path = l_check_string(L, 1, "core.mkdir_p", "path");
 	mode_t mode = opt_mode(L, 2, "core.mkdir_p", 0755);
 	char err[512];
 
@@ -595,17 +572,17 @@ l_mkdir_p(lua_State *L)
 static int
 l_write_file(lua_State *L)
 {
-	const char *path = check_string(L, 1, "core.write_file", "path");
+	const char *path = l_check_string(L, 1, "core.write_file", "path");
 	mode_t mode = opt_mode(L, 3, "core.write_file", 0644);
 	const char *data;
 	char err[512];
 	size_t len;
 
 	if (lua_type(L, 2) != LUA_TSTRING)
-		type_error(L, 2, "core.write_file", "bytes", "a string");
+		l_wrong_type(L, 2, "core.write_file", "bytes", "string");
 	data = lua_tolstring(L, 2, &len);
 	if (!lua_isnoneornil(L, 4) && !lua_isboolean(L, 4))
-		type_error(L, 4, "core.write_file", "exclusive", "a boolean");
+		l_wrong_type(L, 4, "core.write_file", "exclusive", "boolean");
 	return push_status(L, fs_write_file(path, data, len, mode,
 	    lua_toboolean(L, 4), err, sizeof(err)), err);
 }
@@ -614,7 +591,7 @@ l_write_file(lua_State *L)
 static int
 l_read_file(lua_State *L)
 {
-	const char *path = check_string(L, 1, "core.read_file", "path");
+	const char *path = l_check_string(L, 1, "core.read_file", "path");
 	char err[512], *buf;
 	size_t len;
 
@@ -634,8 +611,8 @@ l_read_file(lua_State *L)
 static int
 l_read_beneath(lua_State *L)
 {
-	const char *root = check_string(L, 1, "core.read_beneath", "root");
-	const char *rel = check_string(L, 2, "core.read_beneath", "rel");
+	const char *root = l_check_string(L, 1, "core.read_beneath", "root");
+	const char *rel = l_check_string(L, 2, "core.read_beneath", "rel");
 	struct fs_read_info info;
 	lua_Integer max = 64 << 20;
 	char err[512], *buf;
@@ -643,12 +620,12 @@ l_read_beneath(lua_State *L)
 
 	if (!lua_isnoneornil(L, 3)) {
 		if (!lua_isinteger(L, 3))
-			type_error(L, 3, "core.read_beneath", "max",
-			    "an integer");
+			l_wrong_type(L, 3, "core.read_beneath", "max",
+			    "integer");
 		max = lua_tointeger(L, 3);
 		if (max < 0)
-			return luaL_error(L, "core.read_beneath: max %I is "
-			    "negative", max);
+			return l_wrong(L, "core.read_beneath", "max", "expected a "
+			    "non-negative integer, got %I", (lua_Integer)max);
 	}
 	buf = fs_read_beneath(root, rel, (size_t)max, &len, &info, err,
 	    sizeof(err));
@@ -674,15 +651,15 @@ l_read_beneath(lua_State *L)
 static int
 l_files_beneath(lua_State *L)
 {
-	const char *root = check_string(L, 1, "core.files_beneath", "root");
-	const char *rel = check_string(L, 2, "core.files_beneath", "rel");
+	const char *root = l_check_string(L, 1, "core.files_beneath", "root");
+	const char *rel = l_check_string(L, 2, "core.files_beneath", "rel");
 	lua_Integer max = 100000;
 	char err[512], **names;
 	size_t n, i;
 
 	if (!lua_isnoneornil(L, 3)) {
 		if (!lua_isinteger(L, 3) || lua_tointeger(L, 3) < 0)
-			type_error(L, 3, "core.files_beneath", "max_files",
+			l_wrong_type(L, 3, "core.files_beneath", "max_files",
 			    "a non-negative integer");
 		max = lua_tointeger(L, 3);
 	}
@@ -707,7 +684,7 @@ l_sha256(lua_State *L)
 	size_t len;
 
 	if (lua_type(L, 1) != LUA_TSTRING)
-		type_error(L, 1, "core.sha256", "bytes", "a string");
+		l_wrong_type(L, 1, "core.sha256", "bytes", "string");
 	s = lua_tolstring(L, 1, &len);
 	if (fs_sha256(s, len, hex) != 0)
 		return luaL_error(L, "core.sha256: digest failed");
@@ -719,7 +696,7 @@ l_sha256(lua_State *L)
 static int
 l_sha256_file(lua_State *L)
 {
-	const char *path = check_string(L, 1, "core.sha256_file", "path");
+	const char *path = l_check_string(L, 1, "core.sha256_file", "path");
 	char hex[65], err[512];
 
 	if (fs_sha256_file(path, hex, err, sizeof(err)) != 0)
@@ -732,7 +709,7 @@ l_sha256_file(lua_State *L)
 static int
 l_listdir(lua_State *L)
 {
-	const char *path = check_string(L, 1, "core.listdir", "path");
+	const char *path = l_check_string(L, 1, "core.listdir", "path");
 	char err[512], **names;
 	size_t n, i;
 
@@ -754,7 +731,7 @@ l_listdir(lua_State *L)
 static int
 l_stat(lua_State *L)
 {
-	const char *path = check_string(L, 1, "core.stat", "path");
+	const char *path = l_check_string(L, 1, "core.stat", "path");
 	struct stat st;
 	const char *type;
 
@@ -789,10 +766,11 @@ check_id(lua_State *L, int idx, const char *fn, const char *what)
 	lua_Integer v;
 
 	if (!lua_isinteger(L, idx))
-		type_error(L, idx, fn, what, "an integer");
+		l_wrong_type(L, idx, fn, what, "integer");
 	v = lua_tointeger(L, idx);
 	if (v < 0 || v > UINT32_MAX - 1)
-		luaL_error(L, "%s: %s %d is out of range", fn, what, (int)v);
+		l_wrong(L, fn, what, "expected 0 to %I, got %I",
+		    (lua_Integer)(UINT32_MAX - 1), (lua_Integer)v);
 	return v;
 }
 
@@ -800,13 +778,13 @@ check_id(lua_State *L, int idx, const char *fn, const char *what)
 static int
 l_chown(lua_State *L)
 {
-	const char *path = check_string(L, 1, "core.chown", "path");
+	const char *path = l_check_string(L, 1, "core.chown", "path");
 	uid_t uid = (uid_t)check_id(L, 2, "core.chown", "uid");
 	gid_t gid = (gid_t)check_id(L, 3, "core.chown", "gid");
 	char err[512];
 
 	if (!lua_isnoneornil(L, 4) && !lua_isboolean(L, 4))
-		type_error(L, 4, "core.chown", "recursive", "a boolean");
+		l_wrong_type(L, 4, "core.chown", "recursive", "boolean");
 	return push_status(L, fs_chown(path, uid, gid, lua_toboolean(L, 4),
 	    err, sizeof(err)), err);
 }
@@ -815,11 +793,11 @@ l_chown(lua_State *L)
 static int
 l_chmod(lua_State *L)
 {
-	const char *path = check_string(L, 1, "core.chmod", "path");
+	const char *path = l_check_string(L, 1, "core.chmod", "path");
 	mode_t mode;
 
 	if (lua_isnoneornil(L, 2))
-		type_error(L, 2, "core.chmod", "mode", "an integer");
+		l_wrong_type(L, 2, "core.chmod", "mode", "integer");
 	mode = opt_mode(L, 2, "core.chmod", 0);
 	if (chmod(path, mode) == -1) {
 		lua_pushnil(L);
@@ -859,7 +837,7 @@ l_pid_alive(lua_State *L)
 	lua_Integer pid;
 
 	if (!lua_isinteger(L, 1))
-		type_error(L, 1, "core.pid_alive", "pid", "an integer");
+		l_wrong_type(L, 1, "core.pid_alive", "pid", "integer");
 	pid = lua_tointeger(L, 1);
 	lua_pushboolean(L, pid > 0 && pid <= INT_MAX &&
 	    (kill((pid_t)pid, 0) == 0 || errno == EPERM));
@@ -882,7 +860,7 @@ l_hostname(lua_State *L)
 static int
 l_getrlimit(lua_State *L)
 {
-	const char *name = check_string(L, 1, "core.getrlimit", "name");
+	const char *name = l_check_string(L, 1, "core.getrlimit", "name");
 	struct rlimit rl;
 	int res;
 
@@ -891,7 +869,8 @@ l_getrlimit(lua_State *L)
 	else if (strcmp(name, "nproc") == 0)
 		res = RLIMIT_NPROC;
 	else
-		return luaL_error(L, "core.getrlimit: unknown limit '%s'", name);
+		return l_wrong(L, "core.getrlimit", "name", "unknown limit "
+		    "'%s'", name);
 	if (getrlimit(res, &rl) == -1)
 		return push_fail(L, strerror(errno));
 	if (rl.rlim_cur == RLIM_INFINITY)
@@ -909,7 +888,7 @@ l_getrlimit(lua_State *L)
 static int
 l_realpath(lua_State *L)
 {
-	const char *path = check_string(L, 1, "core.realpath", "path");
+	const char *path = l_check_string(L, 1, "core.realpath", "path");
 	char *r = realpath(path, NULL);
 
 	if (r == NULL) {

@@ -8,6 +8,7 @@
 
 #include <lauxlib.h>
 
+#include "l_args.h"
 #include "lhost.h"
 
 /* ncpu() -> the number of cores this process may run on (at least 1). */
@@ -29,7 +30,9 @@ l_ncpu(lua_State *L)
 static int
 l_isatty(lua_State *L)
 {
-	lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)) == 1);
+	if (!lua_isinteger(L, 1))
+		l_wrong_type(L, 1, "core.isatty", "fd", "integer");
+	lua_pushboolean(L, isatty((int)lua_tointeger(L, 1)) == 1);
 	return 1;
 }
 
