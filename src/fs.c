@@ -315,8 +315,9 @@ fs_read_file(const char *path, size_t *len, char *err, size_t errlen)
 			}
 			buf = nb;
 		}
+		/* buf was allocated just above: not NULL. */
 		/* cppcheck-suppress nullPointerArithmeticRedundantCheck */
-		r = read(fd, buf + n, size - n - 1);	/* buf is allocated above */
+		r = read(fd, buf + n, size - n - 1);
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1)
@@ -476,8 +477,9 @@ fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
 			buf = nb;
 			size = ns;
 		}
+		/* buf was allocated just above: not NULL. */
 		/* cppcheck-suppress nullPointerArithmeticRedundantCheck */
-		r = read(fd, buf + n, size - n - 1);	/* buf is allocated above */
+		r = read(fd, buf + n, size - n - 1);
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1) {
