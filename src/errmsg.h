@@ -13,17 +13,17 @@
 #include <stddef.h>
 
 /* "ACTION 'SUBJECT': reason" into out, the reason strerror(e) lowercased. */
-void	errmsg_set(char *out, size_t outlen, const char *action,
-	    const char *subject, int e);
+void errmsg_set(char *out, size_t outlen, const char *action,
+    const char *subject, int e);
 
 /* strerror(e), lowercased ("permission denied"), into out; returns out. */
-char	*errmsg_strerror(int e, char *out, size_t outlen);
+char *errmsg_strerror(int e, char *out, size_t outlen);
 
 /*
  * Lowercases the first letter of a library's sentence-cased message in
  * place ("Couldn't connect" -> "couldn't connect"), unless it starts an
  * acronym ("SSL ...", "DNS ...").
  */
-void	errmsg_lower(char *s);
+void errmsg_lower(char *s);
 
 #endif

@@ -46,5 +46,5 @@ const char *
 l_opt_string(lua_State *L, int idx, const char *fn, const char *what)
 {
 	return lua_isnoneornil(L, idx) ? NULL :
-	    l_check_string(L, idx, fn, what);
+					 l_check_string(L, idx, fn, what);
 }

@@ -16,19 +16,19 @@
 #include <lua.h>
 
 /* Raises FN: wrong parameter "WHAT": expected EXPECTED, got <type at idx>. */
-int	l_wrong_type(lua_State *, int idx, const char *fn, const char *what,
-	    const char *expected);
+int l_wrong_type(lua_State *, int idx, const char *fn, const char *what,
+    const char *expected);
 
 /* Raises FN: wrong parameter "WHAT": <fmt, as lua_pushfstring>. */
-int	l_wrong(lua_State *, const char *fn, const char *what,
-	    const char *fmt, ...);
+int l_wrong(lua_State *, const char *fn, const char *what, const char *fmt,
+    ...);
 
 /* The string at idx, which must hold no NUL byte; raises otherwise. */
-const char	*l_check_string(lua_State *, int idx, const char *fn,
-		    const char *what);
+const char *l_check_string(lua_State *, int idx, const char *fn,
+    const char *what);
 
 /* As l_check_string, but NULL for nil or none. */
-const char	*l_opt_string(lua_State *, int idx, const char *fn,
-		    const char *what);
+const char *l_opt_string(lua_State *, int idx, const char *fn,
+    const char *what);
 
 #endif

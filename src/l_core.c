@@ -13,8 +13,8 @@
 #include "lhost.h"
 #include "l_proc.h"
 
-extern const luaL_Reg scan_funcs[];	/* l_scan.c: the leak scanner */
-extern const luaL_Reg sys_funcs[];	/* l_sys.c: cores, terminals */
+extern const luaL_Reg scan_funcs[]; /* l_scan.c: the leak scanner */
+extern const luaL_Reg sys_funcs[];  /* l_sys.c: cores, terminals */
 
 /*
  * canary([prefix]) -> string. The prefix, then 32 random hex digits from
@@ -24,7 +24,8 @@ extern const luaL_Reg sys_funcs[];	/* l_sys.c: cores, terminals */
 static int
 l_canary(lua_State *L)
 {
-	const char *prefix = lua_isnoneornil(L, 1) ? "LEAKBENCH-CANARY-" :
+	const char *prefix = lua_isnoneornil(L, 1) ?
+	    "LEAKBENCH-CANARY-" :
 	    l_check_string(L, 1, "core.canary", "prefix");
 	static const char hex[] = "0123456789abcdef";
 	unsigned char u[16];
@@ -55,11 +56,8 @@ l_uuid(lua_State *L)
 	return 1;
 }
 
-static const luaL_Reg core_funcs[] = {
-	{ "canary", l_canary },
-	{ "uuid", l_uuid },
-	{ NULL, NULL }
-};
+static const luaL_Reg core_funcs[] = { { "canary", l_canary },
+	{ "uuid", l_uuid }, { NULL, NULL } };
 
 int
 luaopen_leakbench_core(lua_State *L)

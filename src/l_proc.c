@@ -29,16 +29,15 @@
 #include "l_proc.h"
 #include "proc.h"
 
-#define PROCESS_MT	"leakbench.process"
+#define PROCESS_MT "leakbench.process"
 
 struct lproc {
-	struct proc	*p;	/* NULL when closed */
+	struct proc *p; /* NULL when closed */
 };
 
-static const char *const run_options[] = {
-	"argv", "stdin", "env", "cwd", "timeout", "stdout", "stderr",
-	"uninterruptible", "grace", "max_output", NULL
-};
+static const char *const run_options[] = { "argv", "stdin", "env", "cwd",
+	"timeout", "stdout", "stderr", "uninterruptible", "grace", "max_output",
+	NULL };
 
 /* A number of seconds (>= 0, or > 0 when positive) at idx, or raise. */
 static double
@@ -85,8 +84,10 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 	while (lua_next(L, 1) != 0) {
 		lua_pop(L, 1);
 		if (lua_type(L, -1) != LUA_TSTRING)
-			l_wrong(L, fn, "opts", "expected option names, got "
-			    "a %s key", luaL_typename(L, -1));
+			l_wrong(L, fn, "opts",
+			    "expected option names, got "
+			    "a %s key",
+			    luaL_typename(L, -1));
 		for (k = 0; run_options[k] != NULL; k++)
 			if (strcmp(lua_tostring(L, -1), run_options[k]) == 0)
 				break;
@@ -102,7 +103,8 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 		l_wrong_type(L, -1, fn, "opts.argv", "a list of strings");
 	n = (lua_Integer)lua_rawlen(L, -1);
 	if (n == 0)
-		l_wrong(L, fn, "opts.argv", "expected a list of strings, got "
+		l_wrong(L, fn, "opts.argv",
+		    "expected a list of strings, got "
 		    "an empty table");
 	argv = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof(*argv), 0);
 	for (i = 1; i <= n; i++) {
@@ -127,7 +129,7 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 			n++;
 		}
 		env = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof(*env), 0);
-		lua_createtable(L, (int)n, 0);	/* anchors "K=V" */
+		lua_createtable(L, (int)n, 0); /* anchors "K=V" */
 		i = 0;
 		lua_pushnil(L);
 		while (lua_next(L, t) != 0) {
@@ -135,18 +137,23 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 			size_t len, j;
 
 			if (lua_type(L, -2) != LUA_TSTRING)
-				l_wrong(L, fn, "opts.env", "expected variable "
-				    "names, got a %s key", luaL_typename(L, -2));
+				l_wrong(L, fn, "opts.env",
+				    "expected variable "
+				    "names, got a %s key",
+				    luaL_typename(L, -2));
 			name = lua_tolstring(L, -2, &len);
 			for (j = 0; j < len; j++)
-				if (!(name[j] == '_' || (name[j] >= 'A' &&
-				    name[j] <= 'Z') || (name[j] >= 'a' &&
-				    name[j] <= 'z') || (j > 0 && name[j] >= '0'
-				    && name[j] <= '9')))
+				if (!(name[j] == '_' ||
+					(name[j] >= 'A' && name[j] <= 'Z') ||
+					(name[j] >= 'a' && name[j] <= 'z') ||
+					(j > 0 && name[j] >= '0' &&
+					    name[j] <= '9')))
 					break;
 			if (len == 0 || j < len)
-				l_wrong(L, fn, "opts.env", "expected variable "
-				    "names, got the key '%s'", name);
+				l_wrong(L, fn, "opts.env",
+				    "expected variable "
+				    "names, got the key '%s'",
+				    name);
 			snprintf(what, sizeof(what), "opts.env.%.40s", name);
 			l_check_string(L, -1, fn, what);
 			lua_pushvalue(L, -2);
@@ -154,7 +161,7 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 			lua_pushvalue(L, -3);
 			lua_concat(L, 3);
 			env[i] = lua_tostring(L, -1);
-			lua_rawseti(L, -4, i + 1);	/* anchor, key, value */
+			lua_rawseti(L, -4, i + 1); /* anchor, key, value */
 			lua_pop(L, 1);
 			i++;
 		}
@@ -186,16 +193,18 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 	}
 	lua_getfield(L, 1, "grace");
 	if (!lua_isnil(L, -1))
-		o->grace_ms = seconds_to_ms(check_seconds(L, -1, fn,
-		    "opts.grace", 1));
+		o->grace_ms = seconds_to_ms(
+		    check_seconds(L, -1, fn, "opts.grace", 1));
 	lua_getfield(L, 1, "max_output");
 	if (!lua_isnil(L, -1)) {
 		if (!lua_isinteger(L, -1))
 			l_wrong_type(L, -1, fn, "opts.max_output",
 			    "an integer number of bytes");
 		if (lua_tointeger(L, -1) < 1)
-			l_wrong(L, fn, "opts.max_output", "expected a positive "
-			    "number of bytes, got %s", lua_tostring(L, -1));
+			l_wrong(L, fn, "opts.max_output",
+			    "expected a positive "
+			    "number of bytes, got %s",
+			    lua_tostring(L, -1));
 		o->cap = (size_t)lua_tointeger(L, -1);
 	}
 	lua_getfield(L, 1, "uninterruptible");
@@ -265,7 +274,7 @@ l_run(lua_State *L)
 	check_run_opts(L, "core.run", &o);
 	h = lua_newuserdatauv(L, sizeof(*h), 0);
 	h->p = NULL;
-	luaL_setmetatable(L, PROCESS_MT);	/* reaped by __gc if we raise */
+	luaL_setmetatable(L, PROCESS_MT); /* reaped by __gc if we raise */
 	if ((h->p = proc_start(&o, err, sizeof(err))) == NULL)
 		return push_fail(L, err);
 	proc_wait(h->p, -1, &r);
@@ -330,7 +339,8 @@ static int
 l_process_kill(lua_State *L)
 {
 	struct proc *p = check_open(L, "process:kill");
-	const char *name = lua_isnoneornil(L, 2) ? "SIGTERM" :
+	const char *name = lua_isnoneornil(L, 2) ?
+	    "SIGTERM" :
 	    l_check_string(L, 2, "process:kill", "signal");
 	int sig = proc_signum(name);
 
@@ -338,8 +348,9 @@ l_process_kill(lua_State *L)
 		return l_wrong(L, "process:kill", "signal",
 		    "unknown signal '%s'", name);
 	if (proc_kill(p, sig) == -1)
-		return push_fail(L, errno == ESRCH ? "the process has finished" :
-		    strerror(errno));
+		return push_fail(L,
+		    errno == ESRCH ? "the process has finished" :
+				     strerror(errno));
 	lua_pushboolean(L, 1);
 	return 1;
 }
@@ -377,7 +388,8 @@ l_process_tostring(lua_State *L)
 	if (h->p == NULL)
 		lua_pushliteral(L, "leakbench.process (closed)");
 	else
-		lua_pushfstring(L, "leakbench.process (pid %d)", proc_pid(h->p));
+		lua_pushfstring(L, "leakbench.process (pid %d)",
+		    proc_pid(h->p));
 	return 1;
 }
 
@@ -401,7 +413,8 @@ l_wait_any(lua_State *L)
 	ms = opt_timeout(L, 2, "core.wait_any");
 	n = (lua_Integer)lua_rawlen(L, 1);
 	if (n == 0)
-		return l_wrong(L, "core.wait_any", "list", "expected a list of "
+		return l_wrong(L, "core.wait_any", "list",
+		    "expected a list of "
 		    "processes, got an empty table");
 	if (n > INT_MAX / 8)
 		return l_wrong(L, "core.wait_any", "list", "too long");
@@ -533,8 +546,10 @@ l_rmtree(lua_State *L)
 	for (s = path; *s == '/'; s++)
 		;
 	if (*s == '\0')
-		return l_wrong(L, "core.rmtree", "path", "refusing to remove "
-		    "'%s'", path);
+		return l_wrong(L, "core.rmtree", "path",
+		    "refusing to remove "
+		    "'%s'",
+		    path);
 	return push_status(L, fs_rmtree(path, err, sizeof(err)), err);
 }
 
@@ -583,8 +598,10 @@ l_write_file(lua_State *L)
 	data = lua_tolstring(L, 2, &len);
 	if (!lua_isnoneornil(L, 4) && !lua_isboolean(L, 4))
 		l_wrong_type(L, 4, "core.write_file", "exclusive", "boolean");
-	return push_status(L, fs_write_file(path, data, len, mode,
-	    lua_toboolean(L, 4), err, sizeof(err)), err);
+	return push_status(L,
+	    fs_write_file(path, data, len, mode, lua_toboolean(L, 4), err,
+		sizeof(err)),
+	    err);
 }
 
 /* read_file(path) -> bytes | nil, err. */
@@ -624,8 +641,10 @@ l_read_beneath(lua_State *L)
 			    "integer");
 		max = lua_tointeger(L, 3);
 		if (max < 0)
-			return l_wrong(L, "core.read_beneath", "max", "expected a "
-			    "non-negative integer, got %I", (lua_Integer)max);
+			return l_wrong(L, "core.read_beneath", "max",
+			    "expected a "
+			    "non-negative integer, got %I",
+			    (lua_Integer)max);
 	}
 	buf = fs_read_beneath(root, rel, (size_t)max, &len, &info, err,
 	    sizeof(err));
@@ -741,8 +760,10 @@ l_stat(lua_State *L)
 		    strerror(errno));
 		return 2;
 	}
-	type = S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" :
-	    S_ISLNK(st.st_mode) ? "link" : "other";
+	type = S_ISREG(st.st_mode) ? "file" :
+	    S_ISDIR(st.st_mode)	   ? "dir" :
+	    S_ISLNK(st.st_mode)	   ? "link" :
+				     "other";
 	lua_createtable(L, 0, 6);
 	lua_pushstring(L, type);
 	lua_setfield(L, -2, "type");
@@ -754,8 +775,8 @@ l_stat(lua_State *L)
 	lua_setfield(L, -2, "uid");
 	lua_pushinteger(L, (lua_Integer)st.st_gid);
 	lua_setfield(L, -2, "gid");
-	lua_pushnumber(L, (double)st.st_mtim.tv_sec +
-	    (double)st.st_mtim.tv_nsec / 1e9);
+	lua_pushnumber(L,
+	    (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9);
 	lua_setfield(L, -2, "mtime");
 	return 1;
 }
@@ -785,8 +806,9 @@ l_chown(lua_State *L)
 
 	if (!lua_isnoneornil(L, 4) && !lua_isboolean(L, 4))
 		l_wrong_type(L, 4, "core.chown", "recursive", "boolean");
-	return push_status(L, fs_chown(path, uid, gid, lua_toboolean(L, 4),
-	    err, sizeof(err)), err);
+	return push_status(L,
+	    fs_chown(path, uid, gid, lua_toboolean(L, 4), err, sizeof(err)),
+	    err);
 }
 
 /* chmod(path, mode) -> true | nil, err. */
@@ -839,8 +861,9 @@ l_pid_alive(lua_State *L)
 	if (!lua_isinteger(L, 1))
 		l_wrong_type(L, 1, "core.pid_alive", "pid", "integer");
 	pid = lua_tointeger(L, 1);
-	lua_pushboolean(L, pid > 0 && pid <= INT_MAX &&
-	    (kill((pid_t)pid, 0) == 0 || errno == EPERM));
+	lua_pushboolean(L,
+	    pid > 0 && pid <= INT_MAX &&
+		(kill((pid_t)pid, 0) == 0 || errno == EPERM));
 	return 1;
 }
 
@@ -869,8 +892,10 @@ l_getrlimit(lua_State *L)
 	else if (strcmp(name, "nproc") == 0)
 		res = RLIMIT_NPROC;
 	else
-		return l_wrong(L, "core.getrlimit", "name", "unknown limit "
-		    "'%s'", name);
+		return l_wrong(L, "core.getrlimit", "name",
+		    "unknown limit "
+		    "'%s'",
+		    name);
 	if (getrlimit(res, &rl) == -1)
 		return push_fail(L, strerror(errno));
 	if (rl.rlim_cur == RLIM_INFINITY)
@@ -911,54 +936,29 @@ l_exe_path(lua_State *L)
 	return l_realpath(L);
 }
 
-static const luaL_Reg proc_funcs[] = {
-	{ "run", l_run },
-	{ "start", l_start },
-	{ "wait_any", l_wait_any },
-	{ "trap_signals", l_trap_signals },
+static const luaL_Reg proc_funcs[] = { { "run", l_run }, { "start", l_start },
+	{ "wait_any", l_wait_any }, { "trap_signals", l_trap_signals },
 	{ "interrupted", l_interrupted },
-	{ "clear_interrupt", l_clear_interrupt },
-	{ "now", l_now },
-	{ "sleep", l_sleep },
-	{ "tmpdir", l_tmpdir },
-	{ "rmtree", l_rmtree },
-	{ "mkdir_p", l_mkdir_p },
-	{ "write_file", l_write_file },
-	{ "read_file", l_read_file },
-	{ "read_beneath", l_read_beneath },
-	{ "files_beneath", l_files_beneath },
-	{ "sha256", l_sha256 },
-	{ "sha256_file", l_sha256_file },
-	{ "listdir", l_listdir },
-	{ "stat", l_stat },
-	{ "chown", l_chown },
-	{ "chmod", l_chmod },
-	{ "getuid", l_getuid },
-	{ "getgid", l_getgid },
-	{ "getpid", l_getpid },
-	{ "pid_alive", l_pid_alive },
-	{ "hostname", l_hostname },
-	{ "getrlimit", l_getrlimit },
-	{ "realpath", l_realpath },
-	{ "exe_path", l_exe_path },
-	{ NULL, NULL }
-};
+	{ "clear_interrupt", l_clear_interrupt }, { "now", l_now },
+	{ "sleep", l_sleep }, { "tmpdir", l_tmpdir }, { "rmtree", l_rmtree },
+	{ "mkdir_p", l_mkdir_p }, { "write_file", l_write_file },
+	{ "read_file", l_read_file }, { "read_beneath", l_read_beneath },
+	{ "files_beneath", l_files_beneath }, { "sha256", l_sha256 },
+	{ "sha256_file", l_sha256_file }, { "listdir", l_listdir },
+	{ "stat", l_stat }, { "chown", l_chown }, { "chmod", l_chmod },
+	{ "getuid", l_getuid }, { "getgid", l_getgid }, { "getpid", l_getpid },
+	{ "pid_alive", l_pid_alive }, { "hostname", l_hostname },
+	{ "getrlimit", l_getrlimit }, { "realpath", l_realpath },
+	{ "exe_path", l_exe_path }, { NULL, NULL } };
 
-static const luaL_Reg process_methods[] = {
-	{ "wait", l_process_wait },
-	{ "kill", l_process_kill },
-	{ "pid", l_process_pid },
-	{ "done", l_process_done },
-	{ "close", l_process_close },
-	{ NULL, NULL }
-};
+static const luaL_Reg process_methods[] = { { "wait", l_process_wait },
+	{ "kill", l_process_kill }, { "pid", l_process_pid },
+	{ "done", l_process_done }, { "close", l_process_close },
+	{ NULL, NULL } };
 
-static const luaL_Reg process_meta[] = {
-	{ "__gc", l_process_close },
-	{ "__close", l_process_close },
-	{ "__tostring", l_process_tostring },
-	{ NULL, NULL }
-};
+static const luaL_Reg process_meta[] = { { "__gc", l_process_close },
+	{ "__close", l_process_close }, { "__tostring", l_process_tostring },
+	{ NULL, NULL } };
 
 void
 l_proc_register(lua_State *L)

@@ -10,6 +10,6 @@
  * Adds run, start, wait_any, the signal, clock and file functions to the
  * table on top of the stack, and creates the "leakbench.process" metatable.
  */
-void	 l_proc_register(lua_State *L);
+void l_proc_register(lua_State *L);
 
 #endif

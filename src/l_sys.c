@@ -36,8 +36,5 @@ l_isatty(lua_State *L)
 	return 1;
 }
 
-const luaL_Reg sys_funcs[] = {
-	{ "ncpu", l_ncpu },
-	{ "isatty", l_isatty },
-	{ NULL, NULL }
-};
+const luaL_Reg sys_funcs[] = { { "ncpu", l_ncpu }, { "isatty", l_isatty },
+	{ NULL, NULL } };
