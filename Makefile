@@ -6,7 +6,9 @@
 #   make run             the built-in suite against every subject, offline
 #   make bench           benchmarks; figures on stdout
 #   make fuzz            bounded fuzzing of the parsers (FUZZ_SECONDS each)
-#   make lint            luacheck and cppcheck; fails on any warning
+#   make lint            luacheck, cppcheck, clang-format and indentation;
+#                        fails on any warning
+#   make format          clang-format every C file lint checks
 #   make SANITIZE=address,undefined   any target, with sanitizers
 #
 # Every binary's main() lives in a file named main.c; everything else under
@@ -55,7 +57,7 @@ SERVERS := $(if $(wildcard src/model/main.c),$(BUILD)/lb-model) \
            $(if $(wildcard src/net/main.c),$(BUILD)/lb-net) \
            $(if $(wildcard src/trap/main.c),$(BUILD)/lb-trap)
 servers: $(SERVERS)
-.PHONY: all servers test check lint run bench fuzz clean images
+.PHONY: all servers test check lint format run bench fuzz clean images
 
 ifeq ($(BUILD),build/default)
 leakbench: $(BUILD)/leakbench
@@ -141,7 +143,18 @@ CPPCHECK := cppcheck -q --std=c11 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen \
             --suppress=variableScope --inline-suppr --error-exitcode=1
 LUA_FILES = $(shell find src spec scenarios subjects -name '*.lua')
 C_FILES   = $(shell find src spec -name '*.[ch]')
+# clang-format (.clang-format: style(9) as clang-format 14 can say it)
+# checks every C file but the scanner's, which is being rewritten on
+# another branch: the lead adds them once that branch is merged.
+SCANNER_C = $(wildcard src/scan.c src/scan.h src/scan_*.c src/decode*.c \
+              src/l_scan.c spec/unit/test_scan.c spec/unit/test_decode*.c \
+              spec/fuzz/fuzz_scan.c)
+FORMAT_C  = $(filter-out $(SCANNER_C),$(C_FILES))
+format:
+	$(Q)clang-format -i $(FORMAT_C)
 lint:
+	@echo "  CLANG-FORMAT"
+	$(Q)clang-format --dry-run -Werror $(FORMAT_C)
 	@echo "  INDENT"
 	$(Q)! grep -n '	' $(LUA_FILES) /dev/null | sed 's/$$/  <- a tab in Lua/' | grep .
 	$(Q)! grep -nE '^	* {8}|^	* +	' $(C_FILES) /dev/null | sed 's/$$/  <- spaces indent C/' | grep .
