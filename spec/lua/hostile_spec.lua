@@ -162,8 +162,8 @@ io.write(t.env.REGION)
     local lb = require "leakbench"
     local ok, err = pcall(lb.var, "A-B")
     assert.is_false(ok)
-    assert.truthy(err:find("bad argument #1 to 'lb.var' (a name of letters, digits and '_' expected)",
-      1, true), err)
+    assert.truthy(err:find([[lb.var: wrong parameter "name": expected a name of letters, digits and '_', ]]
+      .. "got 'A-B'", 1, true), err)
   end)
 end)
 

@@ -71,7 +71,7 @@ local MAX_PROJECT_FILE = 1 << 20
 local function project_reader(project)
   return function(_, rel)
     if type(rel) ~= "string" then
-      error("wrong parameter \"path\": expected string, got " .. type(rel), 2)
+      require("leakbench.args").type(2, "run:file", "path", "string", type(rel))
     end
     local parts = {}
     for part in rel:gmatch("[^/]+") do
