@@ -166,22 +166,7 @@ local by_name = {}
 for _, v in ipairs(VERBS) do by_name[v.name] = v end
 
 local function closest(word, names)
-  local best, bd
-  for _, n in ipairs(names) do
-    local a, b = word, n
-    local prev = {}
-    for j = 0, #b do prev[j] = j end
-    for i = 1, #a do
-      local cur = { [0] = i }
-      for j = 1, #b do
-        cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1,
-          prev[j - 1] + (a:sub(i, i) == b:sub(j, j) and 0 or 1))
-      end
-      prev = cur
-    end
-    if prev[#b] <= 2 and (not bd or prev[#b] < bd) then best, bd = n, prev[#b] end
-  end
-  return best
+  return require("leakbench.suggest").closest(word, names, 2)
 end
 
 local function usage_text()

@@ -24,23 +24,7 @@ end
 
 -- " (did you mean 'X'?)" for the name in SET closest to WORD, or "".
 local function near(word, set)
-  local best, bd
-  for n in pairs(set) do
-    local prev = {}
-    for j = 0, #n do prev[j] = j end
-    for i = 1, #word do
-      local cur = { [0] = i }
-      for j = 1, #n do
-        cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1,
-          prev[j - 1] + (word:sub(i, i) == n:sub(j, j) and 0 or 1))
-      end
-      prev = cur
-    end
-    if prev[#n] <= 3 and (not bd or prev[#n] < bd or (prev[#n] == bd and n < best)) then
-      best, bd = n, prev[#n]
-    end
-  end
-  return best and (" (did you mean '" .. best .. "'?)") or ""
+  return require("leakbench.suggest").hint(word, set, 3)
 end
 
 -- Loads every scenario and subject file once (to list, filter and catch
