@@ -78,19 +78,6 @@ function M.plan(opts, paths)
   return scenarios, subjects, errs
 end
 
--- Every regular file under DIR (relative paths, sorted).
-local function tree(dir, rel, out)
-  out = out or {}
-  local names = core.listdir(rel and (dir .. "/" .. rel) or dir) or {}
-  table.sort(names)
-  for _, n in ipairs(names) do
-    local r = rel and (rel .. "/" .. n) or n
-    local st = core.stat(dir .. "/" .. r)
-    if st and st.type == "dir" then tree(dir, r, out)
-    elseif st and st.type == "file" then out[#out + 1] = r end
-  end
-  return out
-end
 
 -- The image of a subject's interceptor: IMAGE as given, or built from its
 -- context with the Containerfile there, on leakbench's base image, tagged
@@ -113,7 +100,7 @@ function M.subject_image(pm, subject, base)
     return nil, string.format("subject '%s': no Containerfile '%s'", subject.name, cf)
   end
   local parts = { "base\0" .. tostring(base) .. "\0containerfile\0" .. icp.build.containerfile }
-  for _, rel in ipairs(tree(ctx)) do
+  for _, rel in ipairs(require("leakbench.tree").files(ctx)) do
     parts[#parts + 1] = rel .. "\0" .. assert(core.sha256_file(ctx .. "/" .. rel))
   end
   local tag = string.format("localhost/leakbench-subject-%s:%s", subject.name:lower(),
