@@ -69,7 +69,7 @@ local VERBS = {
     usage = "leakbench list [PATH...]",
     details = "PATH: files or directories (default scenarios/). Files under a directory\n"
       .. "named subjects/ are subjects. Exit 1 if any file is broken.",
-    options = {}, fn = "list" },
+    options = {}, module = "leakbench.list" },
   { name = "report", summary = "print the matrix of a finished run from its results.json",
     usage = "leakbench report DIR", options = {}, module = "leakbench.report" },
   { name = "rescore", summary = "judge a finished run's evidence again with today's checks and detector",
@@ -307,56 +307,6 @@ function builtin.help(_, rest)
   end
   io.write(verb_help(v))
   return 0
-end
-
-function builtin.list(_, rest)
-  local core = require "leakbench.core"
-  local loader = require "leakbench.loader"
-  if #rest == 0 then rest = { "scenarios/" } end
-  local files, errs = loader.find(rest, core.listdir)
-  local broken = #errs
-  for _, e in ipairs(errs) do perr("%s", e) end
-  local scenarios, subjects = {}, {}
-  for _, f in ipairs(files) do
-    local t, err = loader.load(f)
-    if not t then
-      broken = broken + 1
-      perr("%s", err)
-    elseif t.kind == "subject" then
-      subjects[#subjects + 1] = t
-    else
-      scenarios[#scenarios + 1] = t
-    end
-  end
-  local w = 8
-  for _, t in ipairs(scenarios) do w = math.max(w, #t.name) end
-  for _, t in ipairs(subjects) do w = math.max(w, #t.name) end
-  if #scenarios > 0 then
-    io.write(string.format("%d scenario%s:\n", #scenarios, #scenarios == 1 and "" or "s"))
-    for _, t in ipairs(scenarios) do
-      local tags = #t.tags > 0 and table.concat(t.tags, ",") or "-"
-      io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name, tags, t.file))
-    end
-  end
-  if #subjects > 0 then
-    io.write(string.format("%d subject%s:\n", #subjects, #subjects == 1 and "" or "s"))
-    for _, t in ipairs(subjects) do
-      local kind = {}
-      if t.interceptor then kind[#kind + 1] = "interceptor" end
-      if next(t.settings) then kind[#kind + 1] = "settings" end
-      if t.setup then kind[#kind + 1] = "setup" end
-      if t.agent then kind[#kind + 1] = "agent" end
-      if #t.plugins > 0 then kind[#kind + 1] = "plugins" end
-      if next(t.mcp.servers) then kind[#kind + 1] = "mcp" end
-      io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name,
-        #kind > 0 and table.concat(kind, ",") or "-", t.file))
-    end
-  end
-  if #scenarios == 0 and #subjects == 0 and broken == 0 then
-    perr("list: no scenario or subject files found in %s", table.concat(rest, " "))
-    return 1
-  end
-  return broken > 0 and 1 or 0
 end
 
 function builtin.exec_run(opts)
