@@ -159,7 +159,7 @@ local VERBS = {
       { "--run-id", arg = "ID" }, { "--suite-id", arg = "ID" }, { "--repeat-index", arg = "N" },
       { "--images", arg = "JSON" }, { "--model", arg = "ID" }, { "--timeout", arg = "S" },
       { "--live" }, { "--keep-transcripts" },
-    }, fn = "exec_run" },
+    }, module = "leakbench.runone" },
 }
 
 local by_name = {}
@@ -307,24 +307,6 @@ function builtin.help(_, rest)
   end
   io.write(verb_help(v))
   return 0
-end
-
-function builtin.exec_run(opts)
-  local core = require "leakbench.core"
-  local cjson = require "cjson"
-  core.trap_signals()
-  local o = {
-    scenario = opts.scenario, subject = opts.subject, dir = opts.dir, run_id = opts.run_id,
-    suite_id = opts.suite_id, repeat_index = math.tointeger(tonumber(opts.repeat_index)) or 1,
-    images = cjson.decode(opts.images or "{}"), model = opts.model or defaults.MODEL,
-    timeout = tonumber(opts.timeout) or defaults.TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
-  }
-  if not (o.scenario and o.dir and o.run_id) then
-    perr("exec-run: --scenario, --dir and --run-id are required")
-    return 2
-  end
-  local r = require("leakbench.runone").execute(o)
-  return r.verdict == "interrupted" and 130 or 0
 end
 
 function M.main(args)

@@ -5,6 +5,7 @@
 -- crash of this process is the runner's "error".
 local json = require "leakbench.json"
 local core = require "leakbench.core"
+local defaults = require "leakbench.defaults"
 local loader = require "leakbench.loader"
 local sandbox = require "leakbench.sandbox"
 
@@ -366,6 +367,26 @@ function M.execute(o)
   result.timings.total = core.now() - t0
   write_json(o.dir .. "/result.json", result)
   return result
+end
+
+--- M.main(opts) -> exit status of "leakbench exec-run" (hidden; started by
+--- the runner): 0 whatever the verdict, 130 when interrupted, 2 when a
+--- required flag is missing. OPTS: cli.lua's parse of the verb's flags.
+function M.main(opts)
+  local cjson = require "cjson"
+  core.trap_signals()
+  local o = {
+    scenario = opts.scenario, subject = opts.subject, dir = opts.dir, run_id = opts.run_id,
+    suite_id = opts.suite_id, repeat_index = math.tointeger(tonumber(opts.repeat_index)) or 1,
+    images = cjson.decode(opts.images or "{}"), model = opts.model or defaults.MODEL,
+    timeout = tonumber(opts.timeout) or defaults.TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
+  }
+  if not (o.scenario and o.dir and o.run_id) then
+    io.stderr:write("leakbench: exec-run: --scenario, --dir and --run-id are required\n")
+    return 2
+  end
+  local r = M.execute(o)
+  return r.verdict == "interrupted" and 130 or 0
 end
 
 return M
