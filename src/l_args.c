@@ -28,6 +28,14 @@ l_wrong(lua_State *L, const char *fn, const char *what, const char *fmt, ...)
 	    lua_tostring(L, -1));
 }
 
+int
+l_fail(lua_State *L, const char *msg)
+{
+	lua_pushnil(L);
+	lua_pushstring(L, msg);
+	return 2;
+}
+
 const char *
 l_check_string(lua_State *L, int idx, const char *fn, const char *what)
 {

@@ -23,6 +23,9 @@ int l_wrong_type(lua_State *, int idx, const char *fn, const char *what,
 int l_wrong(lua_State *, const char *fn, const char *what, const char *fmt,
     ...);
 
+/* Pushes nil, MSG: a failure of the environment. Returns 2. */
+int l_fail(lua_State *, const char *msg);
+
 /* The string at idx, which must hold no NUL byte; raises otherwise. */
 const char *l_check_string(lua_State *, int idx, const char *fn,
     const char *what);

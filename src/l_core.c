@@ -14,7 +14,8 @@
 #include "l_proc.h"
 
 extern const luaL_Reg scan_funcs[]; /* l_scan.c: the leak scanner */
-extern const luaL_Reg sys_funcs[];  /* l_sys.c: cores, terminals */
+extern const luaL_Reg sys_funcs[];  /* l_sys.c: the host's facts */
+extern const luaL_Reg fs_funcs[];   /* l_fs.c: files and directories */
 
 /*
  * canary([prefix]) -> string. The prefix, then 32 random hex digits from
@@ -65,6 +66,7 @@ luaopen_leakbench_core(lua_State *L)
 	luaL_newlib(L, core_funcs);
 	luaL_setfuncs(L, scan_funcs, 0);
 	luaL_setfuncs(L, sys_funcs, 0);
+	luaL_setfuncs(L, fs_funcs, 0);
 	l_proc_register(L);
 	return 1;
 }
