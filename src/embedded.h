@@ -8,10 +8,10 @@
 #include <stddef.h>
 
 struct embedded_file {
-	const char	*module;	/* "leakbench", "leakbench.loader" */
-	const char	*chunkname;	/* "@src/lua/loader.lua" */
-	const char	*text;
-	size_t		 len;
+	const char *module;    /* "leakbench", "leakbench.loader" */
+	const char *chunkname; /* "@src/lua/loader.lua" */
+	const char *text;
+	size_t len;
 };
 
 /* Terminated by an entry whose module is NULL. */

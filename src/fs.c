@@ -18,7 +18,7 @@
 
 #include "fs.h"
 
-#define FS_MAX_DEPTH	256
+#define FS_MAX_DEPTH 256
 
 static void
 set_err(char *err, size_t errlen, const char *what, const char *path, int e)
@@ -85,11 +85,13 @@ list_fd(int fd, size_t *count)
 		errno = 0;
 		if ((de = readdir(d)) == NULL)
 			break;
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
 			continue;
 		if (n + 2 > size) {
 			size = size ? size * 2 : 16;
-			if ((nn = realloc(names, size * sizeof(*names))) == NULL)
+			if ((nn = realloc(names, size * sizeof(*names))) ==
+			    NULL)
 				goto fail;
 			names = nn;
 		}
@@ -171,21 +173,23 @@ rm_contents(int fd, const char *path, int depth, char *err, size_t errlen)
 			rc = -1;
 			break;
 		}
-		sfd = openat(fd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
+		sfd = openat(fd, names[i],
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sfd == -1 && errno == EACCES &&
 		    fchmodat(fd, names[i], 0700, 0) == 0)
-			sfd = openat(fd, names[i], O_RDONLY | O_DIRECTORY |
-			    O_NOFOLLOW | O_CLOEXEC);
+			sfd = openat(fd, names[i],
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sfd == -1) {
 			set_err(err, errlen, "cannot remove", sub, errno);
 			rc = -1;
 		} else {
 			rc = rm_contents(sfd, sub, depth + 1, err, errlen);
 			close(sfd);
-			if (rc == 0 && unlinkat(fd, names[i], AT_REMOVEDIR) == -1 &&
+			if (rc == 0 &&
+			    unlinkat(fd, names[i], AT_REMOVEDIR) == -1 &&
 			    errno != ENOENT) {
-				set_err(err, errlen, "cannot remove", sub, errno);
+				set_err(err, errlen, "cannot remove", sub,
+				    errno);
 				rc = -1;
 			}
 		}
@@ -208,7 +212,8 @@ fs_rmtree(const char *path, char *err, size_t errlen)
 	}
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1 && errno == EACCES && chmod(path, 0700) == 0)
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = open(path,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1) {
 		set_err(err, errlen, "cannot remove", path, errno);
 		return -1;
@@ -240,8 +245,9 @@ fs_mkdir_p(const char *path, mode_t mode, char *err, size_t errlen)
 			char c = *p;
 
 			*p = '\0';
-			if (mkdir(buf, mode) == -1 && (errno != EEXIST ||
-			    stat(buf, &st) == -1 || !S_ISDIR(st.st_mode))) {
+			if (mkdir(buf, mode) == -1 &&
+			    (errno != EEXIST || stat(buf, &st) == -1 ||
+				!S_ISDIR(st.st_mode))) {
 				set_err(err, errlen, "cannot create directory",
 				    buf, errno == EEXIST ? ENOTDIR : errno);
 				rc = -1;
@@ -264,8 +270,10 @@ fs_write_file(const char *path, const void *data, size_t len, mode_t mode,
 	ssize_t n;
 	int fd, e;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
-	    (exclusive ? O_EXCL : O_TRUNC), mode & 07777);
+	fd = open(path,
+	    O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+		(exclusive ? O_EXCL : O_TRUNC),
+	    mode & 07777);
 	if (fd == -1) {
 		set_err(err, errlen, "cannot create", path, errno);
 		return -1;
@@ -315,6 +323,8 @@ fs_read_file(const char *path, size_t *len, char *err, size_t errlen)
 			}
 			buf = nb;
 		}
+		/* buf was allocated just above: not NULL. */
+		/* cppcheck-suppress nullPointerArithmeticRedundantCheck */
 		r = read(fd, buf + n, size - n - 1);
 		if (r == -1 && errno == EINTR)
 			continue;
@@ -337,19 +347,20 @@ fail:
 }
 
 /* Not errno values: reasons of our own for fs_read_beneath's messages. */
-#define FS_ENOTREG	(-2)
-#define FS_EDOTDOT	(-3)
+#define FS_ENOTREG (-2)
+#define FS_EDOTDOT (-3)
 
 static void
 set_beneath_err(char *err, size_t errlen, const char *root, const char *rel,
     int e)
 {
 	const char *why = e == ELOOP ? "is a symbolic link" :
-	    e == FS_ENOTREG ? "not a regular file" :
-	    e == FS_EDOTDOT ? "leaves its directory" : strerror(e);
+	    e == FS_ENOTREG	     ? "not a regular file" :
+	    e == FS_EDOTDOT	     ? "leaves its directory" :
+				       strerror(e);
 
-	snprintf(err, errlen, "cannot read '%s%s%s': %s", root,
-	    *rel ? "/" : "", rel, why);
+	snprintf(err, errlen, "cannot read '%s%s%s': %s", root, *rel ? "/" : "",
+	    rel, why);
 }
 
 /*
@@ -378,7 +389,7 @@ open_parent_beneath(const char *root, const char *rel, const char **last,
 		while (q && q[1] == '/')
 			q++;
 		if (q == NULL || q[1] == '\0')
-			break;		/* p is the last component */
+			break; /* p is the last component */
 		if (n > NAME_MAX) {
 			*e = ENAMETOOLONG;
 			goto fail;
@@ -390,17 +401,18 @@ open_parent_beneath(const char *root, const char *rel, const char **last,
 			goto fail;
 		}
 		if (strcmp(comp, ".") != 0) {
-			nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY |
-			    O_NOFOLLOW | O_CLOEXEC);
+			nfd = openat(fd, comp,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (nfd == -1) {
 				struct stat st;
 
 				/* Linux says ENOTDIR for a link here */
 				*e = errno;
-				if (*e == ENOTDIR && fstatat(fd, comp, &st,
-				    AT_SYMLINK_NOFOLLOW) == 0)
+				if (*e == ENOTDIR &&
+				    fstatat(fd, comp, &st,
+					AT_SYMLINK_NOFOLLOW) == 0)
 					*e = S_ISLNK(st.st_mode) ? ELOOP :
-					    ENOTDIR;
+								   ENOTDIR;
 				goto fail;
 			}
 			close(fd);
@@ -447,14 +459,14 @@ fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
 		e = S_ISLNK(st.st_mode) ? ELOOP : FS_ENOTREG;
 		goto fail;
 	}
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-	    O_CLOEXEC);
+	fd = openat(dfd, name,
+	    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd == -1 || fstat(fd, &st) == -1) {
 		e = errno;
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		e = FS_ENOTREG;	/* swapped since the fstatat */
+		e = FS_ENOTREG; /* swapped since the fstatat */
 		goto fail;
 	}
 	info->size = st.st_size;
@@ -467,7 +479,7 @@ fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
 			if (ns > max + 1)
 				ns = max + 1;
 			if (ns <= size)
-				break;		/* n == max: the cap */
+				break; /* n == max: the cap */
 			if ((nb = realloc(buf, ns)) == NULL) {
 				e = ENOMEM;
 				goto fail;
@@ -475,6 +487,8 @@ fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
 			buf = nb;
 			size = ns;
 		}
+		/* buf was allocated just above: not NULL. */
+		/* cppcheck-suppress nullPointerArithmeticRedundantCheck */
 		r = read(fd, buf + n, size - n - 1);
 		if (r == -1 && errno == EINTR)
 			continue;
@@ -507,8 +521,8 @@ fail:
 }
 
 struct walk {
-	char	**names;
-	size_t	 n, cap, max;
+	char **names;
+	size_t n, cap, max;
 };
 
 /* Adds the regular files below the directory open at fd (prefix/...). */
@@ -528,7 +542,7 @@ walk_beneath(struct walk *w, int fd, const char *prefix, int depth)
 		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
 		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-			continue;	/* links, devices, FIFOs, sockets */
+			continue; /* links, devices, FIFOs, sockets */
 		sub = *prefix ? join(prefix, names[i]) : strdup(names[i]);
 		if (sub == NULL) {
 			errno = ENOMEM;
@@ -536,13 +550,13 @@ walk_beneath(struct walk *w, int fd, const char *prefix, int depth)
 			break;
 		}
 		if (S_ISDIR(st.st_mode)) {
-			sfd = openat(fd, names[i], O_RDONLY | O_DIRECTORY |
-			    O_NOFOLLOW | O_CLOEXEC);
+			sfd = openat(fd, names[i],
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sfd != -1) {
 				rc = walk_beneath(w, sfd, sub, depth + 1);
 				close(sfd);
 				if (rc == -1 && errno != ENOMEM)
-					rc = 0;	/* unreadable: skipped */
+					rc = 0; /* unreadable: skipped */
 			}
 			free(sub);
 			continue;
@@ -550,7 +564,8 @@ walk_beneath(struct walk *w, int fd, const char *prefix, int depth)
 		if (w->n + 2 > w->cap) {
 			size_t cap = w->cap ? 2 * w->cap : 32;
 
-			if ((nn = realloc(w->names, cap * sizeof(*nn))) == NULL) {
+			if ((nn = realloc(w->names, cap * sizeof(*nn))) ==
+			    NULL) {
 				free(sub);
 				errno = ENOMEM;
 				rc = -1;
@@ -567,8 +582,8 @@ walk_beneath(struct walk *w, int fd, const char *prefix, int depth)
 }
 
 char **
-fs_files_beneath(const char *root, const char *rel, size_t max_files,
-    size_t *n, char *err, size_t errlen)
+fs_files_beneath(const char *root, const char *rel, size_t max_files, size_t *n,
+    char *err, size_t errlen)
 {
 	struct walk w = { NULL, 0, 0, max_files };
 	const char *last = "";
@@ -584,19 +599,19 @@ fs_files_beneath(const char *root, const char *rel, size_t max_files,
 		char name[NAME_MAX + 1];
 		size_t k = strcspn(last, "/");
 
-		if (k == 0 || k > NAME_MAX || (k == 2 && last[0] == '.' &&
-		    last[1] == '.')) {
+		if (k == 0 || k > NAME_MAX ||
+		    (k == 2 && last[0] == '.' && last[1] == '.')) {
 			e = k > NAME_MAX ? ENAMETOOLONG : FS_EDOTDOT;
 			fd = -1;
 		} else {
 			memcpy(name, last, k);
 			name[k] = '\0';
-			fd = openat(dfd, name, O_RDONLY | O_DIRECTORY |
-			    O_NOFOLLOW | O_CLOEXEC);
+			fd = openat(dfd, name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd == -1) {
 				e = errno;
 				if (fstatat(dfd, name, &st,
-				    AT_SYMLINK_NOFOLLOW) == 0 &&
+					AT_SYMLINK_NOFOLLOW) == 0 &&
 				    S_ISLNK(st.st_mode))
 					e = ELOOP;
 			}
@@ -611,7 +626,8 @@ fs_files_beneath(const char *root, const char *rel, size_t max_files,
 		goto fail;
 	}
 	close(fd);
-	if (w.names == NULL && (w.names = calloc(1, sizeof(*w.names))) == NULL) {
+	if (w.names == NULL &&
+	    (w.names = calloc(1, sizeof(*w.names))) == NULL) {
 		e = ENOMEM;
 		goto fail;
 	}
@@ -724,12 +740,14 @@ chown_contents(int fd, const char *path, uid_t uid, gid_t gid, int depth,
 			rc = -1;
 			break;
 		}
-		if (fchownat(fd, names[i], uid, gid, AT_SYMLINK_NOFOLLOW) == -1) {
+		if (fchownat(fd, names[i], uid, gid, AT_SYMLINK_NOFOLLOW) ==
+		    -1) {
 			set_err(err, errlen, "cannot change owner of", sub,
 			    errno);
 			rc = -1;
-		} else if ((sfd = openat(fd, names[i], O_RDONLY | O_DIRECTORY |
-		    O_NOFOLLOW | O_CLOEXEC)) != -1) {
+		} else if ((sfd = openat(fd, names[i],
+				O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				    O_CLOEXEC)) != -1) {
 			rc = chown_contents(sfd, sub, uid, gid, depth + 1, err,
 			    errlen);
 			close(sfd);
@@ -758,9 +776,11 @@ fs_chown(const char *path, uid_t uid, gid_t gid, int recursive, char *err,
 		return 0;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1)
-		return errno == ENOTDIR || errno == ELOOP ? 0 :
-		    (set_err(err, errlen, "cannot change owner of", path, errno),
-		    -1);
+		return errno == ENOTDIR || errno == ELOOP ?
+		    0 :
+		    (set_err(err, errlen, "cannot change owner of", path,
+			 errno),
+			-1);
 	rc = chown_contents(fd, path, uid, gid, 0, err, errlen);
 	close(fd);
 	return rc;

@@ -16,21 +16,21 @@
 #include <sys/types.h>
 
 /* Removes path and everything below it; a missing path is success. 0 or -1. */
-int	 fs_rmtree(const char *path, char *err, size_t errlen);
+int fs_rmtree(const char *path, char *err, size_t errlen);
 
 /* mkdir -p with mode for the directories it creates. 0 or -1. */
-int	 fs_mkdir_p(const char *path, mode_t mode, char *err, size_t errlen);
+int fs_mkdir_p(const char *path, mode_t mode, char *err, size_t errlen);
 
 /*
  * Writes len bytes to path (created with exactly mode, truncated if it
  * exists, unless exclusive: then it must not exist). Never follows a
  * symbolic link at path. 0 or -1.
  */
-int	 fs_write_file(const char *path, const void *data, size_t len,
-	    mode_t mode, int exclusive, char *err, size_t errlen);
+int fs_write_file(const char *path, const void *data, size_t len, mode_t mode,
+    int exclusive, char *err, size_t errlen);
 
 /* The whole file, malloc'd (caller frees; NUL-terminated), or NULL. */
-char	*fs_read_file(const char *path, size_t *len, char *err, size_t errlen);
+char *fs_read_file(const char *path, size_t *len, char *err, size_t errlen);
 
 /*
  * Reading files a hostile party made (evidence, a scenario's lb.file):
@@ -41,9 +41,9 @@ char	*fs_read_file(const char *path, size_t *len, char *err, size_t errlen);
  * bytes are read: a sparse 1 TB file costs max.
  */
 struct fs_read_info {
-	off_t	 size;		/* st_size */
-	mode_t	 mode;		/* permission bits */
-	int	 truncated;	/* the file holds more than max bytes */
+	off_t size;    /* st_size */
+	mode_t mode;   /* permission bits */
+	int truncated; /* the file holds more than max bytes */
 };
 
 /*
@@ -52,8 +52,8 @@ struct fs_read_info {
  * 'root/rel': is a symbolic link" (also for a link on the way), "...: not
  * a regular file", "...: leaves its directory", or strerror.
  */
-char	*fs_read_beneath(const char *root, const char *rel, size_t max,
-	    size_t *len, struct fs_read_info *info, char *err, size_t errlen);
+char *fs_read_beneath(const char *root, const char *rel, size_t max,
+    size_t *len, struct fs_read_info *info, char *err, size_t errlen);
 
 /*
  * The regular files below root/rel, as sorted paths relative to it: a
@@ -62,26 +62,25 @@ char	*fs_read_beneath(const char *root, const char *rel, size_t max,
  * links, devices, FIFOs and sockets are skipped, not followed; at most
  * max_files names and FS_MAX_DEPTH levels.
  */
-char	**fs_files_beneath(const char *root, const char *rel,
-	    size_t max_files, size_t *n, char *err, size_t errlen);
+char **fs_files_beneath(const char *root, const char *rel, size_t max_files,
+    size_t *n, char *err, size_t errlen);
 
 /* Lowercase hex SHA-256 of data into hex (65 bytes). 0 or -1. */
-int	 fs_sha256(const void *data, size_t len, char hex[65]);
+int fs_sha256(const void *data, size_t len, char hex[65]);
 
 /* Same for a file's content. 0 or -1. */
-int	 fs_sha256_file(const char *path, char hex[65], char *err,
-	    size_t errlen);
+int fs_sha256_file(const char *path, char hex[65], char *err, size_t errlen);
 
 /*
  * The names in a directory, sorted, without "." and "..": a malloc'd
  * NULL-terminated array of malloc'd strings (free with fs_free_list), or
  * NULL on error (*n untouched).
  */
-char	**fs_listdir(const char *path, size_t *n, char *err, size_t errlen);
-void	 fs_free_list(char **names);
+char **fs_listdir(const char *path, size_t *n, char *err, size_t errlen);
+void fs_free_list(char **names);
 
 /* lchown of path, and with recursive of everything below it. 0 or -1. */
-int	 fs_chown(const char *path, uid_t uid, gid_t gid, int recursive,
-	    char *err, size_t errlen);
+int fs_chown(const char *path, uid_t uid, gid_t gid, int recursive, char *err,
+    size_t errlen);
 
 #endif

@@ -38,14 +38,15 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "errmsg.h"
 #include "http.h"
 
-#define READ_CHUNK	(64 * 1024)
-#define MAX_HEADERS	512
-#define MAX_CHUNK_LINE	4096
+#define READ_CHUNK     (64 * 1024)
+#define MAX_HEADERS    512
+#define MAX_CHUNK_LINE 4096
 
 /* Internal: more bytes are needed. */
-#define HTTP_AGAIN	1
+#define HTTP_AGAIN 1
 
 void
 http_limits_default(struct http_limits *lim)
@@ -64,11 +65,16 @@ int
 http_error_status(int code)
 {
 	switch (code) {
-	case HTTP_BAD: return 400;
-	case HTTP_TIMEOUT: return 408;
-	case HTTP_TOO_LARGE: return 413;
-	case HTTP_HEAD_TOO_LARGE: return 431;
-	default: return 0;
+	case HTTP_BAD:
+		return 400;
+	case HTTP_TIMEOUT:
+		return 408;
+	case HTTP_TOO_LARGE:
+		return 413;
+	case HTTP_HEAD_TOO_LARGE:
+		return 431;
+	default:
+		return 0;
 	}
 }
 
@@ -326,8 +332,8 @@ parse_request_line(const unsigned char *s, size_t n, struct http_request *req)
 	if (tlen == 0 || i >= n || s[i] != ' ')
 		return HTTP_BAD;
 	i++;
-	if (n - i != 8 || memcmp(s + i, "HTTP/1.", 7) != 0 ||
-	    s[i + 7] < '0' || s[i + 7] > '9')
+	if (n - i != 8 || memcmp(s + i, "HTTP/1.", 7) != 0 || s[i + 7] < '0' ||
+	    s[i + 7] > '9')
 		return HTTP_BAD;
 	if (s[t] != '/' && !(tlen == 1 && s[t] == '*'))
 		return HTTP_BAD;
@@ -351,7 +357,7 @@ parse_header_line(const unsigned char *s, size_t n, struct http_request *req)
 	while (i < n && is_tchar(s[i]))
 		i++;
 	if (i == 0 || i >= n || s[i] != ':')
-		return HTTP_BAD;	/* no name, no colon, or space before it */
+		return HTTP_BAD; /* no name, no colon, or space before it */
 	vs = i + 1;
 	while (vs < n && (s[vs] == ' ' || s[vs] == '\t'))
 		vs++;
@@ -549,7 +555,7 @@ chunk_line(struct http_conn *c, size_t *pos, size_t maxlen, size_t *start,
 			return HTTP_OK;
 		}
 		if (c->len - *pos > maxlen)
-			return HTTP_AGAIN;	/* the caller picks the code */
+			return HTTP_AGAIN; /* the caller picks the code */
 		consume(c, *pos);
 		*pos = 0;
 		r = fill(c, idle_ms, 0);
@@ -598,8 +604,8 @@ read_chunked_body(struct http_conn *c, struct http_request *req,
 		if (i == 0)
 			return HTTP_BAD;
 		/* Chunk extensions (";name=value") are allowed and ignored. */
-		while (i < n && (c->buf[start + i] == ' ' ||
-		    c->buf[start + i] == '\t'))
+		while (i < n &&
+		    (c->buf[start + i] == ' ' || c->buf[start + i] == '\t'))
 			i++;
 		if (i < n && c->buf[start + i] != ';')
 			return HTTP_BAD;
@@ -618,8 +624,8 @@ read_chunked_body(struct http_conn *c, struct http_request *req,
 
 			if (have > 0) {
 				take = have < size ? have : (size_t)size;
-				memcpy(req->body + req->body_len,
-				    c->buf + pos, take);
+				memcpy(req->body + req->body_len, c->buf + pos,
+				    take);
 				pos += take;
 			} else {
 				consume(c, pos);
@@ -646,7 +652,8 @@ read_chunked_body(struct http_conn *c, struct http_request *req,
 	/* Trailer fields: checked for shape, counted against the head limit. */
 	for (;;) {
 		size_t left = lim->max_header_bytes > trailer ?
-		    lim->max_header_bytes - trailer : 0;
+		    lim->max_header_bytes - trailer :
+		    0;
 
 		rc = chunk_line(c, &pos, left, &start, &n, lim->idle_ms);
 		if (rc == HTTP_AGAIN)
@@ -729,8 +736,9 @@ http_read_request(struct http_conn *c, struct http_request *req,
 		if (c->len > 0 && deadline == 0)
 			deadline = now_ms() + lim.header_ms;
 		/* Empty lines before a request are ignored (RFC 9112 §2.2). */
-		while (c->len > 0 && (c->buf[0] == '\n' || (c->buf[0] == '\r'
-		    && c->len > 1 && c->buf[1] == '\n')))
+		while (c->len > 0 &&
+		    (c->buf[0] == '\n' ||
+			(c->buf[0] == '\r' && c->len > 1 && c->buf[1] == '\n')))
 			consume(c, c->buf[0] == '\n' ? 1 : 2);
 		hlen = find_head_end(c->buf, c->len, &scanned);
 		if (hlen > 0)
@@ -741,7 +749,7 @@ http_read_request(struct http_conn *c, struct http_request *req,
 		if (r == 0)
 			return c->len == 0 ? HTTP_EOF : HTTP_BAD;
 		if (r == HTTP_TIMEOUT && c->len == 0)
-			return HTTP_EOF;	/* an idle keep-alive connection */
+			return HTTP_EOF; /* an idle keep-alive connection */
 		if (r < 0)
 			return (int)r;
 	}
@@ -794,41 +802,76 @@ const char *
 http_reason(int status)
 {
 	switch (status) {
-	case 100: return "Continue";
-	case 200: return "OK";
-	case 201: return "Created";
-	case 202: return "Accepted";
-	case 204: return "No Content";
-	case 206: return "Partial Content";
-	case 301: return "Moved Permanently";
-	case 302: return "Found";
-	case 304: return "Not Modified";
-	case 307: return "Temporary Redirect";
-	case 308: return "Permanent Redirect";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 402: return "Payment Required";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 409: return "Conflict";
-	case 411: return "Length Required";
-	case 413: return "Content Too Large";
-	case 415: return "Unsupported Media Type";
-	case 417: return "Expectation Failed";
-	case 422: return "Unprocessable Content";
-	case 429: return "Too Many Requests";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 501: return "Not Implemented";
-	case 502: return "Bad Gateway";
-	case 503: return "Service Unavailable";
-	case 504: return "Gateway Timeout";
-	case 505: return "HTTP Version Not Supported";
-	case 507: return "Insufficient Storage";
-	case 529: return "Overloaded";
-	default: return "Unknown";
+	case 100:
+		return "Continue";
+	case 200:
+		return "OK";
+	case 201:
+		return "Created";
+	case 202:
+		return "Accepted";
+	case 204:
+		return "No Content";
+	case 206:
+		return "Partial Content";
+	case 301:
+		return "Moved Permanently";
+	case 302:
+		return "Found";
+	case 304:
+		return "Not Modified";
+	case 307:
+		return "Temporary Redirect";
+	case 308:
+		return "Permanent Redirect";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 402:
+		return "Payment Required";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 409:
+		return "Conflict";
+	case 411:
+		return "Length Required";
+	case 413:
+		return "Content Too Large";
+	case 415:
+		return "Unsupported Media Type";
+	case 417:
+		return "Expectation Failed";
+	case 422:
+		return "Unprocessable Content";
+	case 429:
+		return "Too Many Requests";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	case 505:
+		return "HTTP Version Not Supported";
+	case 507:
+		return "Insufficient Storage";
+	case 529:
+		return "Overloaded";
+	default:
+		return "Unknown";
 	}
 }
 
@@ -839,16 +882,15 @@ http_respond(int fd, int status, const char *content_type,
 	char *head = NULL;
 	int hlen, rc;
 
-	hlen = asprintf(&head, "HTTP/1.1 %d %s\r\n"
+	hlen = asprintf(&head,
+	    "HTTP/1.1 %d %s\r\n"
 	    "%s%s%s"
 	    "Content-Length: %zu\r\n"
 	    "%s"
 	    "Connection: %s\r\n\r\n",
-	    status, http_reason(status),
-	    content_type ? "Content-Type: " : "",
-	    content_type ? content_type : "",
-	    content_type ? "\r\n" : "",
-	    len, extra_headers ? extra_headers : "",
+	    status, http_reason(status), content_type ? "Content-Type: " : "",
+	    content_type ? content_type : "", content_type ? "\r\n" : "", len,
+	    extra_headers ? extra_headers : "",
 	    keep_alive ? "keep-alive" : "close");
 	if (hlen < 0)
 		return -1;
@@ -902,7 +944,7 @@ split_addr(const char *addr, char *host, size_t hostlen, char *port,
 			h = addr;
 			hl = (size_t)(colon - addr);
 			if (memchr(addr, ':', hl) != NULL)
-				return -1;	/* bare IPv6 needs brackets */
+				return -1; /* bare IPv6 needs brackets */
 		}
 	}
 	if (hl >= hostlen || strlen(colon + 1) >= portlen || colon[1] == '\0')
@@ -934,8 +976,10 @@ listen_unix(const char *addr, const char *path, char *err, size_t errlen)
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	if (*path == '\0' || strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "cannot listen on '%s': path too long "
-		    "or empty", addr);
+		snprintf(err, errlen,
+		    "cannot listen on '%s': path too long "
+		    "or empty",
+		    addr);
 		return -1;
 	}
 	strcpy(sun.sun_path, path);
@@ -967,10 +1011,12 @@ http_listen(const char *addr, int *port_out, char *err, size_t errlen)
 			*port_out = 0;
 		return listen_unix(addr, addr + 5, err, errlen);
 	}
-	if (split_addr(addr, host, sizeof(host), port, sizeof(port),
-	    &any) < 0) {
-		snprintf(err, errlen, "cannot listen on '%s': expected "
-		    "HOST:PORT", addr);
+	if (split_addr(addr, host, sizeof(host), port, sizeof(port), &any) <
+	    0) {
+		snprintf(err, errlen,
+		    "cannot listen on '%s': expected "
+		    "HOST:PORT",
+		    addr);
 		return -1;
 	}
 	memset(&hints, 0, sizeof(hints));
@@ -1008,11 +1054,11 @@ http_listen(const char *addr, int *port_out, char *err, size_t errlen)
 		*port_out = 0;
 		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
 			if (ss.ss_family == AF_INET)
-				*port_out = ntohs(((struct sockaddr_in *)
-				    &ss)->sin_port);
+				*port_out = ntohs(
+				    ((struct sockaddr_in *)&ss)->sin_port);
 			else if (ss.ss_family == AF_INET6)
-				*port_out = ntohs(((struct sockaddr_in6 *)
-				    &ss)->sin6_port);
+				*port_out = ntohs(
+				    ((struct sockaddr_in6 *)&ss)->sin6_port);
 		}
 	}
 	return fd;
@@ -1030,15 +1076,15 @@ http_listen_name(const char *addr, int port, char *out, size_t outlen)
 		snprintf(out, outlen, "%.*s:%d", hl, addr, port);
 }
 
-int	(*http_thread_create)(pthread_t *, const pthread_attr_t *,
-	    void *(*)(void *), void *) = pthread_create;
+int (*http_thread_create)(pthread_t *, const pthread_attr_t *,
+    void *(*)(void *), void *) = pthread_create;
 
 /* The connection slots of one http_serve_max loop. */
 struct slots {
-	pthread_mutex_t		 mu;
-	pthread_cond_t		 freed;
-	int			 used, max;	/* max 0: no cap */
-	int			 done;		/* the loop returned */
+	pthread_mutex_t mu;
+	pthread_cond_t freed;
+	int used, max; /* max 0: no cap */
+	int done;      /* the loop returned */
 };
 
 /* Frees the slots once the loop has returned and no thread holds one. */
@@ -1063,10 +1109,10 @@ slots_drop(struct slots *sl, int give_back)
 }
 
 struct serve_arg {
-	struct http_conn	*conn;
-	http_handler		*handler;
-	void			*ctx;
-	struct slots		*slots;
+	struct http_conn *conn;
+	http_handler *handler;
+	void *ctx;
+	struct slots *slots;
 };
 
 static void *
@@ -1124,15 +1170,6 @@ format_peer(const struct sockaddr_storage *ss, char *out, size_t outlen)
 	}
 }
 
-/* strerror(e), lowercased as STYLE.md's error grammar wants. */
-static void
-lower_strerror(int e, char *out, size_t outlen)
-{
-	snprintf(out, outlen, "%s", strerror(e));
-	if (out[0] >= 'A' && out[0] <= 'Z' && out[1] >= 'a' && out[1] <= 'z')
-		out[0] = (char)(out[0] - 'A' + 'a');
-}
-
 /*
  * Starts the thread of an accepted connection. An accepted connection is
  * never dropped: when the system is short of threads or memory (EAGAIN,
@@ -1150,8 +1187,9 @@ start_thread(const pthread_attr_t *attr, struct serve_arg *a)
 
 	while ((e = http_thread_create(&tid, attr, serve_thread, a)) != 0) {
 		if (!said) {
-			lower_strerror(e, why, sizeof(why));
-			fprintf(stderr, "%s: cannot start a thread for "
+			errmsg_strerror(e, why, sizeof(why));
+			fprintf(stderr,
+			    "%s: cannot start a thread for "
 			    "connection '%s': %s (trying again)\n",
 			    program_invocation_short_name, a->conn->peer, why);
 			said = 1;
@@ -1191,7 +1229,7 @@ http_serve_max(int lfd, int max_conns, http_handler *handler, void *ctx,
 	for (;;) {
 		sl = sizeof(ss);
 		while ((fd = accept4(lfd, (struct sockaddr *)&ss, &sl,
-		    SOCK_CLOEXEC)) < 0) {
+			    SOCK_CLOEXEC)) < 0) {
 			sl = sizeof(ss);
 			switch (errno) {
 			case EINTR:

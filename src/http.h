@@ -21,28 +21,28 @@
 #include <sys/types.h>
 
 struct http_limits {
-	size_t	max_header_bytes;	/* request line + headers; default 64 KiB */
-	size_t	max_body;		/* default 32 MiB */
-	int	idle_ms;		/* no byte for this long: timeout; default 30 s */
-	int	header_ms;		/* whole head must arrive within; default 30 s */
+	size_t max_header_bytes; /* request line + headers; default 64 KiB */
+	size_t max_body;	 /* default 32 MiB */
+	int idle_ms;   /* no byte for this long: timeout; default 30 s */
+	int header_ms; /* whole head must arrive within; default 30 s */
 };
 
 struct http_header {
-	char	*name;			/* as received */
-	char	*value;			/* leading/trailing blanks trimmed */
+	char *name;  /* as received */
+	char *value; /* leading/trailing blanks trimmed */
 };
 
 struct http_request {
-	char			*method;
-	char			*target;	/* as received: "/v1/messages?beta=true" */
-	char			*path;		/* target without the query */
-	int			 minor;		/* HTTP/1.<minor> */
-	struct http_header	*headers;
-	size_t			 nheaders;
-	unsigned char		*body;		/* NUL-terminated for convenience */
-	size_t			 body_len;
-	int			 chunked;	/* body came chunked */
-	int			 keep_alive;	/* the client wants the connection kept */
+	char *method;
+	char *target; /* as received: "/v1/messages?beta=true" */
+	char *path;   /* target without the query */
+	int minor;    /* HTTP/1.<minor> */
+	struct http_header *headers;
+	size_t nheaders;
+	unsigned char *body; /* NUL-terminated for convenience */
+	size_t body_len;
+	int chunked;	/* body came chunked */
+	int keep_alive; /* the client wants the connection kept */
 };
 
 /*
@@ -50,30 +50,30 @@ struct http_request {
  * end of stream after it): fuzzing and table-driven tests use that.
  */
 struct http_conn {
-	int		 fd;
-	unsigned char	*buf;		/* bytes read but not yet consumed */
-	size_t		 len, cap;
-	char		 peer[64];	/* "addr:port", for logs */
+	int fd;
+	unsigned char *buf; /* bytes read but not yet consumed */
+	size_t len, cap;
+	char peer[64]; /* "addr:port", for logs */
 };
 
 enum {
 	HTTP_OK = 0,
-	HTTP_EOF = -1,		/* peer closed before a new request began */
-	HTTP_BAD = -2,		/* malformed: answer 400 */
-	HTTP_TOO_LARGE = -3,	/* body over max_body: answer 413 */
-	HTTP_HEAD_TOO_LARGE = -4,	/* head over max_header_bytes: answer 431 */
-	HTTP_TIMEOUT = -5,	/* idle or header deadline passed: answer 408 */
-	HTTP_IO = -6		/* read error: just close */
+	HTTP_EOF = -1,		  /* peer closed before a new request began */
+	HTTP_BAD = -2,		  /* malformed: answer 400 */
+	HTTP_TOO_LARGE = -3,	  /* body over max_body: answer 413 */
+	HTTP_HEAD_TOO_LARGE = -4, /* head over max_header_bytes: answer 431 */
+	HTTP_TIMEOUT = -5, /* idle or header deadline passed: answer 408 */
+	HTTP_IO = -6	   /* read error: just close */
 };
 
 /*
  * The status to answer an error code of http_read_request with: 400, 408,
  * 413 or 431; 0 for HTTP_EOF and HTTP_IO (just close).
  */
-int	 http_error_status(int code);
+int http_error_status(int code);
 
 /* Fills defaults into any zero field. */
-void	 http_limits_default(struct http_limits *lim);
+void http_limits_default(struct http_limits *lim);
 
 /*
  * Reads one request. Returns HTTP_OK and fills *req (free it with
@@ -84,26 +84,25 @@ void	 http_limits_default(struct http_limits *lim);
  * 100 once the head is accepted. The body is always NUL-terminated, also
  * when empty.
  */
-int	 http_read_request(struct http_conn *c, struct http_request *req,
-	    const struct http_limits *lim);
-void	 http_request_free(struct http_request *req);
+int http_read_request(struct http_conn *c, struct http_request *req,
+    const struct http_limits *lim);
+void http_request_free(struct http_request *req);
 
 /* Whether a comma-separated header value holds TOKEN (any case). */
-int	 http_has_token(const char *value, const char *token);
+int http_has_token(const char *value, const char *token);
 
 /* Case-insensitive header lookup; NULL when absent. First match wins. */
 const char *http_header(const struct http_request *req, const char *name);
 
 /* Writes all bytes, retrying on EINTR/partial writes. 0 or -1 (errno set). */
-int	 http_write_all(int fd, const void *buf, size_t len);
+int http_write_all(int fd, const void *buf, size_t len);
 
 /*
  * Writes a complete response with Content-Length. extra_headers is NULL or
  * a block of "Name: value\r\n" lines. 0 or -1.
  */
-int	 http_respond(int fd, int status, const char *content_type,
-	    const char *extra_headers, const void *body, size_t len,
-	    int keep_alive);
+int http_respond(int fd, int status, const char *content_type,
+    const char *extra_headers, const void *body, size_t len, int keep_alive);
 
 /* The reason phrase for a status code ("OK", "Bad Request", ...). */
 const char *http_reason(int status);
@@ -114,14 +113,14 @@ const char *http_reason(int status);
  * *port_out is then 0). Returns the socket or -1 with a message in err. *port_out, if not NULL,
  * receives the bound port (useful with port 0 in tests).
  */
-int	 http_listen(const char *addr, int *port_out, char *err, size_t errlen);
+int http_listen(const char *addr, int *port_out, char *err, size_t errlen);
 
 /*
  * The address a listener is reachable at, for ready lines: ADDR with the
  * bound PORT in place of its port ("0.0.0.0:0" -> "0.0.0.0:40123"), or
  * ADDR itself for "unix:PATH".
  */
-void	 http_listen_name(const char *addr, int port, char *out, size_t outlen);
+void http_listen_name(const char *addr, int port, char *out, size_t outlen);
 
 /*
  * Serves connections on a listening socket forever: one detached thread per
@@ -134,8 +133,8 @@ void	 http_listen_name(const char *addr, int port, char *out, size_t outlen);
  * start (the system is out of threads or memory), http_serve waits and
  * tries again, and new clients wait in the listen backlog meanwhile.
  */
-typedef void	 http_handler(struct http_conn *c, void *ctx);
-int	 http_serve(int lfd, http_handler *handler, void *ctx);
+typedef void http_handler(struct http_conn *c, void *ctx);
+int http_serve(int lfd, http_handler *handler, void *ctx);
 
 /*
  * http_serve with at most max_conns connections served at once (0: no
@@ -145,11 +144,11 @@ int	 http_serve(int lfd, http_handler *handler, void *ctx);
  * called with ctx from the accept loop each time such a wait begins (the
  * proxy logs it); it must not block for long.
  */
-int	 http_serve_max(int lfd, int max_conns, http_handler *handler,
-	    void *ctx, void (*on_full)(void *ctx, int max_conns));
+int http_serve_max(int lfd, int max_conns, http_handler *handler, void *ctx,
+    void (*on_full)(void *ctx, int max_conns));
 
 /* What http_serve starts threads with: pthread_create; tests replace it. */
 extern int (*http_thread_create)(pthread_t *, const pthread_attr_t *,
-	    void *(*)(void *), void *);
+    void *(*)(void *), void *);
 
 #endif

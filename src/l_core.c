@@ -9,11 +9,13 @@
 #include <lauxlib.h>
 #include <uuid.h>
 
+#include "l_args.h"
 #include "lhost.h"
 #include "l_proc.h"
 
-extern const luaL_Reg scan_funcs[];	/* l_scan.c: the leak scanner */
-extern const luaL_Reg sys_funcs[];	/* l_sys.c: cores, terminals */
+extern const luaL_Reg scan_funcs[]; /* l_scan.c: the leak scanner */
+extern const luaL_Reg sys_funcs[];  /* l_sys.c: the host's facts */
+extern const luaL_Reg fs_funcs[];   /* l_fs.c: files and directories */
 
 /*
  * canary([prefix]) -> string. The prefix, then 32 random hex digits from
@@ -23,8 +25,9 @@ extern const luaL_Reg sys_funcs[];	/* l_sys.c: cores, terminals */
 static int
 l_canary(lua_State *L)
 {
-	size_t plen;
-	const char *prefix = luaL_optlstring(L, 1, "LEAKBENCH-CANARY-", &plen);
+	const char *prefix = lua_isnoneornil(L, 1) ?
+	    "LEAKBENCH-CANARY-" :
+	    l_check_string(L, 1, "core.canary", "prefix");
 	static const char hex[] = "0123456789abcdef";
 	unsigned char u[16];
 	char out[32];
@@ -35,7 +38,7 @@ l_canary(lua_State *L)
 		out[2 * i] = hex[u[i] >> 4];
 		out[2 * i + 1] = hex[u[i] & 15];
 	}
-	lua_pushlstring(L, prefix, plen);
+	lua_pushstring(L, prefix);
 	lua_pushlstring(L, out, sizeof(out));
 	lua_concat(L, 2);
 	return 1;
@@ -54,11 +57,8 @@ l_uuid(lua_State *L)
 	return 1;
 }
 
-static const luaL_Reg core_funcs[] = {
-	{ "canary", l_canary },
-	{ "uuid", l_uuid },
-	{ NULL, NULL }
-};
+static const luaL_Reg core_funcs[] = { { "canary", l_canary },
+	{ "uuid", l_uuid }, { NULL, NULL } };
 
 int
 luaopen_leakbench_core(lua_State *L)
@@ -66,6 +66,7 @@ luaopen_leakbench_core(lua_State *L)
 	luaL_newlib(L, core_funcs);
 	luaL_setfuncs(L, scan_funcs, 0);
 	luaL_setfuncs(L, sys_funcs, 0);
+	luaL_setfuncs(L, fs_funcs, 0);
 	l_proc_register(L);
 	return 1;
 }

@@ -51,22 +51,22 @@
 
 #include "scan.h"
 
-#define SCANNER_MT	"leakbench.scanner"
-#define SPLITTER_MT	"leakbench.splitter"
-#define BOX_MT		"leakbench.scanbox"
+#define SCANNER_MT  "leakbench.scanner"
+#define SPLITTER_MT "leakbench.splitter"
+#define BOX_MT	    "leakbench.scanbox"
 
 /*
  * C resources held while Lua values are built: kept in a userdata whose
  * __gc frees them, so a raise (out of memory) in between leaks nothing.
  */
 struct box {
-	struct scan_result	 r;
-	void			*map;		/* a malloc'd window */
-	size_t			 maplen;
-	struct scan_finding	*win;
-	int			 fd;
-	char			**names;
-	size_t			 nnames, capnames;
+	struct scan_result r;
+	void *map; /* a malloc'd window */
+	size_t maplen;
+	struct scan_finding *win;
+	int fd;
+	char **names;
+	size_t nnames, capnames;
 };
 
 /* Frees what b holds now rather than at collection. */
@@ -115,7 +115,7 @@ box_new(lua_State *L)
 }
 
 struct lscanner {
-	struct scan	*sc;
+	struct scan *sc;
 };
 
 static struct scan *
@@ -143,8 +143,8 @@ l_scanner_gc(lua_State *L)
  * masked snippet. Raises on out of memory.
  */
 static void
-push_findings(lua_State *L, const struct scan *sc, const void *buf,
-    size_t len, const struct scan_result *r, lua_Integer ctx)
+push_findings(lua_State *L, const struct scan *sc, const void *buf, size_t len,
+    const struct scan_result *r, lua_Integer ctx)
 {
 	size_t i;
 	char *snip;
@@ -164,7 +164,8 @@ push_findings(lua_State *L, const struct scan *sc, const void *buf,
 			snip = scan_snippet(sc, buf, len, r->v, r->n, i,
 			    (size_t)ctx);
 			if (snip == NULL)
-				luaL_error(L, "cannot make a snippet: out of "
+				luaL_error(L,
+				    "cannot make a snippet: out of "
 				    "memory");
 			/* copy into a Lua buffer before anything can raise */
 			{
@@ -289,7 +290,8 @@ l_scanner_scan_file(lua_State *L)
 	for (i = 0; i < b->r.n; i++) {
 		const struct scan_finding *f = &b->r.v[i];
 		size_t lo = f->offset > (size_t)ctx + 1 ?
-		    f->offset - (size_t)ctx - 1 : 0;
+		    f->offset - (size_t)ctx - 1 :
+		    0;
 		size_t want = f->offset - lo + f->length + (size_t)ctx + 1;
 		size_t nw = 0, me = 0;
 		ssize_t got;
@@ -305,11 +307,12 @@ l_scanner_scan_file(lua_State *L)
 			j--;
 		for (; j < b->r.n && b->r.v[j].offset < lo + (size_t)got; j++) {
 			b->win[nw] = b->r.v[j];
-			if (b->win[nw].offset < lo) {	/* starts before */
+			if (b->win[nw].offset < lo) { /* starts before */
 				size_t cut = lo - b->win[nw].offset;
 
 				b->win[nw].length = b->win[nw].length > cut ?
-				    b->win[nw].length - cut : 0;
+				    b->win[nw].length - cut :
+				    0;
 				b->win[nw].offset = 0;
 			} else
 				b->win[nw].offset -= lo;
@@ -354,7 +357,8 @@ l_scanner_partial(lua_State *L)
 	struct scan_fragment *f = lua_newuserdatauv(L, n * sizeof(*f), 0);
 
 	if (scan_partial(sc, text, len, f) != 0)
-		return luaL_error(L, "scanner was compiled without "
+		return luaL_error(L,
+		    "scanner was compiled without "
 		    "opts.partial");
 	lua_createtable(L, (int)n, 0);
 	for (i = 0; i < n; i++) {
@@ -394,9 +398,10 @@ l_scanner_dns(lua_State *L)
 	lens = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof(*lens), 0);
 	for (i = 1; i <= n; i++) {
 		if (lua_rawgeti(L, 2, i) != LUA_TSTRING)
-			return luaL_error(L, "wrong parameter \"names[%d]\": "
-			    "expected string, got %s", (int)i,
-			    luaL_typename(L, -1));
+			return luaL_error(L,
+			    "wrong parameter \"names[%d]\": "
+			    "expected string, got %s",
+			    (int)i, luaL_typename(L, -1));
 		names[i - 1] = lua_tolstring(L, -1, &lens[i - 1]);
 		lua_pop(L, 1);
 	}
@@ -424,9 +429,9 @@ l_scanner_dns(lua_State *L)
 }
 
 struct lsplitter {
-	struct scan_split	*sp;
-	size_t			 nsecrets;
-	lua_Integer		 next;	/* the default segment number */
+	struct scan_split *sp;
+	size_t nsecrets;
+	lua_Integer next; /* the default segment number */
 };
 
 static struct lsplitter *
@@ -500,18 +505,12 @@ l_splitter_result(lua_State *L)
 	return 1;
 }
 
-static const luaL_Reg splitter_methods[] = {
-	{ "add", l_splitter_add },
-	{ "result", l_splitter_result },
-	{ "close", l_splitter_gc },
-	{ NULL, NULL }
-};
+static const luaL_Reg splitter_methods[] = { { "add", l_splitter_add },
+	{ "result", l_splitter_result }, { "close", l_splitter_gc },
+	{ NULL, NULL } };
 
-static const luaL_Reg splitter_meta[] = {
-	{ "__gc", l_splitter_gc },
-	{ "__close", l_splitter_gc },
-	{ NULL, NULL }
-};
+static const luaL_Reg splitter_meta[] = { { "__gc", l_splitter_gc },
+	{ "__close", l_splitter_gc }, { NULL, NULL } };
 
 /* scanner:splitter([min]): created closed, then made. */
 static int
@@ -654,25 +653,15 @@ l_scanner_tostring(lua_State *L)
 	return 1;
 }
 
-static const luaL_Reg scanner_methods[] = {
-	{ "scan", l_scanner_scan },
-	{ "scan_file", l_scanner_scan_file },
-	{ "partial", l_scanner_partial },
-	{ "dns", l_scanner_dns },
-	{ "splitter", l_scanner_splitter },
-	{ "patterns", l_scanner_patterns },
-	{ "hash", l_scanner_hash },
-	{ "mask", l_scanner_mask },
-	{ "close", l_scanner_gc },
-	{ NULL, NULL }
-};
+static const luaL_Reg scanner_methods[] = { { "scan", l_scanner_scan },
+	{ "scan_file", l_scanner_scan_file }, { "partial", l_scanner_partial },
+	{ "dns", l_scanner_dns }, { "splitter", l_scanner_splitter },
+	{ "patterns", l_scanner_patterns }, { "hash", l_scanner_hash },
+	{ "mask", l_scanner_mask }, { "close", l_scanner_gc }, { NULL, NULL } };
 
-static const luaL_Reg scanner_meta[] = {
-	{ "__gc", l_scanner_gc },
-	{ "__close", l_scanner_gc },
-	{ "__tostring", l_scanner_tostring },
-	{ NULL, NULL }
-};
+static const luaL_Reg scanner_meta[] = { { "__gc", l_scanner_gc },
+	{ "__close", l_scanner_gc }, { "__tostring", l_scanner_tostring },
+	{ NULL, NULL } };
 
 /*
  * core.scanner(secrets [, opts]). The secrets are read into a userdata
@@ -693,8 +682,10 @@ l_scanner(lua_State *L)
 		luaL_checktype(L, 2, LUA_TTABLE);
 		if (lua_getfield(L, 2, "partial") != LUA_TNIL) {
 			if (!lua_isboolean(L, -1))
-				return luaL_error(L, "wrong parameter "
-				    "\"opts.partial\": expected boolean, got %s",
+				return luaL_error(L,
+				    "wrong parameter "
+				    "\"opts.partial\": expected boolean, got "
+				    "%s",
 				    luaL_typename(L, -1));
 			if (lua_toboolean(L, -1))
 				flags |= SCAN_PARTIAL;
@@ -703,28 +694,32 @@ l_scanner(lua_State *L)
 		if (lua_getfield(L, 2, "partial_min") != LUA_TNIL) {
 			if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 4 ||
 			    lua_tointeger(L, -1) > SCAN_MAX_SECRET)
-				return luaL_error(L, "wrong parameter "
+				return luaL_error(L,
+				    "wrong parameter "
 				    "\"opts.partial_min\": expected an integer "
-				    "from 4 to %d", SCAN_MAX_SECRET);
+				    "from 4 to %d",
+				    SCAN_MAX_SECRET);
 			pmin = lua_tointeger(L, -1);
 		}
 		lua_pop(L, 1);
 	}
 	n = (lua_Integer)lua_rawlen(L, 1);
 	if (n == 0)
-		return luaL_error(L, "wrong parameter \"secrets\": expected a "
+		return luaL_error(L,
+		    "wrong parameter \"secrets\": expected a "
 		    "non-empty list of strings");
 	v = lua_newuserdatauv(L, (size_t)n * sizeof(*v), 0);
 	for (i = 1; i <= n; i++) {
 		size_t len;
 
 		if (lua_rawgeti(L, 1, i) != LUA_TSTRING)
-			return luaL_error(L, "wrong parameter \"secrets[%d]\": "
-			    "expected string, got %s", (int)i,
-			    luaL_typename(L, -1));
+			return luaL_error(L,
+			    "wrong parameter \"secrets[%d]\": "
+			    "expected string, got %s",
+			    (int)i, luaL_typename(L, -1));
 		v[i - 1].bytes = lua_tolstring(L, -1, &len);
 		v[i - 1].len = len;
-		lua_pop(L, 1);	/* still referenced by the table */
+		lua_pop(L, 1); /* still referenced by the table */
 	}
 	u = lua_newuserdatauv(L, sizeof(*u), 0);
 	u->sc = NULL;
@@ -735,7 +730,7 @@ l_scanner(lua_State *L)
 	}
 	lua_setmetatable(L, -2);
 	if (scan_compile(&u->sc, v, (size_t)n, flags, (size_t)pmin, err,
-	    sizeof(err)) != 0)
+		sizeof(err)) != 0)
 		return luaL_error(L, "%s", err);
 	return 1;
 }
@@ -778,7 +773,7 @@ l_base64_decode(lua_State *L)
 			continue;
 		}
 		if (pad)
-			goto bad;	/* data after padding */
+			goto bad; /* data after padding */
 		if (c >= 'A' && c <= 'Z')
 			v = c - 'A';
 		else if (c >= 'a' && c <= 'z')
@@ -799,7 +794,7 @@ l_base64_decode(lua_State *L)
 		}
 	}
 	if (bits >= 6)
-		goto bad;	/* a lone digit */
+		goto bad; /* a lone digit */
 	luaL_pushresult(&b);
 	return 1;
 bad:
@@ -897,12 +892,7 @@ l_files_under(lua_State *L)
 	return 1;
 }
 
-const luaL_Reg scan_funcs[] = {
-	{ "scanner", l_scanner },
-	{ "secret_hash", l_secret_hash },
-	{ "secret_mask", l_secret_mask },
-	{ "base64_decode", l_base64_decode },
-	{ "scan_forms", l_scan_forms },
-	{ "files_under", l_files_under },
-	{ NULL, NULL }
-};
+const luaL_Reg scan_funcs[] = { { "scanner", l_scanner },
+	{ "secret_hash", l_secret_hash }, { "secret_mask", l_secret_mask },
+	{ "base64_decode", l_base64_decode }, { "scan_forms", l_scan_forms },
+	{ "files_under", l_files_under }, { NULL, NULL } };

@@ -1,13 +1,21 @@
 /*
- * Small facts about the host for the runner: the number of usable cores
- * and whether a descriptor is a terminal. Neither can fail in a way the
- * caller must handle: ncpu falls back to 1.
+ * Facts about the host and this process, part of "leakbench.core": the
+ * number of usable cores, whether a descriptor is a terminal, ids, whether
+ * a process exists, the host name and resource limits. ncpu falls back to
+ * 1; hostname and getrlimit return nil, message when the system fails.
  */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
 
+#include "l_args.h"
 #include "lhost.h"
 
 /* ncpu() -> the number of cores this process may run on (at least 1). */
@@ -29,12 +37,91 @@ l_ncpu(lua_State *L)
 static int
 l_isatty(lua_State *L)
 {
-	lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)) == 1);
+	if (!lua_isinteger(L, 1))
+		l_wrong_type(L, 1, "core.isatty", "fd", "integer");
+	lua_pushboolean(L, isatty((int)lua_tointeger(L, 1)) == 1);
 	return 1;
 }
 
-const luaL_Reg sys_funcs[] = {
-	{ "ncpu", l_ncpu },
-	{ "isatty", l_isatty },
-	{ NULL, NULL }
-};
+static int
+l_getuid(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)getuid());
+	return 1;
+}
+
+static int
+l_getgid(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)getgid());
+	return 1;
+}
+
+static int
+l_getpid(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)getpid());
+	return 1;
+}
+
+/* pid_alive(pid) -> boolean: a process with this id exists. */
+static int
+l_pid_alive(lua_State *L)
+{
+	lua_Integer pid;
+
+	if (!lua_isinteger(L, 1))
+		l_wrong_type(L, 1, "core.pid_alive", "pid", "integer");
+	pid = lua_tointeger(L, 1);
+	lua_pushboolean(L,
+	    pid > 0 && pid <= INT_MAX &&
+		(kill((pid_t)pid, 0) == 0 || errno == EPERM));
+	return 1;
+}
+
+static int
+l_hostname(lua_State *L)
+{
+	char name[256];
+
+	if (gethostname(name, sizeof(name)) == -1)
+		return l_fail(L, strerror(errno));
+	name[sizeof(name) - 1] = '\0';
+	lua_pushstring(L, name);
+	return 1;
+}
+
+/* getrlimit("nofile" | "nproc") -> soft, hard (math.huge: unlimited). */
+static int
+l_getrlimit(lua_State *L)
+{
+	const char *name = l_check_string(L, 1, "core.getrlimit", "name");
+	struct rlimit rl;
+	int res;
+
+	if (strcmp(name, "nofile") == 0)
+		res = RLIMIT_NOFILE;
+	else if (strcmp(name, "nproc") == 0)
+		res = RLIMIT_NPROC;
+	else
+		return l_wrong(L, "core.getrlimit", "name",
+		    "unknown limit "
+		    "'%s'",
+		    name);
+	if (getrlimit(res, &rl) == -1)
+		return l_fail(L, strerror(errno));
+	if (rl.rlim_cur == RLIM_INFINITY)
+		lua_pushnumber(L, HUGE_VAL);
+	else
+		lua_pushinteger(L, (lua_Integer)rl.rlim_cur);
+	if (rl.rlim_max == RLIM_INFINITY)
+		lua_pushnumber(L, HUGE_VAL);
+	else
+		lua_pushinteger(L, (lua_Integer)rl.rlim_max);
+	return 2;
+}
+
+const luaL_Reg sys_funcs[] = { { "ncpu", l_ncpu }, { "isatty", l_isatty },
+	{ "getuid", l_getuid }, { "getgid", l_getgid }, { "getpid", l_getpid },
+	{ "pid_alive", l_pid_alive }, { "hostname", l_hostname },
+	{ "getrlimit", l_getrlimit }, { NULL, NULL } };

@@ -28,11 +28,12 @@ traceback(lua_State *L)
 	const char *msg = lua_tostring(L, 1);
 
 	if (msg == NULL) {
-		if (!lua_isnoneornil(L, 1) && luaL_callmeta(L, 1, "__tostring") &&
+		if (!lua_isnoneornil(L, 1) &&
+		    luaL_callmeta(L, 1, "__tostring") &&
 		    lua_type(L, -1) == LUA_TSTRING)
 			return 1;
 		if (lua_istable(L, 1))
-			return 1;	/* structured errors pass unchanged */
+			return 1; /* structured errors pass unchanged */
 		msg = lua_pushfstring(L, "(error object is a %s value)",
 		    luaL_typename(L, 1));
 	}
@@ -54,7 +55,7 @@ lhost_pcall(lua_State *L, int nargs, int nresults)
 }
 
 /* Instructions between two looks at the budget. */
-#define BUDGET_STEP	1000
+#define BUDGET_STEP 1000
 
 /*
  * The budget of this process's state. A static, not the registry: the
@@ -62,16 +63,16 @@ lhost_pcall(lua_State *L, int nargs, int nresults)
  * there is one state per process (main.c owns it and lua_close()s it).
  */
 static struct budget {
-	long long	 used;		/* bytes, relative to the start */
-	long long	 mem_limit;	/* used may not grow past it; 0: none */
-	int		 armed;
-	long long	 count, max_count;
-	double		 deadline;	/* CLOCK_MONOTONIC seconds */
-	const char	*over;		/* "instructions", "time", "memory" */
-	int		 chunk_ref;	/* LUA_NOREF or the chunk to watch */
-	int		 ret_line;	/* line of its last return, or -1 */
-	lua_Alloc	 base;		/* the allocator we wrap */
-	void		*base_ud;
+	long long used;	     /* bytes, relative to the start */
+	long long mem_limit; /* used may not grow past it; 0: none */
+	int armed;
+	long long count, max_count;
+	double deadline;  /* CLOCK_MONOTONIC seconds */
+	const char *over; /* "instructions", "time", "memory" */
+	int chunk_ref;	  /* LUA_NOREF or the chunk to watch */
+	int ret_line;	  /* line of its last return, or -1 */
+	lua_Alloc base;	  /* the allocator we wrap */
+	void *base_ud;
 } budget = { .chunk_ref = LUA_NOREF, .ret_line = -1 };
 
 static double
@@ -96,7 +97,7 @@ budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	    budget.used + ((long long)nsize - old) > budget.mem_limit) {
 		if (budget.over == NULL)
 			budget.over = "memory";
-		return NULL;	/* Lua collects and retries, then raises */
+		return NULL; /* Lua collects and retries, then raises */
 	}
 	p = budget.base(budget.base_ud, ptr, osize, nsize);
 	if (nsize == 0)
@@ -164,8 +165,9 @@ l_budget_arm(lua_State *L)
 	}
 	budget.mem_limit = mem > 0 ? budget.used + mem : 0;
 	budget.armed = 1;
-	lua_sethook(co, budget_hook, LUA_MASKCOUNT |
-	    (budget.chunk_ref != LUA_NOREF ? LUA_MASKRET : 0), BUDGET_STEP);
+	lua_sethook(co, budget_hook,
+	    LUA_MASKCOUNT | (budget.chunk_ref != LUA_NOREF ? LUA_MASKRET : 0),
+	    BUDGET_STEP);
 	return 0;
 }
 
@@ -196,11 +198,8 @@ l_budget_disarm(lua_State *L)
 	return 3;
 }
 
-static const luaL_Reg budget_funcs[] = {
-	{ "arm", l_budget_arm },
-	{ "disarm", l_budget_disarm },
-	{ NULL, NULL }
-};
+static const luaL_Reg budget_funcs[] = { { "arm", l_budget_arm },
+	{ "disarm", l_budget_disarm }, { NULL, NULL } };
 
 static int
 luaopen_budget(lua_State *L)
@@ -213,8 +212,8 @@ luaopen_budget(lua_State *L)
 static int
 load_embedded(lua_State *L)
 {
-	const struct embedded_file *f =
-	    &embedded_files[lua_tointeger(L, lua_upvalueindex(1))];
+	const struct embedded_file
+	    *f = &embedded_files[lua_tointeger(L, lua_upvalueindex(1))];
 
 	if (luaL_loadbufferx(L, f->text, f->len, f->chunkname, "t") != LUA_OK)
 		return lua_error(L);

@@ -10,16 +10,16 @@
 #include <lua.h>
 
 /* A new state, or NULL when out of memory. The caller closes it. */
-lua_State	*lhost_new(void);
+lua_State *lhost_new(void);
 
 /*
  * Calls the function below nargs arguments on the stack, like lua_pcall,
  * with a message handler that appends a traceback unless the error is
  * a table or the message starts with no traceback marker.
  */
-int		 lhost_pcall(lua_State *L, int nargs, int nresults);
+int lhost_pcall(lua_State *L, int nargs, int nresults);
 
 /* Opens "leakbench.core": the table of C primitives. */
-int		 luaopen_leakbench_core(lua_State *L);
+int luaopen_leakbench_core(lua_State *L);
 
 #endif

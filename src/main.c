@@ -35,7 +35,8 @@ run_script(lua_State *L, int argc, char **argv)
 	int i, n;
 
 	if (argc < 3) {
-		fprintf(stderr, "leakbench: usage: leakbench lua SCRIPT [ARGS...]\n");
+		fprintf(stderr,
+		    "leakbench: usage: leakbench lua SCRIPT [ARGS...]\n");
 		return 2;
 	}
 	set_arg(L, argc, argv, 2);
@@ -77,7 +78,8 @@ main(int argc, char **argv)
 
 	L = lhost_new();
 	if (L == NULL) {
-		fprintf(stderr, "leakbench: cannot create lua state: out of memory\n");
+		fprintf(stderr,
+		    "leakbench: cannot create lua state: out of memory\n");
 		return 1;
 	}
 	if (argc > 1 && strcmp(argv[1], "lua") == 0)
@@ -87,7 +89,8 @@ main(int argc, char **argv)
 	if (status < 0) {
 		const char *msg = lua_tostring(L, -1);
 
-		fprintf(stderr, "leakbench: %s\n", msg ? msg : "(error object)");
+		fprintf(stderr, "leakbench: %s\n",
+		    msg ? msg : "(error object)");
 		status = 1;
 	}
 	lua_close(L);

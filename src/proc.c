@@ -34,24 +34,24 @@ extern char **environ;
 enum state { RUNNING, DRAINING, DONE };
 
 struct stream {
-	int	 fd;		/* our read end, or -1 */
-	char	*buf;		/* malloc'd, NUL-terminated when DONE */
-	size_t	 len, size;
+	int fd;	   /* our read end, or -1 */
+	char *buf; /* malloc'd, NUL-terminated when DONE */
+	size_t len, size;
 };
 
 struct proc {
-	pid_t		 pid;
-	int		 pidfd;		/* -1 when pidfd_open is missing */
-	enum state	 state;
-	int		 in_fd;		/* write end of stdin, or -1 */
-	char		*in_data;	/* our copy of the stdin bytes */
-	size_t		 in_len, in_off;
-	struct stream	 out, err;
-	size_t		 cap;
-	int		 uninterruptible;
-	int		 killing;	/* SIGTERM sent; SIGKILL due at kill_at */
-	int64_t		 start_ms, deadline_ms, grace_ms, kill_at;
-	int64_t		 exit_ms, drain_until;
+	pid_t pid;
+	int pidfd; /* -1 when pidfd_open is missing */
+	enum state state;
+	int in_fd;     /* write end of stdin, or -1 */
+	char *in_data; /* our copy of the stdin bytes */
+	size_t in_len, in_off;
+	struct stream out, err;
+	size_t cap;
+	int uninterruptible;
+	int killing; /* SIGTERM sent; SIGKILL due at kill_at */
+	int64_t start_ms, deadline_ms, grace_ms, kill_at;
+	int64_t exit_ms, drain_until;
 	struct proc_result res;
 };
 
@@ -60,21 +60,19 @@ static volatile sig_atomic_t intr_sig, intr_count;
 static int intr_pipe[2] = { -1, -1 };
 
 static const struct {
-	int		 num;
-	const char	*name;
-} signames[] = {
-	{ SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" }, { SIGQUIT, "SIGQUIT" },
-	{ SIGILL, "SIGILL" }, { SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" },
-	{ SIGBUS, "SIGBUS" }, { SIGFPE, "SIGFPE" }, { SIGKILL, "SIGKILL" },
-	{ SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
-	{ SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" }, { SIGTERM, "SIGTERM" },
-	{ SIGCHLD, "SIGCHLD" }, { SIGCONT, "SIGCONT" }, { SIGSTOP, "SIGSTOP" },
-	{ SIGTSTP, "SIGTSTP" }, { SIGTTIN, "SIGTTIN" }, { SIGTTOU, "SIGTTOU" },
-	{ SIGURG, "SIGURG" }, { SIGXCPU, "SIGXCPU" }, { SIGXFSZ, "SIGXFSZ" },
-	{ SIGVTALRM, "SIGVTALRM" }, { SIGPROF, "SIGPROF" },
-	{ SIGWINCH, "SIGWINCH" }, { SIGIO, "SIGIO" }, { SIGPWR, "SIGPWR" },
-	{ SIGSYS, "SIGSYS" }
-};
+	int num;
+	const char *name;
+} signames[] = { { SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" },
+	{ SIGQUIT, "SIGQUIT" }, { SIGILL, "SIGILL" }, { SIGTRAP, "SIGTRAP" },
+	{ SIGABRT, "SIGABRT" }, { SIGBUS, "SIGBUS" }, { SIGFPE, "SIGFPE" },
+	{ SIGKILL, "SIGKILL" }, { SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" },
+	{ SIGUSR2, "SIGUSR2" }, { SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" },
+	{ SIGTERM, "SIGTERM" }, { SIGCHLD, "SIGCHLD" }, { SIGCONT, "SIGCONT" },
+	{ SIGSTOP, "SIGSTOP" }, { SIGTSTP, "SIGTSTP" }, { SIGTTIN, "SIGTTIN" },
+	{ SIGTTOU, "SIGTTOU" }, { SIGURG, "SIGURG" }, { SIGXCPU, "SIGXCPU" },
+	{ SIGXFSZ, "SIGXFSZ" }, { SIGVTALRM, "SIGVTALRM" },
+	{ SIGPROF, "SIGPROF" }, { SIGWINCH, "SIGWINCH" }, { SIGIO, "SIGIO" },
+	{ SIGPWR, "SIGPWR" }, { SIGSYS, "SIGSYS" } };
 
 const char *
 proc_signame(int sig)
@@ -132,7 +130,8 @@ proc_trap_signals(void)
 {
 	struct sigaction sa;
 
-	if (intr_pipe[0] == -1 && pipe2(intr_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
+	if (intr_pipe[0] == -1 &&
+	    pipe2(intr_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
 		return -1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -216,7 +215,8 @@ make_env(const char *const *add)
 		return NULL;
 	for (i = 0; i < n; i++) {
 		const char *eq = strchr(environ[i], '=');
-		size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+		size_t len = eq ? (size_t)(eq - environ[i]) :
+				  strlen(environ[i]);
 
 		for (j = 0; j < nadd; j++)
 			if (strncmp(add[j], environ[i], len) == 0 &&
@@ -232,13 +232,14 @@ make_env(const char *const *add)
 }
 
 struct spawn_error {
-	int	 stage;		/* 1: chdir, 2: exec, 3: set-up */
-	int	 err;
+	int stage; /* 1: chdir, 2: exec, 3: set-up */
+	int err;
 };
 
 /* In the child, after fork: only async-signal-safe calls. Never returns. */
 static void
-child(const struct proc_opts *o, const char **env, int in, int out, int err, int rep)
+child(const struct proc_opts *o, const char **env, int in, int out, int err,
+    int rep)
 {
 	struct spawn_error e = { 3, 0 };
 	struct sigaction sa;
@@ -278,8 +279,8 @@ set_err(char *err, size_t errlen, const char *what, const char *subj, int e)
 static int
 open_out(const char *path)
 {
-	return high_fd(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-	    O_NOFOLLOW, 0666));
+	return high_fd(open(path,
+	    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666));
 }
 
 /* A pipe with both ends at fd 3 or above and close-on-exec. */
@@ -309,7 +310,7 @@ close_fd(int *fd)
 	}
 }
 
-static void	feed(struct proc *);
+static void feed(struct proc *);
 
 struct proc *
 proc_start(const struct proc_opts *o, char *err, size_t errlen)
@@ -342,8 +343,8 @@ proc_start(const struct proc_opts *o, char *err, size_t errlen)
 		p->in_len = o->stdin_len;
 		if (make_pipe(in) == -1)
 			goto pipe_failed;
-	} else if ((in[0] = high_fd(open("/dev/null",
-	    O_RDONLY | O_CLOEXEC))) == -1) {
+	} else if ((in[0] = high_fd(open("/dev/null", O_RDONLY | O_CLOEXEC))) ==
+	    -1) {
 		set_err(err, errlen, "cannot open", "/dev/null", errno);
 		goto free_p;
 	}
@@ -376,7 +377,7 @@ proc_start(const struct proc_opts *o, char *err, size_t errlen)
 	}
 	if (p->pid == 0)
 		child(o, env, in[0], out[1], errp[1], rep[1]);
-	setpgid(p->pid, p->pid);	/* also done in the child; either wins */
+	setpgid(p->pid, p->pid); /* also done in the child; either wins */
 	close_fd(&rep[1]);
 	close_fd(&in[0]);
 	close_fd(&out[1]);
@@ -493,7 +494,7 @@ drain(struct proc *p, struct stream *s)
 			continue;
 		if (n == -1 && errno == EAGAIN)
 			break;
-		close_fd(&s->fd);	/* EOF or a real error */
+		close_fd(&s->fd); /* EOF or a real error */
 	}
 	return got;
 }
@@ -529,7 +530,7 @@ feed(struct proc *p)
 
 			sigtimedwait(&pipeset, NULL, &zero);
 		}
-		p->in_off = p->in_len;	/* the reader is gone */
+		p->in_off = p->in_len; /* the reader is gone */
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (p->in_off == p->in_len)
@@ -590,7 +591,8 @@ service(struct proc *p, int64_t now, int kill_now)
 		}
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_PID, (id_t)p->pid, &si,
-		    WEXITED | WNOHANG | WNOWAIT) == -1 && errno == ECHILD) {
+			WEXITED | WNOHANG | WNOWAIT) == -1 &&
+		    errno == ECHILD) {
 			/* Someone else reaped it (SIGCHLD ignored?). */
 			p->exit_ms = now;
 			p->res.elapsed_ms = now - p->start_ms;
@@ -615,8 +617,8 @@ service(struct proc *p, int64_t now, int kill_now)
 			close_fd(&p->in_fd);
 		}
 	}
-	if (p->state == DRAINING && ((p->out.fd == -1 && p->err.fd == -1) ||
-	    now >= p->drain_until))
+	if (p->state == DRAINING &&
+	    ((p->out.fd == -1 && p->err.fd == -1) || now >= p->drain_until))
 		finish(p);
 }
 
@@ -683,8 +685,8 @@ pump(struct proc **ps, int n, int64_t timeout_ms, enum mode mode, int *index)
 
 		for (i = 0; i < n; i++) {
 			do_io(ps[i]);
-			service(ps[i], now, mode == ONE && intr_sig &&
-			    !ps[i]->uninterruptible);
+			service(ps[i], now,
+			    mode == ONE && intr_sig && !ps[i]->uninterruptible);
 		}
 		for (i = 0; i < n; i++)
 			if (ps[i]->state == DONE) {
@@ -712,9 +714,10 @@ pump(struct proc **ps, int n, int64_t timeout_ms, enum mode mode, int *index)
 				fds[nfds++].events = POLLOUT;
 			}
 			for (k = 0; k < 3; k++) {
-				int fd = k == 0 ? p->out.fd : k == 1 ?
-				    p->err.fd : p->state == RUNNING ?
-				    p->pidfd : -1;
+				int fd = k == 0		? p->out.fd :
+				    k == 1		? p->err.fd :
+				    p->state == RUNNING ? p->pidfd :
+							  -1;
 
 				if (fd != -1) {
 					fds[nfds].fd = fd;
@@ -728,8 +731,9 @@ pump(struct proc **ps, int n, int64_t timeout_ms, enum mode mode, int *index)
 		}
 		now = proc_now_ms();
 		t = t <= now ? 0 : t - now;
-		if (poll(fds, (nfds_t)nfds, t > INT_MAX ? INT_MAX : (int)t)
-		    == -1 && errno != EINTR) {
+		if (poll(fds, (nfds_t)nfds, t > INT_MAX ? INT_MAX : (int)t) ==
+			-1 &&
+		    errno != EINTR) {
 			result = PROC_TIMEOUT;
 			goto out;
 		}
@@ -745,7 +749,7 @@ proc_wait(struct proc *p, int64_t timeout_ms, struct proc_result *r)
 	int index, rc;
 
 	rc = p->state == DONE ? PROC_DONE :
-	    pump(&p, 1, timeout_ms, ONE, &index);
+				pump(&p, 1, timeout_ms, ONE, &index);
 	if (rc == PROC_DONE)
 		*r = p->res;
 	return rc;

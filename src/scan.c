@@ -48,35 +48,33 @@
 #include "scan.h"
 #include "scan_int.h"
 
-const char *const scan_forms[] = {
-	"raw",
+const char *const scan_forms[] = { "raw",
 	"json (dialects: -slash -unicode -html -apos -ctrlu -upper)",
 	"json2 (a JSON escape inside a JSON string)",
-	"unicode-escape (every character as \\uXXXX)",
-	"base64@0..2", "base64url@0..2", "base32@0..4", "base32-lower@0..4",
-	"uuencode@0..2 (zero as '`' or ' ')",
-	"ascii85@0..3", "base85@0..3 (RFC 1924, Python b85encode, git)",
-	"z85@0..3", "base58 (of the secret alone)",
-	"dec-list", "octal-list", "octal-sep", "octal-escape",
-	"unicode-escape-bytes", "python-bytes",
-	"sep (a separator between every character)",
-	"case-upper", "case-lower", "case-upper-lossy", "case-lower-lossy",
-	"hex", "hex-upper", "hex-sep", "hex-escape", "hex-0x",
-	"percent", "percent-lower", "percent-js", "percent-uri",
-	"percent-plus", "percent-form", "percent-all", "percent-all-lower",
-	"html", "html-entities (every character as &#N; or &#xH;)",
-	"quoted-printable", "rot13", "reversed", "reversed-bytes",
-	"utf16le", "utf16be", "json+base64@0..2", "json+base64url@0..2",
+	"unicode-escape (every character as \\uXXXX)", "base64@0..2",
+	"base64url@0..2", "base32@0..4", "base32-lower@0..4",
+	"uuencode@0..2 (zero as '`' or ' ')", "ascii85@0..3",
+	"base85@0..3 (RFC 1924, Python b85encode, git)", "z85@0..3",
+	"base58 (of the secret alone)", "dec-list", "octal-list", "octal-sep",
+	"octal-escape", "unicode-escape-bytes", "python-bytes",
+	"sep (a separator between every character)", "case-upper", "case-lower",
+	"case-upper-lossy", "case-lower-lossy", "hex", "hex-upper", "hex-sep",
+	"hex-escape", "hex-0x", "percent", "percent-lower", "percent-js",
+	"percent-uri", "percent-plus", "percent-form", "percent-all",
+	"percent-all-lower", "html",
+	"html-entities (every character as &#N; or &#xH;)", "quoted-printable",
+	"rot13", "reversed", "reversed-bytes", "utf16le", "utf16be",
+	"json+base64@0..2", "json+base64url@0..2",
 	"json+hex (JSON-escaped, then encoded)",
 	"FORM+json... (an encoded form, then JSON-escaped)",
 	"FORM+wrapped (base64/base32/hex split by line breaks)",
 	"dump-hex>FORM (od -x -tx1..8, xxd [-e], hexdump [-C]: any grouping, "
-	    "offsets, gutters, * lines)",
+	"offsets, gutters, * lines)",
 	"dump-hex-le>FORM (2/4/8-byte words, little-endian)",
 	"dump-octal>FORM (od -b)", "dump-decimal>FORM (od -tu1, -td1)",
 	"dump-char>FORM (od -c)",
 	"byte-list>FORM, byte-list-octal>FORM (arrays wrapped over lines: "
-	    "xxd -i, pprint, JSON)",
+	"xxd -i, pprint, JSON)",
 	"uuencode>FORM (begin ... end blocks)",
 	"ascii85>FORM, base85>FORM, base85-git>FORM, z85>FORM (wrapped)",
 	"gzip>FORM", "zlib>FORM", "deflate>FORM (raw, in zip and runs)",
@@ -84,18 +82,16 @@ const char *const scan_forms[] = {
 	"tar (members are stored whole: found as FORM, or inside gzip>...)",
 	"base64>FORM, hex>FORM (long runs holding a magic, text or deflate)",
 	"split (pieces of 8+ bytes, raw or in base64/hex runs, across a "
-	    "channel's segments)",
-	"dns>FORM (labels of the names looked up)",
-	NULL
-};
+	"channel's segments)",
+	"dns>FORM (labels of the names looked up)", NULL };
 
 /* ---------------------------------------------------------------- */
 /* Growable byte buffers; an allocation failure sets oom and sticks. */
 
 struct buf {
-	unsigned char	*p;
-	size_t		 n, cap;
-	int		 oom;
+	unsigned char *p;
+	size_t n, cap;
+	int oom;
 };
 
 static void
@@ -177,11 +173,17 @@ utf8_next(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
 		return 1;
 	}
 	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2; v = c & 0x1f; min = 0x80;
+		len = 2;
+		v = c & 0x1f;
+		min = 0x80;
 	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3; v = c & 0x0f; min = 0x800;
+		len = 3;
+		v = c & 0x0f;
+		min = 0x800;
 	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4; v = c & 0x07; min = 0x10000;
+		len = 4;
+		v = c & 0x07;
+		min = 0x10000;
 	} else
 		goto bad;
 	if (i + len > n)
@@ -217,14 +219,14 @@ utf8_valid(const unsigned char *s, size_t n)
 /* ---------------------------------------------------------------- */
 /* Encoders. Each appends the encoded form of s[0..n) to out. */
 
-#define J_SLASH		0x01	/* "/" as "\/" */
-#define J_UNICODE	0x02	/* non-ASCII as \uXXXX (surrogate pairs) */
-#define J_HTML		0x04	/* < > & U+2028 U+2029 as \uXXXX */
-#define J_APOS		0x08	/* ' as \u0027 (with J_HTML) */
-#define J_CTRLU		0x10	/* every control character as \u00XX */
-#define J_UPPER		0x20	/* upper-case hex digits in \u escapes */
-#define J_ALL		0x40	/* every character as \uXXXX */
-#define J_COMBOS	0x40	/* flags below this are combined freely */
+#define J_SLASH	  0x01 /* "/" as "\/" */
+#define J_UNICODE 0x02 /* non-ASCII as \uXXXX (surrogate pairs) */
+#define J_HTML	  0x04 /* < > & U+2028 U+2029 as \uXXXX */
+#define J_APOS	  0x08 /* ' as \u0027 (with J_HTML) */
+#define J_CTRLU	  0x10 /* every control character as \u00XX */
+#define J_UPPER	  0x20 /* upper-case hex digits in \u escapes */
+#define J_ALL	  0x40 /* every character as \uXXXX */
+#define J_COMBOS  0x40 /* flags below this are combined freely */
 
 static void
 enc_json(struct buf *out, const unsigned char *s, size_t n, unsigned fl)
@@ -236,11 +238,13 @@ enc_json(struct buf *out, const unsigned char *s, size_t n, unsigned fl)
 	while (i < n) {
 		len = utf8_next(s, n, i, &cp);
 		if (cp >= 0x110000) {
-			buf_putc(out, s[i]);	/* not UTF-8: left as it is */
+			buf_putc(out, s[i]); /* not UTF-8: left as it is */
 		} else if (fl & J_ALL) {
 			if (cp >= 0x10000) {
-				buf_u4(out, 0xd800 + ((cp - 0x10000) >> 10), up);
-				buf_u4(out, 0xdc00 + ((cp - 0x10000) & 0x3ff), up);
+				buf_u4(out, 0xd800 + ((cp - 0x10000) >> 10),
+				    up);
+				buf_u4(out, 0xdc00 + ((cp - 0x10000) & 0x3ff),
+				    up);
 			} else
 				buf_u4(out, cp, up);
 		} else if (cp == '"') {
@@ -254,27 +258,41 @@ enc_json(struct buf *out, const unsigned char *s, size_t n, unsigned fl)
 
 			if (!(fl & J_CTRLU)) {
 				switch (cp) {
-				case '\b': e = "\\b"; break;
-				case '\f': e = "\\f"; break;
-				case '\n': e = "\\n"; break;
-				case '\r': e = "\\r"; break;
-				case '\t': e = "\\t"; break;
-				default: break;
+				case '\b':
+					e = "\\b";
+					break;
+				case '\f':
+					e = "\\f";
+					break;
+				case '\n':
+					e = "\\n";
+					break;
+				case '\r':
+					e = "\\r";
+					break;
+				case '\t':
+					e = "\\t";
+					break;
+				default:
+					break;
 				}
 			}
 			if (e != NULL)
 				buf_puts(out, e);
 			else
 				buf_u4(out, cp, up);
-		} else if ((fl & J_HTML) && (cp == '<' || cp == '>' ||
-		    cp == '&' || cp == 0x2028 || cp == 0x2029)) {
+		} else if ((fl & J_HTML) &&
+		    (cp == '<' || cp == '>' || cp == '&' || cp == 0x2028 ||
+			cp == 0x2029)) {
 			buf_u4(out, cp, up);
 		} else if ((fl & J_HTML) && (fl & J_APOS) && cp == '\'') {
 			buf_u4(out, cp, up);
 		} else if (cp >= 0x80 && (fl & J_UNICODE)) {
 			if (cp >= 0x10000) {
-				buf_u4(out, 0xd800 + ((cp - 0x10000) >> 10), up);
-				buf_u4(out, 0xdc00 + ((cp - 0x10000) & 0x3ff), up);
+				buf_u4(out, 0xd800 + ((cp - 0x10000) >> 10),
+				    up);
+				buf_u4(out, 0xdc00 + ((cp - 0x10000) & 0x3ff),
+				    up);
 			} else
 				buf_u4(out, cp, up);
 		} else {
@@ -289,7 +307,7 @@ enc_json(struct buf *out, const unsigned char *s, size_t n, unsigned fl)
  * give the same bytes as without them, so their combinations are skipped.
  * Bit 0x80 is set when even the minimal escape changes s.
  */
-#define J_CHANGES	0x80
+#define J_CHANGES 0x80
 
 static unsigned
 json_relevant(const unsigned char *s, size_t n)
@@ -303,7 +321,7 @@ json_relevant(const unsigned char *s, size_t n)
 		if (c == '/')
 			r |= J_SLASH;
 		else if (c >= 0x80)
-			r |= J_UNICODE | J_HTML;	/* U+2028, U+2029 */
+			r |= J_UNICODE | J_HTML; /* U+2028, U+2029 */
 		else if (c == '<' || c == '>' || c == '&')
 			r |= J_HTML;
 		else if (c == '\'')
@@ -328,12 +346,9 @@ static void
 json_name(char *name, size_t size, const char *base, unsigned fl)
 {
 	snprintf(name, size, "%s%s%s%s%s%s%s", base,
-	    (fl & J_SLASH) ? "-slash" : "",
-	    (fl & J_UNICODE) ? "-unicode" : "",
-	    (fl & J_HTML) ? "-html" : "",
-	    (fl & J_APOS) ? "-apos" : "",
-	    (fl & J_CTRLU) ? "-ctrlu" : "",
-	    (fl & J_UPPER) ? "-upper" : "");
+	    (fl & J_SLASH) ? "-slash" : "", (fl & J_UNICODE) ? "-unicode" : "",
+	    (fl & J_HTML) ? "-html" : "", (fl & J_APOS) ? "-apos" : "",
+	    (fl & J_CTRLU) ? "-ctrlu" : "", (fl & J_UPPER) ? "-upper" : "");
 }
 
 /* Hex digits, with sep between bytes and pre before each byte. */
@@ -356,8 +371,8 @@ enc_hex(struct buf *out, const unsigned char *s, size_t n, int upper,
  * every byte is encoded), space may become '+'.
  */
 static void
-enc_percent(struct buf *out, const unsigned char *s, size_t n,
-    const char *keep, int upper, int plus)
+enc_percent(struct buf *out, const unsigned char *s, size_t n, const char *keep,
+    int upper, int plus)
 {
 	size_t i;
 	unsigned c;
@@ -369,8 +384,8 @@ enc_percent(struct buf *out, const unsigned char *s, size_t n,
 
 		if (plus && c == ' ')
 			buf_putc(out, '+');
-		else if (keep != NULL && (alnum ||
-		    (c != 0 && strchr(keep, (int)c) != NULL)))
+		else if (keep != NULL &&
+		    (alnum || (c != 0 && strchr(keep, (int)c) != NULL)))
 			buf_putc(out, (int)c);
 		else {
 			buf_putc(out, '%');
@@ -386,12 +401,24 @@ enc_html(struct buf *out, const unsigned char *s, size_t n, const char *apos)
 
 	for (i = 0; i < n; i++) {
 		switch (s[i]) {
-		case '&': buf_puts(out, "&amp;"); break;
-		case '<': buf_puts(out, "&lt;"); break;
-		case '>': buf_puts(out, "&gt;"); break;
-		case '"': buf_puts(out, "&quot;"); break;
-		case '\'': buf_puts(out, apos); break;
-		default: buf_putc(out, s[i]); break;
+		case '&':
+			buf_puts(out, "&amp;");
+			break;
+		case '<':
+			buf_puts(out, "&lt;");
+			break;
+		case '>':
+			buf_puts(out, "&gt;");
+			break;
+		case '"':
+			buf_puts(out, "&quot;");
+			break;
+		case '\'':
+			buf_puts(out, apos);
+			break;
+		default:
+			buf_putc(out, s[i]);
+			break;
 		}
 	}
 }
@@ -454,7 +481,7 @@ enc_reverse(struct buf *out, const unsigned char *s, size_t n)
 		while (j > 0 && i - j < 4 && (s[j] & 0xc0) == 0x80)
 			j--;
 		len = utf8_next(s, n, j, &cp);
-		if (j + len != i) {	/* not a sequence ending at i */
+		if (j + len != i) { /* not a sequence ending at i */
 			j = i - 1;
 			len = 1;
 		}
@@ -500,8 +527,7 @@ enc_utf16(struct buf *out, const unsigned char *s, size_t n, int be)
 /* ---------------------------------------------------------------- */
 /* Radix alphabets (base64, base64url, base32). */
 
-enum { AL_NONE, AL_B64, AL_B64URL, AL_B32, AL_B32L, AL_UU, AL_UUS,
-    AL_COUNT };
+enum { AL_NONE, AL_B64, AL_B64URL, AL_B32, AL_B32L, AL_UU, AL_UUS, AL_COUNT };
 
 static const char *const alphabets[AL_COUNT] = {
 	NULL,
@@ -520,11 +546,11 @@ enum { B85_NONE, B85_ASCII, B85_RFC1924, B85_Z85, B85_COUNT };
 static const char *const b85_alphabets[B85_COUNT] = {
 	NULL,
 	"!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`"
-	    "abcdefghijklmnopqrstu",
+	"abcdefghijklmnopqrstu",
 	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "!#$%&()*+-;<=>?@^_`{|}~",
+	"!#$%&()*+-;<=>?@^_`{|}~",
 	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    ".-:+=^!/*?&<>()[]{}@%$#",
+	".-:+=^!/*?&<>()[]{}@%$#",
 };
 
 static signed char b85_value[B85_COUNT][256];
@@ -571,30 +597,30 @@ radix_init(void)
 typedef int (*mlit_cb)(void *ctx, size_t pat, size_t start);
 
 struct mslot {
-	uint32_t	gram;
-	uint32_t	start;	/* into ents */
-	uint32_t	count;	/* 0: empty slot */
+	uint32_t gram;
+	uint32_t start; /* into ents */
+	uint32_t count; /* 0: empty slot */
 };
 
 struct ment {
-	uint32_t	pat;
-	uint32_t	off;
+	uint32_t pat;
+	uint32_t off;
 };
 
 struct mlit {
-	const unsigned char	**pat;	/* borrowed pattern bytes */
-	size_t			*plen;
-	size_t			 npat;
-	size_t			 minlen, stride;
-	unsigned		 bbits, sbits;
-	uint64_t		*bitmap;
-	struct mslot		*slots;
-	struct ment		*ents;
-	size_t			 nents;
+	const unsigned char **pat; /* borrowed pattern bytes */
+	size_t *plen;
+	size_t npat;
+	size_t minlen, stride;
+	unsigned bbits, sbits;
+	uint64_t *bitmap;
+	struct mslot *slots;
+	struct ment *ents;
+	size_t nents;
 };
 
-#define GRAM_MUL	0x9e3779b1u
-#define SLOT_MUL	0x85ebca6bu
+#define GRAM_MUL 0x9e3779b1u
+#define SLOT_MUL 0x85ebca6bu
 
 static inline uint32_t
 load32(const unsigned char *p)
@@ -619,7 +645,7 @@ mlit_free(struct mlit *m)
 }
 
 struct gram_ent {
-	uint32_t	gram, pat, off;
+	uint32_t gram, pat, off;
 };
 
 static int
@@ -685,8 +711,8 @@ mlit_new(const unsigned char *const *pat, const size_t *plen, size_t npat)
 		if (i == 0 || g[i].gram != g[i - 1].gram)
 			nuniq++;
 
-	for (m->bbits = 12; m->bbits < 23 &&
-	    ((size_t)1 << m->bbits) < 64 * nuniq; m->bbits++)
+	for (m->bbits = 12;
+	     m->bbits < 23 && ((size_t)1 << m->bbits) < 64 * nuniq; m->bbits++)
 		;
 	for (m->sbits = 4; ((size_t)1 << m->sbits) < 2 * nuniq; m->sbits++)
 		;
@@ -722,8 +748,8 @@ fail:
 
 /* Checks the candidates of the gram at sample position i. */
 static int
-mlit_verify(const struct mlit *m, const unsigned char *buf, size_t n,
-    size_t i, mlit_cb cb, void *ctx)
+mlit_verify(const struct mlit *m, const unsigned char *buf, size_t n, size_t i,
+    mlit_cb cb, void *ctx)
 {
 	uint32_t gram = load32(buf + i);
 	uint32_t h = (gram * SLOT_MUL) >> (32 - m->sbits);
@@ -757,8 +783,9 @@ mlit_verify(const struct mlit *m, const unsigned char *buf, size_t n,
 }
 
 #define MBIT(m, g) \
-	(((m)->bitmap[((g) * GRAM_MUL) >> (32 - (m)->bbits) >> 6] >> \
-	    ((((g) * GRAM_MUL) >> (32 - (m)->bbits)) & 63)) & 1)
+	(((m)->bitmap[((g)*GRAM_MUL) >> (32 - (m)->bbits) >> 6] >> \
+	     ((((g)*GRAM_MUL) >> (32 - (m)->bbits)) & 63)) & \
+	    1)
 
 /*
  * Calls cb for every occurrence of every pattern in buf[0..n) whose
@@ -774,7 +801,7 @@ mlit_scan_range(const struct mlit *m, const unsigned char *buf, size_t n,
 
 	if (n < m->minlen)
 		return 0;
-	last = n - 4;		/* the last sample position */
+	last = n - 4; /* the last sample position */
 	if (to > last + 1)
 		to = last + 1;
 	while (i + 3 * S < to) {
@@ -796,11 +823,11 @@ mlit_scan_range(const struct mlit *m, const unsigned char *buf, size_t n,
 				return -1;
 			if (b1 && mlit_verify(m, buf, n, i + S, cb, ctx) != 0)
 				return -1;
-			if (b2 && mlit_verify(m, buf, n, i + 2 * S, cb,
-			    ctx) != 0)
+			if (b2 &&
+			    mlit_verify(m, buf, n, i + 2 * S, cb, ctx) != 0)
 				return -1;
-			if (b3 && mlit_verify(m, buf, n, i + 3 * S, cb,
-			    ctx) != 0)
+			if (b3 &&
+			    mlit_verify(m, buf, n, i + 3 * S, cb, ctx) != 0)
 				return -1;
 		}
 		i += 4 * S;
@@ -815,8 +842,8 @@ mlit_scan_range(const struct mlit *m, const unsigned char *buf, size_t n,
 }
 
 static int
-mlit_scan(const struct mlit *m, const unsigned char *buf, size_t n,
-    mlit_cb cb, void *ctx)
+mlit_scan(const struct mlit *m, const unsigned char *buf, size_t n, mlit_cb cb,
+    void *ctx)
 {
 	return mlit_scan_range(m, buf, n, 0, n, cb, ctx);
 }
@@ -825,42 +852,42 @@ mlit_scan(const struct mlit *m, const unsigned char *buf, size_t n,
 /* The scanner. */
 
 struct pat {
-	size_t		off, len;	/* bytes in sc->arena */
-	size_t		secret;
-	unsigned	form, wform;	/* indexes into sc->names */
-	unsigned char	alpha;		/* AL_NONE, or a radix alphabet */
-	unsigned char	width;		/* bits per radix digit */
-	unsigned char	lead_bits, lead_val;	/* low bits of the digit before */
-	unsigned char	trail_bits, trail_val;	/* high bits of the digit after */
-	unsigned char	b85;		/* B85_NONE, or a base85 alphabet */
-	unsigned char	b85_lead;	/* secret bytes in the group before */
-	unsigned char	b85_trail;	/* secret bytes in the group after */
+	size_t off, len; /* bytes in sc->arena */
+	size_t secret;
+	unsigned form, wform;		     /* indexes into sc->names */
+	unsigned char alpha;		     /* AL_NONE, or a radix alphabet */
+	unsigned char width;		     /* bits per radix digit */
+	unsigned char lead_bits, lead_val;   /* low bits of the digit before */
+	unsigned char trail_bits, trail_val; /* high bits of the digit after */
+	unsigned char b85;	 /* B85_NONE, or a base85 alphabet */
+	unsigned char b85_lead;	 /* secret bytes in the group before */
+	unsigned char b85_trail; /* secret bytes in the group after */
 };
 
 struct frag_pat {
-	size_t	secret, off;
+	size_t secret, off;
 };
 
 struct scan {
-	size_t			 nsecrets;
-	unsigned char		**secret;
-	size_t			*slen;
-	char			(*hash)[9];
+	size_t nsecrets;
+	unsigned char **secret;
+	size_t *slen;
+	char (*hash)[9];
 
-	struct pat		*pats;
-	size_t			 npats, capp;
-	struct buf		 arena;
-	char			**names;
-	size_t			 nnames, capn;
-	struct mlit		*m;
+	struct pat *pats;
+	size_t npats, capp;
+	struct buf arena;
+	char **names;
+	size_t nnames, capn;
+	struct mlit *m;
 
-	struct mlit		*pm;	/* partial mode: every pmin-gram */
-	struct frag_pat		*fp;
-	size_t			 pmin;
-	size_t			 maxlen;	/* longest pattern */
-	uint64_t		 frag4[1024];	/* hashes of the secrets' 4-grams */
-	int			 partial;
-	int			 oom;
+	struct mlit *pm; /* partial mode: every pmin-gram */
+	struct frag_pat *fp;
+	size_t pmin;
+	size_t maxlen;	      /* longest pattern */
+	uint64_t frag4[1024]; /* hashes of the secrets' 4-grams */
+	int partial;
+	int oom;
 };
 
 static unsigned
@@ -947,9 +974,8 @@ add_pat(struct scan *sc, size_t idx, size_t first, const struct buf *b,
  * plus the secret's bits in the partial digits on either side.
  */
 static void
-add_radix(struct scan *sc, size_t idx, size_t first,
-    const unsigned char *s, size_t n, int alpha, unsigned width,
-    unsigned group, const char *name)
+add_radix(struct scan *sc, size_t idx, size_t first, const unsigned char *s,
+    size_t n, int alpha, unsigned width, unsigned group, const char *name)
 {
 	const char *al = alphabets[alpha];
 	struct buf b = { 0 };
@@ -966,8 +992,9 @@ add_radix(struct scan *sc, size_t idx, size_t first,
 		for (i = i0; i < i1; i++) {
 			v = 0;
 			for (j = 0; j < width; j++) {
-				bit = i * width + j - 8 * k;	/* >= 0 */
-				v = (v << 1) | ((s[bit / 8] >> (7 - bit % 8)) & 1);
+				bit = i * width + j - 8 * k; /* >= 0 */
+				v = (v << 1) |
+				    ((s[bit / 8] >> (7 - bit % 8)) & 1);
 			}
 			buf_putc(&b, al[v]);
 		}
@@ -1168,10 +1195,9 @@ enc_case(struct buf *out, const unsigned char *s, size_t n, int upper)
 }
 
 /* The JSON dialects applied to an already encoded form. */
-static const unsigned form_json[] = {
-	0, J_SLASH, J_UNICODE, J_UNICODE | J_UPPER, J_HTML, J_HTML | J_APOS,
-	J_HTML | J_UPPER, J_CTRLU, J_CTRLU | J_UPPER
-};
+static const unsigned form_json[] = { 0, J_SLASH, J_UNICODE,
+	J_UNICODE | J_UPPER, J_HTML, J_HTML | J_APOS, J_HTML | J_UPPER, J_CTRLU,
+	J_CTRLU | J_UPPER };
 
 static void
 gen_secret(struct scan *sc, size_t idx)
@@ -1185,14 +1211,18 @@ gen_secret(struct scan *sc, size_t idx)
 	static const char *const seps[] = { " ", ":", "-" };
 	static const char *const oxseps[] = { ", ", ",", " " };
 	/* (NUL between bytes is utf16) */
-	static const char *const every[] = { " ", "\t", "-", "_", ".", ",",
-	    ":", "|", "\n", ", ", "\xe2\x80\x8b" };
+	static const char *const every[] = { " ", "\t", "-", "_", ".", ",", ":",
+		"|", "\n", ", ", "\xe2\x80\x8b" };
 	static const char *const keep_unreserved = "-._~";
 	static const char *const keep_js = "-_.!~*'()";
 	static const char *const keep_uri = "-_.!~*'();/?:@&=+$,#";
 	static const char *const keep_form = "*-._";
 
-#define ADD(form) do { add_pat(sc, idx, first, &b, (form)); b.n = 0; } while (0)
+#define ADD(form) \
+	do { \
+		add_pat(sc, idx, first, &b, (form)); \
+		b.n = 0; \
+	} while (0)
 
 	buf_put(&b, s, n);
 	ADD("raw");
@@ -1203,7 +1233,7 @@ gen_secret(struct scan *sc, size_t idx)
 		if ((fl & J_APOS) && !(fl & J_HTML))
 			continue;
 		if (fl & ~rel)
-			continue;	/* the same bytes as a smaller set */
+			continue; /* the same bytes as a smaller set */
 		enc_json(&b, s, n, fl);
 		json_name(name, sizeof(name), "json", fl);
 		ADD(name);
@@ -1293,8 +1323,7 @@ gen_secret(struct scan *sc, size_t idx)
 
 	/* a separator between every character */
 	for (i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
-		enc_sep(&b, s, n, every[i], strlen(every[i]),
-		    utf8_valid(s, n));
+		enc_sep(&b, s, n, every[i], strlen(every[i]), utf8_valid(s, n));
 		ADD("sep");
 	}
 
@@ -1495,15 +1524,17 @@ scan_compile(struct scan **out, const struct scan_secret *secrets,
 	}
 	for (i = 0; i < nsecrets; i++) {
 		if (secrets[i].len < SCAN_MIN_SECRET) {
-			snprintf(err, errlen, "secret %zu is %zu bytes long, "
-			    "shorter than the minimum of %d", i + 1,
-			    secrets[i].len, SCAN_MIN_SECRET);
+			snprintf(err, errlen,
+			    "secret %zu is %zu bytes long, "
+			    "shorter than the minimum of %d",
+			    i + 1, secrets[i].len, SCAN_MIN_SECRET);
 			return -1;
 		}
 		if (secrets[i].len > SCAN_MAX_SECRET) {
-			snprintf(err, errlen, "secret %zu is %zu bytes long, "
-			    "longer than the maximum of %d", i + 1,
-			    secrets[i].len, SCAN_MAX_SECRET);
+			snprintf(err, errlen,
+			    "secret %zu is %zu bytes long, "
+			    "longer than the maximum of %d",
+			    i + 1, secrets[i].len, SCAN_MAX_SECRET);
 			return -1;
 		}
 	}
@@ -1537,7 +1568,8 @@ scan_compile(struct scan **out, const struct scan_secret *secrets,
 
 		gen_secret(sc, i);
 		for (k = 0; k + 4 <= sc->slen[i]; k++) {
-			uint32_t h = (load32(sc->secret[i] + k) * GRAM_MUL) >> 16;
+			uint32_t h = (load32(sc->secret[i] + k) * GRAM_MUL) >>
+			    16;
 
 			sc->frag4[h >> 6] |= (uint64_t)1 << (h & 63);
 		}
@@ -1604,14 +1636,14 @@ scan_pattern(const struct scan *sc, size_t i, const unsigned char **p,
 /* Scanning. */
 
 struct scan_ctx {
-	const struct scan	*sc;
-	const unsigned char	*buf;
-	size_t			 n;
-	struct scan_result	*res;
-	int			 wrapped;
+	const struct scan *sc;
+	const unsigned char *buf;
+	size_t n;
+	struct scan_result *res;
+	int wrapped;
 	/* the joined buffer's map back to the original (wrapped pass) */
-	const size_t		*seg_j, *seg_o;
-	size_t			 nseg;
+	const size_t *seg_j, *seg_o;
+	size_t nseg;
 };
 
 static int
@@ -1643,8 +1675,7 @@ digit_at(const unsigned char *buf, size_t n, size_t i, int alpha)
 
 /* Do the partial digits around a radix match carry the secret's bits? */
 static int
-radix_ok(const struct pat *p, const unsigned char *buf, size_t n,
-    size_t start)
+radix_ok(const struct pat *p, const unsigned char *buf, size_t n, size_t start)
 {
 	int v;
 
@@ -1652,14 +1683,14 @@ radix_ok(const struct pat *p, const unsigned char *buf, size_t n,
 		if (start == 0)
 			return 0;
 		v = radix_value[p->alpha][buf[start - 1]];
-		if (v < 0 || ((unsigned)v & ((1u << p->lead_bits) - 1)) !=
-		    p->lead_val)
+		if (v < 0 ||
+		    ((unsigned)v & ((1u << p->lead_bits) - 1)) != p->lead_val)
 			return 0;
 	}
 	if (p->trail_bits > 0) {
 		v = digit_at(buf, n, start + p->len, p->alpha);
-		if (v < 0 || ((unsigned)v >> (p->width - p->trail_bits)) !=
-		    p->trail_val)
+		if (v < 0 ||
+		    ((unsigned)v >> (p->width - p->trail_bits)) != p->trail_val)
 			return 0;
 	}
 	return 1;
@@ -1706,7 +1737,8 @@ b85_ok(const struct scan *sc, const struct pat *p, const unsigned char *buf,
 	unsigned char g[4];
 
 	if (p->b85_lead > 0) {
-		if (start < 5 || b85_decode(buf + start - 5, 5, p->b85, g) != 0 ||
+		if (start < 5 ||
+		    b85_decode(buf + start - 5, 5, p->b85, g) != 0 ||
 		    memcmp(g + 4 - p->b85_lead, s, p->b85_lead) != 0)
 			return 0;
 	}
@@ -1798,7 +1830,7 @@ enc_at(const unsigned char *buf, size_t n, size_t i)
 	return is_enc(buf[i]) ? 1 : 0;
 }
 
-#define WRAP_MIN_LINE	16
+#define WRAP_MIN_LINE 16
 
 /*
  * The size of the encoded character ending at j (exclusive), not going
@@ -1845,10 +1877,10 @@ next_break_char(const unsigned char *buf, size_t i, size_t n)
 	const __m128i nl = _mm_set1_epi8('\n'), bs = _mm_set1_epi8('\\');
 
 	while (i + 16 <= n) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)
-		    (buf + i));
-		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
-		    _mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, bs)));
+		__m128i v = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(buf + i));
+		unsigned m = (unsigned)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, bs)));
 
 		if (m != 0)
 			return i + (size_t)__builtin_ctz(m);
@@ -1861,18 +1893,18 @@ next_break_char(const unsigned char *buf, size_t i, size_t n)
 }
 
 struct joiner {
-	struct buf	 j;
-	size_t		*seg_j, *seg_o;
-	size_t		 nseg, capseg;
-	int		 oom;
+	struct buf j;
+	size_t *seg_j, *seg_o;
+	size_t nseg, capseg;
+	int oom;
 };
 
 static void
 join_seg(struct joiner *jn, size_t jo, size_t oo)
 {
-	if (jn->nseg > 0 && jn->seg_o[jn->nseg - 1] +
-	    (jo - jn->seg_j[jn->nseg - 1]) == oo)
-		return;		/* contiguous: same segment */
+	if (jn->nseg > 0 &&
+	    jn->seg_o[jn->nseg - 1] + (jo - jn->seg_j[jn->nseg - 1]) == oo)
+		return; /* contiguous: same segment */
 	if (jn->nseg == jn->capseg) {
 		size_t cap = jn->capseg ? 2 * jn->capseg : 64;
 		size_t *a = realloc(jn->seg_j, cap * sizeof(*a));
@@ -1897,9 +1929,9 @@ join_seg(struct joiner *jn, size_t jo, size_t oo)
 
 /* The wrapped pass's position, so it can run block by block. */
 struct wrap_state {
-	struct joiner	 jn;
-	size_t		 i;	/* next candidate position */
-	size_t		 floor;	/* end of the last region */
+	struct joiner jn;
+	size_t i;     /* next candidate position */
+	size_t floor; /* end of the last region */
 };
 
 /*
@@ -1998,14 +2030,14 @@ finding_cmp(const void *a, const void *b)
  * budget is scaled so that it decodes what a plain build decodes.
  */
 #if defined(__SANITIZE_ADDRESS__)
-#define NS_SCALE	10
+#define NS_SCALE 10
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define NS_SCALE	10
+#define NS_SCALE 10
 #endif
 #endif
 #ifndef NS_SCALE
-#define NS_SCALE	1
+#define NS_SCALE 1
 #endif
 
 int
@@ -2016,10 +2048,12 @@ scan_buffer(const struct scan *sc, const void *data, size_t len,
 	int rc;
 
 	bg.left = len > (SIZE_MAX - SCAN_DECODE_MIN) / SCAN_DECODE_FACTOR ?
-	    SIZE_MAX : len * SCAN_DECODE_FACTOR + SCAN_DECODE_MIN;
+	    SIZE_MAX :
+	    len * SCAN_DECODE_FACTOR + SCAN_DECODE_MIN;
 	bg.maxdepth = SCAN_DECODE_DEPTH;
-	bg.deadline = scan_now() + NS_SCALE * (SCAN_DECODE_NS_MIN +
-	    (uint64_t)len * SCAN_DECODE_NS_PER_BYTE);
+	bg.deadline = scan_now() +
+	    NS_SCALE *
+		(SCAN_DECODE_NS_MIN + (uint64_t)len * SCAN_DECODE_NS_PER_BYTE);
 	bg.hit = 0;
 	bg.calls = 0;
 	rc = scan_at(sc, data, len, 0, &bg, res);
@@ -2050,7 +2084,7 @@ scan_at(const struct scan *sc, const unsigned char *data, size_t len,
 	block = sc->m->stride * 4096;
 	for (from = 0; from < len; from += block) {
 		if (mlit_scan_range(sc->m, buf, len, from, from + block,
-		    on_match, &c) != 0 ||
+			on_match, &c) != 0 ||
 		    scan_wrapped(sc, buf, len, from + block, &w, &r) != 0)
 			goto oom;
 	}
@@ -2186,12 +2220,12 @@ scan_result_free(struct scan_result *res)
 /* Partial mode. */
 
 struct partial_ctx {
-	const struct scan	*sc;
-	const unsigned char	*buf;
-	size_t			 n;
-	struct scan_fragment	*frags;
-	size_t			*diag_end;	/* per secret: last extension */
-	size_t			*diag;
+	const struct scan *sc;
+	const unsigned char *buf;
+	size_t n;
+	struct scan_fragment *frags;
+	size_t *diag_end; /* per secret: last extension */
+	size_t *diag;
 };
 
 static int
@@ -2201,12 +2235,12 @@ on_gram(void *ctx, size_t pi, size_t start)
 	const struct frag_pat *fp = &c->sc->fp[pi];
 	const unsigned char *s = c->sc->secret[fp->secret];
 	size_t slen = c->sc->slen[fp->secret];
-	size_t d = start - fp->off + slen;	/* diagonal, kept positive */
+	size_t d = start - fp->off + slen; /* diagonal, kept positive */
 	size_t l = 0, r = c->sc->pmin;
 	struct scan_fragment *best = &c->frags[fp->secret];
 
 	if (c->diag[fp->secret] == d && start < c->diag_end[fp->secret])
-		return 0;	/* inside the last extension */
+		return 0; /* inside the last extension */
 	while (fp->off > l && start > l &&
 	    c->buf[start - l - 1] == s[fp->off - l - 1])
 		l++;
@@ -2215,8 +2249,8 @@ on_gram(void *ctx, size_t pi, size_t start)
 		r++;
 	c->diag[fp->secret] = d;
 	c->diag_end[fp->secret] = start + r;
-	if (l + r > best->length || (l + r == best->length &&
-	    start - l < best->offset)) {
+	if (l + r > best->length ||
+	    (l + r == best->length && start - l < best->offset)) {
 		best->length = l + r;
 		best->offset = start - l;
 		best->secret_offset = fp->off - l;
@@ -2237,7 +2271,7 @@ scan_partial(const struct scan *sc, const void *data, size_t len,
 	if (!sc->partial)
 		return -1;
 	if (sc->pm == NULL)
-		return 0;	/* every secret is shorter than the minimum */
+		return 0; /* every secret is shorter than the minimum */
 	memset(&c, 0, sizeof(c));
 	c.sc = sc;
 	c.buf = data;
@@ -2295,7 +2329,7 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 	const unsigned char *buf = data;
 	struct buf out = { 0 };
 	size_t lo, hi, i, k, s, m, wn, span;
-	signed char *mark;	/* -1 plain, -2 fragment, >= 0 finding */
+	signed char *mark; /* -1 plain, -2 fragment, >= 0 finding */
 	size_t *who;
 
 	if (which >= nf)
@@ -2356,7 +2390,9 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 		if (mark[i] == 0) {
 			if (i == 0 || mark[i - 1] != 0 ||
 			    who[i - 1] != who[i]) {
-				buf_puts(&out, "\xc2\xab" "secret:");
+				buf_puts(&out,
+				    "\xc2\xab"
+				    "secret:");
 				buf_puts(&out, sc->hash[who[i]]);
 				buf_puts(&out, "\xc2\xbb");
 			}
@@ -2391,29 +2427,28 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 /* Pieces (split). */
 
 struct split_secret {
-	struct scan_piece	*v;	/* found, in channel order */
-	size_t			 n, cap;
-	size_t			 first;	/* the current segment's first */
-	struct scan_piece	*chain;
-	size_t			 nchain;
-	int			 dropped;
+	struct scan_piece *v; /* found, in channel order */
+	size_t n, cap;
+	size_t first; /* the current segment's first */
+	struct scan_piece *chain;
+	size_t nchain;
+	int dropped;
 };
 
 struct scan_split {
-	size_t			 nsecrets;
-	unsigned char		**secret;
-	size_t			*slen;
-	size_t			 min;
-	struct mlit		*m;	/* every min-gram of every secret */
-	struct frag_pat		*fp;
-	struct split_secret	*ss;
-	struct buf		 dec;	/* a decoded run */
+	size_t nsecrets;
+	unsigned char **secret;
+	size_t *slen;
+	size_t min;
+	struct mlit *m; /* every min-gram of every secret */
+	struct frag_pat *fp;
+	struct split_secret *ss;
+	struct buf dec; /* a decoded run */
 	/* the segment being scanned */
-	size_t			 segment;
-	const char		*form;
-	size_t			 run_off;	/* offset reported for decoded */
-	size_t			*diag, *diag_end;
-	int			 oom;
+	size_t segment;
+	const char *form;
+	size_t run_off; /* offset reported for decoded */
+	size_t *diag, *diag_end;
 };
 
 void
@@ -2442,8 +2477,7 @@ scan_split_free(struct scan_split *sp)
 }
 
 int
-scan_split_new(struct scan_split **out, const struct scan *sc,
-    size_t min_piece)
+scan_split_new(struct scan_split **out, const struct scan *sc, size_t min_piece)
 {
 	struct scan_split *sp;
 	const unsigned char **pp = NULL;
@@ -2521,8 +2555,8 @@ on_piece(void *ctx, size_t pi, size_t start)
 
 	if (sp->diag[fp->secret] == d && start < sp->diag_end[fp->secret])
 		return 0;
-	while (fp->off > l && start > l && buf[start - l - 1] ==
-	    s[fp->off - l - 1])
+	while (fp->off > l && start > l &&
+	    buf[start - l - 1] == s[fp->off - l - 1])
 		l++;
 	while (fp->off + r < slen && start + r < n &&
 	    buf[start + r] == s[fp->off + r])
@@ -2623,8 +2657,8 @@ scan_split_add(struct scan_split *sp, const void *data, size_t len,
 		hex = 1;
 		while (i < len && b64_digit(buf[i]) >= 0) {
 			if (!((buf[i] >= '0' && buf[i] <= '9') ||
-			    (buf[i] >= 'a' && buf[i] <= 'f') ||
-			    (buf[i] >= 'A' && buf[i] <= 'F')))
+				(buf[i] >= 'a' && buf[i] <= 'f') ||
+				(buf[i] >= 'A' && buf[i] <= 'F')))
 				hex = 0;
 			i++;
 		}
@@ -2636,8 +2670,9 @@ scan_split_add(struct scan_split *sp, const void *data, size_t len,
 				int a, b;
 
 				a = buf[k] <= '9' ? buf[k] - '0' :
-				    (buf[k] | 0x20) - 'a' + 10;
-				b = buf[k + 1] <= '9' ? buf[k + 1] - '0' :
+						    (buf[k] | 0x20) - 'a' + 10;
+				b = buf[k + 1] <= '9' ?
+				    buf[k + 1] - '0' :
 				    (buf[k + 1] | 0x20) - 'a' + 10;
 				buf_putc(&sp->dec, a << 4 | b);
 			}
@@ -2701,7 +2736,7 @@ scan_split_result(struct scan_split *sp, size_t secret,
 		const struct scan_piece *p = &ss->v[i];
 		size_t end = p->secret_offset + p->length, j;
 
-		via[i] = SIZE_MAX;	/* best[i]: unreachable */
+		via[i] = SIZE_MAX; /* best[i]: unreachable */
 		prev[i] = SIZE_MAX;
 		if (p->length == slen)
 			continue;
@@ -2723,9 +2758,9 @@ scan_split_result(struct scan_split *sp, size_t secret,
 		}
 	}
 	for (i = 0; i < ss->n; i++)
-		if (via[i] != SIZE_MAX && ss->v[i].secret_offset +
-		    ss->v[i].length == slen && (last == SIZE_MAX ||
-		    via[i] < via[last]))
+		if (via[i] != SIZE_MAX &&
+		    ss->v[i].secret_offset + ss->v[i].length == slen &&
+		    (last == SIZE_MAX || via[i] < via[last]))
 			last = i;
 	if (last == SIZE_MAX)
 		goto none;

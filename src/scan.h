@@ -29,32 +29,32 @@
 
 #include <stddef.h>
 
-#define SCAN_MIN_SECRET	8		/* bytes; shorter secrets are refused */
-#define SCAN_MAX_SECRET	65536		/* bytes */
+#define SCAN_MIN_SECRET 8     /* bytes; shorter secrets are refused */
+#define SCAN_MAX_SECRET 65536 /* bytes */
 
 /* scan_compile flags */
-#define SCAN_PARTIAL	0x1		/* also prepare scan_partial() */
+#define SCAN_PARTIAL 0x1 /* also prepare scan_partial() */
 
 struct scan;
 
 struct scan_secret {
-	const void	*bytes;
-	size_t		 len;
+	const void *bytes;
+	size_t len;
 };
 
 struct scan_finding {
-	size_t		 secret;	/* index into the secrets given */
-	const char	*form;		/* "raw", "base64@1", "hex+wrapped", ... */
-	size_t		 offset;	/* in the scanned buffer */
-	size_t		 length;	/* bytes covered, line breaks included */
-	unsigned	 pattern;	/* internal pattern number */
-	unsigned char	 wrapped;	/* found by the line-wrapped pass */
+	size_t secret;	       /* index into the secrets given */
+	const char *form;      /* "raw", "base64@1", "hex+wrapped", ... */
+	size_t offset;	       /* in the scanned buffer */
+	size_t length;	       /* bytes covered, line breaks included */
+	unsigned pattern;      /* internal pattern number */
+	unsigned char wrapped; /* found by the line-wrapped pass */
 };
 
 struct scan_result {
-	struct scan_finding	*v;
-	size_t			 n, cap;
-	unsigned		 budget;	/* SCAN_BUDGET_*: what was cut */
+	struct scan_finding *v;
+	size_t n, cap;
+	unsigned budget; /* SCAN_BUDGET_*: what was cut */
 };
 
 /*
@@ -68,18 +68,18 @@ struct scan_result {
 #define SCAN_DECODE_FACTOR	3
 #define SCAN_DECODE_MIN		(64u << 10)
 #define SCAN_DECODE_DEPTH	4
-#define SCAN_DECODE_NS_MIN	1000000u	/* 1 ms */
-#define SCAN_DECODE_NS_PER_BYTE	10
+#define SCAN_DECODE_NS_MIN	1000000u /* 1 ms */
+#define SCAN_DECODE_NS_PER_BYTE 10
 
-#define SCAN_BUDGET_BYTES	0x1	/* a decoder's output was cut */
-#define SCAN_BUDGET_DEPTH	0x2	/* a region was too deep to decode */
-#define SCAN_BUDGET_TIME	0x4	/* decoding stopped for time */
+#define SCAN_BUDGET_BYTES 0x1 /* a decoder's output was cut */
+#define SCAN_BUDGET_DEPTH 0x2 /* a region was too deep to decode */
+#define SCAN_BUDGET_TIME  0x4 /* decoding stopped for time */
 
 /* Longest raw fragment of one secret found by scan_partial. */
 struct scan_fragment {
-	size_t	length;		/* 0: nothing of at least the minimum */
-	size_t	offset;		/* in the scanned buffer */
-	size_t	secret_offset;	/* where the fragment starts in the secret */
+	size_t length;	      /* 0: nothing of at least the minimum */
+	size_t offset;	      /* in the scanned buffer */
+	size_t secret_offset; /* where the fragment starts in the secret */
 };
 
 /*
@@ -89,21 +89,21 @@ struct scan_fragment {
  * ("secret 2 is 5 bytes long, shorter than the minimum of 8"); running out
  * of memory is reported the same way.
  */
-int	 scan_compile(struct scan **out, const struct scan_secret *secrets,
-	    size_t nsecrets, unsigned flags, size_t partial_min,
-	    char *err, size_t errlen);
-void	 scan_free(struct scan *sc);
+int scan_compile(struct scan **out, const struct scan_secret *secrets,
+    size_t nsecrets, unsigned flags, size_t partial_min, char *err,
+    size_t errlen);
+void scan_free(struct scan *sc);
 
-size_t	 scan_nsecrets(const struct scan *sc);
+size_t scan_nsecrets(const struct scan *sc);
 
 /*
  * Scans len bytes and appends every finding to res, sorted by offset,
  * then secret, then form; one finding per (secret, form, offset). Returns 0,
  * or -1 when out of memory (res keeps what it had).
  */
-int	 scan_buffer(const struct scan *sc, const void *buf, size_t len,
-	    struct scan_result *res);
-void	 scan_result_free(struct scan_result *res);
+int scan_buffer(const struct scan *sc, const void *buf, size_t len,
+    struct scan_result *res);
+void scan_result_free(struct scan_result *res);
 
 /*
  * The same over everything read from fd (to its end), in chunks (a
@@ -112,18 +112,18 @@ void	 scan_result_free(struct scan_result *res);
  * offsets from where reading began. Returns 0, or -1 with errno set (a
  * read error, or ENOMEM); res keeps what was found before the error.
  */
-int	 scan_fd(const struct scan *sc, int fd, struct scan_result *res);
+int scan_fd(const struct scan *sc, int fd, struct scan_result *res);
 
 /* Regular files up to this size are read and scanned whole by scan_fd. */
-#define SCAN_FD_WHOLE	(16u << 20)
+#define SCAN_FD_WHOLE (16u << 20)
 
 /*
  * For each secret, the longest substring (at least the compiled minimum)
  * found raw in buf; frags has scan_nsecrets() entries and is overwritten.
  * Returns 0, or -1 when the scanner was compiled without SCAN_PARTIAL.
  */
-int	 scan_partial(const struct scan *sc, const void *buf, size_t len,
-	    struct scan_fragment *frags);
+int scan_partial(const struct scan *sc, const void *buf, size_t len,
+    struct scan_fragment *frags);
 
 /*
  * Pieces ("split"): a secret none of whose whole forms is in a channel,
@@ -142,26 +142,26 @@ int	 scan_partial(const struct scan *sc, const void *buf, size_t len,
  * one secret, the fragments of the first covering chain found (in channel
  * order) or none. The array stays valid until the next add or the free.
  */
-#define SCAN_SPLIT_MIN		8
-#define SCAN_SPLIT_MAX_PIECES	8192	/* per secret; more are dropped */
+#define SCAN_SPLIT_MIN	      8
+#define SCAN_SPLIT_MAX_PIECES 8192 /* per secret; more are dropped */
 
 struct scan_piece {
-	size_t		 segment;	/* the caller's number */
-	size_t		 offset;	/* in the segment (a run's start) */
-	size_t		 length;	/* bytes of the secret */
-	size_t		 secret_offset;
-	const char	*form;		/* "raw", "base64" or "hex" */
+	size_t segment; /* the caller's number */
+	size_t offset;	/* in the segment (a run's start) */
+	size_t length;	/* bytes of the secret */
+	size_t secret_offset;
+	const char *form; /* "raw", "base64" or "hex" */
 };
 
 struct scan_split;
 
-int	 scan_split_new(struct scan_split **out, const struct scan *sc,
-	    size_t min_piece);
-int	 scan_split_add(struct scan_split *sp, const void *buf, size_t len,
-	    size_t segment);
-int	 scan_split_result(struct scan_split *sp, size_t secret,
-	    const struct scan_piece **v, size_t *n);
-void	 scan_split_free(struct scan_split *sp);
+int scan_split_new(struct scan_split **out, const struct scan *sc,
+    size_t min_piece);
+int scan_split_add(struct scan_split *sp, const void *buf, size_t len,
+    size_t segment);
+int scan_split_result(struct scan_split *sp, size_t secret,
+    const struct scan_piece **v, size_t *n);
+void scan_split_free(struct scan_split *sp);
 
 /*
  * DNS labels ("egress"): a secret's encoding spread over the labels of
@@ -174,29 +174,29 @@ void	 scan_split_free(struct scan_split *sp);
  * the match touches and length = how many names it spans. Returns 0, or
  * -1 when out of memory.
  */
-int	 scan_dns(const struct scan *sc, const char *const *names,
-	    const size_t *lens, size_t n, struct scan_result *res);
+int scan_dns(const struct scan *sc, const char *const *names,
+    const size_t *lens, size_t n, struct scan_result *res);
 
 /* The patterns, for tools and benchmarks (grep -F -f comparisons). */
-size_t	 scan_npatterns(const struct scan *sc);
-void	 scan_pattern(const struct scan *sc, size_t i, const unsigned char **p,
-	    size_t *len, size_t *secret, const char **form);
+size_t scan_npatterns(const struct scan *sc);
+void scan_pattern(const struct scan *sc, size_t i, const unsigned char **p,
+    size_t *len, size_t *secret, const char **form);
 
 /* The most bytes a finding can cover (a wrapped one included). */
-size_t	 scan_maxspan(const struct scan *sc);
+size_t scan_maxspan(const struct scan *sc);
 
 /* A NULL-terminated list of the form families, for documentation. */
 extern const char *const scan_forms[];
 
 /* out gets the first 8 hex digits of SHA-256(secret) and a NUL. */
-void	 scan_hash8(const void *secret, size_t len, char out[9]);
+void scan_hash8(const void *secret, size_t len, char out[9]);
 
 /*
  * The secret as reports may show it: its first two characters (printable
  * ASCII, else '?'), an ellipsis, its length: "sk…40". malloc'd; NULL when
  * out of memory.
  */
-char	*scan_mask(const void *secret, size_t len);
+char *scan_mask(const void *secret, size_t len);
 
 /*
  * A printable snippet of ctx bytes either side of finding f[which] (f
@@ -205,7 +205,7 @@ char	*scan_mask(const void *secret, size_t len);
  * any fragment of 4 or more bytes of a secret replaced by '*', and other
  * bytes escaped (\n, \t, \xNN). malloc'd; NULL when out of memory.
  */
-char	*scan_snippet(const struct scan *sc, const void *buf, size_t len,
-	    const struct scan_finding *f, size_t nf, size_t which, size_t ctx);
+char *scan_snippet(const struct scan *sc, const void *buf, size_t len,
+    const struct scan_finding *f, size_t nf, size_t which, size_t ctx);
 
 #endif

@@ -16,9 +16,9 @@
 #include "scan_int.h"
 
 struct joined {
-	unsigned char	*p;
-	size_t		*name;	/* per byte: the index of its name */
-	size_t		 n, cap;
+	unsigned char *p;
+	size_t *name; /* per byte: the index of its name */
+	size_t n, cap;
 };
 
 static int
@@ -54,8 +54,8 @@ j_put(struct joined *j, const char *s, size_t len, size_t name, int upper)
 
 /* Appends name's labels, dropping drop trailing ones (and a number). */
 static int
-j_name(struct joined *j, const char *s, size_t len, size_t idx,
-    unsigned drop, int seq, int upper)
+j_name(struct joined *j, const char *s, size_t len, size_t idx, unsigned drop,
+    int seq, int upper)
 {
 	size_t nl = 0, i, k, start;
 	size_t lab[128], lablen[128];
@@ -94,15 +94,14 @@ j_name(struct joined *j, const char *s, size_t len, size_t idx,
  * the secret was found from the same name at all.
  */
 static int
-dns_push(struct scan_result *res, const struct scan_finding *f,
-    int any_form)
+dns_push(struct scan_result *res, const struct scan_finding *f, int any_form)
 {
 	size_t i;
 
 	for (i = 0; i < res->n; i++)
-		if (res->v[i].secret == f->secret && res->v[i].offset ==
-		    f->offset && (any_form ||
-		    strcmp(res->v[i].form, f->form) == 0))
+		if (res->v[i].secret == f->secret &&
+		    res->v[i].offset == f->offset &&
+		    (any_form || strcmp(res->v[i].form, f->form) == 0))
 			return 0;
 	if (res->n == res->cap) {
 		size_t cap = res->cap ? 2 * res->cap : 16;
@@ -118,8 +117,8 @@ dns_push(struct scan_result *res, const struct scan_finding *f,
 }
 
 int
-scan_dns(const struct scan *sc, const char *const *names,
-    const size_t *lens, size_t n, struct scan_result *res)
+scan_dns(const struct scan *sc, const char *const *names, const size_t *lens,
+    size_t n, struct scan_result *res)
 {
 	struct joined j = { 0 };
 	struct scan_result r = { 0 };
@@ -135,10 +134,10 @@ scan_dns(const struct scan *sc, const char *const *names,
 				for (i = 0; i < n; i++) {
 					if (i > 0 && lens[i] == lens[i - 1] &&
 					    memcmp(names[i], names[i - 1],
-					    lens[i]) == 0)
-						continue;	/* a retry */
+						lens[i]) == 0)
+						continue; /* a retry */
 					if (j_name(&j, names[i], lens[i], i,
-					    drop, seq, upper) != 0)
+						drop, seq, upper) != 0)
 						goto out;
 				}
 				if (j.n == 0)
@@ -152,7 +151,8 @@ scan_dns(const struct scan *sc, const char *const *names,
 					f.form = scan_form_join("dns", f.form);
 					f.offset = j.name[r.v[k].offset];
 					f.length = j.name[r.v[k].offset +
-					    r.v[k].length - 1] - f.offset + 1;
+						       r.v[k].length - 1] -
+					    f.offset + 1;
 					f.wrapped = 0;
 					if (dns_push(res, &f, upper) != 0)
 						goto out;

@@ -19,42 +19,40 @@
 #include "scan.h"
 
 struct scan_budget {
-	size_t		left;		/* decoded bytes still allowed */
-	unsigned	maxdepth;
-	uint64_t	deadline;	/* thread CPU time, nanoseconds */
-	unsigned	hit;		/* SCAN_BUDGET_* */
-	unsigned	calls;		/* of scan_budget_late */
+	size_t left; /* decoded bytes still allowed */
+	unsigned maxdepth;
+	uint64_t deadline; /* thread CPU time, nanoseconds */
+	unsigned hit;	   /* SCAN_BUDGET_* */
+	unsigned calls;	   /* of scan_budget_late */
 };
 
 /* Nanoseconds of the calling thread's CPU time. */
-uint64_t	 scan_now(void);
+uint64_t scan_now(void);
 
 /* Has the budget's time run out? Sets the hit bit when it has. */
-int		 scan_budget_late(struct scan_budget *bg);
+int scan_budget_late(struct scan_budget *bg);
 
 /*
  * Scans buf at depth (0: the caller's buffer) and appends its findings
  * to res, sorted and unique as scan_buffer gives them. Returns 0, or -1
  * when out of memory.
  */
-int		 scan_at(const struct scan *sc, const unsigned char *buf,
-		    size_t len, unsigned depth, struct scan_budget *bg,
-		    struct scan_result *res);
+int scan_at(const struct scan *sc, const unsigned char *buf, size_t len,
+    unsigned depth, struct scan_budget *bg, struct scan_result *res);
 
 /*
  * Finds, decodes and scans the decodable regions of buf (see above);
  * appends findings, unsorted, with forms "DECODER>FORM" and offsets in
  * buf. Returns 0, or -1 when out of memory.
  */
-int		 decode_pass(const struct scan *sc, const unsigned char *buf,
-		    size_t len, unsigned depth, struct scan_budget *bg,
-		    struct scan_result *res);
+int decode_pass(const struct scan *sc, const unsigned char *buf, size_t len,
+    unsigned depth, struct scan_budget *bg, struct scan_result *res);
 
 /*
  * "outer>inner", interned for the life of the process (form strings of
  * findings must outlive them); "decoded" when the table is full or memory
  * runs out.
  */
-const char	*scan_form_join(const char *outer, const char *inner);
+const char *scan_form_join(const char *outer, const char *inner);
 
 #endif

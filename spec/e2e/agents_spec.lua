@@ -58,7 +58,8 @@ end
 describe("agent layers, plugins and MCP servers", function()
   local build = os.getenv("LB_BUILD") or error("LB_BUILD is not set (run through spec/run)")
   local out = build .. "/e2e-agents"
-  sh.run({ "rm", "-rf", out, out .. "-again" })
+  sh.rmtree(out)
+  sh.rmtree(out .. "-again")
   local run = sh.leakbench({ "run", FIX .. "/layered-scenario.lua", "--no-baseline", "--jobs", "2",
     "--out", out,
     "--subject", FIX .. "/subjects/layered.lua",

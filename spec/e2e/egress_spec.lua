@@ -6,7 +6,6 @@
 -- trap, on the claude container's loopback.
 package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
-local pq = require "podman"
 local cjson = require "cjson"
 local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
@@ -53,7 +52,7 @@ describe("the egress trap", function()
     key = must(read(run.dir .. "/project/.env"), "no .env"):match("API_KEY=(%S+)")
   end)
 
-  teardown(function() os.execute("rm -rf " .. sh.quote(out)) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("lets the run pass and counts the attempts", function()
     assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
@@ -145,14 +144,14 @@ end)
 
 describe("a trap that dies during the run", function()
   local out = tmpdir()
-  teardown(function() os.execute("rm -rf " .. sh.quote(out)) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("makes the run an error naming the sidecar", function()
     local pidf = out .. "/run.pid"
     os.execute("sh -c " .. sh.quote(sh.quote(os.getenv("LEAKBENCH")) .. " run spec/fixtures/e2e/nap.lua --out "
       .. sh.quote(out .. "/res") .. " >" .. sh.quote(out .. "/run.out") .. " 2>&1 & echo $! >" .. sh.quote(pidf)))
     -- Once the claude container runs, kill the trap from the host.
-    local net = pq.retry(60, function()
+    local net = sh.retry(60, function()
       local names = sh.run({ "podman", "ps", "--filter", "label=leakbench=1", "--format", "{{.Names}}" }).stdout
       local claude = names:match("(lb%-[%w-]+)%-claude")
       return claude and names:find(claude .. "-net", 1, true) and claude .. "-net" or nil
@@ -162,7 +161,7 @@ describe("a trap that dies during the run", function()
       "for p in /proc/[0-9]*; do [ \"$(cat $p/comm)\" = lb-trap ] && kill -9 ${p#/proc/}; done; echo killed" })
     assert.are.equal(0, k.status, k.stderr)
     local pid = (read(pidf) or ""):match("%d+")
-    assert.truthy(pq.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
+    assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
     local run = results(out .. "/res").runs[1]
     assert.are.equal("error", run.verdict)
     assert.truthy(run.reason:match("^container 'lb%-[%w-]+%-net' died during the run; its log:\n"), run.reason)

@@ -94,7 +94,7 @@ describe("isolation, probed from inside the claude container", function()
 
   teardown(function()
     if listener then os.execute("kill " .. listener .. " 2>/dev/null") end
-    os.execute("rm -rf " .. sh.quote(dir))
+    sh.rmtree(dir)
   end)
 
   it("the host's listener answers on the host itself (the probe could tell)", function()

@@ -8,7 +8,7 @@ package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local pq = require "podman"
 local cjson = require "cjson"
-local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
+local read, must = sh.read, sh.must
 
 describe("leakbench run --live", function()
   local dir = os.tmpname()
@@ -18,7 +18,7 @@ describe("leakbench run --live", function()
 
   teardown(function()
     for _, p in ipairs(pids) do os.execute("kill " .. p .. " 2>/dev/null") end
-    os.execute("rm -rf " .. dir)
+    sh.rmtree(dir)
   end)
 
   local function background(argv, name)
@@ -26,7 +26,7 @@ describe("leakbench run --live", function()
     for i, a in ipairs(argv) do q[i] = sh.quote(a) end
     os.execute("sh -c " .. sh.quote(table.concat(q, " ") .. " >" .. dir .. "/" .. name .. ".out 2>"
       .. dir .. "/" .. name .. ".err & echo $! >" .. dir .. "/" .. name .. ".pid"))
-    local pid = pq.retry(5, function() return (read(dir .. "/" .. name .. ".pid") or ""):match("%d+") end)
+    local pid = sh.retry(5, function() return (read(dir .. "/" .. name .. ".pid") or ""):match("%d+") end)
     pids[#pids + 1] = pid
     return pid
   end
@@ -56,7 +56,7 @@ describe("leakbench run --live", function()
     local tport = tostring(22000 + math.random(0, 999))
     background({ os.getenv("LB_MODEL"), "--script", "spec/fixtures/e2e/live-script.json",
       "--listen", "127.0.0.1:" .. mport }, "model")
-    assert.truthy(pq.retry(10, function() return (read(dir .. "/model.out") or ""):find("listening") end))
+    assert.truthy(sh.retry(10, function() return (read(dir .. "/model.out") or ""):find("listening") end))
     background({ "socat", "-v", "OPENSSL-LISTEN:" .. tport .. ",bind=" .. host
       .. ",reuseaddr,fork,verify=0,cert=" .. dir .. "/srv.both",
       "TCP:127.0.0.1:" .. mport }, "tls")
@@ -65,7 +65,7 @@ describe("leakbench run --live", function()
     local run_pid = background({ "env", "BENCH_AUTH=apikey:" .. real,
       "LEAKBENCH_UPSTREAM=https://" .. host .. ":" .. tport, "LEAKBENCH_UPSTREAM_CA=" .. dir .. "/ca.pem",
       os.getenv("LEAKBENCH"), "run", "spec/fixtures/e2e/live.lua", "--live", "--out", out }, "run")
-    local inspect = pq.retry(120, function()
+    local inspect = sh.retry(120, function()
       local names = sh.run({ "podman", "ps", "--filter", "label=leakbench=1", "--format", "{{.Names}}" }).stdout
       local claude = names:match("(lb%-[%w-]+%-claude)")
       if not claude then return nil end
@@ -90,7 +90,7 @@ describe("leakbench run --live", function()
     assert.are.equal(1, sh.run({ "grep", "-rqF", real, "/dev/shm", out }).status)
     assert.truthy(os.execute("kill -0 " .. run_pid .. " 2>/dev/null"), "the run ended too soon to tell")
     -- Wait for the run to end.
-    assert.truthy(pq.retry(180, function() return not os.execute("kill -0 " .. run_pid .. " 2>/dev/null") end))
+    assert.truthy(sh.retry(180, function() return not os.execute("kill -0 " .. run_pid .. " 2>/dev/null") end))
     local doc = cjson.decode(must(read(out .. "/results.json"), read(dir .. "/run.err")))
     local run = doc.runs[1]
     assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. tostring(read(dir .. "/run.err")))
@@ -105,7 +105,8 @@ describe("leakbench run --live", function()
     local scan = sh.leakbench({ "scan", "--secret", real, out })
     assert.are.equal(0, scan.status, scan.stdout)
     -- The credential file is gone.
-    local left = sh.run({ "sh", "-c", "ls -d /dev/shm/leakbench-* ${XDG_RUNTIME_DIR:-/nonexistent}/leakbench-* 2>/dev/null" })
+    local left = sh.run({ "sh", "-c",
+      "ls -d /dev/shm/leakbench-* ${XDG_RUNTIME_DIR:-/nonexistent}/leakbench-* 2>/dev/null" })
     assert.are.equal("", left.stdout)
     assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
   end)

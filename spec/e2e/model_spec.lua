@@ -77,7 +77,7 @@ describe("lb-model", function()
       " 2>&1 </dev/null & echo $!"))
     local pid = p:read("l")
     p:close()
-    local port = mh.retry(10, function()
+    local port = sh.retry(10, function()
       return (mh.slurp(dir .. "/log") or ""):match("^lb%-model: listening on 127%.0%.0%.1:(%d+)\n$")
     end)
     sh.run({ "kill", pid })
@@ -193,7 +193,7 @@ describe("Claude Code " .. mh.CLAUDE_VERSION .. " against lb-model", function()
 
     if os.getenv("LB_UPDATE_FIXTURES") == "1" then
       local fx = "spec/fixtures/claude-" .. mh.CLAUDE_VERSION
-      sh.run({ "rm", "-rf", fx })
+      sh.rmtree(fx)
       sh.run({ "mkdir", "-p", fx .. "/transcript" })
       mh.write(fx .. "/stream.jsonl", r.stdout)
       mh.write(fx .. "/model.log", mh.slurp(m.log))

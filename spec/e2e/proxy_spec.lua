@@ -6,12 +6,11 @@
 --
 -- Plain Lua has no process API, so commands go through /bin/sh, every
 -- argument single-quoted by q(). All traffic stays on 127.0.0.1.
+package.path = "spec/e2e/support/?.lua;" .. package.path
+local sh = require "sh"
 local PROXY = assert(os.getenv("LB_PROXY"), "LB_PROXY is not set (run via spec/run)")
 local cjson = require "cjson"
-
-local function q(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
+local q, read = sh.quote, sh.read
 
 local function argv_string(argv)
   local t = {}
@@ -19,18 +18,8 @@ local function argv_string(argv)
   return table.concat(t, " ")
 end
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 local function write(path, s, mode)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
+  sh.write(path, s)
   if mode then os.execute("chmod " .. mode .. " " .. q(path)) end
 end
 
@@ -51,18 +40,6 @@ local function run(dir, argv, env)
   return code, read(dir .. "/run.out"), read(dir .. "/run.err")
 end
 
-local function sleep(s) os.execute("sleep " .. s) end
-
--- Polls fn until it returns a true value or `secs` pass.
-local function retry(fn, secs)
-  local deadline = os.time() + (secs or 10)
-  repeat
-    local v = fn()
-    if v then return v end
-    sleep(0.05)
-  until os.time() > deadline
-  return nil
-end
 
 -- Starts argv in the background: returns a handle with pid, out, err and
 -- status (a file that gets the exit status once it ends).
@@ -77,10 +54,10 @@ local function spawn(dir, name, argv, env)
   local inner = pre .. argv_string(argv) .. " >" .. q(h.out) .. " 2>" .. q(h.err) ..
       " </dev/null & echo $! >" .. q(h.pidfile) .. "; wait $!; echo $? >" .. q(h.status)
   os.execute("sh -c " .. q(inner) .. " >/dev/null 2>&1 &")
-  h.pid = retry(function()
+  h.pid = sh.retry(5, function()
     local s = read(h.pidfile)
     return s and s:match("%d+")
-  end, 5)
+  end)
   return h
 end
 
@@ -89,7 +66,7 @@ local function kill(h, sig)
 end
 
 local function exit_status(h, secs)
-  local s = retry(function() return read(h.status) end, secs or 5)
+  local s = sh.retry(secs or 5, function() return read(h.status) end)
   return s and tonumber(s:match("%d+"))
 end
 
@@ -104,10 +81,10 @@ local function start_proxy(dir, args, env)
   local argv = { PROXY }
   for _, a in ipairs(args) do argv[#argv + 1] = a end
   local h = spawn(dir, "proxy", argv, env)
-  local port = retry(function()
+  local port = sh.retry(10, function()
     local s = read(h.out) or ""
     return s:match("^lb%-proxy: listening on 127%.0%.0%.1:(%d+) upstream ")
-  end, 10)
+  end)
   return h, port
 end
 
@@ -146,7 +123,7 @@ local function b64decode(s)
 end
 
 local function rm_rf(dir)
-  if dir and dir:match("^/tmp/lb%-proxy%-e2e%.") then os.execute("rm -rf " .. q(dir)) end
+  if dir and dir:match("^/tmp/lb%-proxy%-e2e%.") then sh.rmtree(dir) end
 end
 
 -- A port nobody listens on (bound by lb-proxy itself, then released).
@@ -277,9 +254,9 @@ describe("lb-proxy forwarding", function()
     -- openssl s_server -WWW serves files from its working directory.
     server = spawn(dir, "tls", { "sh", "-c", "cd " .. q(dir .. "/www") ..
       " && exec openssl s_server -accept 127.0.0.1:0 -cert ../srv.pem -key ../srv.key -WWW" })
-    server.port = retry(function()
+    server.port = sh.retry(10, function()
       return (read(server.out) or ""):match("ACCEPT 127%.0%.0%.1:(%d+)")
-    end, 10)
+    end)
     assert.truthy(server.port, read(server.err))
   end)
 

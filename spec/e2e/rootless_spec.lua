@@ -76,7 +76,7 @@ describe("leakbench run under rootless podman", function()
   end)
 
   teardown(function()
-    if dir then os.execute("rm -rf " .. quote(dir)) end
+    if dir then sh.rmtree(dir) end
   end)
 
   it("passes, with the evidence complete", function()

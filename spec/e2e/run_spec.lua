@@ -10,7 +10,6 @@ local function results(out)
   return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
 end
 
-local images  -- the tags the first run used, for the containers tests start
 
 describe("leakbench run, one scenario", function()
   local out = tmpdir()
@@ -20,10 +19,9 @@ describe("leakbench run, one scenario", function()
     r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out, "--jobs", "1" })
     doc = results(out)
     run = doc.runs[1]
-    images = doc.images
   end)
 
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("passes its checks and exits 0", function()
     assert.are.equal(1, #doc.runs, r.stderr)
@@ -89,7 +87,7 @@ end)
 
 describe("leakbench run, a run that outlives its timeout", function()
   local out = tmpdir()
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("ends at the timeout with artifacts written and nothing left behind", function()
     local t0 = os.time()
@@ -116,7 +114,7 @@ describe("leakbench run, an interceptor that dies at start", function()
     run = results(out).runs[1]
   end)
 
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("ends in an error that names the container and shows its log", function()
     assert.are.equal(3, r.status, r.stderr)  -- a run not judged (leakbench help run)
@@ -137,7 +135,7 @@ end)
 describe("leakbench run, where results go", function()
   local made = {}
   teardown(function()
-    for _, d in ipairs(made) do os.execute("rm -rf " .. sh.quote(d)) end
+    for _, d in ipairs(made) do sh.rmtree(d) end
   end)
 
   it("with the default --out: runs/<time>/ under the current folder", function()
@@ -175,14 +173,14 @@ end)
 
 describe("leakbench run, resources", function()
   local out = tmpdir()
-  teardown(function() os.execute("rm -rf " .. sh.quote(out)) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("gives every container of a run memory, pids and tmpfs size limits", function()
     local pidf = out .. "/run.pid"
     os.execute("sh -c " .. sh.quote(sh.quote(os.getenv("LEAKBENCH")) .. " run spec/fixtures/e2e/nap.lua "
       .. "--subject subjects/redactor.lua --no-baseline --out " .. sh.quote(out .. "/res")
       .. " >/dev/null 2>&1 & echo $! >" .. sh.quote(pidf)))
-    local names = pq.retry(90, function()
+    local names = sh.retry(90, function()
       local n = sh.run({ "podman", "ps", "--filter", "label=leakbench=1", "--format", "{{.Names}}" }).stdout
       local claude = n:match("(lb%-[%w-]+)%-claude")
       return claude and n:find(claude .. "-icp\n", 1, true) and claude or nil
@@ -198,7 +196,7 @@ describe("leakbench run, resources", function()
       assert.truthy(tmpfs:find('"/tmp":"[^"]*size=%d+[kmg]'), short .. "'s /tmp has no size: " .. r.stdout)
     end
     local pid = (read(pidf) or ""):match("%d+")
-    assert.truthy(pq.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
+    assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
     assert.are.equal("pass", results(out .. "/res").runs[1].verdict)
   end)
 

@@ -17,11 +17,12 @@ describe("leakbench run, 4 scenarios x 2 subjects x 2 repeats, --jobs 2", functi
     doc = cjson.decode(must(read(out .. "/results.json"), r.stderr))
   end)
 
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("exits 1 and reports the broken file with file:line", function()
     assert.are.equal(1, r.status)
-    assert.truthy(r.stderr:find("leakbench: spec/fixtures/runner/scenarios/c-broken.lua:5: field 'timeout' is a string, "
+    assert.truthy(r.stderr:find("leakbench: spec/fixtures/runner/scenarios/c-broken.lua:5: "
+      .. "field 'timeout' is a string, "
       .. "expected a positive number", 1, true), r.stderr)
   end)
 
@@ -89,7 +90,8 @@ jsonschema.validate(doc, schema)
     local n = 0
     for _ in xml:gmatch("<testcase ") do n = n + 1 end
     assert.are.equal(16, n)
-    assert.truthy(xml:find('<failure message="spec/fixtures/runner/scenarios/b-fail.lua:7: the answer is goodbye"', 1, true))
+    assert.truthy(xml:find('<failure message="spec/fixtures/runner/scenarios/b-fail.lua:7: the answer is goodbye"',
+      1, true))
   end)
 
   it("leaves no container or network behind", function()
@@ -100,7 +102,7 @@ end)
 
 describe("SIGINT in the middle of a suite", function()
   local out = tmpdir()
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("stops, cleans up, writes partial results and exits 130", function()
     local script = out .. "/run.sh"
@@ -112,15 +114,15 @@ describe("SIGINT in the middle of a suite", function()
       sh.quote(out .. "/status"), "\n")
     f:close()
     os.execute("sh " .. sh.quote(script) .. " &")
-    local pid = pq.retry(10, function() return (read(out .. "/pid") or ""):match("%d+") end)
+    local pid = sh.retry(10, function() return (read(out .. "/pid") or ""):match("%d+") end)
     assert.truthy(pid, "the run did not start")
     -- Wait until Claude Code runs in the first run's container.
-    local started = pq.retry(300, function()
+    local started = sh.retry(300, function()
       return read(out .. "/res/d-slow/baseline/1/stream.jsonl")
     end)
     assert.truthy(started, "claude never started: " .. tostring(read(out .. "/stderr")))
     os.execute("kill -INT " .. pid)
-    local status = pq.retry(60, function() return (read(out .. "/status") or ""):match("%d+") end)
+    local status = sh.retry(60, function() return (read(out .. "/status") or ""):match("%d+") end)
     assert.are.equal("130", status, read(out .. "/stderr"))
     local doc = cjson.decode(must(read(out .. "/res/results.json")))
     assert.is_true(doc.interrupted)

@@ -54,7 +54,7 @@ describe("3 shards merged", function()
     end
   end)
 
-  teardown(function() os.execute("rm -rf " .. sh.quote(dir)) end)
+  teardown(function() sh.rmtree(dir) end)
 
   it("give each shard every third run of the plan", function()
     for i = 1, 3 do
@@ -68,7 +68,8 @@ describe("3 shards merged", function()
   it("are the unsharded run: same plan, same runs and verdicts", function()
     local m = sh.leakbench({ "merge", dir .. "/shard3", dir .. "/shard1", dir .. "/shard2", "--out", dir .. "/merged" })
     assert.are.equal(0, m.status, m.stderr)
-    assert.truthy(m.stdout:find("merged 3 shards of plan " .. whole.plan.hash:sub(1, 12) .. ": 8 runs\n", 1, true), m.stdout)
+    assert.truthy(m.stdout:find("merged 3 shards of plan " .. whole.plan.hash:sub(1, 12) .. ": 8 runs\n", 1, true),
+      m.stdout)
     merged = cjson.decode(must(read(dir .. "/merged/results.json")))
     assert.are.same(essence(whole), essence(merged))
     assert.are.equal(3, #merged.plan.merged)
@@ -120,7 +121,7 @@ describe("docs/k8s/leakbench-job.yaml", function()
     f:write("resources:\n- leakbench-job.yaml\n")
     f:close()
     local k = sh.run({ "kubectl", "kustomize", t })
-    os.execute("rm -rf " .. sh.quote(t))
+    sh.rmtree(t)
     assert.are.equal(0, k.status, k.stderr)
     assert.truthy(k.stdout:find("kind: Job\n", 1, true), k.stdout)
     assert.truthy(k.stdout:find("completionMode: Indexed\n", 1, true), k.stdout)

@@ -8,7 +8,8 @@ local sh = require "sh"
 local cjson = require "cjson"
 local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
-local SUITE = { "spec/fixtures/e2e/three-turns.lua", "scenarios/dotenv-read.lua", "--subject", "subjects/deny-rules.lua" }
+local SUITE = { "spec/fixtures/e2e/three-turns.lua", "scenarios/dotenv-read.lua",
+  "--subject", "subjects/deny-rules.lua" }
 
 local function essence(doc)
   local runs = {}
@@ -34,7 +35,7 @@ describe("a Slurm array of 3 shards", function()
 
   teardown(function()
     sh.run({ "spec/e2e/support/slurm.sh", "stop", cluster })
-    os.execute("rm -rf " .. sh.quote(dir))
+    sh.rmtree(dir)
   end)
 
   it("runs, merges, and equals an unsharded run", function()

@@ -18,25 +18,7 @@
 package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local cjson = require "cjson"
-
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function leaked(r)
-  local out = {}
-  for _, s in ipairs(r.leaks or {}) do
-    for _, ch in ipairs({ "wire", "transcript", "answer" }) do
-      local c = s.channels and s.channels[ch]
-      if c == true or (type(c) == "table" and c.leaked) then out[ch] = true end
-    end
-  end
-  return out
-end
+local slurp, leaked = sh.read, require("results").leaked
 
 -- The stream-json events of a run: the answer, and the tool results as
 -- Claude Code recorded them (content text and is_error). They may hold the
@@ -68,7 +50,7 @@ end
 describe("the reference subjects on dotenv-read", function()
   local build = os.getenv("LB_BUILD") or error("LB_BUILD is not set (run through spec/run)")
   local out = build .. "/e2e-subjects"
-  sh.run({ "rm", "-rf", out })
+  sh.rmtree(out)
   local run = sh.leakbench({ "run", "scenarios/dotenv-read.lua", "--no-baseline", "--jobs", "2",
     "--out", out,
     "--subject", "subjects/deny-rules.lua", "--subject", "subjects/hook-block.lua",

@@ -23,15 +23,8 @@ local cjson = require "cjson"
 
 local SUBJECTS = { "subjects/deny-rules.lua", "subjects/hook-block.lua", "subjects/hook-redact.lua",
   "subjects/redactor.lua" }
-local CHANNELS = { "wire", "transcript", "answer" }
-
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local results = require "results"
+local CHANNELS, leaked, slurp = results.CHANNELS, results.leaked, sh.read
 
 -- The suite's expectations, read by leakbench's own loader: expect_leak
 -- per scenario, blocks per subject.
@@ -64,19 +57,6 @@ io.write(cjson.encode(out))
   return cjson.decode(r.stdout)
 end
 
--- The channels in which any secret of run R leaked (report.lua's
--- M.leaked(), without the forms).
-local function leaked(r)
-  local out = {}
-  for _, s in ipairs(r.leaks or {}) do
-    for _, ch in ipairs(CHANNELS) do
-      local c = s.channels and s.channels[ch]
-      if c == true or (type(c) == "table" and c.leaked) then out[ch] = true end
-    end
-  end
-  return out
-end
-
 local function set_string(set)
   local l = {}
   for _, ch in ipairs(CHANNELS) do if set[ch] then l[#l + 1] = ch end end
@@ -86,7 +66,7 @@ end
 describe("the built-in suite", function()
   local build = os.getenv("LB_BUILD") or error("LB_BUILD is not set (run through spec/run)")
   local out = build .. "/e2e-suite"
-  sh.run({ "rm", "-rf", out })
+  sh.rmtree(out)
   local want = expectations()
   local argv = { "run", "scenarios/", "--jobs", "2", "--out", out }
   for _, s in ipairs(SUBJECTS) do

@@ -39,7 +39,7 @@ describe("leakbench run, verdicts", function()
     by, subj = index(doc)
   end)
 
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("breaks a claim the subject does not keep, exits 1 and names the scenario", function()
     local run = by["leaky-read/false-claim#1"]
@@ -96,7 +96,7 @@ end)
 
 describe("leakbench run --repeat", function()
   local out = tmpdir()
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("pairs subject and baseline repeat by repeat and reports the interval", function()
     local r = sh.leakbench({ "run", FIX .. "/scenarios/leaky-read.lua", "scenarios/utility-edit.lua",
@@ -123,7 +123,7 @@ end)
 
 describe("leakbench run --fail-on leak", function()
   local out = tmpdir()
-  teardown(function() os.execute("rm -rf " .. out) end)
+  teardown(function() sh.rmtree(out) end)
 
   it("exits 4 when a subject leaked and nothing else is wrong", function()
     local r = sh.leakbench({ "run", FIX .. "/scenarios/stderr-only.lua", "--subject",

@@ -12,7 +12,7 @@ local OLD, NEW = "2.1.120", "2.1.332"
 describe("two Claude Code versions in one run", function()
   local build = os.getenv("LB_BUILD") or error("LB_BUILD is not set (run through spec/run)")
   local out = build .. "/e2e-versions"
-  sh.run({ "rm", "-rf", out })
+  sh.rmtree(out)
   local run = sh.leakbench({ "run", "scenarios/deny-copy-cat.lua", "--jobs", "2", "--out", out,
     "--claude-version", NEW, "--claude-version", OLD })
   local ok, doc = pcall(cjson.decode, sh.read(out .. "/results.json") or "")

@@ -20,11 +20,11 @@
 #include "net/bridge.h"
 
 struct side {
-	int		 fd;
-	const uint8_t	*data;
-	size_t		 len;
-	uint8_t		*got;
-	size_t		 ngot;
+	int fd;
+	const uint8_t *data;
+	size_t len;
+	uint8_t *got;
+	size_t ngot;
 };
 
 static void *
@@ -58,7 +58,9 @@ reader(void *p)
 	return NULL;
 }
 
-struct pump_arg { int a, b; };
+struct pump_arg {
+	int a, b;
+};
 
 static void *
 pump(void *p)
@@ -69,7 +71,7 @@ pump(void *p)
 	return NULL;
 }
 
-int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -87,10 +89,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	memset(&lw, 0, sizeof(lw));
 	memset(&rw, 0, sizeof(rw));
-	lw.fd = l[0]; lw.data = data; lw.len = cut;
-	rw.fd = r[0]; rw.data = data + cut; rw.len = size - cut;
-	lr = rw; lr.fd = l[0]; lr.got = NULL; lr.ngot = 0;	/* l hears r */
-	rr = lw; rr.fd = r[0]; rr.got = NULL; rr.ngot = 0;	/* r hears l */
+	lw.fd = l[0];
+	lw.data = data;
+	lw.len = cut;
+	rw.fd = r[0];
+	rw.data = data + cut;
+	rw.len = size - cut;
+	lr = rw;
+	lr.fd = l[0];
+	lr.got = NULL;
+	lr.ngot = 0; /* l hears r */
+	rr = lw;
+	rr.fd = r[0];
+	rr.got = NULL;
+	rr.ngot = 0; /* r hears l */
 	pa.a = l[1];
 	pa.b = r[1];
 	pthread_create(&t[0], NULL, pump, &pa);
@@ -106,21 +118,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	free(lr.got);
 	free(rr.got);
-	close(l[0]); close(l[1]); close(r[0]); close(r[1]);
+	close(l[0]);
+	close(l[1]);
+	close(r[0]);
+	close(r[1]);
 
 	/* Endpoint parsing: never a name lookup, never a crash. */
 	if (size < sizeof(ep) - 40) {
 		int fd;
 
 		if (size > 5 && memcmp(data, "unix:", 5) == 0) {
-			snprintf(ep, sizeof(ep), "unix:/nonexistent-lb-fuzz/%.*s",
-			    (int)(size - 5), (const char *)data + 5);
+			snprintf(ep, sizeof(ep),
+			    "unix:/nonexistent-lb-fuzz/%.*s", (int)(size - 5),
+			    (const char *)data + 5);
 		} else {
 			memcpy(ep, data, size);
 			ep[size] = '\0';
 			if (strncmp(ep, "tcp:", 4) == 0 &&
 			    strncmp(ep, "tcp:127.0.0.1:", 14) != 0)
-				ep[4] = 'x';	/* only loopback may be dialled */
+				ep[4] = 'x'; /* only loopback may be dialled */
 		}
 		if ((fd = bridge_dial(ep)) >= 0)
 			close(fd);

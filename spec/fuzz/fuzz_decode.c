@@ -19,28 +19,32 @@
 
 #include "scan.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define F1 "sk-live-0123456789abcdef"
 #define F2 "p\"w/\xc3\xa9&<>\\x'\n\xf0\x9f\x98\x80"
 #define F3 "\x00\xff\xfb\xef\xbe\x01\x02\x03"
 
 static const struct scan_secret fixed_sec[3] = {
-	{ F1, sizeof(F1) - 1 }, { F2, sizeof(F2) - 1 },
+	{ F1, sizeof(F1) - 1 },
+	{ F2, sizeof(F2) - 1 },
 	{ F3, sizeof(F3) - 1 },
 };
 
 static const struct {
-	const char	*p;
-	size_t		 n;
+	const char *p;
+	size_t n;
 } frames[] = {
 	{ "", 0 },
 	{ "\x1f\x8b\x08\0\0\0\0\0\0\x03", 10 },
 	{ "\x78\x9c", 2 },
 	{ "BZh91AY&SY", 10 },
-	{ "\xfd" "7zXZ\0\0\x04\xe6\xd6\xb4\x46", 12 },
+	{ "\xfd"
+	  "7zXZ\0\0\x04\xe6\xd6\xb4\x46",
+	    12 },
 	{ "PK\x03\x04\x14\0\0\0\x08\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
-	    "\0\0", 30 },
+	  "\0\0",
+	    30 },
 	{ "0000000 6b73 6c2d ", 18 },
 	{ "00000000: 736b 2d6c  ", 21 },
 	{ "begin 644 x\n", 12 },
@@ -62,8 +66,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	if (sc == NULL && scan_compile(&sc, fixed_sec, 3, 0, 0, err,
-	    sizeof(err)) != 0)
+	if (sc == NULL &&
+	    scan_compile(&sc, fixed_sec, 3, 0, 0, err, sizeof(err)) != 0)
 		abort();
 	f = data[0] % (sizeof(frames) / sizeof(frames[0]));
 	n = frames[f].n + size - 1;
@@ -83,7 +87,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (k = 0; k < 3; k++)
 		for (i = 0; i + fixed_sec[k].len <= n; i++)
 			if (memcmp(buf + i, fixed_sec[k].bytes,
-			    fixed_sec[k].len) == 0) {
+				fixed_sec[k].len) == 0) {
 				size_t j;
 				int found = 0;
 
@@ -118,7 +122,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	for (start = 0, seg = 0, i = 0; i <= n; i++)
 		if (i == n || buf[i] == '\0') {
-			if (scan_split_add(sp, buf + start, i - start, seg++) != 0)
+			if (scan_split_add(sp, buf + start, i - start, seg++) !=
+			    0)
 				abort();
 			start = i + 1;
 		}
@@ -130,7 +135,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 0; i < np; i++) {
 			if (pv[i].length < SCAN_SPLIT_MIN ||
 			    pv[i].secret_offset > reach ||
-			    pv[i].secret_offset + pv[i].length > fixed_sec[k].len)
+			    pv[i].secret_offset + pv[i].length >
+				fixed_sec[k].len)
 				abort();
 			if (i > 0 && pv[i].segment < pv[i - 1].segment)
 				abort();

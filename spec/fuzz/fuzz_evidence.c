@@ -15,7 +15,7 @@
 
 #include "lhost.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char driver[] =
     "local text = ...\n"
@@ -43,8 +43,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (L == NULL) {
 		L = lhost_new();
-		if (L == NULL || luaL_loadbufferx(L, driver, sizeof(driver) - 1,
-		    "=driver", "t") != LUA_OK)
+		if (L == NULL ||
+		    luaL_loadbufferx(L, driver, sizeof(driver) - 1, "=driver",
+			"t") != LUA_OK)
 			abort();
 		fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	}

@@ -13,13 +13,15 @@
 
 #include "http.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct http_limits lim = { .max_header_bytes = 512,
-	    .max_body = 4096, .idle_ms = 10, .header_ms = 10 };
+		.max_body = 4096,
+		.idle_ms = 10,
+		.header_ms = 10 };
 	struct http_conn c;
 	struct http_request req;
 	size_t before;

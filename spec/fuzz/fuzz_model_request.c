@@ -16,7 +16,7 @@
 #include "model/engine.h"
 #include "model/render.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char script_json[] =
     "{\"version\":1,\"turns\":["
@@ -46,7 +46,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (engine == NULL) {
 		ids_init_seed(&ids, 1);
 		engine = engine_new(script_parse(script_json,
-		    sizeof(script_json) - 1, err, sizeof(err)), &ids, 0);
+					sizeof(script_json) - 1, err,
+					sizeof(err)),
+		    &ids, 0);
 		if (engine == NULL)
 			abort();
 	}
@@ -62,10 +64,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (a.status == 200) {
 		if (a.msg.nblocks == 0 || a.msg.stop_reason == NULL ||
-		    render_sse(&out, &a.msg) < 0 || render_json(&out, &a.msg) < 0)
+		    render_sse(&out, &a.msg) < 0 ||
+		    render_json(&out, &a.msg) < 0)
 			abort();
-	} else if (a.error_type[0] == '\0' || render_error(&out, a.error_type,
-	    a.error_message, a.request_id) < 0)
+	} else if (a.error_type[0] == '\0' ||
+	    render_error(&out, a.error_type, a.error_message, a.request_id) < 0)
 		abort();
 	sbuf_free(&out);
 	answer_free(&a);

@@ -13,7 +13,7 @@
 #include "model/engine.h"
 #include "model/render.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void
 play(struct engine *e, const char *body)
@@ -32,7 +32,7 @@ play(struct engine *e, const char *body)
 		    render_json(&out, &a.msg) < 0)
 			abort();
 	} else if (render_error(&out, a.error_type, a.error_message,
-	    a.request_id) < 0)
+		       a.request_id) < 0)
 		abort();
 	sbuf_free(&out);
 	answer_free(&a);
@@ -56,16 +56,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ids_init_seed(&ids, 7);
 	if ((e = engine_new(s, &ids, 0)) == NULL)
 		abort();
-	play(e, "{\"model\":\"m\",\"max_tokens\":100,\"stream\":true,"
+	play(e,
+	    "{\"model\":\"m\",\"max_tokens\":100,\"stream\":true,"
 	    "\"tools\":[{}],\"messages\":[{\"role\":\"user\",\"content\":"
 	    "[{\"type\":\"tool_result\",\"tool_use_id\":\"x\",\"content\":"
 	    "\"R\\u00e9sultat \\u0000 {{last_result}}\"}]}]}");
 	ids_tool_use(&ids, 0, 0, id);
-	snprintf(body, sizeof(body), "{\"model\":\"m\",\"max_tokens\":100,"
+	snprintf(body, sizeof(body),
+	    "{\"model\":\"m\",\"max_tokens\":100,"
 	    "\"tools\":[{}],\"messages\":[{\"role\":\"assistant\",\"content\":"
 	    "[{\"type\":\"tool_use\",\"id\":\"%s\",\"name\":\"X\",\"input\":{}}"
 	    "]},{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
-	    "\"tool_use_id\":\"%s\",\"content\":\"ok\"}]}]}", id, id);
+	    "\"tool_use_id\":\"%s\",\"content\":\"ok\"}]}]}",
+	    id, id);
 	play(e, body);
 	engine_free(e);
 	return 0;

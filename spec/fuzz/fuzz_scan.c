@@ -17,7 +17,7 @@
 
 #include "scan.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -34,15 +34,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #define F2 "p\"w/\xc3\xa9&<>\\x'\n\xf0\x9f\x98\x80"
 #define F3 "\x00\xff\xfb\xef\xbe\x01\x02\x03"
 	static const struct scan_secret fixed_sec[3] = {
-		{ F1, sizeof(F1) - 1 }, { F2, sizeof(F2) - 1 },
+		{ F1, sizeof(F1) - 1 },
+		{ F2, sizeof(F2) - 1 },
 		{ F3, sizeof(F3) - 1 },
 	};
 
 	if (size < 4)
 		return 0;
 	if (data[0] >= 16) {
-		if (fixed == NULL && scan_compile(&fixed, fixed_sec, 3,
-		    SCAN_PARTIAL, 0, err, sizeof(err)) != 0)
+		if (fixed == NULL &&
+		    scan_compile(&fixed, fixed_sec, 3, SCAN_PARTIAL, 0, err,
+			sizeof(err)) != 0)
 			abort();
 		sc = fixed;
 		ns = 3;
@@ -64,7 +66,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pos += len;
 	}
 	if (scan_compile(&sc, sec, ns, SCAN_PARTIAL, 0, err, sizeof(err)) != 0)
-		abort();	/* valid secrets always compile */
+		abort(); /* valid secrets always compile */
 scan:
 	data += pos;
 	size -= pos;
@@ -79,15 +81,15 @@ scan:
 			abort();
 		if (strcmp(f->form, "raw") == 0 &&
 		    (f->length != sec[f->secret].len ||
-		    memcmp(data + f->offset, sec[f->secret].bytes,
-		    f->length) != 0))
+			memcmp(data + f->offset, sec[f->secret].bytes,
+			    f->length) != 0))
 			abort();
 		snip = scan_snippet(sc, data, size, r.v, r.n, i, 16);
 		if (snip == NULL)
 			abort();
 		for (k = 0; k < ns; k++)
 			if (memmem(snip, strlen(snip), sec[k].bytes,
-			    sec[k].len) != NULL)
+				sec[k].len) != NULL)
 				abort();
 		free(snip);
 	}
@@ -96,7 +98,7 @@ scan:
 		const uint8_t *p = data, *end = data + size, *q;
 
 		while ((q = memmem(p, (size_t)(end - p), sec[k].bytes,
-		    sec[k].len)) != NULL) {
+			    sec[k].len)) != NULL) {
 			size_t off = (size_t)(q - data);
 			int found = 0;
 
@@ -111,11 +113,13 @@ scan:
 	if (scan_partial(sc, data, size, frag) != 0)
 		abort();
 	for (k = 0; k < ns; k++)
-		if (frag[k].length > 0 && (frag[k].offset + frag[k].length >
-		    size || frag[k].secret_offset + frag[k].length >
-		    sec[k].len || memcmp(data + frag[k].offset,
-		    (const uint8_t *)sec[k].bytes + frag[k].secret_offset,
-		    frag[k].length) != 0))
+		if (frag[k].length > 0 &&
+		    (frag[k].offset + frag[k].length > size ||
+			frag[k].secret_offset + frag[k].length > sec[k].len ||
+			memcmp(data + frag[k].offset,
+			    (const uint8_t *)sec[k].bytes +
+				frag[k].secret_offset,
+			    frag[k].length) != 0))
 			abort();
 	if (++runs % 64 == 0) {
 		FILE *tf = tmpfile();

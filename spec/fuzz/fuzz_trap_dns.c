@@ -14,7 +14,7 @@
 
 #include "trap/trap.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -40,8 +40,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			jl_str(&j, "name", q.q[i].name, strlen(q.q[i].name));
 			jl_end(&j);
 			v = json_loadb(j.p, j.len, 0, NULL);
-			if (v == NULL || strcmp(json_string_value(
-			    json_object_get(v, "name")), q.q[i].name) != 0)
+			if (v == NULL ||
+			    strcmp(json_string_value(
+				       json_object_get(v, "name")),
+				q.q[i].name) != 0)
 				abort();
 			json_decref(v);
 			jl_free(&j);

@@ -16,7 +16,7 @@
 #include "proxy/record.h"
 #include "trap/trap.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -425,7 +425,7 @@ describe("real Claude Code 2.1.332 output", function()
   it("cries no wolf on real output: fresh canaries and a near miss",
     function()
       local secrets = { CANARY:sub(1, -2) .. "f", "x" .. CANARY }
-      for i = 1, 20 do secrets[#secrets + 1] = core.canary("sk-live-") end
+      for _ = 1, 20 do secrets[#secrets + 1] = core.canary("sk-live-") end
       local r2 = evidence.load(dir)
       r2.secrets = secrets
       for _, s in ipairs(secrets) do

@@ -64,7 +64,8 @@ describe("html.write", function()
     assert(core.write_file(rdir .. "/stream.jsonl", table.concat({
       '{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"echo '
         .. key .. '"}}]}}',
-      '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"' .. key:reverse() .. '"}]}}',
+      '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"'
+        .. key:reverse() .. '"}]}}',
     }, "\n") .. "\n"))
     local r = run("a", "baseline", nil, "pass")
     r.dir = "elsewhere/a/baseline/1"   -- moved: found under the results folder

@@ -21,7 +21,7 @@ describe("lb.canary", function()
   it("rejects a prefix that is not a string, blaming the caller", function()
     local ok, err = pcall(lb.canary, 12)
     assert.is_false(ok)
-    assert.truthy(err:match("bad argument #1 to 'lb.canary' %(string expected, got number%)"), err)
+    assert.truthy(err:find('lb.canary: wrong parameter "prefix": expected string, got number', 1, true), err)
   end)
 end)
 
@@ -53,23 +53,24 @@ describe("lb.script", function()
   it("rejects a turn that is not a block", function()
     local ok, err = pcall(lb.script, { "just a string" })
     assert.is_false(ok)
-    assert.truthy(err:match("bad turn 1 in 'lb.script' %(a block or a list of blocks expected, got string%)"), err)
+    assert.truthy(err:find('lb.script: wrong parameter "script[1]": expected a block or a list of blocks, '
+      .. "got string", 1, true), err)
   end)
 
   it("rejects unknown fields in a turn and in the script", function()
     local ok, err = pcall(lb.script, { { lb.say("x"), fualts = {} } })
     assert.is_false(ok)
-    assert.truthy(err:match("unknown field 'fualts'"), err)
+    assert.truthy(err:find('lb.script: wrong parameter "script[1].fualts": not a field of a turn', 1, true), err)
     ok, err = pcall(lb.script, { lb.say("x"), finale = "y" })
     assert.is_false(ok)
-    assert.truthy(err:match("unknown field 'finale' in 'lb.script'"), err)
+    assert.truthy(err:find('lb.script: wrong parameter "script.finale": not a field of lb.script', 1, true), err)
   end)
 
   it("rejects a text-only turn before other turns: they could never be played", function()
     local ok, err = pcall(lb.script, { lb.say("done"), { lb.use("Bash", { command = "ls" }) } })
     assert.is_false(ok)
-    assert.truthy(err:find("bad turn 1 in 'lb.script' (it has no lb.use, so it ends the conversation "
-      .. "and turn 2 can never be played)", 1, true), err)
+    assert.truthy(err:find('lb.script: wrong parameter "script[1]": it has no lb.use, so it ends the conversation '
+      .. "and script[2] can never be played", 1, true), err)
   end)
 
   it("takes a subagent script, as lb.script or as a plain table of turns", function()
@@ -126,8 +127,8 @@ describe("lb.script", function()
       return s
     end)
     assert.is_false(ok)
-    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad field 'subagent' in 'lb.script' "
-      .. "(a subagent script cannot have a subagent)", err)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": lb.script: wrong parameter "
+      .. '"script.subagent.subagent": a subagent script cannot have a subagent', err)
     local inner = lb.script { lb.use("Agent"), subagent = { lb.say("x") } }
     ok, err = pcall(function()
       line = debug.getinfo(1, "l").currentline + 1
@@ -135,24 +136,24 @@ describe("lb.script", function()
       return s
     end)
     assert.is_false(ok)
-    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad field 'subagent' in 'lb.script' "
-      .. "(a subagent script cannot have a subagent)", err)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": lb.script: wrong parameter "
+      .. '"script.subagent.subagent": a subagent script cannot have a subagent', err)
     ok, err = pcall(function()
       line = debug.getinfo(1, "l").currentline + 1
       local s = lb.script { lb.use("Agent"), subagent = { lb.say("x"), max_requests = 5 } }
       return s
     end)
     assert.is_false(ok)
-    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad field 'subagent' in 'lb.script' "
-      .. "(max_requests belongs to the main script)", err)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": lb.script: wrong parameter "
+      .. '"script.subagent.max_requests": it belongs to the main script', err)
     ok, err = pcall(lb.script, { lb.use("Agent"), subagent = lb.script { lb.say("x"), max_requests = 5 } })
     assert.is_false(ok)
-    assert.truthy(err:find("(max_requests belongs to the main script)", 1, true), err)
+    assert.truthy(err:find('"script.subagent.max_requests": it belongs to the main script', 1, true), err)
     for _, bad in ipairs({ "turns", 3, lb.say("x") }) do
       ok, err = pcall(lb.script, { lb.use("Agent"), subagent = bad })
       assert.is_false(ok)
-      assert.truthy(err:find("bad field 'subagent' in 'lb.script' (lb.script or a table of turns expected)",
-        1, true), err)
+      assert.truthy(err:find('lb.script: wrong parameter "script.subagent": expected lb.script or a table of '
+        .. "turns, got", 1, true), err)
     end
   end)
 
@@ -164,11 +165,12 @@ describe("lb.script", function()
       return s
     end)
     assert.is_false(ok)
-    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad subagent turn 2 in 'lb.script' "
-      .. "(a subagent cannot call Agent: it would spawn subagents that play this script again)", err)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": lb.script: wrong parameter "
+      .. '"script.subagent[2]": a subagent cannot call Agent: it would spawn subagents that play this script again',
+      err)
     ok, err = pcall(lb.script, { lb.use("Agent"), subagent = lb.script { lb.use("Task"), lb.say("x") } })
     assert.is_false(ok)
-    assert.truthy(err:find("bad subagent turn 1 in 'lb.script' (a subagent cannot call Task", 1, true), err)
+    assert.truthy(err:find('"script.subagent[1]": a subagent cannot call Task', 1, true), err)
     assert.truthy(pcall(lb.script, { lb.use("Agent"), subagent = { lb.use("Read"), lb.say("x") } }))
   end)
 
@@ -180,31 +182,33 @@ describe("lb.script", function()
       return s
     end)
     assert.is_false(ok)
-    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad subagent turn 2 in 'lb.script' "
-      .. "(block 1 is not lb.say, lb.think or lb.use)", err)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": lb.script: wrong parameter "
+      .. '"script.subagent[2][1]": expected lb.say, lb.think or lb.use, got string', err)
     ok, err = pcall(function()
       line = debug.getinfo(1, "l").currentline + 1
       local s = lb.script { lb.use("Agent"), subagent = { lb.say("done"), lb.use("Read") } }
       return s
     end)
     assert.is_false(ok)
-    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad subagent turn 1 in 'lb.script' "
-      .. "(it has no lb.use, so it ends the conversation and subagent turn 2 can never be played)", err)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": lb.script: wrong parameter "
+      .. '"script.subagent[1]": it has no lb.use, so it ends the conversation and script.subagent[2] can never '
+      .. "be played", err)
     ok, err = pcall(function()
       line = debug.getinfo(1, "l").currentline + 1
       local s = lb.script { lb.use("Agent"), subagent = { lb.say("x"), final = 1 } }
       return s
     end)
     assert.is_false(ok)
-    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad field 'final' in 'lb.script' "
-      .. "(string expected)", err)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": lb.script: wrong parameter "
+      .. '"script.subagent.final": expected string, got number', err)
     ok, err = pcall(function()
       line = debug.getinfo(1, "l").currentline + 1
       local s = lb.script { lb.use("Agent"), subagent = { lb.say("x"), extra = 1 } }
       return s
     end)
     assert.is_false(ok)
-    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": unknown field 'extra' in 'lb.script'", err)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": lb.script: wrong parameter "
+      .. '"script.subagent.extra": not a field of lb.script', err)
   end)
 
   it("blames the caller's line for the main script's turns too", function()
@@ -215,15 +219,15 @@ describe("lb.script", function()
       return s
     end)
     assert.is_false(ok)
-    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": bad turn 2 in 'lb.script' "
-      .. "(faults must be a list)", err)
+    assert.are.equal("spec/lua/leakbench_spec.lua:" .. line .. ": lb.script: wrong parameter "
+      .. '"script[2].faults": expected a list of lb.fault, got number', err)
   end)
 
   it("checks fault arguments", function()
     assert.has_error(function() lb.fault.http(200) end,
-      "bad argument #1 to 'lb.fault.http' (an HTTP error status 400-599 expected)")
+      'lb.fault.http: wrong parameter "status": expected an HTTP error status 400-599, got 200')
     assert.has_error(function() lb.fault.delay(-1) end,
-      "bad argument #1 to 'lb.fault.delay' (a non-negative integer of milliseconds expected)")
+      'lb.fault.delay: wrong parameter "ms": expected a non-negative integer of milliseconds, got -1')
   end)
 end)
 
@@ -231,10 +235,10 @@ describe("lb.use and lb.say", function()
   it("reject wrong types with the caller's line", function()
     local ok, err = pcall(function() local b = lb.use(42); return b end)
     assert.is_false(ok)
-    assert.truthy(err:match("leakbench_spec%.lua:%d+: bad argument #1 to 'lb.use'"), err)
+    assert.truthy(err:match('leakbench_spec%.lua:%d+: lb%.use: wrong parameter "name"'), err)
     ok, err = pcall(function() return lb.say({}) end)
     assert.is_false(ok)
-    assert.truthy(err:match("bad argument #1 to 'lb.say' %(string expected, got table%)"), err)
+    assert.truthy(err:find('lb.say: wrong parameter "text": expected string, got table', 1, true), err)
   end)
 end)
 

@@ -22,7 +22,8 @@ case "$*" in
   *"ps -a --filter label=leakbench=1 --format json"*) cat "$d/ps.json" ;;
   *"network ls --filter label=leakbench=1 --format json"*) cat "$d/net.json" ;;
   *"kill gone"*) echo 'Error: no container with name or ID "gone" found: no such container' >&2; exit 125 ;;
-  *"build"*"bad.Containerfile"*) echo "STEP 1/2: FROM x"; echo "Error: building at STEP \"RUN false\": exit status 1" >&2; exit 1 ;;
+  *"build"*"bad.Containerfile"*) echo "STEP 1/2: FROM x"
+    echo "Error: building at STEP \"RUN false\": exit status 1" >&2; exit 1 ;;
   *"version --format"*) echo 4.3.1 ;;
   *"images --filter label=leakbench=1 --format json"*) cat "$d/images.json" ;;
   "rmi busy:1") echo "Error: image used by abc: image is in use by a container" >&2; exit 2 ;;
@@ -36,7 +37,8 @@ case "$*" in
   *"--network container:"*"--entrypoint /bin/bash"*)
     if [ -e "$d/topology-leaks" ]; then printf 'ifaces eth0 lo \nroutes 2\nlisten 127.0.0.1:8080 \nhttp 200\n'
     else printf 'ifaces lo \nroutes 0\nlisten 127.0.0.1:8080 \nhttp 200\n'; fi ;;
-  *"run --rm --network none"*"--entrypoint true"*) [ -e "$d/trial-fails" ] && { echo "Error: runc: cgroups in hybrid mode not supported" >&2; exit 126; } ;;
+  *"run --rm --network none"*"--entrypoint true"*) [ -e "$d/trial-fails" ] &&
+    { echo "Error: runc: cgroups in hybrid mode not supported" >&2; exit 126; } ;;
 esac
 exit 0
 ]]
@@ -428,7 +430,8 @@ describe("doctor", function()
     assert.matches("%-d %-%-network none %-v [^\n]*/sock:/sock [^\n]*lb%-model %-%-script /script.json "
       .. "%-%-listen unix:/sock/api.sock", trial)
     assert.matches("lb%-net %-%-bridge tcp:127.0.0.1:8080=unix:/sock/api.sock", trial)
-    assert.matches("%-%-rm %-%-network container:lb%-doctor%-%x+%-net %-%-user 1000:1000 %-%-entrypoint /bin/bash", trial)
+    assert.matches("%-%-rm %-%-network container:lb%-doctor%-%x+%-net %-%-user 1000:1000 "
+      .. "%-%-entrypoint /bin/bash", trial)
     assert.matches("rm %-f %-i %-t 0 lb%-doctor%-%x+%-probe lb%-doctor%-%x+%-net lb%-doctor%-%x+%-up", trial)
     local ok = false
     for _, c in ipairs(checks) do

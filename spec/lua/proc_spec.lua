@@ -75,38 +75,59 @@ describe("core.run", function()
 
   -- Each case: the call, and the message it must raise.
   local misuse = {
-    { function() core.run() end, "core.run: opts is a no value, expected a table" },
-    { function() core.run("ls") end, "core.run: opts is a string, expected a table" },
-    { function() core.run {} end, "core.run: opts.argv is a nil, expected a list of strings" },
-    { function() core.run { argv = {} } end, "core.run: opts.argv is empty, expected a list of strings" },
-    { function() core.run { argv = "ls" } end, "core.run: opts.argv is a string, expected a list of strings" },
-    { function() core.run { argv = { "a", 2 } } end, "core.run: opts.argv[2] is a number, expected a string" },
-    { function() core.run { argv = { "a\0b" } } end, "core.run: opts.argv[1] contains a NUL byte" },
-    { function() core.run { argv = { "true" }, argz = 1 } end, "core.run: opts.argz is not an option" },
-    { function() core.run { argv = { "true" }, [1] = "x" } end, "core.run: opts has a number key, expected option names" },
-    { function() core.run { argv = { "true" }, stdin = 5 } end, "core.run: opts.stdin is a number, expected a string" },
-    { function() core.run { argv = { "true" }, env = "A=1" } end, "core.run: opts.env is a string, expected a table" },
-    { function() core.run { argv = { "true" }, env = { A = 1 } } end, "core.run: opts.env.A is a number, expected a string" },
-    { function() core.run { argv = { "true" }, env = { "x" } } end, "core.run: opts.env has a number key, expected variable names" },
-    { function() core.run { argv = { "true" }, env = { ["A=B"] = "x" } } end, "core.run: opts.env has the key 'A=B', expected a variable name" },
-    { function() core.run { argv = { "true" }, cwd = 1 } end, "core.run: opts.cwd is a number, expected a string" },
-    { function() core.run { argv = { "true" }, stdout = true } end, "core.run: opts.stdout is a boolean, expected a string" },
-    { function() core.run { argv = { "true" }, timeout = "5" } end, "core.run: opts.timeout is a string, expected a number of seconds" },
-    { function() core.run { argv = { "true" }, timeout = 0 } end, "core.run: opts.timeout is 0, expected a positive number of seconds" },
-    { function() core.run { argv = { "true" }, timeout = -1.5 } end, "core.run: opts.timeout is -1.5, expected a positive number of seconds" },
-    { function() core.run { argv = { "true" }, max_output = 1.5 } end, "core.run: opts.max_output is a number, expected an integer number of bytes" },
-    { function() core.run { argv = { "true" }, uninterruptible = 1 } end, "core.run: opts.uninterruptible is a number, expected a boolean" },
-    { function() core.start { argv = { 1 } } end, "core.start: opts.argv[1] is a number, expected a string" },
-    { function() core.wait_any({}) end, "core.wait_any: list is empty, expected a list of processes" },
-    { function() core.wait_any({ 1 }) end, "core.wait_any: list[1] is a number, expected a process" },
-    { function() core.wait_any("x") end, "core.wait_any: list is a string, expected a list of processes" },
-    { function() core.sleep("1") end, "core.sleep: seconds is a string, expected a number of seconds" },
-    { function() core.tmpdir("a/b") end, "core.tmpdir: prefix 'a/b' contains a '/'" },
-    { function() core.rmtree("/") end, "core.rmtree: refusing to remove '/'" },
-    { function() core.rmtree(nil) end, "core.rmtree: path is a nil, expected a string" },
-    { function() core.write_file("/tmp/x", 5) end, "core.write_file: bytes is a number, expected a string" },
-    { function() core.chown("/tmp/x", "0", 0) end, "core.chown: uid is a string, expected an integer" },
-    { function() core.getrlimit("cpu") end, "core.getrlimit: unknown limit 'cpu'" },
+    { function() core.run() end, 'core.run: wrong parameter "opts": expected table, got no value' },
+    { function() core.run("ls") end, 'core.run: wrong parameter "opts": expected table, got string' },
+    { function() core.run {} end, 'core.run: wrong parameter "opts.argv": expected a list of strings, got nil' },
+    { function() core.run { argv = {} } end,
+      'core.run: wrong parameter "opts.argv": expected a list of strings, got an empty table' },
+    { function() core.run { argv = "ls" } end,
+      'core.run: wrong parameter "opts.argv": expected a list of strings, got string' },
+    { function() core.run { argv = { "a", 2 } } end,
+      'core.run: wrong parameter "opts.argv[2]": expected string, got number' },
+    { function() core.run { argv = { "a\0b" } } end, 'core.run: wrong parameter "opts.argv[1]": contains a NUL byte' },
+    { function() core.run { argv = { "true" }, argz = 1 } end, 'core.run: wrong parameter "opts.argz": not an option' },
+    { function() core.run { argv = { "true" }, [1] = "x" } end,
+      'core.run: wrong parameter "opts": expected option names, got a number key' },
+    { function() core.run { argv = { "true" }, stdin = 5 } end,
+      'core.run: wrong parameter "opts.stdin": expected string, got number' },
+    { function() core.run { argv = { "true" }, env = "A=1" } end,
+      'core.run: wrong parameter "opts.env": expected table, got string' },
+    { function() core.run { argv = { "true" }, env = { A = 1 } } end,
+      'core.run: wrong parameter "opts.env.A": expected string, got number' },
+    { function() core.run { argv = { "true" }, env = { "x" } } end,
+      'core.run: wrong parameter "opts.env": expected variable names, got a number key' },
+    { function() core.run { argv = { "true" }, env = { ["A=B"] = "x" } } end,
+      "core.run: wrong parameter \"opts.env\": expected variable names, got the key 'A=B'" },
+    { function() core.run { argv = { "true" }, cwd = 1 } end,
+      'core.run: wrong parameter "opts.cwd": expected string, got number' },
+    { function() core.run { argv = { "true" }, stdout = true } end,
+      'core.run: wrong parameter "opts.stdout": expected string, got boolean' },
+    { function() core.run { argv = { "true" }, timeout = "5" } end,
+      'core.run: wrong parameter "opts.timeout": expected a number of seconds, got string' },
+    { function() core.run { argv = { "true" }, timeout = 0 } end,
+      'core.run: wrong parameter "opts.timeout": expected a positive number of seconds, got 0' },
+    { function() core.run { argv = { "true" }, timeout = -1.5 } end,
+      'core.run: wrong parameter "opts.timeout": expected a positive number of seconds, got -1.5' },
+    { function() core.run { argv = { "true" }, max_output = 1.5 } end,
+      'core.run: wrong parameter "opts.max_output": expected an integer number of bytes, got number' },
+    { function() core.run { argv = { "true" }, uninterruptible = 1 } end,
+      'core.run: wrong parameter "opts.uninterruptible": expected boolean, got number' },
+    { function() core.start { argv = { 1 } } end,
+      'core.start: wrong parameter "opts.argv[1]": expected string, got number' },
+    { function() core.wait_any({}) end,
+      'core.wait_any: wrong parameter "list": expected a list of processes, got an empty table' },
+    { function() core.wait_any({ 1 }) end, 'core.wait_any: wrong parameter "list[1]": expected a process, got number' },
+    { function() core.wait_any("x") end,
+      'core.wait_any: wrong parameter "list": expected a list of processes, got string' },
+    { function() core.sleep("1") end,
+      'core.sleep: wrong parameter "seconds": expected a number of seconds, got string' },
+    { function() core.tmpdir("a/b") end, "core.tmpdir: wrong parameter \"prefix\": contains a '/'" },
+    { function() core.rmtree("/") end, "core.rmtree: wrong parameter \"path\": refusing to remove '/'" },
+    { function() core.rmtree(nil) end, 'core.rmtree: wrong parameter "path": expected string, got nil' },
+    { function() core.write_file("/tmp/x", 5) end,
+      'core.write_file: wrong parameter "bytes": expected string, got number' },
+    { function() core.chown("/tmp/x", "0", 0) end, 'core.chown: wrong parameter "uid": expected integer, got string' },
+    { function() core.getrlimit("cpu") end, "core.getrlimit: wrong parameter \"name\": unknown limit 'cpu'" },
   }
   for i, case in ipairs(misuse) do
     it("raises on misuse with the caller's line: " .. case[2], function()
@@ -137,7 +158,7 @@ describe("core.start", function()
     h:close()
     h:close()                              -- harmless twice
     local msg, where = raised(function() h:wait() end)
-    assert.equal(where .. "process:wait: the process is closed", msg)
+    assert.equal(where .. 'process:wait: wrong parameter "self": the process is closed', msg)
   end)
 
   it("kills by signal name", function()
@@ -146,7 +167,7 @@ describe("core.start", function()
     assert.equal("SIGKILL", h:wait(5).signame)
     h:close()
     local msg, where = raised(function() h:kill("SIGNOPE") end)
-    assert.equal(where .. "process:kill: the process is closed", msg)
+    assert.equal(where .. 'process:kill: wrong parameter "self": the process is closed', msg)
   end)
 
   it("closes (kills and reaps) at the end of a <close> scope", function()
@@ -179,7 +200,7 @@ describe("core.wait_any", function()
     a:close()
     b:close()
     local msg, where = raised(function() core.wait_any({ a }) end)
-    assert.equal(where .. "core.wait_any: list[1] is a closed process", msg)
+    assert.equal(where .. 'core.wait_any: wrong parameter "list[1]": the process is closed', msg)
   end)
 end)
 

@@ -442,8 +442,8 @@ describe("run:leaks with the new forms (evidence)", function()
         headers = {}, body = body1 }) .. "\n" ..
       cjson.encode({ seq = 2, method = "POST", target = "/v1/messages",
         headers = {}, body = body2 }) .. "\n")
-    local run = evidence.load(dir)
-    local r = run:leaks(KEY)
+    local loaded = evidence.load(dir)
+    local r = loaded:leaks(KEY)
     assert.is_true(r.egress)
     assert.is_true(r.wire)
     local forms = {}
@@ -459,7 +459,7 @@ describe("run:leaks with the new forms (evidence)", function()
     assert.are.equal(12, split.pieces[2].secret_offset)
     -- the near miss: the same with the last piece one byte off
     local other = KEY:sub(1, -2) .. "X"
-    local r2 = run:leaks(other)
+    local r2 = loaded:leaks(other)
     assert.is_false(r2.wire)
     assert.is_false(r2.egress)
   end)

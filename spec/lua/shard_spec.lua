@@ -76,7 +76,8 @@ describe("shard.check", function()
     assert.are.same({ nil, "shard 2/3 is missing (given: 1/3 'A', 3/3 'C')" },
       { shard.check({ { dir = "A", doc = a }, { dir = "C", doc = c } }) })
     assert.are.same({ nil, "shard 1/3 is given twice: 'A' and 'A2'" },
-      { shard.check({ { dir = "A", doc = a }, { dir = "A2", doc = a }, { dir = "B", doc = b }, { dir = "C", doc = c } }) })
+      { shard.check({ { dir = "A", doc = a }, { dir = "A2", doc = a },
+                      { dir = "B", doc = b }, { dir = "C", doc = c } }) })
     assert.are.same({ nil, "'B' is from another plan than 'A' (plan def, not abc): shards must run the same "
       .. "scenario and subject files with the same options" },
       { shard.check({ { dir = "A", doc = a }, { dir = "B", doc = doc(2, 3, { 2, 5 }, "def") } }) })

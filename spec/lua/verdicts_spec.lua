@@ -157,7 +157,7 @@ describe("run:file", function()
     assert.are.same({ nil, "'../x' leaves the project" }, { run:file("../x") })
     assert.are.same({ nil, "'/etc/passwd' is not a path inside the project" }, { run:file("/etc/passwd") })
     assert.are.same({ nil, "no 'nope' in the project" }, { run:file("nope") })
-    assert.has_error(function() run:file(1) end, 'wrong parameter "path": expected string, got number')
+    assert.has_error(function() run:file(1) end, 'run:file: wrong parameter "path": expected string, got number')
   end)
 end)
 

@@ -20,23 +20,24 @@ static int tap_n, tap_failed;
 
 #define ok(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 
-#define is_int(got, want, ...) do {					\
-	long long g_ = (long long)(got), w_ = (long long)(want);	\
-	if (!tap_ok(g_ == w_, __FILE__, __LINE__, __VA_ARGS__))		\
-		printf("#   got %lld, want %lld\n", g_, w_);		\
-} while (0)
+#define is_int(got, want, ...) \
+	do { \
+		long long g_ = (long long)(got), w_ = (long long)(want); \
+		if (!tap_ok(g_ == w_, __FILE__, __LINE__, __VA_ARGS__)) \
+			printf("#   got %lld, want %lld\n", g_, w_); \
+	} while (0)
 
-#define is_str(got, want, ...) do {					\
-	const char *g_ = (got), *w_ = (want);				\
-	int same_ = (g_ == NULL && w_ == NULL) ||			\
-	    (g_ != NULL && w_ != NULL && strcmp(g_, w_) == 0);		\
-	if (!tap_ok(same_, __FILE__, __LINE__, __VA_ARGS__))		\
-		printf("#   got \"%s\"\n#  want \"%s\"\n",		\
-		    g_ ? g_ : "(null)", w_ ? w_ : "(null)");		\
-} while (0)
+#define is_str(got, want, ...) \
+	do { \
+		const char *g_ = (got), *w_ = (want); \
+		int same_ = (g_ == NULL && w_ == NULL) || \
+		    (g_ != NULL && w_ != NULL && strcmp(g_, w_) == 0); \
+		if (!tap_ok(same_, __FILE__, __LINE__, __VA_ARGS__)) \
+			printf("#   got \"%s\"\n#  want \"%s\"\n", \
+			    g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
+	} while (0)
 
-__attribute__((format(printf, 4, 5)))
-static int
+__attribute__((format(printf, 4, 5))) static int
 tap_ok(int pass, const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;

@@ -22,8 +22,8 @@ static char dir[] = "/tmp/lb-bridge-test.XXXXXX";
 /* An echo server on a Unix socket: uppercases nothing, echoes until EOF,
  * then closes its write side (the client must see that EOF). */
 struct echo {
-	int	lfd;
-	int	conns;
+	int lfd;
+	int conns;
 };
 
 static void *
@@ -56,9 +56,9 @@ serve(void *p)
 
 /* Writes LEN bytes to FD in a thread while reading them back. */
 struct writer {
-	int		 fd;
-	const char	*data;
-	size_t		 len;
+	int fd;
+	const char *data;
+	size_t len;
 };
 
 static void *
@@ -104,8 +104,10 @@ main(void)
 	pthread_create(&et, NULL, echo_thread, &e);
 
 	snprintf(spec, sizeof(spec), "tcp:127.0.0.1:0=%s", sock);
-	ok(bridge_open(&b, spec, err, sizeof(err)) == 0, "a bridge opens: %s", err);
-	ok(strncmp(b.bound, "tcp:127.0.0.1:", 14) == 0 && atoi(b.bound + 14) > 0,
+	ok(bridge_open(&b, spec, err, sizeof(err)) == 0, "a bridge opens: %s",
+	    err);
+	ok(strncmp(b.bound, "tcp:127.0.0.1:", 14) == 0 &&
+		atoi(b.bound + 14) > 0,
 	    "it says where it is bound: %s", b.bound);
 	port = atoi(b.bound + 14);
 	pthread_create(&bt, NULL, serve, &b);
@@ -152,11 +154,14 @@ main(void)
 
 	/* Malformed specs. */
 	ok(bridge_open(&bad, "tcp:127.0.0.1:0", err, sizeof(err)) < 0 &&
-	    strcmp(err, "cannot parse bridge 'tcp:127.0.0.1:0': expected "
-	    "LISTEN=CONNECT") == 0, "no '=': %s", err);
+		strcmp(err,
+		    "cannot parse bridge 'tcp:127.0.0.1:0': expected "
+		    "LISTEN=CONNECT") == 0,
+	    "no '=': %s", err);
 	ok(bridge_open(&bad, "udp:1=tcp:127.0.0.1:9", err, sizeof(err)) < 0 &&
-	    strcmp(err, "cannot parse bridge 'udp:1=tcp:127.0.0.1:9': "
-	    "endpoints are tcp:HOST:PORT or unix:PATH") == 0,
+		strcmp(err,
+		    "cannot parse bridge 'udp:1=tcp:127.0.0.1:9': "
+		    "endpoints are tcp:HOST:PORT or unix:PATH") == 0,
 	    "an unknown kind: %s", err);
 	errno = 0;
 	ok(bridge_dial("tcp:localhost:80") < 0 && errno == EINVAL,

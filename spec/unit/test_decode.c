@@ -23,12 +23,12 @@
 #include "scan.h"
 #include "tap.h"
 
-#define S1	"sk-live-0123456789abcdef"
-#define MISS	"sk-live-0123456789abcdeg"	/* the last byte off */
+#define S1   "sk-live-0123456789abcdef"
+#define MISS "sk-live-0123456789abcdeg" /* the last byte off */
 
 struct str {
-	char	*p;
-	size_t	 n, cap;
+	char *p;
+	size_t n, cap;
 };
 
 static void
@@ -90,8 +90,9 @@ run(const char *const argv[], const char *in, const char *out)
 	int st, i, fd;
 
 	for (i = 0; argv[i] != NULL && i < 15; i++)
-		v[i] = (char *)(uintptr_t)(strcmp(argv[i], "@IN") == 0 ? in :
-		    argv[i]);
+		v[i] = (char *)(uintptr_t)(strcmp(argv[i], "@IN") == 0 ?
+			in :
+			argv[i]);
 	v[i] = NULL;
 	pid = fork();
 	if (pid == -1)
@@ -99,7 +100,8 @@ run(const char *const argv[], const char *in, const char *out)
 	if (pid == 0) {
 		if ((fd = open(in, O_RDONLY)) == -1 || dup2(fd, 0) == -1)
 			_exit(126);
-		if ((fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1 ||
+		if ((fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)) ==
+			-1 ||
 		    dup2(fd, 1) == -1)
 			_exit(126);
 		if ((fd = open("/dev/null", O_WRONLY)) != -1)
@@ -132,7 +134,8 @@ dump(const struct scan_result *r)
 	size_t i;
 
 	for (i = 0; i < r->n && i < 8; i++)
-		printf("#   finding: secret %zu form %s offset %zu length %zu\n",
+		printf("#   finding: secret %zu form %s offset %zu length "
+		       "%zu\n",
 		    r->v[i].secret, r->v[i].form, r->v[i].offset,
 		    r->v[i].length);
 }
@@ -150,13 +153,13 @@ has_form(const struct scan_result *r, const char *form)
 
 /* ---- real tools ---- */
 
-#define MAXSTEP	3
+#define MAXSTEP 3
 
 struct tool_case {
-	const char	*what;
-	const char	*form;		/* expected */
-	int		 big;		/* input padded to compress/wrap */
-	const char	*steps[MAXSTEP][10];	/* each reads the last output */
+	const char *what;
+	const char *form;		/* expected */
+	int big;			/* input padded to compress/wrap */
+	const char *steps[MAXSTEP][10]; /* each reads the last output */
 };
 
 static const struct tool_case tool_cases[] = {
@@ -203,29 +206,41 @@ static const struct tool_case tool_cases[] = {
 	{ "tar cz | base64", "base64>gzip>raw", 0,
 	    { { "tar", "-czf", "-", "@IN", NULL }, { "base64", NULL } } },
 	{ "tar cJ", "xz>raw", 0, { { "tar", "-cJf", "-", "@IN", NULL } } },
-	{ "python3 zlib", "zlib>raw", 0, { { "python3", "-c",
-	    "import sys,zlib;sys.stdout.buffer.write("
-	    "zlib.compress(sys.stdin.buffer.read()))", NULL } } },
+	{ "python3 zlib", "zlib>raw", 0,
+	    { { "python3", "-c",
+		"import sys,zlib;sys.stdout.buffer.write("
+		"zlib.compress(sys.stdin.buffer.read()))",
+		NULL } } },
 	{ "python3 raw deflate | base64", "base64>deflate>raw", 1,
-	    { { "python3", "-c", "import sys,zlib;c=zlib.compressobj(9,8,-15);"
-	    "sys.stdout.buffer.write(c.compress(sys.stdin.buffer.read())+"
-	    "c.flush())", NULL }, { "base64", NULL } } },
+	    { { "python3", "-c",
+		  "import sys,zlib;c=zlib.compressobj(9,8,-15);"
+		  "sys.stdout.buffer.write(c.compress(sys.stdin.buffer.read())+"
+		  "c.flush())",
+		  NULL },
+		{ "base64", NULL } } },
 	{ "uuencode (several lines)", "uuencode>raw", 1,
 	    { { "uuencode", "key", NULL } } },
 	{ "python3 a85encode(wrapcol=20, adobe)", "ascii85>raw", 0,
-	    { { "python3", "-c", "import sys,base64;print(base64.a85encode("
-	    "sys.stdin.buffer.read(),wrapcol=20,adobe=True).decode())",
-	    NULL } } },
-	{ "python3 b85encode, wrapped", "base85>raw", 0, { { "python3", "-c",
-	    "import sys,base64,textwrap;print(textwrap.fill(base64."
-	    "b85encode(sys.stdin.buffer.read()).decode(),24))", NULL } } },
-	{ "python3 print(list())", "byte-list>raw", 1, { { "python3", "-c",
-	    "import sys,pprint;pprint.pprint(list(sys.stdin.buffer.read()))",
-	    NULL } } },
+	    { { "python3", "-c",
+		"import sys,base64;print(base64.a85encode("
+		"sys.stdin.buffer.read(),wrapcol=20,adobe=True).decode())",
+		NULL } } },
+	{ "python3 b85encode, wrapped", "base85>raw", 0,
+	    { { "python3", "-c",
+		"import sys,base64,textwrap;print(textwrap.fill(base64."
+		"b85encode(sys.stdin.buffer.read()).decode(),24))",
+		NULL } } },
+	{ "python3 print(list())", "byte-list>raw", 1,
+	    { { "python3", "-c",
+		"import "
+		"sys,pprint;pprint.pprint(list(sys.stdin.buffer.read()))",
+		NULL } } },
 	{ "python3 a85encode | gzip | base64", "base64>gzip>ascii85@1", 0,
-	    { { "python3", "-c", "import sys,base64;sys.stdout.buffer.write("
-	    "base64.a85encode(b'abc'+sys.stdin.buffer.read()))", NULL },
-	    { "gzip", "-c", NULL }, { "base64", NULL } } },
+	    { { "python3", "-c",
+		  "import sys,base64;sys.stdout.buffer.write("
+		  "base64.a85encode(b'abc'+sys.stdin.buffer.read()))",
+		  NULL },
+		{ "gzip", "-c", NULL }, { "base64", NULL } } },
 	{ "sed 's/./& /g'", "sep", 0, { { "sed", "s/./& /g", NULL } } },
 	{ "tr a-z A-Z", "case-upper", 0, { { "tr", "a-z", "A-Z", NULL } } },
 };
@@ -297,7 +312,7 @@ test_tools(void)
 		if (scan_buffer(sc, out.p, out.n, &r) != 0)
 			abort();
 		if (!ok(has_form(&r, tc->form), "%s: found as %s", tc->what,
-		    tc->form))
+			tc->form))
 			dump(&r);
 		scan_result_free(&r);
 		/* the same tool on the secret one byte off: nothing */
@@ -308,7 +323,7 @@ test_tools(void)
 		if (scan_buffer(sc, out.p, out.n, &r) != 0)
 			abort();
 		if (!ok(r.n == 0, "near miss: %s of the secret one byte off",
-		    tc->what))
+			tc->what))
 			dump(&r);
 		scan_result_free(&r);
 	}
@@ -342,19 +357,21 @@ b85(struct str *out, const unsigned char *p, size_t n, const char *al)
 }
 
 static const char A85[] = "!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOP"
-    "QRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstu";
+			  "QRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstu";
 static const char B85[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
-    "nopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
+			  "nopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
 static const char Z85[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM"
-    "NOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+			  "NOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
 
 struct alpha_case {
-	const char	*name;
-	const char	*al;
+	const char *name;
+	const char *al;
 };
 
 static const struct alpha_case b85_cases[] = {
-	{ "ascii85", A85 }, { "base85", B85 }, { "z85", Z85 },
+	{ "ascii85", A85 },
+	{ "base85", B85 },
+	{ "z85", Z85 },
 };
 
 /* Base85 at every alignment, and the secret one byte off at each. */
@@ -387,13 +404,16 @@ test_b85(void)
 					abort();
 				snprintf(form, sizeof(form), "%s@%zu",
 				    b85_cases[a].name, k);
-				if (m == 0 && !ok(r.n == 1 &&
-				    strcmp(r.v[0].form, form) == 0,
-				    "%s: found", form))
+				if (m == 0 &&
+				    !ok(r.n == 1 &&
+					    strcmp(r.v[0].form, form) == 0,
+					"%s: found", form))
 					dump(&r);
-				if (m == 1 && !ok(r.n == 0,
-				    "near miss: %s of the secret one byte off",
-				    form))
+				if (m == 1 &&
+				    !ok(r.n == 0,
+					"near miss: %s of the secret one byte "
+					"off",
+					form))
 					dump(&r);
 				scan_result_free(&r);
 			}
@@ -403,50 +423,61 @@ test_b85(void)
 }
 
 struct lit_case {
-	const char	*form;
-	const char	*enc;	/* for S1 */
-	const char	*miss;	/* the same for MISS (last byte 'F') */
+	const char *form;
+	const char *enc;  /* for S1 */
+	const char *miss; /* the same for MISS (last byte 'F') */
 };
 
 static const struct lit_case lit_cases[] = {
-	{ "dec-list", "115, 107, 45, 108, 105, 118, 101, 45, 48, 49, 50, 51, "
+	{ "dec-list",
+	    "115, 107, 45, 108, 105, 118, 101, 45, 48, 49, 50, 51, "
 	    "52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102",
 	    "115, 107, 45, 108, 105, 118, 101, 45, 48, 49, 50, 51, "
 	    "52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 70" },
-	{ "dec-list", "115,107,45,108,105,118,101,45,48,49,50,51,52,53,54,55,"
+	{ "dec-list",
+	    "115,107,45,108,105,118,101,45,48,49,50,51,52,53,54,55,"
 	    "56,57,97,98,99,100,101,102",
 	    "115,107,45,108,105,118,101,45,48,49,50,51,52,53,54,55,"
 	    "56,57,97,98,99,100,101,70" },
-	{ "octal-list", "0163, 0153, 055, 0154, 0151, 0166, 0145, 055, 060, "
+	{ "octal-list",
+	    "0163, 0153, 055, 0154, 0151, 0166, 0145, 055, 060, "
 	    "061, 062, 063, 064, 065, 066, 067, 070, 071, 0141, 0142, 0143, "
 	    "0144, 0145, 0146",
 	    "0163, 0153, 055, 0154, 0151, 0166, 0145, 055, 060, "
 	    "061, 062, 063, 064, 065, 066, 067, 070, 071, 0141, 0142, 0143, "
 	    "0144, 0145, 0106" },
-	{ "octal-escape", "\\163\\153\\055\\154\\151\\166\\145\\055\\060\\061"
+	{ "octal-escape",
+	    "\\163\\153\\055\\154\\151\\166\\145\\055\\060\\061"
 	    "\\062\\063\\064\\065\\066\\067\\070\\071\\141\\142\\143\\144\\145"
-	    "\\146", "\\163\\153\\055\\154\\151\\166\\145\\055\\060\\061"
+	    "\\146",
+	    "\\163\\153\\055\\154\\151\\166\\145\\055\\060\\061"
 	    "\\062\\063\\064\\065\\066\\067\\070\\071\\141\\142\\143\\144\\145"
 	    "\\106" },
 	{ "sep", "s k - l i v e - 0 1 2 3 4 5 6 7 8 9 a b c d e f",
 	    "s k - l i v e - 0 1 2 3 4 5 6 7 8 9 a b c d e F" },
 	{ "sep", "s.k.-.l.i.v.e.-.0.1.2.3.4.5.6.7.8.9.a.b.c.d.e.f",
 	    "s.k.-.l.i.v.e.-.0.1.2.3.4.5.6.7.8.9.a.b.c.d.e.F" },
-	{ "sep+json", "s\\nk\\n-\\nl\\ni\\nv\\ne\\n-\\n0\\n1\\n2\\n3\\n4\\n5"
+	{ "sep+json",
+	    "s\\nk\\n-\\nl\\ni\\nv\\ne\\n-\\n0\\n1\\n2\\n3\\n4\\n5"
 	    "\\n6\\n7\\n8\\n9\\na\\nb\\nc\\nd\\ne\\nf",
 	    "s\\nk\\n-\\nl\\ni\\nv\\ne\\n-\\n0\\n1\\n2\\n3\\n4\\n5"
 	    "\\n6\\n7\\n8\\n9\\na\\nb\\nc\\nd\\ne\\nF" },
-	{ "case-upper", "SK-LIVE-0123456789ABCDEF", "SK-LIVE-0123456789ABCDEG" },
+	{ "case-upper", "SK-LIVE-0123456789ABCDEF",
+	    "SK-LIVE-0123456789ABCDEG" },
 	{ "uuencode@0", "<VLM;&EV92TP,3(S-#4V-S@Y86)C9&5F",
 	    "<VLM;&EV92TP,3(S-#4V-S@Y86)C9&5&" },
-	{ "html-entities", "&#115;&#107;&#45;&#108;&#105;&#118;&#101;&#45;"
+	{ "html-entities",
+	    "&#115;&#107;&#45;&#108;&#105;&#118;&#101;&#45;"
 	    "&#48;&#49;&#50;&#51;&#52;&#53;&#54;&#55;&#56;&#57;&#97;&#98;&#99;"
-	    "&#100;&#101;&#102;", "&#115;&#107;&#45;&#108;&#105;&#118;&#101;"
+	    "&#100;&#101;&#102;",
+	    "&#115;&#107;&#45;&#108;&#105;&#118;&#101;"
 	    "&#45;&#48;&#49;&#50;&#51;&#52;&#53;&#54;&#55;&#56;&#57;&#97;&#98;"
 	    "&#99;&#100;&#101;&#70;" },
-	{ "html-entities", "&#x73;&#x6b;&#x2d;&#x6c;&#x69;&#x76;&#x65;&#x2d;"
+	{ "html-entities",
+	    "&#x73;&#x6b;&#x2d;&#x6c;&#x69;&#x76;&#x65;&#x2d;"
 	    "&#x30;&#x31;&#x32;&#x33;&#x34;&#x35;&#x36;&#x37;&#x38;&#x39;&#x61;"
-	    "&#x62;&#x63;&#x64;&#x65;&#x66;", "&#x73;&#x6b;&#x2d;&#x6c;&#x69;"
+	    "&#x62;&#x63;&#x64;&#x65;&#x66;",
+	    "&#x73;&#x6b;&#x2d;&#x6c;&#x69;"
 	    "&#x76;&#x65;&#x2d;&#x30;&#x31;&#x32;&#x33;&#x34;&#x35;&#x36;&#x37;"
 	    "&#x38;&#x39;&#x61;&#x62;&#x63;&#x64;&#x65;&#x46;" },
 	{ "base58", "BXH6szrbdUSMjWsHadABm6qXGab8xA8UM",
@@ -470,17 +501,19 @@ test_literals(void)
 		memset(&r, 0, sizeof(r));
 		if (scan_buffer(sc, d.p, d.n, &r) != 0)
 			abort();
-		if (!ok(r.n == 1 && strcmp(r.v[0].form, lit_cases[i].form) == 0 &&
-		    r.v[0].offset == 2 && r.v[0].length ==
-		    strlen(lit_cases[i].enc), "%s: found at 2", lit_cases[i].form))
+		if (!ok(r.n == 1 &&
+			    strcmp(r.v[0].form, lit_cases[i].form) == 0 &&
+			    r.v[0].offset == 2 &&
+			    r.v[0].length == strlen(lit_cases[i].enc),
+			"%s: found at 2", lit_cases[i].form))
 			dump(&r);
 		scan_result_free(&r);
 		memset(&r, 0, sizeof(r));
-		if (scan_buffer(sc, lit_cases[i].miss, strlen(lit_cases[i].miss),
-		    &r) != 0)
+		if (scan_buffer(sc, lit_cases[i].miss,
+			strlen(lit_cases[i].miss), &r) != 0)
 			abort();
 		if (!ok(r.n == 0, "near miss: %s of the secret one byte off",
-		    lit_cases[i].form))
+			lit_cases[i].form))
 			dump(&r);
 		scan_result_free(&r);
 	}
@@ -490,7 +523,7 @@ test_literals(void)
 	if (scan_buffer(mixed, "x sk-live-0123456789abcdef y", 28, &r) != 0)
 		abort();
 	if (!ok(r.n == 1 && strcmp(r.v[0].form, "case-lower-lossy") == 0,
-	    "a mixed-case secret lower-cased: case-lower-lossy"))
+		"a mixed-case secret lower-cased: case-lower-lossy"))
 		dump(&r);
 	scan_result_free(&r);
 	scan_free(mixed);
@@ -504,7 +537,7 @@ static void
 test_unrelated(void)
 {
 	static const char *const secs[] = { S1, "0123456789abcdef0123",
-	    "MFRGGZDFMZTWQ2LK" };
+		"MFRGGZDFMZTWQ2LK" };
 	struct scan_secret v[3];
 	struct scan *sc;
 	struct str in = { 0 }, out = { 0 };
@@ -533,7 +566,7 @@ test_unrelated(void)
 		if (scan_buffer(sc, out.p, out.n, &r) != 0)
 			abort();
 		if (!ok(r.n == 0, "unrelated: %s of 200 KB of random bytes",
-		    tool_cases[i].what))
+			tool_cases[i].what))
 			dump(&r);
 		scan_result_free(&r);
 	}
@@ -614,13 +647,16 @@ tower:
 		if (scan_buffer(sc, t.p, t.n, &r) != 0)
 			abort();
 		if (i + 2 <= SCAN_DECODE_DEPTH) {
-			if (!ok(r.n == 1 && r.budget == 0, "a tower of gzip and "
-			    "%zu hex levels is found", i + 1))
+			if (!ok(r.n == 1 && r.budget == 0,
+				"a tower of gzip and "
+				"%zu hex levels is found",
+				i + 1))
 				dump(&r);
 		} else
 			ok(r.n == 0 && (r.budget & SCAN_BUDGET_DEPTH) != 0,
 			    "a tower of gzip and %zu hex levels hits the depth "
-			    "budget", i + 1);
+			    "budget",
+			    i + 1);
 		scan_result_free(&r);
 	}
 out:
@@ -671,8 +707,10 @@ test_fd_whole(void)
 		abort();
 	fclose(f);
 	if (!ok(r.n == 1 && strcmp(r.v[0].form, "base64>gzip>raw") == 0 &&
-	    r.v[0].offset == 400000, "scan_fd: a %zu-byte gzip | base64 "
-	    "region across chunks, decoded whole", out.n))
+		    r.v[0].offset == 400000,
+		"scan_fd: a %zu-byte gzip | base64 "
+		"region across chunks, decoded whole",
+		out.n))
 		dump(&r);
 out:
 	scan_result_free(&r);
@@ -708,9 +746,10 @@ test_split(void)
 	const char *hexsec = "9f86d081884c7d659a2feaa0c55ad015";
 	struct scan *sc = compile1(S1, strlen(S1));
 	struct scan *hs = compile1(hexsec, strlen(hexsec));
-	const char *two[] = { "head -c 12: sk-live-0123", "tail: 456789abcdef" };
+	const char *two[] = { "head -c 12: sk-live-0123",
+		"tail: 456789abcdef" };
 	const char *three[] = { "sk-live-0", "ignored", "sk-live-012345678",
-	    "x 456789abcdef" };
+		"x 456789abcdef" };
 	const char *b64[] = { "c2stbGl2ZS0wMTIz", "NDU2Nzg5YWJjZGVm" };
 	const char *back[] = { "456789abcdef", "sk-live-0123" };
 	const char *gap[] = { "sk-live-0123", "56789abcdef" };
@@ -761,13 +800,13 @@ test_dns(void)
 	struct scan_result r = { 0 };
 	/* base32 of S1: ONVS23DJOZSS2MBRGIZTINJWG44DSYLCMNSGKZQ */
 	const char *b32[] = { "onvs23djozss2mbrgiz.ti.x.evil.example",
-	    "njwg44dsylcmnsgkzq.x.evil.example" };
+		"njwg44dsylcmnsgkzq.x.evil.example" };
 	const char *b32mixed[] = { "1.oNvS23dJOZss2MBRGIZTINjwg44.evil.io",
-	    "2.DSYLCMNSGKZQ.evil.io" };
+		"2.DSYLCMNSGKZQ.evil.io" };
 	const char *hexn[] = { "736b2d6c6976652d3031323334.t.example.com",
-	    "3536373839616263646566.t.example.com" };
+		"3536373839616263646566.t.example.com" };
 	const char *miss[] = { "onvs23djozss2mbrgiz.ti.x.evil.example",
-	    "njwg44dsylcmnsgkzy.x.evil.example" };
+		"njwg44dsylcmnsgkzy.x.evil.example" };
 	const char *half[] = { "onvs23djozss2mbrgiz.ti.x.evil.example" };
 	size_t l[2];
 	int i;
@@ -777,8 +816,8 @@ test_dns(void)
 	if (scan_dns(sc, b32, l, 2, &r) != 0)
 		abort();
 	if (!ok(r.n == 1 && strcmp(r.v[0].form, "dns>base32-lower@0") == 0 &&
-	    r.v[0].offset == 0 && r.v[0].length == 2,
-	    "dns: lower-case base32 over the labels of two names"))
+		    r.v[0].offset == 0 && r.v[0].length == 2,
+		"dns: lower-case base32 over the labels of two names"))
 		dump(&r);
 	r.n = 0;
 	for (i = 0; i < 2; i++)
@@ -786,7 +825,7 @@ test_dns(void)
 	if (scan_dns(sc, b32mixed, l, 2, &r) != 0)
 		abort();
 	if (!ok(r.n == 1 && strcmp(r.v[0].form, "dns>base32@0") == 0,
-	    "dns: mixed-case base32 after sequence numbers"))
+		"dns: mixed-case base32 after sequence numbers"))
 		dump(&r);
 	r.n = 0;
 	for (i = 0; i < 2; i++)
@@ -794,7 +833,7 @@ test_dns(void)
 	if (scan_dns(sc, hexn, l, 2, &r) != 0)
 		abort();
 	if (!ok(r.n == 1 && strcmp(r.v[0].form, "dns>hex") == 0,
-	    "dns: hex over two names"))
+		"dns: hex over two names"))
 		dump(&r);
 	r.n = 0;
 	for (i = 0; i < 2; i++)

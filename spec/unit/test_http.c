@@ -23,9 +23,9 @@
 /* ---- buffer parsing ---- */
 
 struct parsed {
-	int		 rc;
+	int rc;
 	struct http_request req;
-	size_t		 left;		/* bytes left in the buffer */
+	size_t left; /* bytes left in the buffer */
 };
 
 /* Parses the first request of a buffer; frees nothing of the request. */
@@ -46,62 +46,75 @@ parse_buf(const char *bytes, size_t n, const struct http_limits *lim,
 }
 
 struct case_ {
-	const char	*name;
-	const char	*in;
-	int		 rc;
-	const char	*body;		/* expected body when rc == HTTP_OK */
+	const char *name;
+	const char *in;
+	int rc;
+	const char *body; /* expected body when rc == HTTP_OK */
 };
 
 static const struct case_ cases[] = {
 	{ "simple GET", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", HTTP_OK, "" },
 	{ "content-length body",
-	    "POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", HTTP_OK, "abc" },
+	    "POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", HTTP_OK,
+	    "abc" },
 	{ "bare LF line ends", "POST /a HTTP/1.1\nContent-Length: 2\n\nhi",
 	    HTTP_OK, "hi" },
 	{ "leading empty line", "\r\nGET / HTTP/1.1\r\n\r\n", HTTP_OK, "" },
 	{ "chunked, ext and trailer",
 	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-	    "3;a=b\r\nabc\r\n2 ; x\r\nde\r\n0\r\nT: v\r\n\r\n", HTTP_OK,
-	    "abcde" },
-	{ "chunked, bare LF", "POST / HTTP/1.1\nTransfer-Encoding: Chunked\n\n"
-	    "A\n0123456789\n0\n\n", HTTP_OK, "0123456789" },
+	    "3;a=b\r\nabc\r\n2 ; x\r\nde\r\n0\r\nT: v\r\n\r\n",
+	    HTTP_OK, "abcde" },
+	{ "chunked, bare LF",
+	    "POST / HTTP/1.1\nTransfer-Encoding: Chunked\n\n"
+	    "A\n0123456789\n0\n\n",
+	    HTTP_OK, "0123456789" },
 	{ "chunk without CRLF after data",
 	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-	    "3\r\nabcX\r\n0\r\n\r\n", HTTP_BAD, NULL },
+	    "3\r\nabcX\r\n0\r\n\r\n",
+	    HTTP_BAD, NULL },
 	{ "chunk size not hex",
 	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-	    "zz\r\n", HTTP_BAD, NULL },
+	    "zz\r\n",
+	    HTTP_BAD, NULL },
 	{ "chunk size with sign",
 	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-	    "-1\r\n", HTTP_BAD, NULL },
+	    "-1\r\n",
+	    HTTP_BAD, NULL },
 	{ "chunk size overflow",
 	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-	    "ffffffffffffffffffffffff\r\n", HTTP_TOO_LARGE, NULL },
+	    "ffffffffffffffffffffffff\r\n",
+	    HTTP_TOO_LARGE, NULL },
 	{ "trailer without colon",
 	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-	    "0\r\nnocolon\r\n\r\n", HTTP_BAD, NULL },
+	    "0\r\nnocolon\r\n\r\n",
+	    HTTP_BAD, NULL },
 	{ "unknown transfer-encoding",
 	    "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", HTTP_BAD,
 	    NULL },
 	{ "TE and CL together",
 	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
-	    "Content-Length: 3\r\n\r\n0\r\n\r\n", HTTP_BAD, NULL },
+	    "Content-Length: 3\r\n\r\n0\r\n\r\n",
+	    HTTP_BAD, NULL },
 	{ "negative content-length",
 	    "POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", HTTP_BAD, NULL },
 	{ "non-numeric content-length",
 	    "POST / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", HTTP_BAD, NULL },
-	{ "empty content-length",
-	    "POST / HTTP/1.1\r\nContent-Length:\r\n\r\n", HTTP_BAD, NULL },
+	{ "empty content-length", "POST / HTTP/1.1\r\nContent-Length:\r\n\r\n",
+	    HTTP_BAD, NULL },
 	{ "content-length list",
-	    "POST / HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\nx", HTTP_BAD, NULL },
+	    "POST / HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\nx", HTTP_BAD,
+	    NULL },
 	{ "conflicting content-lengths",
 	    "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"
-	    "xy", HTTP_BAD, NULL },
+	    "xy",
+	    HTTP_BAD, NULL },
 	{ "agreeing content-lengths",
 	    "POST / HTTP/1.1\r\nContent-Length: 2\r\ncontent-length: 2\r\n\r\n"
-	    "xy", HTTP_OK, "xy" },
+	    "xy",
+	    HTTP_OK, "xy" },
 	{ "huge content-length",
-	    "POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+	    "POST / HTTP/1.1\r\nContent-Length: "
+	    "99999999999999999999999\r\n\r\n",
 	    HTTP_TOO_LARGE, NULL },
 	{ "truncated body", "POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab",
 	    HTTP_BAD, NULL },
@@ -123,8 +136,10 @@ static const struct case_ cases[] = {
 	    NULL },
 	{ "obsolete line folding", "GET / HTTP/1.1\r\nA: b\r\n c\r\n\r\n",
 	    HTTP_BAD, NULL },
-	{ "NUL in a value", "GET / HTTP/1.1\r\nA: b\0c\r\n\r\n", HTTP_BAD, NULL },
-	{ "bare CR in the head", "GET / HTTP/1.1\rA: b\r\n\r\n", HTTP_BAD, NULL },
+	{ "NUL in a value", "GET / HTTP/1.1\r\nA: b\0c\r\n\r\n", HTTP_BAD,
+	    NULL },
+	{ "bare CR in the head", "GET / HTTP/1.1\rA: b\r\n\r\n", HTTP_BAD,
+	    NULL },
 	{ "8-bit value is kept", "GET / HTTP/1.1\r\nA: caf\xc3\xa9\r\n\r\n",
 	    HTTP_OK, "" },
 	{ "empty input", "", HTTP_EOF, NULL },
@@ -133,8 +148,7 @@ static const struct case_ cases[] = {
 static void
 test_buffers(void)
 {
-	struct http_limits lim = { .max_header_bytes = 1024,
-	    .max_body = 1000 };
+	struct http_limits lim = { .max_header_bytes = 1024, .max_body = 1000 };
 	struct parsed p;
 	size_t i;
 
@@ -154,7 +168,8 @@ test_buffers(void)
 	}
 
 	{
-		static const char full[] = "POST /v1/messages?beta=true HTTP/1.1\r\n"
+		static const char full[] =
+		    "POST /v1/messages?beta=true HTTP/1.1\r\n"
 		    "Content-Type:  application/json \r\nX-Empty:\r\n"
 		    "Connection: close\r\nContent-Length: 2\r\n\r\n{}GET";
 
@@ -226,8 +241,8 @@ echo(struct http_conn *c, void *ctx)
 			int st = http_error_status(rc);
 
 			if (st)
-				http_respond(c->fd, st, "text/plain", NULL,
-				    "", 0, 0);
+				http_respond(c->fd, st, "text/plain", NULL, "",
+				    0, 0);
 			return;
 		}
 		n = asprintf(&out, "%s %s %s %d %zu %d %d|", req.method,
@@ -246,9 +261,9 @@ echo(struct http_conn *c, void *ctx)
 }
 
 struct server {
-	struct http_limits	lim;
-	int			lfd, port;
-	pthread_t		tid;
+	struct http_limits lim;
+	int lfd, port;
+	pthread_t tid;
 };
 
 static void *
@@ -315,11 +330,11 @@ put(int fd, const char *s)
 }
 
 struct resp {
-	int	 status;
-	char	*head;
-	char	*body;
-	size_t	 len;
-	int	 closed;	/* the server closed after it */
+	int status;
+	char *head;
+	char *body;
+	size_t len;
+	int closed; /* the server closed after it */
 };
 
 /*
@@ -406,7 +421,9 @@ test_loopback(void)
 {
 	struct server big = { .lim = { 0 } };
 	struct server small = { .lim = { .max_header_bytes = 4096,
-	    .max_body = 65536, .idle_ms = 300, .header_ms = 600 } };
+				    .max_body = 65536,
+				    .idle_ms = 300,
+				    .header_ms = 600 } };
 	static char pend[65536];
 	struct resp r, r2, r3;
 	size_t plen;
@@ -416,16 +433,21 @@ test_loopback(void)
 	server_start(&small);
 
 	/* Content-Length body. */
-	exchange(small.port, "POST /v1/messages?beta=true HTTP/1.1\r\n"
-	    "Content-Length: 11\r\n\r\nhello world", 0, &r);
+	exchange(small.port,
+	    "POST /v1/messages?beta=true HTTP/1.1\r\n"
+	    "Content-Length: 11\r\n\r\nhello world",
+	    0, &r);
 	is_int(r.status, 200, "loopback: content-length request answered");
-	is_str(r.body, "POST /v1/messages?beta=true /v1/messages 1 11 0 1|"
-	    "hello world", "loopback: content-length body");
+	is_str(r.body,
+	    "POST /v1/messages?beta=true /v1/messages 1 11 0 1|"
+	    "hello world",
+	    "loopback: content-length body");
 	resp_free(&r);
 
 	/* Chunked with extensions and trailers, sent in pieces. */
 	fd = dial(small.port);
-	put(fd, "POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1");
+	put(fd,
+	    "POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1");
 	poll(NULL, 0, 30);
 	put(fd, "\r\nhel");
 	poll(NULL, 0, 30);
@@ -439,7 +461,8 @@ test_loopback(void)
 
 	/* Pipelined: three requests in one write on one connection. */
 	fd = dial(small.port);
-	put(fd, "GET /one HTTP/1.1\r\nHost: a\r\n\r\n"
+	put(fd,
+	    "GET /one HTTP/1.1\r\nHost: a\r\n\r\n"
 	    "POST /two HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
 	    "POST /three HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
 	    "2\r\nxy\r\n0\r\n\r\n");
@@ -459,7 +482,8 @@ test_loopback(void)
 	read_resp(fd, pend, &plen, &r);
 	is_str(r.body, "GET /four /four 1 0 0 0|",
 	    "loopback: keep-alive serves a later request");
-	ok(r.closed && closed_by_peer(fd), "loopback: Connection: close "
+	ok(r.closed && closed_by_peer(fd),
+	    "loopback: Connection: close "
 	    "closes");
 	resp_free(&r);
 	close(fd);
@@ -474,8 +498,10 @@ test_loopback(void)
 		for (size_t i = 0; i < n; i++)
 			b[i] = (unsigned char)(i * 7 + i / 256);
 		fd = dial(big.port);
-		hl = snprintf(head, sizeof(head), "PUT /big HTTP/1.1\r\n"
-		    "Content-Length: %zu\r\n\r\n", n);
+		hl = snprintf(head, sizeof(head),
+		    "PUT /big HTTP/1.1\r\n"
+		    "Content-Length: %zu\r\n\r\n",
+		    n);
 		http_write_all(fd, head, (size_t)hl);
 		while (off < n) {
 			size_t k = step < n - off ? step : n - off;
@@ -487,10 +513,11 @@ test_loopback(void)
 		plen = 0;
 		read_resp(fd, pend, &plen, &r);
 		ok(r.status == 200 && r.len == 28 + n &&
-		    memcmp(r.body + 28, b, n) == 0,
+			memcmp(r.body + 28, b, n) == 0,
 		    "loopback: 3 MB binary body arrives exactly");
-		ok(r.len >= 28 && memcmp(r.body, "PUT /big /big 1 3145728 0 1|",
-		    28) == 0, "loopback: 3 MB request described");
+		ok(r.len >= 28 &&
+			memcmp(r.body, "PUT /big /big 1 3145728 0 1|", 28) == 0,
+		    "loopback: 3 MB request described");
 		resp_free(&r);
 		close(fd);
 		free(b);
@@ -498,14 +525,16 @@ test_loopback(void)
 
 	/* Expect: 100-continue. */
 	fd = dial(small.port);
-	put(fd, "POST /e HTTP/1.1\r\nExpect: 100-continue\r\n"
+	put(fd,
+	    "POST /e HTTP/1.1\r\nExpect: 100-continue\r\n"
 	    "Content-Length: 2\r\n\r\n");
 	{
 		char got[64] = "";
 		ssize_t n = read(fd, got, 25);
 
-		ok(n == 25 && memcmp(got, "HTTP/1.1 100 Continue\r\n\r\n", 25)
-		    == 0, "loopback: 100 Continue before the body");
+		ok(n == 25 &&
+			memcmp(got, "HTTP/1.1 100 Continue\r\n\r\n", 25) == 0,
+		    "loopback: 100 Continue before the body");
 	}
 	put(fd, "ok");
 	plen = 0;
@@ -517,7 +546,8 @@ test_loopback(void)
 	/* Bare LF. */
 	exchange(small.port, "POST /lf HTTP/1.1\nContent-Length: 2\n\nhi", 0,
 	    &r);
-	is_str(r.body, "POST /lf /lf 1 2 0 1|hi", "loopback: bare LF tolerated");
+	is_str(r.body, "POST /lf /lf 1 2 0 1|hi",
+	    "loopback: bare LF tolerated");
 	resp_free(&r);
 
 	/* Oversize head. */
@@ -545,18 +575,22 @@ test_loopback(void)
 	close(fd);
 
 	/* Chunked body over the limit. */
-	exchange(small.port, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
-	    "\r\n10001\r\n", 0, &r);
+	exchange(small.port,
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+	    "\r\n10001\r\n",
+	    0, &r);
 	is_int(r.status, 413, "loopback: chunked over limit gives 413");
 	resp_free(&r);
 
 	/* Bad Content-Lengths. */
-	exchange(small.port, "POST / HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
-	    0, &r);
+	exchange(small.port, "POST / HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 0,
+	    &r);
 	is_int(r.status, 400, "loopback: negative content-length gives 400");
 	resp_free(&r);
-	exchange(small.port, "POST / HTTP/1.1\r\nContent-Length: 3\r\n"
-	    "Content-Length: 4\r\n\r\nabcd", 0, &r);
+	exchange(small.port,
+	    "POST / HTTP/1.1\r\nContent-Length: 3\r\n"
+	    "Content-Length: 4\r\n\r\nabcd",
+	    0, &r);
 	is_int(r.status, 400, "loopback: conflicting content-lengths give 400");
 	resp_free(&r);
 	exchange(small.port, "POST / HTTP/1.1\r\nContent-Length: ten\r\n\r\n",
@@ -568,18 +602,24 @@ test_loopback(void)
 	{
 		double t0 = now_s(), dt;
 
-		exchange(small.port, "POST / HTTP/1.1\r\nContent-Length: 100\r\n"
-		    "\r\nonly ten b", 0, &r);
+		exchange(small.port,
+		    "POST / HTTP/1.1\r\nContent-Length: 100\r\n"
+		    "\r\nonly ten b",
+		    0, &r);
 		dt = now_s() - t0;
-		is_int(r.status, 408, "loopback: lying content-length gives 408");
-		ok(dt >= 0.25 && dt < 3, "loopback: after the idle time "
-		    "(%.2f s)", dt);
+		is_int(r.status, 408,
+		    "loopback: lying content-length gives 408");
+		ok(dt >= 0.25 && dt < 3,
+		    "loopback: after the idle time "
+		    "(%.2f s)",
+		    dt);
 		resp_free(&r);
 	}
 
 	/* Slowloris: a byte of head every 100 ms, under idle_ms. */
 	{
-		const char *s = "GET / HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaa";
+		const char
+		    *s = "GET / HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaa";
 		double t0 = now_s(), dt;
 		size_t i;
 
@@ -589,7 +629,8 @@ test_loopback(void)
 				break;
 			poll(NULL, 0, 100);
 			{
-				struct pollfd p = { .fd = fd, .events = POLLIN };
+				struct pollfd p = { .fd = fd,
+					.events = POLLIN };
 
 				if (poll(&p, 1, 0) == 1)
 					break;
@@ -599,8 +640,10 @@ test_loopback(void)
 		read_resp(fd, pend, &plen, &r);
 		dt = now_s() - t0;
 		is_int(r.status, 408, "loopback: slow head gives 408");
-		ok(dt >= 0.5 && dt < 2, "loopback: at the head deadline "
-		    "(%.2f s)", dt);
+		ok(dt >= 0.5 && dt < 2,
+		    "loopback: at the head deadline "
+		    "(%.2f s)",
+		    dt);
 		resp_free(&r);
 		close(fd);
 	}
@@ -669,11 +712,14 @@ test_thread_start(void)
 	t0 = now_s();
 	exchange(s.port, "POST /late HTTP/1.1\r\nContent-Length: 2\r\n\r\nok",
 	    0, &r);
-	is_int(r.status, 200, "threads: a connection whose thread failed to "
+	is_int(r.status, 200,
+	    "threads: a connection whose thread failed to "
 	    "start is still answered");
 	ok(r.body && strstr(r.body, "POST /late") != NULL && r.len > 2 &&
-	    memcmp(r.body + r.len - 2, "ok", 2) == 0, "threads: with its "
-	    "echo (%s)", r.body ? r.body : "");
+		memcmp(r.body + r.len - 2, "ok", 2) == 0,
+	    "threads: with its "
+	    "echo (%s)",
+	    r.body ? r.body : "");
 	is_int(thread_failed, 4, "threads: after three failed starts");
 	ok(now_s() - t0 < 2, "threads: soon (%.2f s)", now_s() - t0);
 	resp_free(&r);

@@ -39,16 +39,19 @@ test_ids(void)
 	ok(strncmp(a, "toolu_01", 8) == 0, "it starts with toolu_01 (%s)", a);
 	for (i = 8; i < strlen(a); i++)
 		if (strchr("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
-		    "nopqrstuvwxyz", a[i]) == NULL)
+			   "nopqrstuvwxyz",
+			a[i]) == NULL)
 			break;
 	is_int(i, IDS_LEN, "the rest is base62");
 	is_str(a, b, "the same position gives the same id");
 	ok(strcmp(a, c) != 0, "another position another id");
 	ok(ids_decode_tool_use(&ids, a, strlen(a), &turn, &block) &&
-	    turn == 3 && block == 1, "an id decodes to its position");
+		turn == 3 && block == 1,
+	    "an id decodes to its position");
 	ids_tool_use(&ids, 70000, 999, a);
 	ok(ids_decode_tool_use(&ids, a, strlen(a), &turn, &block) &&
-	    turn == 70000 && block == 999, "large positions round-trip");
+		turn == 70000 && block == 999,
+	    "large positions round-trip");
 	ids_init_seed(&other, 2);
 	ids_tool_use(&other, 3, 1, c);
 	ids_tool_use(&ids, 3, 1, a);
@@ -56,9 +59,11 @@ test_ids(void)
 	ok(!ids_decode_tool_use(&ids, c, strlen(c), &turn, &block),
 	    "another run's id is not ours");
 	ok(!ids_decode_tool_use(&ids, "toolu_01T1x1fJ34qAmk2tNTrN7Up6", 30,
-	    &turn, &block), "a real API id is not ours");
+	       &turn, &block),
+	    "a real API id is not ours");
 	ok(!ids_decode_tool_use(&ids, "toolu_01zzzzzzzzzzzzzzzzzzzzzz", 30,
-	    &turn, &block), "an overflowing id is refused");
+	       &turn, &block),
+	    "an overflowing id is refused");
 	ok(!ids_decode_tool_use(&ids, a, strlen(a) - 1, &turn, &block),
 	    "a truncated id is refused");
 	ok(!ids_decode_tool_use(&ids, "", 0, &turn, &block), "empty");
@@ -86,39 +91,42 @@ parse_ok(const char *body, int count_tokens, struct mreq *r, const char *what)
 }
 
 static const struct {
-	const char	*body;
-	const char	*err;
+	const char *body;
+	const char *err;
 } bad_requests[] = {
 	{ "", "invalid JSON in request body at 1:0: '[' or '{' expected" },
 	{ "{\"model\":\"m\",\"messages\":[],\"max_tokens\":5",
-	  "invalid JSON in request body at 1:41: '}' expected" },
+	    "invalid JSON in request body at 1:41: '}' expected" },
 	{ "{\"model\":\"m\",\"messages\":[],\"max_tokens\":5,\"x\":\"SECRET",
-	  "invalid JSON in request body at 1:53: premature end of input" },
+	    "invalid JSON in request body at 1:53: premature end of input" },
 	{ "{\"model\":\"m\",\"messages\":[],\"max_tokens\":5}\xff",
-	  "invalid JSON in request body at 1:42: unable to decode byte 0xff" },
+	    "invalid JSON in request body at 1:42: unable to decode byte "
+	    "0xff" },
 	{ "[1]", "request body: Input should be an object" },
 	{ "{\"messages\":[],\"max_tokens\":5}", "model: Field required" },
 	{ "{\"model\":1,\"messages\":[],\"max_tokens\":5}",
-	  "model: Input should be a valid string" },
+	    "model: Input should be a valid string" },
 	{ "{\"model\":\"m\",\"max_tokens\":5}", "messages: Field required" },
 	{ "{\"model\":\"m\",\"messages\":{},\"max_tokens\":5}",
-	  "messages: Input should be a valid list" },
+	    "messages: Input should be a valid list" },
 	{ "{\"model\":\"m\",\"messages\":[1],\"max_tokens\":5}",
-	  "messages.0: Input should be an object" },
-	{ "{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":\"x\"}],"
+	    "messages.0: Input should be an object" },
+	{ "{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":"
+	  "\"x\"}],"
 	  "\"max_tokens\":5}",
-	  "messages.0.role: Input should be 'user' or 'assistant'" },
-	{ "{\"model\":\"m\",\"messages\":[{\"role\":\"user\"}],\"max_tokens\":5}",
-	  "messages.0.content: Input should be a valid string or list" },
+	    "messages.0.role: Input should be 'user' or 'assistant'" },
+	{ "{\"model\":\"m\",\"messages\":[{\"role\":\"user\"}],\"max_tokens\":"
+	  "5}",
+	    "messages.0.content: Input should be a valid string or list" },
 	{ "{\"model\":\"m\",\"messages\":[]}", "max_tokens: Field required" },
 	{ "{\"model\":\"m\",\"messages\":[],\"max_tokens\":\"5\"}",
-	  "max_tokens: Input should be a valid integer" },
+	    "max_tokens: Input should be a valid integer" },
 	{ "{\"model\":\"m\",\"messages\":[],\"max_tokens\":-1}",
-	  "max_tokens: Input should be greater than or equal to 0" },
+	    "max_tokens: Input should be greater than or equal to 0" },
 	{ "{\"model\":\"m\",\"messages\":[],\"max_tokens\":5,\"stream\":1}",
-	  "stream: Input should be a valid boolean" },
+	    "stream: Input should be a valid boolean" },
 	{ "{\"model\":\"m\",\"messages\":[],\"max_tokens\":5,\"tools\":{}}",
-	  "tools: Input should be a valid list" },
+	    "tools: Input should be a valid list" },
 };
 
 static void
@@ -128,8 +136,10 @@ test_requests(void)
 	char err[256];
 	size_t i;
 
-	parse_ok("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":"
-	    "\"hi\"}],\"max_tokens\":5,\"stream\":true}", 0, &r, "a request");
+	parse_ok("{\"model\":\"m\",\"messages\":[{\"role\":\"user\","
+		 "\"content\":"
+		 "\"hi\"}],\"max_tokens\":5,\"stream\":true}",
+	    0, &r, "a request");
 	is_str(r.model, "m", "model");
 	ok(r.stream, "stream");
 	is_int(r.max_tokens, 5, "max_tokens");
@@ -142,8 +152,10 @@ test_requests(void)
 	mreq_free(&r);
 	for (i = 0; i < sizeof(bad_requests) / sizeof(bad_requests[0]); i++) {
 		err[0] = '\0';
-		ok(mreq_parse(bad_requests[i].body, strlen(bad_requests[i].body),
-		    0, &r, err, sizeof(err)) == -1, "bad request %zu refused", i);
+		ok(mreq_parse(bad_requests[i].body,
+		       strlen(bad_requests[i].body), 0, &r, err,
+		       sizeof(err)) == -1,
+		    "bad request %zu refused", i);
 		is_str(err, bad_requests[i].err, "bad request %zu message", i);
 		ok(strstr(err, "SECRET") == NULL, "bad request %zu not echoed",
 		    i);
@@ -151,18 +163,19 @@ test_requests(void)
 }
 
 #define SCRIPT3 \
-    "{\"version\":1,\"turns\":[" \
-    "{\"blocks\":[{\"type\":\"text\",\"text\":\"Let me look.\"}," \
-    "{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":{\"file_path\":" \
-    "\"/work/.env\"}}]}," \
-    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":" \
-    "{\"command\":\"echo {{last_result}}\",\"n\":[1,\"{{last_result}}\"," \
-    "{\"k\":\"{{last_result}}\"}]}}]," \
-    "\"faults\":[{\"kind\":\"http\",\"status\":529}," \
-    "{\"kind\":\"stream_error\",\"after_blocks\":0}]}," \
-    "{\"blocks\":[{\"type\":\"thinking\",\"thinking\":\"t={{last_result}}\"}," \
-    "{\"type\":\"text\",\"text\":\"It says: {{last_result}}\"}]}]," \
-    "\"final\":\"Final: {{last_result}}\"}"
+	"{\"version\":1,\"turns\":[" \
+	"{\"blocks\":[{\"type\":\"text\",\"text\":\"Let me look.\"}," \
+	"{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":{\"file_path\":" \
+	"\"/work/.env\"}}]}," \
+	"{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":" \
+	"{\"command\":\"echo {{last_result}}\",\"n\":[1,\"{{last_result}}\"," \
+	"{\"k\":\"{{last_result}}\"}]}}]," \
+	"\"faults\":[{\"kind\":\"http\",\"status\":529}," \
+	"{\"kind\":\"stream_error\",\"after_blocks\":0}]}," \
+	"{\"blocks\":[{\"type\":\"thinking\",\"thinking\":\"t={{last_result}}" \
+	"\"}," \
+	"{\"type\":\"text\",\"text\":\"It says: {{last_result}}\"}]}]," \
+	"\"final\":\"Final: {{last_result}}\"}"
 
 /* A request body whose history holds the given assistant/user JSON. */
 static char *
@@ -172,9 +185,11 @@ body_with(const char *history, const char *extra)
 	size_t n = strlen(history) + strlen(extra) + 256;
 
 	b = malloc(n);
-	snprintf(b, n, "{\"model\":\"claude-test\",\"max_tokens\":32000,"
+	snprintf(b, n,
+	    "{\"model\":\"claude-test\",\"max_tokens\":32000,"
 	    "\"stream\":true,\"tools\":[{\"name\":\"Read\"}],\"messages\":["
-	    "{\"role\":\"user\",\"content\":\"go\"}%s]%s}", history, extra);
+	    "{\"role\":\"user\",\"content\":\"go\"}%s]%s}",
+	    history, extra);
 	return b;
 }
 
@@ -217,10 +232,12 @@ history(struct engine *e, const char *prev, int turn, int block,
 
 	ids_tool_use(&e->ids, (uint32_t)turn, (uint32_t)block, id);
 	h = malloc(n);
-	snprintf(h, n, "%s,{\"role\":\"assistant\",\"content\":[{\"type\":"
+	snprintf(h, n,
+	    "%s,{\"role\":\"assistant\",\"content\":[{\"type\":"
 	    "\"tool_use\",\"id\":\"%s\",\"name\":\"X\",\"input\":{}}]},"
 	    "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
-	    "\"tool_use_id\":\"%s\",\"content\":%s}]}", prev, id, id, result);
+	    "\"tool_use_id\":\"%s\",\"content\":%s}]}",
+	    prev, id, id, result);
 	return h;
 }
 
@@ -252,9 +269,11 @@ test_position(void)
 	h2 = history(e, h1, 1, 0, "\"B\"");
 	free(h1);
 	h1 = malloc(strlen(h2) + 200);
-	sprintf(h1, "%s,{\"role\":\"user\",\"content\":\"more\"},"
+	sprintf(h1,
+	    "%s,{\"role\":\"user\",\"content\":\"more\"},"
 	    "{\"role\":\"assistant\",\"content\":\"x\"},{\"role\":\"user\","
-	    "\"content\":\"y\"}", h2);
+	    "\"content\":\"y\"}",
+	    h2);
 	body = body_with(h1, "");
 	mreq_parse(body, strlen(body), 0, &r, err, sizeof(err));
 	is_int(engine_position(e, r.messages), 2,
@@ -267,8 +286,10 @@ test_position(void)
 	/* only the tool_result is present (history trimmed) */
 	ids_tool_use(&e->ids, 1, 0, id);
 	h1 = malloc(512);
-	snprintf(h1, 512, ",{\"role\":\"user\",\"content\":[{\"type\":"
-	    "\"tool_result\",\"tool_use_id\":\"%s\",\"content\":\"r\"}]}", id);
+	snprintf(h1, 512,
+	    ",{\"role\":\"user\",\"content\":[{\"type\":"
+	    "\"tool_result\",\"tool_use_id\":\"%s\",\"content\":\"r\"}]}",
+	    id);
 	body = body_with(h1, "");
 	mreq_parse(body, strlen(body), 0, &r, err, sizeof(err));
 	is_int(engine_position(e, r.messages), 2, "a tool_result id counts");
@@ -277,8 +298,10 @@ test_position(void)
 
 	/* an id of ours that names a text block is forged: ignored */
 	ids_tool_use(&e->ids, 0, 0, id);
-	snprintf(h1, 512, ",{\"role\":\"assistant\",\"content\":[{\"type\":"
-	    "\"tool_use\",\"id\":\"%s\",\"name\":\"X\",\"input\":{}}]}", id);
+	snprintf(h1, 512,
+	    ",{\"role\":\"assistant\",\"content\":[{\"type\":"
+	    "\"tool_use\",\"id\":\"%s\",\"name\":\"X\",\"input\":{}}]}",
+	    id);
 	body = body_with(h1, "");
 	mreq_parse(body, strlen(body), 0, &r, err, sizeof(err));
 	is_int(engine_position(e, r.messages), 0,
@@ -288,8 +311,10 @@ test_position(void)
 
 	/* an id past the script is ignored */
 	ids_tool_use(&e->ids, 9, 0, id);
-	snprintf(h1, 512, ",{\"role\":\"assistant\",\"content\":[{\"type\":"
-	    "\"tool_use\",\"id\":\"%s\",\"name\":\"X\",\"input\":{}}]}", id);
+	snprintf(h1, 512,
+	    ",{\"role\":\"assistant\",\"content\":[{\"type\":"
+	    "\"tool_use\",\"id\":\"%s\",\"name\":\"X\",\"input\":{}}]}",
+	    id);
 	body = body_with(h1, "");
 	mreq_parse(body, strlen(body), 0, &r, err, sizeof(err));
 	is_int(engine_position(e, r.messages), 0,
@@ -304,46 +329,56 @@ static void
 test_last_result(void)
 {
 	static const struct {
-		const char	*messages;
-		const char	*want;
-		size_t		 len;
+		const char *messages;
+		const char *want;
+		size_t len;
 	} cases[] = {
 		{ "[]", "", 0 },
 		{ "[{\"role\":\"user\",\"content\":\"hi\"}]", "", 0 },
 		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
-		  "\"tool_use_id\":\"x\",\"content\":\"one\"}]}]", "one", 3 },
+		  "\"tool_use_id\":\"x\",\"content\":\"one\"}]}]",
+		    "one", 3 },
 		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
 		  "\"tool_use_id\":\"x\",\"content\":[{\"type\":\"text\","
 		  "\"text\":\"a\"},{\"type\":\"image\"},{\"type\":\"text\","
-		  "\"text\":\"b\"}]}]}]", "ab", 2 },
+		  "\"text\":\"b\"}]}]}]",
+		    "ab", 2 },
 		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
 		  "\"tool_use_id\":\"x\",\"content\":\"old\"}]},"
 		  "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
 		  "\"tool_use_id\":\"y\",\"content\":\"first\"},"
 		  "{\"type\":\"tool_result\",\"tool_use_id\":\"z\","
-		  "\"content\":\"second\"},{\"type\":\"text\",\"text\":\"t\"}]},"
-		  "{\"role\":\"assistant\",\"content\":\"ok\"}]", "second", 6 },
+		  "\"content\":\"second\"},{\"type\":\"text\",\"text\":\"t\"}]}"
+		  ","
+		  "{\"role\":\"assistant\",\"content\":\"ok\"}]",
+		    "second", 6 },
 		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
-		  "\"tool_use_id\":\"x\"}]}]", "", 0 },
+		  "\"tool_use_id\":\"x\"}]}]",
+		    "", 0 },
 		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
-		  "\"tool_use_id\":\"x\",\"content\":\"a\\u0000b\"}]}]", "a", 3 },
+		  "\"tool_use_id\":\"x\",\"content\":\"a\\u0000b\"}]}]",
+		    "a", 3 },
 		/* what Claude Code 2.1.332 sends: reminders appended */
 		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
-		  "\"tool_use_id\":\"x\",\"content\":\"DB=1\\n\\n<system-reminder>"
+		  "\"tool_use_id\":\"x\",\"content\":\"DB=1\\n\\n<system-"
+		  "reminder>"
 		  "\\nleft</system-reminder>\\n\\n<system-reminder>x"
-		  "</system-reminder>\\n\"}]}]", "DB=1", 4 },
+		  "</system-reminder>\\n\"}]}]",
+		    "DB=1", 4 },
 		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
 		  "\"tool_use_id\":\"x\",\"content\":[{\"type\":\"text\","
 		  "\"text\":\"out\"},{\"type\":\"text\",\"text\":"
-		  "\"<system-reminder>r</system-reminder>\"}]}]}]", "out", 3 },
+		  "\"<system-reminder>r</system-reminder>\"}]}]}]",
+		    "out", 3 },
 		/* a reminder inside the output is the tool's own */
 		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
 		  "\"tool_use_id\":\"x\",\"content\":\"<system-reminder>a"
 		  "</system-reminder> tail\"}]}]",
-		  "<system-reminder>a</system-reminder> tail", 41 },
+		    "<system-reminder>a</system-reminder> tail", 41 },
 		{ "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
-		  "\"tool_use_id\":\"x\",\"content\":\"broken</system-reminder>\"}]}]",
-		  "broken</system-reminder>", 24 },
+		  "\"tool_use_id\":\"x\",\"content\":\"broken</"
+		  "system-reminder>\"}]}]",
+		    "broken</system-reminder>", 24 },
 	};
 	json_t *m;
 	size_t i, len;
@@ -380,7 +415,8 @@ test_expand(void)
 	ok(n == 5 && memcmp(s, "[a\0b]", 5) == 0, "NULs in a result survive");
 	free(s);
 	in = json_loads("{\"{{last_result}}\":[\"{{last_result}}\",1,"
-	    "{\"k\":\"<{{last_result}}>\"}],\"b\":true}", 0, NULL);
+			"{\"k\":\"<{{last_result}}>\"}],\"b\":true}",
+	    0, NULL);
 	out = engine_expand_json(in, "R", 1);
 	s = json_dumps(out, JSON_COMPACT);
 	is_str(s, "{\"{{last_result}}\":[\"R\",1,{\"k\":\"<R>\"}],\"b\":true}",
@@ -395,45 +431,57 @@ test_expand(void)
 	memset(big, 'x', n);
 	memcpy(big + ENGINE_MAX_EXPANSION - 1, "\xc3\xa9", 2);
 	s = engine_expand("{{last_result}}{{last_result}}", big, n, &n);
-	is_int(n, ENGINE_MAX_EXPANSION - 1, "expansion is cut before a "
+	is_int(n, ENGINE_MAX_EXPANSION - 1,
+	    "expansion is cut before a "
 	    "split character");
 	free(s);
 	free(big);
 }
 
 static const struct {
-	const char	*body;
-	const char	*kind;
+	const char *body;
+	const char *kind;
 } sides[] = {
 	{ "{\"model\":\"m\",\"max_tokens\":1,\"tools\":[{}],\"messages\":"
-	  "[{\"role\":\"user\",\"content\":\"count\"}]}", "probe" },
-	{ "{\"model\":\"m\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\","
-	  "\"content\":\"Hello\"}]}", "no-tools" },
+	  "[{\"role\":\"user\",\"content\":\"count\"}]}",
+	    "probe" },
+	{ "{\"model\":\"m\",\"max_tokens\":100,\"messages\":[{\"role\":"
+	  "\"user\","
+	  "\"content\":\"Hello\"}]}",
+	    "no-tools" },
 	{ "{\"model\":\"m\",\"max_tokens\":100,\"tools\":[],\"messages\":[]}",
-	  "no-tools" },
+	    "no-tools" },
 	{ "{\"model\":\"m\",\"max_tokens\":100,\"system\":\"Generate a concise "
-	  "session TITLE\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
-	  "title" },
-	{ "{\"model\":\"m\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\","
+	  "session "
+	  "TITLE\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
+	    "title" },
+	{ "{\"model\":\"m\",\"max_tokens\":100,\"messages\":[{\"role\":"
+	  "\"user\","
 	  "\"content\":[{\"type\":\"text\",\"text\":\"Summarize this\"}]}]}",
-	  "summary" },
-	{ "{\"model\":\"m\",\"max_tokens\":100,\"tools\":[{}],\"output_format\":"
+	    "summary" },
+	{ "{\"model\":\"m\",\"max_tokens\":100,\"tools\":[{}],\"output_"
+	  "format\":"
 	  "{\"type\":\"json_schema\",\"schema\":{\"type\":\"object\","
 	  "\"properties\":{\"title\":{\"type\":\"string\"}}}},\"messages\":[]}",
-	  "title" },
+	    "title" },
 	{ "{\"model\":\"m\",\"max_tokens\":100,\"output_config\":{\"format\":"
 	  "{\"type\":\"json_schema\",\"schema\":{\"type\":\"object\","
 	  "\"properties\":{\"ok\":{\"type\":\"boolean\"}}}}},\"tools\":[{}],"
-	  "\"messages\":[]}", "json-schema" },
+	  "\"messages\":[]}",
+	    "json-schema" },
 	{ "{\"model\":\"m\",\"max_tokens\":100,\"tools\":[{}],\"messages\":"
 	  "[{\"role\":\"user\",\"content\":\"CRITICAL: Respond with TEXT ONLY. "
-	  "Summarize.\"}]}", "summary" },
+	  "Summarize.\"}]}",
+	    "summary" },
 	/* main-loop requests, even when the prompt says title or summary */
 	{ "{\"model\":\"m\",\"max_tokens\":100,\"tools\":[{}],\"messages\":"
-	  "[{\"role\":\"user\",\"content\":\"Summarize the title of README\"}]}",
-	  NULL },
-	{ "{\"model\":\"m\",\"max_tokens\":32000,\"tools\":[{}],\"output_config\":"
-	  "{\"effort\":\"high\"},\"messages\":[]}", NULL },
+	  "[{\"role\":\"user\",\"content\":\"Summarize the title of "
+	  "README\"}]}",
+	    NULL },
+	{ "{\"model\":\"m\",\"max_tokens\":32000,\"tools\":[{}],\"output_"
+	  "config\":"
+	  "{\"effort\":\"high\"},\"messages\":[]}",
+	    NULL },
 };
 
 static void
@@ -454,22 +502,24 @@ static void
 test_schema_example(void)
 {
 	static const struct {
-		const char	*schema;
-		const char	*want;
+		const char *schema;
+		const char *want;
 	} cases[] = {
 		{ "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":"
 		  "\"string\"}},\"required\":[\"title\"],"
 		  "\"additionalProperties\":false}",
-		  "{\"title\":\"Scripted session\"}" },
+		    "{\"title\":\"Scripted session\"}" },
 		{ "{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":"
-		  "\"boolean\"},\"reason\":{\"type\":\"string\"},\"impossible\":"
+		  "\"boolean\"},\"reason\":{\"type\":\"string\"},"
+		  "\"impossible\":"
 		  "{\"type\":\"boolean\"}},\"required\":[\"ok\",\"reason\"]}",
-		  "{\"ok\":true,\"reason\":\"scripted\"}" },
+		    "{\"ok\":true,\"reason\":\"scripted\"}" },
 		{ "{\"type\":\"object\",\"properties\":{\"selected_memories\":"
 		  "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}",
-		  "{\"selected_memories\":[]}" },
+		    "{\"selected_memories\":[]}" },
 		{ "{\"type\":\"array\",\"minItems\":2,\"items\":{\"enum\":"
-		  "[\"a\",\"b\"]}}", "[\"a\",\"a\"]" },
+		  "[\"a\",\"b\"]}}",
+		    "[\"a\",\"a\"]" },
 		{ "{\"type\":[\"null\",\"integer\"],\"minimum\":3}", "3" },
 		{ "{\"anyOf\":[{\"const\":7},{\"type\":\"string\"}]}", "7" },
 		{ "\"nonsense\"", "\"scripted\"" },
@@ -521,9 +571,11 @@ test_answers(void)
 	if (e == NULL)
 		return;
 	/* a side request first: it must not disturb the script */
-	ok(answer_for(e, "", ",\"output_format\":{\"type\":\"json_schema\","
-	    "\"schema\":{\"type\":\"object\",\"properties\":{\"title\":"
-	    "{\"type\":\"string\"}},\"required\":[\"title\"]}}", &a) == 0,
+	ok(answer_for(e, "",
+	       ",\"output_format\":{\"type\":\"json_schema\","
+	       "\"schema\":{\"type\":\"object\",\"properties\":{\"title\":"
+	       "{\"type\":\"string\"}},\"required\":[\"title\"]}}",
+	       &a) == 0,
 	    "a title request is answered");
 	is_int(a.what, ANSWER_SIDE, "as a side request");
 	is_str(a.side, "title", "of kind title");
@@ -580,8 +632,10 @@ test_answers(void)
 	answer_for(e, h1, "", &a);
 	is_int(a.fault.kind, FAULT_NONE, "faults exhausted: plain turn");
 	s = json_dumps(a.msg.blocks[0].input, JSON_COMPACT);
-	is_str(s, "{\"command\":\"echo SECRET=1\",\"n\":[1,\"SECRET=1\","
-	    "{\"k\":\"SECRET=1\"}]}", "tool input expanded from the result");
+	is_str(s,
+	    "{\"command\":\"echo SECRET=1\",\"n\":[1,\"SECRET=1\","
+	    "{\"k\":\"SECRET=1\"}]}",
+	    "tool input expanded from the result");
 	free(s);
 	answer_free(&a);
 
@@ -591,7 +645,8 @@ test_answers(void)
 	is_int(a.msg.blocks[0].type, BLOCK_THINKING, "thinking first");
 	is_str(block_text(&a, 0), "t=out", "thinking expanded");
 	ok(a.msg.blocks[0].signature != NULL &&
-	    strlen(a.msg.blocks[0].signature) > 40, "thinking has a signature");
+		strlen(a.msg.blocks[0].signature) > 40,
+	    "thinking has a signature");
 	is_str(block_text(&a, 1), "It says: out", "text expanded");
 	is_str(a.msg.stop_reason, "end_turn", "a text-only turn ends the turn");
 	answer_free(&a);
@@ -600,12 +655,15 @@ test_answers(void)
 	/* past the script: the final text, with the script's model */
 	{
 		struct engine *e2 = engine_of("{\"version\":1,\"turns\":[{"
-		    "\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Read\"}]}],"
-		    "\"model\":\"claude-fixed\"}", 0);
+					      "\"blocks\":[{\"type\":\"tool_"
+					      "use\",\"name\":\"Read\"}]}],"
+					      "\"model\":\"claude-fixed\"}",
+		    0);
 		char *h3 = history(e2, "", 0, 0, "\"R\"");
 
 		answer_for(e2, h3, "", &a);
-		is_int(a.what, ANSWER_FINAL, "an exhausted script answers final");
+		is_int(a.what, ANSWER_FINAL,
+		    "an exhausted script answers final");
 		is_str(block_text(&a, 0), SCRIPT_DEFAULT_FINAL,
 		    "with the default final text");
 		is_str(a.msg.stop_reason, "end_turn", "end_turn");
@@ -622,17 +680,21 @@ static void
 test_final_template_and_cap(void)
 {
 	struct engine *e = engine_of("{\"version\":1,\"turns\":[],\"final\":"
-	    "\"Final: {{last_result}}\"}", 3);
+				     "\"Final: {{last_result}}\"}",
+	    3);
 	struct answer a;
 	int i;
 
 	if (e == NULL)
 		return;
-	answer_for(e, ",{\"role\":\"assistant\",\"content\":[{\"type\":"
+	answer_for(e,
+	    ",{\"role\":\"assistant\",\"content\":[{\"type\":"
 	    "\"tool_use\",\"id\":\"toolu_01T1x1fJ34qAmk2tNTrN7Up6\",\"name\":"
 	    "\"X\",\"input\":{}}]},{\"role\":\"user\",\"content\":[{\"type\":"
-	    "\"tool_result\",\"tool_use_id\":\"toolu_01T1x1fJ34qAmk2tNTrN7Up6\","
-	    "\"content\":\"seen\"}]}", "", &a);
+	    "\"tool_result\",\"tool_use_id\":\"toolu_"
+	    "01T1x1fJ34qAmk2tNTrN7Up6\","
+	    "\"content\":\"seen\"}]}",
+	    "", &a);
 	is_int(a.what, ANSWER_FINAL, "an empty script answers final");
 	is_str(block_text(&a, 0), "Final: seen", "final text expanded");
 	answer_free(&a);
@@ -644,8 +706,10 @@ test_final_template_and_cap(void)
 	is_int(a.what, ANSWER_CAP, "request 4 of a cap of 3 is refused");
 	is_int(a.status, 400, "with a 400");
 	is_str(a.error_type, "invalid_request_error", "invalid_request_error");
-	is_str(a.error_message, "leakbench scripted model: request cap 3 "
-	    "reached", "cap message");
+	is_str(a.error_message,
+	    "leakbench scripted model: request cap 3 "
+	    "reached",
+	    "cap message");
 	is_int(a.n, 4, "request number 4");
 	answer_free(&a);
 	engine_free(e);
@@ -656,19 +720,20 @@ test_final_template_and_cap(void)
  * Read, a Bash (with a 529 first) repeating the result, then the final.
  */
 #define SCRIPT_SUB \
-    "{\"version\":1,\"turns\":[" \
-    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Agent\",\"input\":" \
-    "{\"description\":\"Look\",\"prompt\":\"Read .env\"}}]}," \
-    "{\"blocks\":[{\"type\":\"text\",\"text\":\"Main: {{last_result}}\"}]}]," \
-    "\"subagent\":{\"turns\":[" \
-    "{\"blocks\":[{\"type\":\"thinking\",\"thinking\":\"hm\"}," \
-    "{\"type\":\"text\",\"text\":\"Reading.\"}," \
-    "{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":" \
-    "{\"file_path\":\"/work/.env\"}}]}," \
-    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":" \
-    "{\"command\":\"echo {{last_result}}\"}}]," \
-    "\"faults\":[{\"kind\":\"http\",\"status\":529}]}]," \
-    "\"final\":\"Sub: {{last_result}}\"}}"
+	"{\"version\":1,\"turns\":[" \
+	"{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Agent\",\"input\":" \
+	"{\"description\":\"Look\",\"prompt\":\"Read .env\"}}]}," \
+	"{\"blocks\":[{\"type\":\"text\",\"text\":\"Main: " \
+	"{{last_result}}\"}]}]," \
+	"\"subagent\":{\"turns\":[" \
+	"{\"blocks\":[{\"type\":\"thinking\",\"thinking\":\"hm\"}," \
+	"{\"type\":\"text\",\"text\":\"Reading.\"}," \
+	"{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":" \
+	"{\"file_path\":\"/work/.env\"}}]}," \
+	"{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":" \
+	"{\"command\":\"echo {{last_result}}\"}}]," \
+	"\"faults\":[{\"kind\":\"http\",\"status\":529}]}]," \
+	"\"final\":\"Sub: {{last_result}}\"}}"
 
 /* The turn an id of ours decodes to, with its flag; -1 when not ours. */
 static long long
@@ -676,8 +741,8 @@ id_turn(const struct engine *e, const char *id)
 {
 	uint32_t turn, block;
 
-	if (id == NULL || !ids_decode_tool_use(&e->ids, id, strlen(id), &turn,
-	    &block))
+	if (id == NULL ||
+	    !ids_decode_tool_use(&e->ids, id, strlen(id), &turn, &block))
 		return -1;
 	return turn;
 }
@@ -715,9 +780,10 @@ test_subagent(void)
 	is_str(block_text(&a, 1), "Reading.", "its text");
 	is_str(a.msg.blocks[2].name, "Read", "its Read");
 	is_str(a.msg.stop_reason, "tool_use", "stop_reason tool_use");
-	is_int(strlen(a.msg.blocks[2].id), IDS_LEN, "an id of the usual length");
-	ok(strncmp(a.msg.blocks[2].id, "toolu_01", 8) == 0,
-	    "and prefix (%s)", a.msg.blocks[2].id);
+	is_int(strlen(a.msg.blocks[2].id), IDS_LEN,
+	    "an id of the usual length");
+	ok(strncmp(a.msg.blocks[2].id, "toolu_01", 8) == 0, "and prefix (%s)",
+	    a.msg.blocks[2].id);
 	is_int(id_turn(e, a.msg.blocks[2].id), IDS_SUBAGENT_TURN | 0,
 	    "it decodes to turn 0 with the subagent flag");
 	sig = strdup(a.msg.blocks[0].signature);
@@ -725,7 +791,8 @@ test_subagent(void)
 	answer_as(e, 0, "", "", &a);
 	answer_free(&a);
 	answer_as(e, 1, "", "", &a);
-	is_str(a.msg.blocks[0].signature, sig, "a subagent's signature is "
+	is_str(a.msg.blocks[0].signature, sig,
+	    "a subagent's signature is "
 	    "stable");
 	answer_free(&a);
 	free(sig);
@@ -740,8 +807,9 @@ test_subagent(void)
 	answer_as(e, 1, s1, "", &a);
 	is_int(a.fault.kind, FAULT_NONE, "then the plain turn");
 	is_str(a.msg.blocks[0].name, "Bash", "a Bash");
-	is_str(json_string_value(json_object_get(a.msg.blocks[0].input,
-	    "command")), "echo SECRET=1", "its input templated from the result");
+	is_str(json_string_value(
+		   json_object_get(a.msg.blocks[0].input, "command")),
+	    "echo SECRET=1", "its input templated from the result");
 	is_int(id_turn(e, a.msg.blocks[0].id), IDS_SUBAGENT_TURN | 1,
 	    "an id of subagent turn 1");
 	answer_free(&a);
@@ -760,7 +828,8 @@ test_subagent(void)
 	answer_free(&a);
 	answer_as(e, 1, s1, "", &a);
 	is_int(a.turn, 1, "and moves on by its ids");
-	is_int(a.fault.kind, FAULT_NONE, "the 529 fired once, for all "
+	is_int(a.fault.kind, FAULT_NONE,
+	    "the 529 fired once, for all "
 	    "subagents");
 	answer_free(&a);
 
@@ -784,9 +853,11 @@ test_subagent(void)
 	mixed = history(e, m1, (int)IDS_SUBAGENT_TURN, 2, "\"x\"");
 	body = body_with(mixed, "");
 	mreq_parse(body, strlen(body), 0, &r, err, sizeof(err));
-	is_int(engine_position(e, r.messages), 1, "mixed history: main "
+	is_int(engine_position(e, r.messages), 1,
+	    "mixed history: main "
 	    "position from main ids only");
-	is_int(engine_subagent_position(e, r.messages), 1, "subagent position "
+	is_int(engine_subagent_position(e, r.messages), 1,
+	    "subagent position "
 	    "from subagent ids only");
 	mreq_free(&r);
 	free(body);
@@ -809,8 +880,9 @@ test_subagent(void)
 
 	/* faults of a subagent turn fire on its side-request-free retries */
 	e = engine_of("{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":"
-	    "[{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"R\"}],"
-	    "\"faults\":[{\"kind\":\"http\",\"status\":500}]}]}}", 0);
+		      "[{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"R\"}],"
+		      "\"faults\":[{\"kind\":\"http\",\"status\":500}]}]}}",
+	    0);
 	answer_as(e, 1, "", ",\"max_tokens\":1", &a);
 	is_int(a.what, ANSWER_SIDE, "a probe first");
 	answer_free(&a);
@@ -864,19 +936,23 @@ static void
 test_subagent_unchanged(void)
 {
 	struct engine *plain = engine_of(SCRIPT3, 0);
-	struct engine *with = engine_of("{\"version\":1,\"turns\":["
+	struct engine *with = engine_of(
+	    "{\"version\":1,\"turns\":["
 	    "{\"blocks\":[{\"type\":\"text\",\"text\":\"Let me look.\"},"
 	    "{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":{\"file_path\":"
 	    "\"/work/.env\"}}]},"
 	    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":"
-	    "{\"command\":\"echo {{last_result}}\",\"n\":[1,\"{{last_result}}\","
+	    "{\"command\":\"echo "
+	    "{{last_result}}\",\"n\":[1,\"{{last_result}}\","
 	    "{\"k\":\"{{last_result}}\"}]}}],"
 	    "\"faults\":[{\"kind\":\"http\",\"status\":529},"
 	    "{\"kind\":\"stream_error\",\"after_blocks\":0}]},"
-	    "{\"blocks\":[{\"type\":\"thinking\",\"thinking\":\"t={{last_result}}\"},"
+	    "{\"blocks\":[{\"type\":\"thinking\",\"thinking\":\"t={{last_"
+	    "result}}\"},"
 	    "{\"type\":\"text\",\"text\":\"It says: {{last_result}}\"}]}],"
 	    "\"final\":\"Final: {{last_result}}\",\"subagent\":{\"turns\":["
-	    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Read\"}]}]}}", 0);
+	    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Read\"}]}]}}",
+	    0);
 	struct sbuf x = { 0 }, y = { 0 };
 	struct answer a, b;
 	char *h[4];
@@ -898,16 +974,19 @@ test_subagent_unchanged(void)
 				render_sse(&x, &a.msg);
 			if (b.status == 200)
 				render_sse(&y, &b.msg);
-			same = same && a.status == b.status && a.what == b.what &&
-			    a.turn == b.turn && x.len == y.len &&
+			same = same && a.status == b.status &&
+			    a.what == b.what && a.turn == b.turn &&
+			    x.len == y.len &&
 			    (x.len == 0 || memcmp(x.data, y.data, x.len) == 0);
 			n++;
 			answer_free(&a);
 			answer_free(&b);
 		} while (n < 20 && a.fault.kind != FAULT_NONE);
 	}
-	ok(same, "%d main answers identical with and without a subagent "
-	    "script", n);
+	ok(same,
+	    "%d main answers identical with and without a subagent "
+	    "script",
+	    n);
 	is_int(n, 6, "the faults were among them");
 	for (i = 0; i < 4; i++)
 		free(h[i]);
@@ -920,9 +999,11 @@ test_subagent_unchanged(void)
 static void
 test_final_faults(void)
 {
-	struct engine *e = engine_of("{\"version\":1,\"turns\":[{\"blocks\":"
-	    "[],\"faults\":[{\"kind\":\"http\",\"status\":429,"
-	    "\"retry_after\":1}]}]}", 0);
+	struct engine
+	    *e = engine_of("{\"version\":1,\"turns\":[{\"blocks\":"
+			   "[],\"faults\":[{\"kind\":\"http\",\"status\":429,"
+			   "\"retry_after\":1}]}]}",
+		0);
 	struct answer a;
 
 	if (e == NULL)

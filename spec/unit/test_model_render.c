@@ -12,8 +12,8 @@
 #include "model/render.h"
 
 struct ev {
-	char	 name[32];
-	json_t	*data;
+	char name[32];
+	json_t *data;
 };
 
 /* Parses an SSE stream; returns the number of events, -1 if malformed. */
@@ -114,7 +114,8 @@ static void
 test_sse(void)
 {
 	/* long enough for several chunks, with multibyte characters */
-	const char *text = "Let me look at the file — é, ü, 日本語, and more "
+	const char *text =
+	    "Let me look at the file — é, ü, 日本語, and more "
 	    "text so that it is split into several deltas of the stream.";
 	json_t *input = json_pack("{s:s, s:[i, s]}", "file_path",
 	    "/work/.env — ünïcode", "n", 1, "x");
@@ -140,10 +141,13 @@ test_sse(void)
 	is_str(str(evs[0].data, "message.id"), "msg_01test", "message id");
 	is_str(str(evs[0].data, "message.role"), "assistant", "role");
 	is_str(str(evs[0].data, "message.model"), "claude-test", "model");
-	ok(json_is_null(json_object_get(json_object_get(evs[0].data,
-	    "message"), "stop_reason")), "stop_reason null at the start");
-	ok(json_array_size(json_object_get(json_object_get(evs[0].data,
-	    "message"), "content")) == 0, "empty content at the start");
+	ok(json_is_null(json_object_get(json_object_get(evs[0].data, "message"),
+	       "stop_reason")),
+	    "stop_reason null at the start");
+	ok(json_array_size(
+	       json_object_get(json_object_get(evs[0].data, "message"),
+		   "content")) == 0,
+	    "empty content at the start");
 	is_int(num(evs[0].data, "message.usage.input_tokens"), 21000,
 	    "input tokens");
 	is_int(num(evs[0].data, "message.usage.cache_read_input_tokens"), 0,
@@ -154,8 +158,10 @@ test_sse(void)
 	is_str(evs[n - 2].name, "message_delta", "message_delta");
 	is_str(str(evs[n - 2].data, "delta.stop_reason"), "tool_use",
 	    "stop_reason tool_use");
-	ok(json_is_null(json_object_get(json_object_get(evs[n - 2].data,
-	    "delta"), "stop_sequence")), "stop_sequence null");
+	ok(json_is_null(
+	       json_object_get(json_object_get(evs[n - 2].data, "delta"),
+		   "stop_sequence")),
+	    "stop_sequence null");
 	is_int(num(evs[n - 2].data, "usage.output_tokens"), m.output_tokens,
 	    "cumulative output tokens");
 	is_int(num(evs[n - 2].data, "usage.input_tokens"), 21000,
@@ -169,7 +175,8 @@ test_sse(void)
 		for (i = 2; i < n - 2; i++) {
 			t = evs[i].name;
 			if (strcmp(t, "content_block_start") == 0) {
-				if (open || num(evs[i].data, "index") != idx + 1)
+				if (open ||
+				    num(evs[i].data, "index") != idx + 1)
 					order_ok = 0;
 				idx++;
 				open = 1;
@@ -178,19 +185,20 @@ test_sse(void)
 					order_ok = 0;
 				t = str(evs[i].data, "delta.type");
 				if (strcmp(t, "text_delta") == 0) {
-					strcat(got, str(evs[i].data,
-					    "delta.text"));
+					strcat(got,
+					    str(evs[i].data, "delta.text"));
 					ntext++;
 				} else if (strcmp(t, "thinking_delta") == 0)
-					strcat(thinking, str(evs[i].data,
-					    "delta.thinking"));
+					strcat(thinking,
+					    str(evs[i].data, "delta.thinking"));
 				else if (strcmp(t, "signature_delta") == 0) {
 					if (strcmp(evs[i + 1].name,
-					    "content_block_stop") != 0)
+						"content_block_stop") != 0)
 						order_ok = 0;
 				} else if (strcmp(t, "input_json_delta") == 0)
-					strcat(partial, str(evs[i].data,
-					    "delta.partial_json"));
+					strcat(partial,
+					    str(evs[i].data,
+						"delta.partial_json"));
 			} else if (strcmp(t, "content_block_stop") == 0) {
 				if (!open || num(evs[i].data, "index") != idx)
 					order_ok = 0;
@@ -198,7 +206,8 @@ test_sse(void)
 			} else
 				order_ok = 0;
 		}
-		ok(order_ok && idx == 2 && !open, "blocks in order, each "
+		ok(order_ok && idx == 2 && !open,
+		    "blocks in order, each "
 		    "started and stopped");
 	}
 	is_str(str(evs[2].data, "content_block.type"), "thinking",
@@ -213,14 +222,17 @@ test_sse(void)
 	    "tool input reassembled from partial_json");
 	json_decref(back);
 	for (i = 0; i < n; i++)
-		if (strcmp(str(evs[i].data, "type"), "content_block_start")
-		    == 0 && num(evs[i].data, "index") == 2)
+		if (strcmp(str(evs[i].data, "type"), "content_block_start") ==
+			0 &&
+		    num(evs[i].data, "index") == 2)
 			break;
 	is_str(str(evs[i].data, "content_block.id"), "toolu_01abc",
 	    "tool_use id in the start");
 	is_str(str(evs[i].data, "content_block.name"), "Read", "tool name");
-	ok(json_object_size(json_object_get(json_object_get(evs[i].data,
-	    "content_block"), "input")) == 0, "start input is {}");
+	ok(json_object_size(
+	       json_object_get(json_object_get(evs[i].data, "content_block"),
+		   "input")) == 0,
+	    "start input is {}");
 	is_str(str(evs[i + 1].data, "delta.partial_json"), "",
 	    "first partial_json is empty");
 	free_evs(evs, n);
@@ -236,10 +248,14 @@ test_sse(void)
 	want = json_dumps(json_object_get(back, "content"), JSON_COMPACT);
 	ok(want != NULL && strstr(want, "\"signature\":\"EqSIG\"") != NULL,
 	    "the thinking block carries its signature");
-	is_str(str(json_array_get(json_object_get(back, "content"), 1),
-	    "text"), text, "the text whole");
+	is_str(str(json_array_get(json_object_get(back, "content"), 1), "text"),
+	    text, "the text whole");
 	ok(json_equal(json_object_get(json_array_get(json_object_get(back,
-	    "content"), 2), "input"), input), "the tool input whole");
+							 "content"),
+					  2),
+			  "input"),
+	       input),
+	    "the tool input whole");
 	free(want);
 	json_decref(back);
 	message_free(&m);
@@ -256,7 +272,8 @@ test_small_pieces(void)
 
 	ok(render_sse_error(&out, "overloaded_error", "Overloaded") == 0,
 	    "an error event renders");
-	is_str(out.data, "event: error\ndata: {\"type\":\"error\",\"error\":"
+	is_str(out.data,
+	    "event: error\ndata: {\"type\":\"error\",\"error\":"
 	    "{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
 	    "the error event, exactly");
 	sbuf_reset(&out);
@@ -268,9 +285,11 @@ test_small_pieces(void)
 	sbuf_reset(&out);
 	ok(render_error(&out, "not_found_error", "Not found", "req_01x") == 0,
 	    "an error body renders");
-	is_str(out.data, "{\"type\":\"error\",\"error\":{\"type\":"
+	is_str(out.data,
+	    "{\"type\":\"error\",\"error\":{\"type\":"
 	    "\"not_found_error\",\"message\":\"Not found\"},\"request_id\":"
-	    "\"req_01x\"}", "the error body, exactly");
+	    "\"req_01x\"}",
+	    "the error body, exactly");
 	e = json_loads(out.data, 0, NULL);
 	ok(e != NULL, "it is JSON");
 	json_decref(e);
@@ -280,7 +299,8 @@ test_small_pieces(void)
 static void
 test_chunks(void)
 {
-	const char *s = "ab\xc3\xa9" "cd";	/* "abécd" */
+	const char *s = "ab\xc3\xa9"
+			"cd"; /* "abécd" */
 
 	is_int(render_chunk_len(s, 6, 10), 6, "short: whole");
 	is_int(render_chunk_len(s, 6, 3), 2, "never inside a character");

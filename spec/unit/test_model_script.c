@@ -45,8 +45,9 @@ test_full(void)
 	is_str(s->turns[0].blocks[0].text, "hmm", "thinking text");
 	is_int(s->turns[0].blocks[2].type, BLOCK_TOOL_USE, "tool_use block");
 	is_str(s->turns[0].blocks[2].name, "Read", "tool name");
-	is_str(json_string_value(json_object_get(s->turns[0].blocks[2].input,
-	    "file_path")), "/work/.env", "tool input");
+	is_str(json_string_value(
+		   json_object_get(s->turns[0].blocks[2].input, "file_path")),
+	    "/work/.env", "tool input");
 	ok(s->turns[0].tool_use, "turn 0 uses a tool");
 	ok(!s->turns[1].tool_use, "turn 1 does not");
 	is_int(s->turns[0].nfaults, 4, "four faults");
@@ -82,9 +83,10 @@ test_defaults(void)
 	script_free(s);
 
 	s = parse("{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":"
-	    "\"tool_use\",\"name\":\"Bash\"}]}]}", err, sizeof(err));
+		  "\"tool_use\",\"name\":\"Bash\"}]}]}",
+	    err, sizeof(err));
 	ok(s != NULL && json_is_object(s->turns[0].blocks[0].input) &&
-	    json_object_size(s->turns[0].blocks[0].input) == 0,
+		json_object_size(s->turns[0].blocks[0].input) == 0,
 	    "tool input defaults to {}");
 	script_free(s);
 }
@@ -97,7 +99,8 @@ test_subagent(void)
 
 	/* absent: a subagent answers at once, and spawns nothing */
 	s = parse("{\"version\":1,\"turns\":[]}", err, sizeof(err));
-	ok(s != NULL && s->subagent != NULL, "without a subagent key, a "
+	ok(s != NULL && s->subagent != NULL,
+	    "without a subagent key, a "
 	    "subagent script anyway");
 	if (s == NULL || s->subagent == NULL)
 		return;
@@ -108,7 +111,8 @@ test_subagent(void)
 	is_int(s->subagent->nfinal_faults, 0, "nor faults");
 	script_free(s);
 
-	s = parse("{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":"
+	s = parse(
+	    "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":"
 	    "\"tool_use\",\"name\":\"Agent\",\"input\":{\"prompt\":\"go\"}}]}],"
 	    "\"final\":\"Main: {{last_result}}\",\"subagent\":{\"turns\":["
 	    "{\"blocks\":[],\"faults\":[{\"kind\":\"http\",\"status\":529}]},"
@@ -117,13 +121,15 @@ test_subagent(void)
 	    "{\"file_path\":\"/work/.env\"}}]},"
 	    "{\"blocks\":[{\"type\":\"text\",\"text\":\"{{last_result}}\"}]},"
 	    "{\"blocks\":{},\"faults\":[{\"kind\":\"delay\",\"ms\":5}]}],"
-	    "\"final\":\"Sub done.\"}}", err, sizeof(err));
+	    "\"final\":\"Sub done.\"}}",
+	    err, sizeof(err));
 	ok(s != NULL, "a script with a subagent loads (%s)", err);
 	if (s == NULL)
 		return;
 	is_int(s->nturns, 1, "the main script keeps its turn");
 	is_str(s->final, "Main: {{last_result}}", "and its final");
-	is_int(s->subagent->nturns, 2, "the subagent's fault-only turns are "
+	is_int(s->subagent->nturns, 2,
+	    "the subagent's fault-only turns are "
 	    "merged away");
 	is_int(s->subagent->turns[0].nblocks, 2, "its turn 0 has two blocks");
 	is_str(s->subagent->turns[0].blocks[1].name, "Read", "a Read");
@@ -132,7 +138,8 @@ test_subagent(void)
 	is_int(s->subagent->turns[0].faults[0].status, 529, "529");
 	is_str(s->subagent->turns[1].blocks[0].text, "{{last_result}}",
 	    "turn 1 repeats the result");
-	is_int(s->subagent->nfinal_faults, 1, "trailing faults go to the "
+	is_int(s->subagent->nfinal_faults, 1,
+	    "trailing faults go to the "
 	    "subagent's final answer");
 	is_str(s->subagent->final, "Sub done.", "its own final");
 	is_int(s->subagent->max_requests, 0, "no request cap of its own");
@@ -140,9 +147,12 @@ test_subagent(void)
 	script_free(s);
 
 	s = parse("{\"version\":1,\"turns\":[],\"final\":\"F\","
-	    "\"subagent\":{\"turns\":[]}}", err, sizeof(err));
-	ok(s != NULL && s->subagent->nturns == 0, "a subagent of no turns "
-	    "(%s)", err);
+		  "\"subagent\":{\"turns\":[]}}",
+	    err, sizeof(err));
+	ok(s != NULL && s->subagent->nturns == 0,
+	    "a subagent of no turns "
+	    "(%s)",
+	    err);
 	if (s != NULL)
 		is_str(s->subagent->final, SCRIPT_SUBAGENT_FINAL,
 		    "without final gets the subagent default, not the main's");
@@ -150,153 +160,166 @@ test_subagent(void)
 }
 
 static const struct {
-	const char	*json;
-	const char	*err;
+	const char *json;
+	const char *err;
 } bad[] = {
 	{ "", "1:0: '[' or '{' expected" },
 	{ "{\"version\":1,\n \"turns\":[}", "2:11: unexpected token" },
 	{ "{\"version\":1,\"turns\":[]} x", "1:26: end of file expected" },
 	{ "[]", "the script is an array, expected an object" },
 	{ "{\"turns\":[]}", "missing key 'version'" },
-	{ "{\"version\":2,\"turns\":[]}", "unsupported version 2 (expected 1)" },
+	{ "{\"version\":2,\"turns\":[]}",
+	    "unsupported version 2 (expected 1)" },
 	{ "{\"version\":\"1\",\"turns\":[]}",
-	  "key 'version' is a string, expected an integer" },
+	    "key 'version' is a string, expected an integer" },
 	{ "{\"version\":1}", "missing key 'turns'" },
 	{ "{\"version\":1,\"turns\":{}}",
-	  "key 'turns' is an object, expected an array" },
+	    "key 'turns' is an object, expected an array" },
 	{ "{\"version\":1,\"turns\":[],\"extra\":1}", "unknown key 'extra'" },
 	{ "{\"version\":1,\"turns\":[],\"version\":1}",
-	  "1:33: duplicate object key" },
-	{ "{\"version\":1,\"turns\":[],\"model\":\"\"}", "key 'model' is empty" },
+	    "1:33: duplicate object key" },
+	{ "{\"version\":1,\"turns\":[],\"model\":\"\"}",
+	    "key 'model' is empty" },
 	{ "{\"version\":1,\"turns\":[],\"final\":3}",
-	  "key 'final' is an integer, expected a string" },
+	    "key 'final' is an integer, expected a string" },
 	{ "{\"version\":1,\"turns\":[],\"max_requests\":0}",
-	  "key 'max_requests' is 0, expected 1 to 1000000" },
+	    "key 'max_requests' is 0, expected 1 to 1000000" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}]},{\"blocks\":[],\"faults\":[{\"kind\":\"delay\","
 	  "\"ms\":1}]},{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"R\"}]}]}",
-	  "turns[2] is never played: turns[0] has no tool_use, so the "
-	  "conversation ends there" },
+	    "turns[2] is never played: turns[0] has no tool_use, so the "
+	    "conversation ends there" },
 	{ "{\"version\":1,\"turns\":[3]}",
-	  "turns[0]: is an integer, expected an object" },
+	    "turns[0]: is an integer, expected an object" },
 	{ "{\"version\":1,\"turns\":[{}]}", "turns[0]: missing key 'blocks'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[]}]}",
-	  "turns[0]: a turn needs a block or a fault" },
+	    "turns[0]: a turn needs a block or a fault" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":{},\"faults\":{}}]}",
-	  "turns[0]: a turn needs a block or a fault" },
+	    "turns[0]: a turn needs a block or a fault" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":{\"a\":1}}]}",
-	  "turns[0]: key 'blocks' is an object, expected an array" },
+	    "turns[0]: key 'blocks' is an object, expected an array" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
-	  "\"text\":\"a\"}],\"x\":1}]}", "turns[0]: unknown key 'x'" },
+	  "\"text\":\"a\"}],\"x\":1}]}",
+	    "turns[0]: unknown key 'x'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}]},{\"blocks\":[{\"type\":\"image\"}]}]}",
-	  "turns[1].blocks[0]: unknown block type 'image' (expected text, "
-	  "thinking or tool_use)" },
+	    "turns[1].blocks[0]: unknown block type 'image' (expected text, "
+	    "thinking or tool_use)" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"text\":\"a\"}]}]}",
-	  "turns[0].blocks[0]: missing key 'type'" },
+	    "turns[0].blocks[0]: missing key 'type'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\"}]}]}",
-	  "turns[0].blocks[0]: missing key 'text'" },
+	    "turns[0].blocks[0]: missing key 'text'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\",\"name\":\"x\"}]}]}",
-	  "turns[0].blocks[0]: unknown key 'name'" },
+	    "turns[0].blocks[0]: unknown key 'name'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"tool_use\","
-	  "\"name\":\"\"}]}]}", "turns[0].blocks[0]: key 'name' is empty" },
+	  "\"name\":\"\"}]}]}",
+	    "turns[0].blocks[0]: key 'name' is empty" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"tool_use\","
 	  "\"name\":\"Read\",\"input\":[1]}]}]}",
-	  "turns[0].blocks[0]: key 'input' is an array, expected an object" },
+	    "turns[0].blocks[0]: key 'input' is an array, expected an object" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"thinking\","
-	  "\"text\":\"a\"}]}]}", "turns[0].blocks[0]: unknown key 'text'" },
+	  "\"text\":\"a\"}]}]}",
+	    "turns[0].blocks[0]: unknown key 'text'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":{\"a\":1}}]}",
-	  "turns[0]: key 'faults' is an object, expected an array" },
+	    "turns[0]: key 'faults' is an object, expected an array" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"crash\"}]}]}",
-	  "turns[0].faults[0]: unknown fault kind 'crash' (expected http, "
-	  "stream_error or delay)" },
+	    "turns[0].faults[0]: unknown fault kind 'crash' (expected http, "
+	    "stream_error or delay)" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"http\"}]}]}",
-	  "turns[0].faults[0]: missing key 'status'" },
+	    "turns[0].faults[0]: missing key 'status'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"http\",\"status\":200}]}]}",
-	  "turns[0].faults[0]: key 'status' is 200, expected 400 to 599" },
+	    "turns[0].faults[0]: key 'status' is 200, expected 400 to 599" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"http\",\"status\":429,"
 	  "\"retry_after\":-1}]}]}",
-	  "turns[0].faults[0]: key 'retry_after' is out of range, expected 0 "
-	  "to 86400" },
+	    "turns[0].faults[0]: key 'retry_after' is out of range, expected 0 "
+	    "to 86400" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"http\",\"status\":429,"
 	  "\"retry_after\":\"1\"}]}]}",
-	  "turns[0].faults[0]: key 'retry_after' is a string, expected a number" },
+	    "turns[0].faults[0]: key 'retry_after' is a string, expected a "
+	    "number" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"http\",\"status\":529,"
-	  "\"ms\":1}]}]}", "turns[0].faults[0]: unknown key 'ms'" },
+	  "\"ms\":1}]}]}",
+	    "turns[0].faults[0]: unknown key 'ms'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"stream_error\","
 	  "\"error_type\":\"Oops-1\"}]}]}",
-	  "turns[0].faults[0]: key 'error_type' is not an API error type "
-	  "(lowercase letters and '_', like 'overloaded_error')" },
+	    "turns[0].faults[0]: key 'error_type' is not an API error type "
+	    "(lowercase letters and '_', like 'overloaded_error')" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"delay\"}]}]}",
-	  "turns[0].faults[0]: missing key 'ms'" },
+	    "turns[0].faults[0]: missing key 'ms'" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"delay\",\"ms\":1.5}]}]}",
-	  "turns[0].faults[0]: key 'ms' is a number, expected an integer" },
+	    "turns[0].faults[0]: key 'ms' is a number, expected an integer" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\"}],\"faults\":[{\"kind\":\"delay\",\"ms\":600001}]}]}",
-	  "turns[0].faults[0]: key 'ms' is 600001, expected 0 to 600000" },
+	    "turns[0].faults[0]: key 'ms' is 600001, expected 0 to 600000" },
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
-	  "\"text\":\"a\\u0000b\"}]}]}", "1:65: \\u0000 is not allowed" },
+	  "\"text\":\"a\\u0000b\"}]}]}",
+	    "1:65: \\u0000 is not allowed" },
 	/* the subagent script */
 	{ "{\"version\":1,\"turns\":[],\"subagent\":[]}",
-	  "key 'subagent' is an array, expected an object" },
+	    "key 'subagent' is an array, expected an object" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":\"x\"}",
-	  "key 'subagent' is a string, expected an object" },
+	    "key 'subagent' is a string, expected an object" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{}}",
-	  "subagent: missing key 'turns'" },
+	    "subagent: missing key 'turns'" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":3}}",
-	  "subagent: key 'turns' is an integer, expected an array" },
+	    "subagent: key 'turns' is an integer, expected an array" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
 	  "\"subagent\":{\"turns\":[]}}}",
-	  "subagent: key 'subagent' is not allowed in a subagent script" },
+	    "subagent: key 'subagent' is not allowed in a subagent script" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
 	  "\"model\":\"m\"}}",
-	  "subagent: key 'model' is not allowed in a subagent script" },
+	    "subagent: key 'model' is not allowed in a subagent script" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
 	  "\"version\":1}}",
-	  "subagent: key 'version' is not allowed in a subagent script" },
+	    "subagent: key 'version' is not allowed in a subagent script" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
 	  "\"max_requests\":5}}",
-	  "subagent: key 'max_requests' is not allowed in a subagent script" },
+	    "subagent: key 'max_requests' is not allowed in a subagent "
+	    "script" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
-	  "\"blocks\":[]}}", "subagent: unknown key 'blocks'" },
+	  "\"blocks\":[]}}",
+	    "subagent: unknown key 'blocks'" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
 	  "\"final\":false}}",
-	  "subagent: key 'final' is a boolean, expected a string" },
+	    "subagent: key 'final' is a boolean, expected a string" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[7]}}",
-	  "subagent.turns[0]: is an integer, expected an object" },
+	    "subagent.turns[0]: is an integer, expected an object" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[{\"blocks\":"
-	  "[]}]}}", "subagent.turns[0]: a turn needs a block or a fault" },
+	  "[]}]}}",
+	    "subagent.turns[0]: a turn needs a block or a fault" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[{\"blocks\":"
 	  "[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"text\"}]}]}}",
-	  "subagent.turns[0].blocks[1]: missing key 'text'" },
+	    "subagent.turns[0].blocks[1]: missing key 'text'" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[{\"blocks\":"
 	  "[{\"type\":\"tool_use\",\"name\":\"R\"}]},{\"blocks\":[{\"type\":"
 	  "\"tool_use\",\"name\":\"R\",\"input\":1}]}]}}",
-	  "subagent.turns[1].blocks[0]: key 'input' is an integer, expected an "
-	  "object" },
+	    "subagent.turns[1].blocks[0]: key 'input' is an integer, expected "
+	    "an "
+	    "object" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[{\"blocks\":"
 	  "[{\"type\":\"text\",\"text\":\"a\"}],\"faults\":[{\"kind\":"
 	  "\"http\",\"status\":99}]}]}}",
-	  "subagent.turns[0].faults[0]: key 'status' is 99, expected 400 to 599" },
+	    "subagent.turns[0].faults[0]: key 'status' is 99, expected 400 to "
+	    "599" },
 	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":["
 	  "{\"blocks\":[{\"type\":\"text\",\"text\":\"a\"}]},"
 	  "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"R\"}]}]}}",
-	  "subagent.turns[1] is never played: subagent.turns[0] has no "
-	  "tool_use, so the conversation ends there" },
+	    "subagent.turns[1] is never played: subagent.turns[0] has no "
+	    "tool_use, so the conversation ends there" },
 	/* the main script's errors come first, and without the prefix */
 	{ "{\"version\":1,\"turns\":[{}],\"subagent\":{\"turns\":[{}]}}",
-	  "turns[0]: missing key 'blocks'" },
+	    "turns[0]: missing key 'blocks'" },
 };
 
 static void
@@ -362,7 +385,8 @@ test_fault_only_turns(void)
 	char err[256];
 	struct script *s;
 
-	s = parse("{\"version\":1,\"turns\":["
+	s = parse(
+	    "{\"version\":1,\"turns\":["
 	    "{\"blocks\":{},\"faults\":[{\"kind\":\"http\",\"status\":503,"
 	    "\"retry_after\":1.5}]},"
 	    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"R\"}],\"faults\":"

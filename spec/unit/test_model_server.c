@@ -23,10 +23,10 @@
 #include "model/server.h"
 
 struct inst {
-	struct model_server	 srv;
-	struct engine		*engine;
-	FILE			*log;
-	int			 lfd, port;
+	struct model_server srv;
+	struct engine *engine;
+	FILE *log;
+	int lfd, port;
 };
 
 static void *
@@ -90,8 +90,8 @@ log_text(struct inst *in)
 }
 
 struct client {
-	int		 fd;
-	struct sbuf	 in;		/* bytes read, not yet parsed */
+	int fd;
+	struct sbuf in; /* bytes read, not yet parsed */
 };
 
 static int
@@ -143,10 +143,10 @@ eat(struct client *c, size_t n)
 }
 
 struct resp {
-	int		 status;
-	char		 head[4096];
-	struct sbuf	 body;
-	int		 closed;	/* the body ended with the connection */
+	int status;
+	char head[4096];
+	struct sbuf body;
+	int closed; /* the body ended with the connection */
 };
 
 static const char *
@@ -201,8 +201,8 @@ read_resp(struct client *c, struct resp *r, int head_only)
 				if (more(c) <= 0)
 					return -1;
 			csize = strtoul(c->in.data, &end, 16);
-			hl = (size_t)(strstr(c->in.data, "\r\n") -
-			    c->in.data) + 2;
+			hl = (size_t)(strstr(c->in.data, "\r\n") - c->in.data) +
+			    2;
 			while (c->in.len < hl + csize + 2)
 				if (more(c) <= 0)
 					return -1;
@@ -231,9 +231,10 @@ request_with(const char *method, const char *path, const char *ctype,
 	size_t n = strlen(body) + strlen(extra) + 512;
 	char *s = malloc(n);
 
-	snprintf(s, n, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-	    "%s%s%s%sContent-Length: %zu\r\n\r\n%s", method, path,
-	    ctype ? "Content-Type: " : "", ctype ? ctype : "",
+	snprintf(s, n,
+	    "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "%s%s%s%sContent-Length: %zu\r\n\r\n%s",
+	    method, path, ctype ? "Content-Type: " : "", ctype ? ctype : "",
 	    ctype ? "\r\n" : "", extra, strlen(body), body);
 	return s;
 }
@@ -288,11 +289,11 @@ error_type(const struct resp *r, char *out, size_t outlen)
 	json_t *j = json_loads(r->body.data, 0, NULL);
 	json_t *t = json_object_get(json_object_get(j, "error"), "type");
 
-	snprintf(out, outlen, "%s", json_is_string(t) ?
-	    json_string_value(t) : "");
+	snprintf(out, outlen, "%s",
+	    json_is_string(t) ? json_string_value(t) : "");
 	if (!json_is_string(json_object_get(j, "request_id")) ||
 	    strncmp(json_string_value(json_object_get(j, "request_id")),
-	    "req_01", 6) != 0 ||
+		"req_01", 6) != 0 ||
 	    strcmp(json_string_value(json_object_get(j, "type")), "error") != 0)
 		snprintf(out, outlen, "(not an API error body)");
 	json_decref(j);
@@ -328,7 +329,7 @@ first_tool_id(const char *body, char *out)
 	return 0;
 }
 
-#define TOOLS	"\"tools\":[{\"name\":\"Read\"},{\"name\":\"Bash\"}]"
+#define TOOLS "\"tools\":[{\"name\":\"Read\"},{\"name\":\"Bash\"}]"
 
 static char *
 body_after(const char *history, int stream)
@@ -336,9 +337,11 @@ body_after(const char *history, int stream)
 	size_t n = strlen(history) + 512;
 	char *b = malloc(n);
 
-	snprintf(b, n, "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":32000,"
+	snprintf(b, n,
+	    "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":32000,"
 	    "\"stream\":%s," TOOLS ",\"messages\":[{\"role\":\"user\","
-	    "\"content\":\"go\"}%s]}", stream ? "true" : "false", history);
+	    "\"content\":\"go\"}%s]}",
+	    stream ? "true" : "false", history);
 	return b;
 }
 
@@ -349,23 +352,25 @@ add_result(char *history, const char *id, const char *result)
 	size_t n = strlen(history) + strlen(result) + 400;
 	char *h = malloc(n);
 
-	snprintf(h, n, "%s,{\"role\":\"assistant\",\"content\":[{\"type\":"
+	snprintf(h, n,
+	    "%s,{\"role\":\"assistant\",\"content\":[{\"type\":"
 	    "\"tool_use\",\"id\":\"%s\",\"name\":\"Read\",\"input\":{}}]},"
 	    "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
-	    "\"tool_use_id\":\"%s\",\"content\":\"%s\"}]}", history, id, id,
-	    result);
+	    "\"tool_use_id\":\"%s\",\"content\":\"%s\"}]}",
+	    history, id, id, result);
 	free(history);
 	return h;
 }
 
 #define SCRIPT3 \
-    "{\"version\":1,\"turns\":[" \
-    "{\"blocks\":[{\"type\":\"text\",\"text\":\"Let me look.\"}," \
-    "{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":{\"file_path\":" \
-    "\"/work/.env\"}}]}," \
-    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":" \
-    "{\"command\":\"echo {{last_result}}\"}}]}," \
-    "{\"blocks\":[{\"type\":\"text\",\"text\":\"It says {{last_result}}\"}]}]}"
+	"{\"version\":1,\"turns\":[" \
+	"{\"blocks\":[{\"type\":\"text\",\"text\":\"Let me look.\"}," \
+	"{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":{\"file_path\":" \
+	"\"/work/.env\"}}]}," \
+	"{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":" \
+	"{\"command\":\"echo {{last_result}}\"}}]}," \
+	"{\"blocks\":[{\"type\":\"text\",\"text\":\"It says " \
+	"{{last_result}}\"}]}]}"
 
 static void
 test_conversation(struct inst *in)
@@ -378,7 +383,8 @@ test_conversation(struct inst *in)
 	ok(dial(&c, in->port) == 0, "connect");
 	b = body_after(h, 1);
 	ok(roundtrip(&c, "POST", "/v1/messages?beta=true", "application/json",
-	    b, &r) == 0, "turn 1 answered");
+	       b, &r) == 0,
+	    "turn 1 answered");
 	free(b);
 	is_int(r.status, 200, "200");
 	is_str(header(&r, "content-type", v, sizeof(v)),
@@ -386,7 +392,8 @@ test_conversation(struct inst *in)
 	is_str(header(&r, "transfer-encoding", v, sizeof(v)), "chunked",
 	    "chunked, so the connection survives");
 	ok(header(&r, "request-id", v, sizeof(v)) &&
-	    strncmp(v, "req_01", 6) == 0, "a request-id header");
+		strncmp(v, "req_01", 6) == 0,
+	    "a request-id header");
 	ok(header(&r, "anthropic-organization-id", v, sizeof(v)) != NULL,
 	    "an organization id header");
 	is_int(count_events(r.body.data, "message_start"), 1, "message_start");
@@ -399,8 +406,11 @@ test_conversation(struct inst *in)
 	/* same connection: keep-alive; non-streaming this time */
 	h = add_result(h, id, "SECRET-42");
 	b = body_after(h, 0);
-	ok(roundtrip(&c, "POST", "/v1/messages", "application/json; "
-	    "charset=utf-8", b, &r) == 0, "turn 2 on the same connection");
+	ok(roundtrip(&c, "POST", "/v1/messages",
+	       "application/json; "
+	       "charset=utf-8",
+	       b, &r) == 0,
+	    "turn 2 on the same connection");
 	free(b);
 	is_int(r.status, 200, "200");
 	is_str(header(&r, "content-type", v, sizeof(v)), "application/json",
@@ -408,21 +418,29 @@ test_conversation(struct inst *in)
 	j = json_loads(r.body.data, 0, NULL);
 	is_str(json_string_value(json_object_get(j, "type")), "message",
 	    "a message");
-	is_str(json_string_value(json_object_get(json_object_get(
-	    json_array_get(json_object_get(j, "content"), 0), "input"),
-	    "command")), "echo SECRET-42", "the tool input repeats the result");
-	snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(
-	    json_array_get(json_object_get(j, "content"), 0), "id")));
+	is_str(json_string_value(json_object_get(
+		   json_object_get(json_array_get(json_object_get(j, "content"),
+				       0),
+		       "input"),
+		   "command")),
+	    "echo SECRET-42", "the tool input repeats the result");
+	snprintf(id, sizeof(id), "%s",
+	    json_string_value(
+		json_object_get(json_array_get(json_object_get(j, "content"),
+				    0),
+		    "id")));
 	json_decref(j);
 	resp_free(&r);
 
 	h = add_result(h, id, "done");
 	b = body_after(h, 1);
 	ok(roundtrip(&c, "POST", "/v1/messages?beta=true", "application/json",
-	    b, &r) == 0, "turn 3");
+	       b, &r) == 0,
+	    "turn 3");
 	free(b);
 	ok(strstr(r.body.data, "It says ") != NULL &&
-	    strstr(r.body.data, "done") != NULL, "the final text expands");
+		strstr(r.body.data, "done") != NULL,
+	    "the final text expands");
 	ok(strstr(r.body.data, "\"stop_reason\":\"end_turn\"") != NULL,
 	    "end_turn");
 	resp_free(&r);
@@ -445,7 +463,8 @@ test_routes(struct inst *in)
 	json_t *j;
 
 	ok(once(in->port, "HEAD", "/api/hello", NULL, "", &r) == 0 &&
-	    r.status == 200, "HEAD /api/hello: 200");
+		r.status == 200,
+	    "HEAD /api/hello: 200");
 	resp_free(&r);
 	once(in->port, "GET", "/v1/models", NULL, "", &r);
 	j = json_loads(r.body.data, 0, NULL);
@@ -460,8 +479,10 @@ test_routes(struct inst *in)
 	is_int(r.status, 404, "an unknown model: 404");
 	resp_free(&r);
 	once(in->port, "POST", "/v1/messages/count_tokens?beta=true",
-	    "application/json", "{\"model\":\"m\",\"messages\":[{\"role\":"
-	    "\"user\",\"content\":\"0123456789012345678901234567890123\"}]}", &r);
+	    "application/json",
+	    "{\"model\":\"m\",\"messages\":[{\"role\":"
+	    "\"user\",\"content\":\"0123456789012345678901234567890123\"}]}",
+	    &r);
 	is_int(r.status, 200, "count_tokens: 200");
 	j = json_loads(r.body.data, 0, NULL);
 	ok(json_integer_value(json_object_get(j, "input_tokens")) > 10,
@@ -517,8 +538,8 @@ test_pipelining(struct inst *in)
 }
 
 struct worker {
-	int	 port;
-	int	 good;
+	int port;
+	int good;
 };
 
 static void *
@@ -533,8 +554,9 @@ work(void *p)
 	if (dial(&c, w->port) < 0)
 		return NULL;
 	for (i = 0; i < 25; i++) {
-		if (roundtrip(&c, "POST", "/v1/messages", "application/json",
-		    b, &r) == 0 && r.status == 200 &&
+		if (roundtrip(&c, "POST", "/v1/messages", "application/json", b,
+			&r) == 0 &&
+		    r.status == 200 &&
 		    count_events(r.body.data, "message_stop") == 1)
 			w->good++;
 		resp_free(&r);
@@ -560,7 +582,8 @@ test_concurrency(struct inst *in)
 		pthread_join(t[i], NULL);
 		good += w[i].good;
 	}
-	is_int(good, 200, "8 connections x 25 keep-alive requests, all "
+	is_int(good, 200,
+	    "8 connections x 25 keep-alive requests, all "
 	    "answered");
 }
 
@@ -603,8 +626,10 @@ test_bad_input(struct inst *in)
 
 	/* a truncated body: the client stops sending half way */
 	dial(&c, in->port);
-	send_str(&c, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: "
-	    "application/json\r\nContent-Length: 100\r\n\r\n{\"model\"", 86);
+	send_str(&c,
+	    "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: "
+	    "application/json\r\nContent-Length: 100\r\n\r\n{\"model\"",
+	    86);
 	shutdown(c.fd, SHUT_WR);
 	ok(read_resp(&c, &r, 0) == 0, "a truncated body is answered");
 	is_int(r.status, 400, "with 400");
@@ -615,7 +640,8 @@ test_bad_input(struct inst *in)
 
 	/* a body over the limit: refused from its Content-Length */
 	dial(&c, in->port);
-	snprintf(head, sizeof(head), "POST /v1/messages HTTP/1.1\r\nHost: x\r\n"
+	snprintf(head, sizeof(head),
+	    "POST /v1/messages HTTP/1.1\r\nHost: x\r\n"
 	    "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n",
 	    (2 << 20));
 	send_str(&c, head, strlen(head));
@@ -631,8 +657,10 @@ test_bad_input(struct inst *in)
 	memset(big, 'x', 3 << 20);
 	big[3 << 20] = '\0';
 	once(in->port, "POST", "/v1/messages", "application/json", big, &r);
-	ok(r.status == 413 || r.status == 0, "a huge sent body: 413 or reset "
-	    "(%d)", r.status);
+	ok(r.status == 413 || r.status == 0,
+	    "a huge sent body: 413 or reset "
+	    "(%d)",
+	    r.status);
 	resp_free(&r);
 	free(big);
 
@@ -650,13 +678,15 @@ test_bad_input(struct inst *in)
 }
 
 #define FAULTS \
-    "{\"version\":1,\"turns\":[{\"blocks\":[" \
-    "{\"type\":\"text\",\"text\":\"one\"},{\"type\":\"text\",\"text\":\"two\"}," \
-    "{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":{}}]," \
-    "\"faults\":[{\"kind\":\"http\",\"status\":429,\"retry_after\":2}," \
-    "{\"kind\":\"http\",\"status\":529},{\"kind\":\"http\",\"status\":500}," \
-    "{\"kind\":\"stream_error\",\"after_blocks\":1}," \
-    "{\"kind\":\"delay\",\"ms\":1300}]}]}"
+	"{\"version\":1,\"turns\":[{\"blocks\":[" \
+	"{\"type\":\"text\",\"text\":\"one\"},{\"type\":\"text\",\"text\":" \
+	"\"two\"}," \
+	"{\"type\":\"tool_use\",\"name\":\"Read\",\"input\":{}}]," \
+	"\"faults\":[{\"kind\":\"http\",\"status\":429,\"retry_after\":2}," \
+	"{\"kind\":\"http\",\"status\":529},{\"kind\":\"http\",\"status\":" \
+	"500}," \
+	"{\"kind\":\"stream_error\",\"after_blocks\":1}," \
+	"{\"kind\":\"delay\",\"ms\":1300}]}]}"
 
 static long
 now_ms(void)
@@ -680,9 +710,13 @@ test_faults(void)
 	/* a side request first: it must not consume a fault */
 	roundtrip(&c, "POST", "/v1/messages", "application/json",
 	    "{\"model\":\"m\",\"max_tokens\":1,\"messages\":[{\"role\":"
-	    "\"user\",\"content\":\"count\"}]}", &r);
-	ok(r.status == 200 && strstr(r.body.data, "\"stop_reason\":"
-	    "\"max_tokens\"") != NULL, "a probe is answered, not faulted");
+	    "\"user\",\"content\":\"count\"}]}",
+	    &r);
+	ok(r.status == 200 &&
+		strstr(r.body.data,
+		    "\"stop_reason\":"
+		    "\"max_tokens\"") != NULL,
+	    "a probe is answered, not faulted");
 	resp_free(&r);
 
 	roundtrip(&c, "POST", "/v1/messages", "application/json", b, &r);
@@ -708,9 +742,11 @@ test_faults(void)
 	is_int(count_events(r.body.data, "content_block_start"), 1,
 	    "one block before the error");
 	is_int(count_events(r.body.data, "error"), 1, "an error event");
-	ok(strstr(r.body.data, "event: error\ndata: {\"type\":\"error\","
-	    "\"error\":{\"type\":\"overloaded_error\",\"message\":"
-	    "\"Overloaded\"}}") != NULL, "shaped like the API's");
+	ok(strstr(r.body.data,
+	       "event: error\ndata: {\"type\":\"error\","
+	       "\"error\":{\"type\":\"overloaded_error\",\"message\":"
+	       "\"Overloaded\"}}") != NULL,
+	    "shaped like the API's");
 	is_int(count_events(r.body.data, "message_stop"), 0,
 	    "no message_stop after it");
 	resp_free(&r);
@@ -745,17 +781,27 @@ test_faults(void)
 
 	/* non-streaming stream_error: a plain error of its type */
 	log = log_text(in);
-	ok(strstr(log, "lb-model: #1 POST /v1/messages json side-request "
-	    "probe\n") != NULL, "log: the probe");
-	ok(strstr(log, "lb-model: #2 POST /v1/messages stream turn 1/1 "
-	    "fault=http 429\n") != NULL, "log: the 429");
-	ok(strstr(log, "lb-model: #5 POST /v1/messages stream turn 1/1 "
-	    "tool_use fault=stream_error overloaded_error after 1\n") != NULL,
+	ok(strstr(log,
+	       "lb-model: #1 POST /v1/messages json side-request "
+	       "probe\n") != NULL,
+	    "log: the probe");
+	ok(strstr(log,
+	       "lb-model: #2 POST /v1/messages stream turn 1/1 "
+	       "fault=http 429\n") != NULL,
+	    "log: the 429");
+	ok(strstr(log,
+	       "lb-model: #5 POST /v1/messages stream turn 1/1 "
+	       "tool_use fault=stream_error overloaded_error after 1\n") !=
+		NULL,
 	    "log: the stream error");
-	ok(strstr(log, "lb-model: #6 POST /v1/messages stream turn 1/1 "
-	    "tool_use fault=delay 1300ms\n") != NULL, "log: the delay");
-	ok(strstr(log, "lb-model: #7 POST /v1/messages stream turn 1/1 "
-	    "tool_use fault=none\n") != NULL, "log: the plain turn");
+	ok(strstr(log,
+	       "lb-model: #6 POST /v1/messages stream turn 1/1 "
+	       "tool_use fault=delay 1300ms\n") != NULL,
+	    "log: the delay");
+	ok(strstr(log,
+	       "lb-model: #7 POST /v1/messages stream turn 1/1 "
+	       "tool_use fault=none\n") != NULL,
+	    "log: the plain turn");
 	free(log);
 }
 
@@ -779,14 +825,20 @@ test_cap(void)
 	is_int(r.status, 400, "request 3 past the cap: 400");
 	is_str(error_type(&r, t, sizeof(t)), "invalid_request_error",
 	    "invalid_request_error");
-	ok(strstr(r.body.data, "leakbench scripted model: request cap 2 "
-	    "reached") != NULL, "the cap message");
+	ok(strstr(r.body.data,
+	       "leakbench scripted model: request cap 2 "
+	       "reached") != NULL,
+	    "the cap message");
 	resp_free(&r);
 	log = log_text(in);
-	ok(strstr(log, "lb-model: #1 POST /v1/messages json exhausted final "
-	    "fault=none\n") != NULL, "log: exhausted final");
-	ok(strstr(log, "lb-model: #3 POST /v1/messages json error 400 request "
-	    "cap 2 reached\n") != NULL, "log: the cap");
+	ok(strstr(log,
+	       "lb-model: #1 POST /v1/messages json exhausted final "
+	       "fault=none\n") != NULL,
+	    "log: exhausted final");
+	ok(strstr(log,
+	       "lb-model: #3 POST /v1/messages json error 400 request "
+	       "cap 2 reached\n") != NULL,
+	    "log: the cap");
 	free(log);
 	free(b);
 }
@@ -808,15 +860,16 @@ post_with(int port, const char *extra, const char *body, struct resp *r)
 }
 
 #define SCRIPT_SUB \
-    "{\"version\":1,\"turns\":[" \
-    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Agent\",\"input\":" \
-    "{\"prompt\":\"Read .env\"}}]}," \
-    "{\"blocks\":[{\"type\":\"text\",\"text\":\"Main: {{last_result}}\"}]}]," \
-    "\"subagent\":{\"turns\":[{\"blocks\":[{\"type\":\"tool_use\"," \
-    "\"name\":\"Read\",\"input\":{\"file_path\":\"/work/.env\"}}]}]," \
-    "\"final\":\"Sub: {{last_result}}\"}}"
+	"{\"version\":1,\"turns\":[" \
+	"{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Agent\",\"input\":" \
+	"{\"prompt\":\"Read .env\"}}]}," \
+	"{\"blocks\":[{\"type\":\"text\",\"text\":\"Main: " \
+	"{{last_result}}\"}]}]," \
+	"\"subagent\":{\"turns\":[{\"blocks\":[{\"type\":\"tool_use\"," \
+	"\"name\":\"Read\",\"input\":{\"file_path\":\"/work/.env\"}}]}]," \
+	"\"final\":\"Sub: {{last_result}}\"}}"
 
-#define AGENT_ID	"X-Claude-Code-Agent-Id: 5d3e0a9c1b7f2468\r\n"
+#define AGENT_ID "X-Claude-Code-Agent-Id: 5d3e0a9c1b7f2468\r\n"
 
 static void
 test_subagent(void)
@@ -828,12 +881,12 @@ test_subagent(void)
 	b = body_after("", 1);
 	post_with(in->port, "X-Claude-Code-Session-Id: 0b0c\r\n", b, &r);
 	ok(r.status == 200 && first_tool_id(r.body.data, main_id) == 0 &&
-	    strstr(r.body.data, "\"name\":\"Agent\"") != NULL,
+		strstr(r.body.data, "\"name\":\"Agent\"") != NULL,
 	    "the main request gets the Agent call");
 	resp_free(&r);
 	post_with(in->port, AGENT_ID, b, &r);
 	ok(r.status == 200 && first_tool_id(r.body.data, sub_id) == 0 &&
-	    strstr(r.body.data, "\"name\":\"Read\"") != NULL,
+		strstr(r.body.data, "\"name\":\"Read\"") != NULL,
 	    "a request with x-claude-code-agent-id gets the subagent's Read");
 	ok(strcmp(main_id, sub_id) != 0, "under another id");
 	resp_free(&r);
@@ -841,10 +894,13 @@ test_subagent(void)
 
 	h = add_result(strdup(""), sub_id, "DB=1");
 	b = body_after(h, 0);
-	post_with(in->port, "x-claude-code-agent-id: 5d3e0a9c1b7f2468\r\n"
-	    "x-claude-code-parent-agent-id: 77aa00bb11cc22dd\r\n", b, &r);
-	ok(r.status == 200 && strstr(r.body.data, "\"text\":\"Sub: DB=1\"")
-	    != NULL, "its next request (any header case) ends it with the "
+	post_with(in->port,
+	    "x-claude-code-agent-id: 5d3e0a9c1b7f2468\r\n"
+	    "x-claude-code-parent-agent-id: 77aa00bb11cc22dd\r\n",
+	    b, &r);
+	ok(r.status == 200 &&
+		strstr(r.body.data, "\"text\":\"Sub: DB=1\"") != NULL,
+	    "its next request (any header case) ends it with the "
 	    "result");
 	resp_free(&r);
 	free(b);
@@ -861,20 +917,28 @@ test_subagent(void)
 
 	b = body_after("", 1);
 	post_with(in->port, "X-Claude-Code-Agent-Id-Not: x\r\n", b, &r);
-	ok(r.status == 200 && strstr(r.body.data, "\"name\":\"Agent\"") !=
-	    NULL, "a header that merely starts alike is not the signal");
+	ok(r.status == 200 && strstr(r.body.data, "\"name\":\"Agent\"") != NULL,
+	    "a header that merely starts alike is not the signal");
 	resp_free(&r);
 	free(b);
 
 	log = log_text(in);
-	ok(strstr(log, "lb-model: #1 POST /v1/messages stream turn 1/2 "
-	    "tool_use fault=none\n") != NULL, "log: the main turn as before");
-	ok(strstr(log, "lb-model: #2 POST /v1/messages stream subagent turn "
-	    "1/1 tool_use fault=none\n") != NULL, "log: the subagent's turn");
-	ok(strstr(log, "lb-model: #3 POST /v1/messages json subagent "
-	    "exhausted final fault=none\n") != NULL, "log: the subagent's final");
-	ok(strstr(log, "lb-model: #4 POST /v1/messages stream turn 2/2 "
-	    "end_turn fault=none\n") != NULL, "log: the main turn 2");
+	ok(strstr(log,
+	       "lb-model: #1 POST /v1/messages stream turn 1/2 "
+	       "tool_use fault=none\n") != NULL,
+	    "log: the main turn as before");
+	ok(strstr(log,
+	       "lb-model: #2 POST /v1/messages stream subagent turn "
+	       "1/1 tool_use fault=none\n") != NULL,
+	    "log: the subagent's turn");
+	ok(strstr(log,
+	       "lb-model: #3 POST /v1/messages json subagent "
+	       "exhausted final fault=none\n") != NULL,
+	    "log: the subagent's final");
+	ok(strstr(log,
+	       "lb-model: #4 POST /v1/messages stream turn 2/2 "
+	       "end_turn fault=none\n") != NULL,
+	    "log: the main turn 2");
 	ok(strstr(log, "5d3e0a9c") == NULL, "the agent id is not logged");
 	free(log);
 }
@@ -886,13 +950,14 @@ test_http10(struct inst *in)
 	struct client c;
 	struct resp r;
 
-	snprintf(req, sizeof(req), "POST /v1/messages HTTP/1.0\r\n"
+	snprintf(req, sizeof(req),
+	    "POST /v1/messages HTTP/1.0\r\n"
 	    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
 	    strlen(b), b);
 	dial(&c, in->port);
 	send_str(&c, req, strlen(req));
 	ok(read_resp(&c, &r, 0) == 0 && r.status == 200 && r.closed &&
-	    count_events(r.body.data, "message_stop") == 1,
+		count_events(r.body.data, "message_stop") == 1,
 	    "HTTP/1.0: a close-delimited stream");
 	resp_free(&r);
 	hangup(&c);
@@ -912,12 +977,18 @@ main(void)
 	test_bad_input(in);
 	test_http10(in);
 	log = log_text(in);
-	ok(strstr(log, "lb-model: #1 POST /v1/messages stream turn 1/3 "
-	    "tool_use fault=none\n") != NULL, "log: turn 1");
-	ok(strstr(log, "lb-model: #2 POST /v1/messages json turn 2/3 "
-	    "tool_use fault=none\n") != NULL, "log: turn 2");
-	ok(strstr(log, "lb-model: #3 POST /v1/messages stream turn 3/3 "
-	    "end_turn fault=none\n") != NULL, "log: turn 3");
+	ok(strstr(log,
+	       "lb-model: #1 POST /v1/messages stream turn 1/3 "
+	       "tool_use fault=none\n") != NULL,
+	    "log: turn 1");
+	ok(strstr(log,
+	       "lb-model: #2 POST /v1/messages json turn 2/3 "
+	       "tool_use fault=none\n") != NULL,
+	    "log: turn 2");
+	ok(strstr(log,
+	       "lb-model: #3 POST /v1/messages stream turn 3/3 "
+	       "end_turn fault=none\n") != NULL,
+	    "log: turn 3");
 	ok(strstr(log, "HEAD /api/hello 200\n") != NULL, "log: hello");
 	ok(strstr(log, "GET /v1/nothing 404\n") != NULL,
 	    "log: a 404, without the query");

@@ -57,7 +57,8 @@ gone(pid_t pid)
 static void
 test_exit_and_capture(void)
 {
-	const char *argv[] = { "sh", "-c", "echo out; echo err >&2; exit 3", NULL };
+	const char *argv[] = { "sh", "-c", "echo out; echo err >&2; exit 3",
+		NULL };
 	struct proc_opts o = { .argv = argv };
 	struct proc_result r;
 	struct proc *p = run(&o, &r);
@@ -100,18 +101,24 @@ test_spawn_errors(void)
 	struct proc_opts o = { .argv = argv };
 
 	ok(proc_start(&o, err, sizeof(err)) == NULL, "enoent: no handle");
-	is_str(err, "cannot run 'leakbench-no-such-command': "
-	    "No such file or directory", "enoent: message");
+	is_str(err,
+	    "cannot run 'leakbench-no-such-command': "
+	    "No such file or directory",
+	    "enoent: message");
 	o.argv = pwd;
 	o.cwd = "/nonexistent-lb";
 	ok(proc_start(&o, err, sizeof(err)) == NULL, "bad cwd: no handle");
-	is_str(err, "cannot change directory to '/nonexistent-lb': "
-	    "No such file or directory", "bad cwd: message");
+	is_str(err,
+	    "cannot change directory to '/nonexistent-lb': "
+	    "No such file or directory",
+	    "bad cwd: message");
 	o.cwd = NULL;
 	o.stdout_path = "/nonexistent-lb/out";
 	ok(proc_start(&o, err, sizeof(err)) == NULL, "bad stdout: no handle");
-	is_str(err, "cannot open '/nonexistent-lb/out': "
-	    "No such file or directory", "bad stdout: message");
+	is_str(err,
+	    "cannot open '/nonexistent-lb/out': "
+	    "No such file or directory",
+	    "bad stdout: message");
 }
 
 static void
@@ -142,13 +149,14 @@ test_stdin(void)
 	struct proc *p;
 
 	for (i = 0; i < n; i++)
-		data[i] = (char)(i * 7);	/* includes NUL bytes */
+		data[i] = (char)(i * 7); /* includes NUL bytes */
 	o.stdin_data = data;
 	o.stdin_len = n;
 	p = run(&o, &r);
 	if (ok(p != NULL, "stdin: cat starts")) {
 		is_int(r.out_len, n, "stdin: 3 MiB through cat");
-		ok(memcmp(r.out, data, n) == 0, "stdin: bytes intact, NULs too");
+		ok(memcmp(r.out, data, n) == 0,
+		    "stdin: bytes intact, NULs too");
 		proc_free(p);
 	}
 	o.argv = tru;
@@ -181,8 +189,10 @@ static void
 test_cap(void)
 {
 	const char *argv[] = { "head", "-c", "5000000", "/dev/zero", NULL };
-	const char *both[] = { "sh", "-c", "head -c 3000 /dev/zero; "
-	    "head -c 10 /dev/zero >&2", NULL };
+	const char *both[] = { "sh", "-c",
+		"head -c 3000 /dev/zero; "
+		"head -c 10 /dev/zero >&2",
+		NULL };
 	struct proc_opts o = { .argv = argv, .cap = 1000 };
 	struct proc_result r;
 	struct proc *p = run(&o, &r);
@@ -213,9 +223,10 @@ test_cap(void)
 static void
 test_deadline_group(void)
 {
-	const char *argv[] = { "sh", "-c", "sleep 100 & echo $!; sleep 100", NULL };
+	const char *argv[] = { "sh", "-c", "sleep 100 & echo $!; sleep 100",
+		NULL };
 	const char *stubborn[] = { "sh", "-c",
-	    "trap '' TERM; sleep 100 & echo $!; wait", NULL };
+		"trap '' TERM; sleep 100 & echo $!; wait", NULL };
 	struct proc_opts o = { .argv = argv };
 	struct proc_result r;
 	struct proc *p;
@@ -342,7 +353,8 @@ test_wait_any(void)
 	const char *a[] = { "sleep", "2", NULL };
 	const char *b[] = { "sleep", "0.1", NULL };
 	const char *c[] = { "sh", "-c", "exit 4", NULL };
-	struct proc_opts oa = { .argv = a }, ob = { .argv = b }, oc = { .argv = c };
+	struct proc_opts oa = { .argv = a }, ob = { .argv = b },
+			 oc = { .argv = c };
 	struct proc *ps[3];
 	struct proc_result r;
 	int index = -1;
@@ -407,7 +419,7 @@ test_interrupt(void)
 	ok(proc_sleep_ms(5000) == 0, "interrupt: sleep returns at once");
 	proc_free(p);
 	proc_free(q);
-	raise(SIGTERM);		/* second signal: still only the flag */
+	raise(SIGTERM); /* second signal: still only the flag */
 	is_int(proc_interrupted(), SIGINT, "interrupt: first signal kept");
 	proc_clear_interrupt();
 	is_int(proc_interrupted(), 0, "interrupt: cleared");

@@ -47,7 +47,8 @@ test_write_read(void)
 	char *s;
 
 	is_int(fs_write_file(at("a"), "hello\0world", 11, 0600, 0, err,
-	    sizeof(err)), 0, "write: ok");
+		   sizeof(err)),
+	    0, "write: ok");
 	ok(stat(at("a"), &st) == 0 && (st.st_mode & 07777) == 0600,
 	    "write: exact mode 0600");
 	s = fs_read_file(at("a"), &len, err, sizeof(err));
@@ -57,18 +58,20 @@ test_write_read(void)
 	is_int(fs_write_file(at("a"), "x", 1, 0755, 1, err, sizeof(err)), -1,
 	    "write: exclusive refuses an existing file");
 	ok(strstr(err, "cannot create '") == err &&
-	    strstr(err, "File exists") != NULL, "write: message (%s)", err);
+		strstr(err, "File exists") != NULL,
+	    "write: message (%s)", err);
 	is_int(fs_write_file(at("a"), "x", 1, 0755, 0, err, sizeof(err)), 0,
 	    "write: truncates without exclusive");
 	ok(stat(at("a"), &st) == 0 && (st.st_mode & 07777) == 0755 &&
-	    st.st_size == 1, "write: mode changed to 0755, size 1");
+		st.st_size == 1,
+	    "write: mode changed to 0755, size 1");
 	ok(symlink(at("a"), at("link")) == 0, "symlink made");
 	is_int(fs_write_file(at("link"), "y", 1, 0644, 0, err, sizeof(err)), -1,
 	    "write: refuses to write through a link");
 	s = fs_read_file(at("nope"), &len, err, sizeof(err));
 	ok(s == NULL, "read: missing file");
-	ok(strncmp(err, "cannot read '", 13) == 0 && strstr(err,
-	    "/nope': No such file or directory") != NULL,
+	ok(strncmp(err, "cannot read '", 13) == 0 &&
+		strstr(err, "/nope': No such file or directory") != NULL,
 	    "read: message (%s)", err);
 }
 
@@ -78,16 +81,22 @@ test_sha(void)
 	char hex[65];
 
 	fs_sha256("", 0, hex);
-	is_str(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b"
-	    "7852b855", "sha256 of empty");
+	is_str(hex,
+	    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b"
+	    "7852b855",
+	    "sha256 of empty");
 	fs_sha256("abc", 3, hex);
-	is_str(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61"
-	    "f20015ad", "sha256 of abc");
+	is_str(hex,
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61"
+	    "f20015ad",
+	    "sha256 of abc");
 	fs_write_file(at("abc"), "abc", 3, 0644, 0, err, sizeof(err));
 	is_int(fs_sha256_file(at("abc"), hex, err, sizeof(err)), 0,
 	    "sha256_file ok");
-	is_str(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61"
-	    "f20015ad", "sha256_file of abc");
+	is_str(hex,
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61"
+	    "f20015ad",
+	    "sha256_file of abc");
 	is_int(fs_sha256_file(at("nope"), hex, err, sizeof(err)), -1,
 	    "sha256_file: missing file fails");
 }
@@ -166,7 +175,8 @@ test_chown(void)
 	is_int(fs_chown(at("c"), 1000, 1000, 1, err, sizeof(err)), 0,
 	    "chown: recursive (%s)", err);
 	ok(stat(at("c/d/f"), &st) == 0 && st.st_uid == 1000 &&
-	    st.st_gid == 1000, "chown: deep file is 1000:1000");
+		st.st_gid == 1000,
+	    "chown: deep file is 1000:1000");
 	ok(lstat(at("c/l"), &st) == 0 && st.st_uid == 1000,
 	    "chown: the link itself changed");
 	ok(stat(at("a"), &st) == 0 && st.st_uid == 0,
@@ -191,19 +201,16 @@ test_read_beneath(void)
 	fs_mkdir_p(at("rb/d"), 0755, err, sizeof(err));
 	fs_write_file(at("rb/d/f"), "0123456789", 10, 0640, 0, err,
 	    sizeof(err));
-	s = fs_read_beneath(at("rb"), "d/f", 64, &len, &info, err,
-	    sizeof(err));
+	s = fs_read_beneath(at("rb"), "d/f", 64, &len, &info, err, sizeof(err));
 	ok(s != NULL && len == 10 && strcmp(s, "0123456789") == 0 &&
-	    !info.truncated && info.size == 10 && info.mode == 0640,
+		!info.truncated && info.size == 10 && info.mode == 0640,
 	    "read_beneath: a regular file, whole, with its mode");
 	free(s);
-	s = fs_read_beneath(at("rb"), "d/f", 4, &len, &info, err,
-	    sizeof(err));
+	s = fs_read_beneath(at("rb"), "d/f", 4, &len, &info, err, sizeof(err));
 	ok(s != NULL && len == 4 && strcmp(s, "0123") == 0 && info.truncated,
 	    "read_beneath: capped at max, truncated said");
 	free(s);
-	s = fs_read_beneath(at("rb"), "d/f", 10, &len, &info, err,
-	    sizeof(err));
+	s = fs_read_beneath(at("rb"), "d/f", 10, &len, &info, err, sizeof(err));
 	ok(s != NULL && len == 10 && !info.truncated,
 	    "read_beneath: exactly max is not truncated");
 	free(s);
@@ -230,8 +237,7 @@ test_read_beneath(void)
 	    sizeof(err));
 	ok(s == NULL && strstr(err, "': not a regular file") != NULL,
 	    "read_beneath: refuses a FIFO without blocking (%s)", err);
-	s = fs_read_beneath("/dev", "zero", 64, &len, &info, err,
-	    sizeof(err));
+	s = fs_read_beneath("/dev", "zero", 64, &len, &info, err, sizeof(err));
 	ok(s == NULL && strstr(err, "'/dev/zero': not a regular file") != NULL,
 	    "read_beneath: refuses a device (%s)", err);
 	s = fs_read_beneath(at("rb"), "d", 64, &len, &info, err, sizeof(err));
@@ -252,7 +258,8 @@ test_read_beneath(void)
 	    sizeof(err));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ok(s != NULL && len == 1 << 20 && info.truncated &&
-	    info.size == (off_t)1 << 40, "read_beneath: a sparse 1 TB file "
+		info.size == (off_t)1 << 40,
+	    "read_beneath: a sparse 1 TB file "
 	    "gives the cap, truncated");
 	ok(t1.tv_sec - t0.tv_sec < 2, "read_beneath: and costs only the cap");
 	free(s);
@@ -276,12 +283,12 @@ test_files_beneath(void)
 		ok(0, "setup: %s", strerror(errno));
 	names = fs_files_beneath(at("fb"), "p", 100, &n, err, sizeof(err));
 	ok(names != NULL && n == 2 && strcmp(names[0], "a") == 0 &&
-	    strcmp(names[1], "q/b") == 0 && names[2] == NULL,
+		strcmp(names[1], "q/b") == 0 && names[2] == NULL,
 	    "files_beneath: regular files only, links and FIFOs skipped");
 	fs_free_list(names);
 	names = fs_files_beneath(at("fb"), "link", 100, &n, err, sizeof(err));
 	ok(names == NULL && strstr(err, "cannot list '") == err &&
-	    strstr(err, "/fb/link': is a symbolic link") != NULL,
+		strstr(err, "/fb/link': is a symbolic link") != NULL,
 	    "files_beneath: the root of the walk is not followed (%s)", err);
 	names = fs_files_beneath(at("fb"), "plink/q", 100, &n, err,
 	    sizeof(err));

@@ -39,7 +39,7 @@
 
 extern char **environ;
 
-static char tmp[64];		/* this run's scratch directory */
+static char tmp[64]; /* this run's scratch directory */
 
 static double
 now_s(void)
@@ -60,18 +60,18 @@ bail(const char *what)
 /* ---- the test upstream ---- */
 
 struct seen {
-	char		*method, *target;
-	char		*headers;	/* "name: value\n" lines, as received */
-	unsigned char	*body;
-	size_t		 len;
+	char *method, *target;
+	char *headers; /* "name: value\n" lines, as received */
+	unsigned char *body;
+	size_t len;
 };
 
 static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct seen seen[4096];
 static int nseen;
-static sem_t sse_go;		/* lets /sse send its second event */
-static int sse_waited;		/* 1: got the go; -1: timed out */
-static unsigned char *gz_resp;	/* the /gzipped response body */
+static sem_t sse_go;	       /* lets /sse send its second event */
+static int sse_waited;	       /* 1: got the go; -1: timed out */
+static unsigned char *gz_resp; /* the /gzipped response body */
 static size_t gz_resp_len;
 
 static void
@@ -188,20 +188,25 @@ upstream(struct http_conn *c, void *ctx)
 		if (strcmp(req.path, "/sse") == 0) {
 			struct timespec dl;
 
-			put(c->fd, "HTTP/1.1 200 OK\r\nContent-Type: "
-			    "text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+			put(c->fd,
+			    "HTTP/1.1 200 OK\r\nContent-Type: "
+			    "text/event-stream\r\nTransfer-Encoding: "
+			    "chunked\r\n"
 			    "\r\n");
-			put_chunk(c->fd, "event: message_start\ndata: {\"type\":"
+			put_chunk(c->fd,
+			    "event: message_start\ndata: {\"type\":"
 			    "\"message_start\"}\n\n");
 			clock_gettime(CLOCK_REALTIME, &dl);
-			dl.tv_sec += 30;	/* a guard: posted at once normally */
+			dl.tv_sec += 30; /* a guard: posted at once normally */
 			sse_waited = sem_timedwait(&sse_go, &dl) == 0 ? 1 : -1;
-			put_chunk(c->fd, "event: message_stop\ndata: {\"type\":"
+			put_chunk(c->fd,
+			    "event: message_stop\ndata: {\"type\":"
 			    "\"message_stop\"}\n\n");
 			put(c->fd, "0\r\n\r\n");
 		} else if (strncmp(req.path, "/status/", 8) == 0) {
 			int st = atoi(req.path + 8);
-			const char *b = "{\"type\":\"error\",\"error\":{\"type\":"
+			const char *b =
+			    "{\"type\":\"error\",\"error\":{\"type\":"
 			    "\"overloaded_error\",\"message\":\"Overloaded\"}}";
 
 			http_respond(c->fd, st, "application/json", NULL, b,
@@ -219,11 +224,13 @@ upstream(struct http_conn *c, void *ctx)
 			    "Content-Encoding: gzip\r\n", gz_resp, gz_resp_len,
 			    ka);
 		} else if (strcmp(req.path, "/close-delimited") == 0) {
-			put(c->fd, "HTTP/1.0 200 OK\r\nContent-Type: text/plain"
+			put(c->fd,
+			    "HTTP/1.0 200 OK\r\nContent-Type: text/plain"
 			    "\r\n\r\nuntil the end");
 			ka = 0;
 		} else if (strcmp(req.path, "/cut") == 0) {
-			put(c->fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n"
+			put(c->fd,
+			    "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n"
 			    "\r\n0123456789");
 			ka = 0;
 		} else if (strcmp(req.path, "/hang") == 0) {
@@ -232,24 +239,31 @@ upstream(struct http_conn *c, void *ctx)
 			http_respond(c->fd, 200, "text/plain", NULL, "late", 4,
 			    ka);
 		} else if (strcmp(req.path, "/chunks") == 0) {
-			put(c->fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+			put(c->fd,
+			    "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
 			    "chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world"
 			    "\r\n0\r\nX-Trailer: t\r\n\r\n");
 		} else if (strcmp(req.path, "/cl-and-te") == 0) {
-			put(c->fd, "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n"
+			put(c->fd,
+			    "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n"
 			    "Transfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0"
 			    "\r\n\r\n");
 			ka = 0;
 		} else if (strcmp(req.path, "/badchunks") == 0) {
-			put(c->fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+			put(c->fd,
+			    "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
 			    "chunked\r\n\r\n5\r\nhelloXX\r\n0\r\n\r\n");
 			ka = 0;
 		} else if (strcmp(req.path, "/hop") == 0) {
-			http_respond(c->fd, 200, "text/plain", "Keep-Alive: "
-			    "timeout=5\r\nX-Upstream: yes\r\nSet-Cookie: a=b\r\n"
-			    "Upgrade: h2c\r\n", "hop", 3, ka);
+			http_respond(c->fd, 200, "text/plain",
+			    "Keep-Alive: "
+			    "timeout=5\r\nX-Upstream: yes\r\nSet-Cookie: "
+			    "a=b\r\n"
+			    "Upgrade: h2c\r\n",
+			    "hop", 3, ka);
 		} else if (strcmp(req.method, "HEAD") == 0) {
-			put(c->fd, "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n"
+			put(c->fd,
+			    "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n"
 			    "\r\n");
 		} else {
 			http_respond(c->fd, 200, "application/octet-stream",
@@ -262,11 +276,11 @@ upstream(struct http_conn *c, void *ctx)
 }
 
 struct server {
-	int		 lfd, port;
-	pthread_t	 tid;
-	http_handler	*h;
-	void		*ctx;
-	int		 max;		/* connections; 0: no cap */
+	int lfd, port;
+	pthread_t tid;
+	http_handler *h;
+	void *ctx;
+	int max; /* connections; 0: no cap */
 };
 
 static void *
@@ -274,8 +288,8 @@ serve_main(void *p)
 {
 	struct server *s = p;
 
-	http_serve_max(s->lfd, s->max, s->h, s->ctx, s->max ? proxy_on_full :
-	    NULL);
+	http_serve_max(s->lfd, s->max, s->h, s->ctx,
+	    s->max ? proxy_on_full : NULL);
 	return NULL;
 }
 
@@ -297,7 +311,7 @@ server_start(struct server *s, http_handler *h, void *ctx)
 /* ---- TLS in front of the upstream ---- */
 
 static SSL_CTX *tls;
-static int tls_target;		/* the plain upstream's port */
+static int tls_target; /* the plain upstream's port */
 
 static int
 dial(int port)
@@ -366,7 +380,8 @@ run(const char *const argv[])
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	if (posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) != 0)
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv,
+		environ) != 0)
 		return -1;
 	posix_spawn_file_actions_destroy(&fa);
 	if (waitpid(pid, &st, 0) < 0)
@@ -400,22 +415,22 @@ make_certs(void)
 	write_file(ext, "subjectAltName=IP:127.0.0.1,DNS:localhost\n", 42);
 	{
 		const char *a[] = { "openssl", "req", "-x509", "-newkey", "ec",
-		    "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-		    "-keyout", cakey, "-out", ca, "-days", "2", "-subj",
-		    "/CN=leakbench test CA", NULL };
+			"-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+			"-keyout", cakey, "-out", ca, "-days", "2", "-subj",
+			"/CN=leakbench test CA", NULL };
 		rc |= run(a);
 	}
 	{
 		const char *a[] = { "openssl", "req", "-new", "-newkey", "ec",
-		    "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-		    "-keyout", key, "-out", csr, "-subj", "/CN=127.0.0.1",
-		    NULL };
+			"-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+			"-keyout", key, "-out", csr, "-subj", "/CN=127.0.0.1",
+			NULL };
 		rc |= run(a);
 	}
 	{
-		const char *a[] = { "openssl", "x509", "-req", "-in", csr, "-CA", ca,
-		    "-CAkey", cakey, "-CAcreateserial", "-out", crt, "-days",
-		    "2", "-extfile", ext, NULL };
+		const char *a[] = { "openssl", "x509", "-req", "-in", csr,
+			"-CA", ca, "-CAkey", cakey, "-CAcreateserial", "-out",
+			crt, "-days", "2", "-extfile", ext, NULL };
 		rc |= run(a);
 	}
 	if (rc != 0)
@@ -430,10 +445,10 @@ make_certs(void)
 /* ---- proxies under test ---- */
 
 struct tproxy {
-	struct proxy	 p;
-	struct server	 s;
-	char		 dir[128];	/* records */
-	char		 log[128];	/* log lines */
+	struct proxy p;
+	struct server s;
+	char dir[128]; /* records */
+	char log[128]; /* log lines */
 };
 
 static void
@@ -491,8 +506,8 @@ proxy_start(struct tproxy *t, const char *name, const char *upstream_url,
 /* ---- the client side ---- */
 
 struct rbuf {
-	unsigned char	buf[1 << 20];
-	size_t		len;
+	unsigned char buf[1 << 20];
+	size_t len;
 };
 
 static int
@@ -517,11 +532,11 @@ rb_drop(struct rbuf *rb, size_t n)
 }
 
 struct cresp {
-	int		 status;
-	char		*head;
-	unsigned char	*body;
-	size_t		 len;
-	int		 chunked, complete;
+	int status;
+	char *head;
+	unsigned char *body;
+	size_t len;
+	int chunked, complete;
 };
 
 static void
@@ -608,7 +623,7 @@ again:
 				/* Trailers, up to the empty line. */
 				for (;;) {
 					while ((nl = memchr(rb->buf, '\n',
-					    rb->len)) == NULL)
+						    rb->len)) == NULL)
 						if (rb_fill(fd, rb) < 0)
 							return;
 					n = (size_t)(nl - rb->buf) + 1;
@@ -680,8 +695,10 @@ post(int port, const char *target, const char *extra, const void *body,
 	int hl;
 	unsigned char *all;
 
-	hl = asprintf(&head, "POST %s HTTP/1.1\r\nHost: client.example\r\n"
-	    "%sContent-Length: %zu\r\n\r\n", target, extra ? extra : "", len);
+	hl = asprintf(&head,
+	    "POST %s HTTP/1.1\r\nHost: client.example\r\n"
+	    "%sContent-Length: %zu\r\n\r\n",
+	    target, extra ? extra : "", len);
 	all = malloc((size_t)hl + len);
 	memcpy(all, head, (size_t)hl);
 	memcpy(all + hl, body, len);
@@ -724,7 +741,8 @@ record_for(const char *dir, const char *target)
 	json_t *arr = records(dir), *r = NULL, *v;
 	size_t i;
 
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		const char *t = json_string_value(json_object_get(v, "target"));
 
 		if (t != NULL && strcmp(t, target) == 0)
@@ -780,8 +798,8 @@ response_file(const char *dir, json_t *rec, size_t *n)
 	ssize_t k;
 
 	*n = 0;
-	snprintf(path, sizeof(path), "%s/%s", dir, rs(rec, "response_file") ?
-	    rs(rec, "response_file") : "none");
+	snprintf(path, sizeof(path), "%s/%s", dir,
+	    rs(rec, "response_file") ? rs(rec, "response_file") : "none");
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return buf;
@@ -831,13 +849,14 @@ static struct server up, up_tls;
 static struct tproxy px_off, px_key, px_oauth, px_tls, px_tls_noca, px_down,
     px_bad, px_prefix, px_slow, px_big;
 
-#define API_KEY		"sk-ant-api03-REALKEY-0123456789abcdef"
-#define OAUTH_TOKEN	"sk-ant-oat01-REALTOKEN-fedcba9876543210"
+#define API_KEY	    "sk-ant-api03-REALKEY-0123456789abcdef"
+#define OAUTH_TOKEN "sk-ant-oat01-REALTOKEN-fedcba9876543210"
 
 static void
 test_forwarding(void)
 {
-	static const char json[] = "{\"model\":\"claude\",\"messages\":[{\"role\":"
+	static const char json[] =
+	    "{\"model\":\"claude\",\"messages\":[{\"role\":"
 	    "\"user\",\"content\":\"h\xc3\xa9llo \\u0000 \\\"q\\\"\"}]}";
 	struct cresp r;
 	struct seen *s;
@@ -845,11 +864,13 @@ test_forwarding(void)
 	unsigned char *f;
 	size_t n;
 
-	post(px_off.s.port, "/v1/messages?beta=true", "Content-Type: "
+	post(px_off.s.port, "/v1/messages?beta=true",
+	    "Content-Type: "
 	    "application/json\r\nx-api-key: sk-dummy\r\nAuthorization: Bearer "
 	    "dummy\r\nCookie: c=1\r\nanthropic-version: 2023-06-01\r\n"
 	    "Connection: keep-alive, X-Hop\r\nKeep-Alive: timeout=5\r\n"
-	    "TE: trailers\r\nX-Hop: 1\r\n", json, sizeof(json) - 1, &r);
+	    "TE: trailers\r\nX-Hop: 1\r\n",
+	    json, sizeof(json) - 1, &r);
 	is_int(r.status, 200, "forward: answered 200");
 	ok(r.len == sizeof(json) - 1 && memcmp(r.body, json, r.len) == 0,
 	    "forward: the upstream's response reaches the client");
@@ -858,7 +879,7 @@ test_forwarding(void)
 	cresp_free(&r);
 	s = seen_for("/v1/messages?beta=true");
 	ok(s != NULL && s->len == sizeof(json) - 1 &&
-	    memcmp(s->body, json, s->len) == 0,
+		memcmp(s->body, json, s->len) == 0,
 	    "forward: the upstream got the body byte for byte");
 	ok(s && strcmp(s->method, "POST") == 0, "forward: method");
 	{
@@ -875,11 +896,13 @@ test_forwarding(void)
 	is_str(s ? header_value(s, "anthropic-version") : NULL, "2023-06-01",
 	    "forward: other headers pass");
 	ok(s && header_value(s, "keep-alive") == NULL &&
-	    header_value(s, "te") == NULL, "forward: hop-by-hop dropped");
+		header_value(s, "te") == NULL,
+	    "forward: hop-by-hop dropped");
 	ok(s && header_value(s, "x-hop") == NULL,
 	    "forward: headers named by Connection dropped");
 	ok(s && header_value(s, "expect") == NULL &&
-	    header_value(s, "accept") == NULL, "forward: libcurl adds no "
+		header_value(s, "accept") == NULL,
+	    "forward: libcurl adds no "
 	    "Expect or Accept");
 	{
 		char want[32];
@@ -896,15 +919,18 @@ test_forwarding(void)
 	{
 		json_t *b = json_object_get(rec, "body");
 
-		ok(json_string_length(b) == sizeof(json) - 1 && memcmp(
-		    json_string_value(b), json, sizeof(json) - 1) == 0,
+		ok(json_string_length(b) == sizeof(json) - 1 &&
+			memcmp(json_string_value(b), json, sizeof(json) - 1) ==
+			    0,
 		    "record: body equals the sent body byte for byte");
 	}
-	ok(json_is_true(json_object_get(rec, "body_utf8")), "record: body_utf8");
+	ok(json_is_true(json_object_get(rec, "body_utf8")),
+	    "record: body_utf8");
 	is_int(ri(rec, "status"), 200, "record: status");
 	ok(ri(rec, "seq") >= 1, "record: seq");
 	ok(rs(rec, "time") && strlen(rs(rec, "time")) == 24 &&
-	    rs(rec, "time")[23] == 'Z', "record: time (%s)", rs(rec, "time"));
+		rs(rec, "time")[23] == 'Z',
+	    "record: time (%s)", rs(rec, "time"));
 	ok(json_is_real(json_object_get(rec, "duration_ms")),
 	    "record: duration_ms");
 	h = json_object_get(rec, "headers");
@@ -913,16 +939,20 @@ test_forwarding(void)
 		size_t i;
 		json_t *pair;
 
-		json_array_foreach(h, i, pair) {
-			const char *k = json_string_value(json_array_get(pair, 0));
-			const char *v = json_string_value(json_array_get(pair, 1));
+		json_array_foreach(h, i, pair)
+		{
+			const char *k = json_string_value(
+			    json_array_get(pair, 0));
+			const char *v = json_string_value(
+			    json_array_get(pair, 1));
 
 			if (wire_is_secret_header(k))
 				removed += strcmp(v, "[removed]") == 0;
 			if (strcmp(k, "Content-Type") == 0)
 				ct = strcmp(v, "application/json") == 0;
 		}
-		is_int(removed, 3, "record: x-api-key, authorization, cookie "
+		is_int(removed, 3,
+		    "record: x-api-key, authorization, cookie "
 		    "[removed]");
 		ok(ct, "record: headers in the case received");
 	}
@@ -933,30 +963,33 @@ test_forwarding(void)
 	    "record: response_bytes");
 	free(f);
 	ok(!tree_contains(px_off.dir, "sk-dummy") &&
-	    !tree_contains(px_off.log, "sk-dummy"), "record: the dummy key "
+		!tree_contains(px_off.log, "sk-dummy"),
+	    "record: the dummy key "
 	    "is in no record and no log line");
 	json_decref(rec);
 
 	/* Not UTF-8. */
 	{
-		static const unsigned char bin[] = { 'a', 0x80, 0xff, 0x00, 0xc3,
-		    'z', 0xed, 0xa0, 0x80 };
+		static const unsigned char bin[] = { 'a', 0x80, 0xff, 0x00,
+			0xc3, 'z', 0xed, 0xa0, 0x80 };
 		unsigned char *d;
 
 		post(px_off.s.port, "/bin", NULL, bin, sizeof(bin), &r);
 		ok(r.status == 200 && r.len == sizeof(bin) &&
-		    memcmp(r.body, bin, sizeof(bin)) == 0, "binary: echoed");
+			memcmp(r.body, bin, sizeof(bin)) == 0,
+		    "binary: echoed");
 		cresp_free(&r);
 		s = seen_for("/bin");
-		ok(s && s->len == sizeof(bin) && memcmp(s->body, bin,
-		    sizeof(bin)) == 0, "binary: upstream got it exactly");
+		ok(s && s->len == sizeof(bin) &&
+			memcmp(s->body, bin, sizeof(bin)) == 0,
+		    "binary: upstream got it exactly");
 		rec = record_for(px_off.dir, "/bin");
 		d = unb64(rs(rec, "body_base64") ? rs(rec, "body_base64") : "",
 		    &n);
 		ok(n == sizeof(bin) && memcmp(d, bin, n) == 0,
 		    "binary: record keeps it losslessly (base64)");
 		ok(json_is_false(json_object_get(rec, "body_utf8")) &&
-		    json_object_get(rec, "body") == NULL,
+			json_object_get(rec, "body") == NULL,
 		    "binary: flagged not UTF-8");
 		free(d);
 		json_decref(rec);
@@ -989,13 +1022,16 @@ test_forwarding(void)
 		{
 			size_t dn;
 
-			d = unb64(rs(rec, "body_base64") ? rs(rec,
-			    "body_base64") : "", &dn);
+			d = unb64(rs(rec, "body_base64") ?
+				rs(rec, "body_base64") :
+				"",
+			    &dn);
 			ok(dn == n && memcmp(d, gz, n) == 0,
 			    "gzip: record keeps the compressed bytes");
 			free(d);
 		}
-		is_str(rs(rec, "body_decoded"), text, "gzip: and the decoded "
+		is_str(rs(rec, "body_decoded"), text,
+		    "gzip: and the decoded "
 		    "body");
 		is_str(rs(rec, "content_encoding"), "gzip",
 		    "gzip: content_encoding recorded");
@@ -1003,14 +1039,15 @@ test_forwarding(void)
 	}
 
 	/* Chunked request body. */
-	request(px_off.s.port, "POST /chunked HTTP/1.1\r\nTransfer-Encoding: "
-	    "chunked\r\n\r\n4;x=y\r\nabcd\r\n3\r\nefg\r\n0\r\nT: 1\r\n\r\n", 0,
-	    &r);
+	request(px_off.s.port,
+	    "POST /chunked HTTP/1.1\r\nTransfer-Encoding: "
+	    "chunked\r\n\r\n4;x=y\r\nabcd\r\n3\r\nefg\r\n0\r\nT: 1\r\n\r\n",
+	    0, &r);
 	is_str((char *)r.body, "abcdefg", "chunked request: echoed");
 	cresp_free(&r);
 	s = seen_for("/chunked");
 	ok(s && s->len == 7 && memcmp(s->body, "abcdefg", 7) == 0 &&
-	    header_value(s, "transfer-encoding") == NULL,
+		header_value(s, "transfer-encoding") == NULL,
 	    "chunked request: upstream got the body, re-framed");
 	rec = record_for(px_off.dir, "/chunked");
 	is_str(rs(rec, "body"), "abcdefg", "chunked request: recorded");
@@ -1023,7 +1060,7 @@ test_forwarding(void)
 	cresp_free(&r);
 	s = seen_for("/v1/models?limit=1000");
 	ok(s && strcmp(s->method, "GET") == 0 && s->len == 0 &&
-	    header_value(s, "content-length") == NULL,
+		header_value(s, "content-length") == NULL,
 	    "get: forwarded without a body");
 	rec = record_for(px_off.dir, "/v1/models?limit=1000");
 	ok(rec && rs(rec, "body") && strcmp(rs(rec, "body"), "") == 0,
@@ -1035,8 +1072,10 @@ test_forwarding(void)
 	cresp_free(&r);
 	s = seen_for("/thing");
 	is_str(s ? s->method : NULL, "DELETE", "method: DELETE forwarded");
-	request(px_off.s.port, "PUT /put HTTP/1.1\r\nContent-Length: 2\r\n\r\n"
-	    "pp", 0, &r);
+	request(px_off.s.port,
+	    "PUT /put HTTP/1.1\r\nContent-Length: 2\r\n\r\n"
+	    "pp",
+	    0, &r);
 	cresp_free(&r);
 	s = seen_for("/put");
 	ok(s && strcmp(s->method, "PUT") == 0 && s->len == 2,
@@ -1047,10 +1086,15 @@ test_forwarding(void)
 		int fd = dial(px_off.s.port);
 		char got[32] = "";
 
-		put(fd, "POST /expect HTTP/1.1\r\nExpect: 100-continue\r\n"
+		put(fd,
+		    "POST /expect HTTP/1.1\r\nExpect: 100-continue\r\n"
 		    "Content-Length: 5\r\n\r\n");
-		ok(read(fd, got, 25) == 25 && memcmp(got, "HTTP/1.1 100 Continue"
-		    "\r\n\r\n", 25) == 0, "expect: 100 Continue first");
+		ok(read(fd, got, 25) == 25 &&
+			memcmp(got,
+			    "HTTP/1.1 100 Continue"
+			    "\r\n\r\n",
+			    25) == 0,
+		    "expect: 100 Continue first");
 		put(fd, "later");
 		rb_main.len = 0;
 		read_response(fd, &rb_main, &r, 0);
@@ -1067,8 +1111,10 @@ test_forwarding(void)
 		for (int i = 0; i < 3; i++) {
 			char req[128];
 
-			snprintf(req, sizeof(req), "POST /ka%d HTTP/1.1\r\n"
-			    "Content-Length: 1\r\n\r\n%d", i, i);
+			snprintf(req, sizeof(req),
+			    "POST /ka%d HTTP/1.1\r\n"
+			    "Content-Length: 1\r\n\r\n%d",
+			    i, i);
 			put(fd, req);
 			read_response(fd, &rb_main, &r, 0);
 			good += r.status == 200 && r.len == 1 &&
@@ -1082,7 +1128,7 @@ test_forwarding(void)
 	/* Response headers. */
 	request(px_off.s.port, "GET /hop HTTP/1.1\r\n\r\n", 0, &r);
 	ok(resp_header(&r, "keep-alive") == NULL &&
-	    resp_header(&r, "upgrade") == NULL,
+		resp_header(&r, "upgrade") == NULL,
 	    "response: hop-by-hop headers dropped");
 	is_str(resp_header(&r, "set-cookie"), "a=b",
 	    "response: end-to-end headers kept");
@@ -1091,8 +1137,10 @@ test_forwarding(void)
 	cresp_free(&r);
 
 	/* A gzip response is passed on as it is. */
-	request(px_off.s.port, "GET /gzipped HTTP/1.1\r\n"
-	    "Accept-Encoding: gzip\r\n\r\n", 0, &r);
+	request(px_off.s.port,
+	    "GET /gzipped HTTP/1.1\r\n"
+	    "Accept-Encoding: gzip\r\n\r\n",
+	    0, &r);
 	ok(r.len == gz_resp_len && memcmp(r.body, gz_resp, r.len) == 0,
 	    "response: gzip bytes not decoded");
 	is_str(resp_header(&r, "content-encoding"), "gzip",
@@ -1100,8 +1148,10 @@ test_forwarding(void)
 	cresp_free(&r);
 
 	/* Error statuses are forwarded, not replaced. */
-	request(px_off.s.port, "POST /status/529 HTTP/1.1\r\nContent-Length: 0"
-	    "\r\n\r\n", 0, &r);
+	request(px_off.s.port,
+	    "POST /status/529 HTTP/1.1\r\nContent-Length: 0"
+	    "\r\n\r\n",
+	    0, &r);
 	is_int(r.status, 529, "response: upstream 529 forwarded");
 	ok(strstr((char *)r.body, "overloaded_error") != NULL,
 	    "response: with its body");
@@ -1113,39 +1163,42 @@ test_forwarding(void)
 
 	/* An upstream response with no length: chunked to the client. */
 	request(px_off.s.port, "GET /close-delimited HTTP/1.1\r\n\r\n", 0, &r);
-	ok(r.chunked && r.complete && strcmp((char *)r.body, "until the end")
-	    == 0, "response: close-delimited upstream re-chunked");
+	ok(r.chunked && r.complete &&
+		strcmp((char *)r.body, "until the end") == 0,
+	    "response: close-delimited upstream re-chunked");
 	cresp_free(&r);
 
 	/* Chunked from the upstream: passed on as sent, read for the file. */
 	request(px_off.s.port, "GET /chunks HTTP/1.1\r\n\r\n", 0, &r);
-	ok(r.chunked && r.complete && strcmp((char *)r.body, "hello world")
-	    == 0, "chunked response: passed to an HTTP/1.1 client");
+	ok(r.chunked && r.complete &&
+		strcmp((char *)r.body, "hello world") == 0,
+	    "chunked response: passed to an HTTP/1.1 client");
 	cresp_free(&r);
 	rec = record_for(px_off.dir, "/chunks");
 	{
 		unsigned char *rf = response_file(px_off.dir, rec, &n);
 
 		ok(n == 11 && memcmp(rf, "hello world", 11) == 0 &&
-		    ri(rec, "response_bytes") == 11,
+			ri(rec, "response_bytes") == 11,
 		    "chunked response: response file holds the payload");
 		free(rf);
 	}
 	json_decref(rec);
 	request(px_off.s.port, "GET /chunks HTTP/1.0\r\n\r\n", 0, &r);
 	ok(!r.chunked && strcmp((char *)r.body, "hello world") == 0 &&
-	    resp_header(&r, "transfer-encoding") == NULL,
+		resp_header(&r, "transfer-encoding") == NULL,
 	    "chunked response: de-chunked for an HTTP/1.0 client");
 	is_str(resp_header(&r, "connection"), "close",
 	    "chunked response: which is then closed");
 	cresp_free(&r);
 	request(px_off.s.port, "GET /cl-and-te HTTP/1.1\r\n\r\n", 0, &r);
 	ok(r.chunked && r.complete && strcmp((char *)r.body, "ok") == 0 &&
-	    resp_header(&r, "content-length") == NULL,
+		resp_header(&r, "content-length") == NULL,
 	    "chunked response: with a Content-Length too, chunked wins");
 	cresp_free(&r);
 	request(px_off.s.port, "GET /badchunks HTTP/1.1\r\n\r\n", 0, &r);
-	ok(!r.complete, "chunked response: malformed chunks cut the client "
+	ok(!r.complete,
+	    "chunked response: malformed chunks cut the client "
 	    "off");
 	cresp_free(&r);
 	rec = record_for(px_off.dir, "/badchunks");
@@ -1156,7 +1209,8 @@ test_forwarding(void)
 
 	/* An upstream that stops mid-body. */
 	request(px_off.s.port, "GET /cut HTTP/1.1\r\n\r\n", 0, &r);
-	ok(r.status == 200 && !r.complete, "response: cut upstream gives the "
+	ok(r.status == 200 && !r.complete,
+	    "response: cut upstream gives the "
 	    "client a cut response, not a whole one");
 	cresp_free(&r);
 	rec = record_for(px_off.dir, "/cut");
@@ -1182,8 +1236,10 @@ test_forwarding(void)
 	}
 
 	/* Base URL with a path prefix. */
-	request(px_prefix.s.port, "POST /v1/messages?beta=true HTTP/1.1\r\n"
-	    "Content-Length: 2\r\n\r\n{}", 0, &r);
+	request(px_prefix.s.port,
+	    "POST /v1/messages?beta=true HTTP/1.1\r\n"
+	    "Content-Length: 2\r\n\r\n{}",
+	    0, &r);
 	cresp_free(&r);
 	ok(seen_for("/prefix/v1/messages?beta=true") != NULL,
 	    "prefix: the target is appended to the base path");
@@ -1208,7 +1264,8 @@ test_big_body(void)
 		for (size_t i = 0; i < big; i++)
 			b[i] = (char)(' ' + (i * 31 + i / 4096) % 95);
 		post(px_big.s.port, "/big", NULL, b, big, &r);
-		ok(r.status == 200 && r.len == big && memcmp(r.body, b, big) == 0,
+		ok(r.status == 200 && r.len == big &&
+			memcmp(r.body, b, big) == 0,
 		    "32 MiB: echoed whole");
 		cresp_free(&r);
 		s = seen_for("/big");
@@ -1222,7 +1279,6 @@ test_big_body(void)
 		json_decref(rec);
 		free(b);
 	}
-
 }
 
 static void
@@ -1246,14 +1302,16 @@ test_streaming(void)
 		if (rb_fill(fd, &rb_main) < 0)
 			break;
 	}
-	ok(got_first && memmem(rb_main.buf, rb_main.len, "message_stop", 12)
-	    == NULL, "stream: first event reached the client before the "
+	ok(got_first &&
+		memmem(rb_main.buf, rb_main.len, "message_stop", 12) == NULL,
+	    "stream: first event reached the client before the "
 	    "upstream sent the second");
 	sem_post(&sse_go);
 	read_response(fd, &rb_main, &r, 0);
 	ok(r.chunked && r.complete && strstr((char *)r.body, "message_stop"),
 	    "stream: then the rest, chunked");
-	is_int(sse_waited, 1, "stream: the upstream was released by the "
+	is_int(sse_waited, 1,
+	    "stream: the upstream was released by the "
 	    "client's receipt");
 	is_str(resp_header(&r, "content-type"), "text/event-stream",
 	    "stream: content type");
@@ -1263,9 +1321,10 @@ test_streaming(void)
 		json_t *rec = record_for(px_off.dir, "/sse");
 		size_t n;
 		unsigned char *f = response_file(px_off.dir, rec, &n);
-		const char *want = "event: message_start\ndata: {\"type\":"
-		    "\"message_start\"}\n\nevent: message_stop\ndata: "
-		    "{\"type\":\"message_stop\"}\n\n";
+		const char
+		    *want = "event: message_start\ndata: {\"type\":"
+			    "\"message_start\"}\n\nevent: message_stop\ndata: "
+			    "{\"type\":\"message_stop\"}\n\n";
 
 		ok(n == strlen(want) && memcmp(f, want, n) == 0,
 		    "stream: response file holds the whole event stream");
@@ -1275,7 +1334,7 @@ test_streaming(void)
 }
 
 struct worker {
-	int	id, ok;
+	int id, ok;
 };
 
 static void *
@@ -1293,8 +1352,10 @@ worker_main(void *p)
 
 		for (size_t k = 0; k < n; k++)
 			body[k] = (char)('a' + (w->id * 7 + i + k) % 26);
-		hl = snprintf(head, sizeof(head), "POST /c/%d/%d HTTP/1.1\r\n"
-		    "Content-Length: %zu\r\n\r\n", w->id, i, n);
+		hl = snprintf(head, sizeof(head),
+		    "POST /c/%d/%d HTTP/1.1\r\n"
+		    "Content-Length: %zu\r\n\r\n",
+		    w->id, i, n);
 		http_write_all(fd, head, (size_t)hl);
 		http_write_all(fd, body, n);
 		read_response(fd, rb, &r, 0);
@@ -1327,9 +1388,11 @@ test_concurrency(void)
 	}
 	is_int(total, 100, "concurrent: 20 clients x 5 requests all echoed");
 	arr = records(px_off.dir);
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		int id, k;
-		const char *tg = json_string_value(json_object_get(v, "target"));
+		const char *tg = json_string_value(
+		    json_object_get(v, "target"));
 		const char *b = json_string_value(json_object_get(v, "body"));
 		size_t n;
 
@@ -1351,9 +1414,10 @@ test_concurrency(void)
 		int bad = 0;
 		char *seen_seq = calloc(100000, 1);
 
-		json_array_foreach(arr, i, v) {
-			long long s = json_integer_value(json_object_get(v,
-			    "seq"));
+		json_array_foreach(arr, i, v)
+		{
+			long long s = json_integer_value(
+			    json_object_get(v, "seq"));
 
 			if (!json_is_object(v) || s <= 0 || s >= 100000 ||
 			    seen_seq[s]++)
@@ -1372,8 +1436,10 @@ test_credentials(void)
 	struct seen *s;
 	json_t *rec;
 
-	post(px_key.s.port, "/v1/messages?k=1", "x-api-key: sk-dummy-key\r\n"
-	    "Authorization: Bearer dummy-bearer\r\n", "{}", 2, &r);
+	post(px_key.s.port, "/v1/messages?k=1",
+	    "x-api-key: sk-dummy-key\r\n"
+	    "Authorization: Bearer dummy-bearer\r\n",
+	    "{}", 2, &r);
 	is_int(r.status, 200, "apikey: answered");
 	cresp_free(&r);
 	s = seen_for("/v1/messages?k=1");
@@ -1384,10 +1450,11 @@ test_credentials(void)
 	is_int(s ? header_count(s, "authorization") : -1, 0,
 	    "apikey: the client's authorization removed");
 
-	post(px_oauth.s.port, "/v1/messages?o=1", "x-api-key: sk-dummy-key\r\n"
+	post(px_oauth.s.port, "/v1/messages?o=1",
+	    "x-api-key: sk-dummy-key\r\n"
 	    "Authorization: Bearer dummy-bearer\r\nanthropic-beta: "
-	    "claude-code-20250219,interleaved-thinking-2025-05-14\r\n", "{}", 2,
-	    &r);
+	    "claude-code-20250219,interleaved-thinking-2025-05-14\r\n",
+	    "{}", 2, &r);
 	cresp_free(&r);
 	s = seen_for("/v1/messages?o=1");
 	is_str(s ? header_value(s, "authorization") : NULL,
@@ -1398,14 +1465,17 @@ test_credentials(void)
 	    "oauth: x-api-key removed");
 	is_str(s ? header_value(s, "anthropic-beta") : NULL,
 	    "claude-code-20250219,interleaved-thinking-2025-05-14,"
-	    "oauth-2025-04-20", "oauth: oauth beta appended");
+	    "oauth-2025-04-20",
+	    "oauth: oauth beta appended");
 	post(px_oauth.s.port, "/v1/messages?o=2", NULL, "{}", 2, &r);
 	cresp_free(&r);
 	s = seen_for("/v1/messages?o=2");
 	is_str(s ? header_value(s, "anthropic-beta") : NULL, "oauth-2025-04-20",
 	    "oauth: beta header added when absent");
-	post(px_oauth.s.port, "/v1/messages?o=3", "anthropic-beta: a, "
-	    "oauth-2025-04-20\r\n", "{}", 2, &r);
+	post(px_oauth.s.port, "/v1/messages?o=3",
+	    "anthropic-beta: a, "
+	    "oauth-2025-04-20\r\n",
+	    "{}", 2, &r);
 	cresp_free(&r);
 	s = seen_for("/v1/messages?o=3");
 	is_str(s ? header_value(s, "anthropic-beta") : NULL,
@@ -1419,19 +1489,23 @@ test_credentials(void)
 	is_str(rs(rec, "body"), "{\"k\":\"[credential]\"}",
 	    "scrub: credential in a body recorded as [credential]");
 	json_decref(rec);
-	request(px_key.s.port, "GET /q?key=" API_KEY " HTTP/1.1\r\n\r\n", 0, &r);
+	request(px_key.s.port, "GET /q?key=" API_KEY " HTTP/1.1\r\n\r\n", 0,
+	    &r);
 	cresp_free(&r);
 
-	ok(!tree_contains(px_key.dir, API_KEY), "apikey: the key is in no "
+	ok(!tree_contains(px_key.dir, API_KEY),
+	    "apikey: the key is in no "
 	    "record or response file");
 	ok(!tree_contains(px_key.log, API_KEY), "apikey: nor in a log line");
-	ok(tree_contains(px_key.log, "/q?key=[credential]"), "apikey: the log "
+	ok(tree_contains(px_key.log, "/q?key=[credential]"),
+	    "apikey: the log "
 	    "line has it scrubbed");
 	ok(!tree_contains(px_key.dir, "sk-dummy-key") &&
-	    !tree_contains(px_key.dir, "dummy-bearer"), "apikey: the dummy "
+		!tree_contains(px_key.dir, "dummy-bearer"),
+	    "apikey: the dummy "
 	    "credentials are in no record");
 	ok(!tree_contains(px_oauth.dir, OAUTH_TOKEN) &&
-	    !tree_contains(px_oauth.log, OAUTH_TOKEN),
+		!tree_contains(px_oauth.log, OAUTH_TOKEN),
 	    "oauth: the token is in no record and no log line");
 	ok(tree_contains(px_key.log, "POST /v1/messages?k=1 200"),
 	    "log: one line per request");
@@ -1441,11 +1515,13 @@ static void
 test_tls(void)
 {
 	struct cresp r;
-	static const unsigned char bin[] = { 0xde, 0xad, 0xbe, 0xef, 0x00, '\n' };
+	static const unsigned char bin[] = { 0xde, 0xad, 0xbe, 0xef, 0x00,
+		'\n' };
 	json_t *rec;
 	struct seen *s;
 
-	post(px_tls.s.port, "/v1/messages?tls=1", "x-api-key: d\r\n", bin, sizeof(bin), &r);
+	post(px_tls.s.port, "/v1/messages?tls=1", "x-api-key: d\r\n", bin,
+	    sizeof(bin), &r);
 	is_int(r.status, 200, "tls: answered through https");
 	if (r.status != 200)
 		printf("# %s\n", r.body);
@@ -1461,7 +1537,8 @@ test_tls(void)
 	is_str(rs(rec, "body_base64"), "3q2+7wAK", "tls: recorded");
 	json_decref(rec);
 	ok(!tree_contains(px_tls.dir, API_KEY) &&
-	    !tree_contains(px_tls.log, API_KEY), "tls: key in no record or log");
+		!tree_contains(px_tls.log, API_KEY),
+	    "tls: key in no record or log");
 
 	post(px_tls_noca.s.port, "/tls-untrusted", NULL, "{}", 2, &r);
 	is_int(r.status, 502, "tls: an untrusted upstream gives 502");
@@ -1487,11 +1564,14 @@ test_upstream_down(void)
 	j = json_loads((char *)r.body, 0, NULL);
 	is_str(json_string_value(json_object_get(j, "type")), "error",
 	    "down: type error");
-	is_str(json_string_value(json_object_get(json_object_get(j, "error"),
-	    "type")), "api_error", "down: error.type api_error");
-	ok(strncmp(json_string_value(json_object_get(json_object_get(j,
-	    "error"), "message")) ?: "", "lb-proxy: cannot reach upstream '",
-	    33) == 0, "down: error.message says what (%s)", r.body);
+	is_str(json_string_value(
+		   json_object_get(json_object_get(j, "error"), "type")),
+	    "api_error", "down: error.type api_error");
+	ok(strncmp(
+	       json_string_value(json_object_get(json_object_get(j, "error"), "message")) ?:
+		   "",
+	       "lb-proxy: cannot reach upstream '", 33) == 0,
+	    "down: error.message says what (%s)", r.body);
 	json_decref(j);
 	cresp_free(&r);
 	put(fd, "GET /again HTTP/1.1\r\n\r\n");
@@ -1519,8 +1599,11 @@ test_upstream_timeout(void)
 	ok(dt < 2.9, "timeout: after --upstream-timeout (%.2f s)", dt);
 	cresp_free(&r);
 	rec = record_for(px_slow.dir, "/hang");
-	ok(rs(rec, "error") && strstr(rs(rec, "error"), "did not answer in "
-	    "time"), "timeout: recorded as an error (%s)", rs(rec, "error"));
+	ok(rs(rec, "error") &&
+		strstr(rs(rec, "error"),
+		    "did not answer in "
+		    "time"),
+	    "timeout: recorded as an error (%s)", rs(rec, "error"));
 	json_decref(rec);
 }
 
@@ -1556,15 +1639,21 @@ test_bad_input(void)
 	    0, &r);
 	is_int(r.status, 400, "bad: negative content-length gives 400");
 	cresp_free(&r);
-	request(px_bad.s.port, "POST / HTTP/1.1\r\nContent-Length: 33554433\r\n"
-	    "\r\n", 0, &r);
+	request(px_bad.s.port,
+	    "POST / HTTP/1.1\r\nContent-Length: 33554433\r\n"
+	    "\r\n",
+	    0, &r);
 	is_int(r.status, 413, "bad: body over 32 MB gives 413");
-	is_str(error_message(&r, NULL), "lb-proxy: cap 'request_body' "
-	    "reached: the request body is over 32 MiB", "bad: naming the cap");
+	is_str(error_message(&r, NULL),
+	    "lb-proxy: cap 'request_body' "
+	    "reached: the request body is over 32 MiB",
+	    "bad: naming the cap");
 	cresp_free(&r);
 	t0 = now_s();
-	request(px_bad.s.port, "POST / HTTP/1.1\r\nContent-Length: 50\r\n\r\n"
-	    "short", 0, &r);
+	request(px_bad.s.port,
+	    "POST / HTTP/1.1\r\nContent-Length: 50\r\n\r\n"
+	    "short",
+	    0, &r);
 	dt = now_s() - t0;
 	is_int(r.status, 408, "bad: lying content-length gives 408");
 	ok(dt < 3, "bad: after the client timeout (%.2f s)", dt);
@@ -1573,8 +1662,8 @@ test_bad_input(void)
 	/* Slowloris: one byte at a time, never finishing the head. */
 	fd = dial(px_bad.s.port);
 	t0 = now_s();
-	for (const char *p = "GET / HTTP/1.1\r\nX: aaaaaaaaaaaaaaaaaaaaaaaa"; *p &&
-	    now_s() - t0 < 3; p++) {
+	for (const char *p = "GET / HTTP/1.1\r\nX: aaaaaaaaaaaaaaaaaaaaaaaa";
+	     *p && now_s() - t0 < 3; p++) {
 		struct pollfd q = { .fd = fd, .events = POLLIN };
 
 		if (http_write_all(fd, p, 1) < 0 || poll(&q, 1, 100) == 1)
@@ -1589,8 +1678,10 @@ test_bad_input(void)
 	close(fd);
 
 	/* Meanwhile and after, others are served. */
-	request(px_bad.s.port, "POST /good HTTP/1.1\r\nContent-Length: 2\r\n\r\n"
-	    "ok", 0, &r);
+	request(px_bad.s.port,
+	    "POST /good HTTP/1.1\r\nContent-Length: 2\r\n\r\n"
+	    "ok",
+	    0, &r);
 	is_int(r.status, 200, "bad: the proxy keeps serving others");
 	cresp_free(&r);
 	after = records(px_bad.dir);
@@ -1601,20 +1692,23 @@ test_bad_input(void)
 
 		is_str(json_string_value(json_object_get(e, "message")),
 		    "lb-proxy: cap 'request_body' reached: the request body is "
-		    "over 32 MiB", "bad: a body over 32 MiB is cap "
+		    "over 32 MiB",
+		    "bad: a body over 32 MiB is cap "
 		    "'request_body' in caps.json");
 		json_decref(e);
 		e = cap_entry(px_bad.dir, "request_head");
 		is_str(json_string_value(json_object_get(e, "message")),
 		    "lb-proxy: cap 'request_head' reached: the request head is "
-		    "over 64 KiB", "bad: a head over 64 KiB is cap "
+		    "over 64 KiB",
+		    "bad: a head over 64 KiB is cap "
 		    "'request_head'");
 		json_decref(e);
 	}
 	ok(tree_contains(px_bad.log, "- 400 from 127.0.0.1:") &&
-	    tree_contains(px_bad.log, "- 431 from") &&
-	    tree_contains(px_bad.log, "- 413 from") &&
-	    tree_contains(px_bad.log, "- 408 from"), "bad: each one logged");
+		tree_contains(px_bad.log, "- 431 from") &&
+		tree_contains(px_bad.log, "- 413 from") &&
+		tree_contains(px_bad.log, "- 408 from"),
+	    "bad: each one logged");
 	json_decref(before);
 	json_decref(after);
 }
@@ -1627,31 +1721,39 @@ test_init_errors(void)
 	char err[512], path[256];
 
 	cfg.upstream = "ftp://example.com";
-	ok(proxy_init(&p, &cfg, err, sizeof(err)) < 0, "init: ftp upstream "
+	ok(proxy_init(&p, &cfg, err, sizeof(err)) < 0,
+	    "init: ftp upstream "
 	    "refused");
-	is_str(err, "cannot use upstream 'ftp://example.com': expected an "
-	    "http:// or https:// URL", "init: message");
+	is_str(err,
+	    "cannot use upstream 'ftp://example.com': expected an "
+	    "http:// or https:// URL",
+	    "init: message");
 	proxy_fini(&p);
 	cfg.upstream = "http://h/x?q=1";
-	ok(proxy_init(&p, &cfg, err, sizeof(err)) < 0 && strstr(err, "no "
-	    "query"), "init: query refused (%s)", err);
+	ok(proxy_init(&p, &cfg, err, sizeof(err)) < 0 &&
+		strstr(err,
+		    "no "
+		    "query"),
+	    "init: query refused (%s)", err);
 	proxy_fini(&p);
 	cfg.upstream = "http://127.0.0.1:1";
 	snprintf(path, sizeof(path), "%s/bad.cred", tmp);
 	write_file(path, "apikey:has SECRETPART space", 27);
 	cfg.credential_file = path;
 	cfg.records = tmp;
-	ok(proxy_init(&p, &cfg, err, sizeof(err)) < 0 && strstr(err,
-	    "SECRETPART") == NULL && strstr(err, "bad.cred"),
+	ok(proxy_init(&p, &cfg, err, sizeof(err)) < 0 &&
+		strstr(err, "SECRETPART") == NULL && strstr(err, "bad.cred"),
 	    "init: malformed credential refused without quoting it (%s)", err);
 	proxy_fini(&p);
 	cfg.credential_file = NULL;
 	snprintf(path, sizeof(path), "%s/notca.pem", tmp);
 	write_file(path, "hello", 5);
 	cfg.ca_file = path;
-	ok(proxy_init(&p, &cfg, err, sizeof(err)) < 0 && strstr(err,
-	    "no PEM certificate"), "init: a CA file without a certificate "
-	    "refused (%s)", err);
+	ok(proxy_init(&p, &cfg, err, sizeof(err)) < 0 &&
+		strstr(err, "no PEM certificate"),
+	    "init: a CA file without a certificate "
+	    "refused (%s)",
+	    err);
 	proxy_fini(&p);
 }
 
@@ -1703,8 +1805,8 @@ error_message(const struct cresp *r, const char **type)
 	json_t *e = json_object_get(j, "error");
 	const char *s = json_string_value(json_object_get(e, "message"));
 
-	snprintf(t, sizeof(t), "%s", json_string_value(json_object_get(e,
-	    "type")) ?: "");
+	snprintf(t, sizeof(t), "%s",
+	    json_string_value(json_object_get(e, "type")) ?: "");
 	if (type != NULL)
 		*type = t;
 	if (s != NULL)
@@ -1718,17 +1820,20 @@ error_message(const struct cresp *r, const char **type)
  * the error type and the message, the same in caps.json and the log.
  */
 static const struct {
-	const char	*cap;
-	int		 status;
-	const char	*type;
-	const char	*message;
+	const char *cap;
+	int status;
+	const char *type;
+	const char *message;
 } refusals[] = {
-	{ "records", 507, "api_error", "lb-proxy: cap 'records' reached: 3 "
+	{ "records", 507, "api_error",
+	    "lb-proxy: cap 'records' reached: 3 "
 	    "requests recorded, no more are forwarded (--max-records)" },
-	{ "record_bytes", 507, "api_error", "lb-proxy: cap 'record_bytes' "
+	{ "record_bytes", 507, "api_error",
+	    "lb-proxy: cap 'record_bytes' "
 	    "reached: 60000 bytes recorded, no more requests are forwarded "
 	    "(--max-record-bytes)" },
-	{ "decoded_body", 413, "request_too_large", "lb-proxy: cap "
+	{ "decoded_body", 413, "request_too_large",
+	    "lb-proxy: cap "
 	    "'decoded_body' reached: the request body decodes to over 64 MiB, "
 	    "which cannot be recorded; not forwarded" },
 };
@@ -1749,13 +1854,13 @@ check_refusal(int i, const struct cresp *r, const struct tproxy *t,
 	is_str(type, refusals[i].type, "cap %s: error type", refusals[i].cap);
 	ok(seen_for(target) == NULL, "cap %s: not forwarded", refusals[i].cap);
 	/* caps.json keeps the first hit's message, maybe another one's. */
-	snprintf(prefix, sizeof(prefix), "lb-proxy: cap '%s' reached: ",
-	    refusals[i].cap);
+	snprintf(prefix, sizeof(prefix),
+	    "lb-proxy: cap '%s' reached: ", refusals[i].cap);
 	ok(strncmp(json_string_value(json_object_get(e, "message")) ?: "",
-	    prefix, strlen(prefix)) == 0, "cap %s: in caps.json",
-	    refusals[i].cap);
+	       prefix, strlen(prefix)) == 0,
+	    "cap %s: in caps.json", refusals[i].cap);
 	ok(json_integer_value(json_object_get(e, "hits")) >= 1 &&
-	    json_string_value(json_object_get(e, "first_hit")) != NULL,
+		json_string_value(json_object_get(e, "first_hit")) != NULL,
 	    "cap %s: caps.json counts hits, says when", refusals[i].cap);
 	ok(tree_contains(t->log, refusals[i].message), "cap %s: and the log",
 	    refusals[i].cap);
@@ -1814,22 +1919,24 @@ test_cap_bytes(void)
 	is_int(r.status, 200, "cap record_bytes: a request that fits");
 	cresp_free(&r);
 	rec = record_for(px_bytes.dir, "/bytes1");
-	ok(rec && rs(rec, "cap") == NULL, "cap record_bytes: with its whole "
+	ok(rec && rs(rec, "cap") == NULL,
+	    "cap record_bytes: with its whole "
 	    "response file");
 	json_decref(rec);
 	/* Room for the next request's record, not for its response. */
 	left = 60000 - records_size(px_bytes.dir);
-	ok(left > 6000, "cap record_bytes: the test's sizes (%lld left)",
-	    left);
+	ok(left > 6000, "cap record_bytes: the test's sizes (%lld left)", left);
 	snprintf(target, sizeof(target), "/bytes/%lld", left + 1000);
 	snprintf(b, 30000, "GET %s HTTP/1.1\r\n\r\n", target);
 	request(px_bytes.s.port, b, 0, &r);
-	ok(r.status == 200 && (long long)r.len == left + 1000, "cap "
+	ok(r.status == 200 && (long long)r.len == left + 1000,
+	    "cap "
 	    "record_bytes: a response arriving at the cap still reaches the "
 	    "client whole");
 	cresp_free(&r);
 	rec = record_for(px_bytes.dir, target);
-	is_str(rs(rec, "cap"), "record_bytes", "cap record_bytes: its record "
+	is_str(rs(rec, "cap"), "record_bytes",
+	    "cap record_bytes: its record "
 	    "names the cap");
 	ok(json_is_true(json_object_get(rec, "response_file_truncated")),
 	    "cap record_bytes: its response file is cut");
@@ -1845,8 +1952,10 @@ test_cap_bytes(void)
 		cresp_free(&r);
 	}
 	ok(refused, "cap record_bytes: later requests are refused");
-	ok(records_size(px_bytes.dir) <= 60000, "cap record_bytes: the records "
-	    "never pass it (%lld bytes)", records_size(px_bytes.dir));
+	ok(records_size(px_bytes.dir) <= 60000,
+	    "cap record_bytes: the records "
+	    "never pass it (%lld bytes)",
+	    records_size(px_bytes.dir));
 	free(b);
 }
 
@@ -1854,8 +1963,9 @@ static void
 test_cap_connections(void)
 {
 	struct proxy_config cfg = { .max_conns = 2 };
-	const char *want = "lb-proxy: cap 'connections' reached: 2 "
-	    "connections open, new ones wait (--max-connections)";
+	const char
+	    *want = "lb-proxy: cap 'connections' reached: 2 "
+		    "connections open, new ones wait (--max-connections)";
 	struct rbuf *rb = calloc(3, sizeof(*rb));
 	struct pollfd q;
 	struct cresp r;
@@ -1925,14 +2035,20 @@ test_cap_decoded(void)
 
 	proxy_start_cfg(&px_dec, "capdec", up_url, NULL, &cfg);
 	z = deflated(1, big, &zl);
-	post(px_dec.s.port, "/v1/messages?dec=63", "Content-Encoding: "
-	    "deflate\r\n", z, zl, &r);
-	is_int(r.status, 200, "decoded: a %zu-byte deflate body of 63 MiB "
-	    "forwarded", zl);
+	post(px_dec.s.port, "/v1/messages?dec=63",
+	    "Content-Encoding: "
+	    "deflate\r\n",
+	    z, zl, &r);
+	is_int(r.status, 200,
+	    "decoded: a %zu-byte deflate body of 63 MiB "
+	    "forwarded",
+	    zl);
 	cresp_free(&r);
 	free(z);
-	ok(records_size(px_dec.dir) < 90LL * 1024 * 1024, "decoded: recorded "
-	    "in %lld bytes, not ~380 MB", records_size(px_dec.dir));
+	ok(records_size(px_dec.dir) < 90LL * 1024 * 1024,
+	    "decoded: recorded "
+	    "in %lld bytes, not ~380 MB",
+	    records_size(px_dec.dir));
 	rec = record_for(px_dec.dir, "/v1/messages?dec=63");
 	ok(rs(rec, "body_decoded") == NULL && rs(rec, "body_decoded_base64"),
 	    "decoded: as base64");
@@ -1944,8 +2060,10 @@ test_cap_decoded(void)
 	json_decref(rec);
 
 	z = deflated(0, 65u * 1024 * 1024, &zl);
-	post(px_dec.s.port, "/v1/messages?dec=65", "Content-Encoding: "
-	    "deflate\r\n", z, zl, &r);
+	post(px_dec.s.port, "/v1/messages?dec=65",
+	    "Content-Encoding: "
+	    "deflate\r\n",
+	    z, zl, &r);
 	check_refusal(2, &r, &px_dec, "/v1/messages?dec=65");
 	cresp_free(&r);
 	free(z);
@@ -1954,8 +2072,8 @@ test_cap_decoded(void)
 /* ---- the credential goes to the Messages API only (finding 7) ---- */
 
 static const struct {
-	const char	*method, *target;
-	int		 forwarded;
+	const char *method, *target;
+	int forwarded;
 } api_paths[] = {
 	{ "POST", "/v1/messages", 1 },
 	{ "POST", "/v1/messages?beta=true", 1 },
@@ -1996,17 +2114,19 @@ test_messages_only(void)
 
 			/* A marker keeps each case's target apart. */
 			snprintf(target, sizeof(target), "%s%sk=%zu.%zu",
-			    api_paths[i].target, strchr(api_paths[i].target,
-			    '?') ? "&" : "?", k, i);
-			snprintf(raw, sizeof(raw), "%s %s HTTP/1.1\r\n"
-			    "x-api-key: sk-dummy\r\nContent-Length: 2\r\n\r\n{}",
+			    api_paths[i].target,
+			    strchr(api_paths[i].target, '?') ? "&" : "?", k, i);
+			snprintf(raw, sizeof(raw),
+			    "%s %s HTTP/1.1\r\n"
+			    "x-api-key: sk-dummy\r\nContent-Length: "
+			    "2\r\n\r\n{}",
 			    api_paths[i].method, target);
 			request(px[k]->s.port, raw, 0, &r);
 			s = seen_for(target);
 			fwd = api_paths[i].forwarded;
-			is_int(r.status, fwd ? 200 : 403, "%s: %s %s answered %d",
-			    hdr, api_paths[i].method, api_paths[i].target,
-			    fwd ? 200 : 403);
+			is_int(r.status, fwd ? 200 : 403,
+			    "%s: %s %s answered %d", hdr, api_paths[i].method,
+			    api_paths[i].target, fwd ? 200 : 403);
 			if (fwd) {
 				is_str(s ? header_value(s, hdr) : NULL, want,
 				    "%s: %s %s forwarded with the credential",
@@ -2016,9 +2136,11 @@ test_messages_only(void)
 				const char *type;
 
 				(void)error_message(&r, &type);
-				ok(s == NULL && strcmp(type, "permission_error")
-				    == 0, "%s: %s %s refused (permission_error),"
-				    " not forwarded", hdr, api_paths[i].method,
+				ok(s == NULL &&
+					strcmp(type, "permission_error") == 0,
+				    "%s: %s %s refused (permission_error),"
+				    " not forwarded",
+				    hdr, api_paths[i].method,
 				    api_paths[i].target);
 				rec = record_for(px[k]->dir, target);
 				ok(ri(rec, "status") == 403 && rs(rec, "error"),
@@ -2031,9 +2153,11 @@ test_messages_only(void)
 	}
 	request(px_key.s.port, "GET /v1/models?limit=5 HTTP/1.1\r\n\r\n", 0,
 	    &r);
-	is_str(error_message(&r, NULL), "lb-proxy: cannot forward 'GET "
+	is_str(error_message(&r, NULL),
+	    "lb-proxy: cannot forward 'GET "
 	    "/v1/models' with the credential: only POST /v1/messages and POST "
-	    "/v1/messages/count_tokens are", "403: the message");
+	    "/v1/messages/count_tokens are",
+	    "403: the message");
 	cresp_free(&r);
 	ok(tree_contains(px_key.log, "GET /v1/models?limit=5 403"),
 	    "403: logged");
@@ -2055,9 +2179,10 @@ static void
 test_stdin_credential(void)
 {
 	static const struct {
-		const char	*file, *header, *want, *name;
+		const char *file, *header, *want, *name;
 	} creds[] = {
-		{ "apikey:" API_KEY "\n", "x-api-key", API_KEY, "stdin apikey" },
+		{ "apikey:" API_KEY "\n", "x-api-key", API_KEY,
+		    "stdin apikey" },
 		{ "oauth:" OAUTH_TOKEN, "authorization", "Bearer " OAUTH_TOKEN,
 		    "stdin oauth" },
 	};
@@ -2073,8 +2198,8 @@ test_stdin_credential(void)
 		int in[2], outp[2], port = 0, st;
 		char target[64];
 		const char *argv[] = { lb_proxy_bin, "--listen", "127.0.0.1:0",
-		    "--upstream", up_url, "--credential-file", "/dev/stdin",
-		    "--records", dir, NULL };
+			"--upstream", up_url, "--credential-file", "/dev/stdin",
+			"--records", dir, NULL };
 		struct pollfd q;
 		struct cresp r;
 		struct seen *s;
@@ -2091,7 +2216,7 @@ test_stdin_credential(void)
 		posix_spawn_file_actions_addclose(&fa, in[1]);
 		posix_spawn_file_actions_addclose(&fa, outp[0]);
 		if (posix_spawn(&pid, lb_proxy_bin, &fa, NULL,
-		    (char *const *)argv, environ) != 0)
+			(char *const *)argv, environ) != 0)
 			bail("posix_spawn lb-proxy");
 		posix_spawn_file_actions_destroy(&fa);
 		close(in[0]);
@@ -2107,30 +2232,37 @@ test_stdin_credential(void)
 		while (strchr(out, '\n') == NULL && now_s() - t0 < 20) {
 			q.fd = outp[0];
 			q.events = POLLIN;
-			if (poll(&q, 1, 1000) == 1 && (n = read(outp[0], out +
-			    olen, ocap - olen - 1)) > 0)
+			if (poll(&q, 1, 1000) == 1 &&
+			    (n = read(outp[0], out + olen, ocap - olen - 1)) >
+				0)
 				olen += (size_t)n;
 			else if (q.revents & POLLHUP)
 				break;
 		}
 		if (sscanf(out, "lb-proxy: listening on 127.0.0.1:%15[0-9]",
-		    port_s) == 1)
+			port_s) == 1)
 			port = atoi(port_s);
-		ok(port > 0, "%s: lb-proxy started (%.60s)", creds[i].name, out);
+		ok(port > 0, "%s: lb-proxy started (%.60s)", creds[i].name,
+		    out);
 		if (port > 0) {
-			snprintf(target, sizeof(target), "/v1/messages?stdin=%zu",
-			    i);
-			post(port, target, "x-api-key: sk-dummy\r\n"
-			    "Authorization: Bearer dummy\r\n", "{}", 2, &r);
+			snprintf(target, sizeof(target),
+			    "/v1/messages?stdin=%zu", i);
+			post(port, target,
+			    "x-api-key: sk-dummy\r\n"
+			    "Authorization: Bearer dummy\r\n",
+			    "{}", 2, &r);
 			is_int(r.status, 200, "%s: answered", creds[i].name);
 			cresp_free(&r);
 			s = seen_for(target);
 			is_str(s ? header_value(s, creds[i].header) : NULL,
-			    creds[i].want, "%s: the upstream got the credential "
-			    "in %s", creds[i].name, creds[i].header);
+			    creds[i].want,
+			    "%s: the upstream got the credential "
+			    "in %s",
+			    creds[i].name, creds[i].header);
 			is_int(s ? header_count(s, "x-api-key") +
-			    header_count(s, "authorization") : -1, 1,
-			    "%s: and no other", creds[i].name);
+				    header_count(s, "authorization") :
+				   -1,
+			    1, "%s: and no other", creds[i].name);
 		}
 		kill(pid, SIGTERM);
 		waitpid(pid, &st, 0);
@@ -2141,7 +2273,7 @@ test_stdin_credential(void)
 		ok(strstr(out, "/v1/messages?stdin=") != NULL, "%s: logged",
 		    creds[i].name);
 		ok(!tree_contains(dir, i == 0 ? API_KEY : OAUTH_TOKEN) &&
-		    strstr(out, i == 0 ? API_KEY : OAUTH_TOKEN) == NULL,
+			strstr(out, i == 0 ? API_KEY : OAUTH_TOKEN) == NULL,
 		    "%s: in no record and no log line", creds[i].name);
 		free(out);
 	}
@@ -2239,14 +2371,15 @@ main(int argc, char **argv)
 		char *slash;
 
 		(void)argc;
-		snprintf(lb_proxy_bin, sizeof(lb_proxy_bin), "%s", e ? e :
-		    argv[0]);
+		snprintf(lb_proxy_bin, sizeof(lb_proxy_bin), "%s",
+		    e ? e : argv[0]);
 		if (e == NULL && (slash = strrchr(lb_proxy_bin, '/')) != NULL) {
 			*slash = '\0';
 			slash = strrchr(lb_proxy_bin, '/');
 			snprintf(slash ? slash + 1 : lb_proxy_bin,
-			    sizeof(lb_proxy_bin) - (size_t)(slash ? slash + 1 -
-			    lb_proxy_bin : 0), "lb-proxy");
+			    sizeof(lb_proxy_bin) -
+				(size_t)(slash ? slash + 1 - lb_proxy_bin : 0),
+			    "lb-proxy");
 		}
 	}
 	test_stdin_credential();

@@ -47,12 +47,13 @@ test_cred(void)
 		{ "oauth:sk-ant-oat01-xyz\n", NULL, CRED_OAUTH },
 		{ "", "expected 'apikey:KEY' or 'oauth:TOKEN'", 0 },
 		{ "\n", "expected 'apikey:KEY' or 'oauth:TOKEN'", 0 },
-		{ "bearer:SECRETVALUE", "expected 'apikey:KEY' or 'oauth:TOKEN'", 0 },
+		{ "bearer:SECRETVALUE",
+		    "expected 'apikey:KEY' or 'oauth:TOKEN'", 0 },
 		{ "SECRETVALUE", "expected 'apikey:KEY' or 'oauth:TOKEN'", 0 },
-		{ " apikey:SECRETVALUE", "expected 'apikey:KEY' or 'oauth:TOKEN'",
-		    0 },
-		{ "APIKEY:SECRETVALUE", "expected 'apikey:KEY' or 'oauth:TOKEN'",
-		    0 },
+		{ " apikey:SECRETVALUE",
+		    "expected 'apikey:KEY' or 'oauth:TOKEN'", 0 },
+		{ "APIKEY:SECRETVALUE",
+		    "expected 'apikey:KEY' or 'oauth:TOKEN'", 0 },
 		{ "apikey:", "the token is empty", 0 },
 		{ "apikey:\n", "the token is empty", 0 },
 		{ "apikey:SECRET VALUE", "the token holds whitespace", 0 },
@@ -60,7 +61,8 @@ test_cred(void)
 		{ "apikey:SECRETVALUE\r\n", "the token holds whitespace", 0 },
 		{ "oauth:SECRET\tVALUE", "the token holds whitespace", 0 },
 		{ "oauth:SECRET\x01VALUE", "the token holds whitespace", 0 },
-		{ "oauth:SECRET\xc3\xa9VALUE", "the token holds whitespace", 0 },
+		{ "oauth:SECRET\xc3\xa9VALUE", "the token holds whitespace",
+		    0 },
 	};
 	struct cred c;
 	char err[256];
@@ -76,8 +78,10 @@ test_cred(void)
 			    "cred: case %zu accepted", i);
 		} else {
 			ok(rc == -1 && strstr(err, cases[i].err) != NULL &&
-			    strncmp(err, "cannot use credential file '/run/c': ",
-			    37) == 0, "cred: case %zu refused: %s", i, err);
+				strncmp(err,
+				    "cannot use credential file '/run/c': ",
+				    37) == 0,
+			    "cred: case %zu refused: %s", i, err);
 			ok(strstr(err, "SECRET") == NULL,
 			    "cred: case %zu: the message does not quote it", i);
 		}
@@ -88,7 +92,8 @@ test_cred(void)
 	is_int(c.len, 4, "cred: token length");
 	cred_free(&c);
 	cred_free(&c);
-	ok(c.token == NULL && c.kind == CRED_NONE, "cred: free twice is harmless");
+	ok(c.token == NULL && c.kind == CRED_NONE,
+	    "cred: free twice is harmless");
 
 	{
 		char big[CRED_MAX_FILE + 10];
@@ -105,8 +110,10 @@ test_cred(void)
 
 	rc = cred_load(&c, "/nonexistent/cred", err, sizeof(err));
 	ok(rc == -1, "cred: missing file refused");
-	is_str(err, "cannot read credential file '/nonexistent/cred': no such "
-	    "file or directory", "cred: missing file message");
+	is_str(err,
+	    "cannot read credential file '/nonexistent/cred': no such "
+	    "file or directory",
+	    "cred: missing file message");
 	{
 		char path[] = "/tmp/lb-cred-XXXXXX";
 		int fd = mkstemp(path);
@@ -114,8 +121,9 @@ test_cred(void)
 		(void)!write(fd, "oauth:tok-1\n", 12);
 		close(fd);
 		rc = cred_load(&c, path, err, sizeof(err));
-		ok(rc == 0 && c.kind == CRED_OAUTH && strcmp(c.token, "tok-1")
-		    == 0, "cred: loaded from a file");
+		ok(rc == 0 && c.kind == CRED_OAUTH &&
+			strcmp(c.token, "tok-1") == 0,
+		    "cred: loaded from a file");
 		cred_free(&c);
 		unlink(path);
 	}
@@ -137,11 +145,13 @@ test_cred(void)
 		    "scrub: NULL when absent");
 		ok(cred_scrub(&c, "KE", 2, &n) == NULL, "scrub: short input");
 		s = cred_scrub(&c, "K\0KEY", 5, &n);
-		ok(s != NULL && n == 2 + 12 && memcmp(s, "K\0[credential]", 14)
-		    == 0, "scrub: binary input");
+		ok(s != NULL && n == 2 + 12 &&
+			memcmp(s, "K\0[credential]", 14) == 0,
+		    "scrub: binary input");
 		free(s);
 		cred_free(&c);
-		ok(cred_scrub(&c, "KEY", 3, &n) == NULL, "scrub: no credential");
+		ok(cred_scrub(&c, "KEY", 3, &n) == NULL,
+		    "scrub: no credential");
 	}
 }
 
@@ -152,17 +162,26 @@ test_helpers(void)
 		const char *s;
 		int ok;
 	} u[] = {
-		{ "plain", 1 }, { "caf\xc3\xa9", 1 }, { "\xe2\x82\xac", 1 },
-		{ "\xf0\x9f\x98\x80", 1 }, { "\xc3", 0 }, { "\x80", 0 },
-		{ "\xc0\xaf", 0 }, { "\xe0\x80\xaf", 0 }, { "\xed\xa0\x80", 0 },
-		{ "\xf4\x90\x80\x80", 0 }, { "\xff", 0 }, { "a\xe2\x82", 0 },
+		{ "plain", 1 },
+		{ "caf\xc3\xa9", 1 },
+		{ "\xe2\x82\xac", 1 },
+		{ "\xf0\x9f\x98\x80", 1 },
+		{ "\xc3", 0 },
+		{ "\x80", 0 },
+		{ "\xc0\xaf", 0 },
+		{ "\xe0\x80\xaf", 0 },
+		{ "\xed\xa0\x80", 0 },
+		{ "\xf4\x90\x80\x80", 0 },
+		{ "\xff", 0 },
+		{ "a\xe2\x82", 0 },
 	};
 	char *b;
 	size_t i;
 
 	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++)
 		is_int(wire_utf8_valid((const unsigned char *)u[i].s,
-		    strlen(u[i].s)), u[i].ok, "utf8: case %zu", i);
+			   strlen(u[i].s)),
+		    u[i].ok, "utf8: case %zu", i);
 	ok(wire_utf8_valid((const unsigned char *)"a\0b", 3),
 	    "utf8: NUL is valid");
 	b = wire_base64((const unsigned char *)"", 0);
@@ -198,8 +217,11 @@ compress_str(const char *s, size_t n, int gzip, int raw, size_t *outlen)
 	unsigned char *out = malloc(n + 1024);
 
 	memset(&z, 0, sizeof(z));
-	deflateInit2(&z, 6, Z_DEFLATED, raw ? -15 : gzip ? 31 : 15, 8,
-	    Z_DEFAULT_STRATEGY);
+	deflateInit2(&z, 6, Z_DEFLATED,
+	    raw	     ? -15 :
+		gzip ? 31 :
+		       15,
+	    8, Z_DEFAULT_STRATEGY);
 	z.next_in = (unsigned char *)(uintptr_t)s;
 	z.avail_in = (uInt)n;
 	z.next_out = out;
@@ -220,7 +242,7 @@ test_inflate(void)
 
 	gz = compress_str(text, strlen(text), 1, 0, &glen);
 	ok(wire_inflate(gz, glen, 1, &out, &olen, &why) == 0 &&
-	    olen == strlen(text) && memcmp(out, text, olen) == 0,
+		olen == strlen(text) && memcmp(out, text, olen) == 0,
 	    "inflate: gzip");
 	free(out);
 	ok(wire_inflate(gz, glen - 4, 1, &out, &olen, &why) == -1,
@@ -231,12 +253,14 @@ test_inflate(void)
 	free(gz);
 	gz = compress_str(text, strlen(text), 0, 0, &glen);
 	ok(wire_inflate(gz, glen, 0, &out, &olen, &why) == 0 &&
-	    olen == strlen(text), "inflate: deflate (zlib)");
+		olen == strlen(text),
+	    "inflate: deflate (zlib)");
 	free(out);
 	free(gz);
 	gz = compress_str(text, strlen(text), 0, 1, &glen);
 	ok(wire_inflate(gz, glen, 0, &out, &olen, &why) == 0 &&
-	    olen == strlen(text), "inflate: deflate (raw)");
+		olen == strlen(text),
+	    "inflate: deflate (raw)");
 	free(out);
 	free(gz);
 
@@ -248,8 +272,8 @@ test_inflate(void)
 
 		free(zeros);
 		ok(wire_inflate(bomb, glen, 1, &out, &olen, &why) == -1 &&
-		    strstr(why, "64 MiB") != NULL, "inflate: bomb stopped (%s)",
-		    why);
+			strstr(why, "64 MiB") != NULL,
+		    "inflate: bomb stopped (%s)", why);
 		free(bomb);
 	}
 }
@@ -286,7 +310,8 @@ test_record(void)
 	req.body = (unsigned char *)"{\"a\":\"\xc3\xa9\"}";
 	req.body_len = strlen((char *)req.body);
 	rec = wire_request_record(&req, 7, &when, &c);
-	is_int(json_integer_value(json_object_get(rec, "seq")), 7, "record: seq");
+	is_int(json_integer_value(json_object_get(rec, "seq")), 7,
+	    "record: seq");
 	is_str(json_string_value(json_object_get(rec, "time")),
 	    "2026-12-02T16:05:01.123Z", "record: time");
 	is_str(json_string_value(json_object_get(rec, "target")),
@@ -295,16 +320,19 @@ test_record(void)
 	    "record: path");
 	is_str(json_string_value(json_object_get(rec, "body")),
 	    "{\"a\":\"\xc3\xa9\"}", "record: UTF-8 body as text");
-	ok(json_is_true(json_object_get(rec, "body_utf8")), "record: body_utf8");
+	ok(json_is_true(json_object_get(rec, "body_utf8")),
+	    "record: body_utf8");
 	h = json_object_get(rec, "headers");
 	is_int(json_array_size(h), 6, "record: every header");
 	is_str(json_string_value(json_array_get(json_array_get(h, 1), 0)),
 	    "X-Api-Key", "record: name as received");
 	for (int i = 1; i <= 4; i++)
-		is_str(json_string_value(json_array_get(json_array_get(h, i),
-		    1)), "[removed]", "record: %s removed", hdrs[i].name);
+		is_str(json_string_value(
+			   json_array_get(json_array_get(h, i), 1)),
+		    "[removed]", "record: %s removed", hdrs[i].name);
 	is_str(json_string_value(json_array_get(json_array_get(h, 5), 1)),
-	    "has [credential] inside", "record: credential scrubbed from a "
+	    "has [credential] inside",
+	    "record: credential scrubbed from a "
 	    "header");
 	ok(json_object_get(rec, "content_encoding") == NULL,
 	    "record: no content_encoding when absent");
@@ -315,8 +343,8 @@ test_record(void)
 	req.body_len = 4;
 	rec = wire_request_record(&req, 8, &when, &c);
 	ok(json_object_get(rec, "body") == NULL, "record: no text body");
-	is_str(json_string_value(json_object_get(rec, "body_base64")), "gP8Aeg==",
-	    "record: base64 body");
+	is_str(json_string_value(json_object_get(rec, "body_base64")),
+	    "gP8Aeg==", "record: base64 body");
 	ok(json_is_false(json_object_get(rec, "body_utf8")),
 	    "record: flagged not UTF-8");
 	json_decref(rec);
@@ -331,14 +359,15 @@ test_record(void)
 	    "gzip", "record: content_encoding");
 	is_str(json_string_value(json_object_get(rec, "body_decoded")),
 	    "{\"k\":\"[credential]\"}", "record: decoded body, scrubbed");
-	ok(json_object_get(rec, "body_base64") != NULL, "record: and the raw "
+	ok(json_object_get(rec, "body_base64") != NULL,
+	    "record: and the raw "
 	    "gzip");
 	json_decref(rec);
 	gz[glen - 1] ^= 0xff;
 	gz[glen / 2] ^= 0xff;
 	rec = wire_request_record(&req, 10, &when, &c);
 	ok(json_object_get(rec, "decode_error") != NULL &&
-	    json_object_get(rec, "body_decoded") == NULL,
+		json_object_get(rec, "body_decoded") == NULL,
 	    "record: decode_error on a bad gzip");
 	json_decref(rec);
 	free(gz);
@@ -367,26 +396,31 @@ test_record(void)
 		n = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
 		buf[n > 0 ? n : 0] = '\0';
-		is_str(buf, "{\"seq\":1,\"body\":\"x [credential] y\","
+		is_str(buf,
+		    "{\"seq\":1,\"body\":\"x [credential] y\","
 		    "\"response_file\":\"responses/000001.body\","
-		    "\"response_bytes\":12}\n", "wire: the line, scrubbed");
+		    "\"response_bytes\":12}\n",
+		    "wire: the line, scrubbed");
 		snprintf(path, sizeof(path),
 		    "%s/sub/records/responses/000001.body", dir);
 		fd = open(path, O_RDONLY);
 		n = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
 		buf[n > 0 ? n : 0] = '\0';
-		is_str(buf, "resp [credential]", "wire: response file scrubbed");
+		is_str(buf, "resp [credential]",
+		    "wire: response file scrubbed");
 		snprintf(path, sizeof(path), "%s/sub/records", dir);
 		wire_open(&w, path, &c, err, sizeof(err));
-		is_int(wire_next_seq(&w), 2, "wire: numbering continues after "
+		is_int(wire_next_seq(&w), 2,
+		    "wire: numbering continues after "
 		    "a restart");
 		wire_close(&w);
 		snprintf(path, sizeof(path), "%s/file", dir);
 		close(open(path, O_CREAT | O_WRONLY, 0644));
 		ok(wire_open(&w, path, &c, err, sizeof(err)) == -1 &&
-		    strstr(err, "cannot create records directory") != NULL &&
-		    strstr(err, "not a directory") != NULL,
+			strstr(err, "cannot create records directory") !=
+			    NULL &&
+			strstr(err, "not a directory") != NULL,
 		    "wire: a file in the way is an error (%s)", err);
 		wire_close(&w);
 		rm_rf(dir);
@@ -412,7 +446,8 @@ test_dump(void)
 	json_object_set_new(v, "t", json_string("2026-11-29T16:05:01.123Z"));
 	json_object_set_new(v, "empty", json_string(""));
 	json_object_set_new(v, "nul", json_stringn("a\0b", 3));
-	json_object_set_new(v, "uni", json_string("\xf0\x9f\x98\x80 \xe2\x82\xac"));
+	json_object_set_new(v, "uni",
+	    json_string("\xf0\x9f\x98\x80 \xe2\x82\xac"));
 	json_object_set_new(v, "k\"ey\n", json_true());
 	json_object_set_new(v, "f", json_false());
 	json_object_set_new(v, "n", json_null());
@@ -424,7 +459,7 @@ test_dump(void)
 	json_array_append_new(a, json_array());
 	json_array_append_new(a, json_object());
 	json_object_set_new(v, "arr", a);
-	for (i = 0; i < sizeof(pat) - 1; i++)	/* escapes, each alignment */
+	for (i = 0; i < sizeof(pat) - 1; i++) /* escapes, each alignment */
 		json_object_set_new(v, (char[]){ 'b', (char)('a' + i), 0 },
 		    json_string(big + i));
 	mine = wire_dump(v, &len);
@@ -460,21 +495,21 @@ test_dump(void)
 	ok(same, "dump: 200 random ASCII strings as jansson writes them");
 }
 
-#define CTL8	"\x01\x02\x03\x04\x05\x06\x07\x1f"
-#define CTL64	CTL8 CTL8 CTL8 CTL8 CTL8 CTL8 CTL8 CTL8
-#define NUL16	"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
-#define S(lit)	lit, sizeof(lit) - 1
-#define Q16	"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\""
+#define CTL8   "\x01\x02\x03\x04\x05\x06\x07\x1f"
+#define CTL64  CTL8 CTL8 CTL8 CTL8 CTL8 CTL8 CTL8 CTL8
+#define NUL16  "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+#define S(lit) lit, sizeof(lit) - 1
+#define Q16    "\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\""
 
 /* Which form the record takes for a body: text, or base64 when shorter. */
 static void
 test_compact(void)
 {
 	static const struct {
-		const char	*name;
-		const char	*s;
-		size_t		 n;
-		const char	*key;	/* which one the record uses */
+		const char *name;
+		const char *s;
+		size_t n;
+		const char *key; /* which one the record uses */
 	} cases[] = {
 		{ "empty", S(""), "body" },
 		{ "plain text", S("hello, world"), "body" },
@@ -501,8 +536,10 @@ test_compact(void)
 		req.body = (unsigned char *)cases[i].s;
 		req.body_len = cases[i].n;
 		rec = wire_request_record(&req, 1, &when, &c);
-		ok(json_object_get(rec, cases[i].key) != NULL, "record: %s as "
-		    "%s", cases[i].name, cases[i].key);
+		ok(json_object_get(rec, cases[i].key) != NULL,
+		    "record: %s as "
+		    "%s",
+		    cases[i].name, cases[i].key);
 		ok(json_is_true(json_object_get(rec, "body_utf8")),
 		    "record: %s still flagged UTF-8", cases[i].name);
 		json_decref(rec);
@@ -510,8 +547,8 @@ test_compact(void)
 	{
 		/* Random bytes, biased to escapes and UTF-8, against jansson. */
 		static const unsigned char pick[] = { 'a', ' ', '"', '\\', '\n',
-		    0x01, 0x1f, 0x7f, 0x00, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xed,
-		    0xa0, 0xf0, 0x9f, 0x98, 0x80, 0xff, 0xc0 };
+			0x01, 0x1f, 0x7f, 0x00, 0xc3, 0xa9, 0xe2, 0x82, 0xac,
+			0xed, 0xa0, 0xf0, 0x9f, 0x98, 0x80, 0xff, 0xc0 };
 		unsigned char b[64];
 		int bad_valid = 0;
 
@@ -521,12 +558,13 @@ test_compact(void)
 
 			for (i = 0; i < n; i++)
 				b[i] = rand() % 3 ? 'a' + rand() % 26 :
-				    pick[rand() % sizeof(pick)];
+						    pick[rand() % sizeof(pick)];
 			j = json_stringn((const char *)b, n);
 			bad_valid += (j != NULL) != wire_utf8_valid(b, n);
 			json_decref(j);
 		}
-		is_int(bad_valid, 0, "utf-8: same verdict as jansson on 20000 "
+		is_int(bad_valid, 0,
+		    "utf-8: same verdict as jansson on 20000 "
 		    "random strings");
 	}
 }
@@ -539,10 +577,10 @@ test_compact(void)
 static void
 test_bound(void)
 {
-	static const unsigned char pick[] = { 'a', '"', '\\', 0x01, 0x00,
-	    0xc3, 0xa9, 0xff, 'K', 'E', 'Y' };
+	static const unsigned char pick[] = { 'a', '"', '\\', 0x01, 0x00, 0xc3,
+		0xa9, 0xff, 'K', 'E', 'Y' };
 	static const char *const names[] = { "X-Api-Key", "Cookie", "Accept",
-	    "X-Other" };
+		"X-Other" };
 	struct http_header h[4];
 	char vals[4][200], err[64], tgt[80];
 	unsigned char body[600];
@@ -568,25 +606,30 @@ test_bound(void)
 		tgt[0] = '/';
 		tgt[c == 0 ? 1 : 79] = '\0';
 		req.target = req.path = tgt;
-		c = rand() % 3;	/* header values: mixed, escapes, tokens */
+		c = rand() % 3; /* header values: mixed, escapes, tokens */
 		for (i = 0; i < 4; i++) {
 			size_t n = (size_t)(rand() % 200);
 
 			for (size_t j = 0; j < n; j++)
-				vals[i][j] = c == 1 ? 0x01 : c == 2 ? 'K' :
-				    (char)pick[rand() % sizeof(pick)] ?: 'z';
+				vals[i][j] = c == 1		      ? 0x01 :
+				    c == 2			      ? 'K' :
+				    (char)pick[rand() % sizeof(pick)] ?:
+									'z';
 			vals[i][n] = '\0';
 			h[i].name = (char *)names[i];
 			h[i].value = vals[i];
 		}
 		req.headers = h;
 		req.nheaders = (size_t)(rand() % 5);
-		req.body_len = rand() % 3 ? (size_t)(rand() % (int)sizeof(body)) :
+		req.body_len = rand() % 3 ?
+		    (size_t)(rand() % (int)sizeof(body)) :
 		    0;
-		c = rand() % 4;	/* ASCII, escapes, mixed, tokens */
+		c = rand() % 4; /* ASCII, escapes, mixed, tokens */
 		for (i = 0; i < req.body_len; i++)
-			body[i] = c == 0 ? 'a' + rand() % 26 : c == 1 ? 0x01 :
-			    c == 3 ? 'K' : pick[rand() % sizeof(pick)];
+			body[i] = c == 0 ? 'a' + rand() % 26 :
+			    c == 1	 ? 0x01 :
+			    c == 3	 ? 'K' :
+					   pick[rand() % sizeof(pick)];
 		req.body = body;
 		rec = wire_request_record(&req, 123456, &when, &creds[k % 3]);
 		d = wire_dump(rec, &len);
@@ -594,12 +637,14 @@ test_bound(void)
 		free(d);
 		json_decref(rec);
 	}
-	is_int(low, 0, "bound: never below the record's size (3000 random "
+	is_int(low, 0,
+	    "bound: never below the record's size (3000 random "
 	    "requests)");
 	h[0].name = (char *)"Content-Encoding";
 	h[0].value = (char *)"gzip";
 	req.nheaders = 1;
-	is_int(wire_request_bound(&req, &creds[0]), 0, "bound: none for a "
+	is_int(wire_request_bound(&req, &creds[0]), 0,
+	    "bound: none for a "
 	    "compressed body");
 	cred_free(&creds[1]);
 	cred_free(&creds[2]);
@@ -627,20 +672,25 @@ test_caps(void)
 	(void)!write(fd, "0123456789", 10);
 	close(fd);
 	ok(wire_open(&w, dir, &c, err, sizeof(err)) == 0, "caps: open");
-	is_int(wire_next_seq(&w), 10, "caps: numbering stays above the "
+	is_int(wire_next_seq(&w), 10,
+	    "caps: numbering stays above the "
 	    "response files (never overwrites one)");
 	is_int(w.nrecords, 2, "caps: records counted from wire.jsonl");
 	is_int(w.nbytes, 16, "caps: bytes of wire.jsonl and responses/");
 	wire_set_caps(&w, 4, 100);
 	is_int(wire_reserve(&w, 1, 50), WIRE_CAP_NONE, "caps: a record fits");
-	is_int(wire_reserve(&w, 0, 34), WIRE_CAP_NONE, "caps: bytes up to the "
+	is_int(wire_reserve(&w, 0, 34), WIRE_CAP_NONE,
+	    "caps: bytes up to the "
 	    "cap fit");
-	is_int(wire_reserve(&w, 0, 1), WIRE_CAP_BYTES, "caps: one more byte "
+	is_int(wire_reserve(&w, 0, 1), WIRE_CAP_BYTES,
+	    "caps: one more byte "
 	    "does not");
 	wire_unreserve(&w, 0, 40);
-	is_int(wire_reserve(&w, 1, 10), WIRE_CAP_NONE, "caps: room given back "
+	is_int(wire_reserve(&w, 1, 10), WIRE_CAP_NONE,
+	    "caps: room given back "
 	    "is usable");
-	is_int(wire_reserve(&w, 1, 1), WIRE_CAP_RECORDS, "caps: the record "
+	is_int(wire_reserve(&w, 1, 1), WIRE_CAP_RECORDS,
+	    "caps: the record "
 	    "count is checked first");
 	is_int(w.nrecords, 4, "caps: a refusal takes nothing");
 	wire_close(&w);

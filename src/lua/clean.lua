@@ -82,24 +82,9 @@ end
 --- M.main(args, [pm], [bases]) -> exit status: 0 done, 1 podman failed, 2 usage.
 --- Prints one line per removed object and a summary on stdout.
 function M.main(args, pm, bases)
-  local images = false
-  for _, a in ipairs(args or {}) do
-    if a == "-h" or a == "--help" then
-      io.stdout:write("usage: leakbench clean [--images]\n",
-        "Removes containers and networks labelled leakbench=1 whose leakbench\n",
-        "process is gone (leftovers of killed runs), and credential files such a\n",
-        "run left on memory-backed storage. Live runs are left alone.\n",
-        "  --images   also remove leakbench's images but those this source tree\n",
-        "             uses (Claude Code, proxy, base) and the newest of each\n",
-        "             subject: old tags and build stages (they are rebuilt when needed)\n")
-      return 0
-    elseif a == "--images" then
-      images = true
-    else
-      io.stderr:write(("leakbench: clean: unknown argument '%s' (try 'leakbench clean --help')\n"):format(a))
-      return 2
-    end
-  end
+  local flags, status = require("leakbench.cli").args("clean", args)
+  if not flags then return status end
+  local images = flags.images
   pm = pm or podman.get()
   local say = function(l) io.stdout:write(l, "\n") end
   local removed, err = podman.clean(pm, { out = say })

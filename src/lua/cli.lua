@@ -2,6 +2,8 @@
 -- status: 0 success, 1 a failed run or a broken file, 2 a usage error
 -- ("leakbench help run" lists the run verb's codes, 3 and 4 among them).
 -- Verbs live in their own modules and are loaded only when used.
+local defaults = require "leakbench.defaults"
+
 local M = {}
 
 M.VERSION = "0.1.0"
@@ -42,9 +44,10 @@ local VERBS = {
       { "--filter", arg = "PATTERN", help = "only scenarios whose name contains PATTERN" },
       { "--tag", arg = "TAG", many = true, help = "only scenarios with this tag (repeatable)" },
       { "--live", help = "use the real API with the host's credential instead of the scripted model" },
-      { "--model", arg = "ID", help = "the model Claude Code asks for (default claude-sonnet-4-5)" },
+      { "--model", arg = "ID", help = "the model Claude Code asks for (default " .. defaults.MODEL .. ")" },
       { "--out", arg = "DIR", help = "where results go (default runs/<UTC timestamp>/)" },
-      { "--timeout", arg = "S", help = "seconds per run unless the scenario says otherwise (default 300)" },
+      { "--timeout", arg = "S",
+        help = "seconds per run unless the scenario says otherwise (default " .. defaults.TIMEOUT .. ")" },
       { "--keep-transcripts", help = "copy Claude Code's config dir into each run's artifacts" },
       { "--fail-fast", help = "start no new run after the first that does not pass" },
       { "--fail-on", arg = "leak", many = true, help = "also exit 4 when a secret leaked under a subject" },
@@ -66,7 +69,7 @@ local VERBS = {
     usage = "leakbench list [PATH...]",
     details = "PATH: files or directories (default scenarios/). Files under a directory\n"
       .. "named subjects/ are subjects. Exit 1 if any file is broken.",
-    options = {}, fn = "list" },
+    options = {}, module = "leakbench.list" },
   { name = "report", summary = "print the matrix of a finished run from its results.json",
     usage = "leakbench report DIR", options = {}, module = "leakbench.report" },
   { name = "rescore", summary = "judge a finished run's evidence again with today's checks and detector",
@@ -102,27 +105,51 @@ local VERBS = {
       { "--out", arg = "DIR", help = "where the merged results go (required)" },
     }, module = "leakbench.shard", entry = "merge" },
   { name = "scan", summary = "look for secrets, in every reversible form, in any files",
-    usage = "leakbench scan --secret S [--secret S...] FILE...",
+    usage = "leakbench scan --secret S [--secret S...] FILE... | leakbench scan --forms",
     options = {
       { "--secret", arg = "S", many = true, help = "a secret to look for (repeatable)" },
       { "--secrets-file", arg = "FILE", help = "secrets, one per line" },
       { "--partial", help = "also report the longest fragment of each secret found" },
       { "--partial-min", arg = "N", help = "the shortest fragment --partial reports" },
       { "--json", help = "findings as JSON lines" },
+      { "--forms", help = "list the form families the detector finds, and exit" },
     }, module = "leakbench.scan", raw = true },
+  -- build, doctor and clean run their own main(args), which parses with
+  -- M.args: their flags are declared here only.
   { name = "build", summary = "build the container images (cached by content hash)",
-    usage = "leakbench build [--claude-version V]... [--base IMAGE]",
+    usage = "leakbench build [--claude-version V]... [--base IMAGE|debootstrap] [--mirror URL]",
+    details = "Builds the container images this source tree needs (only those missing):\n"
+      .. "the Claude Code image, the proxy/model image, and if no Debian base image\n"
+      .. "is available, one bootstrapped from the Debian mirror. Prints the tags.",
     options = {
-      { "--claude-version", arg = "V", help = "Claude Code version (repeatable; default 2.1.332)" },
-      { "--base", arg = "IMAGE", help = "base image instead of Debian bookworm" },
+      { "--claude-version", arg = "V", many = true,
+        help = "Claude Code version (repeatable: an image for each, as `run`; default\n"
+          .. "$LEAKBENCH_CLAUDE_VERSION or " .. defaults.CLAUDE_VERSION .. ")" },
+      { "--base", arg = "IMAGE",
+        help = "base image (default $LEAKBENCH_BASE_IMAGE, else\n" .. defaults.BASE_IMAGE
+          .. " or one built with debootstrap);\n\"debootstrap\" skips registries" },
+      { "--mirror", arg = "URL",
+        help = "Debian mirror for debootstrap (default $LEAKBENCH_DEBIAN_MIRROR or\n"
+          .. defaults.DEBIAN_MIRROR .. ")" },
     }, module = "leakbench.images", raw = true },
   { name = "doctor", summary = "check this machine and say how to fix what is missing",
     usage = "leakbench doctor [--claude-version V]...",
+    details = "Checks podman, its runtime, limits, networking, images and credentials,\n"
+      .. "and prints a fix for each problem. Exit status 0 when all is well.",
     options = {
-      { "--claude-version", arg = "V", help = "check the images of this Claude Code version (repeatable)" },
+      { "--claude-version", arg = "V", many = true,
+        help = "check the images of Claude Code V (repeatable, as `run`)" },
     }, module = "leakbench.doctor", raw = true },
   { name = "clean", summary = "remove containers and networks left by killed runs",
-    usage = "leakbench clean [--images]", options = {}, module = "leakbench.clean", raw = true },
+    usage = "leakbench clean [--images]",
+    details = "Removes containers and networks labelled leakbench=1 whose leakbench\n"
+      .. "process is gone (leftovers of killed runs), and credential files such a\n"
+      .. "run left on memory-backed storage. Live runs are left alone.",
+    options = {
+      { "--images", help = "also remove leakbench's images but those this source tree\n"
+          .. "uses (Claude Code, proxy, base) and the newest of each\n"
+          .. "subject: old tags and build stages (they are rebuilt when needed)" },
+    }, module = "leakbench.clean", raw = true },
   { name = "help", summary = "show help for a command", usage = "leakbench help [COMMAND]",
     options = {}, fn = "help" },
   -- One run in its own process; started by "run", not by people.
@@ -133,29 +160,14 @@ local VERBS = {
       { "--run-id", arg = "ID" }, { "--suite-id", arg = "ID" }, { "--repeat-index", arg = "N" },
       { "--images", arg = "JSON" }, { "--model", arg = "ID" }, { "--timeout", arg = "S" },
       { "--live" }, { "--keep-transcripts" },
-    }, fn = "exec_run" },
+    }, module = "leakbench.runone" },
 }
 
 local by_name = {}
 for _, v in ipairs(VERBS) do by_name[v.name] = v end
 
 local function closest(word, names)
-  local best, bd
-  for _, n in ipairs(names) do
-    local a, b = word, n
-    local prev = {}
-    for j = 0, #b do prev[j] = j end
-    for i = 1, #a do
-      local cur = { [0] = i }
-      for j = 1, #b do
-        cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1,
-          prev[j - 1] + (a:sub(i, i) == b:sub(j, j) and 0 or 1))
-      end
-      prev = cur
-    end
-    if prev[#b] <= 2 and (not bd or prev[#b] < bd) then best, bd = n, prev[#b] end
-  end
-  return best
+  return require("leakbench.suggest").closest(word, names, 2)
 end
 
 local function usage_text()
@@ -178,7 +190,8 @@ local function verb_help(v)
     out[#out + 1] = "\noptions:\n"
     for _, o in ipairs(v.options) do
       local names = o[1] .. (o[2] and ", " .. o[2] or "") .. (o.arg and " " .. o.arg or "")
-      out[#out + 1] = string.format("  %-24s %s\n", names, o.help)
+      -- a help of several lines: each under the first
+      out[#out + 1] = string.format("  %-24s %s\n", names, (o.help:gsub("\n", "\n" .. string.rep(" ", 27))))
     end
   end
   out[#out + 1] = "  --help                   this help\n"
@@ -240,6 +253,29 @@ function M.parse(v, args)
   return opts, rest
 end
 
+-- Parses ARGS for the verb NAME that runs its own main(args) (build,
+-- doctor, clean) against its options in VERBS, so that they are declared
+-- once. Returns opts, or nil and the exit status: 0 after printing the
+-- verb's help on stdout, 2 after printing a usage error on stderr. The verb
+-- takes no operands.
+function M.args(name, args)
+  local v = by_name[name]
+  local opts, rest = M.parse(v, args or {})
+  if not opts then
+    perr("%s", rest)
+    return nil, 2
+  end
+  if opts.help then
+    io.stdout:write(M.help(name))
+    return nil, 0
+  end
+  if #rest > 0 then
+    perr("%s: unknown argument '%s' (try 'leakbench %s --help')", name, rest[1], name)
+    return nil, 2
+  end
+  return opts
+end
+
 -- Converts option KEY of OPTS to an integer >= MIN, or returns nil, msg.
 function M.int_opt(verb, opts, key, min)
   local v = opts[key]
@@ -272,74 +308,6 @@ function builtin.help(_, rest)
   end
   io.write(verb_help(v))
   return 0
-end
-
-function builtin.list(_, rest)
-  local core = require "leakbench.core"
-  local loader = require "leakbench.loader"
-  if #rest == 0 then rest = { "scenarios/" } end
-  local files, errs = loader.find(rest, core.listdir)
-  local broken = #errs
-  for _, e in ipairs(errs) do perr("%s", e) end
-  local scenarios, subjects = {}, {}
-  for _, f in ipairs(files) do
-    local t, err = loader.load(f)
-    if not t then
-      broken = broken + 1
-      perr("%s", err)
-    elseif t.kind == "subject" then
-      subjects[#subjects + 1] = t
-    else
-      scenarios[#scenarios + 1] = t
-    end
-  end
-  local w = 8
-  for _, t in ipairs(scenarios) do w = math.max(w, #t.name) end
-  for _, t in ipairs(subjects) do w = math.max(w, #t.name) end
-  if #scenarios > 0 then
-    io.write(string.format("%d scenario%s:\n", #scenarios, #scenarios == 1 and "" or "s"))
-    for _, t in ipairs(scenarios) do
-      local tags = #t.tags > 0 and table.concat(t.tags, ",") or "-"
-      io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name, tags, t.file))
-    end
-  end
-  if #subjects > 0 then
-    io.write(string.format("%d subject%s:\n", #subjects, #subjects == 1 and "" or "s"))
-    for _, t in ipairs(subjects) do
-      local kind = {}
-      if t.interceptor then kind[#kind + 1] = "interceptor" end
-      if next(t.settings) then kind[#kind + 1] = "settings" end
-      if t.setup then kind[#kind + 1] = "setup" end
-      if t.agent then kind[#kind + 1] = "agent" end
-      if #t.plugins > 0 then kind[#kind + 1] = "plugins" end
-      if next(t.mcp.servers) then kind[#kind + 1] = "mcp" end
-      io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name,
-        #kind > 0 and table.concat(kind, ",") or "-", t.file))
-    end
-  end
-  if #scenarios == 0 and #subjects == 0 and broken == 0 then
-    perr("list: no scenario or subject files found in %s", table.concat(rest, " "))
-    return 1
-  end
-  return broken > 0 and 1 or 0
-end
-
-function builtin.exec_run(opts)
-  local core = require "leakbench.core"
-  local cjson = require "cjson"
-  core.trap_signals()
-  local o = {
-    scenario = opts.scenario, subject = opts.subject, dir = opts.dir, run_id = opts.run_id,
-    suite_id = opts.suite_id, repeat_index = math.tointeger(tonumber(opts.repeat_index)) or 1,
-    images = cjson.decode(opts.images or "{}"), model = opts.model or "claude-sonnet-4-5",
-    timeout = tonumber(opts.timeout) or 300, live = opts.live, keep_transcripts = opts.keep_transcripts,
-  }
-  if not (o.scenario and o.dir and o.run_id) then
-    perr("exec-run: --scenario, --dir and --run-id are required")
-    return 2
-  end
-  local r = require("leakbench.runone").execute(o)
-  return r.verdict == "interrupted" and 130 or 0
 end
 
 function M.main(args)
@@ -399,5 +367,10 @@ function M.main(args)
 end
 
 M.VERBS = by_name
+
+--- M.help(name) -> the help text of verb NAME, as "leakbench help NAME" prints it.
+function M.help(name)
+  return verb_help(by_name[name])
+end
 
 return M

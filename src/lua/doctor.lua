@@ -353,30 +353,15 @@ end
 
 --- M.main(args, [pm]) -> 0 when every check passed, 1 otherwise, 2 usage.
 function M.main(args, pm)
-  local opts, i = { claude_versions = {} }, 1
-  args = args or {}
-  while i <= #args do
-    local a = args[i]
-    local flag, value = a:match("^(%-%-[%w%-]+)=(.*)$")
-    if a == "-h" or a == "--help" then
-      io.stdout:write("usage: leakbench doctor [--claude-version V]...\n",
-        "Checks podman, its runtime, limits, networking, images and credentials,\n",
-        "and prints a fix for each problem. Exit status 0 when all is well.\n",
-        "  --claude-version V   check the images of Claude Code V (repeatable, as `run`)\n")
-      return 0
-    elseif (flag or a) == "--claude-version" then
-      if not value then i = i + 1 value = args[i] end
-      if not value or not value:match("^[%w][%w%.%-%+]*$") then
-        io.stderr:write(("leakbench: doctor: --claude-version needs a version, got '%s'\n")
-          :format(tostring(value)))
-        return 2
-      end
-      opts.claude_versions[#opts.claude_versions + 1] = value
-    else
-      io.stderr:write(("leakbench: doctor: unknown argument '%s' (try 'leakbench doctor --help')\n"):format(a))
+  local flags, status = require("leakbench.cli").args("doctor", args)
+  if not flags then return status end
+  local opts = { claude_versions = {} }
+  for _, value in ipairs(flags.claude_version or {}) do
+    if not value:match("^[%w][%w%.%-%+]*$") then
+      io.stderr:write(("leakbench: doctor: --claude-version needs a version, got '%s'\n"):format(value))
       return 2
     end
-    i = i + 1
+    opts.claude_versions[#opts.claude_versions + 1] = value
   end
   local problems = 0
   for _, c in ipairs(M.check(pm or podman.get(), opts)) do

@@ -270,18 +270,21 @@ local function run_page(r, ctx, out)
   local cls = verdict_class(r)
   out[#out + 1] = string.format('<section class="run" id="%s"><a class="back" href="#">← matrix</a>\n', h(M.anchor(r)))
   out[#out + 1] = string.format('<h2>%s × %s%s #%d <span class="badge %s">%s</span></h2>\n',
-    h(r.scenario), h(r.subject), several_versions and r.claude_version and (" · claude-code " .. h(r.claude_version)) or "",
+    h(r.scenario), h(r.subject),
+    several_versions and r.claude_version and (" · claude-code " .. h(r.claude_version)) or "",
     math.tointeger(r.repeat_index) or 1, cls, h(report.cell(r)))
   if r.reason then out[#out + 1] = "<p><b>reason:</b> " .. h(r.reason:sub(1, 2000)) .. "</p>\n" end
   for _, f in ipairs(r.failed_checks or {}) do
-    out[#out + 1] = string.format('<p class="check">failed check at <code>%s</code>: %s</p>\n', h(f.where), h(f.message))
+    out[#out + 1] = string.format('<p class="check">failed check at <code>%s</code>: %s</p>\n',
+      h(f.where), h(f.message))
   end
   out[#out + 1] = "<p>" .. h(r.scenario_file or "") .. (r.subject_file and (" · " .. h(r.subject_file)) or "")
     .. (r.run_id and (" · run " .. h(r.run_id)) or "") .. "</p>\n"
   -- prompt
   out[#out + 1] = "<h3>Prompt</h3>\n"
   if type(r.prompt) == "string" then
-    out[#out + 1] = "<pre class=\"prompt\">" .. h(ctx.secrets and (keep.mask(r.prompt, ctx.secrets, ctx.scanner)) or r.prompt) .. "</pre>\n"
+    local prompt = ctx.secrets and (keep.mask(r.prompt, ctx.secrets, ctx.scanner)) or r.prompt
+    out[#out + 1] = "<pre class=\"prompt\">" .. h(prompt) .. "</pre>\n"
   else
     out[#out + 1] = '<p class="note">not recorded for this run</p>\n'
   end
@@ -328,7 +331,8 @@ local function run_page(r, ctx, out)
           if loc.offset then where[#where + 1] = "offset " .. h(int(loc.offset)) end
           out[#out + 1] = string.format('<div class="finding" data-channel="%s"><b>%s</b>%s · %s · form <b>%s</b>'
             .. ' · secret %s (%s)<br><code>%s</code></div>\n', h(chname), h(chname),
-            letter and (" (" .. letter .. ")") or " (diagnosis only: not a leak channel)", table.concat(where, " · "), h(loc.form or "raw"),
+            letter and (" (" .. letter .. ")") or " (diagnosis only: not a leak channel)",
+            table.concat(where, " · "), h(loc.form or "raw"),
             h(s.hash), h(s.masked), h(loc.snippet or ""))
         end
         if (ch.count or 0) > #(ch.locations or {}) then
@@ -412,7 +416,8 @@ function M.render(doc, base)
   local out = { '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n',
     '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; ',
     'script-src \'unsafe-inline\'; img-src data:; form-action \'none\'; base-uri \'none\'">\n',
-    '<meta name="viewport" content="width=device-width">\n<title>leakbench report</title>\n<style>', CSS, '</style></head><body>\n' }
+    '<meta name="viewport" content="width=device-width">\n<title>leakbench report</title>\n<style>', CSS,
+    '</style></head><body>\n' }
   local images = type(doc.images) == "table" and doc.images or {}
   out[#out + 1] = string.format('<header><h1>leakbench report</h1><div class="meta">leakbench %s · %s%s · %s model%s · '
     .. '%d scenarios × %d subjects · %d runs · finished %s%s</div></header>\n', h(doc.leakbench),
@@ -426,21 +431,25 @@ function M.render(doc, base)
       #(doc.rescore.changed or {}) == 1 and "" or "s")
   end
   -- filters
-  out[#out + 1] = '<div class="filters"><span><label for="f-tag">tag</label><select id="f-tag"><option value="">all</option>'
+  out[#out + 1] = '<div class="filters"><span><label for="f-tag">tag</label>'
+    .. '<select id="f-tag"><option value="">all</option>'
   for _, t in ipairs(all_tags) do out[#out + 1] = '<option value="' .. h(t) .. '">' .. h(t) .. "</option>" end
-  out[#out + 1] = '</select></span><span><label for="f-verdict">verdict</label><select id="f-verdict"><option value="">all</option>'
+  out[#out + 1] = '</select></span><span><label for="f-verdict">verdict</label>'
+    .. '<select id="f-verdict"><option value="">all</option>'
   for _, v in ipairs({ "pass", "leak", "fail", "invalid", "error", "timeout", "skipped", "interrupted", "broken" }) do
     out[#out + 1] = '<option value="' .. v .. '">' .. (v == "broken" and "claim broken" or v) .. "</option>"
   end
   out[#out + 1] = "</select></span><span>subjects "
   for _, sj in ipairs(subj) do
-    out[#out + 1] = string.format('<label><input type="checkbox" class="f-subject" value="%s" checked> %s</label>', h(sj), h(sj))
+    out[#out + 1] = string.format('<label><input type="checkbox" class="f-subject" value="%s" checked> %s</label>',
+      h(sj), h(sj))
   end
   out[#out + 1] = "</span></div>\n"
   -- matrix
   out[#out + 1] = '<table id="matrix"><thead><tr><th rowspan="' .. (multi and 2 or 1) .. '">scenario</th>'
   for _, sj in ipairs(subj) do
-    out[#out + 1] = string.format('<th data-subject="%s"%s>%s</th>', h(sj), multi and (' colspan="' .. #vers .. '"') or "", h(sj))
+    out[#out + 1] = string.format('<th data-subject="%s"%s>%s</th>', h(sj),
+      multi and (' colspan="' .. #vers .. '"') or "", h(sj))
   end
   out[#out + 1] = "</tr>"
   if multi then
@@ -481,22 +490,27 @@ function M.render(doc, base)
     out[#out + 1] = "</tr>\n"
   end
   out[#out + 1] = "</tbody></table>\n"
-  out[#out + 1] = '<div class="legend">' .. h(report.LEGEND) .. ". A cell names the form when it was not the raw text.</div>\n"
+  out[#out + 1] = '<div class="legend">' .. h(report.LEGEND)
+    .. ". A cell names the form when it was not the raw text.</div>\n"
   -- summary
   local summary = (doc.summary or {}).subjects or {}
   out[#out + 1] = '<h2>Summary</h2>\n<table id="summary"><thead><tr><th>subject</th><th>leaks on the wire</th>'
-    .. "<th>vs baseline (paired)</th><th>any channel</th><th>utility (tasks done)</th><th>claims</th></tr></thead><tbody>\n"
+    .. "<th>vs baseline (paired)</th><th>any channel</th><th>utility (tasks done)</th><th>claims</th>"
+    .. "</tr></thead><tbody>\n"
   for _, s in ipairs(summary) do
     local v = s.vs_baseline
     local claims = "–"
     if s.claims and s.claims.total > 0 then
       claims = string.format("%d/%d held", s.claims.held, s.claims.total)
       if #s.claims.broken > 0 then claims = claims .. " (broken: " .. table.concat(s.claims.broken, ", ") .. ")" end
-      if #s.claims.untested > 0 then claims = claims .. " (untested: " .. table.concat(s.claims.untested, ", ") .. ")" end
+      if #s.claims.untested > 0 then
+        claims = claims .. " (untested: " .. table.concat(s.claims.untested, ", ") .. ")"
+      end
     end
     out[#out + 1] = string.format('<tr data-subject="%s"><th>%s</th><td>%d/%d [%.2f, %.2f]</td><td>%s</td>'
       .. "<td>%d/%d</td><td>%s</td><td class=\"claims\">%s</td></tr>\n", h(s.name), h(s.name), s.wire.k, s.wire.n,
-      s.wire.lo or 0, s.wire.hi or 0, v and v.pairs > 0 and h(report.format_paired(v) .. " · " .. string.format("%d", v.pairs) .. " pairs") or "–",
+      s.wire.lo or 0, s.wire.hi or 0,
+      v and v.pairs > 0 and h(report.format_paired(v) .. " · " .. string.format("%d", v.pairs) .. " pairs") or "–",
       s.any.k, s.any.n, s.utility.n > 0 and string.format("%d/%d", s.utility.k, s.utility.n) or "–", h(claims))
   end
   out[#out + 1] = "</tbody></table>\n"

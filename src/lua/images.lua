@@ -34,12 +34,13 @@
 -- rebuilds it; nothing else does.
 local core = require "leakbench.core"
 local podman = require "leakbench.podman"
+local defaults = require "leakbench.defaults"
 
 local M = {}
 
-M.DEFAULT_CLAUDE_VERSION = "2.1.332"
-M.REGISTRY_BASE = "docker.io/library/debian:bookworm-slim"
-M.DEFAULT_MIRROR = "http://deb.debian.org/debian"
+M.DEFAULT_CLAUDE_VERSION = defaults.CLAUDE_VERSION
+M.REGISTRY_BASE = defaults.BASE_IMAGE
+M.DEFAULT_MIRROR = defaults.DEBIAN_MIRROR
 M.SUITE = "bookworm"
 M.PROBE_TIMEOUT = 5           -- seconds to find out whether a registry answers
 M.PULL_TIMEOUT = 900
@@ -457,7 +458,8 @@ function M.ensure(pm, opts)
   if not root then return nil, err end
   -- The usual case, nothing to build, in one podman call: every base
   -- that pick_base could choose, and the images on each.
-  local bases, refs = {}, {}
+  local bases
+  local refs = {}
   if o.base == "debootstrap" then bases = { (M.base_tag(o)) }
   elseif o.base then bases = { o.base }
   else bases = { M.REGISTRY_BASE, (M.base_tag(o)) } end
@@ -481,7 +483,6 @@ function M.ensure(pm, opts)
   local unlock
   unlock, err = lock(o)
   if not unlock then return nil, err end
-  local tags
   tags, err = M._build_missing(pm, o, root)
   unlock()
   return tags, err
@@ -602,51 +603,25 @@ function M.ensure_agent(pm, subject, tags, opts)
   return tag
 end
 
-local USAGE = [[
-usage: leakbench build [--claude-version V]... [--base IMAGE|debootstrap] [--mirror URL]
-Builds the container images this source tree needs (only those missing):
-the Claude Code image, the proxy/model image, and if no Debian base image
-is available, one bootstrapped from the Debian mirror.
-  --claude-version V   Claude Code version (repeatable: an image for each, as
-                       `run --claude-version`; default $LEAKBENCH_CLAUDE_VERSION or %s)
-  --base IMAGE         base image (default $LEAKBENCH_BASE_IMAGE, else %s
-                       or one built with debootstrap); "debootstrap" skips registries
-  --mirror URL         Debian mirror for debootstrap (default %s)
-]]
-
 --- M.main(args, [pm]) -> exit status for `leakbench build`: 0 built or
 --- present, 1 failed, 2 usage error. Prints the tags on stdout.
 function M.main(args, pm)
-  local opts, i, versions = {}, 1, {}
-  args = args or {}
-  while i <= #args do
-    local a = args[i]
-    local flag, value = a:match("^(%-%-[%w%-]+)=(.*)$")
-    flag = flag or a
-    local function take()
-      if value then return value end
-      i = i + 1
-      return args[i]
-    end
-    if flag == "-h" or flag == "--help" then
-      io.stdout:write(USAGE:format(M.DEFAULT_CLAUDE_VERSION, M.REGISTRY_BASE, M.DEFAULT_MIRROR))
-      return 0
-    elseif flag == "--claude-version" or flag == "--base" or flag == "--mirror" then
-      local v = take()
-      if not v or v == "" then
-        io.stderr:write(("leakbench: build: %s needs a value\n"):format(flag))
-        return 2
-      end
-      if flag == "--claude-version" then
-        versions[#versions + 1] = v
-      else
-        opts[({ ["--base"] = "base", ["--mirror"] = "mirror" })[flag]] = v
-      end
-    else
-      io.stderr:write(("leakbench: build: unknown argument '%s' (try 'leakbench build --help')\n"):format(a))
+  local flags, status = require("leakbench.cli").args("build", args)
+  if not flags then return status end
+  for _, k in ipairs({ "base", "mirror" }) do
+    if flags[k] == "" then
+      io.stderr:write(("leakbench: build: --%s needs a value\n"):format(k))
       return 2
     end
-    i = i + 1
+  end
+  local opts = { base = flags.base, mirror = flags.mirror }
+  local versions = {}
+  for _, v in ipairs(flags.claude_version or {}) do
+    if v == "" then
+      io.stderr:write("leakbench: build: --claude-version needs a value\n")
+      return 2
+    end
+    versions[#versions + 1] = v
   end
   if #versions == 0 then versions[1] = false end
   pm = pm or podman.get()

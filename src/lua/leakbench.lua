@@ -39,9 +39,12 @@ local function is(v, name)
 end
 lb.is = is
 
-local function typeerr(fname, n, want, got)
-  error(string.format("bad argument #%d to 'lb.%s' (%s expected, got %s)",
-    n, fname, want, made[got] or type(got)), 3)
+local args = require "leakbench.args"
+
+-- Raises lb.FNAME: wrong parameter "WHAT": expected WANT, got <GOT's kind>,
+-- blaming the caller of lb.FNAME.
+local function typeerr(fname, what, want, got)
+  args.type(3, "lb." .. fname, what, want, made[got] or type(got))
 end
 
 -- Where canaries come from: core.canary, unless the harness set a source
@@ -59,7 +62,7 @@ end
 -- lb.canary([prefix]) -> a fresh random secret: prefix .. 32 hex digits.
 function lb.canary(prefix)
   if prefix ~= nil and type(prefix) ~= "string" then
-    typeerr("canary", 1, "string", prefix)
+    typeerr("canary", "prefix", "string", prefix)
   end
   if canary_source then
     local v = canary_source(prefix)  -- not a tail call: the source blames level 3
@@ -71,22 +74,22 @@ end
 -- lb.say(text): a text block of a scripted turn. Templates such as
 -- {{last_result}} expand in the scripted model.
 function lb.say(text)
-  if type(text) ~= "string" then typeerr("say", 1, "string", text) end
+  if type(text) ~= "string" then typeerr("say", "text", "string", text) end
   return mark({ type = "text", text = text }, BLOCK)
 end
 
 -- lb.think(text): a thinking block.
 function lb.think(text)
-  if type(text) ~= "string" then typeerr("think", 1, "string", text) end
+  if type(text) ~= "string" then typeerr("think", "text", "string", text) end
   return mark({ type = "thinking", thinking = text }, BLOCK)
 end
 
 -- lb.use(name, input): a tool_use block; input is a table of the tool's
 -- parameters (strings in it are templated too).
 function lb.use(name, input)
-  if type(name) ~= "string" or name == "" then typeerr("use", 1, "string", name) end
+  if type(name) ~= "string" or name == "" then typeerr("use", "name", "string", name) end
   if input == nil then input = {} end
-  if type(input) ~= "table" then typeerr("use", 2, "table", input) end
+  if type(input) ~= "table" then typeerr("use", "input", "table", input) end
   return mark({ type = "tool_use", name = name, input = input }, BLOCK)
 end
 
@@ -97,10 +100,11 @@ lb.fault = {}
 -- with an HTTP error in the API's shape (429, 500, 529, ...).
 function lb.fault.http(status, retry_after)
   if math.type(status) ~= "integer" or status < 400 or status > 599 then
-    error("bad argument #1 to 'lb.fault.http' (an HTTP error status 400-599 expected)", 2)
+    args.wrong(2, "lb.fault.http", "status", "expected an HTTP error status 400-599, got %s",
+      tostring(status))
   end
   if retry_after ~= nil and type(retry_after) ~= "number" then
-    typeerr("fault.http", 2, "number", retry_after)
+    typeerr("fault.http", "retry_after", "number", retry_after)
   end
   return mark({ kind = "http", status = status, retry_after = retry_after }, FAULT)
 end
@@ -114,10 +118,10 @@ end
 -- the middle of the stream.
 function lb.fault.stream_error(error_type, after_blocks)
   if error_type ~= nil and type(error_type) ~= "string" then
-    typeerr("fault.stream_error", 1, "string", error_type)
+    typeerr("fault.stream_error", "error_type", "string", error_type)
   end
   if after_blocks ~= nil and math.type(after_blocks) ~= "integer" then
-    typeerr("fault.stream_error", 2, "integer", after_blocks)
+    typeerr("fault.stream_error", "after_blocks", "integer", after_blocks)
   end
   return mark({ kind = "stream_error", error_type = error_type or "overloaded_error",
     after_blocks = after_blocks or 1 }, FAULT)
@@ -126,47 +130,46 @@ end
 -- lb.fault.delay(ms): wait, sending pings, then answer normally.
 function lb.fault.delay(ms)
   if math.type(ms) ~= "integer" or ms < 0 then
-    error("bad argument #1 to 'lb.fault.delay' (a non-negative integer of milliseconds expected)", 2)
+    args.wrong(2, "lb.fault.delay", "ms", "expected a non-negative integer of milliseconds, got %s",
+      tostring(ms))
   end
   return mark({ kind = "delay", ms = ms }, FAULT)
 end
 
 -- A turn: a single block, or a list of blocks with an optional
 -- faults = { lb.fault... } field. Returns the normalized turn or raises at
--- level lvl (the scenario's line); what names the turn in messages
--- ("turn 2", "subagent turn 2").
+-- level lvl (the scenario's line); what is the turn's path in messages
+-- ("script[2]", "script.subagent[2]").
 local function turn_of(t, what, lvl)
   if is(t, BLOCK) then return { blocks = { t } } end
   if type(t) ~= "table" then
-    error(string.format("bad %s in 'lb.script' (a block or a list of blocks expected, got %s)",
-      what, type(t)), lvl)
+    args.type(lvl, "lb.script", what, "a block or a list of blocks", made[t] or type(t))
   end
   local turn = { blocks = {} }
   for k, v in pairs(t) do
     if k == "faults" then
       if type(v) ~= "table" then
-        error(string.format("bad %s in 'lb.script' (faults must be a list)", what), lvl)
+        args.type(lvl, "lb.script", what .. ".faults", "a list of lb.fault", type(v))
       end
       turn.faults = {}
       for j, f in ipairs(v) do
         if not is(f, FAULT) then
-          error(string.format("bad %s in 'lb.script' (faults[%d] is not an lb.fault)", what, j), lvl)
+          args.type(lvl, "lb.script", what .. ".faults[" .. j .. "]", "an lb.fault", made[f] or type(f))
         end
         turn.faults[j] = f
       end
     elseif math.type(k) ~= "integer" then
-      error(string.format("bad %s in 'lb.script' (unknown field '%s')", what, tostring(k)), lvl)
+      args.wrong(lvl, "lb.script", what .. "." .. tostring(k), "not a field of a turn")
     end
   end
   for j, b in ipairs(t) do
     if not is(b, BLOCK) then
-      error(string.format("bad %s in 'lb.script' (block %d is not lb.say, lb.think or lb.use)",
-        what, j), lvl)
+      args.type(lvl, "lb.script", what .. "[" .. j .. "]", "lb.say, lb.think or lb.use", made[b] or type(b))
     end
     turn.blocks[j] = b
   end
   if #turn.blocks == 0 and not turn.faults then
-    error(string.format("bad %s in 'lb.script' (a turn needs at least one block)", what), lvl)
+    args.wrong(lvl, "lb.script", what, "expected at least one block, got none")
   end
   return turn
 end
@@ -178,58 +181,59 @@ local build
 -- own. Raises at level lvl.
 local function subagent_of(v, lvl)
   if type(v) ~= "table" or (made[v] ~= nil and not is(v, SCRIPT)) then
-    error("bad field 'subagent' in 'lb.script' (lb.script or a table of turns expected)", lvl)
+    args.type(lvl, "lb.script", "script.subagent", "lb.script or a table of turns", made[v] or type(v))
   end
   if v.subagent ~= nil then
-    error("bad field 'subagent' in 'lb.script' (a subagent script cannot have a subagent)", lvl)
+    args.wrong(lvl, "lb.script", "script.subagent.subagent", "a subagent script cannot have a subagent")
   end
   if v.max_requests ~= nil then
-    error("bad field 'subagent' in 'lb.script' (max_requests belongs to the main script)", lvl)
+    args.wrong(lvl, "lb.script", "script.subagent.max_requests", "it belongs to the main script")
   end
   local s = v
   if not is(v, SCRIPT) then
-    s = build(v, "subagent turn", lvl + 1)  -- not a tail call: lvl counts frames
+    s = build(v, "script.subagent", lvl + 1)  -- not a tail call: lvl counts frames
   end
   -- A subagent of a subagent plays this script again, and so on until the
   -- request cap: refuse it here rather than loop at run time.
   for i, turn in ipairs(s.turns) do
     for _, b in ipairs(turn.blocks) do
       if b.type == "tool_use" and (b.name == "Agent" or b.name == "Task") then
-        error(string.format("bad subagent turn %d in 'lb.script' (a subagent cannot call %s: "
-          .. "it would spawn subagents that play this script again)", i, b.name), lvl)
+        args.wrong(lvl, "lb.script", "script.subagent[" .. i .. "]", "a subagent cannot call %s: "
+          .. "it would spawn subagents that play this script again", b.name)
       end
     end
   end
   return s
 end
 
--- The script of table t (see lb.script); what is "turn" or "subagent
--- turn", for messages; raises at level lvl.
+-- The script of table t (see lb.script); what is its path, "script" or
+-- "script.subagent", for messages; raises at level lvl.
 function build(t, what, lvl)
   local s = { turns = {} }
   for k, v in pairs(t) do
     if k == "final" then
-      if type(v) ~= "string" then error("bad field 'final' in 'lb.script' (string expected)", lvl) end
+      if type(v) ~= "string" then args.type(lvl, "lb.script", what .. ".final", "string", type(v)) end
       s.final = v
     elseif k == "max_requests" then
       if math.type(v) ~= "integer" or v < 1 then
-        error("bad field 'max_requests' in 'lb.script' (positive integer expected)", lvl)
+        args.wrong(lvl, "lb.script", what .. ".max_requests", "expected a positive integer, got %s",
+          math.type(v) == "integer" and tostring(v) or type(v))
       end
       s.max_requests = v
     elseif k == "subagent" then
       s.subagent = subagent_of(v, lvl + 1)
     elseif math.type(k) ~= "integer" then
-      error(string.format("unknown field '%s' in 'lb.script'", tostring(k)), lvl)
+      args.wrong(lvl, "lb.script", what .. "." .. tostring(k), "not a field of lb.script")
     end
   end
-  for i, turn in ipairs(t) do s.turns[i] = turn_of(turn, what .. " " .. i, lvl + 1) end
+  for i, turn in ipairs(t) do s.turns[i] = turn_of(turn, what .. "[" .. i .. "]", lvl + 1) end
   -- A turn without a tool call ends the conversation: nothing after it plays.
   for i = 1, #s.turns - 1 do
     local uses = false
     for _, b in ipairs(s.turns[i].blocks) do uses = uses or b.type == "tool_use" end
     if not uses and #s.turns[i].blocks > 0 then
-      error(string.format("bad %s %d in 'lb.script' (it has no lb.use, so it ends the "
-        .. "conversation and %s %d can never be played)", what, i, what, i + 1), lvl)
+      args.wrong(lvl, "lb.script", what .. "[" .. i .. "]", "it has no lb.use, so it ends the "
+        .. "conversation and %s[%d] can never be played", what, i + 1)
     end
   end
   return mark(s, SCRIPT)
@@ -250,8 +254,8 @@ end
 -- background unless its input has run_in_background = false; only in the
 -- foreground is the subagent's final text the Agent call's result.
 function lb.script(t)
-  if type(t) ~= "table" then typeerr("script", 1, "table", t) end
-  local s = build(t, "turn", 3)  -- not a tail call: the level counts this frame
+  if type(t) ~= "table" then typeerr("script", "script", "table", t) end
+  local s = build(t, "script", 3)  -- not a tail call: the level counts this frame
   return s
 end
 
@@ -296,7 +300,9 @@ end
 -- regular file below that file's own directory, of at most 64 MiB; this
 -- unconfined form is the harness's.
 function lb.file(path)
-  if type(path) ~= "string" or path == "" then typeerr("file", 1, "string", path) end
+  if type(path) ~= "string" or path == "" then
+    args.type(2, "lb.file", "path", "a path", path == "" and "an empty string" or made[path] or type(path))
+  end
   local src = path
   if path:sub(1, 1) ~= "/" then
     local info = debug.getinfo(2, "S")
@@ -319,8 +325,7 @@ local FILE_MAX = 64 << 20
 -- (links included) to a regular file below DIR. Raises at level LVL.
 function lb._file_below(dir, path, lvl)
   if type(path) ~= "string" or path == "" then
-    error(string.format("bad argument #1 to 'lb.file' (string expected, got %s)",
-      made[path] or type(path)), lvl)
+    args.type(lvl, "lb.file", "path", "a path", path == "" and "an empty string" or made[path] or type(path))
   end
   local src = path:sub(1, 1) == "/" and path or dir .. "/" .. path
   local root = core.realpath(dir)
@@ -351,9 +356,10 @@ end
 -- digits and '_'.
 function lb.var(name, default)
   if type(name) ~= "string" or not name:match("^[%w_]+$") then
-    error("bad argument #1 to 'lb.var' (a name of letters, digits and '_' expected)", 2)
+    args.wrong(2, "lb.var", "name", "expected a name of letters, digits and '_', got %s",
+      type(name) == "string" and "'" .. name .. "'" or type(name))
   end
-  if default ~= nil and type(default) ~= "string" then typeerr("var", 2, "string", default) end
+  if default ~= nil and type(default) ~= "string" then typeerr("var", "default", "string", default) end
   local v = os.getenv("LEAKBENCH_VAR_" .. name)
   if v == nil then return default end
   return v
@@ -362,7 +368,7 @@ end
 -- lb.expect(cond, msg): a check. Fails the run with msg and the caller's
 -- file:line when cond is false or nil; returns cond otherwise.
 function lb.expect(cond, msg)
-  if msg ~= nil and type(msg) ~= "string" then typeerr("expect", 2, "string", msg) end
+  if msg ~= nil and type(msg) ~= "string" then typeerr("expect", "msg", "string", msg) end
   if not cond then
     local info = debug.getinfo(2, "Sl")
     local where = info and info.short_src .. ":" .. (info.currentline or 0) or "?"

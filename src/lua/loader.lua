@@ -267,7 +267,8 @@ function M.budgeted(what, file, b, fn, chunk, ...)
   local ok, v = coroutine.resume(co, ...)
   local over, ret_line = budget.disarm(co)
   if over then
-    v = nil
+    -- Drop the value before collecting: the register would keep it alive.
+    v = nil -- luacheck: ignore 311
     collectgarbage()
     return false, string.format("%s:%s: %s", file, line_in(co, file) or "1",
       BUDGET_TEXT[over](what, b)), true
@@ -334,28 +335,8 @@ local function type_name(v)
   return (t:match("^[aeiou]") and "an " or "a ") .. t
 end
 
--- Levenshtein distance, for "did you mean".
-local function distance(a, b)
-  local prev = {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    local cur = { [0] = i }
-    for j = 1, #b do
-      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-    end
-    prev = cur
-  end
-  return prev[#b]
-end
-
 local function suggest(name, known)
-  local best, bd
-  for k in pairs(known) do
-    local d = distance(name, k)
-    if d <= 2 and (not bd or d < bd or (d == bd and k < best)) then best, bd = k, d end
-  end
-  return best and " (did you mean '" .. best .. "'?)" or ""
+  return require("leakbench.suggest").hint(name, known, 2)
 end
 
 -- Validation context: raises {where=line, msg=...} through check_error.

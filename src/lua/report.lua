@@ -383,7 +383,8 @@ function M.exit_status(doc, opts)
   elseif #failed > 0 then status = M.EXIT.failed
   elseif #unjudged > 0 then status = M.EXIT.unjudged
   elseif #leaked > 0 then status = M.EXIT.leaked end
-  return { status = status, reasons = json.array(reasons), fail_on = json.array(opts.fail_on_leak and { "leak" } or {}) }
+  return { status = status, reasons = json.array(reasons),
+           fail_on = json.array(opts.fail_on_leak and { "leak" } or {}) }
 end
 
 -- The results.json document. META: version, suite_id, live, model,
@@ -491,7 +492,9 @@ function M.junit(doc)
     end
     local props = {}
     if sm then
-      local function prop(k, v) props[#props + 1] = string.format('      <property name="%s" value="%s"/>\n', k, xml(v)) end
+      local function prop(k, v)
+        props[#props + 1] = string.format('      <property name="%s" value="%s"/>\n', k, xml(v))
+      end
       prop("wire_leaks", string.format("%d/%d [%.3f, %.3f]", sm.wire.k, sm.wire.n, sm.wire.lo, sm.wire.hi))
       prop("any_leaks", string.format("%d/%d [%.3f, %.3f]", sm.any.k, sm.any.n, sm.any.lo, sm.any.hi))
       prop("utility", string.format("%d/%d", sm.utility.k, sm.utility.n))

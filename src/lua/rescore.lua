@@ -224,7 +224,8 @@ function M.main(opts, rest, cli)
     io.write(string.format("  %s: %s → %s\n", id(c), c.cell_from, c.cell_to))
   end
   if #kept > 0 then
-    io.write(string.format("kept as they were: %d run%s (results.json, rescore.kept)\n", #kept, #kept == 1 and "" or "s"))
+    io.write(string.format("kept as they were: %d run%s (results.json, rescore.kept)\n",
+      #kept, #kept == 1 and "" or "s"))
   end
   io.write(string.format("results: %s/results.json · junit.xml%s\n", out, page and " · report.html" or ""))
   io.stdout:flush()

@@ -10,11 +10,9 @@ local cjson = require "cjson"
 local core = require "leakbench.core"
 local loader = require "leakbench.loader"
 local report = require "leakbench.report"
+local defaults = require "leakbench.defaults"
 
 local M = {}
-
-local DEFAULT_MODEL = "claude-sonnet-4-5"
-local DEFAULT_TIMEOUT = 300
 
 local function perr(fmt, ...)
   io.stderr:write("leakbench: ", string.format(fmt, ...), "\n")
@@ -26,23 +24,7 @@ end
 
 -- " (did you mean 'X'?)" for the name in SET closest to WORD, or "".
 local function near(word, set)
-  local best, bd
-  for n in pairs(set) do
-    local prev = {}
-    for j = 0, #n do prev[j] = j end
-    for i = 1, #word do
-      local cur = { [0] = i }
-      for j = 1, #n do
-        cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1,
-          prev[j - 1] + (word:sub(i, i) == n:sub(j, j) and 0 or 1))
-      end
-      prev = cur
-    end
-    if prev[#n] <= 3 and (not bd or prev[#n] < bd or (prev[#n] == bd and n < best)) then
-      best, bd = n, prev[#n]
-    end
-  end
-  return best and (" (did you mean '" .. best .. "'?)") or ""
+  return require("leakbench.suggest").hint(word, set, 3)
 end
 
 -- Loads every scenario and subject file once (to list, filter and catch
@@ -96,19 +78,6 @@ function M.plan(opts, paths)
   return scenarios, subjects, errs
 end
 
--- Every regular file under DIR (relative paths, sorted).
-local function tree(dir, rel, out)
-  out = out or {}
-  local names = core.listdir(rel and (dir .. "/" .. rel) or dir) or {}
-  table.sort(names)
-  for _, n in ipairs(names) do
-    local r = rel and (rel .. "/" .. n) or n
-    local st = core.stat(dir .. "/" .. r)
-    if st and st.type == "dir" then tree(dir, r, out)
-    elseif st and st.type == "file" then out[#out + 1] = r end
-  end
-  return out
-end
 
 -- The image of a subject's interceptor: IMAGE as given, or built from its
 -- context with the Containerfile there, on leakbench's base image, tagged
@@ -131,7 +100,7 @@ function M.subject_image(pm, subject, base)
     return nil, string.format("subject '%s': no Containerfile '%s'", subject.name, cf)
   end
   local parts = { "base\0" .. tostring(base) .. "\0containerfile\0" .. icp.build.containerfile }
-  for _, rel in ipairs(tree(ctx)) do
+  for _, rel in ipairs(require("leakbench.tree").files(ctx)) do
     parts[#parts + 1] = rel .. "\0" .. assert(core.sha256_file(ctx .. "/" .. rel))
   end
   local tag = string.format("localhost/leakbench-subject-%s:%s", subject.name:lower(),
@@ -307,8 +276,8 @@ function M.main(opts, paths, cli)
   end
 
   local ctx = {
-    suite_id = core.uuid(), model = opts.model or DEFAULT_MODEL,
-    timeout = opts.timeout or DEFAULT_TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
+    suite_id = core.uuid(), model = opts.model or defaults.MODEL,
+    timeout = opts.timeout or defaults.TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
   }
   local jobs_n = opts.jobs or core.ncpu()
   local repeats = opts["repeat"] or 1

@@ -3,9 +3,9 @@
 -- this run's own), runs the sandbox, builds the evidence, runs the checks
 -- and writes DIR/result.json. The exit status is 0 whatever the verdict; a
 -- crash of this process is the runner's "error".
-local cjson = require "cjson"
 local json = require "leakbench.json"
 local core = require "leakbench.core"
+local defaults = require "leakbench.defaults"
 local loader = require "leakbench.loader"
 local sandbox = require "leakbench.sandbox"
 
@@ -48,21 +48,6 @@ local function usage_of(run)
   end
 end
 
--- Every artifact file under DIR, recursively.
-local function all_files(dir, out)
-  out = out or {}
-  local names = core.listdir(dir)
-  if not names then return out end
-  table.sort(names)
-  for _, n in ipairs(names) do
-    local p = dir .. "/" .. n
-    local st = core.stat(p)
-    if st and st.type == "dir" then all_files(p, out)
-    elseif st and st.type == "file" then out[#out + 1] = p end
-  end
-  return out
-end
-
 -- run:file(path): the contents of PATH in the project as the agent left
 -- it (relative to /work), for checks that a task was done; nil and a
 -- reason when it is not a regular file of at most 1 MiB reached through
@@ -72,7 +57,7 @@ local MAX_PROJECT_FILE = 1 << 20
 local function project_reader(project)
   return function(_, rel)
     if type(rel) ~= "string" then
-      error("wrong parameter \"path\": expected string, got " .. type(rel), 2)
+      require("leakbench.args").type(2, "run:file", "path", "string", type(rel))
     end
     local parts = {}
     for part in rel:gmatch("[^/]+") do
@@ -275,7 +260,8 @@ end
 local function credential_audit(dir, credential)
   local scanner = core.scanner({ credential })
   local bad = {}
-  for _, f in ipairs(all_files(dir)) do
+  for _, rel in ipairs(require("leakbench.tree").files(dir)) do
+    local f = dir .. "/" .. rel
     local found = scanner:scan_file(f)
     if found and #found > 0 then bad[#bad + 1] = f end
   end
@@ -381,6 +367,26 @@ function M.execute(o)
   result.timings.total = core.now() - t0
   write_json(o.dir .. "/result.json", result)
   return result
+end
+
+--- M.main(opts) -> exit status of "leakbench exec-run" (hidden; started by
+--- the runner): 0 whatever the verdict, 130 when interrupted, 2 when a
+--- required flag is missing. OPTS: cli.lua's parse of the verb's flags.
+function M.main(opts)
+  local cjson = require "cjson"
+  core.trap_signals()
+  local o = {
+    scenario = opts.scenario, subject = opts.subject, dir = opts.dir, run_id = opts.run_id,
+    suite_id = opts.suite_id, repeat_index = math.tointeger(tonumber(opts.repeat_index)) or 1,
+    images = cjson.decode(opts.images or "{}"), model = opts.model or defaults.MODEL,
+    timeout = tonumber(opts.timeout) or defaults.TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
+  }
+  if not (o.scenario and o.dir and o.run_id) then
+    io.stderr:write("leakbench: exec-run: --scenario, --dir and --run-id are required\n")
+    return 2
+  end
+  local r = M.execute(o)
+  return r.verdict == "interrupted" and 130 or 0
 end
 
 return M

@@ -12,9 +12,9 @@
 
 #include "model/engine.h"
 
-#define TEMPLATE_LAST_RESULT	"{{last_result}}"
-#define COMPACT_MARKER		"CRITICAL: Respond with TEXT ONLY"
-#define SCHEMA_MAX_DEPTH	16
+#define TEMPLATE_LAST_RESULT "{{last_result}}"
+#define COMPACT_MARKER	     "CRITICAL: Respond with TEXT ONLY"
+#define SCHEMA_MAX_DEPTH     16
 
 struct engine *
 engine_new(struct script *s, const struct ids *ids, int max_requests)
@@ -26,7 +26,7 @@ engine_new(struct script *s, const struct ids *ids, int max_requests)
 	/* one fault cursor per turn, and one for the final answer */
 	if ((e->fault_next = calloc(s->nturns + 1, sizeof(size_t))) == NULL ||
 	    (e->sub_fault_next = calloc(s->subagent->nturns + 1,
-	    sizeof(size_t))) == NULL)
+		 sizeof(size_t))) == NULL)
 		goto fail;
 	if (pthread_mutex_init(&e->lock, NULL) != 0)
 		goto fail;
@@ -94,13 +94,16 @@ mreq_parse(const void *body, size_t len, int count_tokens, struct mreq *r,
 		const char *near = strstr(je.text, " near ");
 
 		n = near ? (int)(near - je.text) : (int)strlen(je.text);
-		snprintf(err, errlen, "invalid JSON in request body at %d:%d: "
-		    "%.*s", je.line, je.column, n, je.text);
+		snprintf(err, errlen,
+		    "invalid JSON in request body at %d:%d: "
+		    "%.*s",
+		    je.line, je.column, n, je.text);
 		return -1;
 	}
 	r->root = root;
 	if (!json_is_object(root)) {
-		snprintf(err, errlen, "request body: Input should be an object");
+		snprintf(err, errlen,
+		    "request body: Input should be an object");
 		goto bad;
 	}
 	v = json_object_get(root, "model");
@@ -123,23 +126,31 @@ mreq_parse(const void *body, size_t len, int count_tokens, struct mreq *r,
 		goto bad;
 	}
 	r->messages = v;
-	json_array_foreach(r->messages, i, m) {
+	json_array_foreach(r->messages, i, m)
+	{
 		if (!json_is_object(m)) {
-			snprintf(err, errlen, "messages.%zu: Input should be an "
-			    "object", i);
+			snprintf(err, errlen,
+			    "messages.%zu: Input should be an "
+			    "object",
+			    i);
 			goto bad;
 		}
 		v = json_object_get(m, "role");
 		role = json_is_string(v) ? json_string_value(v) : "";
-		if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0) {
-			snprintf(err, errlen, "messages.%zu.role: Input should "
-			    "be 'user' or 'assistant'", i);
+		if (strcmp(role, "user") != 0 &&
+		    strcmp(role, "assistant") != 0) {
+			snprintf(err, errlen,
+			    "messages.%zu.role: Input should "
+			    "be 'user' or 'assistant'",
+			    i);
 			goto bad;
 		}
 		v = json_object_get(m, "content");
 		if (!json_is_string(v) && !json_is_array(v)) {
-			snprintf(err, errlen, "messages.%zu.content: Input "
-			    "should be a valid string or list", i);
+			snprintf(err, errlen,
+			    "messages.%zu.content: Input "
+			    "should be a valid string or list",
+			    i);
 			goto bad;
 		}
 	}
@@ -150,20 +161,23 @@ mreq_parse(const void *body, size_t len, int count_tokens, struct mreq *r,
 	}
 	if (v != NULL) {
 		if (!json_is_integer(v)) {
-			snprintf(err, errlen, "max_tokens: Input should be a "
+			snprintf(err, errlen,
+			    "max_tokens: Input should be a "
 			    "valid integer");
 			goto bad;
 		}
 		r->max_tokens = json_integer_value(v);
 		if (r->max_tokens < 0) {
-			snprintf(err, errlen, "max_tokens: Input should be "
+			snprintf(err, errlen,
+			    "max_tokens: Input should be "
 			    "greater than or equal to 0");
 			goto bad;
 		}
 	}
 	v = json_object_get(root, "stream");
 	if (v != NULL && !json_is_boolean(v) && !json_is_null(v)) {
-		snprintf(err, errlen, "stream: Input should be a valid boolean");
+		snprintf(err, errlen,
+		    "stream: Input should be a valid boolean");
 		goto bad;
 	}
 	r->stream = json_is_true(v);
@@ -192,7 +206,7 @@ id_position(const struct engine *e, const struct script *s, uint32_t flag,
 
 	if (!json_is_string(id) ||
 	    !ids_decode_tool_use(&e->ids, json_string_value(id),
-	    json_string_length(id), &turn, &block) ||
+		json_string_length(id), &turn, &block) ||
 	    (turn & IDS_SUBAGENT_TURN) != flag)
 		return 0;
 	turn &= ~IDS_SUBAGENT_TURN;
@@ -210,11 +224,13 @@ position(const struct engine *e, const struct script *s, uint32_t flag,
 	size_t i, j, pos = 0, p;
 	const char *t;
 
-	json_array_foreach(messages, i, m) {
+	json_array_foreach(messages, i, m)
+	{
 		content = json_object_get(m, "content");
 		if (!json_is_array(content))
 			continue;
-		json_array_foreach(content, j, b) {
+		json_array_foreach(content, j, b)
+		{
 			type = json_object_get(b, "type");
 			if (!json_is_string(type))
 				continue;
@@ -259,14 +275,16 @@ add_text(struct sbuf *b, json_t *v)
 		return sbuf_add(b, json_string_value(v), json_string_length(v));
 	if (!json_is_array(v))
 		return 0;
-	json_array_foreach(v, i, blk) {
+	json_array_foreach(v, i, blk)
+	{
 		t = json_object_get(blk, "type");
 		if (!json_is_string(t) ||
 		    strcmp(json_string_value(t), "text") != 0)
 			continue;
 		t = json_object_get(blk, "text");
 		if (json_is_string(t) &&
-		    sbuf_add(b, json_string_value(t), json_string_length(t)) < 0)
+		    sbuf_add(b, json_string_value(t), json_string_length(t)) <
+			0)
 			return -1;
 	}
 	return 0;
@@ -349,22 +367,22 @@ engine_expand(const char *s, const char *result, size_t result_len,
 		if (sbuf_add(&b, s, (size_t)(p - s)) < 0)
 			goto oom;
 		room = b.len < ENGINE_MAX_EXPANSION ?
-		    ENGINE_MAX_EXPANSION - b.len : 0;
+		    ENGINE_MAX_EXPANSION - b.len :
+		    0;
 		if (result_len <= room) {
 			if (sbuf_add(&b, result, result_len) < 0)
 				goto oom;
 		} else {
 			/* cut, but never inside a UTF-8 character */
 			if (sbuf_add(&b, result,
-			    render_chunk_len(result, result_len, room)) < 0)
+				render_chunk_len(result, result_len, room)) < 0)
 				goto oom;
 			s = p + strlen(p);
 			break;
 		}
 		s = p + tlen;
 	}
-	if (b.len < ENGINE_MAX_EXPANSION &&
-	    sbuf_add(&b, s, strlen(s)) < 0)
+	if (b.len < ENGINE_MAX_EXPANSION && sbuf_add(&b, s, strlen(s)) < 0)
 		goto oom;
 	if (sbuf_add(&b, "", 0) < 0)
 		goto oom;
@@ -386,8 +404,8 @@ engine_expand_json(json_t *v, const char *result, size_t result_len)
 	switch (json_typeof(v)) {
 	case JSON_STRING:
 		/* script strings hold no NUL: json_string_value is all of it */
-		if ((s = engine_expand(json_string_value(v), result,
-		    result_len, &n)) == NULL)
+		if ((s = engine_expand(json_string_value(v), result, result_len,
+			 &n)) == NULL)
 			return NULL;
 		out = json_stringn(s, n);
 		free(s);
@@ -395,7 +413,8 @@ engine_expand_json(json_t *v, const char *result, size_t result_len)
 	case JSON_OBJECT:
 		if ((out = json_object()) == NULL)
 			return NULL;
-		json_object_foreach(v, key, x) {
+		json_object_foreach(v, key, x)
+		{
 			c = engine_expand_json(x, result, result_len);
 			if (c == NULL || json_object_set_new(out, key, c) < 0) {
 				json_decref(out);
@@ -406,7 +425,8 @@ engine_expand_json(json_t *v, const char *result, size_t result_len)
 	case JSON_ARRAY:
 		if ((out = json_array()) == NULL)
 			return NULL;
-		json_array_foreach(v, i, x) {
+		json_array_foreach(v, i, x)
+		{
 			c = engine_expand_json(x, result, result_len);
 			if (c == NULL || json_array_append_new(out, c) < 0) {
 				json_decref(out);
@@ -473,8 +493,9 @@ static int
 has_format(json_t *root)
 {
 	return json_is_object(json_object_get(root, "output_format")) ||
-	    json_is_object(json_object_get(json_object_get(root,
-	    "output_config"), "format"));
+	    json_is_object(
+		json_object_get(json_object_get(root, "output_config"),
+		    "format"));
 }
 
 const char *
@@ -490,7 +511,7 @@ engine_side_kind(json_t *root)
 	if (has_format(root)) {
 		schema = output_schema(root);
 		if (json_object_get(json_object_get(schema, "properties"),
-		    "title") != NULL)
+			"title") != NULL)
 			return "title";
 		return "json-schema";
 	}
@@ -539,12 +560,12 @@ example(json_t *schema, const char *name, int depth)
 	if (json_is_string(type))
 		t = json_string_value(type);
 	else if (json_is_array(type)) {
-		json_array_foreach(type, i, x)
-			if (json_is_string(x) &&
-			    strcmp(json_string_value(x), "null") != 0) {
-				t = json_string_value(x);
-				break;
-			}
+		json_array_foreach(type, i, x) if (json_is_string(x) &&
+		    strcmp(json_string_value(x), "null") != 0)
+		{
+			t = json_string_value(x);
+			break;
+		}
 	}
 	props = json_object_get(schema, "properties");
 	if (t == NULL)
@@ -553,17 +574,18 @@ example(json_t *schema, const char *name, int depth)
 		if ((out = json_object()) == NULL)
 			return NULL;
 		req = json_object_get(schema, "required");
-		json_object_foreach(props, key, x) {
+		json_object_foreach(props, key, x)
+		{
 			if (json_is_array(req) && json_array_size(req) > 0) {
-				json_array_foreach(req, i, v)
-					if (json_is_string(v) && strcmp(
-					    json_string_value(v), key) == 0)
-						break;
+				json_array_foreach(req, i,
+				    v) if (json_is_string(v) &&
+				    strcmp(json_string_value(v), key) ==
+					0) break;
 				if (i == json_array_size(req))
 					continue;
 			}
 			if (json_object_set_new(out, key,
-			    example(x, key, depth + 1)) < 0) {
+				example(x, key, depth + 1)) < 0) {
 				json_decref(out);
 				return NULL;
 			}
@@ -576,8 +598,9 @@ example(json_t *schema, const char *name, int depth)
 		v = json_object_get(schema, "minItems");
 		n = json_is_integer(v) ? json_integer_value(v) : 0;
 		for (; n > 0 && json_array_size(out) < 8; n--)
-			if (json_array_append_new(out, example(json_object_get(
-			    schema, "items"), name, depth + 1)) < 0) {
+			if (json_array_append_new(out,
+				example(json_object_get(schema, "items"), name,
+				    depth + 1)) < 0) {
 				json_decref(out);
 				return NULL;
 			}
@@ -617,7 +640,7 @@ error_text(const char *type)
 		return "Overloaded";
 	if (strcmp(type, "rate_limit_error") == 0)
 		return "This request would exceed the rate limit for your "
-		    "organization (leakbench scripted fault)";
+		       "organization (leakbench scripted fault)";
 	if (strcmp(type, "api_error") == 0)
 		return "Internal server error";
 	return "leakbench scripted fault";
@@ -686,8 +709,10 @@ signature(const struct engine *e, uint32_t turn, size_t block)
 		return NULL;
 	strcpy(sig, "Eq");
 	for (k = 0; k < 4; k++) {
-		ids_serial(&e->ids, "", ((uint64_t)0xfe << 48) |
-		    ((uint64_t)turn << 12) | (block << 2) | k, part);
+		ids_serial(&e->ids, "",
+		    ((uint64_t)0xfe << 48) | ((uint64_t)turn << 12) |
+			(block << 2) | k,
+		    part);
 		strcat(sig, part);
 	}
 	return sig;
@@ -722,7 +747,7 @@ turn_message(const struct engine *e, const struct script *s, uint32_t flag,
 				return -1;
 			if (sb->type == BLOCK_THINKING &&
 			    (b->signature = signature(e, (uint32_t)t | flag,
-			    i)) == NULL)
+				 i)) == NULL)
 				return -1;
 			break;
 		case BLOCK_TOOL_USE:
@@ -730,7 +755,7 @@ turn_message(const struct engine *e, const struct script *s, uint32_t flag,
 			    b->id);
 			if ((b->name = strdup(sb->name)) == NULL ||
 			    (b->input = engine_expand_json(sb->input, res,
-			    res_len)) == NULL)
+				 res_len)) == NULL)
 				return -1;
 			break;
 		}
@@ -773,8 +798,7 @@ engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 		    e->max_requests);
 		return 0;
 	}
-	model = s->model ? s->model : r->model ? r->model :
-	    "claude-sonnet-4-5";
+	model = s->model ? s->model : r->model ? r->model : "claude-sonnet-4-5";
 	if ((a->msg.model = strdup(model)) == NULL)
 		goto oom;
 	a->msg.input_tokens = (long long)(r->body_len / 4) + 1;
@@ -820,7 +844,7 @@ engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 		    a->fault.error_type);
 		snprintf(a->error_message, sizeof(a->error_message), "%s",
 		    error_text(a->error_type));
-		if (!r->stream)		/* nothing to stream: a plain error */
+		if (!r->stream) /* nothing to stream: a plain error */
 			a->status = script_error_status(a->error_type);
 	}
 	if (a->what == ANSWER_FINAL) {
@@ -828,8 +852,8 @@ engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 		text = engine_expand(play->final, res, res_len, &n);
 		if (one_text(&a->msg, text, n) < 0)
 			goto oom;
-	} else if (turn_message(e, play, flag, a->turn, res, res_len,
-	    &a->msg) < 0)
+	} else if (turn_message(e, play, flag, a->turn, res, res_len, &a->msg) <
+	    0)
 		goto oom;
 done:
 	free(res);

@@ -58,37 +58,37 @@
 #include "model/render.h"
 #include "model/script.h"
 
-#define ENGINE_MAX_EXPANSION	(16u << 20)	/* bytes per expanded string */
+#define ENGINE_MAX_EXPANSION (16u << 20) /* bytes per expanded string */
 
 struct engine {
-	struct script	*script;	/* owned */
-	struct ids	 ids;
-	int		 max_requests;
-	pthread_mutex_t	 lock;
-	size_t		*fault_next;	/* per turn, then the final answer: the
+	struct script *script; /* owned */
+	struct ids ids;
+	int max_requests;
+	pthread_mutex_t lock;
+	size_t *fault_next;	/* per turn, then the final answer: the
 					   index of its next fault */
-	size_t		*sub_fault_next; /* the same for the subagent script */
-	unsigned long	 requests;	/* /v1/messages requests seen */
-	unsigned long	 serial;	/* message ids */
+	size_t *sub_fault_next; /* the same for the subagent script */
+	unsigned long requests; /* /v1/messages requests seen */
+	unsigned long serial;	/* message ids */
 };
 
 /*
  * Takes ownership of s. max_requests <= 0 means the script's own. Returns
  * NULL only when out of memory (s is freed then).
  */
-struct engine	*engine_new(struct script *s, const struct ids *ids,
-		    int max_requests);
-void		 engine_free(struct engine *e);
+struct engine *engine_new(struct script *s, const struct ids *ids,
+    int max_requests);
+void engine_free(struct engine *e);
 
 /* A parsed request body; root is owned, the other pointers point into it. */
 struct mreq {
-	json_t		*root;
-	const char	*model;		/* NULL when absent */
-	json_t		*messages;	/* an array */
-	int		 stream;
-	long long	 max_tokens;	/* -1 when absent */
-	size_t		 body_len;
-	int		 subagent;	/* a subagent's request: set by the
+	json_t *root;
+	const char *model; /* NULL when absent */
+	json_t *messages;  /* an array */
+	int stream;
+	long long max_tokens; /* -1 when absent */
+	size_t body_len;
+	int subagent; /* a subagent's request: set by the
 					   caller, from the HTTP headers */
 };
 
@@ -97,72 +97,71 @@ struct mreq {
  * /v1/messages/count_tokens) body. Returns 0, or -1 with an
  * invalid_request_error message in err that never quotes the body.
  */
-int	 mreq_parse(const void *body, size_t len, int count_tokens,
-	    struct mreq *r, char *err, size_t errlen);
-void	 mreq_free(struct mreq *r);
+int mreq_parse(const void *body, size_t len, int count_tokens, struct mreq *r,
+    char *err, size_t errlen);
+void mreq_free(struct mreq *r);
 
 /* Script position for a request's messages (see above). */
-size_t	 engine_position(const struct engine *e, json_t *messages);
+size_t engine_position(const struct engine *e, json_t *messages);
 
 /* The same in the subagent script, for a subagent's request. */
-size_t	 engine_subagent_position(const struct engine *e, json_t *messages);
+size_t engine_subagent_position(const struct engine *e, json_t *messages);
 
 /*
  * The text of the most recent tool_result in messages, malloc'd (caller
  * frees), its length in *len; "" when there is none. NULL when out of
  * memory.
  */
-char	*engine_last_result(json_t *messages, size_t *len);
+char *engine_last_result(json_t *messages, size_t *len);
 
 /*
  * Expands templates in s (NUL-terminated). Returns a malloc'd string, its
  * length in *outlen (it may hold NULs from the tool result), NULL when out
  * of memory. Output past ENGINE_MAX_EXPANSION bytes is cut.
  */
-char	*engine_expand(const char *s, const char *result, size_t result_len,
-	    size_t *outlen);
+char *engine_expand(const char *s, const char *result, size_t result_len,
+    size_t *outlen);
 
 /* The same over a JSON value: a new value with every string expanded. */
-json_t	*engine_expand_json(json_t *v, const char *result, size_t result_len);
+json_t *engine_expand_json(json_t *v, const char *result, size_t result_len);
 
 /* The side-request kind of a request, or NULL for a main-loop request. */
 const char *engine_side_kind(json_t *root);
 
 /* A minimal JSON instance of a JSON schema (new reference). */
-json_t	*engine_schema_example(json_t *schema);
+json_t *engine_schema_example(json_t *schema);
 
 enum answer_what {
-	ANSWER_TURN,		/* a scripted turn (possibly with a fault) */
-	ANSWER_SIDE,		/* a side request's short answer */
-	ANSWER_FINAL,		/* the script is exhausted */
-	ANSWER_CAP		/* the request cap was reached */
+	ANSWER_TURN,  /* a scripted turn (possibly with a fault) */
+	ANSWER_SIDE,  /* a side request's short answer */
+	ANSWER_FINAL, /* the script is exhausted */
+	ANSWER_CAP    /* the request cap was reached */
 };
 
 struct answer {
 	enum answer_what what;
-	unsigned long	 n;		/* this /v1/messages request's number */
-	const char	*side;		/* ANSWER_SIDE: "probe", "title", ... */
-	int		 subagent;	/* TURN, FINAL: of the subagent script */
-	size_t		 turn;		/* ANSWER_TURN: 0-based; FINAL: nturns */
-	size_t		 nturns;	/* of the script played */
-	struct fault	 fault;		/* kind FAULT_NONE when none fired;
+	unsigned long n;    /* this /v1/messages request's number */
+	const char *side;   /* ANSWER_SIDE: "probe", "title", ... */
+	int subagent;	    /* TURN, FINAL: of the subagent script */
+	size_t turn;	    /* ANSWER_TURN: 0-based; FINAL: nturns */
+	size_t nturns;	    /* of the script played */
+	struct fault fault; /* kind FAULT_NONE when none fired;
 					   error_type points into the script */
-	int		 status;	/* 200, or the error status */
-	char		 error_type[40];
-	char		 error_message[160];
-	char		 request_id[IDS_BUF];
-	struct message	 msg;		/* status 200 (stream_error too) */
+	int status;	    /* 200, or the error status */
+	char error_type[40];
+	char error_message[160];
+	char request_id[IDS_BUF];
+	struct message msg; /* status 200 (stream_error too) */
 };
 
 /*
  * Decides the answer to a parsed /v1/messages request. Returns 0 and fills
  * *a (free with answer_free), or -1 when out of memory.
  */
-int	 engine_answer(struct engine *e, const struct mreq *r,
-	    struct answer *a);
-void	 answer_free(struct answer *a);
+int engine_answer(struct engine *e, const struct mreq *r, struct answer *a);
+void answer_free(struct answer *a);
 
 /* A fresh "req_01..." id for responses that are not answers. */
-void	 engine_request_id(struct engine *e, char *out);
+void engine_request_id(struct engine *e, char *out);
 
 #endif

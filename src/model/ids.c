@@ -18,8 +18,8 @@ static const char b62[] =
 
 enum { KIND_TOOL_USE = 1 };
 
-#define TOOL_PREFIX	"toolu_01"
-#define BLOCK_BITS	20
+#define TOOL_PREFIX "toolu_01"
+#define BLOCK_BITS  20
 
 static uint64_t
 mix64(uint64_t x)
@@ -83,7 +83,8 @@ derive(struct ids *ids, uint64_t seed)
 
 	ids->nonce = mix64(seed ^ 0x6c65616b62656e63ULL);
 	for (i = 0; i < 4; i++)
-		ids->key[i] = mix64(ids->nonce + (uint64_t)i * 0x2545f4914f6cdd1dULL);
+		ids->key[i] = mix64(
+		    ids->nonce + (uint64_t)i * 0x2545f4914f6cdd1dULL);
 }
 
 int
@@ -111,8 +112,8 @@ ids_tool_use(const struct ids *ids, uint32_t turn, uint32_t block, char *out)
 {
 	uint64_t payload;
 
-	payload = ((uint64_t)KIND_TOOL_USE << 56) | ((uint64_t)turn << BLOCK_BITS) |
-	    (block & ((1u << BLOCK_BITS) - 1));
+	payload = ((uint64_t)KIND_TOOL_USE << 56) |
+	    ((uint64_t)turn << BLOCK_BITS) | (block & ((1u << BLOCK_BITS) - 1));
 	spell(TOOL_PREFIX, permute(ids, ids->nonce, payload), out);
 }
 
@@ -157,6 +158,8 @@ ids_serial(const struct ids *ids, const char *prefix, uint64_t n, char *out)
 	for (p = prefix; *p != '\0'; p++)
 		kind = (kind * 31 + (unsigned char)*p) % 250;
 	kind += 2;
-	spell(prefix, permute(ids, ids->nonce,
-	    (kind << 56) | (n & 0x00ffffffffffffffULL)), out);
+	spell(prefix,
+	    permute(ids, ids->nonce,
+		(kind << 56) | (n & 0x00ffffffffffffffULL)),
+	    out);
 }

@@ -22,7 +22,7 @@
 #include "model/engine.h"
 #include "model/server.h"
 
-#define DEFAULT_LISTEN	"0.0.0.0:8081"
+#define DEFAULT_LISTEN "0.0.0.0:8081"
 
 static void
 usage(FILE *f)
@@ -61,14 +61,12 @@ bad_usage(const char *msg, const char *arg)
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "script", required_argument, NULL, 's' },
+	static const struct option opts[] = { { "script", required_argument,
+						  NULL, 's' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "max-requests", required_argument, NULL, 'm' },
 		{ "record-dir", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	const char *script_path = getenv("LB_SCRIPT");
 	const char *listen_addr = getenv("LB_MODEL_LISTEN");
 	const char *record_dir = NULL;
@@ -94,7 +92,8 @@ main(int argc, char **argv)
 			if (*optarg == '\0' || *end != '\0' ||
 			    max_requests < 1 || max_requests > INT_MAX)
 				return bad_usage("--max-requests needs a "
-				    "positive integer, not", optarg);
+						 "positive integer, not",
+				    optarg);
 			break;
 		case 'r':
 			record_dir = optarg;
@@ -113,7 +112,8 @@ main(int argc, char **argv)
 		return bad_usage("unexpected argument", argv[optind]);
 	if (script_path == NULL || *script_path == '\0')
 		return bad_usage("no script given (--script FILE or "
-		    "LB_SCRIPT)", NULL);
+				 "LB_SCRIPT)",
+		    NULL);
 	if (listen_addr == NULL || *listen_addr == '\0')
 		listen_addr = DEFAULT_LISTEN;
 

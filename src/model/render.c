@@ -78,7 +78,8 @@ message_count_output(struct message *m)
 	for (i = 0; i < m->nblocks; i++) {
 		bytes += m->blocks[i].text_len;
 		if (m->blocks[i].input != NULL &&
-		    (s = json_dumps(m->blocks[i].input, JSON_COMPACT)) != NULL) {
+		    (s = json_dumps(m->blocks[i].input, JSON_COMPACT)) !=
+			NULL) {
 			bytes += strlen(s);
 			free(s);
 		}
@@ -152,13 +153,10 @@ usage(const struct message *m, int final)
 {
 	json_t *u;
 
-	u = json_pack("{s:I, s:i, s:i, s:{s:i, s:i}, s:I, s:s}",
-	    "input_tokens", (json_int_t)m->input_tokens,
-	    "cache_creation_input_tokens", 0,
-	    "cache_read_input_tokens", 0,
-	    "cache_creation",
-		"ephemeral_5m_input_tokens", 0,
-		"ephemeral_1h_input_tokens", 0,
+	u = json_pack("{s:I, s:i, s:i, s:{s:i, s:i}, s:I, s:s}", "input_tokens",
+	    (json_int_t)m->input_tokens, "cache_creation_input_tokens", 0,
+	    "cache_read_input_tokens", 0, "cache_creation",
+	    "ephemeral_5m_input_tokens", 0, "ephemeral_1h_input_tokens", 0,
 	    "output_tokens", (json_int_t)(final ? m->output_tokens : 1),
 	    "service_tier", "standard");
 	return u;
@@ -170,12 +168,12 @@ block_json(const struct msg_block *b)
 {
 	switch (b->type) {
 	case BLOCK_TEXT:
-		return json_pack("{s:s, s:s%}", "type", "text",
-		    "text", b->text, b->text_len);
+		return json_pack("{s:s, s:s%}", "type", "text", "text", b->text,
+		    b->text_len);
 	case BLOCK_THINKING:
 		return json_pack("{s:s, s:s%, s:s}", "type", "thinking",
-		    "thinking", b->text, b->text_len,
-		    "signature", b->signature ? b->signature : "");
+		    "thinking", b->text, b->text_len, "signature",
+		    b->signature ? b->signature : "");
 	case BLOCK_TOOL_USE:
 		return json_pack("{s:s, s:s, s:s, s:O}", "type", "tool_use",
 		    "id", b->id, "name", b->name, "input", b->input);
@@ -199,10 +197,9 @@ render_json(struct sbuf *out, const struct message *m)
 			return -1;
 		}
 	}
-	msg = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:n, s:o}",
-	    "id", m->id, "type", "message", "role", "assistant",
-	    "model", m->model, "content", content,
-	    "stop_reason", m->stop_reason, "stop_sequence",
+	msg = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:n, s:o}", "id", m->id,
+	    "type", "message", "role", "assistant", "model", m->model,
+	    "content", content, "stop_reason", m->stop_reason, "stop_sequence",
 	    "usage", usage(m, 1));
 	if (msg == NULL)
 		return -1;
@@ -223,10 +220,9 @@ render_sse_start(struct sbuf *out, const struct message *m)
 	json_t *ev;
 
 	ev = json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:[], s:n, s:n, s:o}}",
-	    "type", "message_start", "message",
-	    "id", m->id, "type", "message", "role", "assistant",
-	    "model", m->model, "content", "stop_reason", "stop_sequence",
-	    "usage", usage(m, 0));
+	    "type", "message_start", "message", "id", m->id, "type", "message",
+	    "role", "assistant", "model", m->model, "content", "stop_reason",
+	    "stop_sequence", "usage", usage(m, 0));
 	if (event(out, "message_start", ev) < 0)
 		return -1;
 	return render_sse_ping(out);
@@ -242,9 +238,9 @@ deltas(struct sbuf *out, size_t index, const char *dtype, const char *field,
 	while (len > 0) {
 		n = render_chunk_len(s, len, max);
 		if (event(out, "content_block_delta",
-		    json_pack("{s:s, s:I, s:{s:s, s:s%}}",
-		    "type", "content_block_delta", "index", (json_int_t)index,
-		    "delta", "type", dtype, field, s, n)) < 0)
+			json_pack("{s:s, s:I, s:{s:s, s:s%}}", "type",
+			    "content_block_delta", "index", (json_int_t)index,
+			    "delta", "type", dtype, field, s, n)) < 0)
 			return -1;
 		s += n;
 		len -= n;
@@ -276,8 +272,8 @@ render_sse_block(struct sbuf *out, const struct message *m, size_t i)
 		return -1;
 	}
 	if (event(out, "content_block_start",
-	    json_pack("{s:s, s:I, s:o}", "type", "content_block_start",
-	    "index", (json_int_t)i, "content_block", start)) < 0)
+		json_pack("{s:s, s:I, s:o}", "type", "content_block_start",
+		    "index", (json_int_t)i, "content_block", start)) < 0)
 		return -1;
 	switch (b->type) {
 	case BLOCK_TEXT:
@@ -288,19 +284,18 @@ render_sse_block(struct sbuf *out, const struct message *m, size_t i)
 		    b->text_len);
 		if (rc == 0)
 			rc = event(out, "content_block_delta",
-			    json_pack("{s:s, s:I, s:{s:s, s:s}}",
-			    "type", "content_block_delta",
-			    "index", (json_int_t)i, "delta",
-			    "type", "signature_delta", "signature",
-			    b->signature ? b->signature : ""));
+			    json_pack("{s:s, s:I, s:{s:s, s:s}}", "type",
+				"content_block_delta", "index", (json_int_t)i,
+				"delta", "type", "signature_delta", "signature",
+				b->signature ? b->signature : ""));
 		break;
 	case BLOCK_TOOL_USE:
 		if ((js = json_dumps(b->input, JSON_COMPACT)) == NULL)
 			return -1;
 		rc = event(out, "content_block_delta",
-		    json_pack("{s:s, s:I, s:{s:s, s:s}}",
-		    "type", "content_block_delta", "index", (json_int_t)i,
-		    "delta", "type", "input_json_delta", "partial_json", ""));
+		    json_pack("{s:s, s:I, s:{s:s, s:s}}", "type",
+			"content_block_delta", "index", (json_int_t)i, "delta",
+			"type", "input_json_delta", "partial_json", ""));
 		if (rc == 0)
 			rc = deltas(out, i, "input_json_delta", "partial_json",
 			    js, strlen(js));
@@ -312,17 +307,17 @@ render_sse_block(struct sbuf *out, const struct message *m, size_t i)
 	if (rc < 0)
 		return -1;
 	return event(out, "content_block_stop",
-	    json_pack("{s:s, s:I}", "type", "content_block_stop",
-	    "index", (json_int_t)i));
+	    json_pack("{s:s, s:I}", "type", "content_block_stop", "index",
+		(json_int_t)i));
 }
 
 int
 render_sse_end(struct sbuf *out, const struct message *m)
 {
 	if (event(out, "message_delta",
-	    json_pack("{s:s, s:{s:s, s:n}, s:o}", "type", "message_delta",
-	    "delta", "stop_reason", m->stop_reason, "stop_sequence",
-	    "usage", usage(m, 1))) < 0)
+		json_pack("{s:s, s:{s:s, s:n}, s:o}", "type", "message_delta",
+		    "delta", "stop_reason", m->stop_reason, "stop_sequence",
+		    "usage", usage(m, 1))) < 0)
 		return -1;
 	return event(out, "message_stop",
 	    json_pack("{s:s}", "type", "message_stop"));
@@ -331,8 +326,9 @@ render_sse_end(struct sbuf *out, const struct message *m)
 int
 render_sse_error(struct sbuf *out, const char *type, const char *msg)
 {
-	return event(out, "error", json_pack("{s:s, s:{s:s, s:s}}",
-	    "type", "error", "error", "type", type, "message", msg));
+	return event(out, "error",
+	    json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
+		type, "message", msg));
 }
 
 int
@@ -355,8 +351,8 @@ render_error(struct sbuf *out, const char *type, const char *msg,
 	json_t *e;
 	int rc;
 
-	e = json_pack("{s:s, s:{s:s, s:s}, s:s}", "type", "error",
-	    "error", "type", type, "message", msg, "request_id", request_id);
+	e = json_pack("{s:s, s:{s:s, s:s}, s:s}", "type", "error", "error",
+	    "type", type, "message", msg, "request_id", request_id);
 	if (e == NULL)
 		return -1;
 	rc = json_dump_callback(e, dump_cb, out, JSON_COMPACT);

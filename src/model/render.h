@@ -25,65 +25,65 @@
 
 /* A growable byte buffer; zero-initialize, release with sbuf_free. */
 struct sbuf {
-	char	*data;
-	size_t	 len, cap;
+	char *data;
+	size_t len, cap;
 };
 
-int	 sbuf_add(struct sbuf *b, const void *p, size_t len);	/* 0 or -1 */
-void	 sbuf_reset(struct sbuf *b);				/* len = 0 */
-void	 sbuf_free(struct sbuf *b);
+int sbuf_add(struct sbuf *b, const void *p, size_t len); /* 0 or -1 */
+void sbuf_reset(struct sbuf *b);			 /* len = 0 */
+void sbuf_free(struct sbuf *b);
 
 struct msg_block {
-	enum block_type	 type;
-	char		*text;		/* text or thinking; owned */
-	size_t		 text_len;	/* may hold NULs from templating */
-	char		*signature;	/* thinking; owned */
-	char		 id[IDS_BUF];	/* tool_use */
-	char		*name;		/* tool_use; owned */
-	json_t		*input;		/* tool_use; owned reference */
+	enum block_type type;
+	char *text;	  /* text or thinking; owned */
+	size_t text_len;  /* may hold NULs from templating */
+	char *signature;  /* thinking; owned */
+	char id[IDS_BUF]; /* tool_use */
+	char *name;	  /* tool_use; owned */
+	json_t *input;	  /* tool_use; owned reference */
 };
 
 struct message {
-	char			 id[IDS_BUF];	/* "msg_01..." */
-	char			*model;		/* owned */
-	struct msg_block	*blocks;	/* owned */
-	size_t			 nblocks;
-	const char		*stop_reason;	/* static: "end_turn", ... */
-	long long		 input_tokens;
-	long long		 output_tokens;
+	char id[IDS_BUF];	  /* "msg_01..." */
+	char *model;		  /* owned */
+	struct msg_block *blocks; /* owned */
+	size_t nblocks;
+	const char *stop_reason; /* static: "end_turn", ... */
+	long long input_tokens;
+	long long output_tokens;
 };
 
 /* Frees what a message owns (not the struct itself); safe on zeroes. */
-void	 message_free(struct message *m);
+void message_free(struct message *m);
 
 /* Estimates output_tokens from the blocks (about bytes / 4, at least 1). */
-void	 message_count_output(struct message *m);
+void message_count_output(struct message *m);
 
 /* The non-streaming body. 0 or -1 (out of memory). */
-int	 render_json(struct sbuf *out, const struct message *m);
+int render_json(struct sbuf *out, const struct message *m);
 
 /* SSE pieces, appended to out; each 0 or -1. */
-int	 render_sse_start(struct sbuf *out, const struct message *m);
-int	 render_sse_block(struct sbuf *out, const struct message *m, size_t i);
-int	 render_sse_end(struct sbuf *out, const struct message *m);
-int	 render_sse_ping(struct sbuf *out);
-int	 render_sse_error(struct sbuf *out, const char *type, const char *msg);
+int render_sse_start(struct sbuf *out, const struct message *m);
+int render_sse_block(struct sbuf *out, const struct message *m, size_t i);
+int render_sse_end(struct sbuf *out, const struct message *m);
+int render_sse_ping(struct sbuf *out);
+int render_sse_error(struct sbuf *out, const char *type, const char *msg);
 
 /* The whole stream: start, every block, end. */
-int	 render_sse(struct sbuf *out, const struct message *m);
+int render_sse(struct sbuf *out, const struct message *m);
 
 /*
  * The API's error body:
  * {"type":"error","error":{"type":T,"message":M},"request_id":R}.
  */
-int	 render_error(struct sbuf *out, const char *type, const char *msg,
-	    const char *request_id);
+int render_error(struct sbuf *out, const char *type, const char *msg,
+    const char *request_id);
 
 /* Appends v as compact JSON. 0 or -1. */
-int	 render_dump(struct sbuf *out, json_t *v);
+int render_dump(struct sbuf *out, json_t *v);
 
 /* Splits len bytes of UTF-8 into chunks no longer than about max bytes,
  * never inside a character: returns the length of the first chunk. */
-size_t	 render_chunk_len(const char *s, size_t len, size_t max);
+size_t render_chunk_len(const char *s, size_t len, size_t max);
 
 #endif

@@ -13,8 +13,8 @@
 #include "model/script.h"
 
 static const struct {
-	int		 status;
-	const char	*type;
+	int status;
+	const char *type;
 } error_types[] = {
 	{ 400, "invalid_request_error" },
 	{ 401, "authentication_error" },
@@ -68,13 +68,12 @@ valid_error_type(const char *t)
 
 /* Validation context: the path of the value being checked, for messages. */
 struct ctx {
-	char	*err;
-	size_t	 errlen;
-	char	 path[128];
+	char *err;
+	size_t errlen;
+	char path[128];
 };
 
-__attribute__((format(printf, 2, 3)))
-static int
+__attribute__((format(printf, 2, 3))) static int
 fail(struct ctx *c, const char *fmt, ...)
 {
 	char msg[256];
@@ -94,14 +93,21 @@ static const char *
 type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
-	case JSON_OBJECT:	return "an object";
-	case JSON_ARRAY:	return "an array";
-	case JSON_STRING:	return "a string";
-	case JSON_INTEGER:	return "an integer";
-	case JSON_REAL:		return "a number";
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a number";
 	case JSON_TRUE:
-	case JSON_FALSE:	return "a boolean";
-	case JSON_NULL:		return "null";
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		return "null";
 	}
 	return "a value";
 }
@@ -114,7 +120,8 @@ only_keys(struct ctx *c, json_t *obj, const char *const *allowed)
 	json_t *v;
 	size_t i;
 
-	json_object_foreach(obj, key, v) {
+	json_object_foreach(obj, key, v)
+	{
 		for (i = 0; allowed[i] != NULL; i++)
 			if (strcmp(key, allowed[i]) == 0)
 				break;
@@ -152,8 +159,8 @@ get_string(struct ctx *c, json_t *obj, const char *key, int required,
 
 /* An integer field within [lo, hi]; *out keeps its default when absent. */
 static int
-get_int(struct ctx *c, json_t *obj, const char *key, int required,
-    long long lo, long long hi, int *out)
+get_int(struct ctx *c, json_t *obj, const char *key, int required, long long lo,
+    long long hi, int *out)
 {
 	json_t *v = json_object_get(obj, key);
 	long long n;
@@ -204,7 +211,8 @@ parse_block(struct ctx *c, json_t *v, struct block *b)
 {
 	static const char *const text_keys[] = { "type", "text", NULL };
 	static const char *const thinking_keys[] = { "type", "thinking", NULL };
-	static const char *const tool_keys[] = { "type", "name", "input", NULL };
+	static const char *const tool_keys[] = { "type", "name", "input",
+		NULL };
 	const char *type;
 	json_t *t, *input;
 
@@ -243,18 +251,20 @@ parse_block(struct ctx *c, json_t *v, struct block *b)
 		if (b->input == NULL)
 			return fail(c, "out of memory");
 	} else
-		return fail(c, "unknown block type '%.32s' (expected text, "
-		    "thinking or tool_use)", type);
+		return fail(c,
+		    "unknown block type '%.32s' (expected text, "
+		    "thinking or tool_use)",
+		    type);
 	return 0;
 }
 
 static int
 parse_fault(struct ctx *c, json_t *v, struct fault *f)
 {
-	static const char *const http_keys[] =
-	    { "kind", "status", "retry_after", NULL };
-	static const char *const stream_keys[] =
-	    { "kind", "error_type", "after_blocks", NULL };
+	static const char *const http_keys[] = { "kind", "status",
+		"retry_after", NULL };
+	static const char *const stream_keys[] = { "kind", "error_type",
+		"after_blocks", NULL };
 	static const char *const delay_keys[] = { "kind", "ms", NULL };
 	char *kind = NULL;
 	int rc = -1;
@@ -276,7 +286,7 @@ parse_fault(struct ctx *c, json_t *v, struct fault *f)
 		if (only_keys(c, v, stream_keys) < 0 ||
 		    get_string(c, v, "error_type", 0, 1, &f->error_type) < 0 ||
 		    get_int(c, v, "after_blocks", 0, 0, SCRIPT_MAX_BLOCKS,
-		    &f->after_blocks) < 0)
+			&f->after_blocks) < 0)
 			goto out;
 		if (f->error_type == NULL &&
 		    (f->error_type = strdup("overloaded_error")) == NULL) {
@@ -284,7 +294,8 @@ parse_fault(struct ctx *c, json_t *v, struct fault *f)
 			goto out;
 		}
 		if (!valid_error_type(f->error_type)) {
-			fail(c, "key 'error_type' is not an API error type "
+			fail(c,
+			    "key 'error_type' is not an API error type "
 			    "(lowercase letters and '_', like "
 			    "'overloaded_error')");
 			goto out;
@@ -295,8 +306,10 @@ parse_fault(struct ctx *c, json_t *v, struct fault *f)
 		    get_int(c, v, "ms", 1, 0, SCRIPT_MAX_DELAY_MS, &f->ms) < 0)
 			goto out;
 	} else {
-		fail(c, "unknown fault kind '%.32s' (expected http, "
-		    "stream_error or delay)", kind);
+		fail(c,
+		    "unknown fault kind '%.32s' (expected http, "
+		    "stream_error or delay)",
+		    kind);
 		goto out;
 	}
 	rc = 0;
@@ -312,8 +325,7 @@ out:
  * json_array_foreach take NULL as empty). 0, or -1 with the message set.
  */
 static int
-get_list(struct ctx *c, json_t *obj, const char *key, size_t max,
-    json_t **out)
+get_list(struct ctx *c, json_t *obj, const char *key, size_t max, json_t **out)
 {
 	json_t *v = json_object_get(obj, key);
 
@@ -347,25 +359,29 @@ parse_turn(struct ctx *c, json_t *v, struct turn *t)
 		return -1;
 	if (json_array_size(blocks) == 0 && json_array_size(faults) == 0)
 		return fail(c, "a turn needs a block or a fault");
-	if (json_array_size(blocks) > 0 && (t->blocks =
-	    calloc(json_array_size(blocks), sizeof(*t->blocks))) == NULL)
+	if (json_array_size(blocks) > 0 &&
+	    (t->blocks = calloc(json_array_size(blocks), sizeof(*t->blocks))) ==
+		NULL)
 		return fail(c, "out of memory");
-	json_array_foreach(blocks, i, e) {
+	json_array_foreach(blocks, i, e)
+	{
 		t->nblocks = i + 1;
-		snprintf(c->path + base, sizeof(c->path) - base,
-		    ".blocks[%zu]", i);
+		snprintf(c->path + base, sizeof(c->path) - base, ".blocks[%zu]",
+		    i);
 		if (parse_block(c, e, &t->blocks[i]) < 0)
 			return -1;
 		if (t->blocks[i].type == BLOCK_TOOL_USE)
 			t->tool_use = 1;
 	}
-	if (json_array_size(faults) > 0 && (t->faults =
-	    calloc(json_array_size(faults), sizeof(*t->faults))) == NULL)
+	if (json_array_size(faults) > 0 &&
+	    (t->faults = calloc(json_array_size(faults), sizeof(*t->faults))) ==
+		NULL)
 		return fail(c, "out of memory");
-	json_array_foreach(faults, i, e) {
+	json_array_foreach(faults, i, e)
+	{
 		t->nfaults = i + 1;
-		snprintf(c->path + base, sizeof(c->path) - base,
-		    ".faults[%zu]", i);
+		snprintf(c->path + base, sizeof(c->path) - base, ".faults[%zu]",
+		    i);
 		if (parse_fault(c, e, &t->faults[i]) < 0)
 			return -1;
 	}
@@ -388,8 +404,8 @@ merge_fault_turns(struct script *s)
 
 	for (i = 0; i < s->nturns; i++) {
 		t = &s->turns[i];
-		nf = realloc(pending, (npending + t->nfaults + 1) *
-		    sizeof(*nf));
+		nf = realloc(pending,
+		    (npending + t->nfaults + 1) * sizeof(*nf));
 		if (nf == NULL)
 			goto oom;
 		pending = nf;
@@ -443,9 +459,11 @@ check_reachable(struct ctx *c, const struct script *s, const char *dot)
 			continue;
 		for (j = i + 1; j < s->nturns; j++)
 			if (s->turns[j].nblocks > 0)
-				return fail(c, "%sturns[%zu] is never played: "
+				return fail(c,
+				    "%sturns[%zu] is never played: "
 				    "%sturns[%zu] has no tool_use, so the "
-				    "conversation ends there", dot, j, dot, i);
+				    "conversation ends there",
+				    dot, j, dot, i);
 	}
 	return 0;
 }
@@ -480,7 +498,8 @@ parse_turns(struct ctx *c, json_t *obj, struct script *s, const char *where)
 		if (s->turns == NULL)
 			return fail(c, "out of memory");
 	}
-	json_array_foreach(turns, i, e) {
+	json_array_foreach(turns, i, e)
+	{
 		s->nturns = i + 1;
 		snprintf(c->path, sizeof(c->path), "%sturns[%zu]", prefix, i);
 		if (parse_turn(c, e, &s->turns[i]) < 0)
@@ -499,8 +518,8 @@ static int
 parse_subagent(struct ctx *c, json_t *root, struct script *s)
 {
 	static const char *const keys[] = { "turns", "final", NULL };
-	static const char *const top_only[] =
-	    { "subagent", "model", "version", "max_requests", NULL };
+	static const char *const top_only[] = { "subagent", "model", "version",
+		"max_requests", NULL };
 	const char *key;
 	json_t *v, *x;
 	size_t i;
@@ -514,11 +533,14 @@ parse_subagent(struct ctx *c, json_t *root, struct script *s)
 		return fail(c, "key 'subagent' is %s, expected an object",
 		    type_name(v));
 	snprintf(c->path, sizeof(c->path), "subagent");
-	json_object_foreach(v, key, x) {
+	json_object_foreach(v, key, x)
+	{
 		for (i = 0; top_only[i] != NULL; i++)
 			if (strcmp(key, top_only[i]) == 0)
-				return fail(c, "key '%s' is not allowed in a "
-				    "subagent script", key);
+				return fail(c,
+				    "key '%s' is not allowed in a "
+				    "subagent script",
+				    key);
 	}
 	if (only_keys(c, v, keys) < 0)
 		return -1;
@@ -529,7 +551,7 @@ static int
 parse_root(struct ctx *c, json_t *root, struct script *s)
 {
 	static const char *const keys[] = { "version", "model", "turns",
-	    "final", "max_requests", "subagent", NULL };
+		"final", "max_requests", "subagent", NULL };
 	int version = 0;
 
 	if (!json_is_object(root))
@@ -541,8 +563,8 @@ parse_root(struct ctx *c, json_t *root, struct script *s)
 	if (version != 1)
 		return fail(c, "unsupported version %d (expected 1)", version);
 	if (get_string(c, root, "model", 0, 1, &s->model) < 0 ||
-	    get_int(c, root, "max_requests", 0, 1, 1000000,
-	    &s->max_requests) < 0)
+	    get_int(c, root, "max_requests", 0, 1, 1000000, &s->max_requests) <
+		0)
 		return -1;
 	if (parse_turns(c, root, s, "") < 0)
 		return -1;
@@ -599,9 +621,9 @@ script_parse(const char *buf, size_t len, char *err, size_t errlen)
 	json_decref(root);
 	if (merge_fault_turns(s) < 0 || merge_fault_turns(s->subagent) < 0 ||
 	    (s->final == NULL &&
-	    (s->final = strdup(SCRIPT_DEFAULT_FINAL)) == NULL) ||
+		(s->final = strdup(SCRIPT_DEFAULT_FINAL)) == NULL) ||
 	    (s->subagent->final == NULL &&
-	    (s->subagent->final = strdup(SCRIPT_SUBAGENT_FINAL)) == NULL)) {
+		(s->subagent->final = strdup(SCRIPT_SUBAGENT_FINAL)) == NULL)) {
 		snprintf(err, errlen, "out of memory");
 		script_free(s);
 		return NULL;

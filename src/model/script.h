@@ -51,53 +51,53 @@
 
 #include <jansson.h>
 
-#define SCRIPT_MAX_BYTES	(64u << 20)	/* a script file larger is refused */
-#define SCRIPT_MAX_TURNS	100000
-#define SCRIPT_MAX_BLOCKS	1000		/* per turn */
-#define SCRIPT_MAX_FAULTS	100		/* per turn */
-#define SCRIPT_MAX_DELAY_MS	600000
-#define SCRIPT_DEFAULT_FINAL	"Done."
-#define SCRIPT_SUBAGENT_FINAL	"I found nothing to report."
-#define SCRIPT_DEFAULT_MAX_REQUESTS	200
-#define SCRIPT_MAX_ERROR_TYPE	39
+#define SCRIPT_MAX_BYTES	    (64u << 20) /* a script file larger is refused */
+#define SCRIPT_MAX_TURNS	    100000
+#define SCRIPT_MAX_BLOCKS	    1000 /* per turn */
+#define SCRIPT_MAX_FAULTS	    100	 /* per turn */
+#define SCRIPT_MAX_DELAY_MS	    600000
+#define SCRIPT_DEFAULT_FINAL	    "Done."
+#define SCRIPT_SUBAGENT_FINAL	    "I found nothing to report."
+#define SCRIPT_DEFAULT_MAX_REQUESTS 200
+#define SCRIPT_MAX_ERROR_TYPE	    39
 
 enum block_type { BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_USE };
 
 struct block {
-	enum block_type	 type;
-	char		*text;		/* text or thinking; NULL for tool_use */
-	char		*name;		/* tool_use only */
-	json_t		*input;		/* tool_use only: an object, owned */
+	enum block_type type;
+	char *text;    /* text or thinking; NULL for tool_use */
+	char *name;    /* tool_use only */
+	json_t *input; /* tool_use only: an object, owned */
 };
 
 enum fault_kind { FAULT_NONE, FAULT_HTTP, FAULT_STREAM_ERROR, FAULT_DELAY };
 
 struct fault {
-	enum fault_kind	 kind;
-	int		 status;	/* http: 400..599 */
-	int		 retry_after;	/* http: seconds, -1 when absent */
-	char		*error_type;	/* stream_error: "overloaded_error", ... */
-	int		 after_blocks;	/* stream_error: blocks sent first */
-	int		 ms;		/* delay */
+	enum fault_kind kind;
+	int status;	  /* http: 400..599 */
+	int retry_after;  /* http: seconds, -1 when absent */
+	char *error_type; /* stream_error: "overloaded_error", ... */
+	int after_blocks; /* stream_error: blocks sent first */
+	int ms;		  /* delay */
 };
 
 struct turn {
-	struct block	*blocks;
-	size_t		 nblocks;
-	struct fault	*faults;
-	size_t		 nfaults;
-	int		 tool_use;	/* some block is a tool_use */
+	struct block *blocks;
+	size_t nblocks;
+	struct fault *faults;
+	size_t nfaults;
+	int tool_use; /* some block is a tool_use */
 };
 
 struct script {
-	char		*model;		/* NULL: echo the request's model */
-	struct turn	*turns;
-	size_t		 nturns;
-	char		*final;		/* never NULL */
-	struct fault	*final_faults;	/* of trailing fault-only turns */
-	size_t		 nfinal_faults;
-	int		 max_requests;	/* 0 in a subagent script */
-	struct script	*subagent;	/* never NULL at the top level; NULL
+	char *model; /* NULL: echo the request's model */
+	struct turn *turns;
+	size_t nturns;
+	char *final;		    /* never NULL */
+	struct fault *final_faults; /* of trailing fault-only turns */
+	size_t nfinal_faults;
+	int max_requests;	 /* 0 in a subagent script */
+	struct script *subagent; /* never NULL at the top level; NULL
 					   in a subagent script */
 };
 
@@ -107,18 +107,18 @@ struct script {
  * in err ("3:14: unexpected token" for JSON errors, "turns[0]: ..." for
  * validation errors; the text never quotes the input).
  */
-struct script	*script_parse(const char *buf, size_t len, char *err,
-		    size_t errlen);
+struct script *script_parse(const char *buf, size_t len, char *err,
+    size_t errlen);
 
 /* Reads and parses a file; err gets the reason, without the file name. */
-struct script	*script_load(const char *path, char *err, size_t errlen);
+struct script *script_load(const char *path, char *err, size_t errlen);
 
-void		 script_free(struct script *s);
+void script_free(struct script *s);
 
 /* The API's error type for an HTTP status (429 -> "rate_limit_error"). */
-const char	*script_error_type(int status);
+const char *script_error_type(int status);
 
 /* The status a stream error type maps to when it cannot be streamed. */
-int		 script_error_status(const char *error_type);
+int script_error_status(const char *error_type);
 
 #endif

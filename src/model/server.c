@@ -55,6 +55,7 @@ log_path(const char *path, char *out, size_t outlen)
 	size_t i;
 
 	for (i = 0; path[i] != '\0' && i + 1 < outlen && i < 100; i++)
+		/* cppcheck-suppress arrayIndexOutOfBounds ; stops at the NUL */
 		out[i] = (path[i] > ' ' && path[i] < 0x7f) ? path[i] : '?';
 	out[i] = '\0';
 }
@@ -91,8 +92,7 @@ record(struct model_server *srv, const struct http_request *req,
 	fclose(f);
 }
 
-__attribute__((format(printf, 3, 4)))
-static void
+__attribute__((format(printf, 3, 4))) static void
 logf_req(struct model_server *srv, const struct http_request *req,
     const char *fmt, ...)
 {
@@ -116,13 +116,15 @@ logf_req(struct model_server *srv, const struct http_request *req,
 
 /* The headers every API answer carries; extra may add lines. */
 static void
-api_headers(struct model_server *srv, const char *request_id,
-    int retry_after, char *out, size_t outlen)
+api_headers(struct model_server *srv, const char *request_id, int retry_after,
+    char *out, size_t outlen)
 {
 	int n;
 
-	n = snprintf(out, outlen, "request-id: %s\r\n"
-	    "anthropic-organization-id: %s\r\n", request_id, srv->org_id);
+	n = snprintf(out, outlen,
+	    "request-id: %s\r\n"
+	    "anthropic-organization-id: %s\r\n",
+	    request_id, srv->org_id);
 	if (retry_after >= 0 && n > 0 && (size_t)n < outlen)
 		snprintf(out + n, outlen - (size_t)n, "retry-after: %d\r\n",
 		    retry_after);
@@ -131,8 +133,7 @@ api_headers(struct model_server *srv, const char *request_id,
 /* Answers with the API's error body. 0, or -1 if the write failed. */
 static int
 send_error(struct model_server *srv, int fd, int status, const char *type,
-    const char *msg, const char *request_id, int retry_after,
-    int keep_alive)
+    const char *msg, const char *request_id, int retry_after, int keep_alive)
 {
 	struct sbuf body = { 0 };
 	char rid[IDS_BUF], hdr[256];
@@ -175,12 +176,12 @@ sleep_ms(int ms)
 
 /* A stream being written: chunked (HTTP/1.1) or close-delimited. */
 struct stream {
-	int		 fd;
-	int		 chunked;
-	const char	*head;		/* response head not yet written */
-	size_t		 headlen;
-	struct sbuf	 buf;		/* events not yet written */
-	struct sbuf	 wire;		/* what one flush writes */
+	int fd;
+	int chunked;
+	const char *head; /* response head not yet written */
+	size_t headlen;
+	struct sbuf buf;  /* events not yet written */
+	struct sbuf wire; /* what one flush writes */
 };
 
 /*
@@ -225,11 +226,12 @@ stream_answer(struct model_server *srv, int fd, const struct answer *a,
 	int n, left, rc = -1;
 
 	api_headers(srv, a->request_id, -1, hdr, sizeof(hdr));
-	n = snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\n"
+	n = snprintf(head, sizeof(head),
+	    "HTTP/1.1 200 OK\r\n"
 	    "Content-Type: text/event-stream; charset=utf-8\r\n"
 	    "Cache-Control: no-cache\r\n%s%s"
-	    "Connection: %s\r\n\r\n", hdr,
-	    http11 ? "Transfer-Encoding: chunked\r\n" : "",
+	    "Connection: %s\r\n\r\n",
+	    hdr, http11 ? "Transfer-Encoding: chunked\r\n" : "",
 	    http11 && keep_alive ? "keep-alive" : "close");
 	s.head = head;
 	s.headlen = (size_t)n;
@@ -250,8 +252,8 @@ stream_answer(struct model_server *srv, int fd, const struct answer *a,
 		if (render_sse_block(&s.buf, &a->msg, i) < 0)
 			goto out;
 	if (a->fault.kind == FAULT_STREAM_ERROR) {
-		if (render_sse_error(&s.buf, a->error_type,
-		    a->error_message) < 0)
+		if (render_sse_error(&s.buf, a->error_type, a->error_message) <
+		    0)
 			goto out;
 	} else if (render_sse_end(&s.buf, &a->msg) < 0)
 		goto out;
@@ -316,13 +318,13 @@ messages(struct model_server *srv, int fd, const struct http_request *req,
 	int rc;
 
 	if (!json_content_type(req)) {
-		logf_req(srv, req, "error 400 content-type is not "
+		logf_req(srv, req,
+		    "error 400 content-type is not "
 		    "application/json");
 		return send_error(srv, fd, 400, "invalid_request_error",
 		    "content-type must be application/json", NULL, -1, keep);
 	}
-	if (mreq_parse(req->body, req->body_len, 0, &r, err,
-	    sizeof(err)) < 0) {
+	if (mreq_parse(req->body, req->body_len, 0, &r, err, sizeof(err)) < 0) {
 		logf_req(srv, req, "error 400 %s", err);
 		return send_error(srv, fd, 400, "invalid_request_error", err,
 		    NULL, -1, keep);
@@ -354,8 +356,8 @@ messages(struct model_server *srv, int fd, const struct http_request *req,
 			logf_req(srv, req, "%s %sturn %zu/%zu %s", mode, who,
 			    a.turn + 1, a.nturns, fw);
 		else
-			logf_req(srv, req, "%s %sturn %zu/%zu %s %s", mode,
-			    who, a.turn + 1, a.nturns, stop_word(&a), fw);
+			logf_req(srv, req, "%s %sturn %zu/%zu %s %s", mode, who,
+			    a.turn + 1, a.nturns, stop_word(&a), fw);
 		break;
 	}
 	if (a.status != 200) {
@@ -366,7 +368,7 @@ messages(struct model_server *srv, int fd, const struct http_request *req,
 	} else if (r.stream) {
 		rc = stream_answer(srv, fd, &a, req->minor >= 1, keep);
 		if (req->minor < 1)
-			rc = -1;	/* the stream ended with the connection */
+			rc = -1; /* the stream ended with the connection */
 	} else {
 		if (a.fault.kind == FAULT_DELAY)
 			sleep_ms(a.fault.ms);
@@ -390,13 +392,13 @@ count_tokens(struct model_server *srv, int fd, const struct http_request *req,
 	int len;
 
 	if (!json_content_type(req)) {
-		logf_req(srv, req, "error 400 content-type is not "
+		logf_req(srv, req,
+		    "error 400 content-type is not "
 		    "application/json");
 		return send_error(srv, fd, 400, "invalid_request_error",
 		    "content-type must be application/json", NULL, -1, keep);
 	}
-	if (mreq_parse(req->body, req->body_len, 1, &r, err,
-	    sizeof(err)) < 0) {
+	if (mreq_parse(req->body, req->body_len, 1, &r, err, sizeof(err)) < 0) {
 		logf_req(srv, req, "error 400 %s", err);
 		return send_error(srv, fd, 400, "invalid_request_error", err,
 		    NULL, -1, keep);
@@ -407,8 +409,8 @@ count_tokens(struct model_server *srv, int fd, const struct http_request *req,
 	engine_request_id(srv->engine, rid);
 	api_headers(srv, rid, -1, hdr, sizeof(hdr));
 	len = snprintf(body, sizeof(body), "{\"input_tokens\":%lld}", n);
-	return http_respond(fd, 200, "application/json", hdr, body,
-	    (size_t)len, keep);
+	return http_respond(fd, 200, "application/json", hdr, body, (size_t)len,
+	    keep);
 }
 
 static int
@@ -429,13 +431,13 @@ models(struct model_server *srv, int fd, const struct http_request *req,
 		    "model not found", NULL, -1, keep);
 	}
 	m = json_pack("{s:s, s:s, s:s, s:s}", "type", "model", "id", id,
-	    "display_name", "leakbench scripted model",
-	    "created_at", "2025-01-01T00:00:00Z");
+	    "display_name", "leakbench scripted model", "created_at",
+	    "2025-01-01T00:00:00Z");
 	if (*want == '/')
 		doc = m;
 	else
-		doc = json_pack("{s:[o], s:b, s:s, s:s}", "data", m,
-		    "has_more", 0, "first_id", id, "last_id", id);
+		doc = json_pack("{s:[o], s:b, s:s, s:s}", "data", m, "has_more",
+		    0, "first_id", id, "last_id", id);
 	if (doc == NULL || render_dump(&body, doc) < 0) {
 		json_decref(doc);
 		sbuf_free(&body);
@@ -445,8 +447,8 @@ models(struct model_server *srv, int fd, const struct http_request *req,
 	logf_req(srv, req, "200");
 	engine_request_id(srv->engine, rid);
 	api_headers(srv, rid, -1, hdr, sizeof(hdr));
-	rc = http_respond(fd, 200, "application/json", hdr, body.data,
-	    body.len, keep);
+	rc = http_respond(fd, 200, "application/json", hdr, body.data, body.len,
+	    keep);
 	sbuf_free(&body);
 	return rc;
 }
@@ -467,10 +469,13 @@ dispatch(struct model_server *srv, int fd, const struct http_request *req)
 	if ((head || get) && strcmp(req->path, "/api/hello") == 0) {
 		logf_req(srv, req, "200");
 		return http_respond(fd, 200, NULL, NULL, "", 0, keep) < 0 ||
-		    !keep ? -1 : 0;
+			!keep ?
+		    -1 :
+		    0;
 	}
-	if (get && (strcmp(req->path, "/v1/models") == 0 ||
-	    strncmp(req->path, "/v1/models/", 11) == 0))
+	if (get &&
+	    (strcmp(req->path, "/v1/models") == 0 ||
+		strncmp(req->path, "/v1/models/", 11) == 0))
 		return models(srv, fd, req, keep) < 0 || !keep ? -1 : 0;
 	logf_req(srv, req, "404");
 	if (head) {
@@ -479,11 +484,17 @@ dispatch(struct model_server *srv, int fd, const struct http_request *req)
 		engine_request_id(srv->engine, rid);
 		api_headers(srv, rid, -1, hdr, sizeof(hdr));
 		return http_respond(fd, 404, "application/json", hdr, "", 0,
-		    keep) < 0 || !keep ? -1 : 0;
+			   keep) < 0 ||
+			!keep ?
+		    -1 :
+		    0;
 	}
 	return send_error(srv, fd, 404, "not_found_error",
-	    "The requested resource could not be found.", NULL, -1, keep) < 0 ||
-	    !keep ? -1 : 0;
+		   "The requested resource could not be found.", NULL, -1,
+		   keep) < 0 ||
+		!keep ?
+	    -1 :
+	    0;
 }
 
 void
@@ -499,18 +510,20 @@ model_server_handle(struct http_conn *c, void *ctx)
 		if (rc != HTTP_OK) {
 			status = http_error_status(rc);
 			if (status == 0)
-				return;		/* EOF or I/O error */
+				return; /* EOF or I/O error */
 			type = script_error_type(status);
 			logf_req(srv, NULL, "error %d %s from %s", status,
-			    rc == HTTP_BAD ? "malformed request" :
-			    rc == HTTP_TIMEOUT ? "request timed out" :
-			    rc == HTTP_TOO_LARGE ? "body too large" :
-			    "head too large", c->peer);
+			    rc == HTTP_BAD	     ? "malformed request" :
+				rc == HTTP_TIMEOUT   ? "request timed out" :
+				rc == HTTP_TOO_LARGE ? "body too large" :
+						       "head too large",
+			    c->peer);
 			(void)send_error(srv, c->fd, status, type,
-			    status == 413 ? "request body too large" :
-			    status == 408 ? "request timed out" :
-			    status == 431 ? "request headers too large" :
-			    "malformed HTTP request", NULL, -1, 0);
+			    status == 413     ? "request body too large" :
+				status == 408 ? "request timed out" :
+				status == 431 ? "request headers too large" :
+						"malformed HTTP request",
+			    NULL, -1, 0);
 			return;
 		}
 		rc = dispatch(srv, c->fd, &req);

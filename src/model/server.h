@@ -31,25 +31,24 @@
 #include "http.h"
 #include "model/engine.h"
 
-#define SERVER_PING_MS	500	/* ping interval during a delay fault */
+#define SERVER_PING_MS 500 /* ping interval during a delay fault */
 
 struct model_server {
-	struct engine		*engine;	/* not owned */
-	struct http_limits	 limits;
-	FILE			*log;		/* usually stdout */
-	pthread_mutex_t		 log_lock;
-	unsigned long		 nreq;		/* requests answered, for logs */
-	char			 org_id[40];	/* anthropic-organization-id */
-	const char		*record_dir;	/* NULL, or where request bodies
+	struct engine *engine; /* not owned */
+	struct http_limits limits;
+	FILE *log; /* usually stdout */
+	pthread_mutex_t log_lock;
+	unsigned long nreq;	/* requests answered, for logs */
+	char org_id[40];	/* anthropic-organization-id */
+	const char *record_dir; /* NULL, or where request bodies
 						   are saved (debugging aid) */
 };
 
 /* Sets up srv around an engine; 0, or -1 (errno set). */
-int	 model_server_init(struct model_server *srv, struct engine *e,
-	    FILE *log);
-void	 model_server_fini(struct model_server *srv);
+int model_server_init(struct model_server *srv, struct engine *e, FILE *log);
+void model_server_fini(struct model_server *srv);
 
 /* The http_handler: serves one connection until it closes. */
-void	 model_server_handle(struct http_conn *c, void *ctx);
+void model_server_handle(struct http_conn *c, void *ctx);
 
 #endif

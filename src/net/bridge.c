@@ -21,7 +21,7 @@
 #include "http.h"
 #include "net/bridge.h"
 
-#define PUMP_BUF	(64 * 1024)
+#define PUMP_BUF (64 * 1024)
 
 /* "tcp:HOST:PORT" -> "HOST:PORT" for http_listen; "unix:PATH" stays. */
 static const char *
@@ -45,8 +45,10 @@ bridge_open(struct bridge *b, const char *spec, char *err, size_t errlen)
 	b->lfd = -1;
 	if (eq == NULL || (ll = (size_t)(eq - spec)) == 0 ||
 	    ll >= sizeof(b->listen) || strlen(eq + 1) >= sizeof(b->connect)) {
-		snprintf(err, errlen, "cannot parse bridge '%s': expected "
-		    "LISTEN=CONNECT", spec);
+		snprintf(err, errlen,
+		    "cannot parse bridge '%s': expected "
+		    "LISTEN=CONNECT",
+		    spec);
 		return -1;
 	}
 	memcpy(b->listen, spec, ll);
@@ -54,8 +56,10 @@ bridge_open(struct bridge *b, const char *spec, char *err, size_t errlen)
 	strcpy(b->connect, eq + 1);
 	if ((addr = listen_form(b->listen)) == NULL ||
 	    listen_form(b->connect) == NULL) {
-		snprintf(err, errlen, "cannot parse bridge '%s': endpoints are "
-		    "tcp:HOST:PORT or unix:PATH", spec);
+		snprintf(err, errlen,
+		    "cannot parse bridge '%s': endpoints are "
+		    "tcp:HOST:PORT or unix:PATH",
+		    spec);
 		return -1;
 	}
 	b->lfd = http_listen(addr, &port, err, errlen);
@@ -63,7 +67,8 @@ bridge_open(struct bridge *b, const char *spec, char *err, size_t errlen)
 		return -1;
 	if (strncmp(b->listen, "tcp:", 4) == 0) {
 		memcpy(b->bound, "tcp:", 4);
-		http_listen_name(addr, port, b->bound + 4, sizeof(b->bound) - 4);
+		http_listen_name(addr, port, b->bound + 4,
+		    sizeof(b->bound) - 4);
 	} else {
 		snprintf(b->bound, sizeof(b->bound), "%s", b->listen);
 	}
@@ -105,7 +110,8 @@ bridge_dial(const char *endpoint)
 		long port;
 		char *end;
 
-		if (colon == NULL || (hl = (size_t)(colon - endpoint - 4)) == 0 ||
+		if (colon == NULL ||
+		    (hl = (size_t)(colon - endpoint - 4)) == 0 ||
 		    hl >= sizeof(host)) {
 			errno = EINVAL;
 			return -1;
@@ -143,10 +149,10 @@ bridge_dial(const char *endpoint)
  * empty.
  */
 struct dir {
-	int		 from, to;
-	char		*buf;
-	size_t		 off, len;
-	int		 eof, done;
+	int from, to;
+	char *buf;
+	size_t off, len;
+	int eof, done;
 };
 
 /* Moves what it can without blocking; -1 on a hard error. */
@@ -155,7 +161,8 @@ step(struct dir *d, short rev_from, short rev_to)
 {
 	ssize_t n;
 
-	if (!d->eof && d->len == 0 && (rev_from & (POLLIN | POLLHUP | POLLERR))) {
+	if (!d->eof && d->len == 0 &&
+	    (rev_from & (POLLIN | POLLHUP | POLLERR))) {
 		n = read(d->from, d->buf, PUMP_BUF);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			return 0;
@@ -224,8 +231,8 @@ out:
 }
 
 struct conn_arg {
-	struct bridge	*b;
-	int		 fd;
+	struct bridge *b;
+	int fd;
 };
 
 static pthread_mutex_t count_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -258,7 +265,8 @@ bridge_serve(struct bridge *b)
 	pthread_attr_t attr;
 	pthread_t tid;
 	struct conn_arg *a;
-	int fd, max = b->max_conns > 0 ? b->max_conns : BRIDGE_MAX_CONNS, on = 1;
+	int fd, max = b->max_conns > 0 ? b->max_conns : BRIDGE_MAX_CONNS,
+		on = 1;
 
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -291,7 +299,8 @@ bridge_serve(struct bridge *b)
 			a->b = b;
 			a->fd = fd;
 		}
-		if (a == NULL || pthread_create(&tid, &attr, conn_thread, a) != 0) {
+		if (a == NULL ||
+		    pthread_create(&tid, &attr, conn_thread, a) != 0) {
 			free(a);
 			close(fd);
 			pthread_mutex_lock(&count_mu);

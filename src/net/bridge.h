@@ -17,41 +17,40 @@
 
 #include <stddef.h>
 
-#define BRIDGE_MAX_CONNS	64	/* concurrent connections per bridge */
+#define BRIDGE_MAX_CONNS 64 /* concurrent connections per bridge */
 
 struct bridge {
-	char	 listen[256];		/* as given */
-	char	 connect[256];		/* as given */
-	char	 bound[300];		/* the listener's address, port filled */
-	int	 lfd;			/* -1 when closed */
-	int	 max_conns;		/* 0: BRIDGE_MAX_CONNS */
-	int	 active;		/* connections being served */
-	long	 refused;		/* connections over max_conns */
+	char listen[256];  /* as given */
+	char connect[256]; /* as given */
+	char bound[300];   /* the listener's address, port filled */
+	int lfd;	   /* -1 when closed */
+	int max_conns;	   /* 0: BRIDGE_MAX_CONNS */
+	int active;	   /* connections being served */
+	long refused;	   /* connections over max_conns */
 };
 
 /*
  * Parses "LISTEN=CONNECT" and binds the listener. 0, or -1 with a message in
  * err ("cannot listen on 'tcp:127.0.0.1:80': permission denied").
  */
-int	 bridge_open(struct bridge *b, const char *spec, char *err,
-	    size_t errlen);
+int bridge_open(struct bridge *b, const char *spec, char *err, size_t errlen);
 
 /*
  * Connects to an endpoint ("tcp:HOST:PORT" or "unix:PATH"). The socket or -1
  * with errno set (EINVAL for a malformed endpoint).
  */
-int	 bridge_dial(const char *endpoint);
+int bridge_dial(const char *endpoint);
 
 /*
  * Serves the bridge forever, one detached thread per connection (at most
  * max_conns at once; more are closed at once and counted). Returns only
  * when accept fails for good (-1, errno set).
  */
-int	 bridge_serve(struct bridge *b);
+int bridge_serve(struct bridge *b);
 
 /* Copies between two connected sockets until both directions end. */
-void	 bridge_pump(int a, int b);
+void bridge_pump(int a, int b);
 
-void	 bridge_close(struct bridge *b);
+void bridge_close(struct bridge *b);
 
 #endif

@@ -26,17 +26,18 @@
 
 #include "net/bridge.h"
 
-#define MAX_BRIDGES	8
+#define MAX_BRIDGES 8
 
 static const char usage[] =
-"usage: lb-net [--bridge LISTEN=CONNECT]... [-- PROGRAM [ARG...]]\n"
-"\n"
-"Bridges loopback TCP and Unix sockets, each way, and supervises PROGRAM:\n"
-"when it ends, lb-net ends with status 1.\n"
-"\n"
-"  --bridge LISTEN=CONNECT  endpoints are tcp:HOST:PORT or unix:PATH, e.g.\n"
-"                           tcp:127.0.0.1:8080=unix:/run/lb/api.sock\n"
-"  --help                   this text\n";
+    "usage: lb-net [--bridge LISTEN=CONNECT]... [-- PROGRAM [ARG...]]\n"
+    "\n"
+    "Bridges loopback TCP and Unix sockets, each way, and supervises PROGRAM:\n"
+    "when it ends, lb-net ends with status 1.\n"
+    "\n"
+    "  --bridge LISTEN=CONNECT  endpoints are tcp:HOST:PORT or unix:PATH, "
+    "e.g.\n"
+    "                           tcp:127.0.0.1:8080=unix:/run/lb/api.sock\n"
+    "  --help                   this text\n";
 
 static volatile sig_atomic_t child_pid;
 
@@ -69,11 +70,9 @@ bad_usage(const char *msg, const char *arg)
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "bridge", required_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
+	static const struct option opts[] = { { "bridge", required_argument,
+						  NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	static struct bridge bridges[MAX_BRIDGES];
 	const char *specs[MAX_BRIDGES];
 	char err[512], line[4096];
@@ -101,7 +100,8 @@ main(int argc, char **argv)
 		}
 	}
 	if (n == 0 && optind >= argc)
-		return bad_usage("nothing to do: no --bridge and no", "PROGRAM");
+		return bad_usage("nothing to do: no --bridge and no",
+		    "PROGRAM");
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;
@@ -138,7 +138,8 @@ main(int argc, char **argv)
 		child_pid = pid;
 	}
 	for (i = 0; i < n; i++) {
-		if (pthread_create(&tid, NULL, serve_thread, &bridges[i]) != 0) {
+		if (pthread_create(&tid, NULL, serve_thread, &bridges[i]) !=
+		    0) {
 			fprintf(stderr, "lb-net: cannot start a thread\n");
 			return 1;
 		}

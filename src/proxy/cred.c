@@ -10,19 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "proxy/cred.h"
-
-/* strerror, lowercased as STYLE.md wants ("permission denied"). */
-static void
-errmsg(char *err, size_t errlen, const char *what, const char *path, int e)
-{
-	char why[128];
-
-	snprintf(why, sizeof(why), "%s", strerror(e));
-	if (why[0] >= 'A' && why[0] <= 'Z' && why[1] >= 'a' && why[1] <= 'z')
-		why[0] = (char)(why[0] - 'A' + 'a');
-	snprintf(err, errlen, "%s '%s': %s", what, path, why);
-}
 
 int
 cred_parse(struct cred *c, const char *data, size_t len, const char *path,
@@ -34,8 +23,10 @@ cred_parse(struct cred *c, const char *data, size_t len, const char *path,
 
 	memset(c, 0, sizeof(*c));
 	if (len > CRED_MAX_FILE) {
-		snprintf(err, errlen, "cannot use credential file '%s': over "
-		    "%d bytes", path, CRED_MAX_FILE);
+		snprintf(err, errlen,
+		    "cannot use credential file '%s': over "
+		    "%d bytes",
+		    path, CRED_MAX_FILE);
 		return -1;
 	}
 	if (len > 0 && data[len - 1] == '\n')
@@ -49,29 +40,37 @@ cred_parse(struct cred *c, const char *data, size_t len, const char *path,
 		tok = data + 6;
 		tlen = len - 6;
 	} else {
-		snprintf(err, errlen, "cannot use credential file '%s': "
-		    "expected 'apikey:KEY' or 'oauth:TOKEN'", path);
+		snprintf(err, errlen,
+		    "cannot use credential file '%s': "
+		    "expected 'apikey:KEY' or 'oauth:TOKEN'",
+		    path);
 		return -1;
 	}
 	if (tlen == 0) {
-		snprintf(err, errlen, "cannot use credential file '%s': the "
-		    "token is empty", path);
+		snprintf(err, errlen,
+		    "cannot use credential file '%s': the "
+		    "token is empty",
+		    path);
 		return -1;
 	}
 	for (i = 0; i < tlen; i++) {
 		unsigned char ch = (unsigned char)tok[i];
 
 		if (ch <= 0x20 || ch >= 0x7f) {
-			snprintf(err, errlen, "cannot use credential file "
+			snprintf(err, errlen,
+			    "cannot use credential file "
 			    "'%s': the token holds whitespace, control or "
-			    "non-ASCII characters", path);
+			    "non-ASCII characters",
+			    path);
 			return -1;
 		}
 	}
 	c->token = malloc(tlen + 1);
 	if (c->token == NULL) {
-		snprintf(err, errlen, "cannot use credential file '%s': out "
-		    "of memory", path);
+		snprintf(err, errlen,
+		    "cannot use credential file '%s': out "
+		    "of memory",
+		    path);
 		return -1;
 	}
 	memcpy(c->token, tok, tlen);
@@ -92,7 +91,8 @@ cred_load(struct cred *c, const char *path, char *err, size_t errlen)
 	memset(c, 0, sizeof(*c));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		errmsg(err, errlen, "cannot read credential file", path, errno);
+		errmsg_set(err, errlen, "cannot read credential file", path,
+		    errno);
 		return -1;
 	}
 	while (len < sizeof(buf)) {
@@ -100,8 +100,8 @@ cred_load(struct cred *c, const char *path, char *err, size_t errlen)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			errmsg(err, errlen, "cannot read credential file", path,
-			    errno);
+			errmsg_set(err, errlen, "cannot read credential file",
+			    path, errno);
 			close(fd);
 			explicit_bzero(buf, sizeof(buf));
 			return -1;
@@ -137,14 +137,14 @@ cred_scrub(const struct cred *c, const void *data, size_t len, size_t *outlen)
 	if (c == NULL || c->token == NULL || c->len == 0 || len < c->len)
 		return NULL;
 	for (hit = memmem(p, len, c->token, c->len); hit != NULL;
-	    hit = memmem(hit + c->len, (size_t)(end - hit - c->len), c->token,
-	    c->len))
+	     hit = memmem(hit + c->len, (size_t)(end - hit - c->len), c->token,
+		 c->len))
 		count++;
 	if (count == 0)
 		return NULL;
 	out = malloc(len + count * ml + 1);
 	if (out == NULL)
-		abort();	/* never hand back the unscrubbed bytes */
+		abort(); /* never hand back the unscrubbed bytes */
 	o = out;
 	while ((hit = memmem(p, (size_t)(end - p), c->token, c->len)) != NULL) {
 		memcpy(o, p, (size_t)(hit - p));

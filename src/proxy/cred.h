@@ -11,33 +11,33 @@
 
 #include <stddef.h>
 
-#define CRED_MAX_FILE	4096
-#define CRED_MARK	"[credential]"
+#define CRED_MAX_FILE 4096
+#define CRED_MARK     "[credential]"
 
 enum cred_kind {
-	CRED_NONE = 0,		/* offline: headers pass unchanged */
-	CRED_APIKEY,		/* sent as x-api-key */
-	CRED_OAUTH		/* sent as authorization: Bearer */
+	CRED_NONE = 0, /* offline: headers pass unchanged */
+	CRED_APIKEY,   /* sent as x-api-key */
+	CRED_OAUTH     /* sent as authorization: Bearer */
 };
 
 struct cred {
-	enum cred_kind	 kind;
-	char		*token;		/* NUL-terminated, printable ASCII */
-	size_t		 len;
+	enum cred_kind kind;
+	char *token; /* NUL-terminated, printable ASCII */
+	size_t len;
 };
 
 /*
  * Reads and checks the credential file. 0, or -1 with a message in err
  * that names the file and the problem but never quotes its content.
  */
-int	 cred_load(struct cred *c, const char *path, char *err, size_t errlen);
+int cred_load(struct cred *c, const char *path, char *err, size_t errlen);
 
 /* Same, from bytes already read (tests). */
-int	 cred_parse(struct cred *c, const char *data, size_t len,
-	    const char *path, char *err, size_t errlen);
+int cred_parse(struct cred *c, const char *data, size_t len, const char *path,
+    char *err, size_t errlen);
 
 /* Wipes and frees the token; c becomes CRED_NONE. Harmless twice. */
-void	 cred_free(struct cred *c);
+void cred_free(struct cred *c);
 
 /*
  * Returns a malloc'd copy of data[0..len) with every occurrence of the
@@ -47,10 +47,10 @@ void	 cred_free(struct cred *c);
  * than let the unscrubbed bytes through.
  */
 unsigned char *cred_scrub(const struct cred *c, const void *data, size_t len,
-	    size_t *outlen);
+    size_t *outlen);
 
 /* Scrubs a NUL-terminated string in place when it can, else a new copy:
  * returns s itself or a malloc'd replacement (s is then freed). */
-char	*cred_scrub_str(const struct cred *c, char *s);
+char *cred_scrub_str(const struct cred *c, char *s);
 
 #endif

@@ -25,41 +25,55 @@
 #include "proxy/proxy.h"
 
 static const char usage[] =
-"usage: lb-proxy [--listen ADDR] [--upstream URL] [--upstream-socket PATH]\n"
-"                [--credential-file PATH] [--records DIR] [--ca-file PATH] [--upstream-timeout SECS]\n"
-"                [--client-timeout SECS] [--max-connections N] [--max-records N]\n"
-"                [--max-record-bytes BYTES]\n"
-"\n"
-"Forwards every request to the upstream, streams the response back, and\n"
-"records each request byte for byte in DIR/wire.jsonl (response bodies in\n"
-"DIR/responses/). With a credential file, the client's x-api-key and\n"
-"authorization headers are replaced by the real credential, which is never\n"
-"written anywhere, and only POST /v1/messages and /v1/messages/count_tokens\n"
-"are forwarded: other requests get 403.\n"
-"\n"
-"  --listen ADDR            HOST:PORT or unix:PATH to listen on\n"
-"                           (LB_PROXY_LISTEN; default " PROXY_DEFAULT_LISTEN ")\n"
-"  --upstream URL           http(s) base URL, may have a path prefix\n"
-"                           (LB_UPSTREAM; default " PROXY_DEFAULT_UPSTREAM ")\n"
-"  --upstream-socket PATH   reach the upstream through this Unix socket\n"
-"                           (the URL then only names the Host)\n"
-"  --credential-file PATH   'apikey:KEY' or 'oauth:TOKEN' (LB_CREDENTIAL_FILE;\n"
-"                           default none: headers pass unchanged); /dev/stdin\n"
-"                           reads it from standard input, up to its end\n"
-"  --records DIR            where records go (LB_RECORDS; default "
-    PROXY_DEFAULT_RECORDS ")\n"
-"  --ca-file PATH           also trust this PEM CA for the upstream (LB_CA_FILE)\n"
-"  --upstream-timeout SECS  connect timeout, and longest silence of the\n"
-"                           upstream mid-response (default 600)\n"
-"  --client-timeout SECS    longest silence of a client, and time to send a\n"
-"                           request head (default 30)\n"
-"  --max-connections N      connections served at once; more wait (default 64)\n"
-"  --max-records N          requests recorded in DIR; later ones get 507\n"
-"                           (default 20000)\n"
-"  --max-record-bytes BYTES size of DIR/wire.jsonl and DIR/responses/; K, M, G\n"
-"                           suffixes (default 1G). A cap that is hit is named\n"
-"                           in DIR/caps.json and in the log\n"
-"  --help                   this text\n";
+    "usage: lb-proxy [--listen ADDR] [--upstream URL] [--upstream-socket "
+    "PATH]\n"
+    "                [--credential-file PATH] [--records DIR] [--ca-file PATH] "
+    "[--upstream-timeout SECS]\n"
+    "                [--client-timeout SECS] [--max-connections N] "
+    "[--max-records N]\n"
+    "                [--max-record-bytes BYTES]\n"
+    "\n"
+    "Forwards every request to the upstream, streams the response back, and\n"
+    "records each request byte for byte in DIR/wire.jsonl (response bodies in\n"
+    "DIR/responses/). With a credential file, the client's x-api-key and\n"
+    "authorization headers are replaced by the real credential, which is "
+    "never\n"
+    "written anywhere, and only POST /v1/messages and "
+    "/v1/messages/count_tokens\n"
+    "are forwarded: other requests get 403.\n"
+    "\n"
+    "  --listen ADDR            HOST:PORT or unix:PATH to listen on\n"
+    "                           (LB_PROXY_LISTEN; default " PROXY_DEFAULT_LISTEN
+    ")\n"
+    "  --upstream URL           http(s) base URL, may have a path prefix\n"
+    "                           (LB_UPSTREAM; default " PROXY_DEFAULT_UPSTREAM
+    ")\n"
+    "  --upstream-socket PATH   reach the upstream through this Unix socket\n"
+    "                           (the URL then only names the Host)\n"
+    "  --credential-file PATH   'apikey:KEY' or 'oauth:TOKEN' "
+    "(LB_CREDENTIAL_FILE;\n"
+    "                           default none: headers pass unchanged); "
+    "/dev/stdin\n"
+    "                           reads it from standard input, up to its end\n"
+    "  --records DIR            where records go (LB_RECORDS; "
+    "default " PROXY_DEFAULT_RECORDS ")\n"
+    "  --ca-file PATH           also trust this PEM CA for the upstream "
+    "(LB_CA_FILE)\n"
+    "  --upstream-timeout SECS  connect timeout, and longest silence of the\n"
+    "                           upstream mid-response (default 600)\n"
+    "  --client-timeout SECS    longest silence of a client, and time to send "
+    "a\n"
+    "                           request head (default 30)\n"
+    "  --max-connections N      connections served at once; more wait (default "
+    "64)\n"
+    "  --max-records N          requests recorded in DIR; later ones get 507\n"
+    "                           (default 20000)\n"
+    "  --max-record-bytes BYTES size of DIR/wire.jsonl and DIR/responses/; K, "
+    "M, G\n"
+    "                           suffixes (default 1G). A cap that is hit is "
+    "named\n"
+    "                           in DIR/caps.json and in the log\n"
+    "  --help                   this text\n";
 
 static void
 on_signal(int sig)
@@ -69,8 +83,7 @@ on_signal(int sig)
 }
 
 /* Says what is wrong with the command line; returns the exit status 2. */
-__attribute__((format(printf, 1, 2)))
-static int
+__attribute__((format(printf, 1, 2))) static int
 bad_usage(const char *fmt, ...)
 {
 	va_list ap;
@@ -114,10 +127,23 @@ count(const char *s, int suffix, unsigned long long max,
 	v = strtoull(s, &end, 10);
 	if (suffix && *end != '\0' && end[1] == '\0') {
 		switch (*end) {
-		case 'K': case 'k': mul = 1ULL << 10; end++; break;
-		case 'M': case 'm': mul = 1ULL << 20; end++; break;
-		case 'G': case 'g': mul = 1ULL << 30; end++; break;
-		default: break;
+		case 'K':
+		case 'k':
+			mul = 1ULL << 10;
+			end++;
+			break;
+		case 'M':
+		case 'm':
+			mul = 1ULL << 20;
+			end++;
+			break;
+		case 'G':
+		case 'g':
+			mul = 1ULL << 30;
+			end++;
+			break;
+		default:
+			break;
 		}
 	}
 	if (errno != 0 || *end != '\0' || v == 0 || v > max / mul)
@@ -129,8 +155,8 @@ count(const char *s, int suffix, unsigned long long max,
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
+	static const struct option opts[] = { { "listen", required_argument,
+						  NULL, 'l' },
 		{ "upstream", required_argument, NULL, 'u' },
 		{ "credential-file", required_argument, NULL, 'c' },
 		{ "upstream-socket", required_argument, NULL, 'S' },
@@ -141,9 +167,7 @@ main(int argc, char **argv)
 		{ "max-connections", required_argument, NULL, 'C' },
 		{ "max-records", required_argument, NULL, 'R' },
 		{ "max-record-bytes", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct proxy_config cfg;
 	static struct proxy p;
 	const char *listen_addr = getenv("LB_PROXY_LISTEN");
@@ -161,41 +185,64 @@ main(int argc, char **argv)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'l': listen_addr = optarg; break;
-		case 'u': cfg.upstream = optarg; break;
-		case 'c': cfg.credential_file = optarg; break;
-		case 'S': cfg.upstream_socket = optarg; break;
-		case 'r': cfg.records = optarg; break;
-		case 'a': cfg.ca_file = optarg; break;
+		case 'l':
+			listen_addr = optarg;
+			break;
+		case 'u':
+			cfg.upstream = optarg;
+			break;
+		case 'c':
+			cfg.credential_file = optarg;
+			break;
+		case 'S':
+			cfg.upstream_socket = optarg;
+			break;
+		case 'r':
+			cfg.records = optarg;
+			break;
+		case 'a':
+			cfg.ca_file = optarg;
+			break;
 		case 't':
 			if (seconds(optarg, &cfg.upstream_timeout) < 0)
-				return bad_usage("cannot use --upstream-timeout "
-				    "'%s': expected a number of seconds", optarg);
+				return bad_usage(
+				    "cannot use --upstream-timeout "
+				    "'%s': expected a number of seconds",
+				    optarg);
 			break;
 		case 'T':
 			if (seconds(optarg, &cfg.client_timeout) < 0)
 				return bad_usage("cannot use --client-timeout "
-				    "'%s': expected a number of seconds", optarg);
+						 "'%s': expected a number of "
+						 "seconds",
+				    optarg);
 			break;
 		case 'C':
 			if (count(optarg, 0, 100000, &v) < 0)
 				return bad_usage("cannot use --max-connections "
-				    "'%s': expected a whole number from 1 to "
-				    "100000", optarg);
+						 "'%s': expected a whole "
+						 "number from 1 to "
+						 "100000",
+				    optarg);
 			cfg.max_conns = (int)v;
 			break;
 		case 'R':
 			if (count(optarg, 0, 1000000000, &v) < 0)
-				return bad_usage("cannot use --max-records '%s': "
+				return bad_usage(
+				    "cannot use --max-records '%s': "
 				    "expected a whole number from 1 to "
-				    "1000000000", optarg);
+				    "1000000000",
+				    optarg);
 			cfg.max_records = (unsigned long)v;
 			break;
 		case 'B':
 			if (count(optarg, 1, 1ULL << 50, &v) < 0)
-				return bad_usage("cannot use --max-record-bytes "
-				    "'%s': expected a number of bytes, K, M or G "
-				    "after it", optarg);
+				return bad_usage("cannot use "
+						 "--max-record-bytes "
+						 "'%s': expected a number of "
+						 "bytes, K, M or G "
+						 "after it",
+				    optarg);
 			cfg.max_record_bytes = v;
 			break;
 		case 'h':

@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "errmsg.h"
 #include "proxy/proxy.h"
 
 /* ---- set-up ---- */
@@ -67,14 +68,18 @@ proxy_check_upstream(const char *url, char **norm, char *err, size_t errlen)
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
-		snprintf(err, errlen, "cannot use upstream '%s': expected an "
-		    "http:// or https:// URL", url);
+		snprintf(err, errlen,
+		    "cannot use upstream '%s': expected an "
+		    "http:// or https:// URL",
+		    url);
 		goto out;
 	}
 	if (curl_url_get(u, CURLUPART_QUERY, &q, 0) == CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_FRAGMENT, &frag, 0) == CURLUE_OK) {
-		snprintf(err, errlen, "cannot use upstream '%s': a base URL "
-		    "takes no query or fragment", url);
+		snprintf(err, errlen,
+		    "cannot use upstream '%s': a base URL "
+		    "takes no query or fragment",
+		    url);
 		goto out;
 	}
 	s = strdup(url);
@@ -159,7 +164,7 @@ load_ca(struct proxy *p, const char *path, char *err, size_t errlen)
 {
 	const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
 	const char *sys = v->cainfo ? v->cainfo :
-	    "/etc/ssl/certs/ca-certificates.crt";
+				      "/etc/ssl/certs/ca-certificates.crt";
 	char *extra = NULL, *sysbuf = NULL;
 	size_t elen, slen = 0;
 
@@ -168,8 +173,10 @@ load_ca(struct proxy *p, const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	if (strstr(extra, "-----BEGIN CERTIFICATE-----") == NULL) {
-		snprintf(err, errlen, "cannot use CA file '%s': no PEM "
-		    "certificate in it", path);
+		snprintf(err, errlen,
+		    "cannot use CA file '%s': no PEM "
+		    "certificate in it",
+		    path);
 		free(extra);
 		return -1;
 	}
@@ -206,15 +213,17 @@ proxy_init(struct proxy *p, const struct proxy_config *cfg, char *err,
 	pthread_mutex_init(&p->log_mu, NULL);
 	pthread_mutex_init(&p->caps_mu, NULL);
 	p->max_conns = cfg->max_conns > 0 ? cfg->max_conns :
-	    PROXY_DEFAULT_MAX_CONNS;
+					    PROXY_DEFAULT_MAX_CONNS;
 	p->max_records = cfg->max_records > 0 ? cfg->max_records :
-	    PROXY_DEFAULT_MAX_RECORDS;
+						PROXY_DEFAULT_MAX_RECORDS;
 	p->max_record_bytes = cfg->max_record_bytes > 0 ?
-	    cfg->max_record_bytes : PROXY_DEFAULT_MAX_RECORD_BYTES;
+	    cfg->max_record_bytes :
+	    PROXY_DEFAULT_MAX_RECORD_BYTES;
 	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_init(&p->share_mu[i], NULL);
 	if (proxy_check_upstream(cfg->upstream ? cfg->upstream :
-	    PROXY_DEFAULT_UPSTREAM, &p->upstream, err, errlen) < 0)
+						 PROXY_DEFAULT_UPSTREAM,
+		&p->upstream, err, errlen) < 0)
 		return -1;
 	if (cfg->upstream_socket != NULL &&
 	    (p->upstream_socket = strdup(cfg->upstream_socket)) == NULL) {
@@ -226,12 +235,15 @@ proxy_init(struct proxy *p, const struct proxy_config *cfg, char *err,
 		return -1;
 	if (cfg->ca_file != NULL && load_ca(p, cfg->ca_file, err, errlen) < 0)
 		return -1;
-	if (wire_open(&p->wire, cfg->records ? cfg->records :
-	    PROXY_DEFAULT_RECORDS, &p->cred, err, errlen) < 0)
+	if (wire_open(&p->wire,
+		cfg->records ? cfg->records : PROXY_DEFAULT_RECORDS, &p->cred,
+		err, errlen) < 0)
 		return -1;
 	wire_set_caps(&p->wire, p->max_records, p->max_record_bytes);
 	p->timeout_ms = (long)((cfg->upstream_timeout > 0 ?
-	    cfg->upstream_timeout : 600) * 1000);
+				       cfg->upstream_timeout :
+				       600) *
+	    1000);
 	p->lim.max_body = 32 * 1024 * 1024;
 	p->lim.max_header_bytes = 64 * 1024;
 	if (cfg->client_timeout > 0) {
@@ -250,7 +262,8 @@ proxy_init(struct proxy *p, const struct proxy_config *cfg, char *err,
 	curl_share_setopt(p->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
 	curl_share_setopt(p->share, CURLSHOPT_USERDATA, p);
 	curl_share_setopt(p->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-	curl_share_setopt(p->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	curl_share_setopt(p->share, CURLSHOPT_SHARE,
+	    CURL_LOCK_DATA_SSL_SESSION);
 	return 0;
 }
 
@@ -290,8 +303,8 @@ mono_ms(void)
 static int
 is_hop_by_hop(const char *name, size_t n)
 {
-	static const char *const hop[] = { "connection", "keep-alive",
-	    "te", "trailer", "trailers", "transfer-encoding", "upgrade", NULL };
+	static const char *const hop[] = { "connection", "keep-alive", "te",
+		"trailer", "trailers", "transfer-encoding", "upgrade", NULL };
 
 	if (n >= 6 && strncasecmp(name, "proxy-", 6) == 0)
 		return 1;
@@ -331,26 +344,17 @@ error_body(const struct proxy *p, const char *type, const char *msg)
 	return cred_scrub_str(&p->cred, s);
 }
 
-/* Lowercases the first letter of a curl message, as STYLE.md's grammar. */
-static void
-lower_first(char *s)
-{
-	if (s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'a' && s[1] <= 'z')
-		s[0] = (char)(s[0] - 'A' + 'a');
-}
-
 /* ---- caps (see proxy.h) ---- */
 
-#define CAP_LOG_LINES	10	/* log lines per cap; then only counted */
-#define REFUSED_LOG	100	/* requests refused unread that are logged */
-#define LOG_TARGET_MAX	1024	/* bytes of a target in a log line */
+#define CAP_LOG_LINES  10   /* log lines per cap; then only counted */
+#define REFUSED_LOG    100  /* requests refused unread that are logged */
+#define LOG_TARGET_MAX 1024 /* bytes of a target in a log line */
 /* Reserved for a record's response fields, settled once written. */
-#define RECORD_SLACK	4096
+#define RECORD_SLACK 4096
 
-static const char *const cap_names[CAP_N] = {
-	"connections", "request_head", "request_body", "decoded_body",
-	"records", "record_bytes", "response_file"
-};
+static const char *const cap_names[CAP_N] = { "connections", "request_head",
+	"request_body", "decoded_body", "records", "record_bytes",
+	"response_file" };
 
 const char *
 proxy_cap_name(enum proxy_cap cap)
@@ -362,14 +366,22 @@ static unsigned long long
 cap_limit(const struct proxy *p, enum proxy_cap cap)
 {
 	switch (cap) {
-	case CAP_CONNECTIONS: return (unsigned long long)p->max_conns;
-	case CAP_REQUEST_HEAD: return p->lim.max_header_bytes;
-	case CAP_REQUEST_BODY: return p->lim.max_body;
-	case CAP_DECODED_BODY: return WIRE_MAX_DECODED;
-	case CAP_RECORDS: return p->max_records;
-	case CAP_RECORD_BYTES: return p->max_record_bytes;
-	case CAP_RESPONSE_FILE: return PROXY_MAX_RESPONSE_FILE;
-	default: return 0;
+	case CAP_CONNECTIONS:
+		return (unsigned long long)p->max_conns;
+	case CAP_REQUEST_HEAD:
+		return p->lim.max_header_bytes;
+	case CAP_REQUEST_BODY:
+		return p->lim.max_body;
+	case CAP_DECODED_BODY:
+		return WIRE_MAX_DECODED;
+	case CAP_RECORDS:
+		return p->max_records;
+	case CAP_RECORD_BYTES:
+		return p->max_record_bytes;
+	case CAP_RESPONSE_FILE:
+		return PROXY_MAX_RESPONSE_FILE;
+	default:
+		return 0;
 	}
 }
 
@@ -380,8 +392,8 @@ iso_time(const struct timespec *ts, char *buf, size_t len)
 
 	gmtime_r(&ts->tv_sec, &tm);
 	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, ts->tv_nsec / 1000000);
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+	    tm.tm_sec, ts->tv_nsec / 1000000);
 }
 
 /* Rewrites DIR/caps.json from p->caps, whole; caps_mu is held. */
@@ -399,20 +411,22 @@ write_caps(struct proxy *p)
 		if (h->hits == 0)
 			continue;
 		iso_time(&h->first, when, sizeof(when));
-		e = json_pack("{s:I, s:I, s:s, s:s}", "limit", (json_int_t)
-		    cap_limit(p, (enum proxy_cap)i), "hits", (json_int_t)h->hits,
-		    "first_hit", when, "message", h->message ? h->message : "");
+		e = json_pack("{s:I, s:I, s:s, s:s}", "limit",
+		    (json_int_t)cap_limit(p, (enum proxy_cap)i), "hits",
+		    (json_int_t)h->hits, "first_hit", when, "message",
+		    h->message ? h->message : "");
 		json_object_set_new(o, cap_names[i], e);
 	}
 	if (o != NULL && (text = wire_dump(o, &len)) != NULL &&
 	    asprintf(&tmp, "%s/%s.tmp", p->wire.dir, PROXY_CAPS_FILE) >= 0 &&
 	    asprintf(&path, "%s/%s", p->wire.dir, PROXY_CAPS_FILE) >= 0) {
-		text[len++] = '\n';	/* wire_dump leaves a spare byte */
+		text[len++] = '\n'; /* wire_dump leaves a spare byte */
 		text[len] = '\0';
 		text = cred_scrub_str(&p->cred, text);
 		len = text ? strlen(text) : 0;
-		fd = text ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		    0644) : -1;
+		fd = text ?
+		    open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) :
+		    -1;
 		if (fd >= 0) {
 			rc = http_write_all(fd, text, len);
 			if (close(fd) < 0)
@@ -449,9 +463,11 @@ cap_hit(struct proxy *p, enum proxy_cap cap, const char *msg, int log)
 	}
 	write_caps(p);
 	pthread_mutex_unlock(&p->caps_mu);
-	if (log && n <= CAP_LOG_LINES && asprintf(&line, "%s%s\n", msg,
-	    n == CAP_LOG_LINES ? " (further hits are only counted, in "
-	    PROXY_CAPS_FILE ")" : "") >= 0)
+	if (log && n <= CAP_LOG_LINES &&
+	    asprintf(&line, "%s%s\n", msg,
+		n == CAP_LOG_LINES ?
+		    " (further hits are only counted, in " PROXY_CAPS_FILE ")" :
+		    "") >= 0)
 		log_line(p, line);
 }
 
@@ -461,8 +477,10 @@ proxy_on_full(void *ctx, int max_conns)
 	struct proxy *p = ctx;
 	char msg[160];
 
-	snprintf(msg, sizeof(msg), "lb-proxy: cap 'connections' reached: %d "
-	    "connections open, new ones wait (--max-connections)", max_conns);
+	snprintf(msg, sizeof(msg),
+	    "lb-proxy: cap 'connections' reached: %d "
+	    "connections open, new ones wait (--max-connections)",
+	    max_conns);
 	cap_hit(p, CAP_CONNECTIONS, msg, 1);
 }
 
@@ -471,35 +489,41 @@ proxy_on_full(void *ctx, int max_conns)
  * recording it. Returns whether the connection may be kept.
  */
 static int
-refuse_cap(struct proxy *p, struct http_conn *c,
-    const struct http_request *req, enum proxy_cap cap, int status)
+refuse_cap(struct proxy *p, struct http_conn *c, const struct http_request *req,
+    enum proxy_cap cap, int status)
 {
 	char msg[256], *body;
 	int keep = req->keep_alive;
 
 	switch (cap) {
 	case CAP_DECODED_BODY:
-		snprintf(msg, sizeof(msg), "lb-proxy: cap 'decoded_body' "
+		snprintf(msg, sizeof(msg),
+		    "lb-proxy: cap 'decoded_body' "
 		    "reached: the request body decodes to over 64 MiB, which "
 		    "cannot be recorded; not forwarded");
 		break;
 	case CAP_RECORDS:
-		snprintf(msg, sizeof(msg), "lb-proxy: cap 'records' reached: "
+		snprintf(msg, sizeof(msg),
+		    "lb-proxy: cap 'records' reached: "
 		    "%lu requests recorded, no more are forwarded "
-		    "(--max-records)", p->max_records);
+		    "(--max-records)",
+		    p->max_records);
 		break;
 	default:
-		snprintf(msg, sizeof(msg), "lb-proxy: cap 'record_bytes' "
+		snprintf(msg, sizeof(msg),
+		    "lb-proxy: cap 'record_bytes' "
 		    "reached: %llu bytes recorded, no more requests are "
-		    "forwarded (--max-record-bytes)", p->max_record_bytes);
+		    "forwarded (--max-record-bytes)",
+		    p->max_record_bytes);
 		break;
 	}
 	/* On disk before the client can see it, like a record. */
 	cap_hit(p, cap, msg, 1);
-	body = error_body(p, status == 413 ? "request_too_large" :
-	    "api_error", msg);
-	if (body == NULL || http_respond(c->fd, status, "application/json",
-	    NULL, body, strlen(body), keep) < 0)
+	body = error_body(p, status == 413 ? "request_too_large" : "api_error",
+	    msg);
+	if (body == NULL ||
+	    http_respond(c->fd, status, "application/json", NULL, body,
+		strlen(body), keep) < 0)
 		keep = 0;
 	free(body);
 	return keep;
@@ -514,40 +538,49 @@ refuse_cap(struct proxy *p, struct http_conn *c,
  * and the end of the message.
  */
 enum {
-	DC_SIZE, DC_EXT, DC_SIZE_LF, DC_DATA, DC_DATA_CR, DC_DATA_LF,
-	DC_TRAILER_START, DC_TRAILER_LF, DC_TRAILER, DC_DONE, DC_ERROR
+	DC_SIZE,
+	DC_EXT,
+	DC_SIZE_LF,
+	DC_DATA,
+	DC_DATA_CR,
+	DC_DATA_LF,
+	DC_TRAILER_START,
+	DC_TRAILER_LF,
+	DC_TRAILER,
+	DC_DONE,
+	DC_ERROR
 };
 
 struct dechunk {
-	int			state;
-	int			digits;
-	unsigned long long	left;
+	int state;
+	int digits;
+	unsigned long long left;
 };
 
 struct xfer {
-	struct proxy			*p;
-	struct http_conn		*c;
-	const struct http_request	*req;
-	int				 status;	/* upstream's, 0 if none */
-	char				 reason[64];
-	char				*head;		/* response head built */
-	size_t				 head_len, head_cap;
-	int				 has_cl, has_te;
-	long long			 cl;		/* upstream's length */
-	int				 head_sent, keep_alive;
-	int				 chunked_out;	/* we frame chunks */
-	int				 raw_chunked;	/* upstream's chunks pass */
-	int				 decode_out;	/* de-chunk to client */
-	struct dechunk			 dc;
-	int				 held;		/* held_byte pending */
-	char				 held_byte;
-	int				 client_failed;
-	int				 frame_error;	/* bad upstream chunks */
-	unsigned char			*resp;		/* for the response file */
-	size_t				 resp_len, resp_cap;
-	int				 resp_cut;
-	int				 cut_by;	/* CAP_*, or -1 */
-	size_t				 sent;		/* body bytes to client */
+	struct proxy *p;
+	struct http_conn *c;
+	const struct http_request *req;
+	int status; /* upstream's, 0 if none */
+	char reason[64];
+	char *head; /* response head built */
+	size_t head_len, head_cap;
+	int has_cl, has_te;
+	long long cl; /* upstream's length */
+	int head_sent, keep_alive;
+	int chunked_out; /* we frame chunks */
+	int raw_chunked; /* upstream's chunks pass */
+	int decode_out;	 /* de-chunk to client */
+	struct dechunk dc;
+	int held; /* held_byte pending */
+	char held_byte;
+	int client_failed;
+	int frame_error;     /* bad upstream chunks */
+	unsigned char *resp; /* for the response file */
+	size_t resp_len, resp_cap;
+	int resp_cut;
+	int cut_by;  /* CAP_*, or -1 */
+	size_t sent; /* body bytes to client */
 };
 
 static int
@@ -628,9 +661,9 @@ send_head(struct xfer *x)
 	} else if (!no_body && !x->has_cl && req->minor >= 1) {
 		x->chunked_out = 1;
 	}
-	if (x->decode_out || (!no_body && !x->raw_chunked &&
-	    !x->chunked_out && !x->has_cl))
-		x->keep_alive = 0;	/* HTTP/1.0: ends when we close */
+	if (x->decode_out ||
+	    (!no_body && !x->raw_chunked && !x->chunked_out && !x->has_cl))
+		x->keep_alive = 0; /* HTTP/1.0: ends when we close */
 	n = snprintf(line, sizeof(line), "HTTP/1.1 %d %s\r\n", x->status,
 	    x->reason[0] ? x->reason : http_reason(x->status));
 	iov[0].iov_base = line;
@@ -640,9 +673,11 @@ send_head(struct xfer *x)
 	else if (x->has_cl && !x->has_te) {
 		/* Never both: chunked framing wins (RFC 9112 §6.3). */
 		char cl[48];
+		int len;
 
-		head_add(x, cl, (size_t)snprintf(cl, sizeof(cl),
-		    "Content-Length: %lld\r\n", x->cl));
+		len = snprintf(cl, sizeof(cl), "Content-Length: %lld\r\n",
+		    x->cl);
+		head_add(x, cl, (size_t)len);
 	}
 	if (x->keep_alive)
 		head_add(x, "Connection: keep-alive\r\n\r\n", 26);
@@ -650,8 +685,8 @@ send_head(struct xfer *x)
 		head_add(x, "Connection: close\r\n\r\n", 21);
 	iov[1].iov_base = x->head;
 	iov[1].iov_len = x->head_len;
-	if (x->head_len > 0 && (no_body || (x->has_cl && !x->has_te &&
-	    x->cl == 0))) {
+	if (x->head_len > 0 &&
+	    (no_body || (x->has_cl && !x->has_te && x->cl == 0))) {
 		/* The head ends the response: keep its last byte back. */
 		x->held = 1;
 		x->held_byte = x->head[x->head_len - 1];
@@ -672,7 +707,7 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 	size_t n = size * nitems, nl;
 
 	if (x->head_sent)
-		return n;	/* trailers: not forwarded */
+		return n; /* trailers: not forwarded */
 	nl = n;
 	while (nl > 0 && (buf[nl - 1] == '\r' || buf[nl - 1] == '\n'))
 		nl--;
@@ -708,7 +743,7 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 		if (x->status >= 200)
 			send_head(x);
 		else
-			x->head_len = 0;	/* interim: wait for more */
+			x->head_len = 0; /* interim: wait for more */
 		return x->client_failed ? 0 : n;
 	}
 	{
@@ -721,8 +756,9 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 			    strncasecmp(buf, "transfer-encoding", 17) == 0) {
 				char v[256];
 
-				snprintf(v, sizeof(v), "%.*s", (int)(nl -
-				    (size_t)(colon + 1 - buf)), colon + 1);
+				snprintf(v, sizeof(v), "%.*s",
+				    (int)(nl - (size_t)(colon + 1 - buf)),
+				    colon + 1);
 				x->has_te |= http_has_token(v, "chunked");
 			}
 			return n;
@@ -812,7 +848,8 @@ dechunk(struct xfer *x, const char *p, size_t n, size_t *end)
 		case DC_SIZE:
 			v = ch >= '0' && ch <= '9' ? ch - '0' :
 			    ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 :
-			    ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+			    ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 :
+						     -1;
 			if (v >= 0) {
 				if (++d->digits > 15)
 					return -1;
@@ -869,8 +906,9 @@ dechunk(struct xfer *x, const char *p, size_t n, size_t *end)
 			i++;
 			break;
 		case DC_TRAILER_START:
-			d->state = ch == '\r' ? DC_TRAILER_LF : ch == '\n' ?
-			    DC_DONE : DC_TRAILER;
+			d->state = ch == '\r' ? DC_TRAILER_LF :
+			    ch == '\n'	      ? DC_DONE :
+						DC_TRAILER;
 			i++;
 			break;
 		case DC_TRAILER_LF:
@@ -912,10 +950,10 @@ on_body(char *data, size_t size, size_t nitems, void *u)
 		return 0;
 	if (x->raw_chunked || x->decode_out) {
 		if (x->dc.state == DC_DONE)
-			return n;	/* after the end: ignored */
+			return n; /* after the end: ignored */
 		if (dechunk(x, data, n, &end) < 0) {
 			if (x->dc.state != DC_DATA)
-				x->frame_error = 1;	/* else a failed send */
+				x->frame_error = 1; /* else a failed send */
 			else
 				x->client_failed = 1;
 			return 0;
@@ -945,8 +983,8 @@ on_body(char *data, size_t size, size_t nitems, void *u)
 		iov[2].iov_base = (char *)"\r\n";
 		iov[2].iov_len = 2;
 		rc = send_iov(x->c->fd, iov, 3);
-	} else if (x->has_cl && x->cl >= 0 && (long long)(x->sent + n) ==
-	    x->cl) {
+	} else if (x->has_cl && x->cl >= 0 &&
+	    (long long)(x->sent + n) == x->cl) {
 		x->held = 1;
 		x->held_byte = data[n - 1];
 		rc = send_plain(x, data, n - 1);
@@ -1015,14 +1053,14 @@ upstream_headers(const struct proxy *p, const struct http_request *req,
 			continue;
 		if (cr->kind != CRED_NONE &&
 		    (strcasecmp(name, "x-api-key") == 0 ||
-		    strcasecmp(name, "authorization") == 0))
+			strcasecmp(name, "authorization") == 0))
 			continue;
 		if (cr->kind == CRED_OAUTH &&
 		    strcasecmp(name, "anthropic-beta") == 0 && !saw_beta) {
 			saw_beta = 1;
 			if (!http_has_token(v, PROXY_OAUTH_BETA)) {
 				if (asprintf(&line, "%s: %s%s%s", name, v,
-				    *v ? "," : "", PROXY_OAUTH_BETA) < 0)
+					*v ? "," : "", PROXY_OAUTH_BETA) < 0)
 					line = NULL;
 				goto append;
 			}
@@ -1030,7 +1068,7 @@ upstream_headers(const struct proxy *p, const struct http_request *req,
 		/* "Name;" is libcurl's way of sending an empty value. */
 		if (asprintf(&line, *v ? "%s: %s" : "%s;", name, v) < 0)
 			line = NULL;
-append:
+	append:
 		if (line == NULL || (t = curl_slist_append(l, line)) == NULL)
 			fail = 1;
 		else
@@ -1086,7 +1124,11 @@ setup_curl(struct proxy *p, CURL *h, struct xfer *x, const char *url,
 	const struct http_request *req = x->req;
 	CURLcode rc = CURLE_OK;
 
-#define SET(opt, val) do { if (rc == CURLE_OK) rc = curl_easy_setopt(h, opt, val); } while (0)
+#define SET(opt, val) \
+	do { \
+		if (rc == CURLE_OK) \
+			rc = curl_easy_setopt(h, opt, val); \
+	} while (0)
 	curl_easy_reset(h);
 	SET(CURLOPT_URL, url);
 	SET(CURLOPT_PATH_AS_IS, 1L);
@@ -1100,7 +1142,7 @@ setup_curl(struct proxy *p, CURL *h, struct xfer *x, const char *url,
 	SET(CURLOPT_WRITEDATA, x);
 	SET(CURLOPT_ERRORBUFFER, errbuf);
 	SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
-	SET(CURLOPT_HTTP_TRANSFER_DECODING, 0L);	/* see dechunk() */
+	SET(CURLOPT_HTTP_TRANSFER_DECODING, 0L); /* see dechunk() */
 	SET(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
 	SET(CURLOPT_CONNECTTIMEOUT_MS, p->timeout_ms);
 	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -1110,8 +1152,9 @@ setup_curl(struct proxy *p, CURL *h, struct xfer *x, const char *url,
 	if (p->upstream_socket != NULL)
 		SET(CURLOPT_UNIX_SOCKET_PATH, p->upstream_socket);
 	if (p->ca_blob != NULL) {
-		struct curl_blob b = { .data = p->ca_blob, .len = p->ca_len,
-		    .flags = CURL_BLOB_NOCOPY };
+		struct curl_blob b = { .data = p->ca_blob,
+			.len = p->ca_len,
+			.flags = CURL_BLOB_NOCOPY };
 
 		SET(CURLOPT_CAINFO_BLOB, &b);
 	}
@@ -1143,7 +1186,7 @@ messages_api(const struct http_request *req)
 {
 	return strcmp(req->method, "POST") == 0 &&
 	    (strcmp(req->path, "/v1/messages") == 0 ||
-	    strcmp(req->path, "/v1/messages/count_tokens") == 0);
+		strcmp(req->path, "/v1/messages/count_tokens") == 0);
 }
 
 /* The 403 message for a request messages_api refuses; malloc'd or NULL. */
@@ -1155,10 +1198,12 @@ not_messages_api(const struct proxy *p, const struct http_request *req)
 	char *path = cred_scrub_str(&p->cred, strdup(req->path)), *msg;
 	size_t n = path ? strlen(path) : 0;
 
-	if (m == NULL || path == NULL || asprintf(&msg, "lb-proxy: cannot "
-	    "forward '%.16s %.200s%s' with the credential: only POST "
-	    "/v1/messages and POST /v1/messages/count_tokens are", m, path,
-	    n > 200 ? "..." : "") < 0)
+	if (m == NULL || path == NULL ||
+	    asprintf(&msg,
+		"lb-proxy: cannot "
+		"forward '%.16s %.200s%s' with the credential: only POST "
+		"/v1/messages and POST /v1/messages/count_tokens are",
+		m, path, n > 200 ? "..." : "") < 0)
 		msg = NULL;
 	free(m);
 	free(path);
@@ -1198,20 +1243,21 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	if (bound == 0) {
 		rec = wire_request_record(req, seq, &when, &p->cred);
 		if (rec != NULL) {
-			const char *de = json_string_value(json_object_get(rec,
-			    "decode_error"));
+			const char *de = json_string_value(
+			    json_object_get(rec, "decode_error"));
 
 			over = de != NULL && strcmp(de, WIRE_DECODED_OVER) == 0;
 			head = wire_dump(rec, &head_len);
 			json_decref(rec);
 		}
 		if (head == NULL) {
-			body = error_body(p, "api_error", "lb-proxy: cannot "
+			body = error_body(p, "api_error",
+			    "lb-proxy: cannot "
 			    "record the request: out of memory");
 			keep = body != NULL && req->keep_alive;
-			if (body == NULL || http_respond(c->fd, 502,
-			    "application/json", NULL, body, strlen(body),
-			    keep) < 0)
+			if (body == NULL ||
+			    http_respond(c->fd, 502, "application/json", NULL,
+				body, strlen(body), keep) < 0)
 				keep = 0;
 			free(body);
 			return keep;
@@ -1226,8 +1272,9 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	cap = wire_reserve(&p->wire, 1, reserved);
 	if (cap != WIRE_CAP_NONE) {
 		free(head);
-		return refuse_cap(p, c, req, cap == WIRE_CAP_RECORDS ?
-		    CAP_RECORDS : CAP_RECORD_BYTES, 507);
+		return refuse_cap(p, c, req,
+		    cap == WIRE_CAP_RECORDS ? CAP_RECORDS : CAP_RECORD_BYTES,
+		    507);
 	}
 
 	memset(&x, 0, sizeof(x));
@@ -1245,16 +1292,19 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 		/* Recorded, answered, never sent with the credential. */
 		x.status = 403;
 	} else if (strcmp(req->target, "*") == 0) {
-		if (asprintf(&msg, "lb-proxy: cannot forward the request "
-		    "target '*'") < 0)
+		if (asprintf(&msg,
+			"lb-proxy: cannot forward the request "
+			"target '*'") < 0)
 			msg = NULL;
 		x.status = 400;
-	} else if (*hp == NULL || asprintf(&url, "%s%s", p->upstream,
-	    req->target) < 0 || (hdrs = upstream_headers(p, req,
-	    has_body)) == NULL || setup_curl(p, *hp, &x, url, hdrs, has_body,
-	    errbuf) < 0) {
-		if (asprintf(&msg, "lb-proxy: cannot forward to upstream "
-		    "'%s': out of memory", p->upstream) < 0)
+	} else if (*hp == NULL ||
+	    asprintf(&url, "%s%s", p->upstream, req->target) < 0 ||
+	    (hdrs = upstream_headers(p, req, has_body)) == NULL ||
+	    setup_curl(p, *hp, &x, url, hdrs, has_body, errbuf) < 0) {
+		if (asprintf(&msg,
+			"lb-proxy: cannot forward to upstream "
+			"'%s': out of memory",
+			p->upstream) < 0)
 			msg = NULL;
 		x.status = 502;
 	} else {
@@ -1264,20 +1314,24 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 			x.frame_error = 1;
 		if (x.frame_error) {
 			res = CURLE_RECV_ERROR;
-			snprintf(errbuf, sizeof(errbuf), "its chunked framing "
+			snprintf(errbuf, sizeof(errbuf),
+			    "its chunked framing "
 			    "is malformed or cut");
 		}
 		if (res != CURLE_OK && !x.client_failed) {
 			if (errbuf[0] == '\0')
 				snprintf(errbuf, sizeof(errbuf), "%s",
 				    curl_easy_strerror(res));
-			lower_first(errbuf);
-			if (asprintf(&msg, x.head_sent ? "lb-proxy: upstream "
-			    "'%s' failed mid-response: %s" :
-			    res == CURLE_OPERATION_TIMEDOUT ? "lb-proxy: "
-			    "upstream '%s' did not answer in time: %s" :
-			    "lb-proxy: cannot reach upstream '%s': %s",
-			    p->upstream, errbuf) < 0)
+			errmsg_lower(errbuf);
+			if (asprintf(&msg,
+				x.head_sent ?
+				    "lb-proxy: upstream "
+				    "'%s' failed mid-response: %s" :
+				    res == CURLE_OPERATION_TIMEDOUT ?
+				    "lb-proxy: "
+				    "upstream '%s' did not answer in time: %s" :
+				    "lb-proxy: cannot reach upstream '%s': %s",
+				p->upstream, errbuf) < 0)
 				msg = NULL;
 			if (!x.head_sent)
 				x.status = 502;
@@ -1289,16 +1343,20 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 		/* Nothing went out yet: answer with an API-shaped error. */
 		if (x.status != 400 && x.status != 403)
 			x.status = 502;
-		body = error_body(p, x.status == 400 ? "invalid_request_error" :
-		    x.status == 403 ? "permission_error" : "api_error",
+		body = error_body(p,
+		    x.status == 400	? "invalid_request_error" :
+			x.status == 403 ? "permission_error" :
+					  "api_error",
 		    msg ? msg : "lb-proxy: upstream failed");
 		if (body != NULL) {
 			keep_response(&x, body, strlen(body));
 			x.sent = strlen(body);
 		}
 	}
-	if (x.client_failed && msg == NULL && asprintf(&msg, "lb-proxy: the "
-	    "client closed the connection mid-response") < 0)
+	if (x.client_failed && msg == NULL &&
+	    asprintf(&msg,
+		"lb-proxy: the "
+		"client closed the connection mid-response") < 0)
 		msg = NULL;
 	ms = mono_ms() - t0;
 
@@ -1306,12 +1364,16 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 		char cm[256];
 
 		if (x.cut_by == CAP_RESPONSE_FILE)
-			snprintf(cm, sizeof(cm), "lb-proxy: cap 'response_file' "
+			snprintf(cm, sizeof(cm),
+			    "lb-proxy: cap 'response_file' "
 			    "reached: the response to request %lu is over 64 "
-			    "MiB, its file is cut", seq);
+			    "MiB, its file is cut",
+			    seq);
 		else
-			snprintf(cm, sizeof(cm), "lb-proxy: cap 'record_bytes' "
-			    "reached: %llu bytes recorded, the response file of "
+			snprintf(cm, sizeof(cm),
+			    "lb-proxy: cap 'record_bytes' "
+			    "reached: %llu bytes recorded, the response file "
+			    "of "
 			    "request %lu is cut (--max-record-bytes)",
 			    p->max_record_bytes, seq);
 		cap_hit(p, (enum proxy_cap)x.cut_by, cm, 1);
@@ -1331,17 +1393,19 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	if (rec != NULL) {
 		json_object_set_new(rec, "status", json_integer(x.status));
 		if (wire_write_response(&p->wire, seq, x.resp, x.resp_len,
-		    rec) < 0)
-			fprintf(stderr, "lb-proxy: cannot write response file "
-			    "%06lu: %s\n", seq, strerror(errno));
-		json_object_set_new(rec, "response_bytes", json_integer(
-		    (json_int_t)x.sent));
+			rec) < 0)
+			fprintf(stderr,
+			    "lb-proxy: cannot write response file "
+			    "%06lu: %s\n",
+			    seq, strerror(errno));
+		json_object_set_new(rec, "response_bytes",
+		    json_integer((json_int_t)x.sent));
 		if (x.resp_cut)
 			json_object_set_new(rec, "response_file_truncated",
 			    json_true());
 		if (x.cut_by >= 0)
-			json_object_set_new(rec, "cap", json_string(
-			    cap_names[x.cut_by]));
+			json_object_set_new(rec, "cap",
+			    json_string(cap_names[x.cut_by]));
 		json_object_set_new(rec, "duration_ms",
 		    json_real(round(ms * 1000) / 1000));
 		if (msg != NULL)
@@ -1350,12 +1414,16 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	if (rec == NULL) {
 		free(head);
 		wire_unreserve(&p->wire, 1, reserved);
-		fprintf(stderr, "lb-proxy: cannot append to '%s/wire.jsonl': "
-		    "out of memory\n", p->wire.dir);
-	} else if (wire_append_parts(&p->wire, head, head_len, rec,
-	    reserved) < 0) {
-		fprintf(stderr, "lb-proxy: cannot append to '%s/wire.jsonl': "
-		    "%s\n", p->wire.dir, strerror(errno));
+		fprintf(stderr,
+		    "lb-proxy: cannot append to '%s/wire.jsonl': "
+		    "out of memory\n",
+		    p->wire.dir);
+	} else if (wire_append_parts(&p->wire, head, head_len, rec, reserved) <
+	    0) {
+		fprintf(stderr,
+		    "lb-proxy: cannot append to '%s/wire.jsonl': "
+		    "%s\n",
+		    p->wire.dir, strerror(errno));
 	}
 	json_decref(rec);
 
@@ -1364,11 +1432,15 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 		char *tg = cred_scrub_str(&p->cred, strdup(req->target));
 		size_t tl = tg ? strlen(tg) : 0;
 
-		if (tg != NULL && asprintf(&line, "lb-proxy: %lu %s %.*s%s %d "
-		    "%zu %zu %.1fms%s%s\n", seq, req->method, (int)(tl >
-		    LOG_TARGET_MAX ? LOG_TARGET_MAX : tl), tg, tl >
-		    LOG_TARGET_MAX ? "..." : "", x.status, req->body_len, x.sent,
-		    ms, msg ? " " : "", msg ? msg : "") >= 0)
+		if (tg != NULL &&
+		    asprintf(&line,
+			"lb-proxy: %lu %s %.*s%s %d "
+			"%zu %zu %.1fms%s%s\n",
+			seq, req->method,
+			(int)(tl > LOG_TARGET_MAX ? LOG_TARGET_MAX : tl), tg,
+			tl > LOG_TARGET_MAX ? "..." : "", x.status,
+			req->body_len, x.sent, ms, msg ? " " : "",
+			msg ? msg : "") >= 0)
 			log_line(p, line);
 		free(tg);
 	}
@@ -1376,8 +1448,9 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	keep = 0;
 	if (!x.head_sent) {
 		keep = req->keep_alive && body != NULL;
-		if (body == NULL || http_respond(c->fd, x.status,
-		    "application/json", NULL, body, strlen(body), keep) < 0)
+		if (body == NULL ||
+		    http_respond(c->fd, x.status, "application/json", NULL,
+			body, strlen(body), keep) < 0)
 			keep = 0;
 	} else if (res == CURLE_OK && !x.client_failed) {
 		keep = x.keep_alive;
@@ -1404,17 +1477,21 @@ refuse(struct proxy *p, struct http_conn *c, int code)
 	unsigned long n;
 
 	switch (st) {
-	case 408: what = "lb-proxy: the request did not arrive in time"; break;
+	case 408:
+		what = "lb-proxy: the request did not arrive in time";
+		break;
 	case 413:
 		what = "lb-proxy: cap 'request_body' reached: the request body "
-		    "is over 32 MiB";
+		       "is over 32 MiB";
 		type = "request_too_large";
 		break;
 	case 431:
 		what = "lb-proxy: cap 'request_head' reached: the request head "
-		    "is over 64 KiB";
+		       "is over 64 KiB";
 		break;
-	default: what = "lb-proxy: malformed request"; break;
+	default:
+		what = "lb-proxy: malformed request";
+		break;
 	}
 	if (st == 413 || st == 431)
 		cap_hit(p, st == 413 ? CAP_REQUEST_BODY : CAP_REQUEST_HEAD,
@@ -1426,9 +1503,14 @@ refuse(struct proxy *p, struct http_conn *c, int code)
 	free(body);
 	/* Anyone may send garbage forever: the log stays bounded. */
 	n = __atomic_add_fetch(&p->refused, 1, __ATOMIC_RELAXED);
-	if (n <= REFUSED_LOG && asprintf(&line, "lb-proxy: - %d from %s: "
-	    "%s%s\n", st, c->peer, what + 10, n == REFUSED_LOG ? " (further "
-	    "refused requests are not logged)" : "") >= 0)
+	if (n <= REFUSED_LOG &&
+	    asprintf(&line,
+		"lb-proxy: - %d from %s: "
+		"%s%s\n",
+		st, c->peer, what + 10,
+		n == REFUSED_LOG ? " (further "
+				   "refused requests are not logged)" :
+				   "") >= 0)
 		log_line(p, line);
 }
 

@@ -71,62 +71,68 @@
 #include "proxy/cred.h"
 #include "proxy/record.h"
 
-#define PROXY_DEFAULT_LISTEN	"0.0.0.0:8080"
-#define PROXY_DEFAULT_UPSTREAM	"https://api.anthropic.com"
-#define PROXY_DEFAULT_RECORDS	"records"
-#define PROXY_OAUTH_BETA	"oauth-2025-04-20"
+#define PROXY_DEFAULT_LISTEN   "0.0.0.0:8080"
+#define PROXY_DEFAULT_UPSTREAM "https://api.anthropic.com"
+#define PROXY_DEFAULT_RECORDS  "records"
+#define PROXY_OAUTH_BETA       "oauth-2025-04-20"
 /* Response bytes kept in memory for the response file; the rest is cut. */
-#define PROXY_MAX_RESPONSE_FILE	(64 * 1024 * 1024)
-#define PROXY_DEFAULT_MAX_CONNS		64
-#define PROXY_DEFAULT_MAX_RECORDS	20000UL
-#define PROXY_DEFAULT_MAX_RECORD_BYTES	(1024ULL * 1024 * 1024)
-#define PROXY_CAPS_FILE		"caps.json"
+#define PROXY_MAX_RESPONSE_FILE	       (64 * 1024 * 1024)
+#define PROXY_DEFAULT_MAX_CONNS	       64
+#define PROXY_DEFAULT_MAX_RECORDS      20000UL
+#define PROXY_DEFAULT_MAX_RECORD_BYTES (1024ULL * 1024 * 1024)
+#define PROXY_CAPS_FILE		       "caps.json"
 
 enum proxy_cap {
-	CAP_CONNECTIONS, CAP_REQUEST_HEAD, CAP_REQUEST_BODY, CAP_DECODED_BODY,
-	CAP_RECORDS, CAP_RECORD_BYTES, CAP_RESPONSE_FILE, CAP_N
+	CAP_CONNECTIONS,
+	CAP_REQUEST_HEAD,
+	CAP_REQUEST_BODY,
+	CAP_DECODED_BODY,
+	CAP_RECORDS,
+	CAP_RECORD_BYTES,
+	CAP_RESPONSE_FILE,
+	CAP_N
 };
 
 struct proxy_cap_hits {
-	unsigned long	 hits;
-	struct timespec	 first;		/* CLOCK_REALTIME */
-	char		*message;	/* the first hit's */
+	unsigned long hits;
+	struct timespec first; /* CLOCK_REALTIME */
+	char *message;	       /* the first hit's */
 };
 
 struct proxy_config {
-	const char	*upstream;		/* http(s) base URL */
-	const char	*upstream_socket;	/* NULL, or a Unix socket to
+	const char *upstream;	     /* http(s) base URL */
+	const char *upstream_socket; /* NULL, or a Unix socket to
 						   reach the upstream by */
-	const char	*credential_file;	/* NULL: offline */
-	const char	*records;		/* directory */
-	const char	*ca_file;		/* NULL: system CAs only */
-	double		 upstream_timeout;	/* s: connect, and idle */
-	double		 client_timeout;	/* s: idle and head deadline */
-	int		 log_fd;		/* one line per request */
-	int		 max_conns;		/* 0: the defaults above */
-	unsigned long	 max_records;
+	const char *credential_file; /* NULL: offline */
+	const char *records;	     /* directory */
+	const char *ca_file;	     /* NULL: system CAs only */
+	double upstream_timeout;     /* s: connect, and idle */
+	double client_timeout;	     /* s: idle and head deadline */
+	int log_fd;		     /* one line per request */
+	int max_conns;		     /* 0: the defaults above */
+	unsigned long max_records;
 	unsigned long long max_record_bytes;
 };
 
 struct proxy {
-	char			*upstream;	/* no trailing slash */
-	char			*upstream_socket; /* NULL: by the URL's host */
-	struct cred		 cred;
-	struct wire_log		 wire;
-	struct http_limits	 lim;
-	char			*ca_blob;	/* system CAs + the extra one */
-	size_t			 ca_len;
-	long			 timeout_ms;
-	CURLSH			*share;
-	pthread_mutex_t		 share_mu[CURL_LOCK_DATA_LAST];
-	int			 log_fd;
-	pthread_mutex_t		 log_mu;
-	int			 max_conns;
-	unsigned long		 max_records;
-	unsigned long long	 max_record_bytes;
-	pthread_mutex_t		 caps_mu;
-	struct proxy_cap_hits	 caps[CAP_N];
-	unsigned long		 refused;	/* refused unread */
+	char *upstream;	       /* no trailing slash */
+	char *upstream_socket; /* NULL: by the URL's host */
+	struct cred cred;
+	struct wire_log wire;
+	struct http_limits lim;
+	char *ca_blob; /* system CAs + the extra one */
+	size_t ca_len;
+	long timeout_ms;
+	CURLSH *share;
+	pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
+	int log_fd;
+	pthread_mutex_t log_mu;
+	int max_conns;
+	unsigned long max_records;
+	unsigned long long max_record_bytes;
+	pthread_mutex_t caps_mu;
+	struct proxy_cap_hits caps[CAP_N];
+	unsigned long refused; /* refused unread */
 };
 
 /*
@@ -134,22 +140,22 @@ struct proxy {
  * returns it without trailing slashes in *norm (malloc'd). 0, or -1 with a
  * message in err.
  */
-int	 proxy_check_upstream(const char *url, char **norm, char *err,
-	    size_t errlen);
+int proxy_check_upstream(const char *url, char **norm, char *err,
+    size_t errlen);
 
 /*
  * Loads the credential, opens the records, reads the CA file. 0, or -1
  * with a message in err (the credential's content is never in it).
  */
-int	 proxy_init(struct proxy *p, const struct proxy_config *cfg, char *err,
-	    size_t errlen);
-void	 proxy_fini(struct proxy *p);
+int proxy_init(struct proxy *p, const struct proxy_config *cfg, char *err,
+    size_t errlen);
+void proxy_fini(struct proxy *p);
 
 /* The http_handler: serves one client connection (ctx: struct proxy). */
-void	 proxy_handler(struct http_conn *c, void *ctx);
+void proxy_handler(struct http_conn *c, void *ctx);
 
 /* http_serve_max's on_full: the cap 'connections' was reached. */
-void	 proxy_on_full(void *ctx, int max_conns);
+void proxy_on_full(void *ctx, int max_conns);
 
 /* The name of a cap, as in caps.json ("records"). */
 const char *proxy_cap_name(enum proxy_cap cap);

@@ -18,11 +18,11 @@
 
 #include <zlib.h>
 
+#include "errmsg.h"
 #include "proxy/record.h"
 
-static const char *const secret_headers[] = {
-	"x-api-key", "authorization", "proxy-authorization", "cookie", NULL
-};
+static const char *const secret_headers[] = { "x-api-key", "authorization",
+	"proxy-authorization", "cookie", NULL };
 
 int
 wire_is_secret_header(const char *name)
@@ -34,8 +34,8 @@ wire_is_secret_header(const char *name)
 }
 
 /* SWAR constants: a byte of 1s and a byte of high bits, eight times. */
-#define ONES	UINT64_C(0x0101010101010101)
-#define HIGHS	UINT64_C(0x8080808080808080)
+#define ONES  UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
 
 /* The high bit of each byte of v that equals c, exactly. */
 static inline uint64_t
@@ -58,7 +58,8 @@ static size_t
 control_extra(unsigned char c)
 {
 	return c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f' ?
-	    1 : 5;
+	    1 :
+	    5;
 }
 
 /*
@@ -79,7 +80,7 @@ utf8_scan(const unsigned char *s, size_t n, size_t *extra)
 		unsigned long cp;
 		uint64_t v;
 
-		while (n - i >= 8) {	/* ASCII, eight bytes at a time */
+		while (n - i >= 8) { /* ASCII, eight bytes at a time */
 			memcpy(&v, s + i, 8);
 			if ((v & HIGHS) || (extra != NULL && ctl_mask(v)))
 				break;
@@ -220,7 +221,8 @@ inflate_with(const unsigned char *in, size_t len, int wbits,
 			goto fail;
 		}
 		if (rc != Z_OK && rc != Z_BUF_ERROR) {
-			*why = rc == Z_DATA_ERROR ? "compressed body is corrupt" :
+			*why = rc == Z_DATA_ERROR ?
+			    "compressed body is corrupt" :
 			    "cannot decompress the body";
 			goto fail;
 		}
@@ -241,8 +243,8 @@ fail:
 }
 
 int
-wire_inflate(const unsigned char *in, size_t len, int gzip,
-    unsigned char **out, size_t *outlen, const char **why)
+wire_inflate(const unsigned char *in, size_t len, int gzip, unsigned char **out,
+    size_t *outlen, const char **why)
 {
 	if (gzip)
 		return inflate_with(in, len, 16 + MAX_WBITS, out, outlen, why);
@@ -250,7 +252,7 @@ wire_inflate(const unsigned char *in, size_t len, int gzip,
 	if (inflate_with(in, len, MAX_WBITS, out, outlen, why) == 0)
 		return 0;
 	if (strcmp(*why, WIRE_DECODED_OVER) == 0)
-		return -1;	/* it was zlib, and too big: say so */
+		return -1; /* it was zlib, and too big: say so */
 	return inflate_with(in, len, -MAX_WBITS, out, outlen, why);
 }
 
@@ -313,8 +315,8 @@ add_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len,
 	utf8 = utf8_scan(data, len, &extra);
 	if (utf8 && len + 2 + extra <= (len + 2) / 3 * 4 + 64) {
 		/* Checked just above: spare jansson a second pass. */
-		json_object_set_new(obj, key, json_stringn_nocheck(
-		    (const char *)data, len));
+		json_object_set_new(obj, key,
+		    json_stringn_nocheck((const char *)data, len));
 	} else {
 		char *b = wire_base64(data, len);
 
@@ -339,16 +341,15 @@ add_decoded(json_t *rec, const struct http_request *req,
 
 	if (ce == NULL)
 		return;
-	json_object_set_new(rec, "content_encoding", wire_text(ce,
-	    strlen(ce)));
+	json_object_set_new(rec, "content_encoding", wire_text(ce, strlen(ce)));
 	if (strcasecmp(ce, "gzip") == 0 || strcasecmp(ce, "x-gzip") == 0)
 		gzip = 1;
 	else if (strcasecmp(ce, "deflate") == 0)
 		gzip = 0;
 	else
 		return;
-	if (wire_inflate(req->body, req->body_len, gzip, &dec, &dlen,
-	    &why) == 0) {
+	if (wire_inflate(req->body, req->body_len, gzip, &dec, &dlen, &why) ==
+	    0) {
 		add_bytes(rec, "body_decoded", dec, dlen, cred);
 		free(dec);
 	} else {
@@ -365,8 +366,8 @@ iso_time(const struct timespec *ts)
 
 	gmtime_r(&ts->tv_sec, &tm);
 	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, ts->tv_nsec / 1000000);
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+	    tm.tm_sec, ts->tv_nsec / 1000000);
 	return json_string(buf);
 }
 
@@ -401,10 +402,10 @@ wire_request_record(const struct http_request *req, unsigned long seq,
 	json_object_set_new(rec, "seq", json_integer((json_int_t)seq));
 	json_object_set_new(rec, "time", iso_time(when));
 	json_object_set_new(rec, "method", json_string(req->method));
-	json_object_set_new(rec, "target", scrubbed_text(req->target,
-	    strlen(req->target), cred));
-	json_object_set_new(rec, "path", scrubbed_text(req->path,
-	    strlen(req->path), cred));
+	json_object_set_new(rec, "target",
+	    scrubbed_text(req->target, strlen(req->target), cred));
+	json_object_set_new(rec, "path",
+	    scrubbed_text(req->path, strlen(req->path), cred));
 	for (i = 0; i < req->nheaders; i++) {
 		const struct http_header *h = &req->headers[i];
 		json_t *pair = json_array();
@@ -413,8 +414,8 @@ wire_request_record(const struct http_request *req, unsigned long seq,
 		if (wire_is_secret_header(h->name))
 			json_array_append_new(pair, json_string("[removed]"));
 		else
-			json_array_append_new(pair, scrubbed_text(h->value,
-			    strlen(h->value), cred));
+			json_array_append_new(pair,
+			    scrubbed_text(h->value, strlen(h->value), cred));
 		json_array_append_new(hdrs, pair);
 	}
 	json_object_set_new(rec, "headers", hdrs);
@@ -499,25 +500,12 @@ mkdirs(const char *path)
 	return rc;
 }
 
-static void
-lower_strerror(char *err, size_t errlen, const char *what, const char *path,
-    int e)
-{
-	char why[128];
-
-	snprintf(why, sizeof(why), "%s", strerror(e));
-	if (why[0] >= 'A' && why[0] <= 'Z' && why[1] >= 'a' && why[1] <= 'z')
-		why[0] = (char)(why[0] - 'A' + 'a');
-	snprintf(err, errlen, "%s '%s': %s", what, path, why);
-}
-
 /*
  * What earlier proxies left in DIR/responses: the bytes of its files, and
  * the highest NNNNNN of a NNNNNN.body (a sequence number to stay above).
  */
 static void
-count_responses(const char *dir, unsigned long long *bytes,
-    unsigned long *top)
+count_responses(const char *dir, unsigned long long *bytes, unsigned long *top)
 {
 	char *path = NULL;
 	struct dirent *e;
@@ -563,12 +551,12 @@ wire_open(struct wire_log *w, const char *dir, const struct cred *cred,
 	w->cred = cred;
 	w->next_seq = 1;
 	if (mkdirs(dir) < 0) {
-		lower_strerror(err, errlen, "cannot create records directory",
-		    dir, errno);
+		errmsg_set(err, errlen, "cannot create records directory", dir,
+		    errno);
 		return -1;
 	}
 	if (asprintf(&path, "%s/responses", dir) < 0 || mkdir_ok(path) < 0) {
-		lower_strerror(err, errlen, "cannot create records directory",
+		errmsg_set(err, errlen, "cannot create records directory",
 		    path ? path : dir, errno);
 		free(path);
 		return -1;
@@ -586,7 +574,7 @@ wire_open(struct wire_log *w, const char *dir, const struct cred *cred,
 	}
 	w->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (w->fd < 0) {
-		lower_strerror(err, errlen, "cannot open records file", path,
+		errmsg_set(err, errlen, "cannot open records file", path,
 		    errno);
 		free(path);
 		return -1;
@@ -636,8 +624,8 @@ wire_reserve(struct wire_log *w, unsigned long records, size_t bytes)
 	if (w->max_records > 0 && records > 0 &&
 	    w->nrecords + records > w->max_records)
 		rc = WIRE_CAP_RECORDS;
-	else if (w->max_bytes > 0 && (w->nbytes >= w->max_bytes ||
-	    bytes > w->max_bytes - w->nbytes))
+	else if (w->max_bytes > 0 &&
+	    (w->nbytes >= w->max_bytes || bytes > w->max_bytes - w->nbytes))
 		rc = WIRE_CAP_BYTES;
 	if (rc == WIRE_CAP_NONE) {
 		w->nrecords += records;
@@ -701,8 +689,8 @@ wire_write_response(struct wire_log *w, unsigned long seq, const void *data,
 
 	snprintf(rel, sizeof(rel), "responses/%06lu.body", seq);
 	json_object_set_new(rec, "response_file", json_string(rel));
-	json_object_set_new(rec, "response_bytes", json_integer((json_int_t)
-	    len));
+	json_object_set_new(rec, "response_bytes",
+	    json_integer((json_int_t)len));
 	if (asprintf(&path, "%s/%s", w->dir, rel) < 0)
 		return -1;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -721,9 +709,9 @@ wire_write_response(struct wire_log *w, unsigned long seq, const void *data,
 
 /* A growable output buffer for wire_dump. */
 struct obuf {
-	char	*p;
-	size_t	 len, cap;
-	int	 oom;
+	char *p;
+	size_t len, cap;
+	int oom;
 };
 
 static void
@@ -783,13 +771,27 @@ ob_string(struct obuf *o, const char *s, size_t n)
 		run = i + 1;
 		esc[0] = '\\';
 		switch (c) {
-		case '"': esc[1] = '"'; break;
-		case '\\': esc[1] = '\\'; break;
-		case '\n': esc[1] = 'n'; break;
-		case '\r': esc[1] = 'r'; break;
-		case '\t': esc[1] = 't'; break;
-		case '\b': esc[1] = 'b'; break;
-		case '\f': esc[1] = 'f'; break;
+		case '"':
+			esc[1] = '"';
+			break;
+		case '\\':
+			esc[1] = '\\';
+			break;
+		case '\n':
+			esc[1] = 'n';
+			break;
+		case '\r':
+			esc[1] = 'r';
+			break;
+		case '\t':
+			esc[1] = 't';
+			break;
+		case '\b':
+			esc[1] = 'b';
+			break;
+		case '\f':
+			esc[1] = 'f';
+			break;
 		default:
 			memcpy(esc + 1, "u00", 3);
 			esc[4] = hex[c >> 4];
@@ -815,7 +817,8 @@ ob_value(struct obuf *o, json_t *v)
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
 		ob_put(o, "{", 1);
-		json_object_foreach(v, key, x) {
+		json_object_foreach(v, key, x)
+		{
 			if (!first)
 				ob_put(o, ",", 1);
 			first = 0;
@@ -827,7 +830,8 @@ ob_value(struct obuf *o, json_t *v)
 		break;
 	case JSON_ARRAY:
 		ob_put(o, "[", 1);
-		json_array_foreach(v, i, x) {
+		json_array_foreach(v, i, x)
+		{
 			if (i > 0)
 				ob_put(o, ",", 1);
 			ob_value(o, x);
@@ -889,10 +893,8 @@ wire_dump(json_t *v, size_t *len)
 		const char *k;
 		json_t *x;
 
-		json_object_foreach(v, k, x)
-			if (json_is_string(x))
-				guess += json_string_length(x) +
-				    json_string_length(x) / 8;
+		json_object_foreach(v, k, x) if (json_is_string(x))
+		    guess += json_string_length(x) + json_string_length(x) / 8;
 		if (guess > o.cap) {
 			char *np = realloc(o.p, guess);
 
@@ -941,7 +943,7 @@ wire_append(struct wire_log *w, json_t *rec)
 		errno = ENOMEM;
 		return -1;
 	}
-	line[len] = '\n';	/* overwrites the NUL; length is tracked */
+	line[len] = '\n'; /* overwrites the NUL; length is tracked */
 	rc = write_line(w, line, len + 1, &written);
 	pthread_mutex_lock(&w->cap_mu);
 	w->nrecords++;
@@ -952,8 +954,8 @@ wire_append(struct wire_log *w, json_t *rec)
 }
 
 int
-wire_append_parts(struct wire_log *w, char *head, size_t head_len,
-    json_t *tail, size_t reserved)
+wire_append_parts(struct wire_log *w, char *head, size_t head_len, json_t *tail,
+    size_t reserved)
 {
 	char *t, *line;
 	size_t tlen, len, written;

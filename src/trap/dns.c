@@ -28,12 +28,12 @@
 
 #include "trap/trap.h"
 
-#define DNS_HEADER	12
-#define MAX_POINTERS	127
+#define DNS_HEADER   12
+#define MAX_POINTERS 127
 
 static const struct {
-	uint16_t	 code;
-	const char	*name;
+	uint16_t code;
+	const char *name;
 } types[] = {
 	{ 1, "A" }, { 2, "NS" }, { 5, "CNAME" }, { 6, "SOA" }, { 12, "PTR" },
 	{ 13, "HINFO" }, { 15, "MX" }, { 16, "TXT" }, { 28, "AAAA" },
@@ -96,7 +96,7 @@ read_name(const unsigned char *msg, size_t len, size_t *off, char *out,
 			to = (size_t)(get16(msg + pos) & 0x3fff);
 			if (to >= limit || to < DNS_HEADER) {
 				*why = "compression pointer does not point "
-				    "backwards into the questions";
+				       "backwards into the questions";
 				return -1;
 			}
 			if (++pointers > MAX_POINTERS) {
@@ -169,8 +169,8 @@ dns_parse_query(const unsigned char *msg, size_t len, struct dns_query *q,
 	for (i = 0; i < qd; i++) {
 		struct dns_question *d = &q->q[i];
 
-		if (read_name(msg, len, &off, d->name, sizeof(d->name),
-		    why) < 0)
+		if (read_name(msg, len, &off, d->name, sizeof(d->name), why) <
+		    0)
 			return -1;
 		if (len - off < 4) {
 			*why = "question cut short";
@@ -199,11 +199,11 @@ dns_answer(const unsigned char *msg, size_t len, unsigned char *out,
 		return 0;
 	opcode = (msg[2] >> 3) & 0x0f;
 	if (opcode != 0)
-		rcode = 4;		/* NOTIMP */
+		rcode = 4; /* NOTIMP */
 	else if (dns_parse_query(msg, len, &q, &why) < 0)
-		rcode = 1;		/* FORMERR */
+		rcode = 1; /* FORMERR */
 	else
-		rcode = 3;		/* NXDOMAIN */
+		rcode = 3; /* NXDOMAIN */
 	/* QR, the opcode, AA, RD as asked, RA; the rcode. */
 	flags = (uint16_t)(0x8000 | (opcode << 11) | 0x0400 |
 	    (get16(msg + 2) & 0x0100) | 0x0080 | rcode);
@@ -233,8 +233,8 @@ trap_dns_message(struct trap *t, const char *proto, const unsigned char *msg,
 		jl_begin(&j, "dns");
 		jl_str(&j, "proto", proto, strlen(proto));
 		jl_str(&j, "error", why, strlen(why));
-		jl_bytes(&j, "raw", msg, len < TRAP_RAW_CAP ? len :
-		    TRAP_RAW_CAP);
+		jl_bytes(&j, "raw", msg,
+		    len < TRAP_RAW_CAP ? len : TRAP_RAW_CAP);
 		jl_end(&j);
 		(void)trap_log_put(&t->log, &j);
 	}
@@ -314,8 +314,8 @@ trap_bind(const char *addr, int socktype, int *port_out, char *err,
 	if (fd < 0) {
 		char why[128];
 
-		snprintf(why, sizeof(why), "%s", strerror(saved ? saved :
-		    EADDRNOTAVAIL));
+		snprintf(why, sizeof(why), "%s",
+		    strerror(saved ? saved : EADDRNOTAVAIL));
 		if (why[0] >= 'A' && why[0] <= 'Z' && why[1] >= 'a')
 			why[0] = (char)(why[0] - 'A' + 'a');
 		snprintf(err, errlen, "cannot bind '%s': %s", addr, why);
@@ -324,11 +324,11 @@ trap_bind(const char *addr, int socktype, int *port_out, char *err,
 	*port_out = 0;
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
 		if (ss.ss_family == AF_INET)
-			*port_out = ntohs(((struct sockaddr_in *)
-			    (void *)&ss)->sin_port);
+			*port_out = ntohs(
+			    ((struct sockaddr_in *)(void *)&ss)->sin_port);
 		else if (ss.ss_family == AF_INET6)
-			*port_out = ntohs(((struct sockaddr_in6 *)
-			    (void *)&ss)->sin6_port);
+			*port_out = ntohs(
+			    ((struct sockaddr_in6 *)(void *)&ss)->sin6_port);
 	}
 	return fd;
 }
@@ -345,8 +345,7 @@ trap_dns_udp_thread(void *arg)
 
 	while (in != NULL && out != NULL) {
 		sl = sizeof(ss);
-		n = recvfrom(a->fd, in, 65536, 0, (struct sockaddr *)&ss,
-		    &sl);
+		n = recvfrom(a->fd, in, 65536, 0, (struct sockaddr *)&ss, &sl);
 		if (n < 0) {
 			if (errno == EINTR || errno == ECONNREFUSED)
 				continue;
@@ -389,7 +388,7 @@ trap_dns_tcp_handler(struct http_conn *c, void *ctx)
 {
 	struct trap *t = ctx;
 	struct timeval tv = { .tv_sec = t->lim.idle_ms / 1000,
-	    .tv_usec = (t->lim.idle_ms % 1000) * 1000 };
+		.tv_usec = (t->lim.idle_ms % 1000) * 1000 };
 	unsigned char *in, *out, len2[2];
 	size_t n, m;
 	int i;

@@ -41,8 +41,8 @@
 #include "trap/trap.h"
 
 #define MAX_HEADERS	512
-#define MAX_LINE	4096	/* chunk size lines and trailers */
-#define TUNNEL_QUIET_MS	1000	/* a non-TLS tunnel: end of its first burst */
+#define MAX_LINE	4096 /* chunk size lines and trailers */
+#define TUNNEL_QUIET_MS 1000 /* a non-TLS tunnel: end of its first burst */
 
 static const char refusal[] =
     "leakbench: this sandbox has no network; the trap recorded this "
@@ -106,7 +106,7 @@ add_header(struct trap_req *r, const unsigned char *name, size_t nl,
 	struct http_header *h;
 
 	if (r->nheaders >= MAX_HEADERS)
-		return 0;	/* kept in the raw head only */
+		return 0; /* kept in the raw head only */
 	if ((r->nheaders & (r->nheaders - 1)) == 0) {
 		size_t ncap = r->nheaders ? r->nheaders * 2 : 16;
 
@@ -195,7 +195,7 @@ framing(struct trap_req *r)
 	if (te != NULL) {
 		r->chunked = last_token_is(te, "chunked");
 		if (!r->chunked) {
-			r->clen = -2;	/* unknown framing: close after */
+			r->clen = -2; /* unknown framing: close after */
 			r->close = 1;
 		}
 		return;
@@ -309,7 +309,7 @@ trap_parse_head(const unsigned char *buf, size_t len, size_t max_head,
 		}
 		colon = memchr(line, ':', n);
 		if (colon == NULL)
-			continue;	/* in the raw head only */
+			continue; /* in the raw head only */
 		{
 			const unsigned char *nm = line;
 			size_t nml = (size_t)(colon - line);
@@ -324,7 +324,7 @@ trap_parse_head(const unsigned char *buf, size_t len, size_t max_head,
 	}
 	framing(r);
 	if (r->clen == -1 && !r->chunked)
-		r->clen = 0;	/* a request without framing has no body */
+		r->clen = 0; /* a request without framing has no body */
 	return (long)hlen;
 oom:
 	trap_req_free(r);
@@ -335,10 +335,10 @@ oom:
 /* ---- connection I/O, plain or TLS ---- */
 
 struct tio {
-	int		 fd;
-	SSL		*ssl;
-	unsigned char	*buf;		/* read, not yet consumed */
-	size_t		 len, cap;
+	int fd;
+	SSL *ssl;
+	unsigned char *buf; /* read, not yet consumed */
+	size_t len, cap;
 };
 
 /* Reads once into dst. > 0, 0 at end of stream, -1 on error or timeout. */
@@ -418,9 +418,9 @@ tio_write(struct tio *io, const void *p, size_t n)
  * the socket.
  */
 struct pbio {
-	int		 fd;
-	unsigned char	*pre;
-	size_t		 len, off;
+	int fd;
+	unsigned char *pre;
+	size_t len, off;
 };
 
 static int
@@ -440,7 +440,7 @@ pbio_read(BIO *b, char *out, size_t n, size_t *got)
 		r = recv(p->fd, out, n, 0);
 	while (r < 0 && errno == EINTR);
 	if (r <= 0)
-		return 0;	/* end, error or idle timeout: no retry */
+		return 0; /* end, error or idle timeout: no retry */
 	*got = (size_t)r;
 	return 1;
 }
@@ -529,11 +529,11 @@ pbio_new(int fd, const unsigned char *pre, size_t len)
 /* ---- serving ---- */
 
 struct conn {
-	struct trap	*t;
-	struct tio	 io;
-	int		 tls;
-	const char	*sni;		/* NULL: none */
-	const char	*connect;	/* NULL: not in a tunnel */
+	struct trap *t;
+	struct tio io;
+	int tls;
+	const char *sni;     /* NULL: none */
+	const char *connect; /* NULL: not in a tunnel */
 };
 
 static int64_t
@@ -566,10 +566,11 @@ respond(struct conn *c, int status, int head_only, int keep)
 	char *msg = NULL;
 	int n;
 
-	n = asprintf(&msg, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
-	    "Content-Length: %zu\r\nConnection: %s\r\n\r\n%s", status,
-	    http_reason(status), sizeof(refusal) - 1, keep ? "keep-alive" :
-	    "close", head_only ? "" : refusal);
+	n = asprintf(&msg,
+	    "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
+	    "Content-Length: %zu\r\nConnection: %s\r\n\r\n%s",
+	    status, http_reason(status), sizeof(refusal) - 1,
+	    keep ? "keep-alive" : "close", head_only ? "" : refusal);
 	if (n > 0)
 		(void)tio_write(&c->io, msg, (size_t)n);
 	free(msg);
@@ -581,7 +582,7 @@ record_bad_head(struct conn *c, const char *why)
 {
 	struct jline j;
 	size_t n = c->io.len < c->t->lim.max_head ? c->io.len :
-	    c->t->lim.max_head;
+						    c->t->lim.max_head;
 
 	jl_begin(&j, "http");
 	jl_bytes(&j, "head", c->io.buf, n);
@@ -592,16 +593,16 @@ record_bad_head(struct conn *c, const char *why)
 }
 
 struct body {
-	unsigned char		*p;
-	size_t			 len;		/* stored */
-	unsigned long long	 total;		/* seen */
-	const char		*error;
+	unsigned char *p;
+	size_t len;		  /* stored */
+	unsigned long long total; /* seen */
+	const char *error;
 };
 
 static void
 body_add(struct body *b, const unsigned char *s, size_t n, size_t cap)
 {
-	size_t take = 0;
+	size_t take;
 
 	if (b->len < cap) {
 		take = cap - b->len < n ? cap - b->len : n;
@@ -660,15 +661,15 @@ read_body(struct conn *c, const struct trap_req *r, struct body *b)
 
 	if (!r->chunked) {
 		if (r->clen == -2)
-			return;		/* unknown framing: not read */
+			return; /* unknown framing: not read */
 		left = (unsigned long long)r->clen;
 		while (left > 0) {
 			if (b->total >= TRAP_DISCARD_MAX) {
 				b->error = "body over 64 MiB, not read further";
 				return;
 			}
-			got = body_take(c, b, left > SIZE_MAX ? SIZE_MAX :
-			    (size_t)left);
+			got = body_take(c, b,
+			    left > SIZE_MAX ? SIZE_MAX : (size_t)left);
 			if (got <= 0) {
 				b->error = "body cut short";
 				return;
@@ -686,8 +687,9 @@ read_body(struct conn *c, const struct trap_req *r, struct body *b)
 		}
 		errno = 0;
 		left = strtoull(line, &end, 16);
-		if (end == line || errno != 0 || (*end != '\0' &&
-		    *end != ';' && *end != ' ' && *end != '\t') ||
+		if (end == line || errno != 0 ||
+		    (*end != '\0' && *end != ';' && *end != ' ' &&
+			*end != '\t') ||
 		    line[0] == '-' || line[0] == '+' || line[0] == ' ') {
 			b->error = "chunked body cut short or malformed";
 			return;
@@ -699,10 +701,11 @@ read_body(struct conn *c, const struct trap_req *r, struct body *b)
 				b->error = "body over 64 MiB, not read further";
 				return;
 			}
-			got = body_take(c, b, left > SIZE_MAX ? SIZE_MAX :
-			    (size_t)left);
+			got = body_take(c, b,
+			    left > SIZE_MAX ? SIZE_MAX : (size_t)left);
 			if (got <= 0) {
-				b->error = "chunked body cut short or malformed";
+				b->error =
+				    "chunked body cut short or malformed";
 				return;
 			}
 			left -= (unsigned long long)got;
@@ -744,11 +747,11 @@ serve_one(struct conn *c)
 
 	/* Empty lines before a request are ignored. */
 	for (;;) {
-		while (c->io.len > 0 && (c->io.buf[0] == '\n' ||
-		    (c->io.buf[0] == '\r' && c->io.len > 1 &&
-		    c->io.buf[1] == '\n')))
-			tio_consume(&c->io, c->io.buf[0] == '\n' ?
-			    1 : 2);
+		while (c->io.len > 0 &&
+		    (c->io.buf[0] == '\n' ||
+			(c->io.buf[0] == '\r' && c->io.len > 1 &&
+			    c->io.buf[1] == '\n')))
+			tio_consume(&c->io, c->io.buf[0] == '\n' ? 1 : 2);
 		if (c->io.len > 0 && deadline == 0)
 			deadline = now_ms() + c->t->lim.head_ms;
 		/* Parse again only when a line may have ended. */
@@ -756,7 +759,7 @@ serve_one(struct conn *c)
 			checked = 0;
 		if (checked == 0 || c->io.len >= c->t->lim.max_head ||
 		    memchr(c->io.buf + checked - 1, '\n',
-		    c->io.len - checked + 1) != NULL) {
+			c->io.len - checked + 1) != NULL) {
 			hlen = trap_parse_head(c->io.buf, c->io.len,
 			    c->t->lim.max_head, &r, &why);
 			if (hlen != 0)
@@ -950,7 +953,7 @@ trap_http_handler(struct http_conn *hc, void *ctx)
 {
 	struct trap *t = ctx;
 	struct timeval tv = { .tv_sec = t->lim.idle_ms / 1000,
-	    .tv_usec = (t->lim.idle_ms % 1000) * 1000 };
+		.tv_usec = (t->lim.idle_ms % 1000) * 1000 };
 	struct conn c;
 
 	if (__atomic_add_fetch(&t->active, 1, __ATOMIC_RELAXED) >

@@ -44,7 +44,7 @@
 #include "trap/trap.h"
 
 /* Room kept for the cap record under max_bytes. */
-#define CAP_RESERVE	160
+#define CAP_RESERVE 160
 
 static void
 jl_put(struct jline *j, const void *s, size_t n)
@@ -94,11 +94,21 @@ jl_quote(struct jline *j, const char *s, size_t n)
 		run = i + 1;
 		esc[0] = '\\';
 		switch (c) {
-		case '"': esc[1] = '"'; break;
-		case '\\': esc[1] = '\\'; break;
-		case '\n': esc[1] = 'n'; break;
-		case '\r': esc[1] = 'r'; break;
-		case '\t': esc[1] = 't'; break;
+		case '"':
+			esc[1] = '"';
+			break;
+		case '\\':
+			esc[1] = '\\';
+			break;
+		case '\n':
+			esc[1] = 'n';
+			break;
+		case '\r':
+			esc[1] = 'r';
+			break;
+		case '\t':
+			esc[1] = 't';
+			break;
 		default:
 			memcpy(esc + 1, "u00", 3);
 			esc[4] = hex[c >> 4];
@@ -282,8 +292,7 @@ trap_escape_label(const unsigned char *s, size_t n, char *out, size_t outlen)
 }
 
 void
-trap_errf(char *err, size_t errlen, const char *what, const char *path,
-    int e)
+trap_errf(char *err, size_t errlen, const char *what, const char *path, int e)
 {
 	char why[128];
 
@@ -309,8 +318,9 @@ trap_mkdirs(const char *path)
 			char save = *s;
 
 			*s = '\0';
-			if (mkdir(p, 0755) < 0 && !(errno == EEXIST &&
-			    stat(p, &st) == 0 && S_ISDIR(st.st_mode))) {
+			if (mkdir(p, 0755) < 0 &&
+			    !(errno == EEXIST && stat(p, &st) == 0 &&
+				S_ISDIR(st.st_mode))) {
 				if (errno == EEXIST)
 					errno = ENOTDIR;
 				rc = -1;
@@ -335,8 +345,8 @@ trap_log_open(struct trap_log *l, const char *dir, unsigned long max_records,
 	l->max_records = max_records < 1 ? 1 : max_records;
 	l->max_bytes = max_bytes < CAP_RESERVE ? CAP_RESERVE : max_bytes;
 	if (trap_mkdirs(dir) < 0) {
-		trap_errf(err, errlen, "cannot create records directory",
-		    dir, errno);
+		trap_errf(err, errlen, "cannot create records directory", dir,
+		    errno);
 		return -1;
 	}
 	if (asprintf(&path, "%s/egress.jsonl", dir) < 0) {
@@ -345,8 +355,7 @@ trap_log_open(struct trap_log *l, const char *dir, unsigned long max_records,
 	}
 	l->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (l->fd < 0) {
-		trap_errf(err, errlen, "cannot open records file", path,
-		    errno);
+		trap_errf(err, errlen, "cannot open records file", path, errno);
 		free(path);
 		return -1;
 	}

@@ -26,36 +26,38 @@
 #include "http.h"
 #include "trap/trap.h"
 
-#define DEFAULT_DNS	"127.0.0.1:53"
-#define DEFAULT_HTTP	"127.0.0.1:3128"
-#define DEFAULT_BUNDLE	"/etc/ssl/certs/ca-certificates.crt"
+#define DEFAULT_DNS    "127.0.0.1:53"
+#define DEFAULT_HTTP   "127.0.0.1:3128"
+#define DEFAULT_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 
 static const char usage[] =
-"usage: lb-trap --records DIR --ca-out DIR [--dns ADDR] [--http ADDR]\n"
-"               [--max-records N] [--max-bytes N] [--max-conns N]\n"
-"               [--body-cap N] [--idle-timeout SECS] [--system-bundle PATH]\n"
-"\n"
-"Records every DNS query and HTTP(S) request it gets in DIR/egress.jsonl\n"
-"and refuses them: DNS answers NXDOMAIN, HTTP gets 403, and CONNECT gets\n"
-"its TLS terminated with a CA made at start (its key is never written) so\n"
-"that the requests inside are recorded too.\n"
-"\n"
-"  --records DIR         where egress.jsonl goes (made as needed)\n"
-"  --ca-out DIR          where ca.pem and bundle.pem (system CAs + ours) go\n"
-"  --dns ADDR            HOST:PORT for DNS over UDP and TCP (default\n"
-"                        " DEFAULT_DNS "; port 0: any free port)\n"
-"  --http ADDR           HOST:PORT of the proxy (default " DEFAULT_HTTP ")\n"
-"  --max-records N       records kept, the cap record included (10000)\n"
-"  --max-bytes N         bytes of records kept (67108864)\n"
-"  --max-conns N         connections served at once (64)\n"
-"  --body-cap N          body bytes kept per request (1048576)\n"
-"  --idle-timeout SECS   longest silence of a client (10)\n"
-"  --system-bundle PATH  CAs to put in bundle.pem before ours\n"
-"                        (default " DEFAULT_BUNDLE ")\n"
-"  --help                this text\n";
+    "usage: lb-trap --records DIR --ca-out DIR [--dns ADDR] [--http ADDR]\n"
+    "               [--max-records N] [--max-bytes N] [--max-conns N]\n"
+    "               [--body-cap N] [--idle-timeout SECS] [--system-bundle "
+    "PATH]\n"
+    "\n"
+    "Records every DNS query and HTTP(S) request it gets in DIR/egress.jsonl\n"
+    "and refuses them: DNS answers NXDOMAIN, HTTP gets 403, and CONNECT gets\n"
+    "its TLS terminated with a CA made at start (its key is never written) so\n"
+    "that the requests inside are recorded too.\n"
+    "\n"
+    "  --records DIR         where egress.jsonl goes (made as needed)\n"
+    "  --ca-out DIR          where ca.pem and bundle.pem (system CAs + ours) "
+    "go\n"
+    "  --dns ADDR            HOST:PORT for DNS over UDP and TCP (default\n"
+    "                        " DEFAULT_DNS "; port 0: any free port)\n"
+    "  --http ADDR           HOST:PORT of the proxy (default " DEFAULT_HTTP
+    ")\n"
+    "  --max-records N       records kept, the cap record included (10000)\n"
+    "  --max-bytes N         bytes of records kept (67108864)\n"
+    "  --max-conns N         connections served at once (64)\n"
+    "  --body-cap N          body bytes kept per request (1048576)\n"
+    "  --idle-timeout SECS   longest silence of a client (10)\n"
+    "  --system-bundle PATH  CAs to put in bundle.pem before ours\n"
+    "                        (default " DEFAULT_BUNDLE ")\n"
+    "  --help                this text\n";
 
-__attribute__((format(printf, 1, 2)))
-static int
+__attribute__((format(printf, 1, 2))) static int
 bad_usage(const char *fmt, ...)
 {
 	va_list ap;
@@ -121,10 +123,10 @@ bind_dns(const char *addr, int *ufd, int *tfd, int *port, char *err,
 }
 
 struct server {
-	struct trap	*t;
-	int		 fd;
-	http_handler	*handler;
-	const char	*addr;
+	struct trap *t;
+	int fd;
+	http_handler *handler;
+	const char *addr;
 };
 
 static void *
@@ -141,8 +143,8 @@ serve_main(void *p)
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dns", required_argument, NULL, 'd' },
+	static const struct option opts[] = { { "dns", required_argument, NULL,
+						  'd' },
 		{ "http", required_argument, NULL, 'H' },
 		{ "records", required_argument, NULL, 'r' },
 		{ "ca-out", required_argument, NULL, 'c' },
@@ -152,9 +154,7 @@ main(int argc, char **argv)
 		{ "body-cap", required_argument, NULL, 'b' },
 		{ "idle-timeout", required_argument, NULL, 'i' },
 		{ "system-bundle", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	static struct trap t;
 	static struct trap_udp udp;
 	static struct server dns_srv, http_srv;
@@ -177,37 +177,56 @@ main(int argc, char **argv)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'd': dns = optarg; break;
-		case 'H': http = optarg; break;
-		case 'r': records = optarg; break;
-		case 'c': ca_out = optarg; break;
-		case 's': bundle = optarg; break;
+		case 'd':
+			dns = optarg;
+			break;
+		case 'H':
+			http = optarg;
+			break;
+		case 'r':
+			records = optarg;
+			break;
+		case 'c':
+			ca_out = optarg;
+			break;
+		case 's':
+			bundle = optarg;
+			break;
 		case 'R':
 			if (number(optarg, 100000000, &max_records) < 0)
 				return bad_usage("cannot use --max-records "
-				    "'%s': expected a positive number", optarg);
+						 "'%s': expected a positive "
+						 "number",
+				    optarg);
 			break;
 		case 'B':
 			if (number(optarg, 1ULL << 40, &max_bytes) < 0)
 				return bad_usage("cannot use --max-bytes "
-				    "'%s': expected a positive number", optarg);
+						 "'%s': expected a positive "
+						 "number",
+				    optarg);
 			break;
 		case 'C':
 			if (number(optarg, 100000, &v) < 0)
 				return bad_usage("cannot use --max-conns "
-				    "'%s': expected a positive number", optarg);
+						 "'%s': expected a positive "
+						 "number",
+				    optarg);
 			t.lim.max_conns = (int)v;
 			break;
 		case 'b':
 			if (number(optarg, 1ULL << 30, &v) < 0)
 				return bad_usage("cannot use --body-cap "
-				    "'%s': expected a positive number", optarg);
+						 "'%s': expected a positive "
+						 "number",
+				    optarg);
 			t.lim.body_cap = (size_t)v;
 			break;
 		case 'i':
 			if (number(optarg, 86400, &v) < 0)
 				return bad_usage("cannot use --idle-timeout "
-				    "'%s': expected a number of seconds",
+						 "'%s': expected a number of "
+						 "seconds",
 				    optarg);
 			t.lim.idle_ms = (int)v * 1000;
 			break;
@@ -241,7 +260,7 @@ main(int argc, char **argv)
 #endif
 
 	if (trap_log_open(&t.log, records, (unsigned long)max_records,
-	    (size_t)max_bytes, err, sizeof(err)) < 0)
+		(size_t)max_bytes, err, sizeof(err)) < 0)
 		goto fail;
 	t.tls = trap_tls_new(err, sizeof(err));
 	if (t.tls == NULL ||

@@ -33,23 +33,23 @@
 
 #include "trap/trap.h"
 
-#define CACHE_MAX	4096
-#define DAY		(24L * 60 * 60)
+#define CACHE_MAX 4096
+#define DAY	  (24L * 60 * 60)
 
 struct leaf {
-	char	*host;
-	X509	*cert;
+	char *host;
+	X509 *cert;
 };
 
 struct trap_tls {
-	EVP_PKEY	*ca_key;
-	X509		*ca;
-	char		*ca_pem;
-	EVP_PKEY	*leaf_key;
-	SSL_CTX		*ctx;
-	pthread_mutex_t	 mu;
-	struct leaf	*cache;
-	size_t		 ncache;
+	EVP_PKEY *ca_key;
+	X509 *ca;
+	char *ca_pem;
+	EVP_PKEY *leaf_key;
+	SSL_CTX *ctx;
+	pthread_mutex_t mu;
+	struct leaf *cache;
+	size_t ncache;
 };
 
 /* The first queued OpenSSL error as text, or fallback. */
@@ -72,8 +72,8 @@ random_serial(X509 *x)
 	BIGNUM *bn = BN_new();
 	int ok = 0;
 
-	if (bn != NULL && BN_rand(bn, 127, BN_RAND_TOP_ANY,
-	    BN_RAND_BOTTOM_ANY) == 1 &&
+	if (bn != NULL &&
+	    BN_rand(bn, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) == 1 &&
 	    BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) != NULL)
 		ok = 1;
 	BN_free(bn);
@@ -112,9 +112,10 @@ cert_base(EVP_PKEY *pub, const char *cn)
 	    X509_gmtime_adj(X509_getm_notAfter(x), 30 * DAY) == NULL ||
 	    X509_set_pubkey(x, pub) != 1 ||
 	    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
-	    (const unsigned char *)"leakbench", -1, -1, 0) != 1 ||
-	    (cn != NULL && X509_NAME_add_entry_by_txt(name, "CN",
-	    MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0) != 1)) {
+		(const unsigned char *)"leakbench", -1, -1, 0) != 1 ||
+	    (cn != NULL &&
+		X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+		    (const unsigned char *)cn, -1, -1, 0) != 1)) {
 		X509_free(x);
 		return NULL;
 	}
@@ -133,8 +134,8 @@ plausible_name(const char *s)
 		unsigned char c = (unsigned char)s[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-		    c == '_' || c == '*'))
+			(c >= '0' && c <= '9') || c == '-' || c == '.' ||
+			c == '_' || c == '*'))
 			return 0;
 	}
 	return 1;
@@ -161,11 +162,11 @@ make_leaf(struct trap_tls *tls, const char *host)
 	if (X509_set_issuer_name(x, X509_get_subject_name(tls->ca)) != 1 ||
 	    !add_ext(x, tls->ca, NID_basic_constraints, "critical,CA:FALSE") ||
 	    !add_ext(x, tls->ca, NID_key_usage,
-	    "critical,digitalSignature,keyEncipherment") ||
+		"critical,digitalSignature,keyEncipherment") ||
 	    !add_ext(x, tls->ca, NID_ext_key_usage, "serverAuth") ||
 	    !add_ext(x, tls->ca, NID_subject_key_identifier, "hash") ||
 	    !add_ext(x, tls->ca, NID_authority_key_identifier,
-	    "keyid:always") ||
+		"keyid:always") ||
 	    !add_ext(x, tls->ca, NID_subject_alt_name, san) ||
 	    X509_sign(x, tls->ca_key, EVP_sha256()) == 0) {
 		X509_free(x);
@@ -299,17 +300,16 @@ trap_tls_new(char *err, size_t errlen)
 	tls->cache = calloc(CACHE_MAX, sizeof(*tls->cache));
 	tls->ca_key = EVP_EC_gen("P-256");
 	tls->leaf_key = EVP_EC_gen("P-256");
-	if (tls->cache == NULL || tls->ca_key == NULL ||
-	    tls->leaf_key == NULL)
+	if (tls->cache == NULL || tls->ca_key == NULL || tls->leaf_key == NULL)
 		goto fail;
 	tls->ca = cert_base(tls->ca_key, "leakbench egress trap CA");
 	if (tls->ca == NULL ||
-	    X509_set_issuer_name(tls->ca, X509_get_subject_name(tls->ca))
-	    != 1 ||
+	    X509_set_issuer_name(tls->ca, X509_get_subject_name(tls->ca)) !=
+		1 ||
 	    !add_ext(tls->ca, tls->ca, NID_basic_constraints,
-	    "critical,CA:TRUE,pathlen:0") ||
+		"critical,CA:TRUE,pathlen:0") ||
 	    !add_ext(tls->ca, tls->ca, NID_key_usage,
-	    "critical,keyCertSign,cRLSign") ||
+		"critical,keyCertSign,cRLSign") ||
 	    !add_ext(tls->ca, tls->ca, NID_subject_key_identifier, "hash") ||
 	    X509_sign(tls->ca, tls->ca_key, EVP_sha256()) == 0)
 		goto fail;
@@ -326,8 +326,8 @@ trap_tls_new(char *err, size_t errlen)
 	if (tls->ctx == NULL ||
 	    SSL_CTX_set_min_proto_version(tls->ctx, TLS1_2_VERSION) != 1)
 		goto fail;
-	SSL_CTX_set_options(tls->ctx, SSL_OP_NO_TICKET |
-	    SSL_OP_NO_RENEGOTIATION);
+	SSL_CTX_set_options(tls->ctx,
+	    SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
 	SSL_CTX_set_session_cache_mode(tls->ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_cert_cb(tls->ctx, cert_cb, tls);
 	SSL_CTX_set_alpn_select_cb(tls->ctx, alpn_cb, NULL);
@@ -402,8 +402,7 @@ write_atomic(const char *path, const char *a, size_t alen, const char *b,
 	int fd, e;
 
 	if (asprintf(&tmp, "%s.tmp", path) < 0) {
-		snprintf(err, errlen, "cannot write '%s': out of memory",
-		    path);
+		snprintf(err, errlen, "cannot write '%s': out of memory", path);
 		return -1;
 	}
 	(void)unlink(tmp);
@@ -478,7 +477,7 @@ trap_tls_write(const struct trap_tls *tls, const char *dir,
 	if (asprintf(&path, "%s/ca.pem", dir) < 0)
 		goto oom;
 	if (write_atomic(path, tls->ca_pem, strlen(tls->ca_pem), "", 0, err,
-	    errlen) < 0)
+		errlen) < 0)
 		goto out;
 	free(path);
 	path = NULL;

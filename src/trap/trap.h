@@ -31,102 +31,100 @@
 
 #include "http.h"
 
-#define TRAP_MAX_RECORDS	10000
-#define TRAP_MAX_BYTES		(64UL * 1024 * 1024)
-#define TRAP_MAX_CONNS		64
-#define TRAP_IDLE_MS		10000
-#define TRAP_HEAD_MS		30000
-#define TRAP_BODY_CAP		(1024 * 1024)
-#define TRAP_MAX_HEAD		(64 * 1024)
-#define TRAP_RAW_CAP		(64 * 1024)	/* tunnel bytes, bad packets */
-#define TRAP_DISCARD_MAX	(64UL * 1024 * 1024)	/* body read past cap */
-#define TRAP_MAX_REQUESTS	100	/* per connection */
+#define TRAP_MAX_RECORDS  10000
+#define TRAP_MAX_BYTES	  (64UL * 1024 * 1024)
+#define TRAP_MAX_CONNS	  64
+#define TRAP_IDLE_MS	  10000
+#define TRAP_HEAD_MS	  30000
+#define TRAP_BODY_CAP	  (1024 * 1024)
+#define TRAP_MAX_HEAD	  (64 * 1024)
+#define TRAP_RAW_CAP	  (64 * 1024)	       /* tunnel bytes, bad packets */
+#define TRAP_DISCARD_MAX  (64UL * 1024 * 1024) /* body read past cap */
+#define TRAP_MAX_REQUESTS 100		       /* per connection */
 
 /* ---- one JSON line (log.c) ---- */
 
 struct jline {
-	char	*p;
-	size_t	 len, cap;
-	int	 oom;
-	int	 nfields;
+	char *p;
+	size_t len, cap;
+	int oom;
+	int nfields;
 };
 
 /* Starts {"t":NOW,"kind":KIND. */
-void	 jl_begin(struct jline *j, const char *kind);
+void jl_begin(struct jline *j, const char *kind);
 /* Same with a given time (tests). */
-void	 jl_begin_at(struct jline *j, const char *kind, long long sec,
-	    long msec);
+void jl_begin_at(struct jline *j, const char *kind, long long sec, long msec);
 /* A string field: text is read as UTF-8 when valid, else as Latin-1. */
-void	 jl_str(struct jline *j, const char *key, const char *s, size_t n);
+void jl_str(struct jline *j, const char *key, const char *s, size_t n);
 /* Lossless bytes: "KEY": text when valid UTF-8, else "KEY_base64". */
-void	 jl_bytes(struct jline *j, const char *key, const void *s, size_t n);
+void jl_bytes(struct jline *j, const char *key, const void *s, size_t n);
 /* [[name, value], ...], each string as jl_str reads it. */
-void	 jl_headers(struct jline *j, const char *key,
-	    const struct http_header *h, size_t n);
-void	 jl_int(struct jline *j, const char *key, long long v);
-void	 jl_bool(struct jline *j, const char *key, int v);
+void jl_headers(struct jline *j, const char *key, const struct http_header *h,
+    size_t n);
+void jl_int(struct jline *j, const char *key, long long v);
+void jl_bool(struct jline *j, const char *key, int v);
 /* A field whose value is JSON text already. */
-void	 jl_raw(struct jline *j, const char *key, const char *json);
+void jl_raw(struct jline *j, const char *key, const char *json);
 /* Closes the object and adds the newline. */
-void	 jl_end(struct jline *j);
-void	 jl_free(struct jline *j);
+void jl_end(struct jline *j);
+void jl_free(struct jline *j);
 
 /* ---- the records file (log.c) ---- */
 
 struct trap_log {
-	int		 fd;
-	pthread_mutex_t	 mu;
-	unsigned long	 max_records;	/* the cap record included */
-	size_t		 max_bytes;
-	unsigned long	 records;
-	size_t		 bytes;
-	int		 capped;
-	unsigned long	 dropped;	/* attempts not stored after the cap */
+	int fd;
+	pthread_mutex_t mu;
+	unsigned long max_records; /* the cap record included */
+	size_t max_bytes;
+	unsigned long records;
+	size_t bytes;
+	int capped;
+	unsigned long dropped; /* attempts not stored after the cap */
 };
 
 /*
  * Creates DIR as needed and opens DIR/egress.jsonl (mode 0644) for
  * appending. 0, or -1 with a message in err.
  */
-int	 trap_log_open(struct trap_log *l, const char *dir,
-	    unsigned long max_records, size_t max_bytes, char *err,
-	    size_t errlen);
+int trap_log_open(struct trap_log *l, const char *dir,
+    unsigned long max_records, size_t max_bytes, char *err, size_t errlen);
 /*
  * Appends the finished line (jl_end done) and frees it. 0 when stored, 1
  * when counted only (a cap was reached; the first time, one record
  * {"kind":"cap","reason":"records"|"bytes",...} is stored instead), -1 on a
  * write error or when the line ran out of memory.
  */
-int	 trap_log_put(struct trap_log *l, struct jline *j);
+int trap_log_put(struct trap_log *l, struct jline *j);
 /* At exit: a {"kind":"dropped","count":N} record when attempts were lost. */
-void	 trap_log_finish(struct trap_log *l);
-void	 trap_log_close(struct trap_log *l);
+void trap_log_finish(struct trap_log *l);
+void trap_log_close(struct trap_log *l);
 
 /* mkdir -p. 0 or -1 (errno set). */
-int	 trap_mkdirs(const char *path);
+int trap_mkdirs(const char *path);
 /* "WHAT 'PATH': strerror(e)" into err, lowercased. */
-void	 trap_errf(char *err, size_t errlen, const char *what,
-	    const char *path, int e);
+void trap_errf(char *err, size_t errlen, const char *what, const char *path,
+    int e);
 
 /* Lossless presentation format of a DNS label's bytes (\. \\ \DDD). */
-size_t	 trap_escape_label(const unsigned char *s, size_t n, char *out,
-	    size_t outlen);
+size_t trap_escape_label(const unsigned char *s, size_t n, char *out,
+    size_t outlen);
 
 /* ---- DNS (dns.c) ---- */
 
-#define DNS_MAX_QUESTIONS	8
-#define DNS_NAME_MAX		(255 * 4 + 1)	/* presentation, with NUL */
+#define DNS_MAX_QUESTIONS 8
+#define DNS_NAME_MAX	  (255 * 4 + 1) /* presentation, with NUL */
 
 struct dns_question {
-	char		name[DNS_NAME_MAX];	/* "a.example", "." for root */
-	uint16_t	type, class;
+	char name[DNS_NAME_MAX]; /* "a.example", "." for root */
+	uint16_t type, class;
 };
 
 struct dns_query {
-	uint16_t		id, flags;
-	int			nq;
-	struct dns_question	q[DNS_MAX_QUESTIONS];
-	size_t			qend;	/* offset just past the questions */
+	uint16_t id, flags;
+	int nq;
+	struct dns_question q[DNS_MAX_QUESTIONS];
+	size_t qend; /* offset just past the questions */
 };
 
 /*
@@ -136,8 +134,8 @@ struct dns_query {
  * names over 255 bytes, reserved label types, truncation and messages that
  * are responses are errors.
  */
-int	 dns_parse_query(const unsigned char *msg, size_t len,
-	    struct dns_query *q, const char **why);
+int dns_parse_query(const unsigned char *msg, size_t len, struct dns_query *q,
+    const char **why);
 
 /*
  * Writes the answer to msg into out (at least len bytes): NXDOMAIN echoing
@@ -145,8 +143,8 @@ int	 dns_parse_query(const unsigned char *msg, size_t len,
  * for an opcode other than QUERY. The answer's length, or 0 when msg gets
  * no answer (shorter than a header, or a response).
  */
-size_t	 dns_answer(const unsigned char *msg, size_t len,
-	    unsigned char *out, size_t outlen);
+size_t dns_answer(const unsigned char *msg, size_t len, unsigned char *out,
+    size_t outlen);
 
 /* "A", "AAAA", ... or NULL for a type without a name here. */
 const char *dns_type_name(uint16_t type);
@@ -160,12 +158,12 @@ const char *dns_class_name(uint16_t class);
  * parsed copy short; the raw head, recorded too, keeps every byte).
  */
 struct trap_req {
-	char			*method, *target, *version;
-	struct http_header	*headers;
-	size_t			 nheaders;
-	int			 chunked;	/* Transfer-Encoding ends in chunked */
-	long long		 clen;		/* -1: none; -2: unreadable */
-	int			 close;		/* no keep-alive after this one */
+	char *method, *target, *version;
+	struct http_header *headers;
+	size_t nheaders;
+	int chunked;	/* Transfer-Encoding ends in chunked */
+	long long clen; /* -1: none; -2: unreadable */
+	int close;	/* no keep-alive after this one */
 };
 
 /*
@@ -176,55 +174,54 @@ struct trap_req {
  * static reason in *why when it is not a request head or is longer than
  * max_head. Never reads past len.
  */
-long	 trap_parse_head(const unsigned char *buf, size_t len, size_t max_head,
-	    struct trap_req *r, const char **why);
-void	 trap_req_free(struct trap_req *r);
+long trap_parse_head(const unsigned char *buf, size_t len, size_t max_head,
+    struct trap_req *r, const char **why);
+void trap_req_free(struct trap_req *r);
 
 /* ---- the trap ---- */
 
 struct trap_limits {
-	int	 max_conns;
-	int	 idle_ms;
-	int	 head_ms;
-	size_t	 body_cap;
-	size_t	 max_head;
+	int max_conns;
+	int idle_ms;
+	int head_ms;
+	size_t body_cap;
+	size_t max_head;
 };
 
 struct trap_tls;
 
 struct trap {
-	struct trap_log		 log;
-	struct trap_limits	 lim;
-	struct trap_tls		*tls;		/* NULL: CONNECT is not opened */
-	int			 active;	/* connections being served */
+	struct trap_log log;
+	struct trap_limits lim;
+	struct trap_tls *tls; /* NULL: CONNECT is not opened */
+	int active;	      /* connections being served */
 };
 
 /*
  * Records one DNS message and answers it: "proto" is "udp" or "tcp". The
  * answer's length in out (0: none). Thread-safe.
  */
-size_t	 trap_dns_message(struct trap *t, const char *proto,
-	    const unsigned char *msg, size_t len, unsigned char *out,
-	    size_t outlen);
+size_t trap_dns_message(struct trap *t, const char *proto,
+    const unsigned char *msg, size_t len, unsigned char *out, size_t outlen);
 
 /* Serves the UDP DNS socket forever (a thread's body; arg: trap_udp). */
 struct trap_udp {
-	struct trap	*t;
-	int		 fd;
+	struct trap *t;
+	int fd;
 };
-void	*trap_dns_udp_thread(void *arg);
+void *trap_dns_udp_thread(void *arg);
 /* The http_handler for DNS over TCP (ctx: struct trap). */
-void	 trap_dns_tcp_handler(struct http_conn *c, void *ctx);
+void trap_dns_tcp_handler(struct http_conn *c, void *ctx);
 /* The http_handler for the proxy port (ctx: struct trap). */
-void	 trap_http_handler(struct http_conn *c, void *ctx);
+void trap_http_handler(struct http_conn *c, void *ctx);
 
 /*
  * Binds a socket of socktype (SOCK_DGRAM, or SOCK_STREAM which also
  * listens) on "HOST:PORT", HOST a numeric address. The socket or -1 with
  * "cannot bind 'ADDR': why" in err; *port_out receives the bound port.
  */
-int	 trap_bind(const char *addr, int socktype, int *port_out, char *err,
-	    size_t errlen);
+int trap_bind(const char *addr, int socktype, int *port_out, char *err,
+    size_t errlen);
 
 /* ---- TLS (tlsca.c) ---- */
 
@@ -233,7 +230,7 @@ int	 trap_bind(const char *addr, int socktype, int *port_out, char *err,
  * context. NULL with a message in err.
  */
 struct trap_tls *trap_tls_new(char *err, size_t errlen);
-void	 trap_tls_free(struct trap_tls *tls);
+void trap_tls_free(struct trap_tls *tls);
 /* The CA certificate as PEM (owned by tls). */
 const char *trap_tls_ca_pem(const struct trap_tls *tls);
 /*
@@ -241,11 +238,11 @@ const char *trap_tls_ca_pem(const struct trap_tls *tls);
  * readable, then the CA), each through a temporary file and rename, mode
  * 0644. 0, or -1 with a message in err.
  */
-int	 trap_tls_write(const struct trap_tls *tls, const char *dir,
-	    const char *sysbundle, char *err, size_t errlen);
+int trap_tls_write(const struct trap_tls *tls, const char *dir,
+    const char *sysbundle, char *err, size_t errlen);
 
 /* The SSL_CTX, as a void * so that this header needs no OpenSSL. */
-void	*trap_tls_ctx(struct trap_tls *tls);
+void *trap_tls_ctx(struct trap_tls *tls);
 
 /*
  * The certificate for host (a name or an IP address literal), made once
@@ -253,8 +250,8 @@ void	*trap_tls_ctx(struct trap_tls *tls);
  * handshake; exposed for the tests. A new reference to an X509 (as void *;
  * the caller X509_free's it), or NULL.
  */
-void	*trap_tls_leaf(struct trap_tls *tls, const char *host);
+void *trap_tls_leaf(struct trap_tls *tls, const char *host);
 
-void	 trap_fini(struct trap *t);
+void trap_fini(struct trap *t);
 
 #endif

@@ -22,7 +22,7 @@ local function run(extra, url)
   for _, a in ipairs(extra) do argv[#argv + 1] = a end
   argv[#argv + 1] = url
   local r = sh.run(argv)
-  os.execute("rm -rf " .. sh.quote(profile))
+  sh.rmtree(profile)
   return r
 end
 

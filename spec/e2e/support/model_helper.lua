@@ -17,20 +17,8 @@ local function q(argv)
   return table.concat(parts, " ")
 end
 
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-M.slurp = slurp
-
-function M.write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
+local slurp = sh.read
+M.slurp, M.write = sh.read, sh.write
 
 -- A fresh temporary directory.
 function M.tmpdir()
@@ -40,19 +28,9 @@ function M.tmpdir()
 end
 
 function M.rmtree(dir)
-  if dir and dir:match("^/.+/lb%-model%-e2e%.") then sh.run({ "rm", "-rf", dir }) end
+  if dir and dir:match("^/.+/lb%-model%-e2e%.") then sh.rmtree(dir) end
 end
 
--- Polls fn() every 50 ms until it returns a true value or `seconds` pass.
-function M.retry(seconds, fn)
-  local deadline = os.time() + seconds
-  repeat
-    local v = fn()
-    if v then return v end
-    sh.run({ "sleep", "0.05" })
-  until os.time() > deadline
-  return fn()
-end
 
 -- Starts lb-model with a script (a table, encoded to JSON, or a JSON
 -- string). Returns { port=, pid=, log=path, err=path, dir= }; stop() it.
@@ -69,13 +47,13 @@ function M.start_model(script, extra)
   local pid = tonumber(p:read("l"))
   p:close()
   local m = { pid = pid, log = log, err = err, dir = dir, script = path }
-  m.port = M.retry(10, function()
+  m.port = sh.retry(10, function()
     local s = slurp(log) or ""
     return tonumber(s:match("^lb%-model: listening on 127%.0%.0%.1:(%d+)\n"))
   end)
   function m.stop()
     sh.run({ "kill", tostring(pid) })
-    M.retry(5, function() return sh.run({ "kill", "-0", tostring(pid) }).status ~= 0 end)
+    sh.retry(5, function() return sh.run({ "kill", "-0", tostring(pid) }).status ~= 0 end)
   end
   function m.lines()
     local t = {}

@@ -17,15 +17,4 @@ function M.networks(label)
   return out
 end
 
--- Polls FN every 0.2 s until it returns a truthy value or SECONDS pass.
-function M.retry(seconds, fn)
-  local deadline = os.time() + seconds
-  repeat
-    local v = fn()
-    if v then return v end
-    os.execute("sleep 0.2")
-  until os.time() > deadline
-  return nil
-end
-
 return M

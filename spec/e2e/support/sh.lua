@@ -51,6 +51,32 @@ function M.read(path)
   return s
 end
 
+-- Writes TEXT to PATH (raises when it cannot).
+function M.write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+-- Removes PATH and everything under it; nil and false are ignored. PATH is
+-- quoted: a teardown never hands the shell a word to split or glob.
+function M.rmtree(path)
+  if path then os.execute("rm -rf -- " .. M.quote(path)) end
+end
+
+-- retry(seconds, fn) -> fn()'s first true value, polling every 50 ms; after
+-- SECONDS, the value of one last call (nil or false when it never held).
+-- The specs' one way to wait (STYLE rule 21): never a bare sleep.
+function M.retry(seconds, fn)
+  local deadline = os.time() + seconds
+  repeat
+    local v = fn()
+    if v then return v end
+    os.execute("sleep 0.05")
+  until os.time() > deadline
+  return fn()
+end
+
 -- V, or an error with MSG (busted's assert does not hand values on).
 function M.must(v, msg)
   if v == nil then error(msg or "missing value", 2) end
