@@ -67,9 +67,7 @@ l_rmtree(lua_State *L)
 		;
 	if (*s == '\0')
 		return l_wrong(L, "core.rmtree", "path",
-		    "refusing to remove "
-		    "'%s'",
-		    path);
+		    "refusing to remove '%s'", path);
 	return push_status(L, fs_rmtree(path, err, sizeof(err)), err);
 }
 
@@ -162,8 +160,7 @@ l_read_beneath(lua_State *L)
 		max = lua_tointeger(L, 3);
 		if (max < 0)
 			return l_wrong(L, "core.read_beneath", "max",
-			    "expected a "
-			    "non-negative integer, got %I",
+			    "expected a non-negative integer, got %I",
 			    (lua_Integer)max);
 	}
 	buf = fs_read_beneath(root, rel, (size_t)max, &len, &info, err,

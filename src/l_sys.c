@@ -105,9 +105,7 @@ l_getrlimit(lua_State *L)
 		res = RLIMIT_NPROC;
 	else
 		return l_wrong(L, "core.getrlimit", "name",
-		    "unknown limit "
-		    "'%s'",
-		    name);
+		    "unknown limit '%s'", name);
 	if (getrlimit(res, &rl) == -1)
 		return l_fail(L, strerror(errno));
 	if (rl.rlim_cur == RLIM_INFINITY)
