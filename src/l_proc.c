@@ -334,9 +334,8 @@ l_process_kill(lua_State *L)
 		return l_wrong(L, "process:kill", "signal",
 		    "unknown signal '%s'", name);
 	if (proc_kill(p, sig) == -1)
-		return l_fail(L,
-		    errno == ESRCH ? "the process has finished" :
-				     strerror(errno));
+		return errno == ESRCH ? l_fail(L, "the process has finished") :
+					l_fail_errno(L, NULL, NULL, errno);
 	lua_pushboolean(L, 1);
 	return 1;
 }
@@ -434,7 +433,7 @@ static int
 l_trap_signals(lua_State *L)
 {
 	if (proc_trap_signals() == -1)
-		return l_fail(L, strerror(errno));
+		return l_fail_errno(L, NULL, NULL, errno);
 	lua_pushboolean(L, 1);
 	return 1;
 }
