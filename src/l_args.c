@@ -6,6 +6,7 @@
 
 #include <lauxlib.h>
 
+#include "errmsg.h"
 #include "l_args.h"
 
 int
@@ -34,6 +35,18 @@ l_fail(lua_State *L, const char *msg)
 	lua_pushnil(L);
 	lua_pushstring(L, msg);
 	return 2;
+}
+
+int
+l_fail_errno(lua_State *L, const char *action, const char *subject, int e)
+{
+	char msg[512];
+
+	if (action == NULL)
+		errmsg_strerror(e, msg, sizeof(msg));
+	else
+		errmsg_set(msg, sizeof(msg), action, subject, e);
+	return l_fail(L, msg);
 }
 
 const char *

@@ -26,6 +26,13 @@ int l_wrong(lua_State *, const char *fn, const char *what, const char *fmt,
 /* Pushes nil, MSG: a failure of the environment. Returns 2. */
 int l_fail(lua_State *, const char *msg);
 
+/*
+ * Pushes nil and "ACTION 'SUBJECT': reason" (errmsg.h's grammar), or the
+ * reason alone when ACTION is NULL; the reason is strerror(e), lowercased.
+ * Returns 2.
+ */
+int l_fail_errno(lua_State *, const char *action, const char *subject, int e);
+
 /* The string at idx, which must hold no NUL byte; raises otherwise. */
 const char *l_check_string(lua_State *, int idx, const char *fn,
     const char *what);

@@ -36,10 +36,8 @@ l_tmpdir(lua_State *L)
 		int e = errno;
 
 		free(path);
-		lua_pushnil(L);
-		lua_pushfstring(L, "cannot create a directory in '%s': %s",
-		    parent, strerror(e));
-		return 2;
+		return l_fail_errno(L, "cannot create a directory in", parent,
+		    e);
 	}
 	lua_pushstring(L, path);
 	free(path);
@@ -67,9 +65,7 @@ l_rmtree(lua_State *L)
 		;
 	if (*s == '\0')
 		return l_wrong(L, "core.rmtree", "path",
-		    "refusing to remove "
-		    "'%s'",
-		    path);
+		    "refusing to remove '%s'", path);
 	return push_status(L, fs_rmtree(path, err, sizeof(err)), err);
 }
 
@@ -162,8 +158,7 @@ l_read_beneath(lua_State *L)
 		max = lua_tointeger(L, 3);
 		if (max < 0)
 			return l_wrong(L, "core.read_beneath", "max",
-			    "expected a "
-			    "non-negative integer, got %I",
+			    "expected a non-negative integer, got %I",
 			    (lua_Integer)max);
 	}
 	buf = fs_read_beneath(root, rel, (size_t)max, &len, &info, err,
@@ -275,10 +270,7 @@ l_stat(lua_State *L)
 	const char *type;
 
 	if (lstat(path, &st) == -1) {
-		lua_pushnil(L);
-		lua_pushfstring(L, "cannot stat '%s': %s", path,
-		    strerror(errno));
-		return 2;
+		return l_fail_errno(L, "cannot stat", path, errno);
 	}
 	type = S_ISREG(st.st_mode) ? "file" :
 	    S_ISDIR(st.st_mode)	   ? "dir" :
@@ -342,10 +334,7 @@ l_chmod(lua_State *L)
 		l_wrong_type(L, 2, "core.chmod", "mode", "integer");
 	mode = opt_mode(L, 2, "core.chmod", 0);
 	if (chmod(path, mode) == -1) {
-		lua_pushnil(L);
-		lua_pushfstring(L, "cannot change mode of '%s': %s", path,
-		    strerror(errno));
-		return 2;
+		return l_fail_errno(L, "cannot change mode of", path, errno);
 	}
 	lua_pushboolean(L, 1);
 	return 1;
@@ -359,10 +348,7 @@ l_realpath(lua_State *L)
 	char *r = realpath(path, NULL);
 
 	if (r == NULL) {
-		lua_pushnil(L);
-		lua_pushfstring(L, "cannot resolve '%s': %s", path,
-		    strerror(errno));
-		return 2;
+		return l_fail_errno(L, "cannot resolve", path, errno);
 	}
 	lua_pushstring(L, r);
 	free(r);

@@ -84,8 +84,7 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 		lua_pop(L, 1);
 		if (lua_type(L, -1) != LUA_TSTRING)
 			l_wrong(L, fn, "opts",
-			    "expected option names, got "
-			    "a %s key",
+			    "expected option names, got a %s key",
 			    luaL_typename(L, -1));
 		for (k = 0; run_options[k] != NULL; k++)
 			if (strcmp(lua_tostring(L, -1), run_options[k]) == 0)
@@ -103,8 +102,7 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 	n = (lua_Integer)lua_rawlen(L, -1);
 	if (n == 0)
 		l_wrong(L, fn, "opts.argv",
-		    "expected a list of strings, got "
-		    "an empty table");
+		    "expected a list of strings, got an empty table");
 	argv = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof(*argv), 0);
 	for (i = 1; i <= n; i++) {
 		lua_rawgeti(L, -2, i);
@@ -137,8 +135,7 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 
 			if (lua_type(L, -2) != LUA_TSTRING)
 				l_wrong(L, fn, "opts.env",
-				    "expected variable "
-				    "names, got a %s key",
+				    "expected variable names, got a %s key",
 				    luaL_typename(L, -2));
 			name = lua_tolstring(L, -2, &len);
 			for (j = 0; j < len; j++)
@@ -150,8 +147,7 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 					break;
 			if (len == 0 || j < len)
 				l_wrong(L, fn, "opts.env",
-				    "expected variable "
-				    "names, got the key '%s'",
+				    "expected variable names, got the key '%s'",
 				    name);
 			snprintf(what, sizeof(what), "opts.env.%.40s", name);
 			l_check_string(L, -1, fn, what);
@@ -201,8 +197,7 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 			    "an integer number of bytes");
 		if (lua_tointeger(L, -1) < 1)
 			l_wrong(L, fn, "opts.max_output",
-			    "expected a positive "
-			    "number of bytes, got %s",
+			    "expected a positive number of bytes, got %s",
 			    lua_tostring(L, -1));
 		o->cap = (size_t)lua_tointeger(L, -1);
 	}
@@ -339,9 +334,8 @@ l_process_kill(lua_State *L)
 		return l_wrong(L, "process:kill", "signal",
 		    "unknown signal '%s'", name);
 	if (proc_kill(p, sig) == -1)
-		return l_fail(L,
-		    errno == ESRCH ? "the process has finished" :
-				     strerror(errno));
+		return errno == ESRCH ? l_fail(L, "the process has finished") :
+					l_fail_errno(L, NULL, NULL, errno);
 	lua_pushboolean(L, 1);
 	return 1;
 }
@@ -405,8 +399,7 @@ l_wait_any(lua_State *L)
 	n = (lua_Integer)lua_rawlen(L, 1);
 	if (n == 0)
 		return l_wrong(L, "core.wait_any", "list",
-		    "expected a list of "
-		    "processes, got an empty table");
+		    "expected a list of processes, got an empty table");
 	if (n > INT_MAX / 8)
 		return l_wrong(L, "core.wait_any", "list", "too long");
 	ps = lua_newuserdatauv(L, (size_t)n * sizeof(*ps), 0);
@@ -440,7 +433,7 @@ static int
 l_trap_signals(lua_State *L)
 {
 	if (proc_trap_signals() == -1)
-		return l_fail(L, strerror(errno));
+		return l_fail_errno(L, NULL, NULL, errno);
 	lua_pushboolean(L, 1);
 	return 1;
 }

@@ -85,7 +85,7 @@ l_hostname(lua_State *L)
 	char name[256];
 
 	if (gethostname(name, sizeof(name)) == -1)
-		return l_fail(L, strerror(errno));
+		return l_fail_errno(L, NULL, NULL, errno);
 	name[sizeof(name) - 1] = '\0';
 	lua_pushstring(L, name);
 	return 1;
@@ -105,11 +105,9 @@ l_getrlimit(lua_State *L)
 		res = RLIMIT_NPROC;
 	else
 		return l_wrong(L, "core.getrlimit", "name",
-		    "unknown limit "
-		    "'%s'",
-		    name);
+		    "unknown limit '%s'", name);
 	if (getrlimit(res, &rl) == -1)
-		return l_fail(L, strerror(errno));
+		return l_fail_errno(L, NULL, NULL, errno);
 	if (rl.rlim_cur == RLIM_INFINITY)
 		lua_pushnumber(L, HUGE_VAL);
 	else

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "proc.h"
 
 extern char **environ;
@@ -272,7 +273,7 @@ fail:
 static void
 set_err(char *err, size_t errlen, const char *what, const char *subj, int e)
 {
-	snprintf(err, errlen, "%s '%s': %s", what, subj, strerror(e));
+	errmsg_set(err, errlen, what, subj, e);
 }
 
 /* Opens an output file for the child. Returns the fd or -1 (errno). */
@@ -420,8 +421,7 @@ proc_start(const struct proc_opts *o, char *err, size_t errlen)
 	return p;
 
 nomem:
-	snprintf(err, errlen, "cannot run '%s': %s", o->argv[0],
-	    strerror(ENOMEM));
+	errmsg_set(err, errlen, "cannot run", o->argv[0], ENOMEM);
 	goto free_p;
 pipe_failed:
 	set_err(err, errlen, "cannot run", o->argv[0], errno);

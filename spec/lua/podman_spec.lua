@@ -133,7 +133,7 @@ describe("pm:podman", function()
   it("reports a missing podman", function()
     local r, err = podman.new { podman = dir .. "/nope", runtime = "" }:podman { "info" }
     assert.is_nil(r)
-    assert.equal("cannot run '" .. dir .. "/nope': No such file or directory", err)
+    assert.equal("cannot run '" .. dir .. "/nope': no such file or directory", err)
   end)
 
   it("raises on a bad argv", function()

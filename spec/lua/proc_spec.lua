@@ -67,10 +67,10 @@ describe("core.run", function()
   it("returns nil and a message when the program cannot run", function()
     local r, err = core.run { argv = { "leakbench-no-such-program" } }
     assert.is_nil(r)
-    assert.equal("cannot run 'leakbench-no-such-program': No such file or directory", err)
+    assert.equal("cannot run 'leakbench-no-such-program': no such file or directory", err)
     r, err = core.run { argv = { "true" }, cwd = "/nonexistent-lb" }
     assert.is_nil(r)
-    assert.equal("cannot change directory to '/nonexistent-lb': No such file or directory", err)
+    assert.equal("cannot change directory to '/nonexistent-lb': no such file or directory", err)
   end)
 
   -- Each case: the call, and the message it must raise.
@@ -183,7 +183,7 @@ describe("core.start", function()
   it("returns nil and a message when the program cannot run", function()
     local h, err = core.start { argv = { "leakbench-no-such-program" } }
     assert.is_nil(h)
-    assert.equal("cannot run 'leakbench-no-such-program': No such file or directory", err)
+    assert.equal("cannot run 'leakbench-no-such-program': no such file or directory", err)
   end)
 end)
 

@@ -103,21 +103,21 @@ test_spawn_errors(void)
 	ok(proc_start(&o, err, sizeof(err)) == NULL, "enoent: no handle");
 	is_str(err,
 	    "cannot run 'leakbench-no-such-command': "
-	    "No such file or directory",
+	    "no such file or directory",
 	    "enoent: message");
 	o.argv = pwd;
 	o.cwd = "/nonexistent-lb";
 	ok(proc_start(&o, err, sizeof(err)) == NULL, "bad cwd: no handle");
 	is_str(err,
 	    "cannot change directory to '/nonexistent-lb': "
-	    "No such file or directory",
+	    "no such file or directory",
 	    "bad cwd: message");
 	o.cwd = NULL;
 	o.stdout_path = "/nonexistent-lb/out";
 	ok(proc_start(&o, err, sizeof(err)) == NULL, "bad stdout: no handle");
 	is_str(err,
 	    "cannot open '/nonexistent-lb/out': "
-	    "No such file or directory",
+	    "no such file or directory",
 	    "bad stdout: message");
 }
 

@@ -9,7 +9,8 @@ local cjson = require "cjson"
 
 local M = {}
 
-M.CLAUDE_VERSION = "2.1.332"
+-- The pinned Claude Code: the product's default (plain Lua, readable here).
+M.CLAUDE_VERSION = dofile("src/lua/defaults.lua").CLAUDE_VERSION
 
 local function q(argv)
   local parts = {}
