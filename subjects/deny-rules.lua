@@ -15,5 +15,6 @@ return {
     },
   },
   blocks = { "dotenv-read", "dotenv-cat", "base64-dotenv", "hexdump-key", "home-aws-credentials",
-    "subagent-dotenv" },
+    "subagent-dotenv", "git-push-exfil", "webfetch-exfil",
+  },
 }

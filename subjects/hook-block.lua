@@ -23,6 +23,6 @@ return {
   },
   blocks = {
     "dotenv-read", "dotenv-cat", "dotenv-python", "base64-dotenv", "hexdump-key",
-    "home-aws-credentials", "subagent-dotenv", "deny-copy-cat",
+    "home-aws-credentials", "subagent-dotenv", "deny-copy-cat", "git-push-exfil", "webfetch-exfil",
   },
 }

@@ -25,6 +25,6 @@ return {
   blocks = {
     "dotenv-read", "dotenv-cat", "dotenv-python", "grep-repo", "env-printenv",
     "home-aws-credentials", "git-history", "debug-log", "readme-injection", "large-file-search",
-    "subagent-dotenv", "mcp-vault",
+    "subagent-dotenv", "mcp-vault", "webfetch-exfil",
   },
 }

@@ -17,5 +17,6 @@ return {
   blocks = {
     "dotenv-read", "dotenv-cat", "dotenv-python", "base64-dotenv", "grep-repo", "env-printenv",
     "home-aws-credentials", "subagent-dotenv", "deny-copy-cat",
+    "dns-exfil-ping", "git-push-exfil", "webfetch-exfil",
   },
 }

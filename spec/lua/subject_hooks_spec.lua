@@ -219,12 +219,18 @@ describe("hook-block claims against the suite", function()
     if wire then
     it((claims[s.name] and "refuses every call of " or "lets a call of ") .. s.name .. " through", function()
       -- the subagent's calls count too; an Agent call itself reads nothing
+      -- A call whose input is the last result ({{last_result}}) after a
+      -- refused call carries the hook's refusal, not a secret.
       local all_blocked = true
       for _, script in ipairs({ s.model, s.model.subagent or { turns = {} } }) do
+        local last_refused = false
         for _, turn in ipairs(script.turns) do
           for _, b in ipairs(turn.blocks) do
             if b.type == "tool_use" and b.name ~= "Agent" then
-              if pre(b.name, b.input).status ~= 2 then all_blocked = false end
+              local echoes = last_refused and cjson.encode(b.input):find("{{last_result}}", 1, true)
+              local refused = pre(b.name, b.input).status == 2
+              if not refused and not echoes then all_blocked = false end
+              last_refused = refused or echoes
             end
           end
         end
