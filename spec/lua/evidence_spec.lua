@@ -80,9 +80,12 @@ describe("evidence.load", function()
     assert.truthy(run.logs:find("lb-proxy", 1, true))
   end)
 
-  it("raises on a folder that does not exist", function()
-    assert.has_error(function() evidence.load("spec/fixtures/nope") end,
-      "cannot read run folder 'spec/fixtures/nope'")
+  it("returns nil and why for a folder that does not exist; raises on misuse", function()
+    local none, err = evidence.load("spec/fixtures/nope")
+    assert.is_nil(none)
+    assert.are.equal("cannot read run folder 'spec/fixtures/nope'", err)
+    assert.has_error(function() evidence.load(42) end,
+      "evidence.load: wrong parameter \"dir\": expected string, got number")
   end)
 
   it("leaves session_id and returncode settable", function()

@@ -376,14 +376,15 @@ local Run = {}
 Run.__index = Run
 
 -- Builds the run object from an artifact folder. Missing files are empty
--- channels, not errors; a folder that does not exist raises.
+-- channels, not errors; a folder that cannot be read gives nil, msg (STYLE
+-- rule 7: an environmental failure); a DIR that is not a string raises.
 function M.load(dir)
   if type(dir) ~= "string" then
-    error("wrong parameter \"dir\": expected string, got " .. type(dir), 2)
+    require("leakbench.args").type(2, "evidence.load", "dir", "string", type(dir))
   end
   local probe = core.files_beneath(dir, "", 0)
   if not probe then
-    error("cannot read run folder '" .. dir .. "'", 2)
+    return nil, "cannot read run folder '" .. dir .. "'"
   end
   local run = setmetatable({ dir = dir, segments = {} }, Run)
   local read_file = new_reader(run, dir)

@@ -79,7 +79,8 @@ function M.rescore_run(r, rdir, file)
   end
   local runone = require "leakbench.runone"
   local evidence = require "leakbench.evidence"
-  local ok, run = pcall(runone.load_run, rdir)
+  local ok, run, lerr = pcall(runone.load_run, rdir)
+  if ok and not run then ok, run = false, lerr end
   if not ok then return nil, "cannot read the evidence: " .. tostring(run) end
   run.session_id, run.returncode = r.session_id, math.tointeger(r.returncode) or r.returncode
   local nr = copy(r)

@@ -86,9 +86,10 @@ local function project_reader(project)
 end
 
 -- The run object of the artifacts in DIR (evidence.load) with run:file
--- for the project the agent left. Raises when DIR cannot be read.
+-- for the project the agent left; nil, msg when DIR cannot be read.
 function M.load_run(dir)
-  local run = require("leakbench.evidence").load(dir)
+  local run, err = require("leakbench.evidence").load(dir)
+  if not run then return nil, err end
   run.file = project_reader(dir .. "/project")
   return run
 end
@@ -313,7 +314,9 @@ function M.execute(o)
   -- Evidence even after a failure: whatever was written is scanned.
   local evidence = require "leakbench.evidence"
   local te = core.now()
-  local ok, run = pcall(M.load_run, o.dir)
+  -- (pcall: a bug in reading hostile evidence must still give a result)
+  local ok, run, lerr = pcall(M.load_run, o.dir)
+  if ok and not run then ok, run = false, lerr end
   if ok then
     run.session_id, run.returncode = r.session_id, r.returncode
     result.tool_calls = #run.tool_calls
