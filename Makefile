@@ -61,7 +61,7 @@ servers: $(SERVERS)
 
 ifeq ($(BUILD),build/default)
 leakbench: $(BUILD)/leakbench
-	$(Q)cp $< $@
+	$(Q)cp $< $@.tmp && mv -f $@.tmp $@
 else
 leakbench: $(BUILD)/leakbench
 endif
