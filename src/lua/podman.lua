@@ -248,7 +248,11 @@ end
 --- for podman's output; default: a temp file, kept and named in the error
 --- when the build fails, removed when it succeeds).
 function Podman:build(spec)
-  local argv = { "build", "--pull=never", "--layers", "-f", spec.containerfile, "-t", spec.tag }
+  -- --network host: RUN steps use the host's network as it is, so a build
+  -- needs no network backend (a fresh Debian 12 has no iptables, and
+  -- netavark cannot make the bridge a default build would use).
+  local argv = { "build", "--pull=never", "--layers", "--network", "host",
+                 "-f", spec.containerfile, "-t", spec.tag }
   for _, v in ipairs(self:ulimit_args()) do argv[#argv + 1] = v end
   local keys = {}
   for k in pairs(spec.build_args or {}) do keys[#keys + 1] = k end
