@@ -116,7 +116,7 @@ $(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
 # Installs what is missing first (as root), like "run": the README promises
 # both commands on a fresh machine.
 test:
-	$(Q).ci/setup
+	$(Q).ci/setup --test
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined BUILD=build/san check
 
 check: $(BUILD)/leakbench servers $(UNIT_BIN)

@@ -7,6 +7,7 @@
 package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local cjson = require "cjson"
+local pq = require "podman"
 local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
 local function results(out)
@@ -152,7 +153,7 @@ describe("a trap that dies during the run", function()
       .. sh.quote(out .. "/res") .. " >" .. sh.quote(out .. "/run.out") .. " 2>&1 & echo $! >" .. sh.quote(pidf)))
     -- Once the claude container runs, kill the trap from the host.
     local net = sh.retry(60, function()
-      local names = sh.run({ "podman", "ps", "--filter", "label=leakbench=1", "--format", "{{.Names}}" }).stdout
+      local names = pq.running(out .. "/res")
       local claude = names:match("(lb%-[%w-]+)%-claude")
       return claude and names:find(claude .. "-net", 1, true) and claude .. "-net" or nil
     end)

@@ -66,7 +66,7 @@ describe("leakbench run --live", function()
       "LEAKBENCH_UPSTREAM=https://" .. host .. ":" .. tport, "LEAKBENCH_UPSTREAM_CA=" .. dir .. "/ca.pem",
       os.getenv("LEAKBENCH"), "run", "spec/fixtures/e2e/live.lua", "--live", "--out", out }, "run")
     local inspect = sh.retry(120, function()
-      local names = sh.run({ "podman", "ps", "--filter", "label=leakbench=1", "--format", "{{.Names}}" }).stdout
+      local names = pq.running(out)
       local claude = names:match("(lb%-[%w-]+%-claude)")
       if not claude then return nil end
       local r = sh.run({ "podman", "inspect", claude })
@@ -77,7 +77,7 @@ describe("leakbench run --live", function()
     assert.truthy(inspect:find("sk-ant-bench-dummy-key", 1, true))
     -- The proxy got it on its standard input: it is not in the upstream
     -- container's configuration either (env, argv, mounts).
-    local names = sh.run({ "podman", "ps", "--filter", "label=leakbench=1", "--format", "{{.Names}}" }).stdout
+    local names = pq.running(out)
     local up = must(names:match("(lb%-[%w-]+%-up)"), "no upstream container: " .. names)
     local up_inspect = sh.run({ "podman", "inspect", up })
     assert.are.equal(0, up_inspect.status, up_inspect.stderr)

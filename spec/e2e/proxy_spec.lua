@@ -44,6 +44,7 @@ end
 -- Starts argv in the background: returns a handle with pid, out, err and
 -- status (a file that gets the exit status once it ends).
 local spawned = 0
+local live = {}      -- every handle spawn() made and after_each has not stopped
 local function spawn(dir, name, argv, env)
   spawned = spawned + 1
   name = name .. spawned
@@ -58,6 +59,7 @@ local function spawn(dir, name, argv, env)
     local s = read(h.pidfile)
     return s and s:match("%d+")
   end)
+  live[#live + 1] = h
   return h
 end
 
@@ -75,6 +77,17 @@ local function stop(h)
   kill(h)
   if h and h.pid then exit_status(h) end
 end
+
+-- Nothing a test starts outlives it: whatever the test stopped itself or
+-- not (busted keeps one finally per test, so a second one replaced the
+-- first, and a proxy once ran on for 44 minutes after make test).
+after_each(function()
+  for i = #live, 1, -1 do
+    local h = live[i]
+    live[i] = nil
+    if not read(h.status) then stop(h) end
+  end
+end)
 
 -- Starts lb-proxy; waits for its ready line; returns handle, port.
 local function start_proxy(dir, args, env)

@@ -181,7 +181,7 @@ describe("leakbench run, resources", function()
       .. "--subject subjects/redactor.lua --no-baseline --out " .. sh.quote(out .. "/res")
       .. " >/dev/null 2>&1 & echo $! >" .. sh.quote(pidf)))
     local names = sh.retry(90, function()
-      local n = sh.run({ "podman", "ps", "--filter", "label=leakbench=1", "--format", "{{.Names}}" }).stdout
+      local n = pq.running(out .. "/res")
       local claude = n:match("(lb%-[%w-]+)%-claude")
       return claude and n:find(claude .. "-icp\n", 1, true) and claude or nil
     end)

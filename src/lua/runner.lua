@@ -290,6 +290,11 @@ function M.main(opts, paths, cli)
   end
   local ok, err = core.mkdir_p(out, 493)
   if not ok then perr("run: cannot create '%s': %s", out, err) return 1 end
+  -- The suite's id, first: every container of the suite carries the label
+  -- leakbench.suite=<id>, so whoever watches this folder (a user, a test)
+  -- can address this suite's containers and no other's.
+  ok, err = core.write_file(out .. "/suite.json", ('{"suite_id":"%s"}\n'):format(ctx.suite_id))
+  if not ok then perr("run: cannot write '%s/suite.json': %s", out, err) return 1 end
   core.trap_signals()
 
   -- Images once for the whole suite, per Claude Code version: the claude
