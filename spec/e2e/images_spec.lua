@@ -254,5 +254,22 @@ describe("leakbench images", function()
     assert.matches("ok    trial container %(%-%-network none%)", text)
     assert.matches("ok    trial topology: a request through a socket bridge, nothing else in the sandbox", text)
     assert.matches("ok    image " .. tags.claude:gsub("%p", "%%%0"), text)
+    assert.matches("ok    trial build: a RUN step reached the Debian mirror http", text)
+  end)
+
+  it("doctor's trial build names a mirror it cannot reach, and the fix", function()
+    assert.truthy(tags, "the build test must pass first")
+    -- Loopback port 1: refused at once, and no traffic leaves the machine.
+    local r, text = inside(([[
+      local ok, what, fix = require("leakbench.doctor").trial_build(podman.get(), %q)
+      local left = podman.get():podman({ "images", "--format", "{{.Repository}}",
+        "--filter", "reference=localhost/leakbench-doctor-trial" })
+      return { ok = ok, what = what, fix = fix, left = left and left.stdout }
+    ]]):format(tags.base), "LEAKBENCH_DEBIAN_MIRROR=http://127.0.0.1:1/debian")
+    assert.is_false(r.ok, text)
+    assert.matches("^trial build: a RUN step could not reach the Debian mirror http://127%.0%.0%.1:1/debian: "
+      .. "podman build failed %(exit %d+%)", r.what)
+    assert.matches("^the mirror http://127%.0%.0%.1:1/debian does not answer from this machine", r.fix)
+    assert.equal("", r.left, "the trial image is thrown away")
   end)
 end)

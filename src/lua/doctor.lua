@@ -155,6 +155,52 @@ end
 
 -- Whether this kernel lets an unprivileged user create user namespaces
 -- (rootless podman needs it). nil, why when it does not.
+-- The likely fix for a failed trial build, from its log.
+local function build_fix(log, mirror)
+  if log:find("netavark", 1, true) or log:find("iptables", 1, true) then
+    return "apt-get install iptables netavark (a build's RUN steps should not need them: "
+      .. "builds use --network host; report this)"
+  elseif log:find("Temporary failure resolving", 1, true) or log:find("Could not resolve", 1, true) then
+    return ("this machine cannot resolve the mirror's name (%s): check /etc/resolv.conf, "
+      .. "or set LEAKBENCH_DEBIAN_MIRROR to a mirror it can reach"):format(mirror)
+  elseif log:find("Could not connect", 1, true) or log:find("Connection", 1, true)
+      or log:find("timed out", 1, true) then
+    return ("the mirror %s does not answer from this machine: set LEAKBENCH_DEBIAN_MIRROR, "
+      .. "or http_proxy for apt"):format(mirror)
+  end
+  return "read the build log it names"
+end
+
+--- M.trial_build(pm, base) -> ok, what, fix. What a build does, once, and
+--- thrown away: a build FROM the base image, with the flags every image
+--- build gets, whose RUN step fetches the mirror's Release file with
+--- apt's own transport. A nonce build argument keeps podman's layer cache
+--- from answering instead of the mirror.
+function M.trial_build(pm, base)
+  local _, mirror = images.base_tag()
+  local dir, err = core.tmpdir("leakbench-doctor-")
+  if not dir then return false, "trial build: " .. err, nil end
+  local cf = "FROM " .. base .. "\nARG NONCE\n"
+    .. "RUN echo \"trial $NONCE\" && /usr/lib/apt/apt-helper download-file "
+    .. mirror .. "/dists/" .. images.SUITE .. "/Release /tmp/Release && test -s /tmp/Release\n"
+  core.write_file(dir .. "/Containerfile", cf)
+  local tag = "localhost/leakbench-doctor-trial:" .. core.getpid()
+  local t0 = core.now()
+  local ok
+  ok, err = pm:build { tag = tag, containerfile = dir .. "/Containerfile", context = dir,
+                       build_args = { NONCE = core.uuid() }, log = dir .. "/build.log", timeout = 120 }
+  local log = core.read_file(dir .. "/build.log") or ""
+  pm:podman({ "rmi", "-f", tag }, { timeout = 60 })
+  core.rmtree(dir)
+  if ok then
+    return true, ("trial build: a RUN step reached the Debian mirror %s (%.1f s)"):format(mirror, core.now() - t0)
+  end
+  local last = log:match("([^\n]*)\n[^\n]*$") or ""
+  return false, ("trial build: a RUN step could not reach the Debian mirror %s: %s")
+    :format(mirror, (err:gsub(" %(build log: .*", "")) .. (last ~= "" and ("; " .. last) or "")),
+    build_fix(log, mirror)
+end
+
 local function userns_allowed()
   local clone = core.read_file("/proc/sys/kernel/unprivileged_userns_clone")
   if clone and clone:match("^%s*0") then
@@ -320,6 +366,13 @@ function M.check(pm, opts)
     end
   else
     add("note", "trial topology: skipped, the images are not built yet", "leakbench build")
+  end
+
+  if tags and present[tags.base] then
+    local ok, what, fix = M.trial_build(pm, tags.base)
+    add(ok and "ok" or "FAIL", what, fix)
+  else
+    add("note", "trial build: skipped until the base image exists", "leakbench build")
   end
 
   if not (tags and present[tags.base]) then
