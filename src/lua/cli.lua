@@ -104,6 +104,21 @@ local VERBS = {
     options = {
       { "--out", arg = "DIR", help = "where the merged results go (required)" },
     }, module = "leakbench.shard", entry = "merge" },
+  { name = "diff", summary = "show what changed between two results: cells, claims, leak rates, utility",
+    usage = "leakbench diff [--json] A B",
+    details = "A, B: results folders (run, merge or rescore) or their results.json. Compares,\n"
+      .. "scenario by scenario and subject by subject (NAME@VERSION when a side ran several\n"
+      .. "Claude Code versions): scenarios and subjects new in B or gone; cells that changed;\n"
+      .. "each claim's state (held, broken, untested) in A and B; each subject's wire leak\n"
+      .. "rate in A and B, with the paired difference B - A over the runs of the same\n"
+      .. "scenario and repeat judged in both (95% Newcombe interval, exact McNemar p); and\n"
+      .. "the utility tasks done, with those lost or gained. Use it to gate a protection's\n"
+      .. "new release or a Claude Code upgrade in CI.\n"
+      .. "\nexit status: 0 no claim that held in A is broken in B, 1 one is (a regression),\n"
+      .. "2 a usage error or a folder without a leakbench results.json.",
+    options = {
+      { "--json", help = "the differences as one JSON document (schema leakbench.diff/1)" },
+    }, module = "leakbench.diff" },
   { name = "scan", summary = "look for secrets, in every reversible form, in any files",
     usage = "leakbench scan --secret S [--secret S...] FILE... | leakbench scan --forms",
     options = {
