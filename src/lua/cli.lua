@@ -70,6 +70,14 @@ local VERBS = {
     details = "PATH: files or directories (default scenarios/). Files under a directory\n"
       .. "named subjects/ are subjects. Exit 1 if any file is broken.",
     options = {}, module = "leakbench.list" },
+  { name = "init", summary = "write a commented scenario and subject to start from",
+    usage = "leakbench init [DIR]",
+    details = "Writes DIR/scenarios/my-scenario.lua (the agent reads .env and repeats the\n"
+      .. "password: it leaks in the baseline) and DIR/subjects/my-subject.lua (Claude Code\n"
+      .. "deny rules that keep it off the wire, claiming it), commented, pointing at the API\n"
+      .. "reference, docs/api.md. DIR defaults to the current directory. Never overwrites.\n"
+      .. "\nexit status: 0 written, 1 a file exists or cannot be written, 2 a usage error.",
+    options = {}, module = "leakbench.scaffold" },
   { name = "report", summary = "print the matrix of a finished run from its results.json",
     usage = "leakbench report DIR", options = {}, module = "leakbench.report" },
   { name = "rescore", summary = "judge a finished run's evidence again with today's checks and detector",
