@@ -746,4 +746,8 @@ function M.find(paths, listdir)
   return out, errs
 end
 
+-- The fields a scenario and a subject may have (docs/api.md describes
+-- each; spec/lua/api_doc_spec.lua holds it to that).
+M.SCENARIO_FIELDS, M.SUBJECT_FIELDS = SCENARIO_FIELDS, SUBJECT_FIELDS
+
 return M
