@@ -274,6 +274,9 @@ local function run_page(r, ctx, out)
     several_versions and r.claude_version and (" · claude-code " .. h(r.claude_version)) or "",
     math.tointeger(r.repeat_index) or 1, cls, h(report.cell(r)))
   if r.reason then out[#out + 1] = "<p><b>reason:</b> " .. h(r.reason:sub(1, 2000)) .. "</p>\n" end
+  if type(r.cause) == "string" then
+    out[#out + 1] = '<p class="cause"><b>cause:</b> ' .. h(r.cause:sub(1, 2000)) .. "</p>\n"
+  end
   for _, f in ipairs(r.failed_checks or {}) do
     out[#out + 1] = string.format('<p class="check">failed check at <code>%s</code>: %s</p>\n',
       h(f.where), h(f.message))

@@ -338,6 +338,14 @@ local function columns_view(doc)
   return view, versions
 end
 
+-- TEXT, then run R's cause (cause.lua: the first tool call that failed,
+-- or Claude Code's words when it refused one) when it has one.
+local function with_cause(text, r)
+  if type(r.cause) ~= "string" or r.cause == "" then return text end
+  return text .. " — cause: " .. r.cause
+end
+M.with_cause = with_cause
+
 -- The exit status of DOC and why: { status = n, reasons = { ... } }.
 -- OPTS.fail_on_leak: a leak under a subject (the baseline's, when it ran
 -- alone) fails too. The worst finding wins: failed (1) over unjudged (3)
@@ -360,9 +368,10 @@ function M.exit_status(doc, opts)
         failed[#failed + 1] = id .. ": the control let a task be done"
       end
     elseif r.verdict == "fail" then
-      failed[#failed + 1] = id .. ": " .. tostring(r.reason or "a check failed")
+      failed[#failed + 1] = with_cause(id .. ": " .. tostring(r.reason or "a check failed"), r)
     elseif not JUDGED[r.verdict] or r.verdict == "invalid" then
-      unjudged[#unjudged + 1] = id .. ": " .. r.verdict .. (r.reason and (": " .. r.reason:match("^[^\n]*")) or "")
+      unjudged[#unjudged + 1] = with_cause(id .. ": " .. r.verdict
+        .. (r.reason and (": " .. r.reason:match("^[^\n]*")) or ""), r)
     end
     if opts.fail_on_leak and (r.subject ~= "baseline" or only_baseline) and JUDGED[r.verdict] then
       local l = letters(M.leaked(r))
@@ -475,10 +484,11 @@ function M.junit(doc)
       local l = letters(M.leaked(r))
       if r.verdict == "fail" then
         fails = fails + 1
-        c[#c + 1] = string.format('<failure message="%s"/>', xml(r.reason or "check failed"))
+        c[#c + 1] = string.format('<failure message="%s"/>', xml(with_cause(r.reason or "check failed", r)))
       elseif r.verdict ~= "pass" then
         errors = errors + 1
-        c[#c + 1] = string.format('<error type="%s" message="%s"/>', xml(r.verdict), xml(r.reason or r.verdict))
+        c[#c + 1] = string.format('<error type="%s" message="%s"/>', xml(r.verdict),
+          xml(with_cause(r.reason or r.verdict, r)))
       elseif r.claim == "broken" then
         fails = fails + 1
         c[#c + 1] = string.format('<failure type="claim" message="%s"/>',

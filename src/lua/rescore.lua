@@ -100,6 +100,10 @@ function M.rescore_run(r, rdir, file)
   if r.credential_leak then
     nr.verdict, nr.reason = r.verdict, r.reason
   end
+  nr.cause = nil
+  if nr.verdict == "fail" or nr.verdict == "invalid" then
+    nr.cause = require("leakbench.cause").of(run.events, scenario.secrets)
+  end
   return nr, nil, scenario
 end
 

@@ -348,6 +348,9 @@ function M.execute(o)
       result.reason = table.concat(why, "; ")
       result.problems = json.array(problems)
     end
+    if result.verdict == "fail" or result.verdict == "invalid" then
+      result.cause = require("leakbench.cause").of(run.events, scenario.secrets)
+    end
   elseif not result.verdict then
     result.verdict, result.reason = "error", "cannot read the evidence: " .. tostring(run)
   end
