@@ -111,3 +111,21 @@ describe("core.term_width", function()
     assert.has_error(function() core.term_width("1") end)
   end)
 end)
+
+describe("progress.header", function()
+  it("is one line without a terminal, and lines that fit on one", function()
+    local parts = { "leakbench 0.1.0", "localhost/leakbench-claude:2.1.332-e495558bad63", "scripted model",
+      "24 scenarios × 3 subjects" }
+    local out = sink()
+    progress.header(parts, { tty = false, out = out })
+    assert.are.equal(table.concat(parts, " · ") .. "\n", out.text())
+    out = sink()
+    progress.header(parts, { tty = true, out = out, width = function() return 60 end })
+    assert.are.equal("leakbench 0.1.0\nlocalhost/leakbench-claude:2.1.332-e495558bad63\n"
+      .. "scripted model · 24 scenarios × 3 subjects\n", out.text())
+    for w = 60, 200 do
+      for _, l in ipairs(progress.fit(parts, w)) do assert.truthy(utf8.len(l) <= w - 1, l) end
+    end
+    assert.are.same({ "abcd" }, progress.fit({ "abcdefgh" }, 5))
+  end)
+end)

@@ -96,6 +96,34 @@ function P:line(width)
   return clip(text({}), avail)
 end
 
+--- M.fit(parts, width) -> PARTS joined by " · " into lines of at most
+--- WIDTH - 1 characters, broken between parts (a part longer than that
+--- is cut).
+function M.fit(parts, width)
+  local avail, lines, cur = math.max(1, width - 1), {}, nil
+  for _, p in ipairs(parts) do
+    p = clip(p, avail)
+    if cur and len(cur) + 3 + len(p) <= avail then
+      cur = cur .. " · " .. p
+    else
+      if cur then lines[#lines + 1] = cur end
+      cur = p
+    end
+  end
+  if cur then lines[#lines + 1] = cur end
+  return lines
+end
+
+--- M.header(parts[, opts]) -> writes the run's first line: PARTS joined
+--- by " · "; on a terminal, fitted to its width (M.fit). OPTS: tty, out,
+--- width as M.new takes them.
+function M.header(parts, opts)
+  local p = M.new(0, opts)
+  local lines = { table.concat(parts, " · ") }
+  if p.tty then lines = M.fit(parts, p.width()) end
+  for _, l in ipairs(lines) do p.out:write(l, "\n") end
+end
+
 function P:tick()
   if self.tty then
     self.out:write("\r\27[K", self:line())

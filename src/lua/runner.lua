@@ -276,11 +276,12 @@ function M.main(opts, paths, cli)
     local t = by_version[v].tags
     claude_names[#claude_names + 1] = t and t.claude or ("claude-code " .. v .. ": no image")
   end
-  io.stderr:write(string.format("leakbench %s · %s · %s · %d scenario%s × %d subject%s%s%s\n",
-    cli.VERSION, table.concat(claude_names, ", "), ctx.live and "live API" or "scripted model",
-    #scenarios, #scenarios == 1 and "" or "s", #subjects, #subjects == 1 and "" or "s",
-    #versions > 1 and (" × " .. #versions .. " Claude Code versions") or "",
-    repeats > 1 and (" × " .. repeats .. " repeats") or ""))
+  require("leakbench.progress").header({ "leakbench " .. cli.VERSION, table.concat(claude_names, ", "),
+    ctx.live and "live API" or "scripted model",
+    string.format("%d scenario%s × %d subject%s%s%s",
+      #scenarios, #scenarios == 1 and "" or "s", #subjects, #subjects == 1 and "" or "s",
+      #versions > 1 and (" × " .. #versions .. " Claude Code versions") or "",
+      repeats > 1 and (" × " .. repeats .. " repeats") or "") })
 
   local queue, results = {}, {}
   for _, sc in ipairs(scenarios) do
