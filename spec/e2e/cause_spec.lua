@@ -49,6 +49,8 @@ describe("the cause of a failed or invalid run", function()
     end
     assert.truthy(junit:find("— cause: " .. xml(REFUSED) .. '"/>', 1, true), junit)
     assert.truthy(junit:find("— cause: " .. xml(MISSING) .. '"/>', 1, true), junit)
+    local v = sh.run({ "xmllint", "--noout", "--schema", "spec/schema/junit.xsd", out .. "/junit.xml" })
+    assert.are.equal(0, v.status, v.stderr)
     local page = sh.must(sh.read(out .. "/report.html"))
     local function html(s)
       return (s:gsub("&", "&amp;"):gsub('"', "&quot;"):gsub("'", "&#39;"):gsub("<", "&lt;"):gsub(">", "&gt;"))

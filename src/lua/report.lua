@@ -471,11 +471,18 @@ function M.junit(doc)
   for _, s in ipairs((doc.summary or {}).subjects or {}) do summary[s.name] = s end
   local fail_on_leak = false
   for _, f in ipairs((doc.status or {}).fail_on or {}) do fail_on_leak = fail_on_leak or f == "leak" end
-  local out = { '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="leakbench">\n' }
-  for _, s in ipairs(order) do
+  -- The Ant JUnit format (spec/schema/junit.xsd): each testsuite has an
+  -- id, a package, a timestamp without zone and a hostname; a testcase at
+  -- most one of failure, error, skipped; what a run showed (its cell) is
+  -- in the testsuite's system-out.
+  local stamp = type(doc.finished) == "string" and doc.finished:match("^(%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d)")
+    or os.date("!%Y-%m-%dT%H:%M:%S")
+  local host = type(doc.hostname) == "string" and doc.hostname or core.hostname() or "localhost"
+  local out = { '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n' }
+  for id, s in ipairs(order) do
     local runs, sm = by_subject[s], summary[s]
-    local cases = {}
-    local fails, errors, time = 0, 0, 0
+    local cases, cells = {}, {}
+    local fails, errors, skipped, time = 0, 0, 0, 0
     for _, r in ipairs(runs) do
       local t = r.timings and r.timings.total or 0
       time = time + t
@@ -484,7 +491,11 @@ function M.junit(doc)
       local l = letters(M.leaked(r))
       if r.verdict == "fail" then
         fails = fails + 1
-        c[#c + 1] = string.format('<failure message="%s"/>', xml(with_cause(r.reason or "check failed", r)))
+        c[#c + 1] = string.format('<failure type="check" message="%s"/>',
+          xml(with_cause(r.reason or "check failed", r)))
+      elseif r.verdict == "skipped" or r.verdict == "interrupted" then
+        skipped = skipped + 1
+        c[#c + 1] = string.format('<skipped message="%s"/>', xml(r.reason or r.verdict))
       elseif r.verdict ~= "pass" then
         errors = errors + 1
         c[#c + 1] = string.format('<error type="%s" message="%s"/>', xml(r.verdict),
@@ -497,7 +508,8 @@ function M.junit(doc)
         fails = fails + 1
         c[#c + 1] = string.format('<failure type="leak" message="%s"/>', xml("leak " .. l))
       end
-      c[#c + 1] = string.format("<system-out>%s</system-out></testcase>\n", xml(M.cell(r)))
+      c[#c + 1] = "</testcase>\n"
+      cells[#cells + 1] = string.format("%s#%d: %s\n", r.scenario, r.repeat_index or 1, M.cell(r))
       cases[#cases + 1] = table.concat(c)
     end
     local props = {}
@@ -515,10 +527,12 @@ function M.junit(doc)
           .. " method 10, exact McNemar; " .. sm.vs_baseline.pairs .. " pairs)")
       end
     end
-    out[#out + 1] = string.format('  <testsuite name="%s" tests="%d" failures="%d" errors="%d" time="%.3f">\n',
-      xml(s), #runs, fails, errors, time)
-    if #props > 0 then out[#out + 1] = "    <properties>\n" .. table.concat(props) .. "    </properties>\n" end
+    out[#out + 1] = string.format('  <testsuite id="%d" package="leakbench" name="%s" timestamp="%s" '
+      .. 'hostname="%s" tests="%d" failures="%d" errors="%d" skipped="%d" time="%.3f">\n',
+      id - 1, xml(s), stamp, xml(host), #runs, fails, errors, skipped, time)
+    out[#out + 1] = "    <properties>\n" .. table.concat(props) .. "    </properties>\n"
     out[#out + 1] = table.concat(cases)
+    out[#out + 1] = "    <system-out>" .. xml(table.concat(cells)) .. "</system-out>\n    <system-err></system-err>\n"
     out[#out + 1] = "  </testsuite>\n"
   end
   out[#out + 1] = "</testsuites>\n"
