@@ -155,6 +155,14 @@ local function lists(r)
   r.failed_checks = r.failed_checks and json.array(r.failed_checks)
   r.missing_leaks = r.missing_leaks and json.array(r.missing_leaks)
   r.problems = r.problems and json.array(r.problems)
+  r.caps_hit = r.caps_hit and json.array(r.caps_hit)
+  r.skipped_files = r.skipped_files and json.array(r.skipped_files)
+  r.credential_leak = r.credential_leak and json.array(r.credential_leak)
+  if type(r.startup) == "table" then
+    for _, k in ipairs({ "plugins", "plugin_errors", "mcp_servers" }) do
+      r.startup[k] = r.startup[k] and json.array(r.startup[k])
+    end
+  end
   if type(r.leaks) == "table" then
     json.array(r.leaks)
     for _, s in ipairs(r.leaks) do
@@ -477,7 +485,7 @@ function M.junit(doc)
   -- in the testsuite's system-out.
   local stamp = type(doc.finished) == "string" and doc.finished:match("^(%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d)")
     or os.date("!%Y-%m-%dT%H:%M:%S")
-  local host = type(doc.hostname) == "string" and doc.hostname or core.hostname() or "localhost"
+  local host = core.hostname() or "localhost"
   local out = { '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n' }
   for id, s in ipairs(order) do
     local runs, sm = by_subject[s], summary[s]
