@@ -156,6 +156,13 @@ local function lists(r)
   r.missing_leaks = r.missing_leaks and json.array(r.missing_leaks)
   r.problems = r.problems and json.array(r.problems)
   r.caps_hit = r.caps_hit and json.array(r.caps_hit)
+  r.checks = r.checks and json.array(r.checks)
+  local ss = type(r.subject_setup) == "table" and r.subject_setup or {}
+  for _, k in ipairs({ "blocks", "plugins", "claude_args", "env", "files", "mcp", "setup" }) do
+    ss[k] = ss[k] and json.array(ss[k])
+  end
+  for _, m in ipairs(ss.mcp or {}) do m.args = m.args and json.array(m.args) end
+  if type(ss.interceptor) == "table" and ss.interceptor.argv then json.array(ss.interceptor.argv) end
   r.skipped_files = r.skipped_files and json.array(r.skipped_files)
   r.credential_leak = r.credential_leak and json.array(r.credential_leak)
   if type(r.startup) == "table" then

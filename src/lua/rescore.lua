@@ -89,8 +89,9 @@ function M.rescore_run(r, rdir, file)
   nr.egress_attempts = #run.egress
   nr.prompt = (keep.mask(scenario.prompt, scenario.secrets))
   nr.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
-  local verdict, reason, failed = loader.check(scenario, run)
+  local verdict, reason, failed, checks = loader.check(scenario, run)
   nr.failed_checks = json.array(failed)
+  nr.checks, nr.checks_more = runone.checks_of(checks, scenario.secrets)
   if r.verdict == "timeout" then
     nr.verdict, nr.reason = "timeout", r.reason
   else
