@@ -48,7 +48,14 @@ local function full_run(scenario, subject, verdict)
     skipped_files = { { file = "project/link", reason = "a link" } },
     startup = { claude_code_version = "2.1.332", plugins = { { name = "p", path = "/opt/p" } },
       plugin_errors = {}, mcp_servers = { { name = "vault", status = "connected" } } },
-    credential_leak = { "d/stderr.txt" } }
+    credential_leak = { "d/stderr.txt" },
+    checks = { { ok = true, message = "read", where = "x.lua:2" }, { ok = false, message = "no", where = "x.lua:3" } },
+    checks_more = 4,
+    subject_setup = { description = "d", blocks = { "grep" }, plugins = { "/opt/p" }, claude_args = {}, env = { "A" },
+      files = { "hooks/h.sh" }, setup = { "true" }, control = true,
+      mcp = { { name = "guard", command = "guard-mcp", args = { "-v" } } },
+      interceptor = { build = "ctx", argv = { "r" }, port = 8080, upstream_env = "UPSTREAM_URL" },
+      agent = { build = "ctx" } } }
 end
 
 local function full_doc()
