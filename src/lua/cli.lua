@@ -175,6 +175,8 @@ local VERBS = {
     }, module = "leakbench.clean", raw = true },
   { name = "help", summary = "show help for a command", usage = "leakbench help [COMMAND]",
     options = {}, fn = "help" },
+  { name = "completion", hidden = true, summary = "print a bash completion script",
+    usage = "leakbench completion bash", options = {}, fn = "completion" },
   -- One run in its own process; started by "run", not by people.
   { name = "exec-run", hidden = true, summary = "run one scenario (internal)",
     usage = "leakbench exec-run --scenario FILE --dir DIR --run-id ID ...",
@@ -314,6 +316,70 @@ end
 
 local builtin = {}
 
+-- A bash completion script for every verb and its options, from VERBS
+-- (so it cannot drift from the parser): `leakbench completion bash`,
+-- installed by `make install` as share/bash-completion/completions/leakbench.
+function M.completion()
+  local verbs, cases = {}, {}
+  local names = {}
+  for _, v in ipairs(VERBS) do
+    if not v.hidden then names[#names + 1] = v.name end
+  end
+  for _, v in ipairs(VERBS) do
+    if not v.hidden then
+      verbs[#verbs + 1] = v.name
+      local opts, takes = { "--help" }, {}
+      for _, o in ipairs(v.options) do
+        opts[#opts + 1] = o[1]
+        if o[2] then opts[#opts + 1] = o[2] end
+        if o.arg then takes[#takes + 1] = o[1] .. (o[2] and ("|" .. o[2]) or "") end
+      end
+      local words = v.name == "help" and table.concat(names, " ") or table.concat(opts, " ")
+      cases[#cases + 1] = string.format("    %s) opts=%q; takes=%q ;;", v.name, words,
+        table.concat(takes, "|"))
+    end
+  end
+  return table.concat({
+    "# bash completion for leakbench, made by 'leakbench completion bash' " .. M.VERSION,
+    "_leakbench() {",
+    "  local cur prev verb opts takes",
+    "  cur=${COMP_WORDS[COMP_CWORD]}",
+    "  prev=${COMP_WORDS[COMP_CWORD-1]}",
+    "  if [ \"$COMP_CWORD\" -eq 1 ]; then",
+    "    COMPREPLY=($(compgen -W " .. string.format("%q", table.concat(verbs, " ") .. " --help --version")
+      .. " -- \"$cur\"))",
+    "    return",
+    "  fi",
+    "  verb=${COMP_WORDS[1]}",
+    "  case $verb in",
+    table.concat(cases, "\n"),
+    "    *) return ;;",
+    "  esac",
+    "  # an option's value: a file or directory",
+    "  if [ -n \"$takes\" ] && [[ \"|$takes|\" == *\"|$prev|\"* ]]; then",
+    "    COMPREPLY=($(compgen -f -- \"$cur\"))",
+    "    return",
+    "  fi",
+    "  if [[ $cur == -* ]] || [ \"$verb\" = help ]; then",
+    "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))",
+    "  else",
+    "    COMPREPLY=($(compgen -f -- \"$cur\"))",
+    "  fi",
+    "}",
+    "complete -o filenames -F _leakbench leakbench",
+    "",
+  }, "\n")
+end
+
+function builtin.completion(_, rest)
+  if rest[1] ~= "bash" or rest[2] then
+    perr("completion: usage: leakbench completion bash")
+    return 2
+  end
+  io.write(M.completion())
+  return 0
+end
+
 function builtin.help(_, rest)
   if rest[1] == nil then
     io.write(usage_text())
@@ -340,7 +406,7 @@ function M.main(args)
     return 2
   end
   if a1 == "--version" or a1 == "-V" then
-    io.write("leakbench ", M.VERSION, "\n")
+    io.write("leakbench ", M.VERSION, " (claude-code ", defaults.CLAUDE_VERSION, ")\n")
     return 0
   end
   if a1 == "--help" or a1 == "-h" then
