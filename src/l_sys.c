@@ -142,7 +142,7 @@ l_getrlimit(lua_State *L)
 }
 
 const luaL_Reg sys_funcs[] = { { "ncpu", l_ncpu }, { "isatty", l_isatty },
-	{ "term_width", l_term_width },
-	{ "getuid", l_getuid }, { "getgid", l_getgid }, { "getpid", l_getpid },
+	{ "term_width", l_term_width }, { "getuid", l_getuid },
+	{ "getgid", l_getgid }, { "getpid", l_getpid },
 	{ "pid_alive", l_pid_alive }, { "hostname", l_hostname },
 	{ "getrlimit", l_getrlimit }, { NULL, NULL } };
