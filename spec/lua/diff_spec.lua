@@ -198,6 +198,22 @@ describe("leakbench diff", function()
     assert.are.equal(0, status)
   end)
 
+  it("with --report writes B's report.html again, the changes at its top", function()
+    local b = doc({ run("dotenv", "baseline", "pass", WT), run("grep", "deny", "pass", W) })
+    local da, db = folder(suite_a()), folder(b)
+    local status = capture(cli.main, { "diff", "--report", da, db })
+    assert.are.equal(1, status)
+    local page = assert(core.read_file(db .. "/report.html"))
+    local top = page:match('<section class="diff">.-</section>')
+    assert.truthy(top, page:sub(1, 2000))
+    assert.truthy(top:find("<h2>Changes since " .. da .. "</h2>", 1, true), top)
+    assert.truthy(top:find('<tr class="regression"><td>deny</td><td>grep</td><td>held</td><td>broken</td></tr>',
+      1, true), top)
+    assert.truthy(top:find("1 claim(s) held in A and broken in B", 1, true), top)
+    -- above the matrix
+    assert.truthy(page:find('<section class="diff">', 1, true) < page:find('<table id="matrix">', 1, true))
+  end)
+
   it("refuses a folder that is not a results folder, naming the file, with status 2", function()
     local dir = os.tmpname()
     os.remove(dir)

@@ -113,7 +113,7 @@ local VERBS = {
       { "--out", arg = "DIR", help = "where the merged results go (required)" },
     }, module = "leakbench.shard", entry = "merge" },
   { name = "diff", summary = "show what changed between two results: cells, claims, leak rates, utility",
-    usage = "leakbench diff [--json] A B",
+    usage = "leakbench diff [--json] [--report] A B",
     details = "A, B: results folders (run, merge or rescore) or their results.json. Compares,\n"
       .. "scenario by scenario and subject by subject (NAME@VERSION when a side ran several\n"
       .. "Claude Code versions): scenarios and subjects new in B or gone; cells that changed;\n"
@@ -126,6 +126,7 @@ local VERBS = {
       .. "2 a usage error or a folder without a leakbench results.json.",
     options = {
       { "--json", help = "the differences as one JSON document (schema leakbench.diff/1)" },
+      { "--report", help = "also write B's report.html again, with these changes at its top" },
     }, module = "leakbench.diff" },
   { name = "scan", summary = "look for secrets, in every reversible form, in any files",
     usage = "leakbench scan --secret S [--secret S...] FILE... | leakbench scan --forms",

@@ -24,6 +24,7 @@ local json = require "leakbench.json"
 local printable = require "leakbench.printable"
 local report = require "leakbench.report"
 local stats = require "leakbench.stats"
+local html = require "leakbench.html"
 
 local M = {}
 
@@ -346,10 +347,56 @@ function M.text(d)
   return table.concat(lines, "\n") .. "\n"
 end
 
---- M.main(opts, rest) -> exit status; "leakbench diff [--json] A B".
+--- M.html(d) -> the differences D as a section of B's report.html.
+function M.html(d)
+  local h = printable.html
+  local out = { '<section class="diff"><h2>Changes since ', h(d.a.path or d.a.suite_id or "A"), "</h2>\n" }
+  local function list(title, items)
+    if #items == 0 then return end
+    local parts = {}
+    for _, n in ipairs(items) do parts[#parts + 1] = "<code>" .. h(n) .. "</code>" end
+    out[#out + 1] = "<p>" .. h(title) .. ": " .. table.concat(parts, ", ") .. "</p>\n"
+  end
+  list("new scenarios", d.scenarios.added)
+  list("removed scenarios", d.scenarios.removed)
+  list("new subjects", d.subjects.added)
+  list("removed subjects", d.subjects.removed)
+  out[#out + 1] = string.format("<p>%d of %d cells changed</p>\n", #d.cells, d.cells_total)
+  if #d.cells > 0 then
+    out[#out + 1] = '<table class="diff-cells"><tr><th>scenario</th><th>subject</th><th>A</th><th>B</th></tr>\n'
+    for _, c in ipairs(d.cells) do
+      out[#out + 1] = string.format("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", h(c.scenario),
+        h(c.subject), h(c.a), h(c.b))
+    end
+    out[#out + 1] = "</table>\n"
+  end
+  if #d.claims > 0 then
+    out[#out + 1] = '<table class="diff-claims"><tr><th>subject</th><th>claim</th><th>A</th><th>B</th></tr>\n'
+    for _, c in ipairs(d.claims) do
+      out[#out + 1] = string.format('<tr%s><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n',
+        c.a == "held" and c.b == "broken" and ' class="regression"' or "", h(c.subject), h(c.scenario), h(c.a), h(c.b))
+    end
+    out[#out + 1] = "</table>\n"
+  end
+  if #d.wire > 0 then
+    out[#out + 1] = '<table class="diff-wire"><tr><th>subject</th><th>leaks on the wire, A → B</th>'
+      .. "<th>paired difference B − A</th></tr>\n"
+    for _, w in ipairs(d.wire) do
+      out[#out + 1] = string.format("<tr><td>%s</td><td>%d/%d → %d/%d</td><td>%s</td></tr>\n", h(w.subject),
+        w.a.k, w.a.n, w.b.k, w.b.n, w.paired.pairs > 0 and h(report.format_paired(w.paired) .. " · "
+          .. w.paired.pairs .. " pairs") or "no pairs")
+    end
+    out[#out + 1] = "</table>\n"
+  end
+  out[#out + 1] = string.format("<p><b>%s</b></p></section>\n", #d.regressions > 0
+    and h(#d.regressions .. " claim(s) held in A and broken in B") or "no claim that held in A is broken in B")
+  return table.concat(out)
+end
+
+--- M.main(opts, rest) -> exit status; "leakbench diff [--json] [--report] A B".
 function M.main(opts, rest)
   if #rest ~= 2 then
-    perr("expected two results folders, got %d (usage: leakbench diff [--json] A B)", #rest)
+    perr("expected two results folders, got %d (usage: leakbench diff [--json] [--report] A B)", #rest)
     return M.EXIT.usage
   end
   local docs = {}
@@ -362,6 +409,10 @@ function M.main(opts, rest)
     docs[i] = doc
   end
   local d = M.compare(docs[1], docs[2], rest)
+  if opts.report then
+    local dir = rest[2]:match("^(.*)/results%.json$") or rest[2]
+    html.try_write(dir, docs[2], nil, { top = M.html(d) })
+  end
   if opts.json then
     io.write(json.encode(d), "\n")
   else

@@ -263,9 +263,10 @@ end
 
 -- The page for DOC (a results document). BASE: the folder of its
 -- results.json; PAGE_DIR (default BASE): where the page goes, for the
--- links to the runs' evidence files. Returns the HTML text and the list of
--- every run's secrets.
-function M.render(doc, base, page_dir)
+-- links to the runs' evidence files; OPTS.top: HTML put above the matrix
+-- (leakbench diff --report: the changes since another result). Returns the
+-- HTML text and the list of every run's secrets.
+function M.render(doc, base, page_dir, opts)
   local scen, subj, vers = orders(doc)
   local multi = #vers > 1
   several_versions = multi
@@ -305,6 +306,7 @@ function M.render(doc, base, page_dir)
     "", h(doc.mode or "scripted"), doc.model and (" " .. h(doc.model)) or "", #scen, #subj, #doc.runs,
     h(doc.finished or "?"), doc.plan and (" · plan " .. h(doc.plan.hash and doc.plan.hash:sub(1, 12) or "")) or "")
   out[#out + 1] = "<main>\n"
+  if opts and opts.top then out[#out + 1] = opts.top end
   if doc.rescore then
     out[#out + 1] = string.format('<p class="rescore"><b>rescored</b> %s from %s: %d verdict%s changed</p>\n',
       h(doc.rescore.at or ""), h(doc.rescore.from or ""), #(doc.rescore.changed or {}),
@@ -437,8 +439,8 @@ end
 -- Writes DIR/report.html for DOC; BASE (default DIR) is where its runs'
 -- folders are looked for. Returns the path, or nil and why: the page is
 -- not written when the detector finds any run's secret in it.
-function M.write(dir, doc, base)
-  local text, secrets = M.render(doc, base or dir, dir)
+function M.write(dir, doc, base, opts)
+  local text, secrets = M.render(doc, base or dir, dir, opts)
   local uniq, seen = {}, {}
   for _, s in ipairs(secrets) do
     if #s >= 8 and not seen[s] then seen[s] = true uniq[#uniq + 1] = s end
@@ -462,8 +464,8 @@ end
 
 -- html.write for the verbs: a failure is said on stderr, never raised
 -- (the results are written already). Returns the path or nil.
-function M.try_write(dir, doc, base)
-  local ok, path, err = pcall(M.write, dir, doc, base)
+function M.try_write(dir, doc, base, opts)
+  local ok, path, err = pcall(M.write, dir, doc, base, opts)
   if not ok or not path then
     io.stderr:write("leakbench: cannot write '", dir, "/", M.FILE, "': ", tostring(ok and err or path), "\n")
     return nil

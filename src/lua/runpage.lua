@@ -439,6 +439,7 @@ div.secret{margin:8px 0}
 div.secret h4{margin:6px 0}
 .finding ul{margin:4px 0 0 0;padding-left:18px}
 ul.files li{margin:2px 0}
+section.diff tr.regression td{color:#c1121f;font-weight:600}
 td.unproven{background:#eef0e6;color:#555;box-shadow:inset 0 0 0 2px #8a8a5c}
 ]]
 
