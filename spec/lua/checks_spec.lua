@@ -1,9 +1,9 @@
 -- Every expectation of a check, passed or failed, for the run's page:
 -- loader.check collects each lb.expect (file:line, message, whether it
--- held), bounded however often a hostile check calls it, and runone keeps
--- them in result.json with the secrets masked.
+-- held), bounded however often a hostile check calls it, and result.json
+-- keeps them (explain.checks) with the secrets masked.
 local loader = require "leakbench.loader"
-local runone = require "leakbench.runone"
+local explain = require "leakbench.explain"
 local lb = require "leakbench"
 local core = require "leakbench.core"
 
@@ -39,10 +39,10 @@ describe("loader.check", function()
   end)
 end)
 
-describe("runone.checks_of", function()
+describe("explain.checks", function()
   it("masks secrets in the messages", function()
     local key = core.canary("sk-live-")
-    local checks = runone.checks_of({ { ok = false, message = "the answer is " .. key, where = "x.lua:3" } }, { key })
+    local checks = explain.checks({ { ok = false, message = "the answer is " .. key, where = "x.lua:3" } }, { key })
     assert.is_nil(checks[1].message:find(key, 1, true))
     assert.truthy(checks[1].message:find("«secret:", 1, true))
   end)

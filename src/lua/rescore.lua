@@ -24,6 +24,7 @@ local loader = require "leakbench.loader"
 local report = require "leakbench.report"
 local keep = require "leakbench.keep"
 local html = require "leakbench.html"
+local explain = require "leakbench.explain"
 
 local M = {}
 
@@ -91,7 +92,7 @@ function M.rescore_run(r, rdir, file)
   nr.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
   local verdict, reason, failed, checks = loader.check(scenario, run)
   nr.failed_checks = json.array(failed)
-  nr.checks, nr.checks_more = runone.checks_of(checks, scenario.secrets)
+  nr.checks, nr.checks_more = explain.checks(checks, scenario.secrets)
   if r.verdict == "timeout" then
     nr.verdict, nr.reason = "timeout", r.reason
   else
@@ -103,7 +104,7 @@ function M.rescore_run(r, rdir, file)
   end
   nr.cause = nil
   if nr.verdict == "fail" or nr.verdict == "invalid" then
-    nr.cause = require("leakbench.cause").of(run.events, scenario.secrets)
+    nr.cause = explain.cause(run.events, scenario.secrets)
   end
   return nr, nil, scenario
 end

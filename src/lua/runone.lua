@@ -8,6 +8,7 @@ local core = require "leakbench.core"
 local defaults = require "leakbench.defaults"
 local loader = require "leakbench.loader"
 local sandbox = require "leakbench.sandbox"
+local explain = require "leakbench.explain"
 
 local M = {}
 
@@ -25,18 +26,6 @@ M.write_json = write_json
 -- failed (list of {message=, where=}), checks (every lb.expect).
 local function run_checks(scenario, run)
   return loader.check(scenario, run)
-end
-
---- M.checks_of(checks, secrets) -> the expectations of a check (as
---- loader.check returns them) for result.json, each message masked with
---- SECRETS; and how many more were made, or nil.
-function M.checks_of(checks, secrets)
-  local keep = require "leakbench.keep"
-  local out = {}
-  for i, c in ipairs(checks or {}) do
-    out[i] = { ok = c.ok, message = (keep.mask(c.message, secrets)), where = c.where }
-  end
-  return json.array(out), checks and checks.more or nil
 end
 
 -- The report's lists as JSON arrays even when empty (cjson would write {}).
@@ -104,44 +93,6 @@ function M.load_run(dir)
   if not run then return nil, err end
   run.file = project_reader(dir .. "/project")
   return run
-end
-
---- M.subject_setup(subject, secrets) -> what SUBJECT (a loaded subject)
---- put in the run's path, for result.json and the run's page: its
---- description, claims, plugins, MCP servers, interceptor, agent layer,
---- setup, extra arguments, the names (not values) of its environment and
---- its staged files. Strings are masked with the scenario's SECRETS. Its
---- settings (hooks, permissions) are in the run folder's settings.json,
---- merged as applied.
-function M.subject_setup(s, secrets)
-  local keep = require "leakbench.keep"
-  local function m(v) return type(v) == "string" and (keep.mask(v, secrets)) or v end
-  local function list(t)
-    local o = {}
-    for i, v in ipairs(t or {}) do o[i] = m(v) end
-    return json.array(o)
-  end
-  local function names(t)
-    local o = {}
-    for k in pairs(t or {}) do o[#o + 1] = m(k) end
-    table.sort(o)
-    return json.array(o)
-  end
-  local mcp = {}
-  for name, d in pairs((s.mcp or {}).servers or {}) do
-    mcp[#mcp + 1] = { name = name, command = m(d.command), args = list(d.args) }
-  end
-  table.sort(mcp, function(a, b) return a.name < b.name end)
-  local out = { description = m(s.description), blocks = list(s.blocks), plugins = list(s.plugins),
-    claude_args = list(s.claude_args), env = names(s.env), files = names(s.files), mcp = json.array(mcp),
-    setup = s.setup and list(s.setup.argv) or nil, control = s.control or nil }
-  local icp = s.interceptor
-  if icp then
-    out.interceptor = { image = m(icp.image), build = icp.build and m(icp.build.context), argv = list(icp.argv),
-      port = icp.port, upstream_env = icp.upstream_env }
-  end
-  if s.agent then out.agent = { build = m(s.agent.build.context) } end
-  return out
 end
 
 -- The last result event of RUN, or nil.
@@ -348,7 +299,7 @@ function M.execute(o)
     end
   end
   result.subject = subject and subject.name or "baseline"
-  result.subject_setup = subject and M.subject_setup(subject, scenario.secrets) or nil
+  result.subject_setup = subject and explain.subject_setup(subject, scenario.secrets) or nil
   local pm = require("leakbench.podman").new()
   local r = sandbox.new({
     scenario = scenario, subject = subject, dir = o.dir, images = o.images, pm = pm,
@@ -381,7 +332,7 @@ function M.execute(o)
     if not result.verdict then
       local verdict, reason, failed, checks = run_checks(scenario, run)
       result.failed_checks = json.array(failed)
-      result.checks, result.checks_more = M.checks_of(checks, scenario.secrets)
+      result.checks, result.checks_more = explain.checks(checks, scenario.secrets)
       if out.verdict == "timeout" then
         result.verdict = "timeout"
         result.reason = string.format("Claude Code did not finish within %g s", r.timeout)
@@ -401,7 +352,7 @@ function M.execute(o)
       result.problems = json.array(problems)
     end
     if result.verdict == "fail" or result.verdict == "invalid" then
-      result.cause = require("leakbench.cause").of(run.events, scenario.secrets)
+      result.cause = explain.cause(run.events, scenario.secrets)
     end
   elseif not result.verdict then
     result.verdict, result.reason = "error", "cannot read the evidence: " .. tostring(run)
