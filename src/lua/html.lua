@@ -19,10 +19,10 @@
 -- Before writing, the whole page is scanned for every secret of every run,
 -- and a page in which the detector finds one is not written.
 local core = require "leakbench.core"
+local runpage = require "leakbench.runpage"
 local report = require "leakbench.report"
 local keep = require "leakbench.keep"
 local evidence = require "leakbench.evidence"
-local runpage = require "leakbench.runpage"
 
 local M = {}
 

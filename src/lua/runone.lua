@@ -4,11 +4,11 @@
 -- and writes DIR/result.json. The exit status is 0 whatever the verdict; a
 -- crash of this process is the runner's "error".
 local json = require "leakbench.json"
+local explain = require "leakbench.explain"
 local core = require "leakbench.core"
 local defaults = require "leakbench.defaults"
 local loader = require "leakbench.loader"
 local sandbox = require "leakbench.sandbox"
-local explain = require "leakbench.explain"
 
 local M = {}
 
@@ -23,7 +23,7 @@ M.write_json = write_json
 -- Runs the scenario's check function against RUN, under the loader's
 -- check budget (instructions, wall time, memory): a check that loops is an
 -- "error" whose reason names the file and line. Returns verdict, reason,
--- failed (list of {message=, where=}), checks (every lb.expect).
+-- failed (list of {message=, where=}).
 local function run_checks(scenario, run)
   return loader.check(scenario, run)
 end
@@ -299,7 +299,6 @@ function M.execute(o)
     end
   end
   result.subject = subject and subject.name or "baseline"
-  result.subject_setup = subject and explain.subject_setup(subject, scenario.secrets) or nil
   local pm = require("leakbench.podman").new()
   local r = sandbox.new({
     scenario = scenario, subject = subject, dir = o.dir, images = o.images, pm = pm,
@@ -373,6 +372,7 @@ function M.execute(o)
       if n ~= "projects" then core.rmtree(cfg .. "/" .. n) end
     end
   end
+  result.subject_setup = subject and explain.subject_setup(subject, scenario.secrets) or nil
   result.timings.total = core.now() - t0
   write_json(o.dir .. "/result.json", result)
   return result
