@@ -19,12 +19,12 @@
 -- stays a timeout, with today's leaks.
 local cjson = require "cjson"
 local json = require "leakbench.json"
+local explain = require "leakbench.explain"
 local core = require "leakbench.core"
 local loader = require "leakbench.loader"
 local report = require "leakbench.report"
 local keep = require "leakbench.keep"
 local html = require "leakbench.html"
-local explain = require "leakbench.explain"
 
 local M = {}
 
