@@ -31,6 +31,13 @@ describe("loader.check", function()
     assert.are.equal(100000 - loader.MAX_CHECKS, checks.more)
   end)
 
+  it("keeps at most MAX_CHECK_MESSAGE bytes of a message", function()
+    local _, _, _, checks = loader.check({ file = "x.lua", check = function()
+      lb.expect(true, string.rep("x", 10 << 20))
+    end }, {})
+    assert.are.equal(loader.MAX_CHECK_MESSAGE, #checks[1].message)
+  end)
+
   it("stops collecting when the check ends, even when it raised", function()
     loader.check({ file = "x.lua", check = function() error("boom", 0) end }, {})
     -- outside a check lb.expect reports to no one and behaves as before

@@ -305,6 +305,7 @@ end
 -- The most expectations of one check that are kept (each lb.expect call,
 -- passed or failed, for the run's page); the rest are only counted.
 M.MAX_CHECKS = 200
+M.MAX_CHECK_MESSAGE = 1000
 
 -- Runs SCENARIO's check function on RUN under M.CHECK_BUDGET. Returns
 -- verdict ("pass", "fail", "error"), reason, failed (a list of { message=,
@@ -316,8 +317,9 @@ function M.check(scenario, run)
   if not scenario.check then return "pass", nil, {}, checks end
   local old = lb._expectations(function(ok, message, where)
     if #checks < M.MAX_CHECKS then
-      checks[#checks + 1] = { ok = ok, message = type(message) == "string" and message or "expectation",
-        where = where }
+      -- a message is the file's: at most MAX_CHECK_MESSAGE bytes of it are kept
+      checks[#checks + 1] = { ok = ok, where = where,
+        message = type(message) == "string" and message:sub(1, M.MAX_CHECK_MESSAGE) or "expectation" }
     else
       checks.more = (checks.more or 0) + 1
     end
