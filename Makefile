@@ -9,6 +9,10 @@
 #   make lint            luacheck, cppcheck, clang-format and indentation;
 #                        fails on any warning
 #   make format          clang-format every C file lint checks
+#   make install PREFIX=/usr/local [DESTDIR=]
+#                        the binary, the servers, the container contexts,
+#                        the scenarios and subjects, leakbench.1, bash
+#                        completion, docs/api.md
 #   make SANITIZE=address,undefined   any target, with sanitizers
 #
 # Every binary's main() lives in a file named main.c; everything else under
@@ -57,7 +61,7 @@ SERVERS := $(if $(wildcard src/model/main.c),$(BUILD)/lb-model) \
            $(if $(wildcard src/net/main.c),$(BUILD)/lb-net) \
            $(if $(wildcard src/trap/main.c),$(BUILD)/lb-trap)
 servers: $(SERVERS)
-.PHONY: all servers test check lint format run bench fuzz clean images
+.PHONY: all servers test check lint format run bench fuzz clean images install
 
 ifeq ($(BUILD),build/default)
 leakbench: $(BUILD)/leakbench
@@ -158,6 +162,30 @@ lint:
 	$(Q)luacheck -q --no-color .
 	@echo "  CPPCHECK src"
 	$(Q)$(CPPCHECK) -j2 src
+
+# Install. The binary finds the container contexts in ../share/leakbench
+# beside it (images.lua), byte for byte the files images.lua hashes and
+# stages (Makefile, containers/, every .c and .h under src/, src/embed.sh,
+# src/model, src/proxy, src/net, src/trap), so an installed leakbench
+# computes the same image tags as this tree and finds the images built here.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+INST    := $(DESTDIR)$(PREFIX)
+CONTEXT_FILES = Makefile $(wildcard containers/*) $(wildcard src/embed.sh) \
+	$(shell find src -name '*.[ch]') \
+	$(shell find $(wildcard src/model src/proxy src/net src/trap) -type f)
+install: $(BUILD)/leakbench servers
+	@echo "  INSTALL $(INST)"
+	$(Q)install -d $(INST)/bin $(INST)/libexec/leakbench $(INST)/share/leakbench \
+	    $(INST)/share/man/man1 $(INST)/share/bash-completion/completions $(INST)/share/doc/leakbench
+	$(Q)install -m 0755 $(BUILD)/leakbench $(INST)/bin/leakbench
+	$(Q)install -m 0755 $(SERVERS) $(INST)/libexec/leakbench/
+	$(Q)for f in $(sort $(CONTEXT_FILES)); do install -D -m 0644 "$$f" "$(INST)/share/leakbench/$$f" || exit 1; done
+	$(Q)rm -rf $(INST)/share/leakbench/scenarios $(INST)/share/leakbench/subjects
+	$(Q)cp -R --preserve=mode scenarios subjects $(INST)/share/leakbench/
+	$(Q)install -m 0644 docs/leakbench.1 $(INST)/share/man/man1/leakbench.1
+	$(Q)$(BUILD)/leakbench completion bash > $(INST)/share/bash-completion/completions/leakbench
+	$(Q)install -m 0644 docs/api.md README.md $(INST)/share/doc/leakbench/
 
 FUZZ_SECONDS ?= 60
 fuzz: $(BUILD)/gen/embedded.c

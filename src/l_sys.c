@@ -1,8 +1,9 @@
 /*
  * Facts about the host and this process, part of "leakbench.core": the
- * number of usable cores, whether a descriptor is a terminal, ids, whether
- * a process exists, the host name and resource limits. ncpu falls back to
- * 1; hostname and getrlimit return nil, message when the system fails.
+ * number of usable cores, whether a descriptor is a terminal and its width,
+ * ids, whether a process exists, the host name and resource limits. ncpu
+ * falls back to 1; hostname and getrlimit return nil, message when the
+ * system fails; term_width returns nil when there is no width.
  */
 #include <errno.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -40,6 +42,26 @@ l_isatty(lua_State *L)
 	if (!lua_isinteger(L, 1))
 		l_wrong_type(L, 1, "core.isatty", "fd", "integer");
 	lua_pushboolean(L, isatty((int)lua_tointeger(L, 1)) == 1);
+	return 1;
+}
+
+/*
+ * term_width(fd) -> the columns of the terminal on fd, or nil when fd is
+ * not a terminal or the terminal does not say (a width of 0).
+ */
+static int
+l_term_width(lua_State *L)
+{
+	struct winsize ws;
+
+	if (!lua_isinteger(L, 1))
+		l_wrong_type(L, 1, "core.term_width", "fd", "integer");
+	if (ioctl((int)lua_tointeger(L, 1), TIOCGWINSZ, &ws) == -1 ||
+	    ws.ws_col == 0) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_pushinteger(L, ws.ws_col);
 	return 1;
 }
 
@@ -120,6 +142,7 @@ l_getrlimit(lua_State *L)
 }
 
 const luaL_Reg sys_funcs[] = { { "ncpu", l_ncpu }, { "isatty", l_isatty },
-	{ "getuid", l_getuid }, { "getgid", l_getgid }, { "getpid", l_getpid },
+	{ "term_width", l_term_width }, { "getuid", l_getuid },
+	{ "getgid", l_getgid }, { "getpid", l_getpid },
 	{ "pid_alive", l_pid_alive }, { "hostname", l_hostname },
 	{ "getrlimit", l_getrlimit }, { NULL, NULL } };

@@ -6,7 +6,7 @@ describe("leakbench", function()
   it("prints its version", function()
     local r = sh.leakbench({ "--version" })
     assert.are.equal(0, r.status)
-    assert.are.equal("leakbench 0.1.0\n", r.stdout)
+    assert.are.equal("leakbench 0.1.0 (claude-code 2.1.332)\n", r.stdout)
   end)
 
   it("prints usage with --help and lists every command", function()

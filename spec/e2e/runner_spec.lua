@@ -90,8 +90,10 @@ jsonschema.validate(doc, schema)
     local n = 0
     for _ in xml:gmatch("<testcase ") do n = n + 1 end
     assert.are.equal(16, n)
-    assert.truthy(xml:find('<failure message="spec/fixtures/runner/scenarios/b-fail.lua:7: the answer is goodbye"',
-      1, true))
+    assert.truthy(xml:find('<failure type="check" message="spec/fixtures/runner/scenarios/b-fail.lua:7: '
+      .. 'the answer is goodbye', 1, true), xml)
+    local v = sh.run({ "xmllint", "--noout", "--schema", "spec/schema/junit.xsd", out .. "/junit.xml" })
+    assert.are.equal(0, v.status, v.stderr)
   end)
 
   it("leaves no container or network behind", function()

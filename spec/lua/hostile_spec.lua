@@ -208,7 +208,7 @@ describe("hostile files: budgets", function()
 
   it("check verdicts are unchanged otherwise", function()
     local lb = require "leakbench"
-    assert.are.same({ "pass", nil, {} }, { loader.check({ check = function() end }, {}) })
+    assert.are.same({ "pass", nil, {}, {} }, { loader.check({ check = function() end }, {}) })
     local verdict, reason, failed = loader.check({ file = "x.lua", check = function()
       lb.expect(false, "nope")
     end }, {})

@@ -70,6 +70,14 @@ local VERBS = {
     details = "PATH: files or directories (default scenarios/). Files under a directory\n"
       .. "named subjects/ are subjects. Exit 1 if any file is broken.",
     options = {}, module = "leakbench.list" },
+  { name = "init", summary = "write a commented scenario and subject to start from",
+    usage = "leakbench init [DIR]",
+    details = "Writes DIR/scenarios/my-scenario.lua (the agent reads .env and repeats the\n"
+      .. "password: it leaks in the baseline) and DIR/subjects/my-subject.lua (Claude Code\n"
+      .. "deny rules that keep it off the wire, claiming it), commented, pointing at the API\n"
+      .. "reference, docs/api.md. DIR defaults to the current directory. Never overwrites.\n"
+      .. "\nexit status: 0 written, 1 a file exists or cannot be written, 2 a usage error.",
+    options = {}, module = "leakbench.scaffold" },
   { name = "report", summary = "print the matrix of a finished run from its results.json",
     usage = "leakbench report DIR", options = {}, module = "leakbench.report" },
   { name = "rescore", summary = "judge a finished run's evidence again with today's checks and detector",
@@ -104,6 +112,22 @@ local VERBS = {
     options = {
       { "--out", arg = "DIR", help = "where the merged results go (required)" },
     }, module = "leakbench.shard", entry = "merge" },
+  { name = "diff", summary = "show what changed between two results: cells, claims, leak rates, utility",
+    usage = "leakbench diff [--json] [--report] A B",
+    details = "A, B: results folders (run, merge or rescore) or their results.json. Compares,\n"
+      .. "scenario by scenario and subject by subject (NAME@VERSION when a side ran several\n"
+      .. "Claude Code versions): scenarios and subjects new in B or gone; cells that changed;\n"
+      .. "each claim's state (held, broken, untested) in A and B; each subject's wire leak\n"
+      .. "rate in A and B, with the paired difference B - A over the runs of the same\n"
+      .. "scenario and repeat judged in both (95% Newcombe interval, exact McNemar p); and\n"
+      .. "the utility tasks done, with those lost or gained. Use it to gate a protection's\n"
+      .. "new release or a Claude Code upgrade in CI.\n"
+      .. "\nexit status: 0 no claim that held in A is broken in B, 1 one is (a regression),\n"
+      .. "2 a usage error or a folder without a leakbench results.json.",
+    options = {
+      { "--json", help = "the differences as one JSON document (schema leakbench.diff/1)" },
+      { "--report", help = "also write B's report.html again, with these changes at its top" },
+    }, module = "leakbench.diff" },
   { name = "scan", summary = "look for secrets, in every reversible form, in any files",
     usage = "leakbench scan --secret S [--secret S...] FILE... | leakbench scan --forms",
     options = {
@@ -152,6 +176,8 @@ local VERBS = {
     }, module = "leakbench.clean", raw = true },
   { name = "help", summary = "show help for a command", usage = "leakbench help [COMMAND]",
     options = {}, fn = "help" },
+  { name = "completion", hidden = true, summary = "print a bash completion script",
+    usage = "leakbench completion bash", options = {}, fn = "completion" },
   -- One run in its own process; started by "run", not by people.
   { name = "exec-run", hidden = true, summary = "run one scenario (internal)",
     usage = "leakbench exec-run --scenario FILE --dir DIR --run-id ID ...",
@@ -291,6 +317,70 @@ end
 
 local builtin = {}
 
+-- A bash completion script for every verb and its options, from VERBS
+-- (so it cannot drift from the parser): `leakbench completion bash`,
+-- installed by `make install` as share/bash-completion/completions/leakbench.
+function M.completion()
+  local verbs, cases = {}, {}
+  local names = {}
+  for _, v in ipairs(VERBS) do
+    if not v.hidden then names[#names + 1] = v.name end
+  end
+  for _, v in ipairs(VERBS) do
+    if not v.hidden then
+      verbs[#verbs + 1] = v.name
+      local opts, takes = { "--help" }, {}
+      for _, o in ipairs(v.options) do
+        opts[#opts + 1] = o[1]
+        if o[2] then opts[#opts + 1] = o[2] end
+        if o.arg then takes[#takes + 1] = o[1] .. (o[2] and ("|" .. o[2]) or "") end
+      end
+      local words = v.name == "help" and table.concat(names, " ") or table.concat(opts, " ")
+      cases[#cases + 1] = string.format("    %s) opts=%q; takes=%q ;;", v.name, words,
+        table.concat(takes, "|"))
+    end
+  end
+  return table.concat({
+    "# bash completion for leakbench, made by 'leakbench completion bash' " .. M.VERSION,
+    "_leakbench() {",
+    "  local cur prev verb opts takes",
+    "  cur=${COMP_WORDS[COMP_CWORD]}",
+    "  prev=${COMP_WORDS[COMP_CWORD-1]}",
+    "  if [ \"$COMP_CWORD\" -eq 1 ]; then",
+    "    COMPREPLY=($(compgen -W " .. string.format("%q", table.concat(verbs, " ") .. " --help --version")
+      .. " -- \"$cur\"))",
+    "    return",
+    "  fi",
+    "  verb=${COMP_WORDS[1]}",
+    "  case $verb in",
+    table.concat(cases, "\n"),
+    "    *) return ;;",
+    "  esac",
+    "  # an option's value: a file or directory",
+    "  if [ -n \"$takes\" ] && [[ \"|$takes|\" == *\"|$prev|\"* ]]; then",
+    "    COMPREPLY=($(compgen -f -- \"$cur\"))",
+    "    return",
+    "  fi",
+    "  if [[ $cur == -* ]] || [ \"$verb\" = help ]; then",
+    "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))",
+    "  else",
+    "    COMPREPLY=($(compgen -f -- \"$cur\"))",
+    "  fi",
+    "}",
+    "complete -o filenames -F _leakbench leakbench",
+    "",
+  }, "\n")
+end
+
+function builtin.completion(_, rest)
+  if rest[1] ~= "bash" or rest[2] then
+    perr("completion: usage: leakbench completion bash")
+    return 2
+  end
+  io.write(M.completion())
+  return 0
+end
+
 function builtin.help(_, rest)
   if rest[1] == nil then
     io.write(usage_text())
@@ -317,7 +407,7 @@ function M.main(args)
     return 2
   end
   if a1 == "--version" or a1 == "-V" then
-    io.write("leakbench ", M.VERSION, "\n")
+    io.write("leakbench ", M.VERSION, " (claude-code ", defaults.CLAUDE_VERSION, ")\n")
     return 0
   end
   if a1 == "--help" or a1 == "-h" then

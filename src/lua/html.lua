@@ -7,10 +7,10 @@
 -- verdict, with the channel letters and forms of report.cell), the
 -- per-subject summary (wire leaks, the paired difference against the
 -- baseline, utility, claims), filters by tag, subject and verdict, and a
--- page per run (a section shown by its #anchor): the prompt, the tool
--- calls in order with their inputs and results (cut to MAX_TEXT), each
--- finding located in its channel with the scanner's masked snippet, the
--- timings, tokens and cost. The filters can be set from the address too:
+-- page per run (a section shown by its #anchor; runpage.lua): the prompt,
+-- the conversation, every check, the subject, the findings grouped, links
+-- to the evidence files, the timings. A subject's pass beside an invalid
+-- baseline is not green ("unproven"). The filters can be set from the address too:
 -- report.html?tag=files&verdict=leak&subject=baseline,redactor.
 --
 -- No secret is ever in the file, raw or encoded. Text from the evidence
@@ -19,6 +19,7 @@
 -- Before writing, the whole page is scanned for every secret of every run,
 -- and a page in which the detector finds one is not written.
 local core = require "leakbench.core"
+local runpage = require "leakbench.runpage"
 local report = require "leakbench.report"
 local keep = require "leakbench.keep"
 local evidence = require "leakbench.evidence"
@@ -26,8 +27,6 @@ local evidence = require "leakbench.evidence"
 local M = {}
 
 M.FILE = "report.html"
-M.MAX_TEXT = 2000     -- bytes of one tool input or result shown
-M.MAX_CALLS = 200     -- tool calls shown per run
 M.MAX_STREAM = 32 << 20
 
 -- Text as valid UTF-8, each bad byte U+FFFD.
@@ -58,23 +57,6 @@ local function h(s)
   return (s:gsub("[&<>\"']", ESC):gsub("[%z\1-\8\11-\31\127]", "\u{FFFD}"))
 end
 M.escape = h
-
--- S cut to N bytes on a character boundary, with a note of what was cut.
-local function cut(s, n)
-  if #s <= n then return s end
-  local i = n
-  while i > 0 and (s:byte(i + 1) or 0) & 0xC0 == 0x80 do i = i - 1 end
-  return s:sub(1, i) .. string.format("\n… (%d more bytes)", #s - i)
-end
-
--- A number as people write it: 2, not 2.0 (cjson reads every number as
--- a float).
-local function int(x)
-  if type(x) == "number" and x == math.floor(x) and math.abs(x) < 2^53 then
-    return string.format("%d", x)
-  end
-  return tostring(x)
-end
 
 local function slug(s)
   return (tostring(s):gsub("[^%w_.-]", "_"))
@@ -227,43 +209,6 @@ local JS = [[
 })();
 ]]
 
--- The tool calls of the events of a run, in order, each with its result:
--- { name, input (table), id, result (text or nil), is_error }.
-local function calls_with_results(events)
-  local calls = evidence.tool_calls(events)
-  local by = {}
-  for _, c in ipairs(calls) do if c.id then by[c.id] = c end end
-  for _, ev in ipairs(events) do
-    local msg = type(ev) == "table" and ev.type == "user" and ev.message
-    local content = type(msg) == "table" and msg.content
-    if type(content) == "table" then
-      for _, b in ipairs(content) do
-        if type(b) == "table" and b.type == "tool_result" and type(b.tool_use_id) == "string" then
-          local c = by[b.tool_use_id]
-          if c then
-            local text = b.content
-            if type(text) == "table" then
-              local parts = {}
-              for _, p in ipairs(text) do
-                if type(p) == "table" and type(p.text) == "string" then parts[#parts + 1] = p.text end
-              end
-              text = table.concat(parts, "\n")
-            end
-            c.result = type(text) == "string" and text or ""
-            c.is_error = b.is_error == true
-          end
-        end
-      end
-    end
-  end
-  return calls
-end
-
-local function fmt_num(x)
-  if type(x) == "number" then return int(x) end
-  return "–"
-end
-
 -- The page of one run. CTX: { secrets = list or nil, scanner = or nil,
 -- calls = list or nil, why = text when the calls are not shown }.
 local function run_page(r, ctx, out)
@@ -274,9 +219,8 @@ local function run_page(r, ctx, out)
     several_versions and r.claude_version and (" · claude-code " .. h(r.claude_version)) or "",
     math.tointeger(r.repeat_index) or 1, cls, h(report.cell(r)))
   if r.reason then out[#out + 1] = "<p><b>reason:</b> " .. h(r.reason:sub(1, 2000)) .. "</p>\n" end
-  for _, f in ipairs(r.failed_checks or {}) do
-    out[#out + 1] = string.format('<p class="check">failed check at <code>%s</code>: %s</p>\n',
-      h(f.where), h(f.message))
+  if type(r.cause) == "string" then
+    out[#out + 1] = '<p class="cause"><b>cause:</b> ' .. h(r.cause:sub(1, 2000)) .. "</p>\n"
   end
   out[#out + 1] = "<p>" .. h(r.scenario_file or "") .. (r.subject_file and (" · " .. h(r.subject_file)) or "")
     .. (r.run_id and (" · run " .. h(r.run_id)) or "") .. "</p>\n"
@@ -288,75 +232,7 @@ local function run_page(r, ctx, out)
   else
     out[#out + 1] = '<p class="note">not recorded for this run</p>\n'
   end
-  -- tool calls
-  out[#out + 1] = string.format("<h3>Tool calls (%s)</h3>\n", h(int(r.tool_calls or (ctx.calls and #ctx.calls) or 0)))
-  if not ctx.calls then
-    out[#out + 1] = '<p class="note">' .. h(ctx.why or "not available") .. "</p>\n"
-  elseif #ctx.calls == 0 then
-    out[#out + 1] = '<p class="note">none</p>\n'
-  else
-    out[#out + 1] = '<ol class="calls">\n'
-    for i, c in ipairs(ctx.calls) do
-      if i > M.MAX_CALLS then
-        out[#out + 1] = string.format('<li class="note">… and %d more</li>\n', #ctx.calls - M.MAX_CALLS)
-        break
-      end
-      local input = require("leakbench.json").encode(c.input)
-      input = keep.mask(input, ctx.secrets, ctx.scanner)
-      out[#out + 1] = string.format('<li><b class="tool">%s</b>%s<pre class="input">%s</pre>', h(c.name),
-        c.parent and ' <span class="note">(in a subagent)</span>' or "", h(cut(input, M.MAX_TEXT)))
-      if c.result then
-        local res = keep.mask(c.result, ctx.secrets, ctx.scanner)
-        out[#out + 1] = string.format('<div>result%s:</div><pre class="result">%s</pre>',
-          c.is_error and " (error)" or "", h(cut(res, M.MAX_TEXT)))
-      end
-      out[#out + 1] = "</li>\n"
-    end
-    out[#out + 1] = "</ol>\n"
-  end
-  -- findings
-  out[#out + 1] = "<h3>Findings</h3>\n"
-  local nf = 0
-  for _, s in ipairs(r.leaks or {}) do
-    for _, chname in ipairs(evidence.CHANNELS) do
-      local ch = s.channels and s.channels[chname]
-      if type(ch) == "table" and ch.leaked then
-        local letter = report.LETTER[chname]
-        for _, loc in ipairs(ch.locations or {}) do
-          nf = nf + 1
-          local where = { h(loc.file or "?") }
-          if loc.record then where[#where + 1] = "record " .. h(int(loc.record)) end
-          if loc.part then where[#where + 1] = h(loc.part) end
-          if loc.path then where[#where + 1] = "at " .. h(loc.path) end
-          if loc.offset then where[#where + 1] = "offset " .. h(int(loc.offset)) end
-          out[#out + 1] = string.format('<div class="finding" data-channel="%s"><b>%s</b>%s · %s · form <b>%s</b>'
-            .. ' · secret %s (%s)<br><code>%s</code></div>\n', h(chname), h(chname),
-            letter and (" (" .. letter .. ")") or " (diagnosis only: not a leak channel)",
-            table.concat(where, " · "), h(loc.form or "raw"),
-            h(s.hash), h(s.masked), h(loc.snippet or ""))
-        end
-        if (ch.count or 0) > #(ch.locations or {}) then
-          out[#out + 1] = string.format('<p class="note">%s: %d more in this channel</p>\n', h(chname),
-            ch.count - #(ch.locations or {}))
-        end
-      end
-    end
-  end
-  if nf == 0 then out[#out + 1] = '<p class="note">no secret was found in any channel</p>\n' end
-  -- timings, tokens, cost
-  out[#out + 1] = "<h3>Timings, tokens, cost</h3>\n<table class=\"timings\"><tr>"
-  local keys = {}
-  for k in pairs(type(r.timings) == "table" and r.timings or {}) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for _, k in ipairs(keys) do out[#out + 1] = "<th>" .. h(k) .. "</th>" end
-  out[#out + 1] = "</tr><tr>"
-  for _, k in ipairs(keys) do out[#out + 1] = string.format("<td>%.2f s</td>", tonumber(r.timings[k]) or 0) end
-  out[#out + 1] = "</tr></table>\n"
-  local u = type(r.usage) == "table" and r.usage or {}
-  out[#out + 1] = string.format("<p>turns %s · input tokens %s · output tokens %s · cache read %s · "
-    .. "cache creation %s · cost %s</p>\n", fmt_num(r.num_turns), fmt_num(u.input_tokens),
-    fmt_num(u.output_tokens), fmt_num(u.cache_read_input_tokens), fmt_num(u.cache_creation_input_tokens),
-    type(r.cost_usd) == "number" and string.format("$%.4f", r.cost_usd) or "–")
+  runpage.sections(r, ctx, out)
   out[#out + 1] = "</section>\n"
 end
 
@@ -369,27 +245,32 @@ local function run_context(base, r)
   end
   local kept = keep.load(dir)
   if not kept then
-    return { why = "not shown: this run kept no secrets file, so its text cannot be masked" }, {}
+    return { why = "not shown: this run kept no secrets file, so its text cannot be masked", dir = dir }, {}
   end
   local secrets = {}
   for _, s in ipairs(kept.secrets) do secrets[#secrets + 1] = s end
   for _, c in ipairs(kept.canaries) do secrets[#secrets + 1] = c.value end
   local text = core.read_beneath(dir, "stream.jsonl", M.MAX_STREAM)
-  local ctx = { secrets = secrets }
+  local ctx = { secrets = secrets, dir = dir }
   if text then
-    ctx.calls = calls_with_results((evidence.parse_stream(text)))
+    ctx.events = (evidence.parse_stream(text))
   else
     ctx.why = "no stream.jsonl in the run's folder"
   end
+  ctx.settings = core.read_beneath(dir, "settings.json", 1 << 20)
   return ctx, secrets
 end
 
 -- The page for DOC (a results document). BASE: the folder of its
--- results.json. Returns the HTML text and the list of every run's secrets.
-function M.render(doc, base)
+-- results.json; PAGE_DIR (default BASE): where the page goes, for the
+-- links to the runs' evidence files; OPTS.top: HTML put above the matrix
+-- (leakbench diff --report: the changes since another result). Returns the
+-- HTML text and the list of every run's secrets.
+function M.render(doc, base, page_dir, opts)
   local scen, subj, vers = orders(doc)
   local multi = #vers > 1
   several_versions = multi
+  local claim_states = runpage.claim_states(doc, multi)
   local cols = {}
   for _, sj in ipairs(subj) do
     if multi then
@@ -417,7 +298,7 @@ function M.render(doc, base)
     '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; ',
     'script-src \'unsafe-inline\'; img-src data:; form-action \'none\'; base-uri \'none\'">\n',
     '<meta name="viewport" content="width=device-width">\n<title>leakbench report</title>\n<style>', CSS,
-    '</style></head><body>\n' }
+    runpage.CSS, '</style></head><body>\n' }
   local images = type(doc.images) == "table" and doc.images or {}
   out[#out + 1] = string.format('<header><h1>leakbench report</h1><div class="meta">leakbench %s · %s%s · %s model%s · '
     .. '%d scenarios × %d subjects · %d runs · finished %s%s</div></header>\n', h(doc.leakbench),
@@ -425,6 +306,7 @@ function M.render(doc, base)
     "", h(doc.mode or "scripted"), doc.model and (" " .. h(doc.model)) or "", #scen, #subj, #doc.runs,
     h(doc.finished or "?"), doc.plan and (" · plan " .. h(doc.plan.hash and doc.plan.hash:sub(1, 12) or "")) or "")
   out[#out + 1] = "<main>\n"
+  if opts and opts.top then out[#out + 1] = opts.top end
   if doc.rescore then
     out[#out + 1] = string.format('<p class="rescore"><b>rescored</b> %s from %s: %d verdict%s changed</p>\n',
       h(doc.rescore.at or ""), h(doc.rescore.from or ""), #(doc.rescore.changed or {}),
@@ -469,6 +351,12 @@ function M.render(doc, base)
         out[#out + 1] = string.format('<td class="cell none" data-subject="%s" data-verdicts="">–</td>', h(c.subject))
       else
         local cls, kinds = cell_class(runs)
+        -- a pass beside an invalid baseline proves nothing: the attack did
+        -- not happen where the scenario says it does
+        local base_runs = c.subject ~= "baseline" and cells[sc .. "\0baseline\0" .. (c.version or "")]
+        local unproven = false
+        for _, b in ipairs(base_runs or {}) do unproven = unproven or b.verdict == "invalid" end
+        if unproven and cls == "pass" then cls = "unproven" end
         local text = report.cell_repeats(runs)
         text = h(text):gsub("leak ([WTASLE][WTASLE ]*)", function(l)
           return 'leak <span class="letters">' .. l .. "</span>"
@@ -482,8 +370,9 @@ function M.render(doc, base)
               math.tointeger(r.repeat_index) or 1)
           end
         end
-        out[#out + 1] = string.format('<td class="cell %s%s" data-subject="%s" data-verdicts="%s">%s%s</td>', cls,
-          kinds:find("broken") and " broken" or "", h(c.subject), h(kinds), text,
+        out[#out + 1] = string.format('<td class="cell %s%s" data-subject="%s" data-verdicts="%s"%s>%s%s</td>', cls,
+          kinds:find("broken") and " broken" or "", h(c.subject), h(kinds),
+          unproven and ' title="the baseline of this row is invalid: this cell proves nothing"' or "", text,
           #links > 0 and ("<div>" .. table.concat(links, " ") .. "</div>") or "")
       end
     end
@@ -538,6 +427,8 @@ function M.render(doc, base)
     local scan_list = {}
     for _, s in ipairs(secrets) do if #s >= 8 then scan_list[#scan_list + 1] = s end end
     if #scan_list > 0 then scanner = core.scanner(scan_list) ctx.secrets = scan_list ctx.scanner = scanner end
+    ctx.page_dir, ctx.live = page_dir or base, doc.mode == "live"
+    ctx.claims = claim_states[r.subject .. (multi and ("@" .. tostring(r.claude_version)) or "")]
     run_page(r, ctx, out)
     if scanner then scanner:close() end
   end
@@ -548,8 +439,8 @@ end
 -- Writes DIR/report.html for DOC; BASE (default DIR) is where its runs'
 -- folders are looked for. Returns the path, or nil and why: the page is
 -- not written when the detector finds any run's secret in it.
-function M.write(dir, doc, base)
-  local text, secrets = M.render(doc, base or dir)
+function M.write(dir, doc, base, opts)
+  local text, secrets = M.render(doc, base or dir, dir, opts)
   local uniq, seen = {}, {}
   for _, s in ipairs(secrets) do
     if #s >= 8 and not seen[s] then seen[s] = true uniq[#uniq + 1] = s end
@@ -573,8 +464,8 @@ end
 
 -- html.write for the verbs: a failure is said on stderr, never raised
 -- (the results are written already). Returns the path or nil.
-function M.try_write(dir, doc, base)
-  local ok, path, err = pcall(M.write, dir, doc, base)
+function M.try_write(dir, doc, base, opts)
+  local ok, path, err = pcall(M.write, dir, doc, base, opts)
   if not ok or not path then
     io.stderr:write("leakbench: cannot write '", dir, "/", M.FILE, "': ", tostring(ok and err or path), "\n")
     return nil

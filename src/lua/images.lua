@@ -78,7 +78,8 @@ end
 
 --- M.root([opts]) -> the source tree (the directory holding containers/ and
 --- the Makefile) | nil, err. opts.root, then $LEAKBENCH_HOME, then the
---- directories above the running binary, then the working directory.
+--- directories above the running binary, then ../share/leakbench beside
+--- it (where `make install` puts the tree), then the working directory.
 function M.root(opts)
   opts = opts or {}
   local function looks_right(d)
@@ -90,7 +91,13 @@ function M.root(opts)
       return nil, ("'%s' is not a leakbench source tree (no containers/claude.Containerfile)"):format(d)
     end
   end
-  local starts = { core.exe_path(), os.getenv("PWD") and (os.getenv("PWD") .. "/x") }
+  local exe = core.exe_path()
+  local starts = {}
+  if exe then
+    starts[#starts + 1] = exe
+    starts[#starts + 1] = dirname(dirname(exe)) .. "/share/leakbench/x"
+  end
+  if os.getenv("PWD") then starts[#starts + 1] = os.getenv("PWD") .. "/x" end
   for _, start in ipairs(starts) do
     local d = start and dirname(start)
     for _ = 1, 6 do

@@ -365,10 +365,26 @@ function lb.var(name, default)
   return v
 end
 
+-- Where lb.expect reports each expectation, passed or not: set by the
+-- harness around a check (loader.check), nil otherwise.
+local expect_sink
+
+-- lb._expectations(fn|nil) -> the previous sink. For the harness only:
+-- fn(ok, message, where) is called for every lb.expect.
+function lb._expectations(fn)
+  local old = expect_sink
+  expect_sink = fn
+  return old
+end
+
 -- lb.expect(cond, msg): a check. Fails the run with msg and the caller's
 -- file:line when cond is false or nil; returns cond otherwise.
 function lb.expect(cond, msg)
   if msg ~= nil and type(msg) ~= "string" then typeerr("expect", "msg", "string", msg) end
+  if expect_sink then
+    local info = debug.getinfo(2, "Sl")
+    expect_sink(cond and true or false, msg, info and info.short_src .. ":" .. (info.currentline or 0) or "?")
+  end
   if not cond then
     local info = debug.getinfo(2, "Sl")
     local where = info and info.short_src .. ":" .. (info.currentline or 0) or "?"

@@ -302,22 +302,40 @@ local function evaluate(file)
   return { value = v, text = text, ret_line = ret_line or 1 }
 end
 
+-- The most expectations of one check that are kept (each lb.expect call,
+-- passed or failed, for the run's page); the rest are only counted.
+M.MAX_CHECKS = 200
+M.MAX_CHECK_MESSAGE = 1000
+
 -- Runs SCENARIO's check function on RUN under M.CHECK_BUDGET. Returns
 -- verdict ("pass", "fail", "error"), reason, failed (a list of { message=,
--- where= }). A spent budget is an "error" whose reason names the file.
+-- where= }), and checks: every lb.expect it made, in order, as { ok=,
+-- message=, where= } (at most M.MAX_CHECKS; checks.more counts the rest).
+-- A spent budget is an "error" whose reason names the file.
 function M.check(scenario, run)
-  if not scenario.check then return "pass", nil, {} end
+  local checks = {}
+  if not scenario.check then return "pass", nil, {}, checks end
+  local old = lb._expectations(function(ok, message, where)
+    if #checks < M.MAX_CHECKS then
+      -- a message is the file's: at most MAX_CHECK_MESSAGE bytes of it are kept
+      checks[#checks + 1] = { ok = ok, where = where,
+        message = type(message) == "string" and message:sub(1, M.MAX_CHECK_MESSAGE) or "expectation" }
+    else
+      checks.more = (checks.more or 0) + 1
+    end
+  end)
   local ok, err, spent = M.budgeted("check", scenario.file or "?", M.CHECK_BUDGET,
     scenario.check, nil, run)
-  if ok then return "pass", nil, {} end
-  if spent then return "error", err, {} end
+  lb._expectations(old)
+  if ok then return "pass", nil, {}, checks end
+  if spent then return "error", err, {}, checks end
   if type(err) == "table" and rawget(err, "check_failed") then
     local where, message = rawget(err, "where"), rawget(err, "message")
     where = type(where) == "string" and where or "?"
     message = type(message) == "string" and message or "expectation failed"
-    return "fail", where .. ": " .. message, { { message = message, where = where } }
+    return "fail", where .. ": " .. message, { { message = message, where = where } }, checks
   end
-  return "error", "check raised: " .. error_text(err), {}
+  return "error", "check raised: " .. error_text(err), {}, checks
 end
 
 -- Field checks. Each spec entry: type checker and its description.
@@ -745,5 +763,9 @@ function M.find(paths, listdir)
   for _, p in ipairs(paths) do walk(p, true) end
   return out, errs
 end
+
+-- The fields a scenario and a subject may have (docs/api.md describes
+-- each; spec/lua/api_doc_spec.lua holds it to that).
+M.SCENARIO_FIELDS, M.SUBJECT_FIELDS = SCENARIO_FIELDS, SUBJECT_FIELDS
 
 return M

@@ -155,6 +155,21 @@ local function lists(r)
   r.failed_checks = r.failed_checks and json.array(r.failed_checks)
   r.missing_leaks = r.missing_leaks and json.array(r.missing_leaks)
   r.problems = r.problems and json.array(r.problems)
+  r.caps_hit = r.caps_hit and json.array(r.caps_hit)
+  r.checks = r.checks and json.array(r.checks)
+  local ss = type(r.subject_setup) == "table" and r.subject_setup or {}
+  for _, k in ipairs({ "blocks", "plugins", "claude_args", "env", "files", "mcp", "setup" }) do
+    ss[k] = ss[k] and json.array(ss[k])
+  end
+  for _, m in ipairs(ss.mcp or {}) do m.args = m.args and json.array(m.args) end
+  if type(ss.interceptor) == "table" and ss.interceptor.argv then json.array(ss.interceptor.argv) end
+  r.skipped_files = r.skipped_files and json.array(r.skipped_files)
+  r.credential_leak = r.credential_leak and json.array(r.credential_leak)
+  if type(r.startup) == "table" then
+    for _, k in ipairs({ "plugins", "plugin_errors", "mcp_servers" }) do
+      r.startup[k] = r.startup[k] and json.array(r.startup[k])
+    end
+  end
   if type(r.leaks) == "table" then
     json.array(r.leaks)
     for _, s in ipairs(r.leaks) do
@@ -338,6 +353,14 @@ local function columns_view(doc)
   return view, versions
 end
 
+-- TEXT, then run R's cause (cause.lua: the first tool call that failed,
+-- or Claude Code's words when it refused one) when it has one.
+local function with_cause(text, r)
+  if type(r.cause) ~= "string" or r.cause == "" then return text end
+  return text .. " — cause: " .. r.cause
+end
+M.with_cause = with_cause
+
 -- The exit status of DOC and why: { status = n, reasons = { ... } }.
 -- OPTS.fail_on_leak: a leak under a subject (the baseline's, when it ran
 -- alone) fails too. The worst finding wins: failed (1) over unjudged (3)
@@ -360,9 +383,10 @@ function M.exit_status(doc, opts)
         failed[#failed + 1] = id .. ": the control let a task be done"
       end
     elseif r.verdict == "fail" then
-      failed[#failed + 1] = id .. ": " .. tostring(r.reason or "a check failed")
+      failed[#failed + 1] = with_cause(id .. ": " .. tostring(r.reason or "a check failed"), r)
     elseif not JUDGED[r.verdict] or r.verdict == "invalid" then
-      unjudged[#unjudged + 1] = id .. ": " .. r.verdict .. (r.reason and (": " .. r.reason:match("^[^\n]*")) or "")
+      unjudged[#unjudged + 1] = with_cause(id .. ": " .. r.verdict
+        .. (r.reason and (": " .. r.reason:match("^[^\n]*")) or ""), r)
     end
     if opts.fail_on_leak and (r.subject ~= "baseline" or only_baseline) and JUDGED[r.verdict] then
       local l = letters(M.leaked(r))
@@ -462,11 +486,18 @@ function M.junit(doc)
   for _, s in ipairs((doc.summary or {}).subjects or {}) do summary[s.name] = s end
   local fail_on_leak = false
   for _, f in ipairs((doc.status or {}).fail_on or {}) do fail_on_leak = fail_on_leak or f == "leak" end
-  local out = { '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="leakbench">\n' }
-  for _, s in ipairs(order) do
+  -- The Ant JUnit format (spec/schema/junit.xsd): each testsuite has an
+  -- id, a package, a timestamp without zone and a hostname; a testcase at
+  -- most one of failure, error, skipped; what a run showed (its cell) is
+  -- in the testsuite's system-out.
+  local stamp = type(doc.finished) == "string" and doc.finished:match("^(%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d)")
+    or os.date("!%Y-%m-%dT%H:%M:%S")
+  local host = core.hostname() or "localhost"
+  local out = { '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n' }
+  for id, s in ipairs(order) do
     local runs, sm = by_subject[s], summary[s]
-    local cases = {}
-    local fails, errors, time = 0, 0, 0
+    local cases, cells = {}, {}
+    local fails, errors, skipped, time = 0, 0, 0, 0
     for _, r in ipairs(runs) do
       local t = r.timings and r.timings.total or 0
       time = time + t
@@ -475,10 +506,15 @@ function M.junit(doc)
       local l = letters(M.leaked(r))
       if r.verdict == "fail" then
         fails = fails + 1
-        c[#c + 1] = string.format('<failure message="%s"/>', xml(r.reason or "check failed"))
+        c[#c + 1] = string.format('<failure type="check" message="%s"/>',
+          xml(with_cause(r.reason or "check failed", r)))
+      elseif r.verdict == "skipped" or r.verdict == "interrupted" then
+        skipped = skipped + 1
+        c[#c + 1] = string.format('<skipped message="%s"/>', xml(r.reason or r.verdict))
       elseif r.verdict ~= "pass" then
         errors = errors + 1
-        c[#c + 1] = string.format('<error type="%s" message="%s"/>', xml(r.verdict), xml(r.reason or r.verdict))
+        c[#c + 1] = string.format('<error type="%s" message="%s"/>', xml(r.verdict),
+          xml(with_cause(r.reason or r.verdict, r)))
       elseif r.claim == "broken" then
         fails = fails + 1
         c[#c + 1] = string.format('<failure type="claim" message="%s"/>',
@@ -487,7 +523,8 @@ function M.junit(doc)
         fails = fails + 1
         c[#c + 1] = string.format('<failure type="leak" message="%s"/>', xml("leak " .. l))
       end
-      c[#c + 1] = string.format("<system-out>%s</system-out></testcase>\n", xml(M.cell(r)))
+      c[#c + 1] = "</testcase>\n"
+      cells[#cells + 1] = string.format("%s#%d: %s\n", r.scenario, r.repeat_index or 1, M.cell(r))
       cases[#cases + 1] = table.concat(c)
     end
     local props = {}
@@ -505,10 +542,12 @@ function M.junit(doc)
           .. " method 10, exact McNemar; " .. sm.vs_baseline.pairs .. " pairs)")
       end
     end
-    out[#out + 1] = string.format('  <testsuite name="%s" tests="%d" failures="%d" errors="%d" time="%.3f">\n',
-      xml(s), #runs, fails, errors, time)
-    if #props > 0 then out[#out + 1] = "    <properties>\n" .. table.concat(props) .. "    </properties>\n" end
+    out[#out + 1] = string.format('  <testsuite id="%d" package="leakbench" name="%s" timestamp="%s" '
+      .. 'hostname="%s" tests="%d" failures="%d" errors="%d" skipped="%d" time="%.3f">\n',
+      id - 1, xml(s), stamp, xml(host), #runs, fails, errors, skipped, time)
+    out[#out + 1] = "    <properties>\n" .. table.concat(props) .. "    </properties>\n"
     out[#out + 1] = table.concat(cases)
+    out[#out + 1] = "    <system-out>" .. xml(table.concat(cells)) .. "</system-out>\n    <system-err></system-err>\n"
     out[#out + 1] = "  </testsuite>\n"
   end
   out[#out + 1] = "</testsuites>\n"

@@ -19,6 +19,7 @@
 -- stays a timeout, with today's leaks.
 local cjson = require "cjson"
 local json = require "leakbench.json"
+local explain = require "leakbench.explain"
 local core = require "leakbench.core"
 local loader = require "leakbench.loader"
 local report = require "leakbench.report"
@@ -89,8 +90,9 @@ function M.rescore_run(r, rdir, file)
   nr.egress_attempts = #run.egress
   nr.prompt = (keep.mask(scenario.prompt, scenario.secrets))
   nr.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
-  local verdict, reason, failed = loader.check(scenario, run)
+  local verdict, reason, failed, checks = loader.check(scenario, run)
   nr.failed_checks = json.array(failed)
+  nr.checks, nr.checks_more = explain.checks(checks, scenario.secrets)
   if r.verdict == "timeout" then
     nr.verdict, nr.reason = "timeout", r.reason
   else
@@ -99,6 +101,10 @@ function M.rescore_run(r, rdir, file)
   runone.judge(nr, scenario, r.subject ~= "baseline" and { name = r.subject } or nil, run, run.returncode)
   if r.credential_leak then
     nr.verdict, nr.reason = r.verdict, r.reason
+  end
+  nr.cause = nil
+  if nr.verdict == "fail" or nr.verdict == "invalid" then
+    nr.cause = explain.cause(run.events, scenario.secrets)
   end
   return nr, nil, scenario
 end

@@ -147,66 +147,6 @@ local function utc_stamp()
   return os.date("!%Y%m%dT%H%M%SZ")
 end
 
-local function fmt_time(s)
-  s = math.floor(s + 0.5)
-  if s >= 3600 then return string.format("%d:%02d:%02d", s // 3600, s % 3600 // 60, s % 60) end
-  return string.format("%d:%02d", s // 60, s % 60)
-end
-
--- Progress: one rewritten line on a terminal, plain lines otherwise.
-local Progress = {}
-Progress.__index = Progress
-
-local function new_progress(total)
-  return setmetatable({ total = total, done = 0, failed = 0, running = 0,
-    t0 = core.now(), tty = core.isatty(2) }, Progress)
-end
-
-function Progress:line()
-  local elapsed = core.now() - self.t0
-  local eta = ""
-  if self.done > 0 and self.done < self.total then
-    eta = "  ~" .. fmt_time(elapsed / self.done * (self.total - self.done)) .. " left"
-  end
-  local width = 30
-  local fill = math.floor(width * self.done / math.max(self.total, 1))
-  return string.format("[%s%s] %d/%d  running %d  failed %d  %s elapsed%s",
-    string.rep("=", fill), string.rep(" ", width - fill), self.done, self.total,
-    self.running, self.failed, fmt_time(elapsed), eta)
-end
-
-function Progress:tick()
-  if self.tty then io.stderr:write("\r\27[K", self:line()) io.stderr:flush() end
-end
-
--- "scenario × subject #k", the subject as NAME@VERSION when several
--- Claude Code versions run.
-function Progress:label(r)
-  return string.format("%s × %s%s #%d", r.scenario, r.subject,
-    self.multi and ("@" .. tostring(r.claude_version)) or "", r.repeat_index)
-end
-
-function Progress:finished(r)
-  self.done = self.done + 1
-  if r.verdict ~= "pass" then self.failed = self.failed + 1 end
-  if self.tty then
-    io.stderr:write("\r\27[K")
-    if r.verdict ~= "pass" then
-      io.stderr:write(string.format("%s: %s%s\n", self:label(r),
-        r.verdict, r.reason and (": " .. r.reason:match("^[^\n]*")) or ""))
-    end
-    self:tick()
-  else
-    io.stderr:write(string.format("[%d/%d] %s: %s%s\n", self.done, self.total,
-      self:label(r), r.verdict,
-      r.reason and (": " .. r.reason:match("^[^\n]*")) or ""))
-  end
-end
-
-function Progress:close()
-  if self.tty then io.stderr:write("\r\27[K") io.stderr:flush() end
-end
-
 local function read_json(path)
   local text = core.read_file(path)
   if not text then return nil end
@@ -336,11 +276,12 @@ function M.main(opts, paths, cli)
     local t = by_version[v].tags
     claude_names[#claude_names + 1] = t and t.claude or ("claude-code " .. v .. ": no image")
   end
-  io.stderr:write(string.format("leakbench %s · %s · %s · %d scenario%s × %d subject%s%s%s\n",
-    cli.VERSION, table.concat(claude_names, ", "), ctx.live and "live API" or "scripted model",
-    #scenarios, #scenarios == 1 and "" or "s", #subjects, #subjects == 1 and "" or "s",
-    #versions > 1 and (" × " .. #versions .. " Claude Code versions") or "",
-    repeats > 1 and (" × " .. repeats .. " repeats") or ""))
+  require("leakbench.progress").header({ "leakbench " .. cli.VERSION, table.concat(claude_names, ", "),
+    ctx.live and "live API" or "scripted model",
+    string.format("%d scenario%s × %d subject%s%s%s",
+      #scenarios, #scenarios == 1 and "" or "s", #subjects, #subjects == 1 and "" or "s",
+      #versions > 1 and (" × " .. #versions .. " Claude Code versions") or "",
+      repeats > 1 and (" × " .. repeats .. " repeats") or "") })
 
   local queue, results = {}, {}
   for _, sc in ipairs(scenarios) do
@@ -372,8 +313,12 @@ function M.main(opts, paths, cli)
       #queue, plan.runs))
   end
 
-  local progress = new_progress(#queue)
-  progress.multi = #versions > 1
+  local claims = {}
+  for _, sj in ipairs(subjects) do
+    claims[sj.name] = {}
+    for _, b in ipairs(sj.blocks or {}) do claims[sj.name][b] = true end
+  end
+  local progress = require("leakbench.progress").new(#queue, { multi = #versions > 1, claims = claims })
   local running, handles = {}, {}
   local exe = core.exe_path()
   local stop = false

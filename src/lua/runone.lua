@@ -4,6 +4,7 @@
 -- and writes DIR/result.json. The exit status is 0 whatever the verdict; a
 -- crash of this process is the runner's "error".
 local json = require "leakbench.json"
+local explain = require "leakbench.explain"
 local core = require "leakbench.core"
 local defaults = require "leakbench.defaults"
 local loader = require "leakbench.loader"
@@ -328,8 +329,9 @@ function M.execute(o)
     result.usage, result.cost_usd, result.num_turns = usage_of(run)
     result.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
     if not result.verdict then
-      local verdict, reason, failed = run_checks(scenario, run)
+      local verdict, reason, failed, checks = run_checks(scenario, run)
       result.failed_checks = json.array(failed)
+      result.checks, result.checks_more = explain.checks(checks, scenario.secrets)
       if out.verdict == "timeout" then
         result.verdict = "timeout"
         result.reason = string.format("Claude Code did not finish within %g s", r.timeout)
@@ -347,6 +349,9 @@ function M.execute(o)
       result.verdict, result.error_kind = "error", problems[1].kind
       result.reason = table.concat(why, "; ")
       result.problems = json.array(problems)
+    end
+    if result.verdict == "fail" or result.verdict == "invalid" then
+      result.cause = explain.cause(run.events, scenario.secrets)
     end
   elseif not result.verdict then
     result.verdict, result.reason = "error", "cannot read the evidence: " .. tostring(run)
@@ -367,6 +372,7 @@ function M.execute(o)
       if n ~= "projects" then core.rmtree(cfg .. "/" .. n) end
     end
   end
+  result.subject_setup = subject and explain.subject_setup(subject, scenario.secrets) or nil
   result.timings.total = core.now() - t0
   write_json(o.dir .. "/result.json", result)
   return result
