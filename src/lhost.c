@@ -13,6 +13,7 @@
  * pcall still cannot go on.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <lauxlib.h>
@@ -229,6 +230,38 @@ load_embedded(lua_State *L)
 	return 1;
 }
 
+/*
+ * package[field] with only its absolute entries: "./?.lua" would let a file
+ * in whatever directory leakbench runs from shadow a module (STYLE rule
+ * 12). The loader adds a scenario directory's lib/ itself.
+ */
+static void
+absolute_only(lua_State *L, const char *field)
+{
+	const char *p, *e;
+	luaL_Buffer b;
+	int first = 1;
+
+	lua_getfield(L, -1, field);
+	p = lua_tostring(L, -1);
+	luaL_buffinit(L, &b);
+	while (p != NULL && *p != '\0') {
+		e = strchr(p, ';');
+		if (e == NULL)
+			e = p + strlen(p);
+		if (*p == '/') {
+			if (!first)
+				luaL_addchar(&b, ';');
+			luaL_addlstring(&b, p, (size_t)(e - p));
+			first = 0;
+		}
+		p = *e == ';' ? e + 1 : e;
+	}
+	luaL_pushresult(&b);
+	lua_setfield(L, -3, field);
+	lua_pop(L, 1);
+}
+
 lua_State *
 lhost_new(void)
 {
@@ -252,6 +285,10 @@ lhost_new(void)
 		lua_setfield(L, -2, "__metatable");
 		lua_pop(L, 1);
 	}
+	lua_pop(L, 1);
+	lua_getglobal(L, "package");
+	absolute_only(L, "path");
+	absolute_only(L, "cpath");
 	lua_pop(L, 1);
 	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
 	lua_pushcfunction(L, luaopen_cjson);
