@@ -1269,6 +1269,35 @@ server_first(const struct conn *c, int *ftp)
 	return p == 21 || p == 25 || p == 587 || p == 2525;
 }
 
+/*
+ * Whether a stream that nobody asked to be HTTP starts like HTTP: a known
+ * method, or a first line that ends in " HTTP/1.x". Stricter than
+ * looks_http, since "word space" is also how plain text starts.
+ */
+static int
+sim_looks_http(const unsigned char *s, size_t n)
+{
+	static const char *const methods[] = { "GET ", "POST ", "PUT ",
+		"HEAD ", "DELETE ", "OPTIONS ", "PATCH ", "TRACE ",
+		"CONNECT ", "PROPFIND ", NULL };
+	const unsigned char *nl;
+	size_t i, ll;
+
+	if (!looks_http(s, n))
+		return 0;
+	for (i = 0; methods[i] != NULL; i++)
+		if (n >= strlen(methods[i]) &&
+		    memcmp(s, methods[i], strlen(methods[i])) == 0)
+			return 1;
+	nl = memchr(s, '\n', n);
+	if (nl == NULL)
+		return 0;
+	ll = (size_t)(nl - s);
+	if (ll > 0 && s[ll - 1] == '\r')
+		ll--;
+	return ll >= 9 && memcmp(s + ll - 9, " HTTP/1.", 8) == 0;
+}
+
 static void
 sim_serve(struct conn *c)
 {
@@ -1295,7 +1324,7 @@ sim_serve(struct conn *c)
 		serve_tls(c, hostport);
 		return;
 	}
-	if (looks_http(c->io.buf, c->io.len)) {
+	if (sim_looks_http(c->io.buf, c->io.len)) {
 		serve_requests(c);
 		return;
 	}
