@@ -6,7 +6,9 @@
  *	CONNECT host:port a "connect" record, "200 Connection established",
  *			  then the tunnel: TLS is terminated with a leaf for
  *			  the host and the requests inside are served as
- *			  below; plain HTTP inside is served as below too;
+ *			  below; plain HTTP inside is served as below too; to
+ *			  an SMTP or FTP port, the trap speaks the protocol
+ *			  ("tcp" record, as on the simulated internet);
  *			  anything else is one "tunnel" record of its first
  *			  bytes
  *	any other request an "http" record with head and body, then 403
@@ -946,9 +948,34 @@ record_tunnel(struct conn *c, const char *target)
 	(void)trap_log_put(&c->t->log, &j);
 }
 
+static void sim_dialog(struct conn *c, int ftp);
+
+/* The port of a CONNECT target ("host:port", "[v6]:port"), or 0. */
+static int
+target_port(const char *target)
+{
+	const char *colon = strrchr(target, ':');
+	char *end;
+	long p;
+
+	if (colon == NULL || colon[1] == '\0')
+		return 0;
+	p = strtol(colon + 1, &end, 10);
+	return *end == '\0' && p > 0 && p < 65536 ? (int)p : 0;
+}
+
 static void
 tunnel(struct conn *c, const char *target)
 {
+	int port = target_port(target);
+
+	/* SMTP and FTP: the server speaks first, so the trap must too. */
+	if (c->io.len == 0 && (port == 21 || port == 25 || port == 587 ||
+				  port == 2525)) {
+		c->connect = target;
+		sim_dialog(c, port == 21);
+		return;
+	}
 	if (c->io.len == 0 && tio_fill(&c->io) <= 0)
 		return;
 	if (c->io.buf[0] == 0x16 && c->t->tls != NULL) {
@@ -1221,10 +1248,17 @@ sim_dialog(struct conn *c, int ftp)
 	b.p = malloc(c->t->lim.body_cap + 1);
 	if (b.p == NULL)
 		return;
-	if (c->t->sim == NULL ||
+	if (c->connect != NULL) {
+		/* The CONNECT target's host. */
+		size_t hl = strcspn(c->connect, ":");
+
+		snprintf(name, sizeof(name), "%.*s", hl > 253 ? 253 : (int)hl,
+		    c->connect);
+	} else if (c->t->sim == NULL ||
 	    trap_sim_name(c->t->sim, c->addr, name, sizeof(name)) < 0 ||
-	    strlen(name) > 253)
+	    strlen(name) > 253) {
 		snprintf(name, sizeof(name), "leakbench.test");
+	}
 	n = (size_t)snprintf(reply, sizeof(reply), "220 %s %s ready\r\n", name,
 	    ftp ? "FTP" : "ESMTP");
 	if (tio_write(&c->io, reply, n) < 0)
