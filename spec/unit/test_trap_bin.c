@@ -471,6 +471,175 @@ test_errors(void)
 	free(err);
 }
 
+/*
+ * The simulated internet's sockets, as lb-net hands them over (fds 3 and
+ * 4): here plain loopback sockets, so the address a client meant is
+ * 127.0.0.1 and has no name; DNS answers each name in 198.18.0.0/15.
+ */
+static void
+test_sim(void)
+{
+	struct sockaddr_in sa = loopback(0), ta, ua, da;
+	socklen_t sl = sizeof(ta);
+	char recdir[400], cadir[400], path[500], want[1200], line[512];
+	char *got, *err, *dp;
+	const char *argv[16];
+	unsigned char q[512], a[1024];
+	posix_spawn_file_actions_t fa;
+	int tfd, ufd, o[2], e[2], on = 1, c, st, i;
+	long long deadline;
+	size_t n = 0;
+	ssize_t r;
+	pid_t pid;
+
+	snprintf(recdir, sizeof(recdir), "%s/simrec", tmpdir);
+	snprintf(cadir, sizeof(cadir), "%s/simca", tmpdir);
+	tfd = socket(AF_INET, SOCK_STREAM, 0);
+	ufd = socket(AF_INET, SOCK_DGRAM, 0);
+	setsockopt(ufd, SOL_IP, IP_RECVORIGDSTADDR, &on, sizeof(on));
+	bind(tfd, (struct sockaddr *)&sa, sizeof(sa));
+	listen(tfd, 8);
+	bind(ufd, (struct sockaddr *)&sa, sizeof(sa));
+	getsockname(tfd, (struct sockaddr *)&ta, &sl);
+	sl = sizeof(ua);
+	getsockname(ufd, (struct sockaddr *)&ua, &sl);
+
+	argv[0] = trap_bin;
+	argv[1] = "--dns";
+	argv[2] = "127.0.0.1:0";
+	argv[3] = "--http";
+	argv[4] = "127.0.0.1:0";
+	argv[5] = "--records";
+	argv[6] = recdir;
+	argv[7] = "--ca-out";
+	argv[8] = cadir;
+	argv[9] = "--sim-tcp-fd";
+	argv[10] = "3";
+	argv[11] = "--sim-udp-fd";
+	argv[12] = "4";
+	argv[13] = NULL;
+	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0)
+		return;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
+	posix_spawn_file_actions_adddup2(&fa, tfd, 3);
+	posix_spawn_file_actions_adddup2(&fa, ufd, 4);
+	if (posix_spawn(&pid, trap_bin, &fa, NULL, (char *const *)argv,
+		(char *const *)clean_env) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	close(o[1]);
+	close(e[1]);
+	ok(pid > 0, "sim: started");
+	if (pid <= 0)
+		return;
+	deadline = now_ms() + 10000;
+	while (n < sizeof(line) - 1 && now_ms() < deadline &&
+	    (n == 0 || line[n - 1] != '\n')) {
+		struct pollfd p = { .fd = o[0], .events = POLLIN };
+
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		r = read(o[0], line + n, 1);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	line[n] = '\0';
+	ok(strstr(line, " sim 198.18.0.0/15\n") != NULL,
+	    "sim: the ready line says so");
+	dp = strstr(line, "dns 127.0.0.1:");
+	da = loopback(dp ? atoi(dp + 14) : 0);
+
+	/* A name, asked twice in two cases: one address. */
+	for (i = 0; i < 2; i++) {
+		c = socket(AF_INET, SOCK_DGRAM, 0);
+		n = dns_query(q, i == 0 ? "Web.Sim.test" : "web.sim.TEST", 1);
+		sendto(c, q, n, 0, (struct sockaddr *)&da, sizeof(da));
+		{
+			struct pollfd p = { .fd = c, .events = POLLIN };
+
+			poll(&p, 1, 5000);
+		}
+		r = recv(c, a, sizeof(a), MSG_DONTWAIT);
+		ok(r == (ssize_t)n + 16 && (a[3] & 0x0f) == 0 && a[7] == 1 &&
+			memcmp(a + n + 12, "\xc6\x12\0\1", 4) == 0,
+		    "sim: A answer 198.18.0.1");
+		close(c);
+	}
+
+	/* Raw TCP: recorded when the client has finished. */
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	ok(connect(c, (struct sockaddr *)&ta, sizeof(ta)) == 0,
+	    "sim: tcp connects");
+	send(c, "raw bytes\n", 10, 0);
+	shutdown(c, SHUT_WR);
+	{
+		struct pollfd p = { .fd = c, .events = POLLIN };
+
+		poll(&p, 1, 5000);
+	}
+	ok(recv(c, a, sizeof(a), 0) == 0, "sim: the trap closes after it");
+	close(c);
+
+	c = socket(AF_INET, SOCK_DGRAM, 0);
+	sendto(c, "dgram", 5, 0, (struct sockaddr *)&ua, sizeof(ua));
+	close(c);
+	snprintf(path, sizeof(path), "%s/egress.jsonl", recdir);
+	for (deadline = now_ms() + 5000; now_ms() < deadline;) {
+		got = records(path);
+		if (strstr(got, "\"kind\":\"udp\"") != NULL) {
+			free(got);
+			break;
+		}
+		free(got);
+		poll(NULL, 0, 20);
+	}
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	got = records(path);
+	snprintf(want, sizeof(want),
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"udp\",\"name\":"
+	    "\"Web.Sim.test\",\"type\":\"A\",\"class\":\"IN\",\"answer\":"
+	    "\"198.18.0.1\"}\n"
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"udp\",\"name\":"
+	    "\"web.sim.TEST\",\"type\":\"A\",\"class\":\"IN\",\"answer\":"
+	    "\"198.18.0.1\"}\n"
+	    "{\"t\":T,\"kind\":\"tcp\",\"name\":null,\"addr\":\"127.0.0.1\","
+	    "\"port\":%d,\"tls\":false,\"proto\":\"raw\",\"data\":\"raw "
+	    "bytes\\n\",\"data_bytes\":10,\"truncated\":false}\n"
+	    "{\"t\":T,\"kind\":\"udp\",\"name\":null,\"addr\":\"127.0.0.1\","
+	    "\"port\":%d,\"data\":\"dgram\",\"data_bytes\":5,\"truncated\":"
+	    "false}\n",
+	    ntohs(ta.sin_port), ntohs(ua.sin_port));
+	is_str(got, want, "sim: egress.jsonl exact");
+	free(got);
+	err = drain(e[0], now_ms() + 100);
+	is_str(err, "", "sim: nothing on stderr");
+	free(err);
+	close(o[0]);
+	close(e[0]);
+	close(tfd);
+	close(ufd);
+
+	/* Each fd must be an open socket of its kind. */
+	{
+		char *out;
+		int rc;
+
+		argv[10] = "97";
+		rc = run(argv, &out, &err);
+		is_int(rc, 2, "sim: a closed fd, exit 2");
+		is_str(err,
+		    "lb-trap: cannot use --sim-tcp-fd '97': expected an open "
+		    "TCP socket's fd\ntry 'lb-trap --help'\n",
+		    "sim: a closed fd, message");
+		free(out);
+		free(err);
+	}
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -523,6 +692,7 @@ main(void)
 	}
 	test_running();
 	test_errors();
+	test_sim();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return tap_done();
 }
