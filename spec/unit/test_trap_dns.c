@@ -682,8 +682,7 @@ test_sim(void)
 	ok(out[5] == 1 && out[7] == 1, "sim: one question, one answer");
 	ok(out[m.n] == 0xc0 && out[m.n + 1] == 12,
 	    "sim: the answer's name points at the question");
-	ok(memcmp(out + m.n + 2, "\0\1\0\1\0\0\0\x3c\0\4\xc6\x12\0\2", 14) ==
-		0,
+	ok(memcmp(out + m.n + 2, "\0\1\0\1\0\0\0\x3c\0\4\xc6\x12\0\2", 14) == 0,
 	    "sim: A IN, TTL 60, 198.18.0.2");
 	is_int(dns_parse_query(out, n, &q, &why), -1,
 	    "sim: the answer is a response");

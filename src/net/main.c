@@ -155,8 +155,8 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (sim_port > 0 && sim_setup(sim_port, &sim_tcp, &sim_udp, err,
-				sizeof(err)) < 0) {
+	if (sim_port > 0 &&
+	    sim_setup(sim_port, &sim_tcp, &sim_udp, err, sizeof(err)) < 0) {
 		fprintf(stderr, "lb-net: %s\n", err);
 		return 1;
 	}
@@ -179,9 +179,10 @@ main(int argc, char **argv)
 			for (i = 0; i < n; i++)
 				bridge_close(&bridges[i]);
 			if (sim_tcp >= 0 && give_fds(sim_tcp, sim_udp) < 0) {
-				fprintf(stderr, "lb-net: cannot hand the "
-						"simulated internet's sockets "
-						"over: %s\n",
+				fprintf(stderr,
+				    "lb-net: cannot hand the "
+				    "simulated internet's sockets "
+				    "over: %s\n",
 				    strerror(errno));
 				_exit(127);
 			}

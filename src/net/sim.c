@@ -143,8 +143,8 @@ transparent_socket(int type, int port, char *err, size_t errlen)
 int
 sim_setup(int port, int *tcp_fd, int *udp_fd, char *err, size_t errlen)
 {
-	const char *const route[] = { "ip", "route", "add", "local", SIM_CIDR, "dev",
-		"lo", NULL };
+	const char *const route[] = { "ip", "route", "add", "local", SIM_CIDR,
+		"dev", "lo", NULL };
 	const char *const nft[] = { "nft", "-f", "-", NULL };
 	char text[sizeof(rules) + 32];
 
@@ -153,8 +153,8 @@ sim_setup(int port, int *tcp_fd, int *udp_fd, char *err, size_t errlen)
 	    0)
 		return -1;
 	snprintf(text, sizeof(text), rules, port, port);
-	if (run(nft, text, "hand '" SIM_CIDR "' to the trap with nftables",
-		err, errlen) < 0)
+	if (run(nft, text, "hand '" SIM_CIDR "' to the trap with nftables", err,
+		errlen) < 0)
 		return -1;
 	*tcp_fd = transparent_socket(SOCK_STREAM, port, err, errlen);
 	if (*tcp_fd < 0)
@@ -189,7 +189,8 @@ sim_drop_caps(char *err, size_t errlen)
 	    d[1].inheritable != 0 ||
 	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, CAP_NET_ADMIN, 0, 0) >
 		0) {
-		snprintf(err, errlen, "cannot drop capabilities: some are left");
+		snprintf(err, errlen,
+		    "cannot drop capabilities: some are left");
 		return -1;
 	}
 	return 0;

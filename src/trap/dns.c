@@ -197,8 +197,7 @@ dns_answer(const unsigned char *msg, size_t len, unsigned char *out,
 
 /* Appends an A record for the question at off: 16 bytes, or 0. */
 static size_t
-answer_a(unsigned char *out, size_t n, size_t outlen, size_t off,
-    uint32_t addr)
+answer_a(unsigned char *out, size_t n, size_t outlen, size_t off, uint32_t addr)
 {
 	unsigned char *p = out + n;
 
@@ -206,8 +205,8 @@ answer_a(unsigned char *out, size_t n, size_t outlen, size_t off,
 		return 0;
 	p[0] = (unsigned char)(0xc0 | (off >> 8));
 	p[1] = (unsigned char)off;
-	p[2] = 0, p[3] = 1;			  /* A */
-	p[4] = 0, p[5] = 1;			  /* IN */
+	p[2] = 0, p[3] = 1;			 /* A */
+	p[4] = 0, p[5] = 1;			 /* IN */
 	p[6] = 0, p[7] = 0, p[8] = 0, p[9] = 60; /* TTL */
 	p[10] = 0, p[11] = 4;
 	p[12] = (unsigned char)(addr >> 24);
@@ -248,16 +247,16 @@ dns_answer_sim(const unsigned char *msg, size_t len, unsigned char *out,
 		out[5] = (unsigned char)q.nq;
 		memcpy(out + DNS_HEADER, msg + DNS_HEADER, q.qend - DNS_HEADER);
 		n = q.qend;
-	}
-	for (i = 0; rcode == 0 && n == q.qend && i < q.nq; i++) {
-		uint32_t addr;
+		for (i = 0; rcode == 0 && i < q.nq; i++) {
+			uint32_t addr;
 
-		if (q.q[i].type != 1 || q.q[i].class != 1 ||
-		    (addr = trap_sim_addr(sim, q.q[i].name)) == 0)
-			continue;
-		a = answer_a(out, n, outlen, q.q[i].off, addr);
-		n += a;
-		an += a > 0;
+			if (q.q[i].type != 1 || q.q[i].class != 1 ||
+			    (addr = trap_sim_addr(sim, q.q[i].name)) == 0)
+				continue;
+			a = answer_a(out, n, outlen, q.q[i].off, addr);
+			n += a;
+			an += a > 0;
+		}
 	}
 	out[7] = (unsigned char)an;
 	return n;

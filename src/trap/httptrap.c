@@ -970,8 +970,8 @@ tunnel(struct conn *c, const char *target)
 	int port = target_port(target);
 
 	/* SMTP and FTP: the server speaks first, so the trap must too. */
-	if (c->io.len == 0 && (port == 21 || port == 25 || port == 587 ||
-				  port == 2525)) {
+	if (c->io.len == 0 &&
+	    (port == 21 || port == 25 || port == 587 || port == 2525)) {
 		c->connect = target;
 		sim_dialog(c, port == 21);
 		return;
@@ -1175,8 +1175,9 @@ smtp_reply(struct dialog *d, const char *line, const char *name, char *r,
 			snprintf(r, rlen, "%s\r\n",
 			    more ? "334 UGFzc3dvcmQ6" : "334 VXNlcm5hbWU6");
 		} else {
-			snprintf(r, rlen, "504 5.5.4 Unrecognized "
-					  "authentication type\r\n");
+			snprintf(r, rlen,
+			    "504 5.5.4 Unrecognized "
+			    "authentication type\r\n");
 		}
 	} else if (verb_is(line, "QUIT")) {
 		d->end = 1;
@@ -1209,9 +1210,11 @@ ftp_reply(struct dialog *d, const struct conn *c, const char *line, char *r,
 	    verb_is(line, "STRU") || verb_is(line, "NOOP"))
 		snprintf(r, rlen, "200 OK\r\n");
 	else if (verb_is(line, "FEAT"))
-		snprintf(r, rlen, "211-Features:\r\n EPSV\r\n PASV\r\n211 End\r\n");
+		snprintf(r, rlen,
+		    "211-Features:\r\n EPSV\r\n PASV\r\n211 End\r\n");
 	else if (verb_is(line, "EPSV"))
-		snprintf(r, rlen, "229 Entering Extended Passive Mode (|||%d|)\r\n",
+		snprintf(r, rlen,
+		    "229 Entering Extended Passive Mode (|||%d|)\r\n",
 		    FTP_DATA_PORT);
 	else if (verb_is(line, "PASV"))
 		snprintf(r, rlen,
@@ -1311,9 +1314,9 @@ server_first(const struct conn *c, int *ftp)
 static int
 sim_looks_http(const unsigned char *s, size_t n)
 {
-	static const char *const methods[] = { "GET ", "POST ", "PUT ",
-		"HEAD ", "DELETE ", "OPTIONS ", "PATCH ", "TRACE ",
-		"CONNECT ", "PROPFIND ", NULL };
+	static const char *const methods[] = { "GET ", "POST ", "PUT ", "HEAD ",
+		"DELETE ", "OPTIONS ", "PATCH ", "TRACE ", "CONNECT ",
+		"PROPFIND ", NULL };
 	const unsigned char *nl;
 	size_t i, ll;
 

@@ -256,9 +256,10 @@ main(int argc, char **argv)
 		case 'T':
 		case 'U':
 			if (number(optarg, 65535, &v) < 0 ||
-			    !is_socket((int)v, ch == 'T' ? SOCK_STREAM :
-							   SOCK_DGRAM))
-				return bad_usage("cannot use --%s '%s': expected "
+			    !is_socket((int)v,
+				ch == 'T' ? SOCK_STREAM : SOCK_DGRAM))
+				return bad_usage("cannot use --%s '%s': "
+						 "expected "
 						 "an open %s socket's fd",
 				    ch == 'T' ? "sim-tcp-fd" : "sim-udp-fd",
 				    optarg, ch == 'T' ? "TCP" : "UDP");
@@ -309,8 +310,9 @@ main(int argc, char **argv)
 	if (hfd < 0)
 		goto fail;
 	if (sim_tcp >= 0 && (t.sim = trap_sim_new(SIM_MAX_NAMES)) == NULL) {
-		snprintf(err, sizeof(err), "cannot make the name table: out "
-					   "of memory");
+		snprintf(err, sizeof(err),
+		    "cannot make the name table: out "
+		    "of memory");
 		goto fail;
 	}
 	bound_addr(dns, dport, dns_addr, sizeof(dns_addr));

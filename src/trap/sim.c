@@ -30,8 +30,8 @@
 
 struct trap_sim {
 	pthread_mutex_t mu;
-	char **names;	  /* index i: the name of SIM_NET + 1 + i */
-	uint32_t *slots;  /* open addressing: index + 1, 0 empty */
+	char **names;	 /* index i: the name of SIM_NET + 1 + i */
+	uint32_t *slots; /* open addressing: index + 1, 0 empty */
 	size_t n, max, nslots;
 };
 
@@ -98,7 +98,7 @@ trap_sim_addr(struct trap_sim *s, const char *name)
 		return 0;
 	pthread_mutex_lock(&s->mu);
 	for (i = (size_t)hash_name(name) & mask; s->slots[i] != 0;
-	    i = (i + 1) & mask) {
+	     i = (i + 1) & mask) {
 		if (strcasecmp(s->names[s->slots[i] - 1], name) == 0) {
 			addr = SIM_NET + s->slots[i];
 			goto out;
@@ -182,7 +182,7 @@ trap_sim_udp_thread(void *arg)
 		}
 		memset(&dst, 0, sizeof(dst));
 		for (cm = CMSG_FIRSTHDR(&mh); cm != NULL;
-		    cm = CMSG_NXTHDR(&mh, cm))
+		     cm = CMSG_NXTHDR(&mh, cm))
 			if (cm->cmsg_level == SOL_IP &&
 			    cm->cmsg_type == IP_ORIGDSTADDR &&
 			    cm->cmsg_len >= CMSG_LEN(sizeof(dst)))

@@ -251,8 +251,7 @@ void trap_sim_free(struct trap_sim *s);
  */
 uint32_t trap_sim_addr(struct trap_sim *s, const char *name);
 /* The name (lowercase) of addr into out. 0, or -1 when it has none. */
-int trap_sim_name(struct trap_sim *s, uint32_t addr, char *out,
-    size_t outlen);
+int trap_sim_name(struct trap_sim *s, uint32_t addr, char *out, size_t outlen);
 /* "name" (null when addr has none), "addr", "port": a record's target. */
 void trap_sim_fields(struct jline *j, struct trap_sim *s, uint32_t addr,
     int port);
