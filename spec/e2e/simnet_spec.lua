@@ -150,6 +150,14 @@ describe("the simulated internet", function()
       truncated = false }, up)
   end)
 
+  it("was set up by a sidecar that dropped every capability before it served", function()
+    local log = must(read(run.dir .. "/net.log"), "no net.log")
+    assert.matches("lb-net: simulated internet 198.18.0.0/15 on 127.0.0.1:1, every capability dropped\n", log, 1, true)
+    -- lb-trap refuses to serve the simulated internet with a capability
+    -- (spec/unit/test_trap_bin.c), and it did serve it.
+    assert.matches("lb-trap: listening dns 127.0.0.1:53 http 127.0.0.1:3128 sim 198.18.0.0/15\n", log, 1, true)
+  end)
+
   it("finds the secret in every path, as egress", function()
     local e = run.leaks[1].channels.egress
     assert.truthy(e.leaked)

@@ -19,12 +19,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/capability.h>
 
 #include "tap.h"
 
@@ -485,7 +488,6 @@ test_sim(void)
 	char *got, *err, *dp;
 	const char *argv[16];
 	unsigned char q[512], a[1024];
-	posix_spawn_file_actions_t fa;
 	int tfd, ufd, o[2], e[2], on = 1, c, st, i;
 	long long deadline;
 	size_t n = 0;
@@ -520,15 +522,25 @@ test_sim(void)
 	argv[13] = NULL;
 	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0)
 		return;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
-	posix_spawn_file_actions_adddup2(&fa, tfd, 3);
-	posix_spawn_file_actions_adddup2(&fa, ufd, 4);
-	if (posix_spawn(&pid, trap_bin, &fa, NULL, (char *const *)argv,
-		(char *const *)clean_env) != 0)
-		pid = -1;
-	posix_spawn_file_actions_destroy(&fa);
+	/*
+	 * As lb-net leaves it: no capability, no way to gain one (the trap
+	 * refuses to serve the simulated internet otherwise; root here).
+	 */
+	pid = fork();
+	if (pid == 0) {
+		struct __user_cap_header_struct h = {
+			_LINUX_CAPABILITY_VERSION_3, 0
+		};
+		struct __user_cap_data_struct d[2];
+
+		memset(d, 0, sizeof(d));
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    syscall(SYS_capset, &h, d) < 0 || dup2(o[1], 1) < 0 ||
+		    dup2(e[1], 2) < 0 || dup2(tfd, 3) < 0 || dup2(ufd, 4) < 0)
+			_exit(126);
+		execve(trap_bin, (char *const *)argv, (char *const *)clean_env);
+		_exit(127);
+	}
 	close(o[1]);
 	close(e[1]);
 	ok(pid > 0, "sim: started");
@@ -622,6 +634,35 @@ test_sim(void)
 	close(e[0]);
 	close(tfd);
 	close(ufd);
+
+	/* With capabilities (root, as the tests run in CI), it refuses. */
+	if (geteuid() == 0) {
+		char *out;
+		int rc;
+		int t2 = socket(AF_INET, SOCK_STREAM, 0);
+		int u2 = socket(AF_INET, SOCK_DGRAM, 0);
+		char fd3[16], fd4[16];
+
+		snprintf(fd3, sizeof(fd3), "%d", t2);
+		snprintf(fd4, sizeof(fd4), "%d", u2);
+		argv[10] = fd3;
+		argv[12] = fd4;
+		/* run() keeps t2 and u2 open across exec: not close-on-exec. */
+		rc = run(argv, &out, &err);
+		is_int(rc, 1, "sim: with capabilities, exit 1");
+		is_str(err,
+		    "lb-trap: refusing to serve the simulated internet with "
+		    "capabilities: they belong to its setup only\n",
+		    "sim: with capabilities, message");
+		free(out);
+		free(err);
+		close(t2);
+		close(u2);
+		argv[12] = "4";
+	} else {
+		ok(1, "sim: with capabilities (not root: skipped)");
+		ok(1, "sim: with capabilities (not root: skipped)");
+	}
 
 	/* Each fd must be an open socket of its kind. */
 	{

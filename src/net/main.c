@@ -164,6 +164,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "lb-net: %s\n", err);
 		return 1;
 	}
+	if (sim_port > 0) {
+		printf("lb-net: simulated internet %s on 127.0.0.1:%d, every "
+		       "capability dropped\n",
+		    SIM_CIDR, sim_port);
+		fflush(stdout);
+	}
 	if (optind < argc) {
 		pid = fork();
 		if (pid < 0) {

@@ -24,7 +24,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "http.h"
 #include "trap/trap.h"
@@ -92,6 +94,20 @@ number(const char *s, unsigned long long max, unsigned long long *out)
 	if (errno != 0 || *end != '\0' || *out == 0 || *out > max)
 		return -1;
 	return 0;
+}
+
+/* Whether this process holds any capability (effective or permitted). */
+static int
+has_caps(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d) < 0)
+		return 1;
+	return (d[0].effective | d[0].permitted | d[1].effective |
+		   d[1].permitted) != 0;
 }
 
 /* Whether fd is an open socket of socktype. */
@@ -309,6 +325,12 @@ main(int argc, char **argv)
 	hfd = trap_bind(http, SOCK_STREAM, &hport, err, sizeof(err));
 	if (hfd < 0)
 		goto fail;
+	if (sim_tcp >= 0 && has_caps()) {
+		snprintf(err, sizeof(err), "refusing to serve the simulated "
+					   "internet with capabilities: they "
+					   "belong to its setup only");
+		goto fail;
+	}
 	if (sim_tcp >= 0 && (t.sim = trap_sim_new(SIM_MAX_NAMES)) == NULL) {
 		snprintf(err, sizeof(err),
 		    "cannot make the name table: out "
