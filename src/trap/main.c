@@ -326,9 +326,10 @@ main(int argc, char **argv)
 	if (hfd < 0)
 		goto fail;
 	if (sim_tcp >= 0 && has_caps()) {
-		snprintf(err, sizeof(err), "refusing to serve the simulated "
-					   "internet with capabilities: they "
-					   "belong to its setup only");
+		snprintf(err, sizeof(err),
+		    "refusing to serve the simulated "
+		    "internet with capabilities: they "
+		    "belong to its setup only");
 		goto fail;
 	}
 	if (sim_tcp >= 0 && (t.sim = trap_sim_new(SIM_MAX_NAMES)) == NULL) {
