@@ -6,6 +6,12 @@
  * the run (its key lives in this process only) so that the inner requests
  * are recorded as fully as plain ones, and refused with a 403 too.
  *
+ * With the simulated internet (sim.c; the sockets come from lb-net --sim),
+ * DNS answers every name with its own address in 198.18.0.0/15 instead,
+ * and every TCP connection and UDP datagram to those addresses reaches the
+ * trap: HTTP and TLS as on the proxy port, SMTP and FTP spoken (the server
+ * speaks first), anything else recorded raw ("tcp" and "udp" records).
+ *
  * Records: DIR/egress.jsonl, one JSON object per line, "t" (unix time,
  * seconds with three decimals) and "kind" first. Bytes the agent chose
  * (request heads, bodies, tunnel data, undecodable packets) are stored
