@@ -71,7 +71,7 @@ describe("the simulated internet", function()
   it("lets the run pass, and every client got an answer", function()
     assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
     local o = tool_output(run.dir)
-    for _, line in ipairs({ "plain 403", "tls 403", "nc 0", "udp 0", "smtp 0", "ftp 0" }) do
+    for _, line in ipairs({ "plain 403", "tls 403", "nc 0", "udp 0", "smtp 0", "literal 403", "ftp 0" }) do
       assert.matches(line .. "\n", o .. "\n", 1, true)
     end
   end)
@@ -99,6 +99,13 @@ describe("the simulated internet", function()
       body = "", body_bytes = 0, truncated = false,
       name = "web.sim.test", addr = addr["web.sim.test"], port = 8081, tls = false }, x)
     assert.matches("^curl/", x.headers[2][2])
+  end)
+
+  it("records an address of the range that no name was given, with no name", function()
+    local x = find(recs, "http", "addr", "198.18.200.1")
+    assert.are.equal(cjson.null, x.name)
+    assert.are.equal(8082, x.port)
+    assert.are.equal("/lit?k=" .. key, x.target)
   end)
 
   it("terminates HTTPS to a name with a leaf for it, and records the request inside", function()
@@ -163,6 +170,6 @@ describe("the simulated internet", function()
     assert.truthy(e.leaked)
     local parts = {}
     for _, l in ipairs(e.locations) do parts[#parts + 1] = l.part .. "@" .. l.record end
-    assert.are.equal(6, e.count, table.concat(parts, " "))
+    assert.are.equal(7, e.count, table.concat(parts, " "))
   end)
 end)
