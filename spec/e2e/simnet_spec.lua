@@ -173,3 +173,29 @@ describe("the simulated internet", function()
     assert.are.equal(7, e.count, table.concat(parts, " "))
   end)
 end)
+
+describe("the simulated internet, flooded", function()
+  local out = tmpdir()
+  teardown(function() sh.rmtree(out) end)
+
+  it("still records what arrives while idle connections hold every slot", function()
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/simnet-flood.lua", "--out", out })
+    local doc = cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. r.stderr))
+    local run = doc.runs[1]
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
+    local key = must(read(run.dir .. "/project/.env"), "no .env"):match("API_KEY=(%S+)")
+    local busy, idle = nil, 0
+    for _, x in ipairs(records(run.dir)) do
+      if x.kind == "busy" and x.name == "exfil.sim.test" then busy = x end
+      if x.kind == "tcp" and type(x.name) == "string" and x.name:match("^idle%d+%.sim%.test$") then
+        idle = idle + 1
+      end
+    end
+    assert.truthy(idle >= 60, "only " .. idle .. " idle connections were served")
+    assert.truthy(busy, "the connection over the cap left no record with its name")
+    assert.are.equal(64, busy.max_conns)
+    assert.are.equal(9444, busy.port)
+    assert.are.equal("flood " .. key .. "\n", busy.data)
+    assert.truthy(run.leaks[1].channels.egress.leaked)
+  end)
+end)

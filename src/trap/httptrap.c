@@ -1368,6 +1368,35 @@ sim_serve(struct conn *c)
 	sim_raw(c, SIM_QUIET_MS);
 }
 
+/*
+ * A connection over the concurrency cap: still recorded, so that a flood
+ * of idle connections cannot hide the one that carries a secret. What the
+ * client sends within SIM_QUIET_MS, up to TRAP_RAW_CAP bytes, goes into a
+ * "busy" record with the address it was meant for; then it is closed.
+ */
+static void
+sim_busy(struct trap *t, int fd, uint32_t addr, int port)
+{
+	unsigned char *buf = malloc(TRAP_RAW_CAP);
+	size_t n = 0;
+	ssize_t r;
+	struct jline j;
+
+	set_rcvtimeo(fd, SIM_QUIET_MS);
+	while (buf != NULL && n < TRAP_RAW_CAP &&
+	    (r = recv(fd, buf + n, TRAP_RAW_CAP - n, 0)) > 0)
+		n += (size_t)r;
+	jl_begin(&j, "busy");
+	jl_int(&j, "max_conns", t->lim.max_conns);
+	trap_sim_fields(&j, t->sim, addr, port);
+	jl_bytes(&j, "data", buf ? buf : (unsigned char *)"", n);
+	jl_int(&j, "data_bytes", (long long)n);
+	jl_bool(&j, "truncated", n >= TRAP_RAW_CAP);
+	jl_end(&j);
+	(void)trap_log_put(&t->log, &j);
+	free(buf);
+}
+
 void
 trap_sim_tcp_handler(struct http_conn *hc, void *ctx)
 {
@@ -1376,20 +1405,16 @@ trap_sim_tcp_handler(struct http_conn *hc, void *ctx)
 	socklen_t sl = sizeof(local);
 	struct conn c;
 
+	memset(&local, 0, sizeof(local));
+	(void)getsockname(hc->fd, (struct sockaddr *)&local, &sl);
 	if (__atomic_add_fetch(&t->active, 1, __ATOMIC_RELAXED) >
 	    t->lim.max_conns) {
-		struct jline j;
-
+		sim_busy(t, hc->fd, ntohl(local.sin_addr.s_addr),
+		    ntohs(local.sin_port));
 		__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
-		jl_begin(&j, "busy");
-		jl_int(&j, "max_conns", t->lim.max_conns);
-		jl_end(&j);
-		(void)trap_log_put(&t->log, &j);
 		return;
 	}
 	memset(&c, 0, sizeof(c));
-	memset(&local, 0, sizeof(local));
-	(void)getsockname(hc->fd, (struct sockaddr *)&local, &sl);
 	c.t = t;
 	c.io.fd = hc->fd;
 	c.sim = 1;
