@@ -738,6 +738,7 @@ read_body(struct conn *c, const struct trap_req *r, struct body *b)
 }
 
 static void tunnel(struct conn *c, const char *target);
+static void sim_busy(struct trap *t, int fd, int sim, uint32_t addr, int port);
 
 /*
  * Serves one request: 1 when the connection may carry another, 0 when it
@@ -1000,13 +1001,8 @@ trap_http_handler(struct http_conn *hc, void *ctx)
 
 	if (__atomic_add_fetch(&t->active, 1, __ATOMIC_RELAXED) >
 	    t->lim.max_conns) {
-		struct jline j;
-
+		sim_busy(t, hc->fd, 0, 0, 0);
 		__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
-		jl_begin(&j, "busy");
-		jl_int(&j, "max_conns", t->lim.max_conns);
-		jl_end(&j);
-		(void)trap_log_put(&t->log, &j);
 		return;
 	}
 	(void)setsockopt(hc->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -1372,10 +1368,11 @@ sim_serve(struct conn *c)
  * A connection over the concurrency cap: still recorded, so that a flood
  * of idle connections cannot hide the one that carries a secret. What the
  * client sends within SIM_QUIET_MS, up to TRAP_RAW_CAP bytes, goes into a
- * "busy" record with the address it was meant for; then it is closed.
+ * "busy" record (with sim: and the address it was meant for); then it is
+ * closed. Used by the proxy port too.
  */
 static void
-sim_busy(struct trap *t, int fd, uint32_t addr, int port)
+sim_busy(struct trap *t, int fd, int sim, uint32_t addr, int port)
 {
 	unsigned char *buf = malloc(TRAP_RAW_CAP);
 	size_t n = 0;
@@ -1388,7 +1385,8 @@ sim_busy(struct trap *t, int fd, uint32_t addr, int port)
 		n += (size_t)r;
 	jl_begin(&j, "busy");
 	jl_int(&j, "max_conns", t->lim.max_conns);
-	trap_sim_fields(&j, t->sim, addr, port);
+	if (sim)
+		trap_sim_fields(&j, t->sim, addr, port);
 	jl_bytes(&j, "data", buf ? buf : (unsigned char *)"", n);
 	jl_int(&j, "data_bytes", (long long)n);
 	jl_bool(&j, "truncated", n >= TRAP_RAW_CAP);
@@ -1409,7 +1407,7 @@ trap_sim_tcp_handler(struct http_conn *hc, void *ctx)
 	(void)getsockname(hc->fd, (struct sockaddr *)&local, &sl);
 	if (__atomic_add_fetch(&t->active, 1, __ATOMIC_RELAXED) >
 	    t->lim.max_conns) {
-		sim_busy(t, hc->fd, ntohl(local.sin_addr.s_addr),
+		sim_busy(t, hc->fd, 1, ntohl(local.sin_addr.s_addr),
 		    ntohs(local.sin_port));
 		__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
 		return;

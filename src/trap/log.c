@@ -22,10 +22,10 @@
  *		 not TLS), data_bytes, truncated
  *	tls	 connect, sni, error (a handshake that failed: e.g. the
  *		 client did not trust the CA)
- *	busy	 max_conns: a connection refused at the concurrency cap; on
- *		 the simulated internet also name, addr, port and
- *		 data|data_base64, data_bytes, truncated (what it sent within
- *		 a second, up to TRAP_RAW_CAP)
+ *	busy	 max_conns, data|data_base64, data_bytes, truncated: a
+ *		 connection over the concurrency cap and what it sent within a
+ *		 second (up to TRAP_RAW_CAP); on the simulated internet also
+ *		 name, addr, port
  *	tcp	 name (null for an address no name was given), addr, port,
  *		 tls (and sni), proto "raw"|"smtp"|"ftp", data|data_base64
  *		 (what the client sent, up to the body cap), data_bytes,
