@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/capability.h>
+#include <net/if.h>
 
 #include "tap.h"
 
@@ -681,6 +682,50 @@ test_sim(void)
 	}
 }
 
+/*
+ * lb-net --sim changes a namespace only when lo is its only interface: on
+ * this machine's own (as root in CI), it must refuse before any change.
+ */
+static void
+test_net_sealed(void)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	char net_bin[PATH_MAX + 16], want[300], other[IF_NAMESIZE + 1] = "";
+	const char *argv[6];
+	char *out, *err, *slash;
+	int rc;
+
+	for (i = ifs; ifs != NULL && i->if_index != 0; i++)
+		if (other[0] == '\0' && strcmp(i->if_name, "lo") != 0)
+			snprintf(other, sizeof(other), "%s", i->if_name);
+	if (ifs != NULL)
+		if_freenameindex(ifs);
+	if (other[0] == '\0') {
+		ok(1, "net sealed: only lo here (skipped)");
+		ok(1, "net sealed: only lo here (skipped)");
+		return;
+	}
+	snprintf(net_bin, sizeof(net_bin), "%s", trap_bin);
+	slash = strrchr(net_bin, '/');
+	snprintf(slash + 1, sizeof(net_bin) - (size_t)(slash + 1 - net_bin),
+	    "lb-net");
+	argv[0] = net_bin;
+	argv[1] = "--sim";
+	argv[2] = "1";
+	argv[3] = "--";
+	argv[4] = "/bin/true";
+	argv[5] = NULL;
+	rc = run(argv, &out, &err);
+	is_int(rc, 1, "net sealed: refused, exit 1");
+	snprintf(want, sizeof(want),
+	    "lb-net: refusing to simulate the internet in a network namespace "
+	    "with interface '%s': only lo may exist\n",
+	    other);
+	is_str(err, want, "net sealed: message names the interface");
+	free(out);
+	free(err);
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -734,6 +779,7 @@ main(void)
 	test_running();
 	test_errors();
 	test_sim();
+	test_net_sealed();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return tap_done();
 }

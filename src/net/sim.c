@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/capability.h>
+#include <net/if.h>
 #include <netinet/in.h>
 
 #include "net/sim.h"
@@ -140,6 +141,38 @@ transparent_socket(int type, int port, char *err, size_t errlen)
 	return fd;
 }
 
+/*
+ * The namespace must be sealed before anything is made local in it: no
+ * interface but lo (so that nothing of it can be routed anywhere, and so
+ * that lb-net run by mistake on a host, as root, changes nothing there).
+ * 0, or -1 with a message in err.
+ */
+static int
+sealed(char *err, size_t errlen)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	char wb[128];
+	int rc = 0;
+
+	if (ifs == NULL) {
+		snprintf(err, errlen, "cannot list the network interfaces: %s",
+		    why(errno, wb, sizeof(wb)));
+		return -1;
+	}
+	for (i = ifs; i->if_index != 0 && i->if_name != NULL; i++) {
+		if (strcmp(i->if_name, "lo") != 0) {
+			snprintf(err, errlen,
+			    "refusing to simulate the internet in a network "
+			    "namespace with interface '%s': only lo may exist",
+			    i->if_name);
+			rc = -1;
+			break;
+		}
+	}
+	if_freenameindex(ifs);
+	return rc;
+}
+
 int
 sim_setup(int port, int *tcp_fd, int *udp_fd, char *err, size_t errlen)
 {
@@ -149,6 +182,8 @@ sim_setup(int port, int *tcp_fd, int *udp_fd, char *err, size_t errlen)
 	char text[sizeof(rules) + 32];
 
 	*tcp_fd = *udp_fd = -1;
+	if (sealed(err, errlen) < 0)
+		return -1;
 	if (run(route, NULL, "make '" SIM_CIDR "' local on lo", err, errlen) <
 	    0)
 		return -1;

@@ -29,7 +29,8 @@
 
 /*
  * Makes SIM_CIDR local and binds the two sockets on 127.0.0.1:port
- * (close-on-exec). 0, or -1 with a message in err.
+ * (close-on-exec), in a namespace whose only interface is lo (anything
+ * else is refused before any change). 0, or -1 with a message in err.
  */
 int sim_setup(int port, int *tcp_fd, int *udp_fd, char *err, size_t errlen);
 
