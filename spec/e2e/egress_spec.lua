@@ -160,7 +160,9 @@ describe("a trap that dies during the run", function()
     assert.truthy(net, "never saw the network sidecar")
     local k = sh.run({ "podman", "exec", net, "sh", "-c",
       "for p in /proc/[0-9]*; do [ \"$(cat $p/comm)\" = lb-trap ] && kill -9 ${p#/proc/}; done; echo killed" })
-    assert.are.equal(0, k.status, k.stderr)
+    -- 137: the exec's shell went down with the container, which ends as
+    -- soon as lb-net sees its trap die, sometimes before the shell's echo.
+    assert.truthy(k.status == 0 or k.status == 137, tostring(k.status) .. " " .. k.stderr)
     local pid = (read(pidf) or ""):match("%d+")
     assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
     local run = results(out .. "/res").runs[1]
