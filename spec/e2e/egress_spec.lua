@@ -87,7 +87,7 @@ describe("the egress trap", function()
     assert.are.equal(#("body=" .. key), post.body_bytes)
   end)
 
-  it("records DNS questions and answers that the name does not exist", function()
+  it("records DNS questions and answers each name in the simulated internet", function()
     local names = {}
     for _, x in ipairs(recs) do
       if x.kind == "dns" then names[#names + 1] = x.name end
@@ -98,7 +98,7 @@ describe("the egress trap", function()
     for _, n in ipairs(names) do if n == hex then found = true end end
     assert.truthy(found, "no " .. hex .. " in " .. table.concat(names, " "))
     local tr = table.concat(tool_results(run.dir), "\n")
-    assert.matches("getent 2", tr, 1, true)  -- 2: the name does not exist
+    assert.matches("198%.1[89]%.%d+%.%d+ +" .. hex:gsub("%.", "%%.") .. "\ngetent 0", tr)
   end)
 
   it("records a git push and a WebFetch, URL and all", function()
@@ -160,7 +160,9 @@ describe("a trap that dies during the run", function()
     assert.truthy(net, "never saw the network sidecar")
     local k = sh.run({ "podman", "exec", net, "sh", "-c",
       "for p in /proc/[0-9]*; do [ \"$(cat $p/comm)\" = lb-trap ] && kill -9 ${p#/proc/}; done; echo killed" })
-    assert.are.equal(0, k.status, k.stderr)
+    -- 137: the exec's shell went down with the container, which ends as
+    -- soon as lb-net sees its trap die, sometimes before the shell's echo.
+    assert.truthy(k.status == 0 or k.status == 137, tostring(k.status) .. " " .. k.stderr)
     local pid = (read(pidf) or ""):match("%d+")
     assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
     local run = results(out .. "/res").runs[1]

@@ -3,8 +3,10 @@
 -- nothing else does: no other port on loopback, no interface but lo, no
 -- route, no nameserver but loopback, none of the host's addresses (where a
 -- listener of this test waits on every address), no run started in
--- parallel. "No route out" is proven from the container's own state; no
--- traffic is sent to any address that is not loopback or the host's own.
+-- parallel. "No route out" is proven from the container's own state (every
+-- route of every table, the rules): the simulated internet (198.18.0.0/15)
+-- is a local route on lo there and nowhere else; no traffic is sent to any
+-- address that is not loopback, the host's own or a simulated one.
 package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local pq = require "podman"
@@ -13,7 +15,16 @@ local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
 -- What listens in the claude container's netns: its sidecar's bridge to
 -- the API and the egress trap (DNS and the HTTP proxy), nothing else.
-local LISTEN_TCP, LISTEN_UDP = "127.0.0.1:3128 127.0.0.1:53 127.0.0.1:8080 ", "127.0.0.1:53 "
+-- 127.0.0.1:1 is where lb-net hands the trap the simulated internet.
+local LISTEN_TCP = "127.0.0.1:1 127.0.0.1:3128 127.0.0.1:53 127.0.0.1:8080 "
+local LISTEN_UDP = "127.0.0.1:1 127.0.0.1:53 "
+-- Every IPv4 route of every table in the claude container's netns: the
+-- kernel's own for loopback, and the simulated internet, local on lo.
+local ROUTES_ALL = "broadcast 127.255.255.255 dev lo table local proto kernel scope link src 127.0.0.1 ;"
+  .. "local 127.0.0.0/8 dev lo table local proto kernel scope host src 127.0.0.1 ;"
+  .. "local 127.0.0.1 dev lo table local proto kernel scope host src 127.0.0.1 ;"
+  .. "local 198.18.0.0/15 dev lo table local scope host ;"
+local RULES = "0: from all lookup local;32766: from all lookup main;32767: from all lookup default;"
 
 local function results(out)
   return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
@@ -60,7 +71,16 @@ local function check_probe(a, host_addrs)
   -- The only nameserver is the trap, on loopback.
   assert.matches("REACH nameserver-127.0.0.1 yes", a, 1, true)
   assert.matches("REACH peer no", a, 1, true)
-  assert.matches("RESOLVE no", a, 1, true)
+  -- Names resolve into the simulated internet, which exists only here: a
+  -- local route on lo, no other route in any table, the default rules, and
+  -- the agent cannot change them; the trap answers on any port there.
+  local sim = a:match("RESOLVE (198%.1[89]%.%d+%.%d+)\n")
+  assert.truthy(sim, "a name did not resolve into 198.18.0.0/15: " .. a)
+  assert.matches("ROUTES-ALL " .. ROUTES_ALL .. "\n", a, 1, true)
+  assert.matches("ROUTES6-ALL 0\n", a, 1, true)
+  assert.matches("RULES " .. RULES .. "\n", a, 1, true)
+  assert.matches("ROUTE-DEL no\n", a, 1, true)
+  assert.matches("REACH simulated%-198%.1[89]%.%d+%.%d+ yes", a)
   assert.matches("PROBE DONE", a, 1, true)
 end
 
@@ -114,6 +134,10 @@ describe("isolation, probed from inside the claude container", function()
     assert.are.equal("pass", peer.verdict, tostring(peer.reason))
     local a, p = answer(probe.dir), answer(peer.dir)
     check_probe(a, host_addrs)
+    -- The simulated internet is local to the runs' namespaces, not the host's.
+    local host_routes = sh.run({ "ip", "-4", "route", "show", "table", "all" }).stdout
+    assert.falsy(host_routes:find("198.18.", 1, true), host_routes)
+    assert.falsy(host_routes:find("198.19.", 1, true), host_routes)
     -- The probe tried the peer's port while the peer listened on it.
     local from = tonumber(p:match("PEER%-LISTEN%-FROM ([%d.]+)"))
     local to = tonumber(p:match("PEER%-LISTEN%-UNTIL ([%d.]+)"))

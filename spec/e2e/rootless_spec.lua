@@ -94,7 +94,7 @@ describe("leakbench run under rootless podman", function()
     assert.are.equal("", foreign.stdout)
   end)
 
-  it("is sealed the same way: probed from inside, loopback only, the bridge and the trap alone", function()
+  it("is sealed the same way: probed from inside, loopback, the bridge, the trap, its simulated internet", function()
     local host = sh.run({ "hostname", "-I" }).stdout:gsub("%s+$", "")
     local text = must(read(top .. "/spec/fixtures/e2e/isolation/probe.lua.in"), "no probe template")
     text = text:gsub("@(%u[%u_]*)@", { HOST_ADDRS = host, HOST_PORT = "9", PEER_PORT = "7" })
@@ -115,8 +115,20 @@ describe("leakbench run under rootless podman", function()
     assert.matches("IFACES lo \n", answer, 1, true)
     assert.matches("ROUTES4 0\n", answer, 1, true)
     assert.matches("NAMESERVERS 127.0.0.1 \n", answer, 1, true)
-    assert.matches("LISTEN-TCP 127.0.0.1:3128 127.0.0.1:53 127.0.0.1:8080 \n", answer, 1, true)
+    assert.matches("LISTEN-TCP 127.0.0.1:1 127.0.0.1:3128 127.0.0.1:53 127.0.0.1:8080 \n", answer, 1, true)
+    assert.matches("LISTEN-UDP 127.0.0.1:1 127.0.0.1:53 \n", answer, 1, true)
     for a in host:gmatch("%S+") do assert.matches("REACH host-" .. a .. " no", answer, 1, true) end
+    -- The simulated internet, set up in the sidecar's user namespace: the
+    -- same local route on lo and nothing else, which the agent cannot remove.
+    assert.matches("RESOLVE 198%.1[89]%.%d+%.%d+\n", answer)
+    assert.matches("ROUTES-ALL broadcast 127.255.255.255 dev lo table local proto kernel scope link src 127.0.0.1 ;"
+      .. "local 127.0.0.0/8 dev lo table local proto kernel scope host src 127.0.0.1 ;"
+      .. "local 127.0.0.1 dev lo table local proto kernel scope host src 127.0.0.1 ;"
+      .. "local 198.18.0.0/15 dev lo table local scope host ;\n", answer, 1, true)
+    assert.matches("RULES 0: from all lookup local;32766: from all lookup main;32767: from all lookup default;\n",
+      answer, 1, true)
+    assert.matches("ROUTE-DEL no\n", answer, 1, true)
+    assert.matches("REACH simulated%-198%.1[89]%.%d+%.%d+ yes", answer)
   end)
 
   it("leaves no container and no network in the user's podman", function()

@@ -3,8 +3,10 @@
  * and the record line a question becomes (src/trap/log.c). Invariants
  * checked: a parsed query has 1..8 questions with NUL-terminated names
  * inside their buffers and questions ending within the message; the
- * answer is never longer than the query nor than the buffer; the record
- * line is valid JSON and gives the name back unchanged.
+ * answer is never longer than the query nor than the buffer (with the
+ * simulated internet's table: than the query and one A record per
+ * question); the record line is valid JSON and gives the name back
+ * unchanged.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +17,8 @@
 #include "trap/trap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct trap_sim *sim; /* one table for the process, as in lb-trap */
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -56,6 +60,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	n = dns_answer(data, size, out, 12);
 	if (n > 12)
+		abort();
+	if (sim == NULL && (sim = trap_sim_new(64)) == NULL)
+		abort();
+	n = dns_answer_sim(data, size, out, sizeof(out), sim);
+	if (n > size + 16 * DNS_MAX_QUESTIONS || (n > 0 && n < 12))
+		abort();
+	n = dns_answer_sim(data, size, out, 40, sim);
+	if (n > 40)
 		abort();
 	return 0;
 }

@@ -19,12 +19,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/capability.h>
+#include <net/if.h>
 
 #include "tap.h"
 
@@ -471,6 +475,257 @@ test_errors(void)
 	free(err);
 }
 
+/*
+ * The simulated internet's sockets, as lb-net hands them over (fds 3 and
+ * 4): here plain loopback sockets, so the address a client meant is
+ * 127.0.0.1 and has no name; DNS answers each name in 198.18.0.0/15.
+ */
+static void
+test_sim(void)
+{
+	struct sockaddr_in sa = loopback(0), ta, ua, da;
+	socklen_t sl = sizeof(ta);
+	char recdir[400], cadir[400], path[500], want[1200], line[512];
+	char *got, *err, *dp;
+	const char *argv[16];
+	unsigned char q[512], a[1024];
+	int tfd, ufd, o[2], e[2], on = 1, c, st, i;
+	long long deadline;
+	size_t n = 0;
+	ssize_t r;
+	pid_t pid;
+
+	snprintf(recdir, sizeof(recdir), "%s/simrec", tmpdir);
+	snprintf(cadir, sizeof(cadir), "%s/simca", tmpdir);
+	tfd = socket(AF_INET, SOCK_STREAM, 0);
+	ufd = socket(AF_INET, SOCK_DGRAM, 0);
+	setsockopt(ufd, SOL_IP, IP_RECVORIGDSTADDR, &on, sizeof(on));
+	bind(tfd, (struct sockaddr *)&sa, sizeof(sa));
+	listen(tfd, 8);
+	bind(ufd, (struct sockaddr *)&sa, sizeof(sa));
+	getsockname(tfd, (struct sockaddr *)&ta, &sl);
+	sl = sizeof(ua);
+	getsockname(ufd, (struct sockaddr *)&ua, &sl);
+
+	argv[0] = trap_bin;
+	argv[1] = "--dns";
+	argv[2] = "127.0.0.1:0";
+	argv[3] = "--http";
+	argv[4] = "127.0.0.1:0";
+	argv[5] = "--records";
+	argv[6] = recdir;
+	argv[7] = "--ca-out";
+	argv[8] = cadir;
+	argv[9] = "--sim-tcp-fd";
+	argv[10] = "3";
+	argv[11] = "--sim-udp-fd";
+	argv[12] = "4";
+	argv[13] = NULL;
+	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0)
+		return;
+	/*
+	 * As lb-net leaves it: no capability, no way to gain one (the trap
+	 * refuses to serve the simulated internet otherwise; root here).
+	 */
+	pid = fork();
+	if (pid == 0) {
+		struct __user_cap_header_struct h = {
+			_LINUX_CAPABILITY_VERSION_3, 0
+		};
+		struct __user_cap_data_struct d[2];
+
+		memset(d, 0, sizeof(d));
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    syscall(SYS_capset, &h, d) < 0 || dup2(o[1], 1) < 0 ||
+		    dup2(e[1], 2) < 0 || dup2(tfd, 3) < 0 || dup2(ufd, 4) < 0)
+			_exit(126);
+		execve(trap_bin, (char *const *)argv, (char *const *)clean_env);
+		_exit(127);
+	}
+	close(o[1]);
+	close(e[1]);
+	ok(pid > 0, "sim: started");
+	if (pid <= 0)
+		return;
+	deadline = now_ms() + 10000;
+	while (n < sizeof(line) - 1 && now_ms() < deadline &&
+	    (n == 0 || line[n - 1] != '\n')) {
+		struct pollfd p = { .fd = o[0], .events = POLLIN };
+
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		r = read(o[0], line + n, 1);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	line[n] = '\0';
+	ok(strstr(line, " sim 198.18.0.0/15\n") != NULL,
+	    "sim: the ready line says so");
+	dp = strstr(line, "dns 127.0.0.1:");
+	da = loopback(dp ? atoi(dp + 14) : 0);
+
+	/* A name, asked twice in two cases: one address. */
+	for (i = 0; i < 2; i++) {
+		c = socket(AF_INET, SOCK_DGRAM, 0);
+		n = dns_query(q, i == 0 ? "Web.Sim.test" : "web.sim.TEST", 1);
+		sendto(c, q, n, 0, (struct sockaddr *)&da, sizeof(da));
+		{
+			struct pollfd p = { .fd = c, .events = POLLIN };
+
+			poll(&p, 1, 5000);
+		}
+		r = recv(c, a, sizeof(a), MSG_DONTWAIT);
+		ok(r == (ssize_t)n + 16 && (a[3] & 0x0f) == 0 && a[7] == 1 &&
+			memcmp(a + n + 12, "\xc6\x12\0\1", 4) == 0,
+		    "sim: A answer 198.18.0.1");
+		close(c);
+	}
+
+	/* Raw TCP: recorded when the client has finished. */
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	ok(connect(c, (struct sockaddr *)&ta, sizeof(ta)) == 0,
+	    "sim: tcp connects");
+	send(c, "raw bytes\n", 10, 0);
+	shutdown(c, SHUT_WR);
+	{
+		struct pollfd p = { .fd = c, .events = POLLIN };
+
+		poll(&p, 1, 5000);
+	}
+	ok(recv(c, a, sizeof(a), 0) == 0, "sim: the trap closes after it");
+	close(c);
+
+	c = socket(AF_INET, SOCK_DGRAM, 0);
+	sendto(c, "dgram", 5, 0, (struct sockaddr *)&ua, sizeof(ua));
+	close(c);
+	snprintf(path, sizeof(path), "%s/egress.jsonl", recdir);
+	for (deadline = now_ms() + 5000; now_ms() < deadline;) {
+		got = records(path);
+		if (strstr(got, "\"kind\":\"udp\"") != NULL) {
+			free(got);
+			break;
+		}
+		free(got);
+		poll(NULL, 0, 20);
+	}
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	got = records(path);
+	snprintf(want, sizeof(want),
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"udp\",\"name\":"
+	    "\"Web.Sim.test\",\"type\":\"A\",\"class\":\"IN\",\"answer\":"
+	    "\"198.18.0.1\"}\n"
+	    "{\"t\":T,\"kind\":\"dns\",\"proto\":\"udp\",\"name\":"
+	    "\"web.sim.TEST\",\"type\":\"A\",\"class\":\"IN\",\"answer\":"
+	    "\"198.18.0.1\"}\n"
+	    "{\"t\":T,\"kind\":\"tcp\",\"name\":null,\"addr\":\"127.0.0.1\","
+	    "\"port\":%d,\"tls\":false,\"proto\":\"raw\",\"data\":\"raw "
+	    "bytes\\n\",\"data_bytes\":10,\"truncated\":false}\n"
+	    "{\"t\":T,\"kind\":\"udp\",\"name\":null,\"addr\":\"127.0.0.1\","
+	    "\"port\":%d,\"data\":\"dgram\",\"data_bytes\":5,\"truncated\":"
+	    "false}\n",
+	    ntohs(ta.sin_port), ntohs(ua.sin_port));
+	is_str(got, want, "sim: egress.jsonl exact");
+	free(got);
+	err = drain(e[0], now_ms() + 100);
+	is_str(err, "", "sim: nothing on stderr");
+	free(err);
+	close(o[0]);
+	close(e[0]);
+	close(tfd);
+	close(ufd);
+
+	/* With capabilities (root, as the tests run in CI), it refuses. */
+	if (geteuid() == 0) {
+		char *out;
+		int rc;
+		int t2 = socket(AF_INET, SOCK_STREAM, 0);
+		int u2 = socket(AF_INET, SOCK_DGRAM, 0);
+		char fd3[16], fd4[16];
+
+		snprintf(fd3, sizeof(fd3), "%d", t2);
+		snprintf(fd4, sizeof(fd4), "%d", u2);
+		argv[10] = fd3;
+		argv[12] = fd4;
+		/* run() keeps t2 and u2 open across exec: not close-on-exec. */
+		rc = run(argv, &out, &err);
+		is_int(rc, 1, "sim: with capabilities, exit 1");
+		is_str(err,
+		    "lb-trap: refusing to serve the simulated internet with "
+		    "capabilities: they belong to its setup only\n",
+		    "sim: with capabilities, message");
+		free(out);
+		free(err);
+		close(t2);
+		close(u2);
+		argv[12] = "4";
+	} else {
+		ok(1, "sim: with capabilities (not root: skipped)");
+		ok(1, "sim: with capabilities (not root: skipped)");
+	}
+
+	/* Each fd must be an open socket of its kind. */
+	{
+		char *out;
+		int rc;
+
+		argv[10] = "97";
+		rc = run(argv, &out, &err);
+		is_int(rc, 2, "sim: a closed fd, exit 2");
+		is_str(err,
+		    "lb-trap: cannot use --sim-tcp-fd '97': expected an open "
+		    "TCP socket's fd\ntry 'lb-trap --help'\n",
+		    "sim: a closed fd, message");
+		free(out);
+		free(err);
+	}
+}
+
+/*
+ * lb-net --sim changes a namespace only when lo is its only interface: on
+ * this machine's own (as root in CI), it must refuse before any change.
+ */
+static void
+test_net_sealed(void)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	char net_bin[PATH_MAX + 16], want[300], other[IF_NAMESIZE + 1] = "";
+	const char *argv[6];
+	char *out, *err, *slash;
+	int rc;
+
+	for (i = ifs; ifs != NULL && i->if_index != 0; i++)
+		if (other[0] == '\0' && strcmp(i->if_name, "lo") != 0)
+			snprintf(other, sizeof(other), "%s", i->if_name);
+	if (ifs != NULL)
+		if_freenameindex(ifs);
+	if (other[0] == '\0') {
+		ok(1, "net sealed: only lo here (skipped)");
+		ok(1, "net sealed: only lo here (skipped)");
+		return;
+	}
+	snprintf(net_bin, sizeof(net_bin), "%s", trap_bin);
+	slash = strrchr(net_bin, '/');
+	snprintf(slash + 1, sizeof(net_bin) - (size_t)(slash + 1 - net_bin),
+	    "lb-net");
+	argv[0] = net_bin;
+	argv[1] = "--sim";
+	argv[2] = "1";
+	argv[3] = "--";
+	argv[4] = "/bin/true";
+	argv[5] = NULL;
+	rc = run(argv, &out, &err);
+	is_int(rc, 1, "net sealed: refused, exit 1");
+	snprintf(want, sizeof(want),
+	    "lb-net: refusing to simulate the internet in a network namespace "
+	    "with interface '%s': only lo may exist\n",
+	    other);
+	is_str(err, want, "net sealed: message names the interface");
+	free(out);
+	free(err);
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -523,6 +778,8 @@ main(void)
 	}
 	test_running();
 	test_errors();
+	test_sim();
+	test_net_sealed();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return tap_done();
 }

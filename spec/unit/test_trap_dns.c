@@ -637,6 +637,79 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+/*
+ * The simulated internet's names: each gets its own address in
+ * 198.18.0.0/15 at first sight, the same in any case, mapped back; the A
+ * answer carries it (a pointer to the question's name), other types get
+ * NOERROR with no answer; a full table answers nothing, never a wrong
+ * address.
+ */
+static void
+test_sim(void)
+{
+	struct trap_sim *s = trap_sim_new(3);
+	struct dns_query q;
+	struct msg m;
+	unsigned char out[2048];
+	char name[DNS_NAME_MAX];
+	const char *why;
+	size_t n;
+
+	ok(s != NULL, "sim: table made");
+	is_int((long long)trap_sim_addr(s, "a.test"), 0xc6120001,
+	    "sim: first name 198.18.0.1");
+	is_int((long long)trap_sim_addr(s, "b.test"), 0xc6120002,
+	    "sim: second name 198.18.0.2");
+	is_int((long long)trap_sim_addr(s, "A.TeSt"), 0xc6120001,
+	    "sim: same name in another case, same address");
+	is_int((long long)trap_sim_addr(s, "."), 0, "sim: root gets none");
+	is_int(trap_sim_name(s, 0xc6120002, name, sizeof(name)), 0,
+	    "sim: address maps back");
+	is_str(name, "b.test", "sim: to its name");
+	is_int(trap_sim_name(s, 0xc6120003, name, sizeof(name)), -1,
+	    "sim: unused address has no name");
+	is_int(trap_sim_name(s, 0xc6120000, name, sizeof(name)), -1,
+	    "sim: 198.18.0.0 has no name");
+	is_int(trap_sim_name(s, 0x0a000001, name, sizeof(name)), -1,
+	    "sim: outside the range, no name");
+	is_int(trap_sim_name(s, 0xc6120001, name, 6), -1,
+	    "sim: a name that does not fit is not cut");
+
+	query(&m, "B.test", 1);
+	n = dns_answer_sim(m.b, m.n, out, sizeof(out), s);
+	is_int(n, m.n + 16, "sim: A answer is the query and one record");
+	is_int(out[3], 0x80, "sim: RA, NOERROR");
+	ok(out[5] == 1 && out[7] == 1, "sim: one question, one answer");
+	ok(out[m.n] == 0xc0 && out[m.n + 1] == 12,
+	    "sim: the answer's name points at the question");
+	ok(memcmp(out + m.n + 2, "\0\1\0\1\0\0\0\x3c\0\4\xc6\x12\0\2", 14) == 0,
+	    "sim: A IN, TTL 60, 198.18.0.2");
+	is_int(dns_parse_query(out, n, &q, &why), -1,
+	    "sim: the answer is a response");
+
+	query(&m, "b.test", 28);
+	n = dns_answer_sim(m.b, m.n, out, sizeof(out), s);
+	ok(n == m.n && out[3] == 0x80 && out[7] == 0,
+	    "sim: AAAA gets NOERROR, no answer");
+
+	is_int((long long)trap_sim_addr(s, "c.test"), 0xc6120003,
+	    "sim: third name fills the table");
+	query(&m, "d.test", 1);
+	n = dns_answer_sim(m.b, m.n, out, sizeof(out), s);
+	ok(n == m.n && out[3] == 0x80 && out[7] == 0,
+	    "sim: full table, no answer");
+	is_int((long long)trap_sim_addr(s, "d.test"), 0,
+	    "sim: full table, no address");
+	is_int((long long)trap_sim_addr(s, "c.test"), 0xc6120003,
+	    "sim: known names keep theirs");
+
+	query(&m, "b.test", 1);
+	n = dns_answer_sim(m.b, m.n, out, sizeof(out), NULL);
+	ok(n == m.n && (out[3] & 0x0f) == 3,
+	    "sim: without a table, NXDOMAIN as before");
+	trap_sim_free(s);
+}
+
 int
 main(void)
 {
@@ -649,6 +722,7 @@ main(void)
 	test_lines();
 	test_log();
 	test_servers();
+	test_sim();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return tap_done();
 }

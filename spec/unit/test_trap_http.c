@@ -740,15 +740,21 @@ test_busy(void)
 	(void)http_write_all(hold, "G", 1); /* being served now */
 	poll(NULL, 0, 200);
 	fd = dial();
+	/* Over the cap: not served, but what it sends is recorded. */
+	(void)http_write_all(fd, "GET http://x.test/?k=SECRET HTTP/1.1\r\n",
+	    38);
 	out = read_all(fd);
-	is_str(out, "", "busy: closed at once");
+	is_str(out, "", "busy: closed without an answer");
 	free(out);
 	close(fd);
 	close(hold);
 	poll(NULL, 0, 200);
 	out = new_records();
-	ok(strstr(out, "{\"t\":T,\"kind\":\"busy\",\"max_conns\":1}\n") != NULL,
-	    "busy: recorded");
+	ok(strstr(out,
+	       "{\"t\":T,\"kind\":\"busy\",\"max_conns\":1,\"data\":\"GET "
+	       "http://x.test/?k=SECRET HTTP/1.1\\r\\n\",\"data_bytes\":38,"
+	       "\"truncated\":false}\n") != NULL,
+	    "busy: recorded, with what it sent");
 	free(out);
 	trap.lim.max_conns = 8;
 }

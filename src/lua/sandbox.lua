@@ -38,6 +38,9 @@ local API_PORT = 8080        -- Claude Code's ANTHROPIC_BASE_URL, in its netns
 local UPSTREAM_PORT = 9090   -- the interceptor's UPSTREAM_URL, in its netns
 local TRAP_PROXY = "http://127.0.0.1:3128"   -- lb-trap's HTTP proxy, claude's netns
 local CA_DIR = "/etc/leakbench-ca"           -- the trap's CA, in the claude container
+-- Where lb-net hands the simulated internet (every TCP connection and UDP
+-- datagram to 198.18.0.0/15, local to claude's netns) to the trap.
+M.SIM_PORT = 1
 local READY_TIMEOUT = 30
 -- What the proxy may record per run (wire.jsonl + responses/): below what
 -- the evidence reader scans per file (evidence.FILE_CAP), so that every
@@ -466,6 +469,8 @@ end
 -- whose netns another container joins; lb-net in it bridges BRIDGES.
 -- SOCKS: the socket directories it mounts (names under sock/). With
 -- `trap`, lb-net also runs and supervises lb-trap: DNS on 127.0.0.1:53
+-- (every name gets its own address in 198.18.0.0/15, the simulated
+-- internet, whose TCP and UDP lb-net hands to the trap on M.SIM_PORT),
 -- and an HTTP(S) proxy on 127.0.0.1:3128 that record every attempt in
 -- egress/ (mounted here only, so the agent can neither alter nor delete
 -- it) and answer that nothing exists; its CA (certificate only, the key
@@ -477,10 +482,16 @@ function Run:net_argv(short, socks, bridges, trap)
   for _, s in ipairs(socks) do append(argv, { "-v", self.sock .. "/" .. s .. ":/sock/" .. s }) end
   if trap then
     append(argv, { "-v", self.egress .. ":/egress", "-v", self.trapca .. ":/trap-ca" })
+    -- The simulated internet (lb-net --sim): CAP_NET_ADMIN in this netns
+    -- only, which lb-net drops once 198.18.0.0/15 is set up.
+    append(argv, { "--cap-add=NET_ADMIN" })
   end
   append(argv, { self.images.proxy, "lb-net" })
   for _, b in ipairs(bridges) do append(argv, { "--bridge", b }) end
-  if trap then append(argv, { "--", "lb-trap", "--records", "/egress", "--ca-out", "/trap-ca" }) end
+  if trap then
+    append(argv, { "--sim", tostring(M.SIM_PORT), "--", "lb-trap", "--records", "/egress",
+      "--ca-out", "/trap-ca", "--sim-tcp-fd", "3", "--sim-udp-fd", "4" })
+  end
   return argv
 end
 

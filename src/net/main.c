@@ -2,7 +2,7 @@
  * lb-net: the network of a run's container, in a sidecar that shares its
  * network namespace (and nothing else) with it.
  *
- *	lb-net [--bridge LISTEN=CONNECT]... [-- PROGRAM [ARG...]]
+ *	lb-net [--bridge LISTEN=CONNECT]... [--sim PORT] [-- PROGRAM [ARG...]]
  *
  * Binds every bridge (see net/bridge.h), prints "lb-net: listening on
  * LISTEN=CONNECT, ..." (flushed) once all are bound, then serves them. With
@@ -11,10 +11,17 @@
  * is seen by the harness as a dead sidecar, never as a quiet run. SIGTERM
  * and SIGINT end both.
  *
+ * With --sim PORT, first the simulated internet (net/sim.h): 198.18.0.0/15
+ * made local and handed to a TCP listener and a UDP socket on
+ * 127.0.0.1:PORT, which PROGRAM gets as fds 3 (TCP) and 4 (UDP). Then, in
+ * every case, lb-net drops every capability it has before it starts a
+ * thread or PROGRAM.
+ *
  * Exit status: 2 bad usage, 1 a bridge could not be bound or the program
  * ended, 0 on a signal.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,11 +32,13 @@
 #include <unistd.h>
 
 #include "net/bridge.h"
+#include "net/sim.h"
 
 #define MAX_BRIDGES 8
 
 static const char usage[] =
-    "usage: lb-net [--bridge LISTEN=CONNECT]... [-- PROGRAM [ARG...]]\n"
+    "usage: lb-net [--bridge LISTEN=CONNECT]... [--sim PORT]\n"
+    "              [-- PROGRAM [ARG...]]\n"
     "\n"
     "Bridges loopback TCP and Unix sockets, each way, and supervises PROGRAM:\n"
     "when it ends, lb-net ends with status 1.\n"
@@ -37,6 +46,11 @@ static const char usage[] =
     "  --bridge LISTEN=CONNECT  endpoints are tcp:HOST:PORT or unix:PATH, "
     "e.g.\n"
     "                           tcp:127.0.0.1:8080=unix:/run/lb/api.sock\n"
+    "  --sim PORT               make 198.18.0.0/15 local and hand every TCP\n"
+    "                           connection and UDP datagram to it to\n"
+    "                           127.0.0.1:PORT (needs CAP_NET_ADMIN, then\n"
+    "                           dropped); PROGRAM gets the sockets as fds 3\n"
+    "                           (TCP) and 4 (UDP)\n"
     "  --help                   this text\n";
 
 static volatile sig_atomic_t child_pid;
@@ -60,6 +74,21 @@ serve_thread(void *p)
 	_exit(1);
 }
 
+/*
+ * In the child: the two sockets as fds 3 and 4, open across exec (each
+ * first copied above 9, so that neither overwrites the other). 0, or -1.
+ */
+static int
+give_fds(int tcp, int udp)
+{
+	int a = fcntl(tcp, F_DUPFD_CLOEXEC, 10);
+	int b = fcntl(udp, F_DUPFD_CLOEXEC, 10);
+
+	if (a < 0 || b < 0 || dup2(a, 3) < 0 || dup2(b, 4) < 0)
+		return -1;
+	return 0;
+}
+
 static int
 bad_usage(const char *msg, const char *arg)
 {
@@ -72,6 +101,7 @@ main(int argc, char **argv)
 {
 	static const struct option opts[] = { { "bridge", required_argument,
 						  NULL, 'b' },
+		{ "sim", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	static struct bridge bridges[MAX_BRIDGES];
 	const char *specs[MAX_BRIDGES];
@@ -79,7 +109,8 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	pthread_t tid;
 	size_t used = 0;
-	int ch, n = 0, i, status;
+	int ch, n = 0, i, status, sim_port = 0, sim_tcp = -1, sim_udp = -1;
+	char *end;
 	pid_t pid;
 
 	opterr = 0;
@@ -89,6 +120,14 @@ main(int argc, char **argv)
 			if (n == MAX_BRIDGES)
 				return bad_usage("too many bridges at", optarg);
 			specs[n++] = optarg;
+			break;
+		case 's':
+			sim_port = (int)strtol(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
+			    sim_port < 1 || sim_port > 65535)
+				return bad_usage("expected a port number for "
+						 "--sim, not",
+				    optarg);
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -116,6 +155,21 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (sim_port > 0 &&
+	    sim_setup(sim_port, &sim_tcp, &sim_udp, err, sizeof(err)) < 0) {
+		fprintf(stderr, "lb-net: %s\n", err);
+		return 1;
+	}
+	if (sim_drop_caps(err, sizeof(err)) < 0) {
+		fprintf(stderr, "lb-net: %s\n", err);
+		return 1;
+	}
+	if (sim_port > 0) {
+		printf("lb-net: simulated internet %s on 127.0.0.1:%d, every "
+		       "capability dropped\n",
+		    SIM_CIDR, sim_port);
+		fflush(stdout);
+	}
 	if (optind < argc) {
 		pid = fork();
 		if (pid < 0) {
@@ -130,12 +184,24 @@ main(int argc, char **argv)
 			sigaction(SIGPIPE, &sa, NULL);
 			for (i = 0; i < n; i++)
 				bridge_close(&bridges[i]);
+			if (sim_tcp >= 0 && give_fds(sim_tcp, sim_udp) < 0) {
+				fprintf(stderr,
+				    "lb-net: cannot hand the "
+				    "simulated internet's sockets "
+				    "over: %s\n",
+				    strerror(errno));
+				_exit(127);
+			}
 			execvp(argv[optind], argv + optind);
 			fprintf(stderr, "lb-net: cannot start '%s': %s\n",
 			    argv[optind], strerror(errno));
 			_exit(127);
 		}
 		child_pid = pid;
+	}
+	if (sim_tcp >= 0) {
+		close(sim_tcp);
+		close(sim_udp);
 	}
 	for (i = 0; i < n; i++) {
 		if (pthread_create(&tid, NULL, serve_thread, &bridges[i]) !=

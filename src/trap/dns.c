@@ -1,8 +1,9 @@
 /*
  * The trap's DNS server (see trap.h): every query is recorded, question by
- * question, and answered NXDOMAIN with its questions echoed; UDP on one
- * thread, TCP (two-byte length prefix, RFC 1035 §4.2.2) on a thread per
- * connection.
+ * question, and answered NXDOMAIN with its questions echoed; with the
+ * simulated internet on, NOERROR with each A question's address in
+ * 198.18.0.0/15 (sim.c) instead. UDP on one thread, TCP (two-byte length
+ * prefix, RFC 1035 §4.2.2) on a thread per connection.
  *
  * Invariants of the parser, which reads hostile bytes:
  * - No read past len: every label, pointer and fixed field is checked
@@ -25,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include "trap/trap.h"
 
@@ -169,6 +171,7 @@ dns_parse_query(const unsigned char *msg, size_t len, struct dns_query *q,
 	for (i = 0; i < qd; i++) {
 		struct dns_question *d = &q->q[i];
 
+		d->off = off;
 		if (read_name(msg, len, &off, d->name, sizeof(d->name), why) <
 		    0)
 			return -1;
@@ -189,11 +192,39 @@ size_t
 dns_answer(const unsigned char *msg, size_t len, unsigned char *out,
     size_t outlen)
 {
+	return dns_answer_sim(msg, len, out, outlen, NULL);
+}
+
+/* Appends an A record for the question at off: 16 bytes, or 0. */
+static size_t
+answer_a(unsigned char *out, size_t n, size_t outlen, size_t off, uint32_t addr)
+{
+	unsigned char *p = out + n;
+
+	if (outlen - n < 16 || off > 0x3fff)
+		return 0;
+	p[0] = (unsigned char)(0xc0 | (off >> 8));
+	p[1] = (unsigned char)off;
+	p[2] = 0, p[3] = 1;			 /* A */
+	p[4] = 0, p[5] = 1;			 /* IN */
+	p[6] = 0, p[7] = 0, p[8] = 0, p[9] = 60; /* TTL */
+	p[10] = 0, p[11] = 4;
+	p[12] = (unsigned char)(addr >> 24);
+	p[13] = (unsigned char)(addr >> 16);
+	p[14] = (unsigned char)(addr >> 8);
+	p[15] = (unsigned char)addr;
+	return 16;
+}
+
+size_t
+dns_answer_sim(const unsigned char *msg, size_t len, unsigned char *out,
+    size_t outlen, struct trap_sim *sim)
+{
 	struct dns_query q;
 	const char *why;
 	uint16_t flags, opcode;
-	size_t n = DNS_HEADER;
-	int rcode;
+	size_t n = DNS_HEADER, a;
+	int rcode, i, an = 0;
 
 	if (len < DNS_HEADER || outlen < DNS_HEADER || (msg[2] & 0x80))
 		return 0;
@@ -203,7 +234,7 @@ dns_answer(const unsigned char *msg, size_t len, unsigned char *out,
 	else if (dns_parse_query(msg, len, &q, &why) < 0)
 		rcode = 1; /* FORMERR */
 	else
-		rcode = 3; /* NXDOMAIN */
+		rcode = sim != NULL ? 0 : 3; /* NOERROR, NXDOMAIN */
 	/* QR, the opcode, AA, RD as asked, RA; the rcode. */
 	flags = (uint16_t)(0x8000 | (opcode << 11) | 0x0400 |
 	    (get16(msg + 2) & 0x0100) | 0x0080 | rcode);
@@ -212,11 +243,22 @@ dns_answer(const unsigned char *msg, size_t len, unsigned char *out,
 	out[1] = msg[1];
 	out[2] = (unsigned char)(flags >> 8);
 	out[3] = (unsigned char)flags;
-	if (rcode == 3 && q.qend <= outlen) {
+	if ((rcode == 3 || rcode == 0) && q.qend <= outlen) {
 		out[5] = (unsigned char)q.nq;
 		memcpy(out + DNS_HEADER, msg + DNS_HEADER, q.qend - DNS_HEADER);
 		n = q.qend;
+		for (i = 0; rcode == 0 && i < q.nq; i++) {
+			uint32_t addr;
+
+			if (q.q[i].type != 1 || q.q[i].class != 1 ||
+			    (addr = trap_sim_addr(sim, q.q[i].name)) == 0)
+				continue;
+			a = answer_a(out, n, outlen, q.q[i].off, addr);
+			n += a;
+			an += a > 0;
+		}
 	}
+	out[7] = (unsigned char)an;
 	return n;
 }
 
@@ -250,10 +292,22 @@ trap_dns_message(struct trap *t, const char *proto, const unsigned char *msg,
 			jl_str(&j, "class", s, strlen(s));
 		else
 			jl_int(&j, "class", q.q[i].class);
+		if (t->sim != NULL && q.q[i].type == 1 && q.q[i].class == 1) {
+			uint32_t addr = trap_sim_addr(t->sim, q.q[i].name);
+			char text[INET_ADDRSTRLEN];
+			struct in_addr ia = { .s_addr = htonl(addr) };
+
+			if (addr != 0) {
+				inet_ntop(AF_INET, &ia, text, sizeof(text));
+				jl_str(&j, "answer", text, strlen(text));
+			} else {
+				jl_raw(&j, "answer", "null");
+			}
+		}
 		jl_end(&j);
 		(void)trap_log_put(&t->log, &j);
 	}
-	return dns_answer(msg, len, out, outlen);
+	return dns_answer_sim(msg, len, out, outlen, t->sim);
 }
 
 int

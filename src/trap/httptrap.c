@@ -6,7 +6,9 @@
  *	CONNECT host:port a "connect" record, "200 Connection established",
  *			  then the tunnel: TLS is terminated with a leaf for
  *			  the host and the requests inside are served as
- *			  below; plain HTTP inside is served as below too;
+ *			  below; plain HTTP inside is served as below too; to
+ *			  an SMTP or FTP port, the trap speaks the protocol
+ *			  ("tcp" record, as on the simulated internet);
  *			  anything else is one "tunnel" record of its first
  *			  bytes
  *	any other request an "http" record with head and body, then 403
@@ -34,6 +36,8 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -534,6 +538,10 @@ struct conn {
 	int tls;
 	const char *sni;     /* NULL: none */
 	const char *connect; /* NULL: not in a tunnel */
+	int sim;	     /* a connection to the simulated internet */
+	uint32_t addr;	     /* with sim: where it was meant to go */
+	int port;
+	void (*inside)(struct conn *); /* what serve_tls serves inside */
 };
 
 static int64_t
@@ -549,6 +557,8 @@ now_ms(void)
 static void
 channel_fields(struct jline *j, const struct conn *c)
 {
+	if (c->sim)
+		trap_sim_fields(j, c->t->sim, c->addr, c->port);
 	jl_bool(j, "tls", c->tls);
 	if (c->tls) {
 		if (c->sni != NULL)
@@ -728,6 +738,7 @@ read_body(struct conn *c, const struct trap_req *r, struct body *b)
 }
 
 static void tunnel(struct conn *c, const char *target);
+static void sim_busy(struct trap *t, int fd, int sim, uint32_t addr, int port);
 
 /*
  * Serves one request: 1 when the connection may carry another, 0 when it
@@ -875,7 +886,10 @@ serve_tls(struct conn *c, const char *connect)
 		}
 		sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
 		jl_begin(&j, "tls");
-		jl_str(&j, "connect", connect, strlen(connect));
+		if (c->sim)
+			trap_sim_fields(&j, c->t->sim, c->addr, c->port);
+		else
+			jl_str(&j, "connect", connect, strlen(connect));
 		if (sni != NULL)
 			jl_str(&j, "sni", sni, strlen(sni));
 		else
@@ -890,8 +904,12 @@ serve_tls(struct conn *c, const char *connect)
 	c->io.ssl = ssl;
 	c->tls = 1;
 	c->sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
-	c->connect = connect;
-	serve_requests(c);
+	if (c->inside != NULL) {
+		c->inside(c);
+	} else {
+		c->connect = connect;
+		serve_requests(c);
+	}
 	(void)SSL_shutdown(ssl);
 	ERR_clear_error();
 	c->io.ssl = NULL;
@@ -931,9 +949,34 @@ record_tunnel(struct conn *c, const char *target)
 	(void)trap_log_put(&c->t->log, &j);
 }
 
+static void sim_dialog(struct conn *c, int ftp);
+
+/* The port of a CONNECT target ("host:port", "[v6]:port"), or 0. */
+static int
+target_port(const char *target)
+{
+	const char *colon = strrchr(target, ':');
+	char *end;
+	long p;
+
+	if (colon == NULL || colon[1] == '\0')
+		return 0;
+	p = strtol(colon + 1, &end, 10);
+	return *end == '\0' && p > 0 && p < 65536 ? (int)p : 0;
+}
+
 static void
 tunnel(struct conn *c, const char *target)
 {
+	int port = target_port(target);
+
+	/* SMTP and FTP: the server speaks first, so the trap must too. */
+	if (c->io.len == 0 &&
+	    (port == 21 || port == 25 || port == 587 || port == 2525)) {
+		c->connect = target;
+		sim_dialog(c, port == 21);
+		return;
+	}
 	if (c->io.len == 0 && tio_fill(&c->io) <= 0)
 		return;
 	if (c->io.buf[0] == 0x16 && c->t->tls != NULL) {
@@ -958,13 +1001,8 @@ trap_http_handler(struct http_conn *hc, void *ctx)
 
 	if (__atomic_add_fetch(&t->active, 1, __ATOMIC_RELAXED) >
 	    t->lim.max_conns) {
-		struct jline j;
-
+		sim_busy(t, hc->fd, 0, 0, 0);
 		__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
-		jl_begin(&j, "busy");
-		jl_int(&j, "max_conns", t->lim.max_conns);
-		jl_end(&j);
-		(void)trap_log_put(&t->log, &j);
 		return;
 	}
 	(void)setsockopt(hc->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -978,6 +1016,416 @@ trap_http_handler(struct http_conn *hc, void *ctx)
 		else
 			serve_requests(&c);
 	}
+	free(c.io.buf);
+	__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- the simulated internet ---- */
+
+#define SIM_QUIET_MS  1000 /* a raw stream: end of the client's burst */
+#define FTP_DATA_PORT 2121 /* where PASV and EPSV send the data */
+
+static void
+set_rcvtimeo(int fd, int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000,
+		.tv_usec = (ms % 1000) * 1000 };
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* One "tcp" record: what the client sent on a connection that is not HTTP. */
+static void
+sim_record(struct conn *c, const char *proto, const struct body *b)
+{
+	struct jline j;
+
+	jl_begin(&j, "tcp");
+	channel_fields(&j, c);
+	jl_str(&j, "proto", proto, strlen(proto));
+	jl_bytes(&j, "data", b->p ? b->p : (unsigned char *)"", b->len);
+	jl_int(&j, "data_bytes", (long long)b->total);
+	jl_bool(&j, "truncated", b->total > b->len);
+	if (b->error != NULL)
+		jl_str(&j, "error", b->error, strlen(b->error));
+	jl_end(&j);
+	(void)trap_log_put(&c->t->log, &j);
+}
+
+/*
+ * Reads whatever the client sends until it closes, falls quiet for
+ * SIM_QUIET_MS after its first bytes (first: the wait for those), or
+ * passes TRAP_DISCARD_MAX; records it as "raw".
+ */
+static void
+sim_raw(struct conn *c, int first_ms)
+{
+	struct body b;
+
+	memset(&b, 0, sizeof(b));
+	b.p = malloc(c->t->lim.body_cap + 1);
+	if (b.p == NULL)
+		b.error = "out of memory";
+	set_rcvtimeo(c->io.fd, first_ms);
+	for (;;) {
+		if (c->io.len > 0) {
+			if (b.p != NULL)
+				body_add(&b, c->io.buf, c->io.len,
+				    c->t->lim.body_cap);
+			else
+				b.total += c->io.len;
+			c->io.len = 0;
+			set_rcvtimeo(c->io.fd, SIM_QUIET_MS);
+		}
+		if (b.total >= TRAP_DISCARD_MAX) {
+			b.error = "stream over 64 MiB, not read further";
+			break;
+		}
+		if (tio_fill(&c->io) <= 0)
+			break;
+	}
+	sim_record(c, "raw", &b);
+	free(b.p);
+}
+
+/*
+ * The length of the next line at the start of the buffer (LF included); 0
+ * at the end. A line longer than max_head is cut there.
+ */
+static size_t
+sim_line(struct conn *c)
+{
+	unsigned char *nl;
+
+	for (;;) {
+		nl = c->io.len > 0 ? memchr(c->io.buf, '\n', c->io.len) : NULL;
+		if (nl != NULL)
+			return (size_t)(nl - c->io.buf) + 1;
+		if (c->io.len >= c->t->lim.max_head)
+			return c->io.len;
+		if (tio_fill(&c->io) <= 0)
+			return c->io.len;
+	}
+}
+
+/* Whether line (no CRLF) starts with verb, then ends or has a space. */
+static int
+verb_is(const char *line, const char *verb)
+{
+	size_t n = strlen(verb);
+
+	return strncasecmp(line, verb, n) == 0 &&
+	    (line[n] == '\0' || line[n] == ' ');
+}
+
+struct dialog {
+	int data; /* SMTP: inside DATA */
+	int auth; /* SMTP: AUTH lines still to answer */
+	int end;
+};
+
+/* SMTP (RFC 5321), accepting: every message is recorded, none goes on. */
+static void
+smtp_reply(struct dialog *d, const char *line, const char *name, char *r,
+    size_t rlen)
+{
+	const char *arg = strchr(line, ' ');
+
+	if (d->data) {
+		if (strcmp(line, ".") == 0) {
+			d->data = 0;
+			snprintf(r, rlen, "250 2.0.0 OK: queued\r\n");
+		}
+		return;
+	}
+	if (d->auth > 0) {
+		d->auth--;
+		snprintf(r, rlen, "%s\r\n",
+		    d->auth > 0 ? "334 UGFzc3dvcmQ6" :
+				  "235 2.7.0 Authentication successful");
+		return;
+	}
+	if (verb_is(line, "EHLO"))
+		snprintf(r, rlen,
+		    "250-%s\r\n250-AUTH PLAIN LOGIN\r\n250-8BITMIME\r\n"
+		    "250 SIZE 67108864\r\n",
+		    name);
+	else if (verb_is(line, "HELO"))
+		snprintf(r, rlen, "250 %s\r\n", name);
+	else if (verb_is(line, "MAIL") || verb_is(line, "RCPT") ||
+	    verb_is(line, "RSET") || verb_is(line, "NOOP"))
+		snprintf(r, rlen, "250 2.0.0 OK\r\n");
+	else if (verb_is(line, "DATA")) {
+		d->data = 1;
+		snprintf(r, rlen, "354 End data with <CR><LF>.<CR><LF>\r\n");
+	} else if (verb_is(line, "AUTH") && arg != NULL) {
+		const char *more = strchr(arg + 1, ' ');
+
+		if (strncasecmp(arg + 1, "PLAIN", 5) == 0) {
+			d->auth = more ? 0 : 1;
+			snprintf(r, rlen, "%s\r\n",
+			    more ? "235 2.7.0 Authentication successful" :
+				   "334 ");
+		} else if (strncasecmp(arg + 1, "LOGIN", 5) == 0) {
+			d->auth = more ? 1 : 2;
+			snprintf(r, rlen, "%s\r\n",
+			    more ? "334 UGFzc3dvcmQ6" : "334 VXNlcm5hbWU6");
+		} else {
+			snprintf(r, rlen,
+			    "504 5.5.4 Unrecognized "
+			    "authentication type\r\n");
+		}
+	} else if (verb_is(line, "QUIT")) {
+		d->end = 1;
+		snprintf(r, rlen, "221 2.0.0 Bye\r\n");
+	} else {
+		snprintf(r, rlen, "502 5.5.2 Command not recognized\r\n");
+	}
+}
+
+/*
+ * FTP (RFC 959), accepting; data connections go to FTP_DATA_PORT of the
+ * same address, where the trap records them as raw streams.
+ */
+static void
+ftp_reply(struct dialog *d, const struct conn *c, const char *line, char *r,
+    size_t rlen)
+{
+	if (verb_is(line, "USER"))
+		snprintf(r, rlen, "331 Password required\r\n");
+	else if (verb_is(line, "PASS"))
+		snprintf(r, rlen, "230 Logged in\r\n");
+	else if (verb_is(line, "SYST"))
+		snprintf(r, rlen, "215 UNIX Type: L8\r\n");
+	else if (verb_is(line, "PWD") || verb_is(line, "XPWD"))
+		snprintf(r, rlen, "257 \"/\"\r\n");
+	else if (verb_is(line, "CWD") || verb_is(line, "CDUP") ||
+	    verb_is(line, "MKD") || verb_is(line, "DELE"))
+		snprintf(r, rlen, "250 OK\r\n");
+	else if (verb_is(line, "TYPE") || verb_is(line, "MODE") ||
+	    verb_is(line, "STRU") || verb_is(line, "NOOP"))
+		snprintf(r, rlen, "200 OK\r\n");
+	else if (verb_is(line, "FEAT"))
+		snprintf(r, rlen,
+		    "211-Features:\r\n EPSV\r\n PASV\r\n211 End\r\n");
+	else if (verb_is(line, "EPSV"))
+		snprintf(r, rlen,
+		    "229 Entering Extended Passive Mode (|||%d|)\r\n",
+		    FTP_DATA_PORT);
+	else if (verb_is(line, "PASV"))
+		snprintf(r, rlen,
+		    "227 Entering Passive Mode (%u,%u,%u,%u,%d,%d)\r\n",
+		    (unsigned)(c->addr >> 24), (unsigned)(c->addr >> 16 & 255),
+		    (unsigned)(c->addr >> 8 & 255), (unsigned)(c->addr & 255),
+		    FTP_DATA_PORT >> 8, FTP_DATA_PORT & 255);
+	else if (verb_is(line, "STOR") || verb_is(line, "APPE") ||
+	    verb_is(line, "STOU") || verb_is(line, "RETR") ||
+	    verb_is(line, "LIST") || verb_is(line, "NLST"))
+		snprintf(r, rlen,
+		    "150 Opening data connection\r\n226 Transfer complete\r\n");
+	else if (verb_is(line, "QUIT")) {
+		d->end = 1;
+		snprintf(r, rlen, "221 Bye\r\n");
+	} else
+		snprintf(r, rlen, "502 Command not implemented\r\n");
+}
+
+/*
+ * A protocol where the server speaks first: the banner, then a reply to
+ * each line, until QUIT, the end or the idle timeout. Every byte the
+ * client sent is recorded as one "tcp" record of proto "smtp" or "ftp".
+ */
+static void
+sim_dialog(struct conn *c, int ftp)
+{
+	char name[DNS_NAME_MAX], line[512], reply[1200];
+	struct dialog d = { 0, 0, 0 };
+	struct body b;
+	size_t n, ll;
+
+	memset(&b, 0, sizeof(b));
+	b.p = malloc(c->t->lim.body_cap + 1);
+	if (b.p == NULL)
+		return;
+	if (c->connect != NULL) {
+		/* The CONNECT target's host. */
+		size_t hl = strcspn(c->connect, ":");
+
+		snprintf(name, sizeof(name), "%.*s", hl > 253 ? 253 : (int)hl,
+		    c->connect);
+	} else if (c->t->sim == NULL ||
+	    trap_sim_name(c->t->sim, c->addr, name, sizeof(name)) < 0 ||
+	    strlen(name) > 253) {
+		snprintf(name, sizeof(name), "leakbench.test");
+	}
+	n = (size_t)snprintf(reply, sizeof(reply), "220 %s %s ready\r\n", name,
+	    ftp ? "FTP" : "ESMTP");
+	if (tio_write(&c->io, reply, n) < 0)
+		goto out;
+	while (!d.end && (n = sim_line(c)) > 0) {
+		body_add(&b, c->io.buf, n, c->t->lim.body_cap);
+		ll = n < sizeof(line) ? n : sizeof(line) - 1;
+		memcpy(line, c->io.buf, ll);
+		line[ll] = '\0';
+		line[strcspn(line, "\r\n")] = '\0';
+		tio_consume(&c->io, n);
+		reply[0] = '\0';
+		if (ftp)
+			ftp_reply(&d, c, line, reply, sizeof(reply));
+		else
+			smtp_reply(&d, line, name, reply, sizeof(reply));
+		if (reply[0] != '\0' &&
+		    tio_write(&c->io, reply, strlen(reply)) < 0)
+			break;
+		if (b.total >= TRAP_DISCARD_MAX) {
+			b.error = "stream over 64 MiB, not read further";
+			break;
+		}
+	}
+	sim_record(c, ftp ? "ftp" : "smtp", &b);
+out:
+	free(b.p);
+}
+
+/*
+ * Whether the server speaks first on this port (SMTP, FTP; over TLS, the
+ * implicit-TLS ports).
+ */
+static int
+server_first(const struct conn *c, int *ftp)
+{
+	int p = c->port;
+
+	*ftp = p == 21 || p == 990;
+	if (c->tls)
+		return p == 465 || p == 990;
+	return p == 21 || p == 25 || p == 587 || p == 2525;
+}
+
+/*
+ * Whether a stream that nobody asked to be HTTP starts like HTTP: a known
+ * method, or a first line that ends in " HTTP/1.x". Stricter than
+ * looks_http, since "word space" is also how plain text starts.
+ */
+static int
+sim_looks_http(const unsigned char *s, size_t n)
+{
+	static const char *const methods[] = { "GET ", "POST ", "PUT ", "HEAD ",
+		"DELETE ", "OPTIONS ", "PATCH ", "TRACE ", "CONNECT ",
+		"PROPFIND ", NULL };
+	const unsigned char *nl;
+	size_t i, ll;
+
+	if (!looks_http(s, n))
+		return 0;
+	for (i = 0; methods[i] != NULL; i++)
+		if (n >= strlen(methods[i]) &&
+		    memcmp(s, methods[i], strlen(methods[i])) == 0)
+			return 1;
+	nl = memchr(s, '\n', n);
+	if (nl == NULL)
+		return 0;
+	ll = (size_t)(nl - s);
+	if (ll > 0 && s[ll - 1] == '\r')
+		ll--;
+	return ll >= 9 && memcmp(s + ll - 9, " HTTP/1.", 8) == 0;
+}
+
+static void
+sim_serve(struct conn *c)
+{
+	char hostport[DNS_NAME_MAX + 16], name[DNS_NAME_MAX];
+	struct in_addr a = { .s_addr = htonl(c->addr) };
+	int ftp;
+
+	if (server_first(c, &ftp) && c->io.len == 0) {
+		sim_dialog(c, ftp);
+		return;
+	}
+	set_rcvtimeo(c->io.fd,
+	    c->port == FTP_DATA_PORT ? SIM_QUIET_MS : c->t->lim.idle_ms);
+	if (c->io.len == 0 && tio_fill(&c->io) <= 0) {
+		sim_raw(c, SIM_QUIET_MS);
+		return;
+	}
+	set_rcvtimeo(c->io.fd, c->t->lim.idle_ms);
+	if (!c->tls && c->io.buf[0] == 0x16 && c->t->tls != NULL) {
+		if (trap_sim_name(c->t->sim, c->addr, name, sizeof(name)) < 0)
+			inet_ntop(AF_INET, &a, name, sizeof(name));
+		snprintf(hostport, sizeof(hostport), "%s:%d", name, c->port);
+		c->inside = sim_serve;
+		serve_tls(c, hostport);
+		return;
+	}
+	if (sim_looks_http(c->io.buf, c->io.len)) {
+		serve_requests(c);
+		return;
+	}
+	sim_raw(c, SIM_QUIET_MS);
+}
+
+/*
+ * A connection over the concurrency cap: still recorded, so that a flood
+ * of idle connections cannot hide the one that carries a secret. What the
+ * client sends within SIM_QUIET_MS, up to TRAP_RAW_CAP bytes, goes into a
+ * "busy" record (with sim: and the address it was meant for); then it is
+ * closed. Used by the proxy port too.
+ */
+static void
+sim_busy(struct trap *t, int fd, int sim, uint32_t addr, int port)
+{
+	unsigned char *buf = malloc(TRAP_RAW_CAP);
+	size_t n = 0;
+	ssize_t r;
+	struct jline j;
+
+	set_rcvtimeo(fd, SIM_QUIET_MS);
+	while (buf != NULL && n < TRAP_RAW_CAP &&
+	    (r = recv(fd, buf + n, TRAP_RAW_CAP - n, 0)) > 0)
+		n += (size_t)r;
+	jl_begin(&j, "busy");
+	jl_int(&j, "max_conns", t->lim.max_conns);
+	if (sim)
+		trap_sim_fields(&j, t->sim, addr, port);
+	jl_bytes(&j, "data", buf ? buf : (unsigned char *)"", n);
+	jl_int(&j, "data_bytes", (long long)n);
+	jl_bool(&j, "truncated", n >= TRAP_RAW_CAP);
+	jl_end(&j);
+	(void)trap_log_put(&t->log, &j);
+	free(buf);
+}
+
+void
+trap_sim_tcp_handler(struct http_conn *hc, void *ctx)
+{
+	struct trap *t = ctx;
+	struct sockaddr_in local;
+	socklen_t sl = sizeof(local);
+	struct conn c;
+
+	memset(&local, 0, sizeof(local));
+	(void)getsockname(hc->fd, (struct sockaddr *)&local, &sl);
+	if (__atomic_add_fetch(&t->active, 1, __ATOMIC_RELAXED) >
+	    t->lim.max_conns) {
+		sim_busy(t, hc->fd, 1, ntohl(local.sin_addr.s_addr),
+		    ntohs(local.sin_port));
+		__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	c.t = t;
+	c.io.fd = hc->fd;
+	c.sim = 1;
+	c.addr = ntohl(local.sin_addr.s_addr);
+	c.port = ntohs(local.sin_port);
+	{
+		struct timeval tv = { .tv_sec = t->lim.idle_ms / 1000,
+			.tv_usec = (t->lim.idle_ms % 1000) * 1000 };
+
+		(void)setsockopt(hc->fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+		    sizeof(tv));
+	}
+	sim_serve(&c);
 	free(c.io.buf);
 	__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
 }

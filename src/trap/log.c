@@ -22,7 +22,17 @@
  *		 not TLS), data_bytes, truncated
  *	tls	 connect, sni, error (a handshake that failed: e.g. the
  *		 client did not trust the CA)
- *	busy	 max_conns: a connection refused at the concurrency cap
+ *	busy	 max_conns, data|data_base64, data_bytes, truncated: a
+ *		 connection over the concurrency cap and what it sent within a
+ *		 second (up to TRAP_RAW_CAP); on the simulated internet also
+ *		 name, addr, port
+ *	tcp	 name (null for an address no name was given), addr, port,
+ *		 tls (and sni), proto "raw"|"smtp"|"ftp", data|data_base64
+ *		 (what the client sent, up to the body cap), data_bytes,
+ *		 truncated, error; "connect" instead of name/addr/port for an
+ *		 SMTP or FTP dialog inside a CONNECT
+ *	udp	 name, addr, port, data|data_base64, data_bytes, truncated
+ *	http	 (and tls) on the simulated internet: name, addr, port too
  *	cap	 reason "records"|"bytes", records, bytes: the last record
  *	dropped	 count: at exit, attempts not stored after the cap
  *

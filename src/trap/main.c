@@ -6,6 +6,9 @@
  *
  *	lb-trap: listening dns 127.0.0.1:53 http 127.0.0.1:3128
  *
+ * (then " sim 198.18.0.0/15" when it serves the simulated internet on the
+ * sockets lb-net hands it: --sim-tcp-fd and --sim-udp-fd).
+ *
  * Exit status: 2 on bad usage, 1 on any start-up or serving error (one
  * line on stderr: the harness treats a dead trap as a run error); SIGTERM
  * and SIGINT end it with 0 after the final "dropped" record, if any (every
@@ -21,7 +24,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "http.h"
 #include "trap/trap.h"
@@ -55,6 +60,12 @@ static const char usage[] =
     "  --idle-timeout SECS   longest silence of a client (10)\n"
     "  --system-bundle PATH  CAs to put in bundle.pem before ours\n"
     "                        (default " DEFAULT_BUNDLE ")\n"
+    "  --sim-tcp-fd FD       the simulated internet: a listening TCP socket\n"
+    "                        that gets every connection to 198.18.0.0/15\n"
+    "                        (lb-net --sim); DNS then answers each name\n"
+    "                        with its own address there\n"
+    "  --sim-udp-fd FD       its UDP socket (IP_RECVORIGDSTADDR on); both or\n"
+    "                        neither\n"
     "  --help                this text\n";
 
 __attribute__((format(printf, 1, 2))) static int
@@ -83,6 +94,31 @@ number(const char *s, unsigned long long max, unsigned long long *out)
 	if (errno != 0 || *end != '\0' || *out == 0 || *out > max)
 		return -1;
 	return 0;
+}
+
+/* Whether this process holds any capability (effective or permitted). */
+static int
+has_caps(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d) < 0)
+		return 1;
+	return (d[0].effective | d[0].permitted | d[1].effective |
+		   d[1].permitted) != 0;
+}
+
+/* Whether fd is an open socket of socktype. */
+static int
+is_socket(int fd, int socktype)
+{
+	int type = 0;
+	socklen_t sl = sizeof(type);
+
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &sl) == 0 &&
+	    type == socktype;
 }
 
 /* "HOST:PORT" as given, with the port actually bound. */
@@ -154,10 +190,12 @@ main(int argc, char **argv)
 		{ "body-cap", required_argument, NULL, 'b' },
 		{ "idle-timeout", required_argument, NULL, 'i' },
 		{ "system-bundle", required_argument, NULL, 's' },
+		{ "sim-tcp-fd", required_argument, NULL, 'T' },
+		{ "sim-udp-fd", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	static struct trap t;
-	static struct trap_udp udp;
-	static struct server dns_srv, http_srv;
+	static struct trap_udp udp, sim_udp;
+	static struct server dns_srv, http_srv, sim_srv;
 	static char dns_addr[300], http_addr[300];
 	const char *dns = DEFAULT_DNS, *http = DEFAULT_HTTP;
 	const char *records = NULL, *ca_out = NULL, *bundle = DEFAULT_BUNDLE;
@@ -167,6 +205,7 @@ main(int argc, char **argv)
 	sigset_t sigs;
 	pthread_t tid;
 	int ch, ufd, tfd, hfd, dport, hport, sig, n;
+	int sim_tcp = -1, sim_udp_fd = -1;
 
 	memset(&t, 0, sizeof(t));
 	t.lim.max_conns = TRAP_MAX_CONNS;
@@ -230,6 +269,18 @@ main(int argc, char **argv)
 				    optarg);
 			t.lim.idle_ms = (int)v * 1000;
 			break;
+		case 'T':
+		case 'U':
+			if (number(optarg, 65535, &v) < 0 ||
+			    !is_socket((int)v,
+				ch == 'T' ? SOCK_STREAM : SOCK_DGRAM))
+				return bad_usage("cannot use --%s '%s': "
+						 "expected "
+						 "an open %s socket's fd",
+				    ch == 'T' ? "sim-tcp-fd" : "sim-udp-fd",
+				    optarg, ch == 'T' ? "TCP" : "UDP");
+			*(ch == 'T' ? &sim_tcp : &sim_udp_fd) = (int)v;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -247,6 +298,9 @@ main(int argc, char **argv)
 		return bad_usage("option '--records' is required");
 	if (ca_out == NULL || *ca_out == '\0')
 		return bad_usage("option '--ca-out' is required");
+	if ((sim_tcp < 0) != (sim_udp_fd < 0))
+		return bad_usage("options '--sim-tcp-fd' and '--sim-udp-fd' go "
+				 "together");
 
 	/* Signals go to the main thread's sigwait only. */
 	sigemptyset(&sigs);
@@ -271,6 +325,19 @@ main(int argc, char **argv)
 	hfd = trap_bind(http, SOCK_STREAM, &hport, err, sizeof(err));
 	if (hfd < 0)
 		goto fail;
+	if (sim_tcp >= 0 && has_caps()) {
+		snprintf(err, sizeof(err),
+		    "refusing to serve the simulated "
+		    "internet with capabilities: they "
+		    "belong to its setup only");
+		goto fail;
+	}
+	if (sim_tcp >= 0 && (t.sim = trap_sim_new(SIM_MAX_NAMES)) == NULL) {
+		snprintf(err, sizeof(err),
+		    "cannot make the name table: out "
+		    "of memory");
+		goto fail;
+	}
 	bound_addr(dns, dport, dns_addr, sizeof(dns_addr));
 	bound_addr(http, hport, http_addr, sizeof(http_addr));
 
@@ -278,18 +345,28 @@ main(int argc, char **argv)
 	udp.fd = ufd;
 	dns_srv = (struct server){ &t, tfd, trap_dns_tcp_handler, dns_addr };
 	http_srv = (struct server){ &t, hfd, trap_http_handler, http_addr };
+	sim_udp.t = &t;
+	sim_udp.fd = sim_udp_fd;
+	sim_srv = (struct server){ &t, sim_tcp, trap_sim_tcp_handler,
+		"198.18.0.0/15" };
 	if (pthread_create(&tid, NULL, trap_dns_udp_thread, &udp) != 0 ||
 	    pthread_detach(tid) != 0 ||
 	    pthread_create(&tid, NULL, serve_main, &dns_srv) != 0 ||
 	    pthread_detach(tid) != 0 ||
 	    pthread_create(&tid, NULL, serve_main, &http_srv) != 0 ||
-	    pthread_detach(tid) != 0) {
+	    pthread_detach(tid) != 0 ||
+	    (t.sim != NULL &&
+		(pthread_create(&tid, NULL, trap_sim_udp_thread, &sim_udp) !=
+			0 ||
+		    pthread_detach(tid) != 0 ||
+		    pthread_create(&tid, NULL, serve_main, &sim_srv) != 0 ||
+		    pthread_detach(tid) != 0))) {
 		snprintf(err, sizeof(err), "cannot start threads: %s",
 		    strerror(errno));
 		goto fail;
 	}
-	n = asprintf(&line, "lb-trap: listening dns %s http %s\n", dns_addr,
-	    http_addr);
+	n = asprintf(&line, "lb-trap: listening dns %s http %s%s\n", dns_addr,
+	    http_addr, t.sim != NULL ? " sim 198.18.0.0/15" : "");
 	if (n < 0 || http_write_all(STDOUT_FILENO, line, (size_t)n) < 0) {
 		snprintf(err, sizeof(err), "cannot write the ready line: %s",
 		    strerror(errno));

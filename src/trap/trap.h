@@ -6,6 +6,12 @@
  * the run (its key lives in this process only) so that the inner requests
  * are recorded as fully as plain ones, and refused with a 403 too.
  *
+ * With the simulated internet (sim.c; the sockets come from lb-net --sim),
+ * DNS answers every name with its own address in 198.18.0.0/15 instead,
+ * and every TCP connection and UDP datagram to those addresses reaches the
+ * trap: HTTP and TLS as on the proxy port, SMTP and FTP spoken (the server
+ * speaks first), anything else recorded raw ("tcp" and "udp" records).
+ *
  * Records: DIR/egress.jsonl, one JSON object per line, "t" (unix time,
  * seconds with three decimals) and "kind" first. Bytes the agent chose
  * (request heads, bodies, tunnel data, undecodable packets) are stored
@@ -118,6 +124,7 @@ size_t trap_escape_label(const unsigned char *s, size_t n, char *out,
 struct dns_question {
 	char name[DNS_NAME_MAX]; /* "a.example", "." for root */
 	uint16_t type, class;
+	size_t off; /* where its name starts in the message */
 };
 
 struct dns_query {
@@ -145,6 +152,17 @@ int dns_parse_query(const unsigned char *msg, size_t len, struct dns_query *q,
  */
 size_t dns_answer(const unsigned char *msg, size_t len, unsigned char *out,
     size_t outlen);
+
+struct trap_sim;
+/*
+ * dns_answer for the simulated internet (sim not NULL): a query that
+ * parses gets NOERROR, and each A question of class IN an answer with the
+ * name's address (trap_sim_addr; none when the table is full); every other
+ * question gets no answer (NODATA), so clients fall back to A. With sim
+ * NULL, exactly dns_answer.
+ */
+size_t dns_answer_sim(const unsigned char *msg, size_t len, unsigned char *out,
+    size_t outlen, struct trap_sim *sim);
 
 /* "A", "AAAA", ... or NULL for a type without a name here. */
 const char *dns_type_name(uint16_t type);
@@ -194,6 +212,7 @@ struct trap {
 	struct trap_log log;
 	struct trap_limits lim;
 	struct trap_tls *tls; /* NULL: CONNECT is not opened */
+	struct trap_sim *sim; /* NULL: no simulated internet */
 	int active;	      /* connections being served */
 };
 
@@ -222,6 +241,36 @@ void trap_http_handler(struct http_conn *c, void *ctx);
  */
 int trap_bind(const char *addr, int socktype, int *port_out, char *err,
     size_t errlen);
+
+/* ---- the simulated internet (sim.c, httptrap.c) ---- */
+
+#define SIM_NET	      0xc6120000u /* 198.18.0.0, host order */
+#define SIM_MASK      0xfffe0000u /* /15 */
+#define SIM_MAX_NAMES 16384
+
+/* The name table, for at most max_names names (0: SIM_MAX_NAMES). NULL. */
+struct trap_sim *trap_sim_new(size_t max_names);
+void trap_sim_free(struct trap_sim *s);
+/*
+ * The address of name (host order), given at first sight; the same for
+ * the same name in any case. 0 when the table is full, or for "" and ".".
+ */
+uint32_t trap_sim_addr(struct trap_sim *s, const char *name);
+/* The name (lowercase) of addr into out. 0, or -1 when it has none. */
+int trap_sim_name(struct trap_sim *s, uint32_t addr, char *out, size_t outlen);
+/* "name" (null when addr has none), "addr", "port": a record's target. */
+void trap_sim_fields(struct jline *j, struct trap_sim *s, uint32_t addr,
+    int port);
+/*
+ * Serves the simulated internet's UDP socket (IP_RECVORIGDSTADDR on)
+ * forever: one "udp" record per datagram, no answer (arg: trap_udp).
+ */
+void *trap_sim_udp_thread(void *arg);
+/*
+ * The http_handler for the simulated internet's TCP listener (ctx: struct
+ * trap): the connection's local address is where the client meant to go.
+ */
+void trap_sim_tcp_handler(struct http_conn *c, void *ctx);
 
 /* ---- TLS (tlsca.c) ---- */
 

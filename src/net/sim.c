@@ -1,0 +1,232 @@
+/*
+ * The simulated internet's plumbing (see net/sim.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include "net/sim.h"
+
+#ifndef IP_TRANSPARENT
+#define IP_TRANSPARENT 19
+#endif
+#ifndef IP_RECVORIGDSTADDR
+#define IP_RECVORIGDSTADDR 20
+#endif
+
+static const char rules[] =
+    "table ip leakbench {\n"
+    "  chain sim {\n"
+    "    type filter hook prerouting priority mangle; policy accept;\n"
+    "    ip daddr " SIM_CIDR " meta l4proto tcp tproxy to 127.0.0.1:%d "
+    "accept\n"
+    "    ip daddr " SIM_CIDR " meta l4proto udp tproxy to 127.0.0.1:%d "
+    "accept\n"
+    "  }\n"
+    "}\n";
+
+/* The lowercased strerror of e into buf. */
+static const char *
+why(int e, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", strerror(e));
+	if (buf[0] >= 'A' && buf[0] <= 'Z' && buf[1] >= 'a' && buf[1] <= 'z')
+		buf[0] = (char)(buf[0] - 'A' + 'a');
+	return buf;
+}
+
+/*
+ * Runs argv (from PATH) with input on its standard input (NULL: none) and
+ * waits. 0 when it exits 0, else -1 with a message in err.
+ */
+static int
+run(const char *const argv[], const char *input, const char *what, char *err,
+    size_t errlen)
+{
+	char wb[128];
+	int in[2] = { -1, -1 }, status;
+	pid_t pid;
+
+	if (input != NULL && pipe2(in, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "cannot %s: %s", what,
+		    why(errno, wb, sizeof(wb)));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "cannot %s: %s", what,
+		    why(errno, wb, sizeof(wb)));
+		return -1;
+	}
+	if (pid == 0) {
+		if (in[0] >= 0)
+			dup2(in[0], 0);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "lb-net: cannot run '%s': %s\n", argv[0],
+		    strerror(errno));
+		_exit(127);
+	}
+	if (in[0] >= 0) {
+		size_t n = strlen(input), off = 0;
+		ssize_t w;
+
+		close(in[0]);
+		while (off < n) {
+			w = write(in[1], input + off, n - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				break;
+			off += (size_t)w;
+		}
+		close(in[1]);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			snprintf(err, errlen, "cannot %s: %s", what,
+			    why(errno, wb, sizeof(wb)));
+			return -1;
+		}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	snprintf(err, errlen, "cannot %s: '%s' %s %d", what, argv[0],
+	    WIFEXITED(status) ? "exited with status" : "was killed by signal",
+	    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	return -1;
+}
+
+/* A socket of type on 127.0.0.1:port with IP_TRANSPARENT. The fd, or -1. */
+static int
+transparent_socket(int type, int port, char *err, size_t errlen)
+{
+	struct sockaddr_in sa;
+	char wb[128];
+	int fd, on = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    (type == SOCK_STREAM &&
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) <
+		    0) ||
+	    setsockopt(fd, SOL_IP, IP_TRANSPARENT, &on, sizeof(on)) < 0 ||
+	    (type == SOCK_DGRAM &&
+		setsockopt(fd, SOL_IP, IP_RECVORIGDSTADDR, &on, sizeof(on)) <
+		    0) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, SOMAXCONN) < 0)) {
+		snprintf(err, errlen,
+		    "cannot open the simulated internet's %s socket on "
+		    "'127.0.0.1:%d': %s",
+		    type == SOCK_STREAM ? "TCP" : "UDP", port,
+		    why(errno, wb, sizeof(wb)));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The namespace must be sealed before anything is made local in it: no
+ * interface but lo (so that nothing of it can be routed anywhere, and so
+ * that lb-net run by mistake on a host, as root, changes nothing there).
+ * 0, or -1 with a message in err.
+ */
+static int
+sealed(char *err, size_t errlen)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	char wb[128];
+	int rc = 0;
+
+	if (ifs == NULL) {
+		snprintf(err, errlen, "cannot list the network interfaces: %s",
+		    why(errno, wb, sizeof(wb)));
+		return -1;
+	}
+	for (i = ifs; i->if_index != 0 && i->if_name != NULL; i++) {
+		if (strcmp(i->if_name, "lo") != 0) {
+			snprintf(err, errlen,
+			    "refusing to simulate the internet in a network "
+			    "namespace with interface '%s': only lo may exist",
+			    i->if_name);
+			rc = -1;
+			break;
+		}
+	}
+	if_freenameindex(ifs);
+	return rc;
+}
+
+int
+sim_setup(int port, int *tcp_fd, int *udp_fd, char *err, size_t errlen)
+{
+	const char *const route[] = { "ip", "route", "add", "local", SIM_CIDR,
+		"dev", "lo", NULL };
+	const char *const nft[] = { "nft", "-f", "-", NULL };
+	char text[sizeof(rules) + 32];
+
+	*tcp_fd = *udp_fd = -1;
+	if (sealed(err, errlen) < 0)
+		return -1;
+	if (run(route, NULL, "make '" SIM_CIDR "' local on lo", err, errlen) <
+	    0)
+		return -1;
+	snprintf(text, sizeof(text), rules, port, port);
+	if (run(nft, text, "hand '" SIM_CIDR "' to the trap with nftables", err,
+		errlen) < 0)
+		return -1;
+	*tcp_fd = transparent_socket(SOCK_STREAM, port, err, errlen);
+	if (*tcp_fd < 0)
+		return -1;
+	*udp_fd = transparent_socket(SOCK_DGRAM, port, err, errlen);
+	if (*udp_fd < 0) {
+		close(*tcp_fd);
+		*tcp_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+int
+sim_drop_caps(char *err, size_t errlen)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	char wb[128];
+
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capset, &h, d) < 0) {
+		snprintf(err, errlen, "cannot drop capabilities: %s",
+		    why(errno, wb, sizeof(wb)));
+		return -1;
+	}
+	memset(d, 0xff, sizeof(d));
+	if (syscall(SYS_capget, &h, d) < 0 || d[0].effective != 0 ||
+	    d[0].permitted != 0 || d[0].inheritable != 0 ||
+	    d[1].effective != 0 || d[1].permitted != 0 ||
+	    d[1].inheritable != 0 ||
+	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, CAP_NET_ADMIN, 0, 0) >
+		0) {
+		snprintf(err, errlen,
+		    "cannot drop capabilities: some are left");
+		return -1;
+	}
+	return 0;
+}

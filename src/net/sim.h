@@ -1,0 +1,43 @@
+/*
+ * The simulated internet's plumbing in lb-net (see trap/sim.c for what the
+ * trap does with it): inside the run's own network namespace, and only
+ * there, 198.18.0.0/15 becomes local (a "local" route on lo, so that
+ * nothing about it is routed anywhere) and every TCP connection and UDP
+ * datagram to it is handed to one TCP listener and one UDP socket on
+ * 127.0.0.1:PORT (nftables TPROXY, which keeps the address the client
+ * meant: the accepted socket's local address, the datagram's
+ * IP_ORIGDSTADDR).
+ *
+ * Capabilities: this needs CAP_NET_ADMIN in the namespace (podman
+ * --cap-add=NET_ADMIN on the sidecar alone; rootless, that is the
+ * capability of the sidecar's user namespace, which owns the network
+ * namespace), for the route, the rules and IP_TRANSPARENT on the two
+ * sockets, and only at setup: sim_drop_caps then empties every capability
+ * set it may (effective, permitted, inheritable, ambient) before any thread
+ * or child exists, and checks it did. The agent's container joins the
+ * namespace with no capability at all.
+ *
+ * The route and rules are made with iproute2's `ip` and nftables' `nft`,
+ * run from PATH (both in the servers image).
+ */
+#ifndef LEAKBENCH_NET_SIM_H
+#define LEAKBENCH_NET_SIM_H
+
+#include <stddef.h>
+
+#define SIM_CIDR "198.18.0.0/15"
+
+/*
+ * Makes SIM_CIDR local and binds the two sockets on 127.0.0.1:port
+ * (close-on-exec), in a namespace whose only interface is lo (anything
+ * else is refused before any change). 0, or -1 with a message in err.
+ */
+int sim_setup(int port, int *tcp_fd, int *udp_fd, char *err, size_t errlen);
+
+/*
+ * Drops every capability of the calling thread (call it while it is the
+ * only one). 0, or -1 with a message in err when one is left.
+ */
+int sim_drop_caps(char *err, size_t errlen);
+
+#endif
