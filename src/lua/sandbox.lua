@@ -59,15 +59,17 @@ local GATE = "/run/leakbench-gate"
 -- for the gate file before it becomes Claude Code, so that creating it
 -- (the slowest podman step) overlaps everything before it. The wait is
 -- bounded: a run whose harness vanished ends by itself.
-local GATE_SCRIPT = [[
-i=0
-while [ ! -e ]] .. GATE .. [[/open ]; do
-  i=$((i + 1))
-  if [ $i -gt 90000 ]; then echo "leakbench: the run never opened the gate" >&2; exit 125; fi
-  sleep 0.02
-done
-exec /usr/local/bin/claude "$@"
-]]
+--
+-- Its PID 1 is lb-init (src/init/main.c), from the servers image mounted
+-- read-only at INIT_ROOT: it waits at the gate, runs Claude Code with its
+-- stdout and stderr on sockets only lb-init holds, and relays them to the
+-- container's (stream.jsonl and stderr.txt). lb-init is not dumpable and
+-- lb-nodump.so makes Claude Code not dumpable either, so no tool the agent
+-- runs can open their descriptors (/proc/1/fd/1 was stream.jsonl when
+-- Claude Code was PID 1), read their memory or trace them.
+local INIT_ROOT = "/opt/leakbench"
+M.INIT = INIT_ROOT .. "/usr/local/bin/lb-init"
+M.NODUMP = INIT_ROOT .. "/usr/local/lib/leakbench/lb-nodump.so"
 
 -- The upstream container, offline: the scripted model on a socket of its
 -- own (in the container's /tmp, mounted nowhere else), and the proxy once
@@ -627,7 +629,7 @@ function Run:claude_env()
 end
 
 -- Creates the claude container in the netns of its sidecar; it waits at
--- the gate (GATE_SCRIPT) until Run:claude() opens it.
+-- the gate (lb-init --gate) until Run:claude() opens it.
 function Run:start_claude()
   local argv = { "run", "--rm", "--name", self.names.claude }
   append(argv, self:labels(), self:join_args("net"), {
@@ -656,7 +658,9 @@ function Run:start_claude()
   for k in pairs(env) do names[#names + 1] = k end
   table.sort(names)
   for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. env[k] }) end
-  append(argv, { "--entrypoint", "/bin/sh", self:claude_image(), "-c", GATE_SCRIPT, "claude" },
+  append(argv, { "--mount", "type=image,source=" .. self.images.proxy .. ",destination=" .. INIT_ROOT,
+    "--entrypoint", M.INIT, self:claude_image(),
+    "--gate", GATE .. "/open", "--nodump", M.NODUMP, "--", "/usr/local/bin/claude" },
     M.claude_argv(self.scenario, self.session_id, self.model, self.subject, self.mcp))
   self.started[#self.started + 1] = { name = self.names.claude }
   local h, err = core.start {
