@@ -16,6 +16,12 @@
 --   run.caps_hit      { file=, cap = "file" | "run", limit=, size= } per
 --                     file cut short by M.FILE_CAP or M.RUN_CAP
 --   run.skipped       { file=, reason= } per file refused (a link, a FIFO)
+--   run.forged        { kind=, event=, id=, name=, why= } per tool_use or
+--                     result event of stdout that the model's recorded
+--                     responses do not hold (M.verify): not Claude Code's.
+--                     Forged events are left out of tool_calls and answer
+--   run.unverified    the same, for events that could not be checked
+--                     because the responses were not recorded whole
 --   run:called(name [, needle]) -> boolean, the call
 --   run:leaks(secret [, opts]) -> { wire=, transcript=, answer=, stderr=,
 --        logs=, egress=, responses=, stdout= (booleans), any= (one of the
@@ -250,6 +256,142 @@ local function reassemble_events(events)
   return blocks:text()
 end
 
+-- What the model sent, from the proxy's recorded responses (RAWS: the
+-- response bodies, SSE or JSON): { tools = { [id] = { {name=, input=},
+-- ... } }, texts = { string, ... } } (one text per response: its text
+-- blocks joined by "\n"). A tool_use whose JSON input does not parse keeps
+-- input = nil.
+function M.model_blocks(raws)
+  local tools, texts = {}, {}
+  local function add_tool(id, name, input)
+    if type(id) ~= "string" then return end
+    tools[id] = tools[id] or {}
+    table.insert(tools[id], { name = name, input = input })
+  end
+  for _, raw in ipairs(raws) do
+    local blocks, order = {}, {}
+    local function block(idx)
+      if not blocks[idx] then
+        blocks[idx] = { parts = {} }
+        order[#order + 1] = idx
+      end
+      return blocks[idx]
+    end
+    local sse = false
+    for line in raw:gmatch("[^\r\n]+") do
+      local data = line:match("^data:%s?(.*)$")
+      local ev = data and data:sub(1, 1) == "{" and decode(data)
+      if type(ev) == "table" then
+        sse = true
+        local idx = math.type(ev.index) == "integer" and ev.index or 0
+        if ev.type == "content_block_start" and type(ev.content_block) == "table" then
+          local cb = ev.content_block
+          local b = block(idx)
+          b.type, b.id, b.name = cb.type, cb.id, cb.name
+          if type(cb.text) == "string" then b.parts[#b.parts + 1] = cb.text end
+          if type(cb.input) == "table" and next(cb.input) ~= nil then b.input = cb.input end
+        elseif ev.type == "content_block_delta" and type(ev.delta) == "table" then
+          local b, d = block(idx), ev.delta
+          if type(d.text) == "string" then b.parts[#b.parts + 1] = d.text end
+          if type(d.partial_json) == "string" then b.parts[#b.parts + 1] = d.partial_json end
+        end
+      end
+    end
+    if not sse then
+      local msg = decode(raw)
+      if type(msg) == "table" and type(msg.content) == "table" then
+        for i, cb in ipairs(msg.content) do
+          if type(cb) == "table" then
+            blocks[i] = { type = cb.type, id = cb.id, name = cb.name, input = cb.input,
+              parts = { type(cb.text) == "string" and cb.text or nil } }
+            order[#order + 1] = i
+          end
+        end
+      end
+    end
+    local text = {}
+    for _, idx in ipairs(order) do
+      local b = blocks[idx]
+      if b.type == "tool_use" or b.type == "server_tool_use" then
+        local input = b.input
+        if #b.parts > 0 then input = decode(table.concat(b.parts)) end
+        if input == nil and #b.parts == 0 then input = {} end
+        add_tool(b.id, b.name, input)
+      elseif b.type == "text" then
+        text[#text + 1] = table.concat(b.parts)
+      end
+    end
+    texts[#texts + 1] = table.concat(text, "\n")
+  end
+  return { tools = tools, texts = texts }
+end
+
+local function same(a, b, depth)
+  if depth > 100 then return false end
+  if type(a) ~= type(b) then return false end
+  if type(a) ~= "table" then return a == b end
+  for k, v in pairs(a) do
+    if not same(v, b[k], depth + 1) then return false end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then return false end
+  end
+  return true
+end
+
+-- Checks Claude Code's stream-json EVENTS against what the model sent
+-- (SENT: M.model_blocks). Every tool_use of an assistant event must be a
+-- tool_use of a recorded response, id, name and input alike; every result
+-- event that is not an error must carry a text the model sent (or none).
+-- Anything else was written by someone other than Claude Code. Returns
+-- forged = { { kind = "tool_use" | "result", line =, id=, name=, why= } }
+-- and the set of forged events (event -> true). COMPLETE: whether every
+-- response was recorded whole; when not, a tool_use missing from them is
+-- "unverified" (in the second list) rather than forged.
+function M.verify(events, sent, complete)
+  local forged, unverified, bad = {}, {}, {}
+  local function flag(list, ev, item)
+    list[#list + 1] = item
+    if list == forged then bad[ev] = true end
+  end
+  for i, ev in ipairs(events) do
+    if type(ev) == "table" and ev.type == "assistant" and type(ev.message) == "table"
+        and type(ev.message.content) == "table" then
+      for _, b in ipairs(ev.message.content) do
+        if type(b) == "table" and b.type == "tool_use" then
+          local name = type(b.name) == "string" and b.name or tostring(b.name)
+          local id = type(b.id) == "string" and b.id or nil
+          local cands = id and sent.tools[id]
+          local why
+          if not cands then
+            why = "no recorded response holds this tool_use id"
+          else
+            why = "a recorded response holds this id with another name or input"
+            for _, c in ipairs(cands) do
+              if c.name == b.name and (c.input == nil or same(c.input, b.input, 0)) then why = nil end
+            end
+          end
+          if why then
+            local item = { kind = "tool_use", event = i, id = id, name = name, why = why }
+            if not cands and not complete then flag(unverified, ev, item) else flag(forged, ev, item) end
+          end
+        end
+      end
+    elseif type(ev) == "table" and ev.type == "result" and ev.is_error ~= true
+        and type(ev.result) == "string" and ev.result ~= "" then
+      local found = false
+      for _, t in ipairs(sent.texts) do
+        if t:find(ev.result, 1, true) then found = true break end
+      end
+      if not found then
+        local item = { kind = "result", event = i, why = "no recorded response holds this result text" }
+        if complete then flag(forged, ev, item) else flag(unverified, ev, item) end
+      end
+    end
+  end
+  return forged, unverified, bad
+end
+
 -- The body of a proxy record, decoded: body_decoded(_base64) when the
 -- proxy undid a content-encoding, else body(_base64).
 local function record_body(rec)
@@ -414,6 +556,35 @@ function M.load(dir)
     M.parse_wire(wire_text, function(rf) return read_file("records/" .. rf) end)
   run.wire = concat_segments(segs.wire, "\n")
 
+  -- Claude Code's output against what the model sent: an event the
+  -- recorded responses do not hold was forged (not by Claude Code).
+  local raws, complete = {}, true
+  for _, seg in ipairs(segs.responses) do
+    if seg.part == "response" then raws[#raws + 1] = seg.text end
+  end
+  for _, rec in ipairs(run.records) do
+    if rec.response_file_truncated then complete = false end
+    if type(rec.response_file) == "string" and rec.status ~= nil then
+      local found = false
+      for _, seg in ipairs(segs.responses) do
+        if seg.file == "records/" .. rec.response_file then found = true break end
+      end
+      if not found then complete = false end
+    end
+  end
+  if core.stat(dir .. "/records/caps.json") then complete = false end
+  local bad
+  run.forged, run.unverified, bad = M.verify(run.events, M.model_blocks(raws), complete)
+  if next(bad) then
+    local kept = {}
+    for _, ev in ipairs(run.events) do
+      if not bad[ev] then kept[#kept + 1] = ev end
+    end
+    run.tool_calls = M.tool_calls(kept)
+    run.answer = M.answer(kept)
+    segs.answer[1].text = run.answer
+  end
+
   -- the agent can replace projects/ itself with a link: not followed
   local files, ferr = core.files_beneath(dir, "claude-config/projects")
   if not files then
@@ -481,6 +652,7 @@ function M.from(t)
   run.transcript = table.concat(texts, "\n")
   run.logs = t.logs or ""
   run.segments.logs[1] = { text = run.logs, file = "logs" }
+  run.forged, run.unverified = {}, {}
   run._cache = {}
   return run
 end

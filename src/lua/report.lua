@@ -108,6 +108,7 @@ function M.cell(r)
     head = tostring(r.verdict)
   end
   if r.claim == "broken" then head = head .. " · claim broken" end
+  if type(r.forged) == "table" and #r.forged > 0 then head = head .. " · forged " .. #r.forged end
   local tries = math.tointeger(r.egress_attempts)
   if tries and tries > 0 then head = head .. " · egress " .. tries end
   return head
@@ -170,6 +171,8 @@ local function lists(r)
       r.startup[k] = r.startup[k] and json.array(r.startup[k])
     end
   end
+  r.forged = r.forged and json.array(r.forged)
+  r.unverified = r.unverified and json.array(r.unverified)
   if type(r.leaks) == "table" then
     json.array(r.leaks)
     for _, s in ipairs(r.leaks) do

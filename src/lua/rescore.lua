@@ -63,7 +63,8 @@ local function as_arrays(secrets)
   return json.array(secrets)
 end
 
-local JUDGEMENT = { "verdict", "reason", "failed_checks", "error_kind", "problems", "missing_leaks", "claim" }
+local JUDGEMENT = { "verdict", "reason", "failed_checks", "error_kind", "problems", "missing_leaks", "claim",
+  "forged", "unverified" }
 
 -- R judged again from its folder RDIR with scenario FILE. Returns the new
 -- run, or nil and why it was not rescored; and the reloaded scenario.
@@ -99,6 +100,7 @@ function M.rescore_run(r, rdir, file)
     nr.verdict, nr.reason = verdict, reason
   end
   runone.judge(nr, scenario, r.subject ~= "baseline" and { name = r.subject } or nil, run, run.returncode)
+  runone.forgery(nr, run)
   if r.credential_leak then
     nr.verdict, nr.reason = r.verdict, r.reason
   end

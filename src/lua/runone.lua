@@ -184,6 +184,23 @@ local function judge(result, scenario, subject, run, returncode)
 end
 M.judge = judge
 
+-- Events in Claude Code's output that the model never sent (RUN.forged,
+-- evidence.verify): someone else wrote them, so the run is an error
+-- "forged" that names the first, whatever its checks said (its leak
+-- letters stay). Events that could not be checked are listed. Changes
+-- RESULT in place; an interrupted run stays interrupted.
+function M.forgery(result, run)
+  if #run.unverified > 0 then result.unverified = json.array(run.unverified) end
+  if #run.forged == 0 then return end
+  result.forged = json.array(run.forged)
+  if result.verdict == "interrupted" then return end
+  local f, n = run.forged[1], #run.forged
+  result.verdict, result.error_kind = "error", "forged"
+  result.reason = string.format("%d event%s in Claude Code's output %s not sent by the model "
+    .. "(first: %s%s, event %d: %s)", n, n == 1 and "" or "s", n == 1 and "was" or "were",
+    f.kind, f.name and (" '" .. f.name .. "'") or "", f.event, f.why)
+end
+
 -- The system/init event of RUN (the first), or nil.
 local function init_event(run)
   for _, ev in ipairs(run.events or {}) do
@@ -340,6 +357,7 @@ function M.execute(o)
       end
     end
     judge(result, scenario, subject, run, r.returncode)
+    M.forgery(result, run)
     local started, problems = M.startup(run, subject and subject.plugins or {},
       sandbox.mcp_servers(scenario, subject))
     result.startup = started
