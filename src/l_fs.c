@@ -178,16 +178,20 @@ l_read_beneath(lua_State *L)
 }
 
 /*
- * files_beneath(root, rel, [max_files = 100000]) -> sorted list of the
- * regular files below root/rel, relative to it | nil, err. No link is
- * followed, rel included; devices, FIFOs, sockets and links are skipped.
+ * files_beneath(root, rel, [max_files = 100000, [max_depth = 256]]) ->
+ * sorted list of the regular files below root/rel, relative to it, and
+ * what the walk cut: { depth = directories not entered, count = stopped
+ * at max_files, skipped = links, devices, FIFOs and sockets, unreadable =
+ * directories that could not be listed } | nil, err. No link is followed,
+ * rel included.
  */
 static int
 l_files_beneath(lua_State *L)
 {
 	const char *root = l_check_string(L, 1, "core.files_beneath", "root");
 	const char *rel = l_check_string(L, 2, "core.files_beneath", "rel");
-	lua_Integer max = 100000;
+	lua_Integer max = 100000, depth = 256;
+	struct fs_walk_cuts cuts;
 	char err[512], **names;
 	size_t n, i;
 
@@ -197,7 +201,16 @@ l_files_beneath(lua_State *L)
 			    "a non-negative integer");
 		max = lua_tointeger(L, 3);
 	}
-	names = fs_files_beneath(root, rel, (size_t)max, &n, err, sizeof(err));
+	if (!lua_isnoneornil(L, 4)) {
+		if (!lua_isinteger(L, 4) || lua_tointeger(L, 4) < 0)
+			l_wrong_type(L, 4, "core.files_beneath", "max_depth",
+			    "a non-negative integer");
+		depth = lua_tointeger(L, 4);
+		if (depth > 256)
+			depth = 256;
+	}
+	names = fs_files_beneath_cut(root, rel, (size_t)max, (int)depth, &n,
+	    &cuts, err, sizeof(err));
 	if (names == NULL)
 		return l_fail(L, err);
 	lua_createtable(L, (int)n, 0);
@@ -206,7 +219,16 @@ l_files_beneath(lua_State *L)
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	fs_free_list(names);
-	return 1;
+	lua_createtable(L, 0, 4);
+	lua_pushinteger(L, (lua_Integer)cuts.depth);
+	lua_setfield(L, -2, "depth");
+	lua_pushboolean(L, cuts.count);
+	lua_setfield(L, -2, "count");
+	lua_pushinteger(L, (lua_Integer)cuts.skipped);
+	lua_setfield(L, -2, "skipped");
+	lua_pushinteger(L, (lua_Integer)cuts.unreadable);
+	lua_setfield(L, -2, "unreadable");
+	return 2;
 }
 
 /* sha256(bytes) -> lowercase hex. */

@@ -443,7 +443,7 @@ end)
 -- them whole.
 describe("evidence.load on hostile run folders", function()
   local dir
-  local saved_file, saved_run
+  local saved
   local SECRET = "sk-live-0123456789abcdef0123456789abcdef"
 
   local function sh(cmd) assert(os.execute(cmd), cmd) end
@@ -457,10 +457,13 @@ describe("evidence.load on hostile run folders", function()
     dir = os.tmpname()
     os.remove(dir)
     sh("mkdir -p " .. dir .. "/records " .. dir .. "/claude-config")
-    saved_file, saved_run = evidence.FILE_CAP, evidence.RUN_CAP
+    saved = {}
+    for _, k in ipairs({ "FILE_CAP", "HARNESS_CAP", "TREE_CAP", "TREE_FILES", "TREE_DEPTH" }) do
+      saved[k] = evidence[k]
+    end
   end)
   after_each(function()
-    evidence.FILE_CAP, evidence.RUN_CAP = saved_file, saved_run
+    for k, v in pairs(saved) do evidence[k] = v end
     os.execute("rm -rf " .. dir)
   end)
 
@@ -485,8 +488,8 @@ describe("evidence.load on hostile run folders", function()
     assert.are.same({ "p/s.jsonl" }, run.transcript_files)
     assert.are.equal("", run.stderr)
     assert.are.same({
-      { file = "stderr.txt", reason = "not a regular file" },
       { file = "model.log", reason = "is a symbolic link" },
+      { file = "stderr.txt", reason = "not a regular file" },
     }, run.skipped)
     assert.is_true(run:leaks(SECRET).transcript)
     assert.are.same({}, run.caps_hit)
@@ -506,19 +509,57 @@ describe("evidence.load on hostile run folders", function()
     assert.is_true(run:leaks(SECRET).transcript)
   end)
 
-  it("caps a whole run, and says which file the run cap cut", function()
+  it("caps the harness's channels, and says which file the cap cut", function()
     spit(dir .. "/stream.jsonl", string.rep("a", 600) .. "\n")
     spit(dir .. "/stderr.txt", SECRET .. string.rep("b", 600))
     spit(dir .. "/proxy.log", "more")
-    evidence.FILE_CAP, evidence.RUN_CAP = 1000, 700
+    evidence.FILE_CAP, evidence.HARNESS_CAP = 1000, 700
     local run = evidence.load(dir)
     assert.are.equal(601, #run.stdout)
-    assert.are.equal(99, #run.stderr)
+    assert.are.equal(95, #run.stderr)
     assert.are.same({
-      { file = "stderr.txt", cap = "run", limit = 99, size = 640 },
-      { file = "proxy.log", cap = "run", limit = 0, size = 4 },
+      { file = "stderr.txt", cap = "harness", limit = 95, size = 640 },
     }, run.caps_hit)
+    assert.are.same({ { channel = "stderr", file = "stderr.txt",
+      reason = "cut at 95 of 640 bytes (harness cap)" } }, run.incomplete)
     assert.is_true(run:leaks(SECRET).stderr)
+  end)
+
+  it("reads the harness's channels before the agent's tree, which has budgets of its own", function()
+    -- the agent pads projects/ with files that sort first: the egress
+    -- record, the logs and Claude Code's transcript (by its path) are read
+    -- whole anyway, and the cut is named
+    local sid = "0b7e4a52-9c1d-4e8f-a3b2-1c0d9e8f7a6b"
+    sh("mkdir -p " .. dir .. "/claude-config/projects/-work " .. dir .. "/egress")
+    for i = 1, 3 do
+      sh("truncate -s 2000 " .. dir .. "/claude-config/projects/-work/0000" .. i .. ".jsonl")
+    end
+    spit(dir .. "/claude-config/projects/-work/" .. sid .. ".jsonl", '{"t":"' .. SECRET .. '"}\n')
+    spit(dir .. "/egress/egress.jsonl", '{"kind":"dns","name":"x.test"}\n')
+    spit(dir .. "/proxy.log", SECRET)
+    evidence.FILE_CAP, evidence.TREE_CAP = 1000, 1500
+    local run = evidence.load(dir, { session_id = sid })
+    assert.is_true(run:leaks(SECRET).transcript)
+    assert.is_true(run:leaks(SECRET).logs)
+    assert.are.equal(1, #run.egress)
+    local inc = {}
+    for _, x in ipairs(run.incomplete) do inc[#inc + 1] = x.channel .. " " .. x.file end
+    assert.are.same({ "transcript claude-config/projects/-work/00001.jsonl",
+      "transcript claude-config/projects/-work/00002.jsonl",
+      "transcript claude-config/projects/-work/00003.jsonl" }, inc)
+  end)
+
+  it("names a walk cut by its file count or depth", function()
+    sh("mkdir -p " .. dir .. "/claude-config/projects/a/b/c/d")
+    spit(dir .. "/claude-config/projects/a/b/c/d/t.jsonl", SECRET)
+    for i = 1, 3 do spit(dir .. "/claude-config/projects/f" .. i, "x") end
+    evidence.TREE_DEPTH, evidence.TREE_FILES = 2, 2
+    local run = evidence.load(dir)
+    local reasons = {}
+    for _, x in ipairs(run.incomplete) do reasons[#reasons + 1] = x.channel .. ": " .. x.reason end
+    table.sort(reasons)
+    assert.are.same({ "transcript: 1 directory deeper than 2 levels not read",
+      "transcript: more than 2 files: the walk stopped there" }, reasons)
   end)
 
   it("does not follow a response file that is a link", function()

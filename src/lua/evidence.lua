@@ -72,31 +72,65 @@ local SNIPPET_CONTEXT = 24
 -- Evidence is hostile input: the agent wrote much of it. Every file is
 -- read with core.read_beneath (no link followed, the walk's root
 -- included; devices, FIFOs and sockets skipped) and capped: at most
--- FILE_CAP bytes of one file and RUN_CAP of a whole run. What was read is
--- still scanned; each cut is listed in run.caps_hit = { { file=, cap =
--- "file" | "run", limit=, size= } }, and files that were refused (a link,
--- a FIFO) in run.skipped = { { file=, reason= } }.
+-- FILE_CAP bytes of one file. Two budgets, so that the agent cannot spend
+-- what the harness's own records need: the harness's channels (records/,
+-- egress/, the logs, stream.jsonl, stderr.txt: written by our processes,
+-- out of the agent's reach) are read first, within HARNESS_CAP; then the
+-- agent's tree (claude-config/projects/: Claude Code's own transcript by
+-- its known path first, then the walk) within TREE_CAP bytes, TREE_FILES
+-- files and TREE_DEPTH levels. What was read is still scanned; each cut is
+-- listed in run.caps_hit = { { file=, cap = "file" | "harness" | "tree",
+-- limit=, size= } }, files that were refused (a link, a FIFO) in
+-- run.skipped = { { file=, reason= } }, and every channel that could not
+-- be read whole in run.incomplete = { { channel=, file=, reason= } }: a
+-- verdict on part of a channel must say so.
 M.FILE_CAP = 256 << 20
-M.RUN_CAP = 1024 << 20
+M.HARNESS_CAP = 1024 << 20
+M.TREE_CAP = 1024 << 20
+M.TREE_FILES = 100000
+M.TREE_DEPTH = 64
+M.RUN_CAP = M.HARNESS_CAP  -- the old name
 
--- A reader of files below the run folder DIR for RUN, sharing one run cap.
--- reader(rel) -> bytes or nil (missing or refused).
-local function new_reader(run, dir)
-  local left = M.RUN_CAP
-  run.caps_hit, run.skipped = {}, {}
-  return function(rel)
+-- The channels a file of the run folder feeds (for run.incomplete).
+local function channels_of(rel)
+  if rel == "stream.jsonl" then return { "answer", "stdout" } end
+  if rel == "stderr.txt" then return { "stderr" } end
+  if rel:match("^records/") then return { "wire", "responses" } end
+  if rel:match("^egress/") then return { "egress" } end
+  if rel:match("^claude%-config/") then return { "transcript" } end
+  return { "logs" }
+end
+
+local function incomplete(run, rel, reason)
+  for _, c in ipairs(channels_of(rel)) do
+    run.incomplete[#run.incomplete + 1] = { channel = c, file = rel, reason = reason }
+  end
+end
+
+-- A reader of files below the run folder DIR for RUN, with a budget of
+-- CAP bytes named BUDGET. reader(rel [, listed]) -> bytes or nil (missing
+-- or refused); LISTED: the file was seen by a walk, so its vanishing is a
+-- cut too.
+local function new_reader(run, dir, cap, budget)
+  local left = cap
+  return function(rel, listed)
     local max = math.min(M.FILE_CAP, left)
     local data, info = core.read_beneath(dir, rel, max)
     if not data then
       if not info:find("No such file or directory", 1, true) then
-        run.skipped[#run.skipped + 1] = { file = rel, reason = info:match(": ([^:]*)$") or info }
+        local reason = info:match(": ([^:]*)$") or info
+        run.skipped[#run.skipped + 1] = { file = rel, reason = reason }
+        incomplete(run, rel, "refused: " .. reason)
+      elseif listed then
+        incomplete(run, rel, "vanished while it was read")
       end
       return nil
     end
     left = left - #data
     if info.truncated then
-      run.caps_hit[#run.caps_hit + 1] = { file = rel, cap = max < M.FILE_CAP and "run" or "file",
-        limit = max, size = info.size }
+      local which = max < M.FILE_CAP and budget or "file"
+      run.caps_hit[#run.caps_hit + 1] = { file = rel, cap = which, limit = max, size = info.size }
+      incomplete(run, rel, ("cut at %d of %d bytes (%s cap)"):format(max, info.size, which))
     end
     return data
   end
@@ -283,7 +317,7 @@ function M.model_blocks(raws)
       local ev = data and data:sub(1, 1) == "{" and decode(data)
       if type(ev) == "table" then
         sse = true
-        local idx = math.type(ev.index) == "integer" and ev.index or 0
+        local idx = math.tointeger(ev.index) or 0
         if ev.type == "content_block_start" and type(ev.content_block) == "table" then
           local cb = ev.content_block
           local b = block(idx)
@@ -520,7 +554,9 @@ Run.__index = Run
 -- Builds the run object from an artifact folder. Missing files are empty
 -- channels, not errors; a folder that cannot be read gives nil, msg (STYLE
 -- rule 7: an environmental failure); a DIR that is not a string raises.
-function M.load(dir)
+-- OPTS.session_id: the run's session id, so that Claude Code's transcript
+-- is read by its known path before the walk.
+function M.load(dir, opts)
   if type(dir) ~= "string" then
     require("leakbench.args").type(2, "evidence.load", "dir", "string", type(dir))
   end
@@ -528,10 +564,29 @@ function M.load(dir)
   if not probe then
     return nil, "cannot read run folder '" .. dir .. "'"
   end
-  local run = setmetatable({ dir = dir, segments = {} }, Run)
-  local read_file = new_reader(run, dir)
+  local run = setmetatable({ dir = dir, segments = {}, caps_hit = {}, skipped = {}, incomplete = {} }, Run)
+  -- The harness's own channels first, with a budget of their own.
+  local read_file = new_reader(run, dir, M.HARNESS_CAP, "harness")
   local segs = run.segments
   for _, c in ipairs(M.CHANNELS) do segs[c] = {} end
+
+  local wire_text = read_file("records/wire.jsonl") or ""
+  run.records, segs.wire, segs.responses =
+    M.parse_wire(wire_text, function(rf) return read_file("records/" .. rf) end)
+  run.wire = concat_segments(segs.wire, "\n")
+
+  run.egress, segs.egress = M.parse_egress(read_file("egress/egress.jsonl") or "")
+
+  local logs = {}
+  for _, name in ipairs({ "proxy.log", "model.log", "interceptor.log", "net.log",
+      "icpnet.log" }) do
+    local text = read_file(name)
+    if text then
+      logs[#logs + 1] = text
+      segs.logs[#segs.logs + 1] = { text = text, file = name }
+    end
+  end
+  run.logs = table.concat(logs, "\n")
 
   local stdout = read_file("stream.jsonl") or ""
   run.events, run.bad_lines, run.truncated = M.parse_stream(stdout)
@@ -551,28 +606,22 @@ function M.load(dir)
   run.stderr = read_file("stderr.txt") or ""
   segs.stderr[1] = { text = run.stderr, file = "stderr.txt" }
 
-  local wire_text = read_file("records/wire.jsonl") or ""
-  run.records, segs.wire, segs.responses =
-    M.parse_wire(wire_text, function(rf) return read_file("records/" .. rf) end)
-  run.wire = concat_segments(segs.wire, "\n")
-
   -- Claude Code's output against what the model sent: an event the
   -- recorded responses do not hold was forged (not by Claude Code).
   local raws, complete = {}, true
   for _, seg in ipairs(segs.responses) do
     if seg.part == "response" then raws[#raws + 1] = seg.text end
   end
+  local answered = {}
+  for _, seg in ipairs(segs.responses) do answered[seg.file] = true end
   for _, rec in ipairs(run.records) do
-    if rec.response_file_truncated then complete = false end
-    if type(rec.response_file) == "string" and rec.status ~= nil then
-      local found = false
-      for _, seg in ipairs(segs.responses) do
-        if seg.file == "records/" .. rec.response_file then found = true break end
-      end
-      if not found then complete = false end
+    if rec.response_file_truncated or type(rec.response_file) ~= "string"
+        or not answered["records/" .. rec.response_file] then
+      complete = false
     end
   end
-  if core.stat(dir .. "/records/caps.json") then complete = false end
+  -- no records at all (a folder without them): nothing to check against
+  if #run.records == 0 or core.stat(dir .. "/records/caps.json") then complete = false end
   local bad
   run.forged, run.unverified, bad = M.verify(run.events, M.model_blocks(raws), complete)
   if next(bad) then
@@ -585,38 +634,62 @@ function M.load(dir)
     segs.answer[1].text = run.answer
   end
 
-  -- the agent can replace projects/ itself with a link: not followed
-  local files, ferr = core.files_beneath(dir, "claude-config/projects")
-  if not files then
-    if not ferr:find("No such file or directory", 1, true) then
-      run.skipped[#run.skipped + 1] = { file = "claude-config/projects",
-        reason = ferr:match(": ([^:]*)$") or ferr }
-    end
-    files = {}
-  end
-  local texts = {}
-  for _, rel in ipairs(files) do
-    local text = read_file("claude-config/projects/" .. rel) or ""
+  -- The agent's tree, with budgets of its own: Claude Code's transcript
+  -- by its known path first (the session id is the harness's), then the
+  -- rest. The agent can replace projects/ itself with a link: not
+  -- followed.
+  local read_tree = new_reader(run, dir, M.TREE_CAP, "tree")
+  local root = "claude-config/projects"
+  local texts, files, seen = {}, {}, {}
+  local function add_transcript(rel, text)
     texts[#texts + 1] = text
+    files[#files + 1] = rel
     segs.transcript[#segs.transcript + 1] = {
-      text = text, file = "claude-config/projects/" .. rel,
+      text = text, file = root .. "/" .. rel,
       json = rel:match("%.jsonl?$") ~= nil, lines = true }
+  end
+  local sid = opts and opts.session_id
+  if type(sid) == "string" and sid:match("^[%x%-]+$") then
+    local rel = "-work/" .. sid .. ".jsonl"
+    local text = read_tree(root .. "/" .. rel)
+    if text then
+      seen[rel] = true
+      add_transcript(rel, text)
+    end
+  end
+  local listed, cuts_or_err = core.files_beneath(dir, root, M.TREE_FILES, M.TREE_DEPTH)
+  if not listed then
+    if not cuts_or_err:find("No such file or directory", 1, true) then
+      local reason = cuts_or_err:match(": ([^:]*)$") or cuts_or_err
+      run.skipped[#run.skipped + 1] = { file = root, reason = reason }
+      incomplete(run, root, "refused: " .. reason)
+    end
+    listed = {}
+  else
+    local c = cuts_or_err
+    if c.count then
+      incomplete(run, root, ("more than %d files: the walk stopped there"):format(M.TREE_FILES))
+    end
+    if c.depth > 0 then
+      incomplete(run, root, ("%d director%s deeper than %d levels not read"):format(c.depth,
+        c.depth == 1 and "y" or "ies", M.TREE_DEPTH))
+    end
+    if c.skipped > 0 then
+      incomplete(run, root, ("%d entr%s that %s not regular files (links, FIFOs, devices) not read")
+        :format(c.skipped, c.skipped == 1 and "y" or "ies", c.skipped == 1 and "is" or "are"))
+    end
+    if c.unreadable > 0 then
+      incomplete(run, root, ("%d director%s could not be listed"):format(c.unreadable,
+        c.unreadable == 1 and "y" or "ies"))
+    end
+  end
+  for _, rel in ipairs(listed) do
+    if not seen[rel] then
+      add_transcript(rel, read_tree(root .. "/" .. rel, true) or "")
+    end
   end
   run.transcript = table.concat(texts, "\n")
   run.transcript_files = files
-
-  run.egress, segs.egress = M.parse_egress(read_file("egress/egress.jsonl") or "")
-
-  local logs = {}
-  for _, name in ipairs({ "proxy.log", "model.log", "interceptor.log", "net.log",
-      "icpnet.log" }) do
-    local text = read_file(name)
-    if text then
-      logs[#logs + 1] = text
-      segs.logs[#segs.logs + 1] = { text = text, file = name }
-    end
-  end
-  run.logs = table.concat(logs, "\n")
   run._cache = {}
   return run
 end
@@ -653,6 +726,7 @@ function M.from(t)
   run.logs = t.logs or ""
   run.segments.logs[1] = { text = run.logs, file = "logs" }
   run.forged, run.unverified = {}, {}
+  run.caps_hit, run.skipped, run.incomplete = {}, {}, {}
   run._cache = {}
   return run
 end
