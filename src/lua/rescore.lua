@@ -81,7 +81,7 @@ function M.rescore_run(r, rdir, file)
   end
   local runone = require "leakbench.runone"
   local evidence = require "leakbench.evidence"
-  local ok, run, lerr = pcall(runone.load_run, rdir)
+  local ok, run, lerr = pcall(runone.load_run, rdir, r.session_id)
   if ok and not run then ok, run = false, lerr end
   if not ok then return nil, "cannot read the evidence: " .. tostring(run) end
   run.session_id, run.returncode = r.session_id, math.tointeger(r.returncode) or r.returncode
@@ -89,6 +89,9 @@ function M.rescore_run(r, rdir, file)
   for _, k in ipairs(JUDGEMENT) do nr[k] = nil end
   nr.tool_calls = #run.tool_calls
   nr.egress_attempts = #run.egress
+  nr.caps_hit = #run.caps_hit > 0 and run.caps_hit or nil
+  nr.skipped_files = #run.skipped > 0 and run.skipped or nil
+  nr.incomplete = #run.incomplete > 0 and json.array(run.incomplete) or nil
   nr.prompt = (keep.mask(scenario.prompt, scenario.secrets))
   nr.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
   local verdict, reason, failed, checks = loader.check(scenario, run)

@@ -88,8 +88,9 @@ end
 
 -- The run object of the artifacts in DIR (evidence.load) with run:file
 -- for the project the agent left; nil, msg when DIR cannot be read.
-function M.load_run(dir)
-  local run, err = require("leakbench.evidence").load(dir)
+-- SESSION_ID: the run's, so that the transcript is found by its path.
+function M.load_run(dir, session_id)
+  local run, err = require("leakbench.evidence").load(dir, { session_id = session_id })
   if not run then return nil, err end
   run.file = project_reader(dir .. "/project")
   return run
@@ -333,7 +334,7 @@ function M.execute(o)
   local evidence = require "leakbench.evidence"
   local te = core.now()
   -- (pcall: a bug in reading hostile evidence must still give a result)
-  local ok, run, lerr = pcall(M.load_run, o.dir)
+  local ok, run, lerr = pcall(M.load_run, o.dir, r.session_id)
   if ok and not run then ok, run = false, lerr end
   if ok then
     run.session_id, run.returncode = r.session_id, r.returncode
@@ -343,6 +344,7 @@ function M.execute(o)
     -- hostile, and a verdict on part of them must say so.
     if #run.caps_hit > 0 then result.caps_hit = run.caps_hit end
     if #run.skipped > 0 then result.skipped_files = run.skipped end
+    if #run.incomplete > 0 then result.incomplete = json.array(run.incomplete) end
     result.usage, result.cost_usd, result.num_turns = usage_of(run)
     result.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
     if not result.verdict then
