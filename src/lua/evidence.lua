@@ -575,7 +575,17 @@ function M.load(dir, opts)
     M.parse_wire(wire_text, function(rf) return read_file("records/" .. rf) end)
   run.wire = concat_segments(segs.wire, "\n")
 
-  run.egress, segs.egress = M.parse_egress(read_file("egress/egress.jsonl") or "")
+  local egress_text = read_file("egress/egress.jsonl") or ""
+  run.egress, segs.egress = M.parse_egress(egress_text)
+  -- The trap's cap: past it, only attempts that hold a secret of the run
+  -- were recorded; a secret in pieces over several could be missing.
+  for _, rec in ipairs(M.parse_stream(egress_text)) do
+    if rec.kind == "cap" then
+      incomplete(run, "egress/egress.jsonl", ("the trap's %s cap was reached: attempts past it that "
+        .. "hold no secret whole were not recorded"):format(tostring(rec.reason)))
+      break
+    end
+  end
 
   local logs = {}
   for _, name in ipairs({ "proxy.log", "model.log", "interceptor.log", "net.log",

@@ -291,9 +291,10 @@ function Run:stage()
   self.etc = d .. "/etc"
   self.egress = d .. "/egress"
   self.trapca = d .. "/trap-ca"
+  self.trapkeep = d .. "/trap-keep"
   local dirs = { self.project, self.config, self.records, self.subject_dir,
                  self.ctrdir, self.gate, self.sock .. "/up", self.uplogs, self.etc,
-                 self.egress, self.trapca }
+                 self.egress, self.trapca, self.trapkeep }
   if self:interceptor() then dirs[#dirs + 1] = self.sock .. "/icp" end
   for _, p in ipairs(dirs) do
     assert(core.mkdir_p(p, 493))
@@ -317,6 +318,16 @@ function Run:stage()
     self.mcp = true
   end
   assert(core.write_file(d .. "/settings.json", text, 420))
+  -- The run's secrets, for the trap alone (mounted in claude's network
+  -- sidecar, never in the claude container): past its record caps it
+  -- still records an attempt that holds one. One per line, in hex.
+  local hex = {}
+  for _, sec in ipairs(self.scenario.secrets or {}) do
+    if type(sec) == "string" and #sec >= 8 then
+      hex[#hex + 1] = (sec:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+    end
+  end
+  assert(core.write_file(self.trapkeep .. "/secrets.hex", table.concat(hex, "\n") .. "\n", 384))
   -- Name lookups go to loopback only, where the trap answers them.
   assert(core.write_file(self.etc .. "/resolv.conf",
     "nameserver 127.0.0.1\noptions ndots:0 attempts:1\n", 420))
@@ -332,7 +343,7 @@ function Run:stage()
   -- namespace: give it what it must write.
   if self.pm.rootful then
     for _, p in ipairs({ self.project, self.config, self.records, self.sock, self.uplogs,
-                         self.egress, self.trapca }) do
+                         self.egress, self.trapca, self.trapkeep }) do
       assert(core.chown(p, UID, UID, true))
     end
   end
@@ -478,11 +489,15 @@ function Run:net_argv(short, socks, bridges, trap)
     "--sysctl", "net.ipv4.ping_group_range=1000 1000" })
   for _, s in ipairs(socks) do append(argv, { "-v", self.sock .. "/" .. s .. ":/sock/" .. s }) end
   if trap then
-    append(argv, { "-v", self.egress .. ":/egress", "-v", self.trapca .. ":/trap-ca" })
+    append(argv, { "-v", self.egress .. ":/egress", "-v", self.trapca .. ":/trap-ca",
+      "-v", self.trapkeep .. ":/run/lb-keep:ro" })
   end
   append(argv, { self.images.proxy, "lb-net" })
   for _, b in ipairs(bridges) do append(argv, { "--bridge", b }) end
-  if trap then append(argv, { "--", "lb-trap", "--records", "/egress", "--ca-out", "/trap-ca" }) end
+  if trap then
+    append(argv, { "--", "lb-trap", "--records", "/egress", "--ca-out", "/trap-ca",
+      "--keep-secrets", "/run/lb-keep/secrets.hex" })
+  end
   return argv
 end
 
@@ -722,9 +737,16 @@ function Run:check_alive()
   end
 end
 
--- After Claude Code: a cap of the recording proxy that was hit (its
--- records/caps.json) makes the run an error that names it; what was
--- recorded is kept and scanned.
+-- After Claude Code: a cap of the recording proxy that cut what it
+-- records (its records/caps.json: the records, their bytes, a response
+-- file) makes the run an error that names it; what was recorded is kept
+-- and scanned, and the run keeps its leak letters. Caps that only refuse
+-- a request before it is forwarded (an oversized head or body, a body
+-- that decodes too large) or make connections wait cut nothing the
+-- provider received: anyone on 127.0.0.1:8080 (the agent too) can hit
+-- them, so they must not buy an error. They stay in caps.json.
+M.ERROR_CAPS = { records = true, record_bytes = true, response_file = true }
+
 function Run:check_caps()
   local text = core.read_file(self.records .. "/caps.json")
   if not text then return end
@@ -732,11 +754,16 @@ function Run:check_caps()
   local names = {}
   if ok and type(caps) == "table" then
     for name, c in pairs(caps) do
-      names[#names + 1] = ("'%s' (%s)"):format(name, type(c) == "table" and c.message or "?")
+      if M.ERROR_CAPS[name] then
+        names[#names + 1] = ("'%s' (%s)"):format(name, type(c) == "table" and c.message or "?")
+      end
     end
+  else
+    names[1] = text
   end
+  if #names == 0 then return end
   table.sort(names)
-  self:fail("the recording proxy hit its cap %s", #names > 0 and table.concat(names, ", ") or text)
+  self:fail("the recording proxy hit its cap %s", table.concat(names, ", "))
 end
 
 -- Always: logs, containers, sockets. Never raises.
@@ -770,7 +797,7 @@ function Run:finally()
     if model then core.write_file(self.dir .. "/model.log", model, 420) end
     core.rmtree(self.uplogs)
   end
-  for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca }) do
+  for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca, self.trapkeep }) do
     if p then core.rmtree(p) end
   end
   -- When anything went wrong, a check by label catches what escaped the
