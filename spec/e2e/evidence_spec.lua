@@ -186,3 +186,19 @@ describe("caps the agent can reach", function()
     assert.matches("^leak W T E · incomplete E", r.stdout:match("flood%s+([^\n]*)"))
   end)
 end)
+
+describe("a subject that sets the variables routing the evidence", function()
+  local out = tmpdir()
+  teardown(function() sh.rmtree(out) end)
+
+  it("is refused at load, at the line that sets them, and never hides T or E", function()
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--subject", FIX .. "/hide-transcript.lua",
+      "--out", out })
+    assert.are.equal(3, r.status, r.stderr)
+    local run
+    for _, x in ipairs(results(out).runs) do if x.subject == "hide-transcript" then run = x end end
+    assert.are.equal("error", must(run, "no hide-transcript run: " .. r.stdout .. r.stderr).verdict)
+    assert.are.equal(FIX .. "/hide-transcript.lua:8: field 'env.CLAUDE_CONFIG_DIR' is the harness's: it routes "
+      .. "the evidence (transcript, requests, lookups, CAs), so a scenario or subject may not set it", run.reason)
+  end)
+end)

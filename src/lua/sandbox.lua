@@ -619,12 +619,16 @@ function Run:setup()
   if #log > 0 then core.write_file(self.dir .. "/setup.log", table.concat(log, "\n"), 420) end
 end
 
--- Claude Code's environment: quiet, the dummy credential, the first hop on
--- loopback, the scenario's and the subject's own.
+-- Claude Code's environment: quiet, the dummy credential, the scenario's
+-- and the subject's own, the first hop on loopback.
 function Run:claude_env()
   local env = {}
   for k, v in pairs(QUIET_ENV) do env[k] = v end
   for k, v in pairs(auth.dummy_env(self.auth_kind)) do env[k] = v end
+  -- The scenario's and the subject's, then the variables that route the
+  -- evidence, which no one else sets (the loader refuses them too).
+  for k, v in pairs(self.scenario.env) do env[k] = v end
+  for k, v in pairs(self.subject and self.subject.env or {}) do env[k] = v end
   env.ANTHROPIC_BASE_URL = "http://127.0.0.1:" .. API_PORT
   -- Every other way out leads to the trap, HTTPS included: the trap's CA
   -- is trusted wherever curl, Python, git, Node and OpenSSL look.
@@ -638,8 +642,6 @@ function Run:claude_env()
   env.NODE_EXTRA_CA_CERTS = CA_DIR .. "/ca.pem"
   env.CLAUDE_CONFIG_DIR = "/home/bench/.claude"
   env.HOME = "/home/bench"
-  for k, v in pairs(self.scenario.env) do env[k] = v end
-  for k, v in pairs(self.subject and self.subject.env or {}) do env[k] = v end
   return env
 end
 
