@@ -68,6 +68,9 @@ describe("Claude Code's output, attacked from inside its container", function()
         assert.is_nil(text:find("wrote " .. what, 1, true), text)
       end
       assert.matches("preload: 0\n", text, 1, true)
+      -- the container's CPU limit (sandbox.LIMITS.claude.cpus = 2)
+      assert.truthy(text:find("cpu quota: 200000 100000\n", 1, true) or text:find("cpu quota: 200000\n", 1, true),
+        text)
       assert.are.equal(0, forged_events(run.dir))
       local stderr = read(run.dir .. "/stderr.txt") or ""
       assert.is_nil(stderr:find("msg_forged", 1, true), stderr)

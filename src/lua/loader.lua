@@ -535,11 +535,11 @@ local SCENARIO_FIELDS = {
 }
 
 -- limits = { memory = "4g", pids = 1024, tmp = "1g", home = "512m",
--- record_bytes = "192M" }: the claude container's resources and what the
--- recording proxy may record, for a scenario that needs more (or tests
--- less) than the defaults of sandbox.LIMITS and sandbox.RECORD_BYTES.
+-- cpus = 2, record_bytes = "192M" }: the claude container's resources and
+-- what the recording proxy may record, for a scenario that needs more (or
+-- tests less) than the defaults of sandbox.LIMITS and sandbox.RECORD_BYTES.
 local LIMIT_FIELDS = { memory = "size", pids = "count", tmp = "size", home = "size",
-  record_bytes = "size" }
+  cpus = "cpus", record_bytes = "size" }
 local function is_size(v) return type(v) == "string" and v:match("^%d+[kKmMgG]?$") ~= nil end
 
 local CHANNEL = { wire = true, transcript = true, answer = true, stderr = true, logs = true,
@@ -586,6 +586,8 @@ local function validate_scenario(c, t, file)
     for k, kind in pairs(LIMIT_FIELDS) do
       if kind == "size" then
         s.limits[k] = c:field(limits, k, is_size, "a size such as \"512m\"", "limits." .. k)
+      elseif kind == "cpus" then
+        s.limits[k] = c:field(limits, k, is_posnum, "a positive number", "limits." .. k)
       else
         s.limits[k] = c:field(limits, k, is_posint, "a positive integer", "limits." .. k)
       end

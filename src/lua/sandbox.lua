@@ -47,11 +47,11 @@ M.RECORD_BYTES = "192M"
 -- Resources of each container of a run (issue: a hostile interceptor or
 -- agent must not take the host down). tmpfs sizes cap what /tmp can hold.
 M.LIMITS = {
-  claude = { memory = "4g", pids = 1024, tmp = "1g", home = "512m" },
-  up     = { memory = "1g", pids = 128, tmp = "64m" },
-  net    = { memory = "256m", pids = 128, tmp = "16m" },
-  icp    = { memory = "1g", pids = 256, tmp = "256m" },
-  setup  = { memory = "2g", pids = 512, tmp = "512m", home = "256m" },
+  claude = { memory = "4g", pids = 1024, tmp = "1g", home = "512m", cpus = 2 },
+  up     = { memory = "1g", pids = 128, tmp = "64m", cpus = 1 },
+  net    = { memory = "256m", pids = 128, tmp = "16m", cpus = 1 },
+  icp    = { memory = "1g", pids = 256, tmp = "256m", cpus = 1 },
+  setup  = { memory = "2g", pids = 512, tmp = "512m", home = "256m", cpus = 2 },
 }
 local GATE = "/run/leakbench-gate"
 
@@ -392,10 +392,10 @@ function Run:podman_all(argvs)
   if failed then self:fail("%s", failed) end
 end
 
--- The resource flags of a container: memory, pids, a size-capped /tmp
--- (and home, where it has one).
+-- The resource flags of a container: memory, pids, CPUs, a size-capped
+-- /tmp (and home, where it has one).
 local function limit_flags(l)
-  local f = { "--memory=" .. l.memory, "--pids-limit=" .. l.pids,
+  local f = { "--memory=" .. l.memory, "--pids-limit=" .. l.pids, "--cpus=" .. tostring(l.cpus),
               "--tmpfs", "/tmp:rw,mode=1777,size=" .. l.tmp }
   if l.home then append(f, { "--tmpfs", "/home/bench:rw,mode=1777,size=" .. l.home }) end
   return f
