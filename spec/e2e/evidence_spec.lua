@@ -205,3 +205,46 @@ describe("a subject that sets the variables routing the evidence", function()
       .. "the evidence (transcript, requests, lookups, CAs), so a scenario or subject may not set it", run.reason)
   end)
 end)
+
+describe("a carrier that dies while Claude Code runs", function()
+  local out = tmpdir()
+  teardown(function() sh.rmtree(out) end)
+
+  it("ends the run at once, as an error that names it", function()
+    local pidf = out .. "/run.pid"
+    os.execute("sh -c " .. sh.quote(sh.quote(os.getenv("LEAKBENCH")) .. " run " .. FIX .. "/long-nap.lua --out "
+      .. sh.quote(out .. "/res") .. " >" .. sh.quote(out .. "/run.out") .. " 2>&1 & echo $! >" .. sh.quote(pidf)))
+    -- This run's own containers: its exec-run process names its run id.
+    local net = sh.retry(90, function()
+      local ps = sh.run({ "ps", "-eo", "args" }).stdout
+      for line in ps:gmatch("[^\n]+") do
+        if line:find("exec-run", 1, true) and line:find(out .. "/res/", 1, true) then
+          local id = line:match("%-%-run%-id (%S+)")
+          local tag = id and "lb-" .. id:sub(1, 12)
+          local names = sh.run({ "podman", "ps", "--filter", "name=" .. tostring(tag), "--format", "{{.Names}}" })
+            .stdout
+          if tag and names:find(tag .. "-claude", 1, true) and names:find(tag .. "-net", 1, true) then
+            return tag .. "-net"
+          end
+        end
+      end
+    end)
+    assert.truthy(net, "never saw the run's network sidecar")
+    -- Claude Code is in its 100 s Bash call when the trap dies.
+    assert.truthy(sh.retry(60, function()
+      return (read(out .. "/res/long-nap/baseline/1/stream.jsonl") or ""):find('"tool_use"', 1, true)
+    end), "Claude Code never called Bash")
+    local k = sh.run({ "podman", "exec", net, "sh", "-c",
+      "for p in /proc/[0-9]*; do [ \"$(cat $p/comm)\" = lb-trap ] && kill -9 ${p#/proc/}; done; echo killed" })
+    assert.are.equal(0, k.status, k.stderr)
+    local t0 = os.time()
+    local pid = (read(pidf) or ""):match("%d+")
+    assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
+    local took = os.time() - t0
+    local run = results(out .. "/res").runs[1]
+    assert.are.equal("error", run.verdict)
+    assert.truthy(run.reason:match("^container 'lb%-[%w-]+%-net' died during the run; its log:\n"), run.reason)
+    assert.truthy(run.reason:find("'lb-trap' was killed by signal 9", 1, true), run.reason)
+    assert.truthy(took <= 20, "the run ended " .. took .. " s after the trap died")
+  end)
+end)

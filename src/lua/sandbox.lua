@@ -703,7 +703,22 @@ function Run:claude()
   self:check_claude_waiting()
   assert(core.write_file(self.gate .. "/open", "", 420))
   local h = self.claude_h
-  local r = h:wait(self.timeout)
+  -- Waited in slices: a carrier that dies (the trap, the proxy, a
+  -- sidecar, the interceptor) ends the run at once, as an error that names
+  -- it, rather than after Claude Code's retries or the timeout.
+  local deadline, r = core.now() + self.timeout, nil
+  repeat
+    local left = deadline - core.now()
+    r = h:wait(math.max(0, math.min(M.CARRIER_POLL, left)))
+    local dead = not r and self:dead_carrier()
+    if dead then
+      h:kill("SIGTERM")
+      if not h:wait(5) then h:kill("SIGKILL"); h:wait(5) end
+      self.claude_h = nil
+      h:close()
+      self:fail("%s", dead)
+    end
+  until r or left <= M.CARRIER_POLL
   if not r then
     self.timed_out = true
     h:kill("SIGTERM")
@@ -725,18 +740,27 @@ end
 -- After Claude Code: every container that carried the run (the network
 -- sidecars, the upstream, the interceptor) must still be running, or what
 -- it recorded is incomplete and the run cannot be trusted.
-function Run:check_alive()
+M.CARRIER_POLL = 0.5   -- seconds between checks of the carriers while Claude Code runs
+
+-- The message naming the first carrier container of the run that is no
+-- longer running (its conmon is gone), with its log; nil when all run.
+function Run:dead_carrier()
   for _, c in ipairs(self.started) do
     if c.short then
       local pid = math.tointeger(tonumber((core.read_file(self.ctrdir .. "/" .. c.short
         .. ".conmon.pid") or ""):match("%d+") or ""))
       if pid and not core.pid_alive(pid) then
         local text = podman.log_text(self.ctrdir, c.short)
-        self:fail("container '%s' died during the run; its log:\n%s", c.name,
+        return ("container '%s' died during the run; its log:\n%s"):format(c.name,
           text ~= "" and text or "(empty)")
       end
     end
   end
+end
+
+function Run:check_alive()
+  local dead = self:dead_carrier()
+  if dead then self:fail("%s", dead) end
 end
 
 -- After Claude Code: a cap of the recording proxy that cut what it
