@@ -706,7 +706,7 @@ function Run:claude()
   -- Waited in slices: a carrier that dies (the trap, the proxy, a
   -- sidecar, the interceptor) ends the run at once, as an error that names
   -- it, rather than after Claude Code's retries or the timeout.
-  local deadline, r = core.now() + self.timeout, nil
+  local deadline, r = core.now() + self.timeout
   repeat
     local left = deadline - core.now()
     r = h:wait(math.max(0, math.min(M.CARRIER_POLL, left)))
