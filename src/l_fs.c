@@ -282,7 +282,7 @@ l_listdir(lua_State *L)
 
 /*
  * stat(path) -> { type = "file" | "dir" | "link" | "other", size, mode,
- * uid, gid, mtime } | nil, err. Does not follow a final link.
+ * uid, gid, mtime, ino } | nil, err. Does not follow a final link.
  */
 static int
 l_stat(lua_State *L)
@@ -298,7 +298,7 @@ l_stat(lua_State *L)
 	    S_ISDIR(st.st_mode)	   ? "dir" :
 	    S_ISLNK(st.st_mode)	   ? "link" :
 				     "other";
-	lua_createtable(L, 0, 6);
+	lua_createtable(L, 0, 7);
 	lua_pushstring(L, type);
 	lua_setfield(L, -2, "type");
 	lua_pushinteger(L, (lua_Integer)st.st_size);
@@ -309,6 +309,8 @@ l_stat(lua_State *L)
 	lua_setfield(L, -2, "uid");
 	lua_pushinteger(L, (lua_Integer)st.st_gid);
 	lua_setfield(L, -2, "gid");
+	lua_pushinteger(L, (lua_Integer)st.st_ino);
+	lua_setfield(L, -2, "ino");
 	lua_pushnumber(L,
 	    (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9);
 	lua_setfield(L, -2, "mtime");

@@ -97,7 +97,7 @@ local function channels_of(rel)
   if rel == "stderr.txt" then return { "stderr" } end
   if rel:match("^records/") then return { "wire", "responses" } end
   if rel:match("^egress/") then return { "egress" } end
-  if rel:match("^claude%-config/") then return { "transcript" } end
+  if rel:match("^claude%-config/") or rel:match("^transcript%-versions/") then return { "transcript" } end
   return { "logs" }
 end
 
@@ -696,6 +696,17 @@ function M.load(dir, opts)
   for _, rel in ipairs(listed) do
     if not seen[rel] then
       add_transcript(rel, read_tree(root .. "/" .. rel, true) or "")
+    end
+  end
+  -- The versions the watcher kept of transcripts changed after Claude
+  -- Code wrote them (watch.lua): written by the harness, mounted nowhere;
+  -- T is judged on the union.
+  for _, rel in ipairs(core.files_beneath(dir, "transcript-versions", 1000, 1) or {}) do
+    local text = read_tree("transcript-versions/" .. rel)
+    if text then
+      texts[#texts + 1] = text
+      segs.transcript[#segs.transcript + 1] = { text = text, file = "transcript-versions/" .. rel,
+        json = true, lines = true, part = "version" }
     end
   end
   run.transcript = table.concat(texts, "\n")

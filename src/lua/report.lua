@@ -131,6 +131,7 @@ function M.cell(r)
   if not JUDGED[r.verdict] and l ~= "" then head = head .. " " .. l .. forms end
   if r.claim == "broken" then head = head .. " · claim broken" end
   head = head .. incomplete_mark(r)
+  if type(r.tampered) == "table" and #r.tampered > 0 then head = head .. " · tampered T" end
   if type(r.forged) == "table" and #r.forged > 0 then head = head .. " · forged " .. #r.forged end
   local tries = math.tointeger(r.egress_attempts)
   if tries and tries > 0 then head = head .. " · egress " .. tries end
@@ -201,6 +202,7 @@ local function lists(r)
   end
   r.forged = r.forged and json.array(r.forged)
   r.incomplete = r.incomplete and json.array(r.incomplete)
+  r.tampered = r.tampered and json.array(r.tampered)
   r.unverified = r.unverified and json.array(r.unverified)
   if type(r.leaks) == "table" then
     json.array(r.leaks)

@@ -325,6 +325,9 @@ function M.execute(o)
   })
   local out = r:execute()
   result.session_id = r.session_id
+  -- Changes to Claude Code's transcript that were not appends: the agent
+  -- (or a hook) rewrote what Claude Code wrote (watch.lua).
+  if r.watch and #r.watch.changes > 0 then result.tampered = json.array(r.watch.changes) end
   result.returncode = r.returncode
   result.timings = r.timings
   if out.verdict == "error" or out.verdict == "interrupted" then

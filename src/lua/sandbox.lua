@@ -30,6 +30,7 @@ local core = require "leakbench.core"
 local lb = require "leakbench"
 local auth = require "leakbench.auth"
 local podman = require "leakbench.podman"
+local watch = require "leakbench.watch"
 
 local M = {}
 
@@ -706,11 +707,17 @@ function Run:claude()
   -- Waited in slices: a carrier that dies (the trap, the proxy, a
   -- sidecar, the interceptor) ends the run at once, as an error that names
   -- it, rather than after Claude Code's retries or the timeout.
+  -- Meanwhile the transcript watcher (watch.lua) follows Claude Code's
+  -- transcript, more often.
   local deadline, r = core.now() + self.timeout
+  local next_check = core.now() + M.CARRIER_POLL
+  self.watch = watch.new(self.dir, self.session_id)
   repeat
     local left = deadline - core.now()
-    r = h:wait(math.max(0, math.min(M.CARRIER_POLL, left)))
-    local dead = not r and self:dead_carrier()
+    r = h:wait(math.max(0, math.min(M.WATCH_POLL, left)))
+    self.watch:poll()
+    local dead = not r and core.now() >= next_check and self:dead_carrier()
+    if not r and core.now() >= next_check then next_check = core.now() + M.CARRIER_POLL end
     if dead then
       h:kill("SIGTERM")
       if not h:wait(5) then h:kill("SIGKILL"); h:wait(5) end
@@ -718,7 +725,7 @@ function Run:claude()
       h:close()
       self:fail("%s", dead)
     end
-  until r or left <= M.CARRIER_POLL
+  until r or left <= M.WATCH_POLL
   if not r then
     self.timed_out = true
     h:kill("SIGTERM")
@@ -741,6 +748,7 @@ end
 -- sidecars, the upstream, the interceptor) must still be running, or what
 -- it recorded is incomplete and the run cannot be trusted.
 M.CARRIER_POLL = 0.5   -- seconds between checks of the carriers while Claude Code runs
+M.WATCH_POLL = 0.02    -- seconds between looks at the transcript (watch.lua)
 
 -- The message naming the first carrier container of the run that is no
 -- longer running (its conmon is gone), with its log; nil when all run.
