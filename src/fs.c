@@ -350,6 +350,55 @@ fail:
 #define FS_ENOTREG (-2)
 #define FS_EDOTDOT (-3)
 
+/* Adds the blocks below the directory open at fd; closes nothing. */
+static void
+du_fd(int fd, int depth, size_t max, unsigned long long *bytes, size_t *n)
+{
+	char **names;
+	struct stat st;
+	size_t i, k;
+	int sfd;
+
+	if (depth > FS_MAX_DEPTH || (names = list_fd(fd, &k)) == NULL)
+		return;
+	for (i = 0; i < k && *n < max; i++) {
+		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
+			continue;
+		(*n)++;
+		*bytes += (unsigned long long)st.st_blocks * 512ULL;
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		sfd = openat(fd, names[i],
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sfd != -1) {
+			du_fd(sfd, depth + 1, max, bytes, n);
+			close(sfd);
+		}
+	}
+	fs_free_list(names);
+}
+
+int
+fs_disk_usage(const char *root, const char *rel, size_t max_files,
+    unsigned long long *bytes, size_t *entries)
+{
+	int dfd, fd;
+
+	*bytes = 0;
+	*entries = 0;
+	if ((dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	fd = *rel ?
+	    openat(dfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) :
+	    dup(dfd);
+	close(dfd);
+	if (fd == -1)
+		return -1;
+	du_fd(fd, 0, max_files, bytes, entries);
+	close(fd);
+	return 0;
+}
+
 static void
 set_beneath_err(char *err, size_t errlen, const char *root, const char *rel,
     int e)

@@ -84,6 +84,15 @@ char **fs_files_beneath_cut(const char *root, const char *rel, size_t max_files,
     int max_depth, size_t *n, struct fs_walk_cuts *cuts, char *err,
     size_t errlen);
 
+/*
+ * The disk space used below root/rel (st_blocks, so a sparse file counts
+ * what it holds): at most max_files entries and FS_MAX_DEPTH levels are
+ * looked at, no link followed. 0 with *bytes and *entries, or -1 (errno
+ * set) when root/rel cannot be opened.
+ */
+int fs_disk_usage(const char *root, const char *rel, size_t max_files,
+    unsigned long long *bytes, size_t *entries);
+
 /* Lowercase hex SHA-256 of data into hex (65 bytes). 0 or -1. */
 int fs_sha256(const void *data, size_t len, char hex[65]);
 

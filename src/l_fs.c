@@ -231,6 +231,32 @@ l_files_beneath(lua_State *L)
 	return 2;
 }
 
+/*
+ * disk_usage(root, rel, [max_files = 1000000]) -> bytes, entries | nil,
+ * err: the disk space used below root/rel, no link followed (fs.h).
+ */
+static int
+l_disk_usage(lua_State *L)
+{
+	const char *root = l_check_string(L, 1, "core.disk_usage", "root");
+	const char *rel = l_check_string(L, 2, "core.disk_usage", "rel");
+	lua_Integer max = 1000000;
+	unsigned long long bytes;
+	size_t n;
+
+	if (!lua_isnoneornil(L, 3)) {
+		if (!lua_isinteger(L, 3) || lua_tointeger(L, 3) < 0)
+			l_wrong_type(L, 3, "core.disk_usage", "max_files",
+			    "a non-negative integer");
+		max = lua_tointeger(L, 3);
+	}
+	if (fs_disk_usage(root, rel, (size_t)max, &bytes, &n) != 0)
+		return l_fail_errno(L, "cannot measure", root, errno);
+	lua_pushinteger(L, (lua_Integer)bytes);
+	lua_pushinteger(L, (lua_Integer)n);
+	return 2;
+}
+
 /* sha256(bytes) -> lowercase hex. */
 static int
 l_sha256(lua_State *L)
@@ -392,7 +418,7 @@ const luaL_Reg fs_funcs[] = { { "tmpdir", l_tmpdir }, { "rmtree", l_rmtree },
 	{ "mkdir_p", l_mkdir_p }, { "write_file", l_write_file },
 	{ "read_file", l_read_file }, { "read_beneath", l_read_beneath },
 	{ "files_beneath", l_files_beneath }, { "sha256", l_sha256 },
-	{ "sha256_file", l_sha256_file }, { "listdir", l_listdir },
-	{ "stat", l_stat }, { "chown", l_chown }, { "chmod", l_chmod },
-	{ "realpath", l_realpath }, { "exe_path", l_exe_path },
-	{ NULL, NULL } };
+	{ "disk_usage", l_disk_usage }, { "sha256_file", l_sha256_file },
+	{ "listdir", l_listdir }, { "stat", l_stat }, { "chown", l_chown },
+	{ "chmod", l_chmod }, { "realpath", l_realpath },
+	{ "exe_path", l_exe_path }, { NULL, NULL } };

@@ -272,3 +272,19 @@ describe("a transcript rewritten by the agent after Claude Code wrote it", funct
     assert.matches("^leak W T · tampered T", r.stdout:match("tamper%-rewrite%s+([^\n]*)"))
   end)
 end)
+
+describe("an agent that fills its project past the cap", function()
+  local out = tmpdir()
+  teardown(function() sh.rmtree(out) end)
+
+  it("is stopped, as an error that names the cap and keeps its letters", function()
+    local r = sh.leakbench({ "run", FIX .. "/fill-work.lua", "--out", out })
+    local run = results(out).runs[1]
+    assert.are.equal("error", run.verdict, r.stderr)
+    assert.are.equal("the agent wrote more than 50m into /work (limits.project): the run was stopped", run.reason)
+    assert.matches("^error W", r.stdout:match("fill%-work%s+([^\n]*)"))
+    -- stopped well before the 160 MB it meant to write were all there
+    local du = sh.run({ "du", "-sm", run.dir .. "/project" }).stdout
+    assert.truthy(tonumber(du:match("^%d+")) < 160, du)
+  end)
+end)

@@ -535,11 +535,13 @@ local SCENARIO_FIELDS = {
 }
 
 -- limits = { memory = "4g", pids = 1024, tmp = "1g", home = "512m",
--- cpus = 2, record_bytes = "192M" }: the claude container's resources and
+-- cpus = 2, project = "1g", config = "1g", record_bytes = "192M" }: the
+-- claude container's resources (project and config: what the agent may
+-- write into /work and Claude Code's config dir) and
 -- what the recording proxy may record, for a scenario that needs more (or
 -- tests less) than the defaults of sandbox.LIMITS and sandbox.RECORD_BYTES.
 local LIMIT_FIELDS = { memory = "size", pids = "count", tmp = "size", home = "size",
-  cpus = "cpus", record_bytes = "size" }
+  cpus = "cpus", project = "size", config = "size", record_bytes = "size" }
 local function is_size(v) return type(v) == "string" and v:match("^%d+[kKmMgG]?$") ~= nil end
 
 local CHANNEL = { wire = true, transcript = true, answer = true, stderr = true, logs = true,

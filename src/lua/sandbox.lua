@@ -48,7 +48,8 @@ M.RECORD_BYTES = "192M"
 -- Resources of each container of a run (issue: a hostile interceptor or
 -- agent must not take the host down). tmpfs sizes cap what /tmp can hold.
 M.LIMITS = {
-  claude = { memory = "4g", pids = 1024, tmp = "1g", home = "512m", cpus = 2 },
+  claude = { memory = "4g", pids = 1024, tmp = "1g", home = "512m", cpus = 2,
+             project = "1g", config = "1g" },
   up     = { memory = "1g", pids = 128, tmp = "64m", cpus = 1 },
   net    = { memory = "256m", pids = 128, tmp = "16m", cpus = 1 },
   icp    = { memory = "1g", pids = 256, tmp = "256m", cpus = 1 },
@@ -716,7 +717,7 @@ function Run:claude()
     local left = deadline - core.now()
     r = h:wait(math.max(0, math.min(M.WATCH_POLL, left)))
     self.watch:poll()
-    local dead = not r and core.now() >= next_check and self:dead_carrier()
+    local dead = not r and core.now() >= next_check and (self:dead_carrier() or self:over_size())
     if not r and core.now() >= next_check then next_check = core.now() + M.CARRIER_POLL end
     if dead then
       h:kill("SIGTERM")
@@ -762,6 +763,30 @@ function Run:dead_carrier()
         return ("container '%s' died during the run; its log:\n%s"):format(c.name,
           text ~= "" and text or "(empty)")
       end
+    end
+  end
+end
+
+-- Bytes of a size such as "512m" (k, m, g: powers of 1024).
+local function size_bytes(v)
+  local n, unit = tostring(v):match("^(%d+)([kKmMgG]?)$")
+  local shift = ({ k = 10, m = 20, g = 30 })[unit:lower()] or 0
+  return math.tointeger(tonumber(n)) << shift
+end
+M.size_bytes = size_bytes
+
+-- The project and config dirs are bind mounts the agent writes: their
+-- size is capped by watching (limits.project, limits.config; the claude
+-- container's other writable mounts are size-capped tmpfs). Returns the
+-- message naming the mount over its cap, or nil. A burst between two
+-- looks (CARRIER_POLL) can overshoot by what the agent writes meanwhile.
+function Run:over_size()
+  local l = self:claude_limits()
+  for _, m in ipairs({ { "project", "/work", self.project }, { "config", "/home/bench/.claude", self.config } }) do
+    local cap = size_bytes(l[m[1]])
+    local used = core.disk_usage(m[3], "", 1000000)
+    if used and used > cap then
+      return ("the agent wrote more than %s into %s (limits.%s): the run was stopped"):format(l[m[1]], m[2], m[1])
     end
   end
 end
