@@ -571,3 +571,54 @@ describe("evidence.load on hostile run folders", function()
     assert.are.same({ { file = "records/r1.sse", reason = "is a symbolic link" } }, run.skipped)
   end)
 end)
+
+describe("evidence.verify", function()
+  local function sse(blocks)
+    local out = {}
+    for i, b in ipairs(blocks) do
+      out[#out + 1] = "data: " .. require("cjson").encode({ type = "content_block_start", index = i - 1,
+        content_block = b }) .. "\n"
+    end
+    return table.concat(out)
+  end
+  local sent = evidence.model_blocks({ sse({
+    { type = "text", text = "The answer is 42." },
+    { type = "tool_use", id = "toolu_1", name = "Edit", input = { file_path = "/work/a", old_string = "x" } },
+  }) })
+  local function tool(input, id, name)
+    return { type = "assistant", message = { content = { { type = "tool_use", id = id or "toolu_1",
+      name = name or "Edit", input = input } } } }
+  end
+
+  it("takes the model's calls and answer as Claude Code's, defaults filled in", function()
+    local forged = evidence.verify({
+      tool({ file_path = "/work/a", old_string = "x", replace_all = false }),
+      { type = "result", is_error = false, result = "The answer is 42." },
+    }, sent, true)
+    assert.are.same({}, forged)
+  end)
+
+  it("calls forged what the model never sent", function()
+    local forged = evidence.verify({
+      tool({ file_path = "/work/a", old_string = "x", extra = "needle" }),
+      tool({ file_path = "/work/a", old_string = "x" }, "toolu_2"),
+      tool({ file_path = "/work/a", old_string = "x" }, "toolu_1", "Write"),
+      { type = "result", is_error = false, result = "a forged answer" },
+      { type = "result", is_error = true, result = "API Error: 500" },
+    }, sent, true)
+    local got = {}
+    for _, f in ipairs(forged) do got[#got + 1] = f.kind .. " " .. f.event .. ": " .. f.why end
+    assert.are.same({
+      "tool_use 1: a recorded response holds this id with another name or input",
+      "tool_use 2: no recorded response holds this tool_use id",
+      "tool_use 3: a recorded response holds this id with another name or input",
+      "result 4: no recorded response holds this result text",
+    }, got)
+  end)
+
+  it("leaves unverified, not forged, what it cannot check", function()
+    local forged, unverified = evidence.verify({ tool({}, "toolu_9") }, sent, false)
+    assert.are.same({}, forged)
+    assert.are.equal(1, #unverified)
+  end)
+end)

@@ -373,9 +373,26 @@ local function same(a, b, depth)
   return true
 end
 
+-- Is the input of a tool_use event (GOT) the one the model sent (SENT)?
+-- Claude Code fills in the defaults of a tool's schema (Edit's
+-- replace_all = false): GOT may have keys SENT has not, with a boolean,
+-- number or null value; never a string or table (which run:called could
+-- match).
+local function same_input(sent, got)
+  if type(sent) ~= "table" or type(got) ~= "table" then return same(sent, got, 0) end
+  for k, v in pairs(sent) do
+    if not same(v, got[k], 0) then return false end
+  end
+  for k, v in pairs(got) do
+    if sent[k] == nil and (type(v) == "string" or type(v) == "table") then return false end
+  end
+  return true
+end
+
 -- Checks Claude Code's stream-json EVENTS against what the model sent
 -- (SENT: M.model_blocks). Every tool_use of an assistant event must be a
--- tool_use of a recorded response, id, name and input alike; every result
+-- tool_use of a recorded response, id, name and input alike (same_input);
+-- every result
 -- event that is not an error must carry a text the model sent (or none).
 -- Anything else was written by someone other than Claude Code. Returns
 -- forged = { { kind = "tool_use" | "result", line =, id=, name=, why= } }
@@ -402,7 +419,7 @@ function M.verify(events, sent, complete)
           else
             why = "a recorded response holds this id with another name or input"
             for _, c in ipairs(cands) do
-              if c.name == b.name and (c.input == nil or same(c.input, b.input, 0)) then why = nil end
+              if c.name == b.name and (c.input == nil or same_input(c.input, b.input)) then why = nil end
             end
           end
           if why then

@@ -12,8 +12,8 @@
 -- It polls (stat, then a read only when size, inode or mtime moved): a
 -- change made and undone between two polls, or made to bytes the watcher
 -- had not read yet, is not seen. Files watched: the transcript by its
--- known path (the session id is the harness's) and the files below its
--- session folder (subagents), at most MAX_FILES of them.
+-- known path (the session id is the harness's) and the *.jsonl files below
+-- its session folder (subagents), at most MAX_FILES of them.
 local core = require "leakbench.core"
 
 local M = {}
@@ -98,8 +98,12 @@ function Watch:poll()
   local t = core.now()
   if t - self.last_walk >= 0.5 then
     self.last_walk = t
+    -- transcripts only (*.jsonl, appended to): Claude Code replaces its
+    -- other files there (a subagent's meta.json) whole, by a rename
     local files = core.files_beneath(self.dir, self.sub, M.MAX_FILES, 4)
-    for _, rel in ipairs(files or {}) do self:look(self.sub .. "/" .. rel) end
+    for _, rel in ipairs(files or {}) do
+      if rel:match("%.jsonl$") then self:look(self.sub .. "/" .. rel) end
+    end
   end
   for rel in pairs(self.files) do
     if rel ~= self.main and rel:sub(1, #self.sub + 1) == self.sub .. "/" then self:look(rel) end
