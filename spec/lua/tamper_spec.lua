@@ -45,16 +45,19 @@ local TAMPER = {
     for i = 1, evidence.TREE_FILES + 2 do spit(dir .. "/claude-config/projects/f" .. i, "") end
     return "many files"
   end,
-  function(dir)   -- the transcript moved below the depth budget
+  function(dir)   -- the transcripts moved below the depth budget
     sh("mkdir -p " .. dir .. "/claude-config/projects/a/b/c/d/e")
-    sh("mv " .. dir .. "/" .. TRANSCRIPT .. " " .. dir .. "/claude-config/projects/a/b/c/d/e/")
+    sh("mv " .. dir .. "/claude-config/projects/-work " .. dir .. "/claude-config/projects/a/b/c/d/e/")
     return "deep"
   end,
-  function(dir)   -- the transcript rewritten; the watcher kept the version before
+  function(dir)   -- every transcript rewritten; the watcher kept the versions before
     sh("mkdir -p " .. dir .. "/transcript-versions")
-    sh("cp " .. dir .. "/" .. TRANSCRIPT .. " " .. dir .. "/transcript-versions/001-t.jsonl")
-    local text = core.read_file(dir .. "/" .. TRANSCRIPT)
-    spit(dir .. "/" .. TRANSCRIPT, (text:gsub("sk%-live%-%x+", "gone")))
+    for i, rel in ipairs(core.files_beneath(dir, "claude-config/projects")) do
+      local path = dir .. "/claude-config/projects/" .. rel
+      local text = core.read_file(path)
+      spit(dir .. "/transcript-versions/" .. i, text)
+      spit(path, (text:gsub("sk%-live%-%x+", "gone")))
+    end
     return "rewrite"
   end,
   function(dir)   -- forged lines in stream.jsonl: a result without the key
@@ -71,9 +74,11 @@ local TAMPER = {
     spit(dir .. "/egress/egress.jsonl", table.concat(lines, "\n") .. "\n" .. old)
     return "flood"
   end,
-  function(dir)   -- the transcript deleted outright (and kept by the watcher)
+  function(dir)   -- every transcript deleted (the watcher kept them)
     sh("mkdir -p " .. dir .. "/transcript-versions")
-    sh("mv " .. dir .. "/" .. TRANSCRIPT .. " " .. dir .. "/transcript-versions/001-t.jsonl")
+    for i, rel in ipairs(core.files_beneath(dir, "claude-config/projects")) do
+      sh("mv " .. dir .. "/claude-config/projects/" .. rel .. " " .. dir .. "/transcript-versions/" .. i)
+    end
     return "delete"
   end,
 }
