@@ -1,7 +1,7 @@
 # leakbench: build, test, run.
 #
 #   make                 ./leakbench, and the servers build/default/lb-model,
-#                        lb-proxy, lb-net, lb-trap
+#                        lb-proxy, lb-net, lb-trap, lb-init, lb-nodump.so
 #   make test            all test tiers under ASan+UBSan; ends with "N passed, N failed"
 #   make run             the built-in suite against every subject, offline
 #   make bench           benchmarks; figures on stdout
@@ -59,7 +59,8 @@ all: leakbench servers
 SERVERS := $(if $(wildcard src/model/main.c),$(BUILD)/lb-model) \
            $(if $(wildcard src/proxy/main.c),$(BUILD)/lb-proxy) \
            $(if $(wildcard src/net/main.c),$(BUILD)/lb-net) \
-           $(if $(wildcard src/trap/main.c),$(BUILD)/lb-trap)
+           $(if $(wildcard src/trap/main.c),$(BUILD)/lb-trap) \
+           $(if $(wildcard src/init/main.c),$(BUILD)/lb-init $(BUILD)/lb-nodump.so)
 servers: $(SERVERS)
 .PHONY: all servers test check lint format run bench fuzz clean images install
 
@@ -93,6 +94,19 @@ $(BUILD)/lb-net: $(BUILD)/obj/src/net/main.o $(LIB)
 $(BUILD)/lb-trap: $(BUILD)/obj/src/trap/main.o $(LIB)
 	@echo "  LD    $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# lb-init and lb-nodump.so run in the claude container, from the servers
+# image: libc only, never sanitized (the claude image has no libasan).
+INIT_CFLAGS := -O2 -g -std=c11 -D_GNU_SOURCE $(WARN)
+$(BUILD)/lb-init: src/init/main.c
+	@mkdir -p $(@D)
+	@echo "  CC    $@"
+	$(Q)$(CC) $(INIT_CFLAGS) -o $@ $<
+
+$(BUILD)/lb-nodump.so: src/init/nodump.c
+	@mkdir -p $(@D)
+	@echo "  CC    $@"
+	$(Q)$(CC) $(INIT_CFLAGS) -shared -fPIC -o $@ $<
 
 $(BUILD)/unit/%: spec/unit/%.c spec/unit/tap.h $(LIB)
 	@mkdir -p $(@D)

@@ -350,6 +350,55 @@ fail:
 #define FS_ENOTREG (-2)
 #define FS_EDOTDOT (-3)
 
+/* Adds the blocks below the directory open at fd; closes nothing. */
+static void
+du_fd(int fd, int depth, size_t max, unsigned long long *bytes, size_t *n)
+{
+	char **names;
+	struct stat st;
+	size_t i, k;
+	int sfd;
+
+	if (depth > FS_MAX_DEPTH || (names = list_fd(fd, &k)) == NULL)
+		return;
+	for (i = 0; i < k && *n < max; i++) {
+		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
+			continue;
+		(*n)++;
+		*bytes += (unsigned long long)st.st_blocks * 512ULL;
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		sfd = openat(fd, names[i],
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sfd != -1) {
+			du_fd(sfd, depth + 1, max, bytes, n);
+			close(sfd);
+		}
+	}
+	fs_free_list(names);
+}
+
+int
+fs_disk_usage(const char *root, const char *rel, size_t max_files,
+    unsigned long long *bytes, size_t *entries)
+{
+	int dfd, fd;
+
+	*bytes = 0;
+	*entries = 0;
+	if ((dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	fd = *rel ?
+	    openat(dfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) :
+	    dup(dfd);
+	close(dfd);
+	if (fd == -1)
+		return -1;
+	du_fd(fd, 0, max_files, bytes, entries);
+	close(fd);
+	return 0;
+}
+
 static void
 set_beneath_err(char *err, size_t errlen, const char *root, const char *rel,
     int e)
@@ -523,6 +572,8 @@ fail:
 struct walk {
 	char **names;
 	size_t n, cap, max;
+	int max_depth;
+	struct fs_walk_cuts cuts;
 };
 
 /* Adds the regular files below the directory open at fd (prefix/...). */
@@ -534,15 +585,25 @@ walk_beneath(struct walk *w, int fd, const char *prefix, int depth)
 	size_t n, i;
 	int sfd, rc = 0;
 
-	if (depth > FS_MAX_DEPTH)
+	if (depth > w->max_depth) {
+		w->cuts.depth++;
 		return 0;
+	}
 	if ((names = list_fd(fd, &n)) == NULL)
 		return -1;
-	for (i = 0; i < n && rc == 0 && w->n < w->max; i++) {
-		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
+	for (i = 0; i < n && rc == 0; i++) {
+		if (w->n >= w->max) {
+			w->cuts.count = 1;
+			break;
+		}
+		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1) {
+			w->cuts.unreadable++; /* vanished */
 			continue;
-		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-			continue; /* links, devices, FIFOs, sockets */
+		}
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+			w->cuts.skipped++; /* links, devices, FIFOs, sockets */
+			continue;
+		}
 		sub = *prefix ? join(prefix, names[i]) : strdup(names[i]);
 		if (sub == NULL) {
 			errno = ENOMEM;
@@ -555,8 +616,12 @@ walk_beneath(struct walk *w, int fd, const char *prefix, int depth)
 			if (sfd != -1) {
 				rc = walk_beneath(w, sfd, sub, depth + 1);
 				close(sfd);
-				if (rc == -1 && errno != ENOMEM)
+				if (rc == -1 && errno != ENOMEM) {
 					rc = 0; /* unreadable: skipped */
+					w->cuts.unreadable++;
+				}
+			} else {
+				w->cuts.unreadable++;
 			}
 			free(sub);
 			continue;
@@ -585,7 +650,16 @@ char **
 fs_files_beneath(const char *root, const char *rel, size_t max_files, size_t *n,
     char *err, size_t errlen)
 {
-	struct walk w = { NULL, 0, 0, max_files };
+	return fs_files_beneath_cut(root, rel, max_files, FS_MAX_DEPTH, n, NULL,
+	    err, errlen);
+}
+
+char **
+fs_files_beneath_cut(const char *root, const char *rel, size_t max_files,
+    int max_depth, size_t *n, struct fs_walk_cuts *cuts, char *err,
+    size_t errlen)
+{
+	struct walk w = { NULL, 0, 0, max_files, 0, { 0, 0, 0, 0 } };
 	const char *last = "";
 	struct stat st;
 	int dfd = -1, fd, e = 0;
@@ -620,6 +694,7 @@ fs_files_beneath(const char *root, const char *rel, size_t max_files, size_t *n,
 	}
 	if (fd == -1)
 		goto fail;
+	w.max_depth = max_depth < FS_MAX_DEPTH ? max_depth : FS_MAX_DEPTH;
 	if (walk_beneath(&w, fd, "", 0) == -1) {
 		e = errno;
 		close(fd);
@@ -633,6 +708,8 @@ fs_files_beneath(const char *root, const char *rel, size_t max_files, size_t *n,
 	}
 	qsort(w.names, w.n, sizeof(*w.names), cmp_names);
 	*n = w.n;
+	if (cuts != NULL)
+		*cuts = w.cuts;
 	return w.names;
 fail:
 	fs_free_list(w.names);

@@ -65,6 +65,34 @@ char *fs_read_beneath(const char *root, const char *rel, size_t max,
 char **fs_files_beneath(const char *root, const char *rel, size_t max_files,
     size_t *n, char *err, size_t errlen);
 
+/*
+ * What a walk left out, so that a reader can say its list is not whole:
+ * directories below max_depth not entered, whether max_files stopped it,
+ * entries that are neither files nor directories (links, devices, FIFOs,
+ * sockets: skipped), and directories that could not be opened or listed.
+ */
+struct fs_walk_cuts {
+	size_t depth, skipped, unreadable;
+	int count;
+};
+
+/*
+ * fs_files_beneath, with a depth limit of its own (at most FS_MAX_DEPTH)
+ * and what was cut in *cuts (zeroed first; may be NULL).
+ */
+char **fs_files_beneath_cut(const char *root, const char *rel, size_t max_files,
+    int max_depth, size_t *n, struct fs_walk_cuts *cuts, char *err,
+    size_t errlen);
+
+/*
+ * The disk space used below root/rel (st_blocks, so a sparse file counts
+ * what it holds): at most max_files entries and FS_MAX_DEPTH levels are
+ * looked at, no link followed. 0 with *bytes and *entries, or -1 (errno
+ * set) when root/rel cannot be opened.
+ */
+int fs_disk_usage(const char *root, const char *rel, size_t max_files,
+    unsigned long long *bytes, size_t *entries);
+
 /* Lowercase hex SHA-256 of data into hex (65 bytes). 0 or -1. */
 int fs_sha256(const void *data, size_t len, char hex[65]);
 

@@ -178,16 +178,20 @@ l_read_beneath(lua_State *L)
 }
 
 /*
- * files_beneath(root, rel, [max_files = 100000]) -> sorted list of the
- * regular files below root/rel, relative to it | nil, err. No link is
- * followed, rel included; devices, FIFOs, sockets and links are skipped.
+ * files_beneath(root, rel, [max_files = 100000, [max_depth = 256]]) ->
+ * sorted list of the regular files below root/rel, relative to it, and
+ * what the walk cut: { depth = directories not entered, count = stopped
+ * at max_files, skipped = links, devices, FIFOs and sockets, unreadable =
+ * directories that could not be listed } | nil, err. No link is followed,
+ * rel included.
  */
 static int
 l_files_beneath(lua_State *L)
 {
 	const char *root = l_check_string(L, 1, "core.files_beneath", "root");
 	const char *rel = l_check_string(L, 2, "core.files_beneath", "rel");
-	lua_Integer max = 100000;
+	lua_Integer max = 100000, depth = 256;
+	struct fs_walk_cuts cuts;
 	char err[512], **names;
 	size_t n, i;
 
@@ -197,7 +201,16 @@ l_files_beneath(lua_State *L)
 			    "a non-negative integer");
 		max = lua_tointeger(L, 3);
 	}
-	names = fs_files_beneath(root, rel, (size_t)max, &n, err, sizeof(err));
+	if (!lua_isnoneornil(L, 4)) {
+		if (!lua_isinteger(L, 4) || lua_tointeger(L, 4) < 0)
+			l_wrong_type(L, 4, "core.files_beneath", "max_depth",
+			    "a non-negative integer");
+		depth = lua_tointeger(L, 4);
+		if (depth > 256)
+			depth = 256;
+	}
+	names = fs_files_beneath_cut(root, rel, (size_t)max, (int)depth, &n,
+	    &cuts, err, sizeof(err));
 	if (names == NULL)
 		return l_fail(L, err);
 	lua_createtable(L, (int)n, 0);
@@ -206,7 +219,42 @@ l_files_beneath(lua_State *L)
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	fs_free_list(names);
-	return 1;
+	lua_createtable(L, 0, 4);
+	lua_pushinteger(L, (lua_Integer)cuts.depth);
+	lua_setfield(L, -2, "depth");
+	lua_pushboolean(L, cuts.count);
+	lua_setfield(L, -2, "count");
+	lua_pushinteger(L, (lua_Integer)cuts.skipped);
+	lua_setfield(L, -2, "skipped");
+	lua_pushinteger(L, (lua_Integer)cuts.unreadable);
+	lua_setfield(L, -2, "unreadable");
+	return 2;
+}
+
+/*
+ * disk_usage(root, rel, [max_files = 1000000]) -> bytes, entries | nil,
+ * err: the disk space used below root/rel, no link followed (fs.h).
+ */
+static int
+l_disk_usage(lua_State *L)
+{
+	const char *root = l_check_string(L, 1, "core.disk_usage", "root");
+	const char *rel = l_check_string(L, 2, "core.disk_usage", "rel");
+	lua_Integer max = 1000000;
+	unsigned long long bytes;
+	size_t n;
+
+	if (!lua_isnoneornil(L, 3)) {
+		if (!lua_isinteger(L, 3) || lua_tointeger(L, 3) < 0)
+			l_wrong_type(L, 3, "core.disk_usage", "max_files",
+			    "a non-negative integer");
+		max = lua_tointeger(L, 3);
+	}
+	if (fs_disk_usage(root, rel, (size_t)max, &bytes, &n) != 0)
+		return l_fail_errno(L, "cannot measure", root, errno);
+	lua_pushinteger(L, (lua_Integer)bytes);
+	lua_pushinteger(L, (lua_Integer)n);
+	return 2;
 }
 
 /* sha256(bytes) -> lowercase hex. */
@@ -260,7 +308,7 @@ l_listdir(lua_State *L)
 
 /*
  * stat(path) -> { type = "file" | "dir" | "link" | "other", size, mode,
- * uid, gid, mtime } | nil, err. Does not follow a final link.
+ * uid, gid, mtime, ino } | nil, err. Does not follow a final link.
  */
 static int
 l_stat(lua_State *L)
@@ -276,7 +324,7 @@ l_stat(lua_State *L)
 	    S_ISDIR(st.st_mode)	   ? "dir" :
 	    S_ISLNK(st.st_mode)	   ? "link" :
 				     "other";
-	lua_createtable(L, 0, 6);
+	lua_createtable(L, 0, 7);
 	lua_pushstring(L, type);
 	lua_setfield(L, -2, "type");
 	lua_pushinteger(L, (lua_Integer)st.st_size);
@@ -287,6 +335,8 @@ l_stat(lua_State *L)
 	lua_setfield(L, -2, "uid");
 	lua_pushinteger(L, (lua_Integer)st.st_gid);
 	lua_setfield(L, -2, "gid");
+	lua_pushinteger(L, (lua_Integer)st.st_ino);
+	lua_setfield(L, -2, "ino");
 	lua_pushnumber(L,
 	    (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9);
 	lua_setfield(L, -2, "mtime");
@@ -368,7 +418,7 @@ const luaL_Reg fs_funcs[] = { { "tmpdir", l_tmpdir }, { "rmtree", l_rmtree },
 	{ "mkdir_p", l_mkdir_p }, { "write_file", l_write_file },
 	{ "read_file", l_read_file }, { "read_beneath", l_read_beneath },
 	{ "files_beneath", l_files_beneath }, { "sha256", l_sha256 },
-	{ "sha256_file", l_sha256_file }, { "listdir", l_listdir },
-	{ "stat", l_stat }, { "chown", l_chown }, { "chmod", l_chmod },
-	{ "realpath", l_realpath }, { "exe_path", l_exe_path },
-	{ NULL, NULL } };
+	{ "disk_usage", l_disk_usage }, { "sha256_file", l_sha256_file },
+	{ "listdir", l_listdir }, { "stat", l_stat }, { "chown", l_chown },
+	{ "chmod", l_chmod }, { "realpath", l_realpath },
+	{ "exe_path", l_exe_path }, { NULL, NULL } };

@@ -443,7 +443,7 @@ end)
 -- them whole.
 describe("evidence.load on hostile run folders", function()
   local dir
-  local saved_file, saved_run
+  local saved
   local SECRET = "sk-live-0123456789abcdef0123456789abcdef"
 
   local function sh(cmd) assert(os.execute(cmd), cmd) end
@@ -457,10 +457,13 @@ describe("evidence.load on hostile run folders", function()
     dir = os.tmpname()
     os.remove(dir)
     sh("mkdir -p " .. dir .. "/records " .. dir .. "/claude-config")
-    saved_file, saved_run = evidence.FILE_CAP, evidence.RUN_CAP
+    saved = {}
+    for _, k in ipairs({ "FILE_CAP", "HARNESS_CAP", "TREE_CAP", "TREE_FILES", "TREE_DEPTH" }) do
+      saved[k] = evidence[k]
+    end
   end)
   after_each(function()
-    evidence.FILE_CAP, evidence.RUN_CAP = saved_file, saved_run
+    for k, v in pairs(saved) do evidence[k] = v end
     os.execute("rm -rf " .. dir)
   end)
 
@@ -485,8 +488,8 @@ describe("evidence.load on hostile run folders", function()
     assert.are.same({ "p/s.jsonl" }, run.transcript_files)
     assert.are.equal("", run.stderr)
     assert.are.same({
-      { file = "stderr.txt", reason = "not a regular file" },
       { file = "model.log", reason = "is a symbolic link" },
+      { file = "stderr.txt", reason = "not a regular file" },
     }, run.skipped)
     assert.is_true(run:leaks(SECRET).transcript)
     assert.are.same({}, run.caps_hit)
@@ -506,19 +509,57 @@ describe("evidence.load on hostile run folders", function()
     assert.is_true(run:leaks(SECRET).transcript)
   end)
 
-  it("caps a whole run, and says which file the run cap cut", function()
+  it("caps the harness's channels, and says which file the cap cut", function()
     spit(dir .. "/stream.jsonl", string.rep("a", 600) .. "\n")
     spit(dir .. "/stderr.txt", SECRET .. string.rep("b", 600))
     spit(dir .. "/proxy.log", "more")
-    evidence.FILE_CAP, evidence.RUN_CAP = 1000, 700
+    evidence.FILE_CAP, evidence.HARNESS_CAP = 1000, 700
     local run = evidence.load(dir)
     assert.are.equal(601, #run.stdout)
-    assert.are.equal(99, #run.stderr)
+    assert.are.equal(95, #run.stderr)
     assert.are.same({
-      { file = "stderr.txt", cap = "run", limit = 99, size = 640 },
-      { file = "proxy.log", cap = "run", limit = 0, size = 4 },
+      { file = "stderr.txt", cap = "harness", limit = 95, size = 640 },
     }, run.caps_hit)
+    assert.are.same({ { channel = "stderr", file = "stderr.txt",
+      reason = "cut at 95 of 640 bytes (harness cap)" } }, run.incomplete)
     assert.is_true(run:leaks(SECRET).stderr)
+  end)
+
+  it("reads the harness's channels before the agent's tree, which has budgets of its own", function()
+    -- the agent pads projects/ with files that sort first: the egress
+    -- record, the logs and Claude Code's transcript (by its path) are read
+    -- whole anyway, and the cut is named
+    local sid = "0b7e4a52-9c1d-4e8f-a3b2-1c0d9e8f7a6b"
+    sh("mkdir -p " .. dir .. "/claude-config/projects/-work " .. dir .. "/egress")
+    for i = 1, 3 do
+      sh("truncate -s 2000 " .. dir .. "/claude-config/projects/-work/0000" .. i .. ".jsonl")
+    end
+    spit(dir .. "/claude-config/projects/-work/" .. sid .. ".jsonl", '{"t":"' .. SECRET .. '"}\n')
+    spit(dir .. "/egress/egress.jsonl", '{"kind":"dns","name":"x.test"}\n')
+    spit(dir .. "/proxy.log", SECRET)
+    evidence.FILE_CAP, evidence.TREE_CAP = 1000, 1500
+    local run = evidence.load(dir, { session_id = sid })
+    assert.is_true(run:leaks(SECRET).transcript)
+    assert.is_true(run:leaks(SECRET).logs)
+    assert.are.equal(1, #run.egress)
+    local inc = {}
+    for _, x in ipairs(run.incomplete) do inc[#inc + 1] = x.channel .. " " .. x.file end
+    assert.are.same({ "transcript claude-config/projects/-work/00001.jsonl",
+      "transcript claude-config/projects/-work/00002.jsonl",
+      "transcript claude-config/projects/-work/00003.jsonl" }, inc)
+  end)
+
+  it("names a walk cut by its file count or depth", function()
+    sh("mkdir -p " .. dir .. "/claude-config/projects/a/b/c/d")
+    spit(dir .. "/claude-config/projects/a/b/c/d/t.jsonl", SECRET)
+    for i = 1, 3 do spit(dir .. "/claude-config/projects/f" .. i, "x") end
+    evidence.TREE_DEPTH, evidence.TREE_FILES = 2, 2
+    local run = evidence.load(dir)
+    local reasons = {}
+    for _, x in ipairs(run.incomplete) do reasons[#reasons + 1] = x.channel .. ": " .. x.reason end
+    table.sort(reasons)
+    assert.are.same({ "transcript: 1 directory deeper than 2 levels not read",
+      "transcript: more than 2 files: the walk stopped there" }, reasons)
   end)
 
   it("does not follow a response file that is a link", function()
@@ -528,5 +569,56 @@ describe("evidence.load on hostile run folders", function()
     local run = evidence.load(dir)
     assert.are.same({}, run.segments.responses)
     assert.are.same({ { file = "records/r1.sse", reason = "is a symbolic link" } }, run.skipped)
+  end)
+end)
+
+describe("evidence.verify", function()
+  local function sse(blocks)
+    local out = {}
+    for i, b in ipairs(blocks) do
+      out[#out + 1] = "data: " .. require("cjson").encode({ type = "content_block_start", index = i - 1,
+        content_block = b }) .. "\n"
+    end
+    return table.concat(out)
+  end
+  local sent = evidence.model_blocks({ sse({
+    { type = "text", text = "The answer is 42." },
+    { type = "tool_use", id = "toolu_1", name = "Edit", input = { file_path = "/work/a", old_string = "x" } },
+  }) })
+  local function tool(input, id, name)
+    return { type = "assistant", message = { content = { { type = "tool_use", id = id or "toolu_1",
+      name = name or "Edit", input = input } } } }
+  end
+
+  it("takes the model's calls and answer as Claude Code's, defaults filled in", function()
+    local forged = evidence.verify({
+      tool({ file_path = "/work/a", old_string = "x", replace_all = false }),
+      { type = "result", is_error = false, result = "The answer is 42." },
+    }, sent, true)
+    assert.are.same({}, forged)
+  end)
+
+  it("calls forged what the model never sent", function()
+    local forged = evidence.verify({
+      tool({ file_path = "/work/a", old_string = "x", extra = "needle" }),
+      tool({ file_path = "/work/a", old_string = "x" }, "toolu_2"),
+      tool({ file_path = "/work/a", old_string = "x" }, "toolu_1", "Write"),
+      { type = "result", is_error = false, result = "a forged answer" },
+      { type = "result", is_error = true, result = "API Error: 500" },
+    }, sent, true)
+    local got = {}
+    for _, f in ipairs(forged) do got[#got + 1] = f.kind .. " " .. f.event .. ": " .. f.why end
+    assert.are.same({
+      "tool_use 1: a recorded response holds this id with another name or input",
+      "tool_use 2: no recorded response holds this tool_use id",
+      "tool_use 3: a recorded response holds this id with another name or input",
+      "result 4: no recorded response holds this result text",
+    }, got)
+  end)
+
+  it("leaves unverified, not forged, what it cannot check", function()
+    local forged, unverified = evidence.verify({ tool({}, "toolu_9") }, sent, false)
+    assert.are.same({}, forged)
+    assert.are.equal(1, #unverified)
   end)
 end)

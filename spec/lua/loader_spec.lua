@@ -120,6 +120,22 @@ return { interceptor = { image = "x", argv = { "redactor" } }, settings = { a = 
     assert.are.equal("listening", t.interceptor.ready)
   end)
 
+  it("refuses a subject or scenario env that sets a variable routing the evidence, at its line", function()
+    local msg = "field 'env.%s' is the harness's: it routes the evidence (transcript, requests, lookups, "
+      .. "CAs), so a scenario or subject may not set it"
+    assert.are.equal("subjects/cfg.lua:3: " .. msg:format("CLAUDE_CONFIG_DIR"),
+      load_err("subjects/cfg.lua", "return {\n  env = { A = '1',\n    CLAUDE_CONFIG_DIR = '/tmp/cc' },\n}\n"))
+    assert.are.equal("subjects/px.lua:2: " .. msg:format("HTTPS_PROXY"),
+      load_err("subjects/px.lua", "return {\n  env = { HTTPS_PROXY = '', HTTP_PROXY = '' },\n}\n"))
+    assert.are.equal("home.lua:1: " .. msg:format("HOME"),
+      load_err("home.lua", "return { prompt = 'p', env = { HOME = '/tmp' } }\n"))
+    assert.are.equal("subjects/mcp.lua:3: field 'mcp.servers.g.env.NODE_EXTRA_CA_CERTS' is the harness's: "
+      .. "it routes the evidence (transcript, requests, lookups, CAs), so a scenario or subject may not set it",
+      load_err("subjects/mcp.lua", "return { mcp = { servers = { g = { command = 'g',\n"
+        .. "  env = {\n    NODE_EXTRA_CA_CERTS = '/x' } } } } }\n"))
+    assert.truthy(loader.load(write("subjects/fine.lua", "return { env = { MY_VAR = '1' } }\n")))
+  end)
+
   it("checks the model is a script", function()
     assert.are.equal("m.lua:1: field 'model' is a table, expected lb.script{...}",
       load_err("m.lua", "return { prompt = 'p', model = { 'turn' } }\n"))

@@ -56,6 +56,43 @@ describe("report.cell", function()
     assert.are.equal("fail (x.lua:3) · leak W", report.cell(run("a", "b", "fail", W,
       { failed_checks = { { where = "scenarios/x.lua:3", message = "m" } } })))
   end)
+
+  it("keeps the letters of a run that errored or timed out: an error never hides a leak", function()
+    assert.are.equal("error (cap) W T A", report.cell(run("a", "b", "error", WTA, { error_kind = "cap" })))
+    assert.are.equal("timeout W", report.cell(run("a", "b", "timeout", W)))
+    assert.are.equal("error (forged) W · forged 2", report.cell(run("a", "b", "error", W,
+      { error_kind = "forged", forged = { { kind = "tool_use" }, { kind = "result" } } })))
+  end)
+
+  it("names the channels that could not be read whole", function()
+    local inc = { { channel = "transcript", file = "claude-config/projects", reason = "r" },
+      { channel = "wire", file = "records/wire.jsonl", reason = "r" },
+      { channel = "stdout", file = "stream.jsonl", reason = "r" } }
+    assert.are.equal("pass · incomplete W T", report.cell(run("a", "b", "pass", nil, { incomplete = inc })))
+    assert.are.equal("leak W · incomplete W T", report.cell(run("a", "b", "pass", W, { incomplete = inc })))
+  end)
+end)
+
+describe("the leak rates", function()
+  local T = { { channel = "transcript", file = "claude-config/projects", reason = "r" } }
+
+  it("never count a run read in part as clean, and count a leak whatever the verdict", function()
+    local doc = report.document({
+      run("s1", "baseline", "pass", W),
+      run("s2", "baseline", "pass", nil, { incomplete = T }),  -- not clean: left out
+      run("s3", "baseline", "error", W, { error_kind = "cap" }),  -- a leak: counted
+      run("s4", "baseline", "error"),  -- nothing found, not judged: left out
+      run("s5", "baseline", "pass"),
+      run("s6", "baseline", "pass", W, { incomplete = T }),  -- a leak: counted
+    }, { scenarios = {}, subjects = { { name = "baseline" } } })
+    local s = doc.summary.subjects[1]
+    assert.are.same({ 3, 4 }, { s.wire.k, s.wire.n })
+    assert.are.same({ 3, 4 }, { s.any.k, s.any.n })
+    assert.are.equal(2, s.incomplete)
+    assert.are.equal("leak 2/3 [0.21-0.94] W, error 1, incomplete 1", report.cell_repeats({
+      run("s", "b", "pass", W), run("s", "b", "pass", nil, { incomplete = T }),
+      run("s", "b", "pass"), run("s", "b", "error", W) }))
+  end)
 end)
 
 describe("report.cell_repeats", function()

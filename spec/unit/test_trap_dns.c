@@ -490,7 +490,9 @@ test_log(void)
 	free(got);
 	trap_log_finish(&t.log);
 	got = slurp(path);
-	ok(strstr(got, "{\"t\":T,\"kind\":\"dropped\",\"count\":2}\n") != NULL,
+	ok(strstr(got,
+	       "{\"t\":T,\"kind\":\"dropped\",\"count\":2,\"kept\":0}\n") !=
+		NULL,
 	    "records cap: dropped count at exit");
 	free(got);
 	trap_log_close(&t.log);
@@ -710,6 +712,62 @@ test_sim(void)
 	trap_sim_free(s);
 }
 
+/*
+ * Past the records cap, the junk is dropped and an attempt that holds a
+ * secret is still stored (trap_log_keep).
+ */
+static void
+test_keep(void)
+{
+	struct trap t;
+	struct msg m;
+	unsigned char out[2048];
+	char dir[300], path[400], sec[400], *got;
+	char err[256];
+	FILE *f;
+	int i;
+
+	memset(&t, 0, sizeof(t));
+	snprintf(dir, sizeof(dir), "%s/keep", tmpdir);
+	snprintf(sec, sizeof(sec), "%s/secrets.hex", tmpdir);
+	f = fopen(sec, "w");
+	/* "sk-keep-0123456789" */
+	fputs("736b2d6b6565702d30313233343536373839\n", f);
+	fclose(f);
+	is_int(trap_log_open(&t.log, dir, 3, 1 << 20, err, sizeof(err)), 0,
+	    "keep: log opens");
+	is_int(trap_log_keep(&t.log, sec, err, sizeof(err)), 0,
+	    "keep: secrets read");
+	for (i = 0; i < 20; i++) {
+		query(&m, "junk.test", 1);
+		trap_dns_message(&t, "udp", m.b, m.n, out, sizeof(out));
+	}
+	query(&m, "sk-keep-0123456789.attacker.test", 1);
+	trap_dns_message(&t, "udp", m.b, m.n, out, sizeof(out));
+	query(&m, "junk.test", 1);
+	trap_dns_message(&t, "udp", m.b, m.n, out, sizeof(out));
+	trap_log_finish(&t.log);
+	snprintf(path, sizeof(path), "%s/egress.jsonl", dir);
+	got = slurp(path);
+	ok(strstr(got, "\"name\":\"sk-keep-0123456789.attacker.test\"") != NULL,
+	    "keep: the attempt with the secret is stored past the cap");
+	ok(strstr(got,
+	       "{\"t\":T,\"kind\":\"dropped\",\"count\":19,"
+	       "\"kept\":1}\n") != NULL,
+	    "keep: the junk is dropped and counted");
+	free(got);
+	trap_log_close(&t.log);
+	snprintf(sec, sizeof(sec), "%s/bad.hex", tmpdir);
+	f = fopen(sec, "w");
+	fputs("zz\n", f);
+	fclose(f);
+	memset(&t, 0, sizeof(t));
+	trap_log_open(&t.log, dir, 3, 1 << 20, err, sizeof(err));
+	is_int(trap_log_keep(&t.log, sec, err, sizeof(err)), -1,
+	    "keep: a line that is not hex is refused");
+	trap_log_close(&t.log);
+}
+
 int
 main(void)
 {
@@ -721,6 +779,7 @@ main(void)
 	test_hostile();
 	test_lines();
 	test_log();
+	test_keep();
 	test_servers();
 	test_sim();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

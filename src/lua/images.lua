@@ -10,7 +10,7 @@
 -- the base image reference (passed to FROM as the BASE build-arg), for the
 -- claude image the CLAUDE_VERSION build-arg, and for the proxy image every
 -- file staged into its build context (the Makefile, src/*.c, src/*.h,
--- src/embed.sh, src/model/, src/proxy/, src/net/, src/trap/; not src/lua/, which the servers do
+-- src/embed.sh, src/model/, src/proxy/, src/net/, src/trap/, src/init/; not src/lua/, which the servers do
 -- not contain). An edit rebuilds exactly the image it feeds; an unchanged tree
 -- builds nothing, and finding that out costs one `podman images` call.
 --
@@ -136,7 +136,7 @@ function M.proxy_files(root)
   if is_file(root .. "/src/embed.sh") then files[#files + 1] = "src/embed.sh" end
   walk(root, "src/model", files)
   walk(root, "src/proxy", files)
-  for _, d in ipairs({ "src/net", "src/trap" }) do
+  for _, d in ipairs({ "src/net", "src/trap", "src/init" }) do
     if core.stat(root .. "/" .. d) then walk(root, d, files) end
   end
   table.sort(files)

@@ -423,6 +423,35 @@ function Check:string_list(t, name)
   return v
 end
 
+-- Variables of Claude Code's environment that the harness sets to route
+-- the evidence (where the transcript goes, where requests and lookups
+-- go, which CAs are trusted, which provider is asked): a scenario or a
+-- subject may add variables, never change these.
+M.HARNESS_ENV = {}
+for _, k in ipairs({ "CLAUDE_CONFIG_DIR", "HOME", "XDG_CONFIG_HOME", "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
+    "http_proxy", "https_proxy", "all_proxy", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH",
+    "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED", "GIT_SSL_NO_VERIFY" }) do
+  M.HARNESS_ENV[k] = true
+end
+
+-- Refuses a variable of env map V (field PATH) that the harness owns.
+function Check:harness_env(v, path)
+  local names = {}
+  for k in pairs(v or {}) do
+    if M.HARNESS_ENV[k] then names[#names + 1] = k end
+  end
+  table.sort(names)
+  if names[1] then
+    local line = field_line(self.loaded.text, names[1])
+    self:fail(line and names[1] or path, string.format("field '%s.%s' is the harness's: it routes the "
+      .. "evidence (transcript, requests, lookups, CAs), so a scenario or subject may not set it",
+      path, names[1]))
+  end
+end
+
 function Check:string_map(t, name)
   local v = self:field(t, name, is_table, "a table of strings")
   if not v then return nil end
@@ -491,6 +520,7 @@ function Check:mcp(t)
           type_name(v)))
       end
     end
+    self:harness_env(env, path .. ".env")
     out.servers[name] = { command = def.command, args = args, env = env }
   end
   return out
@@ -505,11 +535,13 @@ local SCENARIO_FIELDS = {
 }
 
 -- limits = { memory = "4g", pids = 1024, tmp = "1g", home = "512m",
--- record_bytes = "192M" }: the claude container's resources and what the
--- recording proxy may record, for a scenario that needs more (or tests
--- less) than the defaults of sandbox.LIMITS and sandbox.RECORD_BYTES.
+-- cpus = 2, project = "1g", config = "1g", record_bytes = "192M" }: the
+-- claude container's resources (project and config: what the agent may
+-- write into /work and Claude Code's config dir) and
+-- what the recording proxy may record, for a scenario that needs more (or
+-- tests less) than the defaults of sandbox.LIMITS and sandbox.RECORD_BYTES.
 local LIMIT_FIELDS = { memory = "size", pids = "count", tmp = "size", home = "size",
-  record_bytes = "size" }
+  cpus = "cpus", project = "size", config = "size", record_bytes = "size" }
 local function is_size(v) return type(v) == "string" and v:match("^%d+[kKmMgG]?$") ~= nil end
 
 local CHANNEL = { wire = true, transcript = true, answer = true, stderr = true, logs = true,
@@ -538,6 +570,7 @@ local function validate_scenario(c, t, file)
     c:argv(argv, "setup[" .. i .. "]", "setup")
   end
   s.env = c:string_map(t, "env") or {}
+  c:harness_env(s.env, "env")
   s.settings = c:field(t, "settings", is_table, "a table") or {}
   s.secrets = c:string_list(t, "secrets") or {}
   for i, sec in ipairs(s.secrets) do
@@ -555,6 +588,8 @@ local function validate_scenario(c, t, file)
     for k, kind in pairs(LIMIT_FIELDS) do
       if kind == "size" then
         s.limits[k] = c:field(limits, k, is_size, "a size such as \"512m\"", "limits." .. k)
+      elseif kind == "cpus" then
+        s.limits[k] = c:field(limits, k, is_posnum, "a positive number", "limits." .. k)
       else
         s.limits[k] = c:field(limits, k, is_posint, "a positive integer", "limits." .. k)
       end
@@ -633,6 +668,7 @@ local function validate_subject(c, t, file)
   s.settings = c:field(t, "settings", is_table, "a table") or {}
   s.files = c:files(t, "files") or {}
   s.env = c:string_map(t, "env") or {}
+  c:harness_env(s.env, "env")
   s.blocks = c:string_list(t, "blocks") or {}
   -- A control (block-everything) exists to fail the tasks: its failed
   -- checks are what it shows, and a task it lets through is the failure.

@@ -63,7 +63,8 @@ local function as_arrays(secrets)
   return json.array(secrets)
 end
 
-local JUDGEMENT = { "verdict", "reason", "failed_checks", "error_kind", "problems", "missing_leaks", "claim" }
+local JUDGEMENT = { "verdict", "reason", "failed_checks", "error_kind", "problems", "missing_leaks", "claim",
+  "forged", "unverified" }
 
 -- R judged again from its folder RDIR with scenario FILE. Returns the new
 -- run, or nil and why it was not rescored; and the reloaded scenario.
@@ -80,7 +81,7 @@ function M.rescore_run(r, rdir, file)
   end
   local runone = require "leakbench.runone"
   local evidence = require "leakbench.evidence"
-  local ok, run, lerr = pcall(runone.load_run, rdir)
+  local ok, run, lerr = pcall(runone.load_run, rdir, r.session_id)
   if ok and not run then ok, run = false, lerr end
   if not ok then return nil, "cannot read the evidence: " .. tostring(run) end
   run.session_id, run.returncode = r.session_id, math.tointeger(r.returncode) or r.returncode
@@ -88,6 +89,9 @@ function M.rescore_run(r, rdir, file)
   for _, k in ipairs(JUDGEMENT) do nr[k] = nil end
   nr.tool_calls = #run.tool_calls
   nr.egress_attempts = #run.egress
+  nr.caps_hit = #run.caps_hit > 0 and run.caps_hit or nil
+  nr.skipped_files = #run.skipped > 0 and run.skipped or nil
+  nr.incomplete = #run.incomplete > 0 and json.array(run.incomplete) or nil
   nr.prompt = (keep.mask(scenario.prompt, scenario.secrets))
   nr.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
   local verdict, reason, failed, checks = loader.check(scenario, run)
@@ -99,6 +103,7 @@ function M.rescore_run(r, rdir, file)
     nr.verdict, nr.reason = verdict, reason
   end
   runone.judge(nr, scenario, r.subject ~= "baseline" and { name = r.subject } or nil, run, run.returncode)
+  runone.forgery(nr, run)
   if r.credential_leak then
     nr.verdict, nr.reason = r.verdict, r.reason
   end

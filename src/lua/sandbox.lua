@@ -30,6 +30,7 @@ local core = require "leakbench.core"
 local lb = require "leakbench"
 local auth = require "leakbench.auth"
 local podman = require "leakbench.podman"
+local watch = require "leakbench.watch"
 
 local M = {}
 
@@ -50,11 +51,12 @@ M.RECORD_BYTES = "192M"
 -- Resources of each container of a run (issue: a hostile interceptor or
 -- agent must not take the host down). tmpfs sizes cap what /tmp can hold.
 M.LIMITS = {
-  claude = { memory = "4g", pids = 1024, tmp = "1g", home = "512m" },
-  up     = { memory = "1g", pids = 128, tmp = "64m" },
-  net    = { memory = "256m", pids = 128, tmp = "16m" },
-  icp    = { memory = "1g", pids = 256, tmp = "256m" },
-  setup  = { memory = "2g", pids = 512, tmp = "512m", home = "256m" },
+  claude = { memory = "4g", pids = 1024, tmp = "1g", home = "512m", cpus = 2,
+             project = "1g", config = "1g" },
+  up     = { memory = "1g", pids = 128, tmp = "64m", cpus = 1 },
+  net    = { memory = "256m", pids = 128, tmp = "16m", cpus = 1 },
+  icp    = { memory = "1g", pids = 256, tmp = "256m", cpus = 1 },
+  setup  = { memory = "2g", pids = 512, tmp = "512m", home = "256m", cpus = 2 },
 }
 local GATE = "/run/leakbench-gate"
 
@@ -62,15 +64,17 @@ local GATE = "/run/leakbench-gate"
 -- for the gate file before it becomes Claude Code, so that creating it
 -- (the slowest podman step) overlaps everything before it. The wait is
 -- bounded: a run whose harness vanished ends by itself.
-local GATE_SCRIPT = [[
-i=0
-while [ ! -e ]] .. GATE .. [[/open ]; do
-  i=$((i + 1))
-  if [ $i -gt 90000 ]; then echo "leakbench: the run never opened the gate" >&2; exit 125; fi
-  sleep 0.02
-done
-exec /usr/local/bin/claude "$@"
-]]
+--
+-- Its PID 1 is lb-init (src/init/main.c), from the servers image mounted
+-- read-only at INIT_ROOT: it waits at the gate, runs Claude Code with its
+-- stdout and stderr on sockets only lb-init holds, and relays them to the
+-- container's (stream.jsonl and stderr.txt). lb-init is not dumpable and
+-- lb-nodump.so makes Claude Code not dumpable either, so no tool the agent
+-- runs can open their descriptors (/proc/1/fd/1 was stream.jsonl when
+-- Claude Code was PID 1), read their memory or trace them.
+local INIT_ROOT = "/opt/leakbench"
+M.INIT = INIT_ROOT .. "/usr/local/bin/lb-init"
+M.NODUMP = INIT_ROOT .. "/usr/local/lib/leakbench/lb-nodump.so"
 
 -- The upstream container, offline: the scripted model on a socket of its
 -- own (in the container's /tmp, mounted nowhere else), and the proxy once
@@ -292,9 +296,10 @@ function Run:stage()
   self.etc = d .. "/etc"
   self.egress = d .. "/egress"
   self.trapca = d .. "/trap-ca"
+  self.trapkeep = d .. "/trap-keep"
   local dirs = { self.project, self.config, self.records, self.subject_dir,
                  self.ctrdir, self.gate, self.sock .. "/up", self.uplogs, self.etc,
-                 self.egress, self.trapca }
+                 self.egress, self.trapca, self.trapkeep }
   if self:interceptor() then dirs[#dirs + 1] = self.sock .. "/icp" end
   for _, p in ipairs(dirs) do
     assert(core.mkdir_p(p, 493))
@@ -318,6 +323,16 @@ function Run:stage()
     self.mcp = true
   end
   assert(core.write_file(d .. "/settings.json", text, 420))
+  -- The run's secrets, for the trap alone (mounted in claude's network
+  -- sidecar, never in the claude container): past its record caps it
+  -- still records an attempt that holds one. One per line, in hex.
+  local hex = {}
+  for _, sec in ipairs(self.scenario.secrets or {}) do
+    if type(sec) == "string" and #sec >= 8 then
+      hex[#hex + 1] = (sec:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+    end
+  end
+  assert(core.write_file(self.trapkeep .. "/secrets.hex", table.concat(hex, "\n") .. "\n", 384))
   -- Name lookups go to loopback only, where the trap answers them.
   assert(core.write_file(self.etc .. "/resolv.conf",
     "nameserver 127.0.0.1\noptions ndots:0 attempts:1\n", 420))
@@ -333,7 +348,7 @@ function Run:stage()
   -- namespace: give it what it must write.
   if self.pm.rootful then
     for _, p in ipairs({ self.project, self.config, self.records, self.sock, self.uplogs,
-                         self.egress, self.trapca }) do
+                         self.egress, self.trapca, self.trapkeep }) do
       assert(core.chown(p, UID, UID, true))
     end
   end
@@ -382,10 +397,10 @@ function Run:podman_all(argvs)
   if failed then self:fail("%s", failed) end
 end
 
--- The resource flags of a container: memory, pids, a size-capped /tmp
--- (and home, where it has one).
+-- The resource flags of a container: memory, pids, CPUs, a size-capped
+-- /tmp (and home, where it has one).
 local function limit_flags(l)
-  local f = { "--memory=" .. l.memory, "--pids-limit=" .. l.pids,
+  local f = { "--memory=" .. l.memory, "--pids-limit=" .. l.pids, "--cpus=" .. tostring(l.cpus),
               "--tmpfs", "/tmp:rw,mode=1777,size=" .. l.tmp }
   if l.home then append(f, { "--tmpfs", "/home/bench:rw,mode=1777,size=" .. l.home }) end
   return f
@@ -481,7 +496,8 @@ function Run:net_argv(short, socks, bridges, trap)
     "--sysctl", "net.ipv4.ping_group_range=1000 1000" })
   for _, s in ipairs(socks) do append(argv, { "-v", self.sock .. "/" .. s .. ":/sock/" .. s }) end
   if trap then
-    append(argv, { "-v", self.egress .. ":/egress", "-v", self.trapca .. ":/trap-ca" })
+    append(argv, { "-v", self.egress .. ":/egress", "-v", self.trapca .. ":/trap-ca",
+      "-v", self.trapkeep .. ":/run/lb-keep:ro" })
     -- The simulated internet (lb-net --sim): CAP_NET_ADMIN in this netns
     -- only, which lb-net drops once 198.18.0.0/15 is set up.
     append(argv, { "--cap-add=NET_ADMIN" })
@@ -490,7 +506,8 @@ function Run:net_argv(short, socks, bridges, trap)
   for _, b in ipairs(bridges) do append(argv, { "--bridge", b }) end
   if trap then
     append(argv, { "--sim", tostring(M.SIM_PORT), "--", "lb-trap", "--records", "/egress",
-      "--ca-out", "/trap-ca", "--sim-tcp-fd", "3", "--sim-udp-fd", "4" })
+      "--ca-out", "/trap-ca", "--sim-tcp-fd", "3", "--sim-udp-fd", "4",
+      "--keep-secrets", "/run/lb-keep/secrets.hex" })
   end
   return argv
 end
@@ -613,12 +630,16 @@ function Run:setup()
   if #log > 0 then core.write_file(self.dir .. "/setup.log", table.concat(log, "\n"), 420) end
 end
 
--- Claude Code's environment: quiet, the dummy credential, the first hop on
--- loopback, the scenario's and the subject's own.
+-- Claude Code's environment: quiet, the dummy credential, the scenario's
+-- and the subject's own, the first hop on loopback.
 function Run:claude_env()
   local env = {}
   for k, v in pairs(QUIET_ENV) do env[k] = v end
   for k, v in pairs(auth.dummy_env(self.auth_kind)) do env[k] = v end
+  -- The scenario's and the subject's, then the variables that route the
+  -- evidence, which no one else sets (the loader refuses them too).
+  for k, v in pairs(self.scenario.env) do env[k] = v end
+  for k, v in pairs(self.subject and self.subject.env or {}) do env[k] = v end
   env.ANTHROPIC_BASE_URL = "http://127.0.0.1:" .. API_PORT
   -- Every other way out leads to the trap, HTTPS included: the trap's CA
   -- is trusted wherever curl, Python, git, Node and OpenSSL look.
@@ -632,13 +653,11 @@ function Run:claude_env()
   env.NODE_EXTRA_CA_CERTS = CA_DIR .. "/ca.pem"
   env.CLAUDE_CONFIG_DIR = "/home/bench/.claude"
   env.HOME = "/home/bench"
-  for k, v in pairs(self.scenario.env) do env[k] = v end
-  for k, v in pairs(self.subject and self.subject.env or {}) do env[k] = v end
   return env
 end
 
 -- Creates the claude container in the netns of its sidecar; it waits at
--- the gate (GATE_SCRIPT) until Run:claude() opens it.
+-- the gate (lb-init --gate) until Run:claude() opens it.
 function Run:start_claude()
   local argv = { "run", "--rm", "--name", self.names.claude }
   append(argv, self:labels(), self:join_args("net"), {
@@ -667,7 +686,9 @@ function Run:start_claude()
   for k in pairs(env) do names[#names + 1] = k end
   table.sort(names)
   for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. env[k] }) end
-  append(argv, { "--entrypoint", "/bin/sh", self:claude_image(), "-c", GATE_SCRIPT, "claude" },
+  append(argv, { "--mount", "type=image,source=" .. self.images.proxy .. ",destination=" .. INIT_ROOT,
+    "--entrypoint", M.INIT, self:claude_image(),
+    "--gate", GATE .. "/open", "--nodump", M.NODUMP, "--", "/usr/local/bin/claude" },
     M.claude_argv(self.scenario, self.session_id, self.model, self.subject, self.mcp))
   self.started[#self.started + 1] = { name = self.names.claude }
   local h, err = core.start {
@@ -693,7 +714,28 @@ function Run:claude()
   self:check_claude_waiting()
   assert(core.write_file(self.gate .. "/open", "", 420))
   local h = self.claude_h
-  local r = h:wait(self.timeout)
+  -- Waited in slices: a carrier that dies (the trap, the proxy, a
+  -- sidecar, the interceptor) ends the run at once, as an error that names
+  -- it, rather than after Claude Code's retries or the timeout.
+  -- Meanwhile the transcript watcher (watch.lua) follows Claude Code's
+  -- transcript, more often.
+  local deadline, r = core.now() + self.timeout
+  local next_check = core.now() + M.CARRIER_POLL
+  self.watch = watch.new(self.dir, self.session_id)
+  repeat
+    local left = deadline - core.now()
+    r = h:wait(math.max(0, math.min(M.WATCH_POLL, left)))
+    self.watch:poll()
+    local dead = not r and core.now() >= next_check and (self:dead_carrier() or self:over_size())
+    if not r and core.now() >= next_check then next_check = core.now() + M.CARRIER_POLL end
+    if dead then
+      h:kill("SIGTERM")
+      if not h:wait(5) then h:kill("SIGKILL"); h:wait(5) end
+      self.claude_h = nil
+      h:close()
+      self:fail("%s", dead)
+    end
+  until r or left <= M.WATCH_POLL
   if not r then
     self.timed_out = true
     h:kill("SIGTERM")
@@ -715,23 +757,64 @@ end
 -- After Claude Code: every container that carried the run (the network
 -- sidecars, the upstream, the interceptor) must still be running, or what
 -- it recorded is incomplete and the run cannot be trusted.
-function Run:check_alive()
+M.CARRIER_POLL = 0.5   -- seconds between checks of the carriers while Claude Code runs
+M.WATCH_POLL = 0.02    -- seconds between looks at the transcript (watch.lua)
+
+-- The message naming the first carrier container of the run that is no
+-- longer running (its conmon is gone), with its log; nil when all run.
+function Run:dead_carrier()
   for _, c in ipairs(self.started) do
     if c.short then
       local pid = math.tointeger(tonumber((core.read_file(self.ctrdir .. "/" .. c.short
         .. ".conmon.pid") or ""):match("%d+") or ""))
       if pid and not core.pid_alive(pid) then
         local text = podman.log_text(self.ctrdir, c.short)
-        self:fail("container '%s' died during the run; its log:\n%s", c.name,
+        return ("container '%s' died during the run; its log:\n%s"):format(c.name,
           text ~= "" and text or "(empty)")
       end
     end
   end
 end
 
--- After Claude Code: a cap of the recording proxy that was hit (its
--- records/caps.json) makes the run an error that names it; what was
--- recorded is kept and scanned.
+-- Bytes of a size such as "512m" (k, m, g: powers of 1024).
+local function size_bytes(v)
+  local n, unit = tostring(v):match("^(%d+)([kKmMgG]?)$")
+  local shift = ({ k = 10, m = 20, g = 30 })[unit:lower()] or 0
+  return math.tointeger(tonumber(n)) << shift
+end
+M.size_bytes = size_bytes
+
+-- The project and config dirs are bind mounts the agent writes: their
+-- size is capped by watching (limits.project, limits.config; the claude
+-- container's other writable mounts are size-capped tmpfs). Returns the
+-- message naming the mount over its cap, or nil. A burst between two
+-- looks (CARRIER_POLL) can overshoot by what the agent writes meanwhile.
+function Run:over_size()
+  local l = self:claude_limits()
+  for _, m in ipairs({ { "project", "/work", self.project }, { "config", "/home/bench/.claude", self.config } }) do
+    local cap = size_bytes(l[m[1]])
+    local used = core.disk_usage(m[3], "", 1000000)
+    if used and used > cap then
+      return ("the agent wrote more than %s into %s (limits.%s): the run was stopped"):format(l[m[1]], m[2], m[1])
+    end
+  end
+end
+
+function Run:check_alive()
+  local dead = self:dead_carrier()
+  if dead then self:fail("%s", dead) end
+end
+
+-- After Claude Code: a cap of the recording proxy that cut what it
+-- records (its records/caps.json: the records, their bytes, a response
+-- file) makes the run an error that names it; what was recorded is kept
+-- and scanned, and the run keeps its leak letters. Caps that only refuse
+-- a request before it is forwarded (an oversized head or body, a body
+-- that decodes too large) or make connections wait cut nothing the
+-- provider received: anyone on 127.0.0.1:8080 (the agent too) can hit
+-- them, so they must not buy an error. They stay in caps.json.
+M.ERROR_CAPS = { records = true, record_bytes = true, response_file = true }
+
 function Run:check_caps()
   local text = core.read_file(self.records .. "/caps.json")
   if not text then return end
@@ -739,11 +822,16 @@ function Run:check_caps()
   local names = {}
   if ok and type(caps) == "table" then
     for name, c in pairs(caps) do
-      names[#names + 1] = ("'%s' (%s)"):format(name, type(c) == "table" and c.message or "?")
+      if M.ERROR_CAPS[name] then
+        names[#names + 1] = ("'%s' (%s)"):format(name, type(c) == "table" and c.message or "?")
+      end
     end
+  else
+    names[1] = text
   end
+  if #names == 0 then return end
   table.sort(names)
-  self:fail("the recording proxy hit its cap %s", #names > 0 and table.concat(names, ", ") or text)
+  self:fail("the recording proxy hit its cap %s", table.concat(names, ", "))
 end
 
 -- Always: logs, containers, sockets. Never raises.
@@ -777,7 +865,7 @@ function Run:finally()
     if model then core.write_file(self.dir .. "/model.log", model, 420) end
     core.rmtree(self.uplogs)
   end
-  for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca }) do
+  for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca, self.trapkeep }) do
     if p then core.rmtree(p) end
   end
   -- When anything went wrong, a check by label catches what escaped the

@@ -34,11 +34,14 @@
  *	udp	 name, addr, port, data|data_base64, data_bytes, truncated
  *	http	 (and tls) on the simulated internet: name, addr, port too
  *	cap	 reason "records"|"bytes", records, bytes: the last record
- *	dropped	 count: at exit, attempts not stored after the cap
+ *	dropped	 count, kept: at exit, attempts not stored after the cap,
+ *		 and those stored after it because they hold a secret
  *
  * Caps: at most max_records lines (the cap record included) and max_bytes
  * bytes; the cap record is written while both still allow it, so the file
- * never exceeds either (the final "dropped" line excepted).
+ * never exceeds either (the final "dropped" line excepted), except for
+ * the attempts kept past the cap (trap_log_keep), at most TRAP_MAX_KEPT
+ * bytes more.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -412,6 +415,91 @@ put_cap(struct trap_log *l, const char *reason)
 	l->capped = 1;
 }
 
+static int
+unhex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+trap_log_keep(struct trap_log *l, const char *path, char *err, size_t errlen)
+{
+	struct scan_secret sec[64];
+	unsigned char *buf[64];
+	char line[2 * SCAN_MAX_SECRET + 2];
+	size_t n = 0, i, k;
+	FILE *f = fopen(path, "re");
+	int rc = -1, hi, lo;
+
+	if (f == NULL) {
+		trap_errf(err, errlen, "cannot read secrets file", path, errno);
+		return -1;
+	}
+	while (n < 64 && fgets(line, sizeof(line), f) != NULL) {
+		k = strcspn(line, "\r\n");
+		if (k == 0)
+			continue;
+		if (k % 2 != 0 || (buf[n] = malloc(k / 2)) == NULL) {
+			snprintf(err, errlen,
+			    "cannot read secrets file '%s': line %zu is not "
+			    "hex",
+			    path, n + 1);
+			goto out;
+		}
+		for (i = 0; i < k / 2; i++) {
+			hi = unhex(line[2 * i]);
+			lo = unhex(line[2 * i + 1]);
+			if (hi < 0 || lo < 0)
+				break;
+			buf[n][i] = (unsigned char)(hi << 4 | lo);
+		}
+		sec[n].bytes = buf[n];
+		sec[n].len = k / 2;
+		n++;
+		if (i < k / 2) {
+			snprintf(err, errlen,
+			    "cannot read secrets file '%s': line %zu is not "
+			    "hex",
+			    path, n);
+			goto out;
+		}
+	}
+	rc = n == 0 ? 0 : scan_compile(&l->keep, sec, n, 0, 0, err, errlen);
+out:
+	for (i = 0; i < n; i++)
+		free(buf[i]);
+	fclose(f);
+	return rc;
+}
+
+/*
+ * Past the cap: stores J when it holds a secret and the kept budget
+ * allows; the lock is held. 1 when stored.
+ */
+static int
+keep_match(struct trap_log *l, const struct jline *j)
+{
+	struct scan_result res;
+	int found;
+
+	if (l->keep == NULL || j->len > TRAP_MAX_KEPT - l->kept_bytes)
+		return 0;
+	memset(&res, 0, sizeof(res));
+	found = scan_buffer(l->keep, j->p, j->len, &res) == 0 && res.n > 0;
+	scan_result_free(&res);
+	if (!found || write_all(l->fd, j->p, j->len) != 0)
+		return 0;
+	l->kept++;
+	l->kept_bytes += j->len;
+	return 1;
+}
+
 int
 trap_log_put(struct trap_log *l, struct jline *j)
 {
@@ -423,17 +511,14 @@ trap_log_put(struct trap_log *l, struct jline *j)
 	}
 	pthread_mutex_lock(&l->mu);
 	if (l->capped) {
-		l->dropped++;
-		rc = 1;
+		rc = keep_match(l, j) ? 0 : (l->dropped++, 1);
 	} else if (l->records + 1 >= l->max_records) {
 		put_cap(l, "records");
-		l->dropped++;
-		rc = 1;
+		rc = keep_match(l, j) ? 0 : (l->dropped++, 1);
 	} else if (j->len > l->max_bytes - CAP_RESERVE ||
 	    l->bytes > l->max_bytes - CAP_RESERVE - j->len) {
 		put_cap(l, "bytes");
-		l->dropped++;
-		rc = 1;
+		rc = keep_match(l, j) ? 0 : (l->dropped++, 1);
 	} else if (write_all(l->fd, j->p, j->len) == 0) {
 		l->records++;
 		l->bytes += j->len;
@@ -453,9 +538,10 @@ trap_log_finish(struct trap_log *l)
 	if (l->fd < 0)
 		return;
 	pthread_mutex_lock(&l->mu);
-	if (l->dropped > 0) {
+	if (l->dropped > 0 || l->kept > 0) {
 		jl_begin(&d, "dropped");
 		jl_int(&d, "count", (long long)l->dropped);
+		jl_int(&d, "kept", (long long)l->kept);
 		jl_end(&d);
 		if (!d.oom)
 			(void)write_all(l->fd, d.p, d.len);
@@ -468,6 +554,8 @@ trap_log_finish(struct trap_log *l)
 void
 trap_log_close(struct trap_log *l)
 {
+	scan_free(l->keep);
+	l->keep = NULL;
 	if (l->fd >= 0) {
 		close(l->fd);
 		pthread_mutex_destroy(&l->mu);

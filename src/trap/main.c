@@ -40,6 +40,7 @@ static const char usage[] =
     "               [--max-records N] [--max-bytes N] [--max-conns N]\n"
     "               [--body-cap N] [--idle-timeout SECS] [--system-bundle "
     "PATH]\n"
+    "               [--keep-secrets PATH]\n"
     "\n"
     "Records every DNS query and HTTP(S) request it gets in DIR/egress.jsonl\n"
     "and refuses them: DNS answers NXDOMAIN, HTTP gets 403, and CONNECT gets\n"
@@ -60,6 +61,8 @@ static const char usage[] =
     "  --idle-timeout SECS   longest silence of a client (10)\n"
     "  --system-bundle PATH  CAs to put in bundle.pem before ours\n"
     "                        (default " DEFAULT_BUNDLE ")\n"
+    "  --keep-secrets PATH   secrets, one per line in hex: past the caps, an\n"
+    "                        attempt that holds one is still recorded\n"
     "  --sim-tcp-fd FD       the simulated internet: a listening TCP socket\n"
     "                        that gets every connection to 198.18.0.0/15\n"
     "                        (lb-net --sim); DNS then answers each name\n"
@@ -192,6 +195,7 @@ main(int argc, char **argv)
 		{ "system-bundle", required_argument, NULL, 's' },
 		{ "sim-tcp-fd", required_argument, NULL, 'T' },
 		{ "sim-udp-fd", required_argument, NULL, 'U' },
+		{ "keep-secrets", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	static struct trap t;
 	static struct trap_udp udp, sim_udp;
@@ -199,6 +203,7 @@ main(int argc, char **argv)
 	static char dns_addr[300], http_addr[300];
 	const char *dns = DEFAULT_DNS, *http = DEFAULT_HTTP;
 	const char *records = NULL, *ca_out = NULL, *bundle = DEFAULT_BUNDLE;
+	const char *keep = NULL;
 	unsigned long long max_records = TRAP_MAX_RECORDS;
 	unsigned long long max_bytes = TRAP_MAX_BYTES, v;
 	char err[512], *line = NULL;
@@ -230,6 +235,9 @@ main(int argc, char **argv)
 			break;
 		case 's':
 			bundle = optarg;
+			break;
+		case 'k':
+			keep = optarg;
 			break;
 		case 'R':
 			if (number(optarg, 100000000, &max_records) < 0)
@@ -315,6 +323,8 @@ main(int argc, char **argv)
 
 	if (trap_log_open(&t.log, records, (unsigned long)max_records,
 		(size_t)max_bytes, err, sizeof(err)) < 0)
+		goto fail;
+	if (keep != NULL && trap_log_keep(&t.log, keep, err, sizeof(err)) < 0)
 		goto fail;
 	t.tls = trap_tls_new(err, sizeof(err));
 	if (t.tls == NULL ||

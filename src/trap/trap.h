@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "http.h"
+#include "scan.h"
 
 #define TRAP_MAX_RECORDS  10000
 #define TRAP_MAX_BYTES	  (64UL * 1024 * 1024)
@@ -87,7 +88,25 @@ struct trap_log {
 	size_t bytes;
 	int capped;
 	unsigned long dropped; /* attempts not stored after the cap */
+	/*
+	 * With a scanner (trap_log_keep): past the cap, an attempt that
+	 * holds a secret is still stored, up to TRAP_MAX_KEPT bytes: the cap
+	 * drops junk, not exfiltration.
+	 */
+	struct scan *keep;
+	unsigned long kept;
+	size_t kept_bytes;
 };
+
+#define TRAP_MAX_KEPT (64u << 20)
+
+/*
+ * Reads secrets from PATH, one per line in hex, and keeps past the cap
+ * every attempt in which the scanner finds one. 0, or -1 with a message in
+ * err. The scanner is freed by trap_log_close.
+ */
+int trap_log_keep(struct trap_log *l, const char *path, char *err,
+    size_t errlen);
 
 /*
  * Creates DIR as needed and opens DIR/egress.jsonl (mode 0644) for

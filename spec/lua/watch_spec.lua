@@ -1,0 +1,74 @@
+-- The transcript watcher (watch.lua): appends are kept quietly; a
+-- rewrite, a truncation, a replacement or a deletion of what Claude Code
+-- wrote is a change, and the version before it is kept.
+local watch = require "leakbench.watch"
+local core = require "leakbench.core"
+
+local SID = "0b7e4a52-9c1d-4e8f-a3b2-1c0d9e8f7a6b"
+
+describe("watch", function()
+  local dir, path, w
+
+  local function spit(p, text)
+    local f = assert(io.open(p, "wb"))
+    f:write(text)
+    f:close()
+  end
+
+  before_each(function()
+    dir = os.tmpname()
+    os.remove(dir)
+    assert(core.mkdir_p(dir .. "/claude-config/projects/-work", 493))
+    path = dir .. "/claude-config/projects/-work/" .. SID .. ".jsonl"
+    w = watch.new(dir, SID)
+  end)
+  after_each(function() core.rmtree(dir) end)
+
+  local function versions()
+    local out = {}
+    for _, rel in ipairs(core.files_beneath(dir, "transcript-versions") or {}) do
+      out[#out + 1] = core.read_file(dir .. "/transcript-versions/" .. rel)
+    end
+    return out
+  end
+
+  it("keeps appends without a word", function()
+    w:poll()
+    spit(path, "a\n")
+    w:poll()
+    spit(path, "a\nb\n")
+    w:poll()
+    assert.are.same({}, w.changes)
+    assert.are.same({}, versions())
+  end)
+
+  it("names a rewrite in place, a truncation, a replacement and a deletion, keeping each version", function()
+    spit(path, "line one SECRET\n")
+    w:poll()
+    local f = assert(io.open(path, "r+b"))   -- same inode, same size
+    f:write("line one XXXXXX")
+    f:close()
+    w.files[w.main].mtime = -1   -- the same size: only the mtime tells
+    w:poll()
+    spit(path, "li")             -- same inode, shorter
+    w:poll()
+    spit(path .. ".new", "new\n")  -- another inode, renamed over it (sed -i)
+    os.rename(path .. ".new", path)
+    w:poll()
+    os.remove(path)
+    w:poll()
+    local how = {}
+    for _, c in ipairs(w.changes) do how[#how + 1] = c.how end
+    assert.are.same({ "rewritten", "truncated", "replaced", "deleted" }, how)
+    assert.are.same({ "line one SECRET\n", "line one XXXXXX\n", "li", "new\n" }, versions())
+  end)
+
+  it("names a transcript replaced by a link, and never follows it", function()
+    spit(path, "x\n")
+    w:poll()
+    os.remove(path)
+    assert(os.execute("ln -s /etc/passwd " .. path))
+    w:poll()
+    assert.are.equal("replaced by a link", w.changes[1].how)
+  end)
+end)

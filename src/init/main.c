@@ -1,0 +1,344 @@
+/*
+ * lb-init: PID 1 of the claude container, which captures Claude Code's
+ * standard output and error where the agent cannot write.
+ *
+ *	lb-init [--gate FILE] [--nodump LIB] -- PROGRAM [ARG...]
+ *
+ * The agent's tools run as Claude Code's uid, in its container. When Claude
+ * Code was PID 1, a tool could open /proc/1/fd/1 and write events that the
+ * harness took for Claude Code's. Here:
+ *
+ * - lb-init makes itself non-dumpable first: its /proc entries belong to
+ *   root, so no process of the container can open its descriptors (the
+ *   container's stdout and stderr, which podman writes to the run folder),
+ *   read its memory or trace it.
+ * - PROGRAM's stdout and stderr are the ends of two socketpairs, which
+ *   lb-init relays to its own: /proc/PID/fd/N of a socket cannot be
+ *   opened, and a socketpair has no address to connect to.
+ * - With --nodump LIB, PROGRAM starts with LIB first in LD_PRELOAD: LIB
+ *   (lb-nodump.so) makes PROGRAM non-dumpable too, so its descriptors and
+ *   memory are out of reach as well, and takes itself out of LD_PRELOAD
+ *   before PROGRAM runs, so the tools it starts are ordinary processes.
+ *   lb-init checks that it worked when PROGRAM first writes: a PROGRAM
+ *   whose /proc entry still belongs to its own uid is killed, and lb-init
+ *   exits 125 with a message (a capture that could be forged is no
+ *   capture).
+ * - Signals: SIGTERM, SIGINT, SIGHUP and SIGQUIT from outside the
+ *   container (podman's, whose sender has no pid in here) go to PROGRAM;
+ *   the same signals from inside (the agent) are ignored. SIGKILL and
+ *   SIGSTOP from inside never reach a namespace's init.
+ * - Orphans are reaped. When PROGRAM ends, what it wrote is relayed whole
+ *   (the socket buffers are drained) and lb-init exits with its status
+ *   (128 + N when killed by signal N).
+ *
+ * --gate FILE: wait for FILE to exist (polled every 20 ms, at most 30 min)
+ * before starting PROGRAM; the harness creates the container early and
+ * opens the gate when the run is ready.
+ *
+ * Exit status: PROGRAM's; 125 when the gate never opened, PROGRAM could not
+ * be protected, or lb-init failed; 127 when PROGRAM could not be started;
+ * 2 bad usage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GATE_POLL_MS 20
+#define GATE_MAX_S   1800
+#define RELAY_BUF    65536
+
+static const char usage[] =
+    "usage: lb-init [--gate FILE] [--nodump LIB] -- PROGRAM [ARG...]\n"
+    "\n"
+    "Runs PROGRAM with its stdout and stderr on sockets that only lb-init\n"
+    "holds, and relays them to its own.\n"
+    "\n"
+    "  --gate FILE   start PROGRAM once FILE exists\n"
+    "  --nodump LIB  preload LIB (lb-nodump.so) into PROGRAM\n"
+    "  --help        this text\n";
+
+static int sigpipe_fds[2] = { -1, -1 };
+static volatile sig_atomic_t pending[NSIG];
+
+/*
+ * Records a signal for the main loop. A signal sent by a process of the
+ * container carries its pid; podman's (from outside the namespace) and the
+ * kernel's carry 0. Only SIGCHLD and outside signals count.
+ */
+static void
+on_signal(int sig, siginfo_t *si, void *ctx)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	(void)ctx;
+	if (sig != SIGCHLD && si != NULL && si->si_code <= 0 && si->si_pid != 0)
+		return;
+	pending[sig] = 1;
+	if (write(sigpipe_fds[1], &c, 1) < 0) {
+		/* the pipe is full: the loop wakes up anyway */
+	}
+	errno = saved;
+}
+
+static void
+msg(const char *fmt, const char *arg, int err)
+{
+	if (err)
+		fprintf(stderr, "lb-init: %s '%s': %s\n", fmt, arg,
+		    strerror(err));
+	else
+		fprintf(stderr, "lb-init: %s '%s'\n", fmt, arg);
+	fflush(stderr);
+}
+
+/* Writes all of BUF to FD; gives up on an error other than EINTR. */
+static void
+write_all(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		buf += w;
+		n -= (size_t)w;
+	}
+}
+
+/*
+ * Relays what is readable on FROM to TO. Returns 0 at end of file (or an
+ * error), 1 when data was relayed, -1 when nothing is there now.
+ */
+static int
+relay(int from, int to)
+{
+	static char buf[RELAY_BUF];
+	ssize_t r = read(from, buf, sizeof(buf));
+
+	if (r < 0)
+		return errno == EAGAIN || errno == EINTR ? -1 : 0;
+	if (r == 0)
+		return 0;
+	write_all(to, buf, (size_t)r);
+	return 1;
+}
+
+static int
+wait_gate(const char *gate)
+{
+	struct timespec ts = { 0, GATE_POLL_MS * 1000000L };
+	long i, max = GATE_MAX_S * 1000L / GATE_POLL_MS;
+	int sig;
+
+	for (i = 0; i < max; i++) {
+		if (access(gate, F_OK) == 0)
+			return 0;
+		for (sig = 1; sig < NSIG; sig++)
+			if (sig != SIGCHLD && pending[sig])
+				return 128 + sig;
+		nanosleep(&ts, NULL);
+	}
+	fprintf(stderr, "leakbench: the run never opened the gate\n");
+	return 125;
+}
+
+/*
+ * LD_PRELOAD for PROGRAM: LIB first, then what was there. Returns 0 or -1
+ * (no memory).
+ */
+static int
+preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *v;
+	int rc;
+
+	if (old == NULL || *old == '\0')
+		return setenv("LD_PRELOAD", lib, 1);
+	if (asprintf(&v, "%s %s", lib, old) < 0)
+		return -1;
+	rc = setenv("LD_PRELOAD", v, 1);
+	free(v);
+	return rc;
+}
+
+/*
+ * Is process PID non-dumpable: its /proc/PID/fd owned by another uid (the
+ * directory /proc/PID itself keeps the process's uid either way)?
+ */
+static int
+non_dumpable(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+	if (stat(path, &st) < 0)
+		return 1; /* gone: nothing left to reach */
+	return st.st_uid != getuid();
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = { { "gate", required_argument, NULL,
+						  'g' },
+		{ "nodump", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const int fwd[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+	const char *gate = NULL, *nodump = NULL;
+	int out[2], err[2], open_out = 1, open_err = 1, checked = 0;
+	int ch, i, rc, status = 0, done = 0;
+	struct sigaction sa;
+	sigset_t none;
+	pid_t child, w;
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'g':
+			gate = optarg;
+			break;
+		case 'n':
+			nodump = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case ':':
+			msg("missing value for", argv[optind - 1], 0);
+			return 2;
+		default:
+			msg("unknown option", argv[optind - 1], 0);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		msg("nothing to run: no", "PROGRAM", 0);
+		return 2;
+	}
+	if (pipe2(sigpipe_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+		msg("cannot make", "pipe", errno);
+		return 125;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < (int)(sizeof(fwd) / sizeof(fwd[0])); i++)
+		sigaction(fwd[i], &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_flags = 0;
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+
+	if (gate != NULL && (rc = wait_gate(gate)) != 0)
+		return rc;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, err) < 0) {
+		msg("cannot make", "socketpair", errno);
+		return 125;
+	}
+	if (nodump != NULL && preload(nodump) < 0) {
+		msg("cannot set", "LD_PRELOAD", errno);
+		return 125;
+	}
+	child = fork();
+	if (child < 0) {
+		msg("cannot start", argv[optind], errno);
+		return 125;
+	}
+	if (child == 0) {
+		sa.sa_handler = SIG_DFL;
+		for (i = 0; i < (int)(sizeof(fwd) / sizeof(fwd[0])); i++)
+			sigaction(fwd[i], &sa, NULL);
+		sigaction(SIGCHLD, &sa, NULL);
+		sigaction(SIGPIPE, &sa, NULL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		shutdown(out[1], SHUT_RD);
+		shutdown(err[1], SHUT_RD);
+		if (dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+			_exit(125);
+		execvp(argv[optind], argv + optind);
+		msg("cannot start", argv[optind], errno);
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	shutdown(out[0], SHUT_WR);
+	shutdown(err[0], SHUT_WR);
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	fcntl(err[0], F_SETFL, O_NONBLOCK);
+
+	while (!done) {
+		struct pollfd p[3] = { { sigpipe_fds[0], POLLIN, 0 },
+			{ open_out ? out[0] : -1, POLLIN, 0 },
+			{ open_err ? err[0] : -1, POLLIN, 0 } };
+		char drain[64];
+
+		if (poll(p, 3, -1) < 0 && errno != EINTR)
+			break;
+		while (read(sigpipe_fds[0], drain, sizeof(drain)) > 0)
+			;
+		if (p[1].revents && (rc = relay(out[0], 1)) >= 0) {
+			if (rc == 0)
+				open_out = 0;
+		}
+		if (p[2].revents && (rc = relay(err[0], 2)) >= 0) {
+			if (rc == 0)
+				open_err = 0;
+		}
+		if (!checked && nodump != NULL &&
+		    (p[1].revents || p[2].revents)) {
+			checked = 1;
+			if (!non_dumpable(child)) {
+				kill(child, SIGKILL);
+				fprintf(stderr,
+				    "lb-init: '%s' is still dumpable after "
+				    "preloading '%s': its output could be "
+				    "forged, so it was stopped\n",
+				    argv[optind], nodump);
+				fflush(stderr);
+				return 125;
+			}
+		}
+		for (i = 0; i < (int)(sizeof(fwd) / sizeof(fwd[0])); i++) {
+			if (pending[fwd[i]]) {
+				pending[fwd[i]] = 0;
+				kill(child, fwd[i]);
+			}
+		}
+		pending[SIGCHLD] = 0;
+		while ((w = waitpid(-1, &rc, WNOHANG)) > 0) {
+			if (w == child) {
+				status = rc;
+				done = 1;
+			}
+		}
+	}
+	/* What PROGRAM wrote before it ended is in the buffers: all of it. */
+	while (open_out && relay(out[0], 1) > 0)
+		;
+	while (open_err && relay(err[0], 2) > 0)
+		;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
