@@ -280,16 +280,22 @@ struct dstate {
 #define MAX_LINE 1024 /* characters of one dump line */
 
 /*
- * The end of the line at ls: the next '\n', or n; LINE_BAD when it is
- * longer than any dump line (so a long line costs MAX_LINE, not its
- * length, per parser).
+ * The end of the line at ls: the next '\n' or NUL, or n; LINE_BAD when
+ * it is longer than any dump line (so a long line costs MAX_LINE, not its
+ * length, per parser). A NUL ends a line as it starts one (the pass
+ * starts lines after both): decoded JSON values are joined by NUL, and a
+ * dump at the end of a value has lost its final newline.
  */
 static size_t
 line_end(const unsigned char *buf, size_t n, size_t ls)
 {
 	size_t max = n - ls < MAX_LINE ? n - ls : MAX_LINE;
-	const unsigned char *e = memchr(buf + ls, '\n', max);
+	const unsigned char *e = memchr(buf + ls, '\n', max), *z;
 
+	if (e != NULL)
+		max = (size_t)(e - (buf + ls));
+	if ((z = memchr(buf + ls, '\0', max)) != NULL)
+		return (size_t)(z - buf);
 	if (e != NULL)
 		return (size_t)(e - buf);
 	return ls + max == n ? n : LINE_BAD;
@@ -671,7 +677,7 @@ try_region(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 		}
 		st.lines++;
 		end = le;
-		if (le >= n)
+		if (le >= n || buf[le] == '\0') /* a NUL ends the value */
 			break;
 		p = le + 1;
 		if (o.full || o.oom)
@@ -1459,6 +1465,77 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 }
 
 /* ---------------------------------------------------------------- */
+/* Quoted-printable: soft line breaks anywhere. */
+
+#define QP_MAX (64u << 10) /* characters of one quoted-printable region */
+
+/*
+ * The line at ls follows a soft line break ("=\n" or "=\r\n"): the
+ * region from the start of the line that holds that break (after a '\n'
+ * or NUL, at most MAX_LINE back) to the end of the first line that does
+ * not end in one is decoded (=XX to its byte, soft breaks removed) and
+ * scanned as "quoted-printable". Returns where the region ends (after
+ * ls), or LINE_BAD when out of memory.
+ */
+static size_t
+try_qp(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
+    size_t floor, unsigned depth, struct scan_budget *bg,
+    struct scan_result *res)
+{
+	struct out o;
+	size_t s, e, i;
+	int rc, v1, v2;
+
+	s = ls - (buf[ls - 2] == '=' ? 2 : 3); /* the '=' */
+	while (s > floor && ls - s < MAX_LINE && buf[s - 1] != '\n' &&
+	    buf[s - 1] != '\0')
+		s--;
+	/* the end: the first line without a soft break */
+	for (e = ls; e < n && e - s < QP_MAX; e++) {
+		if (buf[e] == '\0')
+			break;
+		if (buf[e] != '\n')
+			continue;
+		if (!(e > 0 && buf[e - 1] == '=') &&
+		    !(e > 1 && buf[e - 1] == '\r' && buf[e - 2] == '='))
+			break;
+	}
+	if (depth + 1 > bg->maxdepth) {
+		bg->hit |= SCAN_BUDGET_DEPTH;
+		return e;
+	}
+	if (scan_budget_late(bg))
+		return e;
+	memset(&o, 0, sizeof(o));
+	o.bg = bg;
+	for (i = s; i < e && !o.full && !o.oom; i++) {
+		if (buf[i] != '=') {
+			out_byte(&o, buf[i], i);
+			continue;
+		}
+		if (i + 1 < e && buf[i + 1] == '\n') {
+			i++;
+			continue;
+		}
+		if (i + 2 < e && buf[i + 1] == '\r' && buf[i + 2] == '\n') {
+			i += 2;
+			continue;
+		}
+		if (i + 2 < n && (v1 = hexval(buf[i + 1])) >= 0 &&
+		    (v2 = hexval(buf[i + 2])) >= 0) {
+			out_byte(&o, (unsigned)(v1 << 4 | v2), i);
+			i += 2;
+			continue;
+		}
+		out_byte(&o, '=', i);
+	}
+	rc = o.oom ? -1 :
+		     emit(sc, &o, "quoted-printable", s, e, depth, 0, res);
+	out_free(&o);
+	return rc != 0 ? LINE_BAD : e;
+}
+
+/* ---------------------------------------------------------------- */
 /* The pass. */
 
 struct pass {
@@ -1470,7 +1547,7 @@ struct pass {
 	struct scan_result *res;
 	/* run_floor is used by the SSE2 loop only */
 	/* cppcheck-suppress unusedStructMember */
-	size_t line_floor, run_floor, magic_floor;
+	size_t line_floor, run_floor, magic_floor, qp_floor;
 	struct probe pz;
 };
 
@@ -1480,6 +1557,18 @@ on_line(struct pass *ps, size_t ls)
 	size_t end = ls, r;
 	int k, b64_line;
 
+	/* after a soft line break: quoted-printable */
+	if (ls >= 2 && ls >= ps->qp_floor && ls < ps->n &&
+	    ps->buf[ls - 1] == '\n' &&
+	    (ps->buf[ls - 2] == '=' ||
+		(ls >= 3 && ps->buf[ls - 2] == '\r' &&
+		    ps->buf[ls - 3] == '='))) {
+		r = try_qp(ps->sc, ps->buf, ps->n, ls, ps->qp_floor, ps->depth,
+		    ps->bg, ps->res);
+		if (r == LINE_BAD)
+			return -1;
+		ps->qp_floor = r;
+	}
 	if (ls < ps->line_floor || ls >= ps->n)
 		return 0;
 	/*
