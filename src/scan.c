@@ -2025,21 +2025,6 @@ finding_cmp(const void *a, const void *b)
 	return (int)x->wrapped - (int)y->wrapped;
 }
 
-/*
- * A sanitized build runs the same code several times slower: its time
- * budget is scaled so that it decodes what a plain build decodes.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define NS_SCALE 10
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NS_SCALE 10
-#endif
-#endif
-#ifndef NS_SCALE
-#define NS_SCALE 1
-#endif
-
 int
 scan_buffer(const struct scan *sc, const void *data, size_t len,
     struct scan_result *res)
@@ -2051,11 +2036,9 @@ scan_buffer(const struct scan *sc, const void *data, size_t len,
 	    SIZE_MAX :
 	    len * SCAN_DECODE_FACTOR + SCAN_DECODE_MIN;
 	bg.maxdepth = SCAN_DECODE_DEPTH;
-	bg.deadline = scan_now() +
-	    NS_SCALE *
-		(SCAN_DECODE_NS_MIN + (uint64_t)len * SCAN_DECODE_NS_PER_BYTE);
+	bg.work = SCAN_DECODE_WORK_MIN +
+	    (uint64_t)len * SCAN_DECODE_WORK_PER_BYTE;
 	bg.hit = 0;
-	bg.calls = 0;
 	rc = scan_at(sc, data, len, 0, &bg, res);
 	res->budget |= bg.hit;
 	return rc;

@@ -26,7 +26,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -85,28 +84,12 @@ out:
 	return r;
 }
 
-/*
- * The thread's CPU time: a scan on a loaded machine is not cut short for
- * the time other processes took.
- */
-uint64_t
-scan_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Reads the clock (about 300 ns) on every 8th call only. */
 int
 scan_budget_late(struct scan_budget *bg)
 {
-	if (bg->hit & SCAN_BUDGET_TIME)
-		return 1;
-	if ((bg->calls++ & 7) != 0 || scan_now() < bg->deadline)
+	if (bg->work > 0)
 		return 0;
-	bg->hit |= SCAN_BUDGET_TIME;
+	bg->hit |= SCAN_BUDGET_WORK;
 	return 1;
 }
 
@@ -191,6 +174,7 @@ emit(const struct scan *sc, struct out *o, const char *name, size_t start,
 
 	if (o->n < MIN_REGION)
 		return 0;
+	scan_budget_spend(o->bg, o->n);
 	if (scan_at(sc, o->p, o->n, depth + 1, o->bg, &in) != 0) {
 		scan_result_free(&in);
 		return -1;
@@ -683,6 +667,7 @@ try_region(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 		if (o.full || o.oom)
 			break;
 	}
+	scan_budget_spend(bg, end - ls + 1);
 	if (o.oom)
 		rc = -1;
 	else if ((interp >= I_LIST && st.lines < 2) || o.n < MIN_REGION)
@@ -953,6 +938,7 @@ inflate_into(const unsigned char *p, size_t max_in, int kind, struct out *o)
 		zr = inflate(&z, Z_NO_FLUSH);
 		o->n += chunk - z.avail_out;
 		o->bg->left -= chunk - z.avail_out;
+		scan_budget_spend(o->bg, chunk - z.avail_out);
 		if (zr != Z_OK || scan_budget_late(o->bg))
 			break;
 	}
@@ -989,6 +975,7 @@ bunzip_into(const unsigned char *p, size_t max_in, struct out *o)
 		r = BZ2_bzDecompress(&b);
 		o->n += chunk - b.avail_out;
 		o->bg->left -= chunk - b.avail_out;
+		scan_budget_spend(o->bg, chunk - b.avail_out);
 		if (r != BZ_OK || scan_budget_late(o->bg))
 			break;
 	}
@@ -1031,6 +1018,7 @@ unxz_into(const unsigned char *p, size_t max_in, struct out *o,
 		r = lzma_code(&x, LZMA_FINISH);
 		o->n += chunk - x.avail_out;
 		o->bg->left -= chunk - x.avail_out;
+		scan_budget_spend(o->bg, chunk - x.avail_out);
 		if (r != LZMA_OK || scan_budget_late(o->bg))
 			break;
 	}
@@ -1359,6 +1347,7 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 	}
 	if (count < MIN_RUN)
 		return e;
+	scan_budget_spend(bg, e - s);
 	/*
 	 * Hex: text starts with a digit pair from 09 to 7e, a magic with
 	 * 1f, 78, 42, fd or 50; a hash or an id with anything else.
@@ -1506,6 +1495,7 @@ try_qp(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 	}
 	if (scan_budget_late(bg))
 		return e;
+	scan_budget_spend(bg, e - s);
 	memset(&o, 0, sizeof(o));
 	o.bg = bg;
 	for (i = s; i < e && !o.full && !o.oom; i++) {
@@ -1569,7 +1559,7 @@ on_line(struct pass *ps, size_t ls)
 			return -1;
 		ps->qp_floor = r;
 	}
-	if (ls < ps->line_floor || ls >= ps->n)
+	if (ls < ps->line_floor || ls >= ps->n || scan_budget_late(ps->bg))
 		return 0;
 	/*
 	 * Base64 and hex lines are made of base85 digits too: a base85 line

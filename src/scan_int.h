@@ -7,7 +7,7 @@
  * (dumps, byte lists, uuencoded blocks, compressed streams, long base64
  * or hex runs), decodes each and scans the result with scan_at() one
  * level deeper. One budget is shared by the whole tree of one top-level
- * scan: decoded bytes, depth and wall time; what was cut short is said in
+ * scan: decoded bytes, depth and work units; what was cut short is said in
  * the budget's hit bits (SCAN_BUDGET_*).
  */
 #ifndef LEAKBENCH_SCAN_INT_H
@@ -21,15 +21,18 @@
 struct scan_budget {
 	size_t left; /* decoded bytes still allowed */
 	unsigned maxdepth;
-	uint64_t deadline; /* thread CPU time, nanoseconds */
-	unsigned hit;	   /* SCAN_BUDGET_* */
-	unsigned calls;	   /* of scan_budget_late */
+	uint64_t work; /* work units still allowed (scan.h) */
+	unsigned hit;  /* SCAN_BUDGET_* */
 };
 
-/* Nanoseconds of the calling thread's CPU time. */
-uint64_t scan_now(void);
+/* Spends n work units (down to none). */
+static inline void
+scan_budget_spend(struct scan_budget *bg, size_t n)
+{
+	bg->work = n < bg->work ? bg->work - n : 0;
+}
 
-/* Has the budget's time run out? Sets the hit bit when it has. */
+/* Are the work units spent? Sets the hit bit when they are. */
 int scan_budget_late(struct scan_budget *bg);
 
 /*
