@@ -881,6 +881,11 @@ struct scan {
 	size_t nnames, capn;
 	struct mlit *m;
 
+	struct mlit *mt; /* triggers of the transforms (scan_xform.c) */
+	struct scan_trig *trig;
+	size_t ntrig, capt;
+	struct buf tarena;
+
 	struct mlit *pm; /* partial mode: every pmin-gram */
 	struct frag_pat *fp;
 	size_t pmin;
@@ -1502,10 +1507,15 @@ scan_free(struct scan *sc)
 		free(sc->names[i]);
 	free(sc->names);
 	mlit_free(sc->m);
+	mlit_free(sc->mt);
+	free(sc->trig);
+	free(sc->tarena.p);
 	mlit_free(sc->pm);
 	free(sc->fp);
 	free(sc);
 }
+
+static int build_triggers(struct scan *sc);
 
 int
 scan_compile(struct scan **out, const struct scan_secret *secrets,
@@ -1589,6 +1599,8 @@ scan_compile(struct scan **out, const struct scan_secret *secrets,
 	sc->m = mlit_new(pp, pl, sc->npats);
 	if (sc->m == NULL)
 		goto oom;
+	if (build_triggers(sc) != 0)
+		goto oom;
 	sc->partial = (flags & SCAN_PARTIAL) != 0;
 	if (sc->partial && build_partial(sc) != 0)
 		goto oom;
@@ -1602,6 +1614,164 @@ oom:
 	scan_free(sc);
 	snprintf(err, errlen, "cannot compile scanner: %s", strerror(ENOMEM));
 	return -1;
+}
+
+/* ---------------------------------------------------------------- */
+/* Triggers: what the transforms of scan_xform.c look for. */
+
+/* Is a pattern of this form worth a trigger (the usual innermost forms)? */
+static int
+trig_form(const char *f)
+{
+	return strcmp(f, "raw") == 0 || strcmp(f, "hex") == 0 ||
+	    strcmp(f, "hex-upper") == 0 || strncmp(f, "base64@", 7) == 0 ||
+	    strncmp(f, "base64url@", 10) == 0 ||
+	    strncmp(f, "base32@", 7) == 0 ||
+	    strncmp(f, "base32-lower@", 13) == 0;
+}
+
+static void
+add_trig(struct scan *sc, unsigned kind, const struct pat *p,
+    const unsigned char *orig, const unsigned char *t, size_t n, size_t skip)
+{
+	struct scan_trig *v;
+
+	if (n < 8 || sc->oom)
+		return;
+	if (sc->ntrig == sc->capt) {
+		size_t cap = sc->capt ? 2 * sc->capt : 64;
+
+		if ((v = realloc(sc->trig, cap * sizeof(*v))) == NULL) {
+			sc->oom = 1;
+			return;
+		}
+		sc->trig = v;
+		sc->capt = cap;
+	}
+	v = &sc->trig[sc->ntrig++];
+	v->kind = kind;
+	v->secret = p->secret;
+	v->orig = orig;
+	v->origlen = p->len;
+	v->skip = skip;
+	v->off = sc->tarena.n;
+	v->len = n;
+	buf_put(&sc->tarena, t, n);
+}
+
+/*
+ * For each pattern of a trigger form: its rotation signature (any rot-N),
+ * its reversal, its rot47; for each secret its XOR delta (any one-byte
+ * key). The trigger matcher finds them in transformed runs; scan_xform.c
+ * then undoes the transform and scans again, so a trigger is never a
+ * finding by itself.
+ */
+static int
+build_triggers(struct scan *sc)
+{
+	struct buf b = { 0 };
+	const unsigned char **pp = NULL;
+	size_t *pl = NULL, i, j, first;
+	int rc = -1;
+
+	for (i = 0; i < sc->npats && !sc->oom; i++) {
+		const struct pat *p = &sc->pats[i];
+		const unsigned char *o = sc->arena.p + p->off;
+
+		if (!trig_form(sc->names[p->form]))
+			continue;
+		b.n = 0;
+		buf_grow(&b, p->len);
+		if (b.oom)
+			goto out;
+		scan_rot_sig(o, p->len, b.p);
+		for (first = 0; first < p->len && !scan_is_letter(o[first]);
+		     first++)
+			;
+		if (first + 1 < p->len)
+			add_trig(sc, TRIG_SIG, p, o, b.p + first + 1,
+			    p->len - first - 1, first + 1);
+		for (j = 0; j < p->len; j++)
+			b.p[j] = o[p->len - 1 - j];
+		add_trig(sc, TRIG_REV, p, o, b.p, p->len, 0);
+		for (j = 0; j < p->len; j++)
+			b.p[j] = o[j] >= 33 && o[j] <= 126 ?
+			    (unsigned char)(33 + (o[j] - 33 + 47) % 94) :
+			    o[j];
+		add_trig(sc, TRIG_R47, p, o, b.p, p->len, 0);
+	}
+	for (i = 0; i < sc->nsecrets; i++) {
+		struct pat raw;
+
+		memset(&raw, 0, sizeof(raw));
+		raw.secret = i;
+		raw.len = sc->slen[i];
+		b.n = 0;
+		buf_grow(&b, sc->slen[i]);
+		if (b.oom)
+			goto out;
+		for (j = 0; j + 1 < sc->slen[i]; j++)
+			b.p[j] = sc->secret[i][j] ^ sc->secret[i][j + 1];
+		add_trig(sc, TRIG_DELTA, &raw, sc->secret[i], b.p,
+		    sc->slen[i] - 1, 0);
+	}
+	if (sc->oom || sc->tarena.oom)
+		goto out;
+	if (sc->ntrig == 0) {
+		rc = 0;
+		goto out;
+	}
+	pp = malloc(sc->ntrig * sizeof(*pp));
+	pl = malloc(sc->ntrig * sizeof(*pl));
+	if (pp == NULL || pl == NULL)
+		goto out;
+	for (i = 0; i < sc->ntrig; i++) {
+		pp[i] = sc->tarena.p + sc->trig[i].off;
+		pl[i] = sc->trig[i].len;
+	}
+	sc->mt = mlit_new(pp, pl, sc->ntrig);
+	rc = sc->mt == NULL ? -1 : 0;
+out:
+	free(b.p);
+	free(pp);
+	free(pl);
+	return rc;
+}
+
+struct trig_ctx {
+	const struct scan *sc;
+	unsigned kinds;
+	scan_trig_cb cb;
+	void *ctx;
+};
+
+static int
+on_trig(void *vctx, size_t pat, size_t start)
+{
+	struct trig_ctx *t = vctx;
+	const struct scan_trig *tr = &t->sc->trig[pat];
+
+	if ((tr->kind & t->kinds) == 0)
+		return 0;
+	return t->cb(t->ctx, tr, start);
+}
+
+int
+scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
+    unsigned kinds, scan_trig_cb cb, void *ctx)
+{
+	struct trig_ctx t = { sc, kinds, cb, ctx };
+
+	if (sc->mt == NULL)
+		return 0;
+	return mlit_scan(sc->mt, p, n, on_trig, &t);
+}
+
+const unsigned char *
+scan_secret_bytes(const struct scan *sc, size_t i, size_t *len)
+{
+	*len = sc->slen[i];
+	return sc->secret[i];
 }
 
 size_t
@@ -1785,6 +1955,7 @@ on_match(void *ctx, size_t pi, size_t start)
 	f.secret = p->secret;
 	f.pattern = (unsigned)pi;
 	f.wrapped = (unsigned char)c->wrapped;
+	f.xform = 0;
 	if (!c->wrapped) {
 		f.form = c->sc->names[p->form];
 		f.offset = start;
@@ -2071,7 +2242,8 @@ scan_at(const struct scan *sc, const unsigned char *data, size_t len,
 		    scan_wrapped(sc, buf, len, from + block, &w, &r) != 0)
 			goto oom;
 	}
-	if (decode_pass(sc, buf, len, depth, bg, &r) != 0)
+	if (decode_pass(sc, buf, len, depth, bg, &r) != 0 ||
+	    xform_pass(sc, buf, len, depth, bg, &r) != 0)
 		goto oom;
 	if (r.n > 1)
 		qsort(r.v, r.n, sizeof(*r.v), finding_cmp);
@@ -2082,6 +2254,25 @@ scan_at(const struct scan *sc, const unsigned char *data, size_t len,
 		    r.v[k - 1].pattern == r.v[i].pattern)
 			continue;
 		r.v[k++] = r.v[i];
+	}
+	r.n = k;
+	/*
+	 * A transform's finding that holds a finding of the same secret
+	 * made without one (a literal form, a dump) says nothing more.
+	 */
+	for (i = 0, k = 0; i < r.n; i++) {
+		size_t j, a = r.v[i].offset, b = a + r.v[i].length;
+		int held = 0;
+
+		for (j = i; j > 0 && r.v[j - 1].offset == a; j--)
+			;
+		for (; j < r.n && r.v[j].offset < b && r.v[i].xform && !held;
+		     j++)
+			held = !r.v[j].xform &&
+			    r.v[j].secret == r.v[i].secret &&
+			    r.v[j].offset + r.v[j].length <= b;
+		if (!held)
+			r.v[k++] = r.v[i];
 	}
 	r.n = k;
 	free(w.jn.j.p);

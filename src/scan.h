@@ -49,6 +49,7 @@ struct scan_finding {
 	size_t length;	       /* bytes covered, line breaks included */
 	unsigned pattern;      /* internal pattern number */
 	unsigned char wrapped; /* found by the line-wrapped pass */
+	unsigned char xform;   /* found through a transform (scan_xform.c) */
 };
 
 struct scan_result {

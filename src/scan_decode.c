@@ -195,6 +195,7 @@ emit(const struct scan *sc, struct out *o, const char *name, size_t start,
 			f.length = end - start;
 		}
 		f.wrapped = 0;
+		f.xform = 0; /* a decoder's: transforms inside it stay */
 		if (res->n == res->cap) {
 			size_t cap = res->cap ? 2 * res->cap : 16;
 			struct scan_finding *v = realloc(res->v,
@@ -951,6 +952,7 @@ static void
 bunzip_into(const unsigned char *p, size_t max_in, struct out *o)
 {
 	bz_stream b;
+	unsigned in;
 	int r;
 
 	memset(&b, 0, sizeof(b));
@@ -972,11 +974,14 @@ bunzip_into(const unsigned char *p, size_t max_in, struct out *o)
 			break;
 		b.next_out = (char *)(o->p + o->n);
 		b.avail_out = (unsigned)chunk;
+		in = b.avail_in;
 		r = BZ2_bzDecompress(&b);
 		o->n += chunk - b.avail_out;
 		o->bg->left -= chunk - b.avail_out;
-		scan_budget_spend(o->bg, chunk - b.avail_out);
-		if (r != BZ_OK || scan_budget_late(o->bg))
+		scan_budget_spend(o->bg, chunk - b.avail_out + 1);
+		/* a cut stream: no input taken, no output given, BZ_OK */
+		if (r != BZ_OK || scan_budget_late(o->bg) ||
+		    (b.avail_out == chunk && b.avail_in == in))
 			break;
 	}
 	BZ2_bzDecompressEnd(&b);

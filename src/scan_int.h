@@ -58,4 +58,57 @@ int decode_pass(const struct scan *sc, const unsigned char *buf, size_t len,
  */
 const char *scan_form_join(const char *outer, const char *inner);
 
+/*
+ * Triggers (built by scan_compile from the patterns): what a transform of
+ * scan_xform.c looks for in a run before it undoes itself there.
+ *   TRIG_SIG    rotation signature (scan_rot_sig) of a pattern, from
+ *               after its first letter: any rot-N over letters
+ *   TRIG_REV    a pattern reversed
+ *   TRIG_R47    a pattern under rot47
+ *   TRIG_DELTA  a secret's XOR delta (b[i] ^ b[i+1]): any one-byte key
+ * orig is the pattern (or the secret) untransformed; skip is where the
+ * trigger starts in it.
+ */
+enum { TRIG_SIG = 1, TRIG_REV = 2, TRIG_R47 = 4, TRIG_DELTA = 8 };
+
+struct scan_trig {
+	unsigned kind;
+	size_t secret;
+	const unsigned char *orig;
+	size_t origlen, skip;
+	size_t off, len; /* the trigger's bytes, in the scanner */
+};
+
+typedef int (*scan_trig_cb)(void *ctx, const struct scan_trig *t,
+    size_t pos);
+
+/* Calls cb for every trigger of a kind in kinds found in p[0..n). */
+int scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
+    unsigned kinds, scan_trig_cb cb, void *ctx);
+
+const unsigned char *scan_secret_bytes(const struct scan *sc, size_t i,
+    size_t *len);
+
+/*
+ * The rotation signature of p[0..n) into out (n bytes): a letter becomes
+ * its distance from the letter before it (mod 26, 'a'+d or 'A'+d in its
+ * own case), the first letter 0x01, other bytes stay. Any rot-N over
+ * letters leaves it unchanged.
+ */
+void scan_rot_sig(const unsigned char *p, size_t n, unsigned char *out);
+
+static inline int
+scan_is_letter(unsigned c)
+{
+	return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
+/*
+ * The transforms (scan_xform.c): runs and regions of buf decoded by
+ * every transform that fits, each scanned one level deeper; findings
+ * "TRANSFORM>FORM", covering the run. Returns 0, or -1 when out of memory.
+ */
+int xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
+    unsigned depth, struct scan_budget *bg, struct scan_result *res);
+
 #endif
