@@ -55,7 +55,8 @@ const char *const scan_forms[] = { "raw",
 	"base64url@0..2", "base32@0..4", "base32-lower@0..4",
 	"uuencode@0..2 (zero as '`' or ' ')", "ascii85@0..3",
 	"base85@0..3 (RFC 1924, Python b85encode, git)", "z85@0..3",
-	"base58 (of the secret alone)", "dec-list", "octal-list", "octal-sep",
+	"base32hex@0..4", "base32-crockford@0..4", "zbase32@0..4",
+	"base58, base62, base36, dec, dec-le (the secret alone as one number)", "dec-list", "octal-list", "octal-sep",
 	"octal-escape", "unicode-escape-bytes", "python-bytes",
 	"sep (a separator between every character)", "case-upper", "case-lower",
 	"case-upper-lossy", "case-lower-lossy", "hex", "hex-upper", "hex-sep",
@@ -527,7 +528,19 @@ enc_utf16(struct buf *out, const unsigned char *s, size_t n, int be)
 /* ---------------------------------------------------------------- */
 /* Radix alphabets (base64, base64url, base32). */
 
-enum { AL_NONE, AL_B64, AL_B64URL, AL_B32, AL_B32L, AL_UU, AL_UUS, AL_COUNT };
+enum {
+	AL_NONE,
+	AL_B64,
+	AL_B64URL,
+	AL_B32,
+	AL_B32L,
+	AL_UU,
+	AL_UUS,
+	AL_B32HEX,
+	AL_CROCK,
+	AL_ZB32,
+	AL_COUNT
+};
 
 static const char *const alphabets[AL_COUNT] = {
 	NULL,
@@ -538,6 +551,9 @@ static const char *const alphabets[AL_COUNT] = {
 	/* uuencode: 32 + value, zero as '`' (GNU) or ' ' (Python b2a_uu) */
 	"`!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_",
 	" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_",
+	"0123456789ABCDEFGHIJKLMNOPQRSTUV", /* RFC 4648 base32hex */
+	"0123456789ABCDEFGHJKMNPQRSTVWXYZ", /* Crockford's */
+	"ybndrfg8ejkmcpqxot1uwisza345h769", /* z-base-32 */
 };
 
 /* The base85 family: 4 bytes big-endian as 5 digits. */
@@ -1074,13 +1090,16 @@ add_b85(struct scan *sc, size_t idx, size_t first, const unsigned char *s,
 }
 
 /* Base58 (Bitcoin's alphabet) of the whole secret: leading zeros as '1'. */
+/*
+ * The secret as one big number in radix base (digits al), its first byte
+ * the most significant (le: the last); leading zero bytes as zero digits.
+ */
 static void
-enc_base58(struct buf *out, const unsigned char *s, size_t n)
+enc_bignum(struct buf *out, const unsigned char *s, size_t n, const char *al,
+    unsigned base, int le)
 {
-	static const char al[] =
-	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 	unsigned char *dig;
-	size_t i, j, nd = 0, zeros = 0, cap = n * 138 / 100 + 2;
+	size_t i, j, nd = 0, zeros = 0, cap = n * 3 + 2;
 	unsigned carry;
 
 	dig = calloc(cap, 1);
@@ -1088,22 +1107,22 @@ enc_base58(struct buf *out, const unsigned char *s, size_t n)
 		out->oom = 1;
 		return;
 	}
-	while (zeros < n && s[zeros] == 0)
+	while (zeros < n && s[le ? n - 1 - zeros : zeros] == 0)
 		zeros++;
 	for (i = zeros; i < n; i++) {
-		carry = s[i];
+		carry = s[le ? n - 1 - i : i];
 		for (j = 0; j < nd; j++) {
 			carry += (unsigned)dig[j] << 8;
-			dig[j] = (unsigned char)(carry % 58);
-			carry /= 58;
+			dig[j] = (unsigned char)(carry % base);
+			carry /= base;
 		}
 		while (carry > 0 && nd < cap) {
-			dig[nd++] = (unsigned char)(carry % 58);
-			carry /= 58;
+			dig[nd++] = (unsigned char)(carry % base);
+			carry /= base;
 		}
 	}
 	for (i = 0; i < zeros; i++)
-		buf_putc(out, '1');
+		buf_putc(out, al[0]);
 	for (i = nd; i > 0; i--)
 		buf_putc(out, al[dig[i - 1]]);
 	free(dig);
@@ -1272,8 +1291,22 @@ gen_secret(struct scan *sc, size_t idx)
 	add_b85(sc, idx, first, s, n, B85_ASCII, "ascii85");
 	add_b85(sc, idx, first, s, n, B85_RFC1924, "base85");
 	add_b85(sc, idx, first, s, n, B85_Z85, "z85");
-	enc_base58(&b, s, n);
+	add_radix(sc, idx, first, s, n, AL_B32HEX, 5, 5, "base32hex");
+	add_radix(sc, idx, first, s, n, AL_CROCK, 5, 5, "base32-crockford");
+	add_radix(sc, idx, first, s, n, AL_ZB32, 5, 5, "zbase32");
+	enc_bignum(&b, s, n,
+	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 58, 0);
 	ADD("base58");
+	enc_bignum(&b, s, n,
+	    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 62,
+	    0);
+	ADD("base62");
+	enc_bignum(&b, s, n, "0123456789abcdefghijklmnopqrstuvwxyz", 36, 0);
+	ADD("base36");
+	enc_bignum(&b, s, n, "0123456789", 10, 0);
+	ADD("dec");
+	enc_bignum(&b, s, n, "0123456789", 10, 1);
+	ADD("dec-le");
 
 	/* a JSON file's text, then encoded: cat config.json | base64 */
 	if (rel & J_CHANGES) {
@@ -1623,11 +1656,20 @@ oom:
 static int
 trig_form(const char *f)
 {
-	return strcmp(f, "raw") == 0 || strcmp(f, "hex") == 0 ||
-	    strcmp(f, "hex-upper") == 0 || strncmp(f, "base64@", 7) == 0 ||
-	    strncmp(f, "base64url@", 10) == 0 ||
-	    strncmp(f, "base32@", 7) == 0 ||
-	    strncmp(f, "base32-lower@", 13) == 0;
+	static const char *const fs[] = { "raw", "hex", "hex-upper",
+		"base64@", "base64url@", "base32@", "base32-lower@",
+		"base32hex@", "base32-crockford@", "zbase32@", "base58",
+		"base62", "base36", "dec", "dec-le", "ascii85@", "base85@",
+		"z85@" };
+	size_t i, l;
+
+	for (i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
+		l = strlen(fs[i]);
+		if (fs[i][l - 1] == '@' ? strncmp(f, fs[i], l) == 0 :
+					  strcmp(f, fs[i]) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 static void
@@ -1699,21 +1741,9 @@ build_triggers(struct scan *sc)
 			    (unsigned char)(33 + (o[j] - 33 + 47) % 94) :
 			    o[j];
 		add_trig(sc, TRIG_R47, p, o, b.p, p->len, 0);
-	}
-	for (i = 0; i < sc->nsecrets; i++) {
-		struct pat raw;
-
-		memset(&raw, 0, sizeof(raw));
-		raw.secret = i;
-		raw.len = sc->slen[i];
-		b.n = 0;
-		buf_grow(&b, sc->slen[i]);
-		if (b.oom)
-			goto out;
-		for (j = 0; j + 1 < sc->slen[i]; j++)
-			b.p[j] = sc->secret[i][j] ^ sc->secret[i][j + 1];
-		add_trig(sc, TRIG_DELTA, &raw, sc->secret[i], b.p,
-		    sc->slen[i] - 1, 0);
+		for (j = 0; j + 1 < p->len; j++)
+			b.p[j] = o[j] ^ o[j + 1];
+		add_trig(sc, TRIG_DELTA, p, o, b.p, p->len - 1, 0);
 	}
 	if (sc->oom || sc->tarena.oom)
 		goto out;
@@ -2251,7 +2281,8 @@ scan_at(const struct scan *sc, const unsigned char *data, size_t len,
 	for (i = 0, k = 0; i < r.n; i++) {
 		if (k > 0 && r.v[k - 1].offset == r.v[i].offset &&
 		    r.v[k - 1].secret == r.v[i].secret &&
-		    r.v[k - 1].pattern == r.v[i].pattern)
+		    r.v[k - 1].pattern == r.v[i].pattern &&
+		    (!r.v[i].xform || r.v[k - 1].form == r.v[i].form))
 			continue;
 		r.v[k++] = r.v[i];
 	}

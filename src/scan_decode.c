@@ -1477,7 +1477,7 @@ try_qp(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
     struct scan_result *res)
 {
 	struct out o;
-	size_t s, e, i;
+	size_t s, e, i, from;
 	int rc, v1, v2;
 
 	s = ls - (buf[ls - 2] == '=' ? 2 : 3); /* the '=' */
@@ -1524,8 +1524,12 @@ try_qp(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 		}
 		out_byte(&o, '=', i);
 	}
+	from = res->n;
 	rc = o.oom ? -1 :
 		     emit(sc, &o, "quoted-printable", s, e, depth, 0, res);
+	/* a transform (a literal form inside it says it already) */
+	for (; rc == 0 && from < res->n; from++)
+		res->v[from].xform = 1;
 	out_free(&o);
 	return rc != 0 ? LINE_BAD : e;
 }

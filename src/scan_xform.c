@@ -9,8 +9,8 @@
  * looks at and what it hands on.
  *
  * Candidates:
- *   - runs: 16 or more printable ASCII characters without a blank, '"'
- *     or '\\' (found 16 bytes at a time, at every 8th byte). Each run is
+ *   - runs: 16 or more printable ASCII characters without a blank
+ *     (found 16 bytes at a time, at every 8th byte). Each run is
  *       - checked for rotations and reversals through the triggers
  *         (scan_int.h): its rotation signature against the patterns'
  *         (any rot-N over letters), the run itself against the patterns
@@ -50,7 +50,7 @@
 
 #define MIN_RUN	  16 /* characters of a run */
 #define MIN_TOKEN 12 /* characters a radix decodes */
-#define MAX_BIGN  512	      /* digits of a big number */
+#define MAX_BIGN  2048	      /* digits of a big number */
 #define MAX_LINE  4096	      /* bytes of a line folded or unescaped */
 #define MAX_TOKEN (64u << 10) /* characters of a token decoded */
 
@@ -122,7 +122,7 @@ set_alpha(int r, const char *al, int fold)
 static void
 tables_setup(void)
 {
-	const char *d = "=:,;()[]{}<>'`|&?!@#$%^*~";
+	const char *d = "=:,;()[]{}<>'`|&?!@#$%^*~\"\\";
 	int r, c, x, i;
 
 	memset(rval, -1, sizeof(rval));
@@ -150,7 +150,7 @@ tables_setup(void)
 		for (r = 0; r < R_COUNT; r++)
 			if (rval[r][c] >= 0)
 				rmask[c] |= (uint16_t)(1u << r);
-		runc[c] = c > 0x20 && c < 0x7f && c != '"' && c != '\\';
+		runc[c] = c > 0x20 && c < 0x7f;
 	}
 	/* padding belongs to base64 and base32 (their tokens end in it) */
 	rmask['='] = (uint16_t)((1u << R_B64) | (1u << R_B32) |
@@ -293,7 +293,7 @@ xemit(struct xp *x, const unsigned char *d, size_t dn, const char *name,
 static int
 worth(const struct xp *x, const unsigned char *d, size_t n)
 {
-	size_t i, k = n < 64 ? n : 64, bad = 0, zodd = 0;
+	size_t i, k = n < 64 ? n : 64, bad = 0, zodd = 0, zeven = 0;
 
 	if (n <= 2 * x->maxsecret + 32)
 		return 1; /* short: a secret, a key, one line */
@@ -312,10 +312,12 @@ worth(const struct xp *x, const unsigned char *d, size_t n)
 			d[i] != '\t') ||
 		    d[i] == 0x7f)
 			bad++;
-		if ((i & 1) && d[i] == 0)
+		if (d[i] == 0 && (i & 1))
 			zodd++;
+		else if (d[i] == 0)
+			zeven++;
 	}
-	return bad * 8 <= k || zodd * 3 >= k;
+	return bad * 8 <= k || zodd * 3 >= k || zeven * 3 >= k;
 }
 
 /* ---------------------------------------------------------------- */
@@ -681,19 +683,26 @@ on_run(struct xp *x, size_t s, size_t e)
 		if (xemit(x, sig, n, "rot47", s, e) != 0)
 			return -1;
 	}
-	/* the whole run by the base85 family and basE91 */
-	for (k = 0; k < X_COUNT && n >= 10; k++) {
-		size_t dn;
+	/* the whole run by the base85 family and basE91, or after a key */
+	for (ts = 0; ts < n && ts < 40 && p[ts] != '=' && p[ts] != ':'; ts++)
+		;
+	ts = ts < n && ts < 40 ? ts + 1 : 0;
+	for (k = 0; k < 2 * X_COUNT; k++) {
+		size_t dn, from = k < X_COUNT ? 0 : ts;
+		int a = k % X_COUNT;
 
-		for (i = 0; i < n && xval[k][p[i]] >= 0; i++)
+		if ((k >= X_COUNT && ts == 0) || n - from < 10)
+			continue;
+		for (i = from; i < n && xval[a][p[i]] >= 0; i++)
 			;
 		if (i < n)
 			continue;
-		dn = k == X_B91 ? dec_b91(x, p, n) : dec_b85(x, k, p, n);
+		dn = a == X_B91 ? dec_b91(x, p + from, n - from) :
+				  dec_b85(x, a, p + from, n - from);
 		if (x->oom)
 			return -1;
 		if (dn >= SCAN_MIN_SECRET && worth(x, x->t, dn) &&
-		    xemit(x, x->t, dn, x_name[k], s, e) != 0)
+		    xemit(x, x->t, dn, x_name[a], s + from, e) != 0)
 			return -1;
 	}
 	/* tokens: cut at punctuation no radix uses ('=' inside a token) */
@@ -833,6 +842,14 @@ on_nul(struct xp *x, size_t z, size_t floor)
 		e = a;
 		while (e + (size_t)w <= x->n && text_unit(unit(x->buf + e, w, be)))
 			e += (size_t)w;
+		if (e < x->n && e + (size_t)w > x->n && !be) {
+			/* a number's top zero bytes are gone: pad them */
+			unsigned char last[4] = { 0, 0, 0, 0 };
+
+			memcpy(last, x->buf + e, x->n - e);
+			if (text_unit(unit(last, w, be)))
+				e = x->n;
+		}
 		if ((e - s) / (size_t)w < SCAN_MIN_SECRET)
 			continue;
 		scan_budget_spend(x->bg, e - s);
@@ -840,7 +857,14 @@ on_nul(struct xp *x, size_t z, size_t floor)
 		    NULL)
 			return x->n;
 		for (k = s; k < e; k += (size_t)w) {
-			uint32_t u = unit(x->buf + k, w, be);
+			unsigned char last[4] = { 0, 0, 0, 0 };
+			uint32_t u;
+
+			if (k + (size_t)w > e) {
+				memcpy(last, x->buf + k, e - k);
+				u = unit(last, w, be);
+			} else
+				u = unit(x->buf + k, w, be);
 
 			if (w == 2 && u >= 0xd800 && u < 0xdc00 &&
 			    k + 4 <= e) {
@@ -959,6 +983,13 @@ on_unicode(struct xp *x, size_t i, size_t floor)
 	while (s > floor && i - s < MAX_LINE && x->buf[s - 1] != '\n' &&
 	    x->buf[s - 1] != '\0')
 		s--;
+	/* to the end of the last line (of the next ones) holding one */
+	for (k = i; k < x->n && k - i < MAX_LINE && x->buf[k] != '\0'; k++) {
+		if (x->buf[k] == '\n' && e > i && e < k)
+			break; /* a line without one */
+		if (x->buf[k] >= 0xc2 && foldable(x->buf, x->n, k))
+			e = k + 1;
+	}
 	while (e < x->n && e - i < MAX_LINE && x->buf[e] != '\n' &&
 	    x->buf[e] != '\0')
 		e++;
@@ -1182,17 +1213,15 @@ try_xor(struct xp *x)
 /* The pass. */
 
 #ifdef __SSE2__
-/* Bit k set when p[k] may be in a run (0x21..0x7e, not '"' or '\\'). */
+/* Bit k set when p[k] may be in a run (0x21..0x7e). */
 static inline unsigned
 runmask16(const unsigned char *p)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
 	__m128i in = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(0x20)),
 	    _mm_cmplt_epi8(v, _mm_set1_epi8(0x7f)));
-	__m128i out = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-	    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
 
-	return (unsigned)_mm_movemask_epi8(_mm_andnot_si128(out, in));
+	return (unsigned)_mm_movemask_epi8(in);
 }
 #else
 static inline unsigned
@@ -1359,7 +1388,8 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 			goto fail;
 	}
 done:
-	if (depth > 0 && binary(buf, len) && try_xor(&x) != 0)
+	if (depth > 0 && (len <= 4 * x.maxsecret + 64 || binary(buf, len)) &&
+	    try_xor(&x) != 0)
 		goto fail;
 out:
 	free(x.t);
