@@ -56,7 +56,9 @@ const char *const scan_forms[] = { "raw",
 	"uuencode@0..2 (zero as '`' or ' ')", "ascii85@0..3",
 	"base85@0..3 (RFC 1924, Python b85encode, git)", "z85@0..3",
 	"base32hex@0..4", "base32-crockford@0..4", "zbase32@0..4",
-	"base58, base62, base36, dec, dec-le (the secret alone as one number)", "dec-list", "octal-list", "octal-sep",
+	"base58, base62, base36, dec, dec-le (the secret alone as one number)",
+	"bits (8 per byte)", "octal (3 digits per byte)", "dec-list",
+	"octal-list", "octal-sep",
 	"octal-escape", "unicode-escape-bytes", "python-bytes",
 	"sep (a separator between every character)", "case-upper", "case-lower",
 	"case-upper-lossy", "case-lower-lossy", "hex", "hex-upper", "hex-sep",
@@ -1350,6 +1352,15 @@ gen_secret(struct scan *sc, size_t idx)
 	}
 	enc_list(&b, s, n, "", 8, 3, " ");
 	ADD("octal-sep");
+	enc_list(&b, s, n, "", 8, 3, "");
+	ADD("octal");
+	for (i = 0; i < n; i++) {
+		int bit;
+
+		for (bit = 7; bit >= 0; bit--)
+			buf_putc(&b, '0' + ((s[i] >> bit) & 1));
+	}
+	ADD("bits");
 	enc_list(&b, s, n, "\\", 8, 3, "");
 	ADD("octal-escape");
 	enc_list(&b, s, n, "\\", 8, 1, "");
@@ -1660,7 +1671,7 @@ trig_form(const char *f)
 		"base64@", "base64url@", "base32@", "base32-lower@",
 		"base32hex@", "base32-crockford@", "zbase32@", "base58",
 		"base62", "base36", "dec", "dec-le", "ascii85@", "base85@",
-		"z85@" };
+		"z85@", "bits", "octal" };
 	size_t i, l;
 
 	for (i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
@@ -1736,14 +1747,49 @@ build_triggers(struct scan *sc)
 		for (j = 0; j < p->len; j++)
 			b.p[j] = o[p->len - 1 - j];
 		add_trig(sc, TRIG_REV, p, o, b.p, p->len, 0);
+		/* reversed, then rotated: found as reverse, rotated inside */
+		for (j = 0; j < p->len; j++)
+			b.p[j] = o[p->len - 1 - j] >= 33 &&
+				o[p->len - 1 - j] <= 126 ?
+			    (unsigned char)(33 +
+				(o[p->len - 1 - j] - 33 + 47) % 94) :
+			    o[p->len - 1 - j];
+		add_trig(sc, TRIG_R47 | TRIG_REV, p, o, b.p, p->len, 0);
+		if (b.n < 2 * p->len) {
+			buf_grow(&b, 2 * p->len);
+			if (b.oom)
+				goto out;
+		}
+		for (j = 0; j < p->len; j++)
+			b.p[p->len + j] = o[p->len - 1 - j];
+		scan_rot_sig(b.p + p->len, p->len, b.p);
+		for (first = 0;
+		     first < p->len && !scan_is_letter(b.p[p->len + first]);
+		     first++)
+			;
+		if (first + 1 < p->len)
+			add_trig(sc, TRIG_SIG | TRIG_REV, p, o, b.p + first + 1,
+			    p->len - first - 1, first + 1);
 		for (j = 0; j < p->len; j++)
 			b.p[j] = o[j] >= 33 && o[j] <= 126 ?
 			    (unsigned char)(33 + (o[j] - 33 + 47) % 94) :
 			    o[j];
 		add_trig(sc, TRIG_R47, p, o, b.p, p->len, 0);
-		for (j = 0; j + 1 < p->len; j++)
-			b.p[j] = o[j] ^ o[j + 1];
-		add_trig(sc, TRIG_DELTA, p, o, b.p, p->len - 1, 0);
+		{
+			/* a delta of few values (bits, digits) finds noise */
+			uint64_t seen[4] = { 0, 0, 0, 0 };
+			unsigned nv = 0;
+
+			for (j = 0; j + 1 < p->len; j++) {
+				b.p[j] = o[j] ^ o[j + 1];
+				if (!(seen[b.p[j] >> 6] >> (b.p[j] & 63) & 1))
+					nv++;
+				seen[b.p[j] >> 6] |= (uint64_t)1 << (b.p[j] & 63);
+			}
+			if (nv >= 8)
+				add_trig(sc, TRIG_DELTA, p, o, b.p, p->len - 1,
+				    0);
+		}
 	}
 	if (sc->oom || sc->tarena.oom)
 		goto out;

@@ -195,7 +195,7 @@ emit(const struct scan *sc, struct out *o, const char *name, size_t start,
 			f.length = end - start;
 		}
 		f.wrapped = 0;
-		f.xform = 0; /* a decoder's: transforms inside it stay */
+		/* (f.xform kept: found through a transform inside) */
 		if (res->n == res->cap) {
 			size_t cap = res->cap ? 2 * res->cap : 16;
 			struct scan_finding *v = realloc(res->v,

@@ -66,8 +66,10 @@ const char *scan_form_join(const char *outer, const char *inner);
  *   TRIG_REV    a pattern reversed
  *   TRIG_R47    a pattern under rot47
  *   TRIG_DELTA  a secret's XOR delta (b[i] ^ b[i+1]): any one-byte key
- * orig is the pattern (or the secret) untransformed; skip is where the
- * trigger starts in it.
+ * TRIG_SIG | TRIG_REV and TRIG_R47 | TRIG_REV are the same of a pattern
+ * reversed (two transforms in a row: the run is reversed, and the rest
+ * found one level deeper). orig is the pattern untransformed; skip is
+ * where the trigger starts in it.
  */
 enum { TRIG_SIG = 1, TRIG_REV = 2, TRIG_R47 = 4, TRIG_DELTA = 8 };
 

@@ -585,10 +585,8 @@ on_token(struct xp *x, const unsigned char *p, size_t n, size_t s)
 		m &= ~(unsigned)((1u << R_B36) | (1u << R_B62));
 	if (m & (1u << R_BITS))
 		m &= (1u << R_BITS); /* 0 and 1 only: bits */
-	else if (m & (1u << R_OCT))
-		m &= (1u << R_OCT) | (1u << R_DEC);
-	else if (m & (1u << R_DEC))
-		m &= (1u << R_DEC);
+	else if (m & (1u << R_DEC)) /* digits: a number, octal, hex */
+		m &= (1u << R_OCT) | (1u << R_DEC) | (1u << R_HEX);
 	if (m & (1u << R_DEC) && body < 19)
 		m &= ~(unsigned)(1u << R_DEC);
 	for (r = 0; r < R_COUNT; r++)
@@ -608,6 +606,10 @@ on_sig(void *ctx, const struct scan_trig *t, size_t pos)
 	size_t q, base;
 	int nrot;
 
+	if (t->kind & TRIG_REV) { /* rotated and reversed: reverse first */
+		x->kinds |= TRIG_REV;
+		return 0;
+	}
 	/* u holds the run; the trigger starts at orig[skip] */
 	if (pos < t->skip)
 		return 0;
@@ -962,6 +964,8 @@ fold(uint32_t cp)
 	return 0;
 }
 
+static size_t entity(const unsigned char *p, size_t n, uint32_t *cp);
+
 /* Is the sequence at i one fold or invisible() acts on? */
 static int
 foldable(const unsigned char *b, size_t n, size_t i)
@@ -970,6 +974,31 @@ foldable(const unsigned char *b, size_t n, size_t i)
 
 	utf8_dec(b, n, i, &cp);
 	return invisible(cp) || fold(cp) != 0;
+}
+
+/*
+ * The end of the region that starts on i's line: the lines from there on
+ * as long as each holds a look-alike or invisible (amp: an entity), so a
+ * quoted-printable soft break inside it stays inside; at most MAX_LINE
+ * bytes after i, never past a NUL.
+ */
+static size_t
+region_end(const struct xp *x, size_t i, int amp)
+{
+	size_t k, ls = i, e = i;
+	uint32_t cp;
+
+	for (k = i; k < x->n && k - i < MAX_LINE && x->buf[k] != '\0'; k++) {
+		if (x->buf[k] == '\n') {
+			if (e <= ls)
+				return k; /* a line without one */
+			ls = k + 1;
+		} else if (amp ? x->buf[k] == '&' &&
+				 entity(x->buf + k, x->n - k, &cp) != 0 :
+			       x->buf[k] >= 0xc2 && foldable(x->buf, x->n, k))
+			e = k + 1;
+	}
+	return k;
 }
 
 static size_t
@@ -983,16 +1012,7 @@ on_unicode(struct xp *x, size_t i, size_t floor)
 	while (s > floor && i - s < MAX_LINE && x->buf[s - 1] != '\n' &&
 	    x->buf[s - 1] != '\0')
 		s--;
-	/* to the end of the last line (of the next ones) holding one */
-	for (k = i; k < x->n && k - i < MAX_LINE && x->buf[k] != '\0'; k++) {
-		if (x->buf[k] == '\n' && e > i && e < k)
-			break; /* a line without one */
-		if (x->buf[k] >= 0xc2 && foldable(x->buf, x->n, k))
-			e = k + 1;
-	}
-	while (e < x->n && e - i < MAX_LINE && x->buf[e] != '\n' &&
-	    x->buf[e] != '\0')
-		e++;
+	e = region_end(x, i, 0);
 	scan_budget_spend(x->bg, e - s);
 	if ((d = scratch(&x->u, &x->ucap, 2 * (e - s) + 2, &x->oom)) == NULL)
 		return e;
@@ -1084,9 +1104,7 @@ on_amp(struct xp *x, size_t i, size_t floor)
 	while (s > floor && i - s < MAX_LINE && x->buf[s - 1] != '\n' &&
 	    x->buf[s - 1] != '\0')
 		s--;
-	while (e < x->n && e - i < MAX_LINE && x->buf[e] != '\n' &&
-	    x->buf[e] != '\0')
-		e++;
+	e = region_end(x, i, 1);
 	scan_budget_spend(x->bg, e - s);
 	if ((d = scratch(&x->u, &x->ucap, 4 * (e - s) + 4, &x->oom)) == NULL)
 		return e;
@@ -1296,6 +1314,7 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 {
 	struct xp x;
 	size_t i, s, e, floor = 0, k;
+	unsigned top;
 	const unsigned char *z;
 
 	tables_init();
@@ -1315,24 +1334,46 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 	}
 	if (depth + 1 > bg->maxdepth)
 		goto out;
-	/* runs, and bit groups (windows of '0', '1' and separators) */
-	for (i = 0; i + 16 <= len && !x.oom; i += 8) {
-		if (i < floor)
-			continue;
-		if (runmask16(buf + i) != 0xffff) {
-			if (bitsmask16(buf + i) == 0xffff)
+	/*
+	 * Runs, and bit groups (windows of '0', '1' and separators). A run
+	 * of 16 or more either holds a whole window or crosses one window's
+	 * end into the next: the ones at the top of one mask and at the
+	 * bottom of the next add up to 16.
+	 */
+	for (i = 0, top = 0; i + 16 <= len && !x.oom; i += 16) {
+		unsigned m = runmask16(buf + i), bottom, ntop;
+
+		ntop = m == 0xffff ? 0 :
+				     (unsigned)__builtin_clz((~m & 0xffffu) << 16);
+		bottom = m == 0xffff ? 16 : (unsigned)__builtin_ctz(~m);
+		s = e = 0;
+		if (m == 0xffff && i >= floor) {
+			s = i;
+			e = i + 16;
+		} else if (top + bottom >= MIN_RUN && i - top >= floor) {
+			s = i - top;
+			e = i + bottom;
+		}
+		top = ntop;
+		if (e == 0) {
+			if (m != 0xffff && i >= floor &&
+			    bitsmask16(buf + i) == 0xffff)
 				floor = on_bits(&x, i);
 			continue;
 		}
-		for (s = i; s > floor && runc[buf[s - 1]]; s--)
+		for (; s > floor && runc[buf[s - 1]]; s--)
 			;
-		for (e = i + 16; e < len && runc[buf[e]]; e++)
+		for (; e < len && runc[buf[e]]; e++)
 			;
 		if (scan_budget_late(bg))
 			break;
 		if (on_run(&x, s, e) != 0)
 			goto fail;
 		floor = e;
+		if (e >= i + 16) { /* on after the run */
+			i = (e & ~(size_t)15) - 16;
+			top = 0;
+		}
 	}
 	if (x.oom)
 		goto fail;

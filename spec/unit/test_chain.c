@@ -598,7 +598,9 @@ draw_chain(struct chain *c, size_t len)
 		for (i = 0; i < len; i++) {
 			do
 				t = pick(NXF);
-			while (!(xfs[t].in & k));
+			while (!(xfs[t].in & k) ||
+			    (i > 0 && xfs[t].fn == e_rot &&
+				xfs[c->t[i - 1]].fn == e_rot));
 			c->t[i] = t;
 			c->arg[i] = xfs[t].argmin + pick(xfs[t].nargs);
 			k = xfs[t].out;
@@ -703,6 +705,66 @@ norm_form(const char *form, char *out, size_t size)
 		    memcpy((char *)(uintptr_t)e, "dec-le", 6);
 }
 
+/* Transforms of characters that commute with one another. */
+static int
+charwise(const char *t)
+{
+	return strncmp(t, "rot", 3) == 0 || strcmp(t, "reverse") == 0 ||
+	    strcmp(t, "unicode-fold") == 0 ||
+	    strcmp(t, "quoted-printable") == 0 ||
+	    strcmp(t, "html-unescape") == 0;
+}
+
+static size_t
+split(char *s, char *v[], size_t max)
+{
+	size_t n = 0;
+	char *p = s, *e;
+
+	while (*p != '\0' && n < max) {
+		v[n++] = p;
+		if ((e = strchr(p, '>')) == NULL)
+			break;
+		*e = '\0';
+		p = e + 1;
+	}
+	return n;
+}
+
+/*
+ * The same chain: equal, or equal after swapping neighbours that commute
+ * (rot7 of reversed text is reversed rot7 text).
+ */
+static int
+same_chain(const char *got, const char *want)
+{
+	char g[256], w[256], *gv[16], *wv[16], *t;
+	size_t ng, nw, i;
+
+	if (strcmp(got, want) == 0)
+		return 1;
+	snprintf(g, sizeof(g), "%s", got);
+	snprintf(w, sizeof(w), "%s", want);
+	ng = split(g, gv, 16);
+	nw = split(w, wv, 16);
+	if (ng != nw)
+		return 0;
+	for (i = 0; i < ng; i++) {
+		if (strcmp(gv[i], wv[i]) == 0)
+			continue;
+		if (i + 1 < ng && charwise(gv[i]) && charwise(gv[i + 1]) &&
+		    strcmp(gv[i], wv[i + 1]) == 0 &&
+		    strcmp(gv[i + 1], wv[i]) == 0) {
+			t = gv[i];
+			gv[i] = gv[i + 1];
+			gv[i + 1] = t;
+			continue;
+		}
+		return 0;
+	}
+	return 1;
+}
+
 /* JSON string escape (what JSON.stringify does). */
 static void
 json_esc(const struct str *in, struct str *out)
@@ -735,7 +797,8 @@ static const char *const s_name[S_COUNT] = { "a line", "a JSON string",
  * evidence.lua also scans (decoded JSON values, joined deltas), or empty.
  */
 static void
-surround(int s, const struct str *payload, struct str *t0, struct str *t1)
+surround(int s, const struct str *payload, struct str *t0, struct str *t1,
+    int qp)
 {
 	static const char *const words[] = { "the", "config", "value", "is",
 		"export", "token", "ok", "{", "}", "done", "path=/tmp/x",
@@ -753,7 +816,8 @@ surround(int s, const struct str *payload, struct str *t0, struct str *t1)
 	switch (s) {
 	case S_LINE:
 		put(t0, inner.p, inner.n);
-		puts_(t0, "\nAPI_KEY=");
+		/* (a quoted-printable text has its '=' as "=3D") */
+		puts_(t0, qp || pick(2) ? "\nAPI_KEY: " : "\nAPI_KEY=");
 		put(t0, payload->p, payload->n);
 		puts_(t0, "\nOTHER=1\n");
 		break;
@@ -857,7 +921,7 @@ leak_case(uint64_t seed, int *found_any, char *why, size_t whylen)
 		s = S_LINE; /* only base64 is wrapped by its tools */
 	if (kind_of(&payload) == T_BIN && s != S_LINE)
 		s = S_LINE;
-	surround(s, &payload, &t0, &t1);
+	surround(s, &payload, &t0, &t1, xfs[c.t[c.n - 1]].fn == e_qp);
 	chain_name(&c, want, sizeof(want));
 	v.bytes = secret.p;
 	v.len = secret.n;
@@ -868,7 +932,7 @@ leak_case(uint64_t seed, int *found_any, char *why, size_t whylen)
 	*found_any = r.n > 0;
 	for (i = 0; i < r.n && !named; i++) {
 		norm_form(r.v[i].form, got, sizeof(got));
-		named = strcmp(got, want) == 0;
+		named = same_chain(got, want);
 	}
 	snprintf(why, whylen, "chain %s in %s: %zu findings%s%s", want,
 	    s_name[s], r.n, r.n ? ", first " : "", r.n ? r.v[0].form : "");
@@ -958,7 +1022,7 @@ miss_case(uint64_t seed, char *why, size_t whylen)
 	s = (int)pick(S_COUNT);
 	if (s == S_WRAP || (kind_of(&payload) == T_BIN && s != S_LINE))
 		s = S_LINE;
-	surround(s, &payload, &t0, &t1);
+	surround(s, &payload, &t0, &t1, xfs[c.t[c.n - 1]].fn == e_qp);
 	chain_name(&c, want, sizeof(want));
 	v.bytes = secret.p;
 	v.len = secret.n;
