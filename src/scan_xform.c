@@ -209,9 +209,12 @@ struct xp {
 	size_t tcap;
 	unsigned char *u; /* a second scratch */
 	size_t ucap;
+	unsigned char *v; /* a third (XOR deltas) */
+	size_t vcap;
 	size_t maxsecret;
 	int oom;
-	/* what a trigger scan saw */
+	/* what a trigger scan saw, in run */
+	const unsigned char *run;
 	uint32_t rots;
 	unsigned kinds;
 	unsigned char xkey[4];
@@ -291,12 +294,10 @@ xemit(struct xp *x, const unsigned char *d, size_t dn, const char *name,
 
 /* Is the start of d text (or UTF-8), UTF-16 or a compressed stream? */
 static int
-worth(const struct xp *x, const unsigned char *d, size_t n)
+worth(const unsigned char *d, size_t n)
 {
 	size_t i, k = n < 64 ? n : 64, bad = 0, zodd = 0, zeven = 0;
 
-	if (n <= 2 * x->maxsecret + 32)
-		return 1; /* short: a secret, a key, one line */
 	if (n >= 4 &&
 	    ((d[0] == 0x1f && d[1] == 0x8b) ||
 		(d[0] == 0x78 &&
@@ -481,6 +482,34 @@ dec_b91(struct xp *x, const unsigned char *p, size_t n)
 	return o;
 }
 
+static int
+on_any(void *ctx, const struct scan_trig *t, size_t pos)
+{
+	(void)t;
+	(void)pos;
+	*(int *)ctx = 1;
+	return 0;
+}
+
+/* Does d[0..n) hold a pattern XORed with one byte (its delta)? */
+static int
+xor_hit(struct xp *x, const unsigned char *d, size_t n)
+{
+	unsigned char *t;
+	size_t i;
+	int hit = 0;
+
+	if (n < SCAN_MIN_SECRET || n > MAX_TOKEN)
+		return 0;
+	if ((t = scratch(&x->v, &x->vcap, n, &x->oom)) == NULL)
+		return 0;
+	for (i = 0; i + 1 < n; i++)
+		t[i] = d[i] ^ d[i + 1];
+	scan_budget_spend(x->bg, n);
+	scan_trig_scan(x->sc, t, n - 1, TRIG_DELTA, on_any, &hit);
+	return hit;
+}
+
 /* Decodes p[0..n) (a token of buf at s) by radix r and scans it. */
 static int
 try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
@@ -526,7 +555,10 @@ try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
 	}
 	if (x->oom)
 		return -1;
-	if (dn < SCAN_MIN_SECRET || !worth(x, x->t, dn))
+	if (dn < SCAN_MIN_SECRET)
+		return 0;
+	/* bytes that are not text: scanned only when XOR would give one */
+	if (!worth(x->t, dn) && !xor_hit(x, x->t, dn))
 		return 0;
 	rc = xemit(x, x->t, dn, r_name[r], s, s + n);
 	if (rc != 0 || r != R_DEC)
@@ -602,7 +634,7 @@ static int
 on_sig(void *ctx, const struct scan_trig *t, size_t pos)
 {
 	struct xp *x = ctx;
-	const unsigned char *run = x->u;
+	const unsigned char *run = x->run;
 	size_t q, base;
 	int nrot;
 
@@ -610,7 +642,7 @@ on_sig(void *ctx, const struct scan_trig *t, size_t pos)
 		x->kinds |= TRIG_REV;
 		return 0;
 	}
-	/* u holds the run; the trigger starts at orig[skip] */
+	/* the trigger starts at orig[skip] */
 	if (pos < t->skip)
 		return 0;
 	base = pos - t->skip;
@@ -641,16 +673,15 @@ on_run(struct xp *x, size_t s, size_t e)
 {
 	const unsigned char *p = x->buf + s;
 	size_t n = e - s, i, ts;
-	unsigned char *sig, *u;
+	unsigned char *sig;
 	int k;
 
 	scan_budget_spend(x->bg, 2 * n);
 	if (n > MAX_TOKEN)
 		return 0;
-	if ((u = scratch(&x->u, &x->ucap, 2 * n, &x->oom)) == NULL)
+	if ((sig = scratch(&x->u, &x->ucap, n, &x->oom)) == NULL)
 		return -1;
-	memcpy(u, p, n);
-	sig = u + n;
+	x->run = p;
 	scan_rot_sig(p, n, sig);
 	x->rots = 0;
 	x->kinds = 0;
@@ -685,11 +716,17 @@ on_run(struct xp *x, size_t s, size_t e)
 		if (xemit(x, sig, n, "rot47", s, e) != 0)
 			return -1;
 	}
-	/* the whole run by the base85 family and basE91, or after a key */
+	/*
+	 * The whole run by the base85 family and basE91, or after a key;
+	 * only a run with a character base64 lacks (base85 text of 20 bytes
+	 * has one but 3 times in 1000).
+	 */
+	for (i = 0; i < n && (rmask[p[i]] & (1u << R_B64)); i++)
+		;
 	for (ts = 0; ts < n && ts < 40 && p[ts] != '=' && p[ts] != ':'; ts++)
 		;
 	ts = ts < n && ts < 40 ? ts + 1 : 0;
-	for (k = 0; k < 2 * X_COUNT; k++) {
+	for (k = i < n ? 0 : 2 * X_COUNT; k < 2 * X_COUNT; k++) {
 		size_t dn, from = k < X_COUNT ? 0 : ts;
 		int a = k % X_COUNT;
 
@@ -703,7 +740,8 @@ on_run(struct xp *x, size_t s, size_t e)
 				  dec_b85(x, a, p + from, n - from);
 		if (x->oom)
 			return -1;
-		if (dn >= SCAN_MIN_SECRET && worth(x, x->t, dn) &&
+		if (dn >= SCAN_MIN_SECRET &&
+		    (worth(x->t, dn) || xor_hit(x, x->t, dn)) &&
 		    xemit(x, x->t, dn, x_name[a], s + from, e) != 0)
 			return -1;
 	}
@@ -797,12 +835,17 @@ unit(const unsigned char *p, int w, int be)
 		(uint32_t)p[1] << 8 | p[0];
 }
 
+/*
+ * A code unit of text as a secret's UTF-16 holds it: ASCII, or a letter
+ * below U+0800 (Latin, Greek, Cyrillic, ...). Not higher: two ASCII
+ * bytes read as one unit are a CJK character, and plain text would then
+ * be "UTF-16" from end to end.
+ */
 static int
 text_unit(uint32_t u)
 {
 	return (u >= 0x20 && u < 0x7f) || u == '\n' || u == '\t' ||
-	    u == '\r' || (u >= 0xa0 && u < 0xd800) ||
-	    (u >= 0xe000 && u <= 0x10ffff && u != 0xfffe);
+	    u == '\r' || (u >= 0xa0 && u < 0x800);
 }
 
 /*
@@ -1315,6 +1358,7 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 	struct xp x;
 	size_t i, s, e, floor = 0, k;
 	unsigned top;
+	int bin;
 	const unsigned char *z;
 
 	tables_init();
@@ -1334,14 +1378,21 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 	}
 	if (depth + 1 > bg->maxdepth)
 		goto out;
+	bin = depth > 0 && binary(buf, len);
 	/*
 	 * Runs, and bit groups (windows of '0', '1' and separators). A run
 	 * of 16 or more either holds a whole window or crosses one window's
 	 * end into the next: the ones at the top of one mask and at the
 	 * bottom of the next add up to 16.
 	 */
-	for (i = 0, top = 0; i + 16 <= len && !x.oom; i += 16) {
-		unsigned m = runmask16(buf + i), bottom, ntop;
+	for (i = 0, top = 0; i < len && !x.oom; i += 16) {
+		unsigned m = 0, bottom, ntop;
+
+		if (i + 16 <= len)
+			m = runmask16(buf + i);
+		else /* the tail: its missing bytes are not in a run */
+			for (k = i; k < len; k++)
+				m |= (unsigned)runc[buf[k]] << (k - i);
 
 		ntop = m == 0xffff ? 0 :
 				     (unsigned)__builtin_clz((~m & 0xffffu) << 16);
@@ -1356,7 +1407,7 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 		}
 		top = ntop;
 		if (e == 0) {
-			if (m != 0xffff && i >= floor &&
+			if (m != 0xffff && i >= floor && i + 16 <= len &&
 			    bitsmask16(buf + i) == 0xffff)
 				floor = on_bits(&x, i);
 			continue;
@@ -1391,6 +1442,13 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 			k = e;
 			continue;
 		}
+		/* a unit of UTF-16 or UTF-32 text: an ASCII byte beside */
+		if (!((k > 0 && buf[k - 1] >= 0x20 && buf[k - 1] < 0x7f) ||
+			(k + 1 < len && buf[k + 1] >= 0x20 &&
+			    buf[k + 1] < 0x7f))) {
+			k++;
+			continue;
+		}
 		if (scan_budget_late(bg))
 			break;
 		k = on_nul(&x, k, floor);
@@ -1398,8 +1456,8 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 		if (x.oom)
 			goto fail;
 	}
-	/* look-alikes, invisibles, entities, MIME words */
-	for (floor = 0, i = 0; i < len; i += 16) {
+	/* look-alikes, invisibles, entities, MIME words: in text */
+	for (floor = 0, i = bin ? len : 0; i < len; i += 16) {
 		unsigned m = i + 16 <= len ? specmask16(buf + i) :
 					     (unsigned)((1u << (len - i)) - 1);
 
@@ -1429,15 +1487,17 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 			goto fail;
 	}
 done:
-	if (depth > 0 && (len <= 4 * x.maxsecret + 64 || binary(buf, len)) &&
+	if (depth > 0 && (len <= 4 * x.maxsecret + 64 || bin) &&
 	    try_xor(&x) != 0)
 		goto fail;
 out:
 	free(x.t);
 	free(x.u);
+	free(x.v);
 	return 0;
 fail:
 	free(x.t);
 	free(x.u);
+	free(x.v);
 	return -1;
 }

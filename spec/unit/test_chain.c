@@ -599,8 +599,9 @@ draw_chain(struct chain *c, size_t len)
 			do
 				t = pick(NXF);
 			while (!(xfs[t].in & k) ||
-			    (i > 0 && xfs[t].fn == e_rot &&
-				xfs[c->t[i - 1]].fn == e_rot));
+			    (i > 0 && (xfs[t].fn == e_rot ||
+					  xfs[t].fn == e_rev) &&
+				xfs[c->t[i - 1]].fn == xfs[t].fn));
 			c->t[i] = t;
 			c->arg[i] = xfs[t].argmin + pick(xfs[t].nargs);
 			k = xfs[t].out;
