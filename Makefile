@@ -24,7 +24,8 @@ BUILD    ?= build/default
 SANITIZE ?=
 Q        ?= @
 
-PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto libssl liblzma
+PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto libssl liblzma \
+            libzstd liblz4 libbrotlidec
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
             -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
             -Wformat=2 -Wvla -Wundef -Wwrite-strings -Wimplicit-fallthrough
@@ -97,7 +98,8 @@ $(BUILD)/lb-trap: $(BUILD)/obj/src/trap/main.o $(LIB)
 $(BUILD)/unit/%: spec/unit/%.c spec/unit/tap.h $(LIB)
 	@mkdir -p $(@D)
 	@echo "  CC    $@"
-	$(Q)$(CC) $(CFLAGS) -Ispec/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Ispec/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) \
+	    $(shell pkg-config --libs libbrotlienc 2>/dev/null)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)

@@ -9,7 +9,8 @@
  *   - line starts (after '\n' or NUL): the dump and list parsers try the
  *     lines from there and stop at the first line that is not theirs;
  *   - control bytes: a compressed stream's magic within 64 bytes before
- *     one (gzip, zlib, bzip2, xz, zip local headers); text has none;
+ *     one (gzip, zlib, bzip2, xz, zstd, lz4, zip local headers); text
+ *     has none;
  *   - 16-byte windows made only of base64/hex characters: the run around
  *     one is decoded when it is long enough and its first bytes are a
  *     magic, text (a tower of encodings), or else as raw deflate.
@@ -32,8 +33,10 @@
 #endif
 
 #include <bzlib.h>
+#include <lz4frame.h>
 #include <lzma.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "scan_int.h"
 
@@ -1030,6 +1033,79 @@ unxz_into(const unsigned char *p, size_t max_in, struct out *o,
 #undef x
 }
 
+/* zstd frames (and skippable ones before them), cut by the budget. */
+static size_t
+unzstd_into(const unsigned char *p, size_t max_in, struct out *o)
+{
+	ZSTD_DStream *z = ZSTD_createDStream();
+	ZSTD_inBuffer in = { p, max_in, 0 };
+	size_t r;
+
+	if (z == NULL)
+		return 0;
+	ZSTD_DCtx_setParameter(z, ZSTD_d_windowLogMax, 27);
+	for (;;) {
+		size_t chunk = o->bg->left < OUT_CHUNK ? o->bg->left :
+							 OUT_CHUNK;
+		ZSTD_outBuffer out;
+
+		/* cppcheck-suppress knownConditionTrueFalse */
+		if (chunk == 0) {
+			o->bg->hit |= SCAN_BUDGET_BYTES;
+			break;
+		}
+		if (out_grow(o, chunk, 0) != 0)
+			break;
+		out.dst = o->p + o->n;
+		out.size = chunk;
+		out.pos = 0;
+		r = ZSTD_decompressStream(z, &out, &in);
+		o->n += out.pos;
+		o->bg->left -= out.pos;
+		scan_budget_spend(o->bg, out.pos + 1);
+		if (ZSTD_isError(r) || r == 0 || scan_budget_late(o->bg) ||
+		    (out.pos == 0 && in.pos == in.size))
+			break;
+	}
+	ZSTD_freeDStream(z);
+	return in.pos;
+}
+
+/* An LZ4 frame (lz4(1)), cut by the budget. */
+static size_t
+unlz4_into(const unsigned char *p, size_t max_in, struct out *o)
+{
+	LZ4F_dctx *z;
+	size_t used = 0, r;
+
+	if (LZ4F_isError(LZ4F_createDecompressionContext(&z, LZ4F_VERSION)))
+		return 0;
+	for (;;) {
+		size_t chunk = o->bg->left < OUT_CHUNK ? o->bg->left :
+							 OUT_CHUNK;
+		size_t dst, src = max_in - used;
+
+		/* cppcheck-suppress knownConditionTrueFalse */
+		if (chunk == 0) {
+			o->bg->hit |= SCAN_BUDGET_BYTES;
+			break;
+		}
+		if (out_grow(o, chunk, 0) != 0)
+			break;
+		dst = chunk;
+		r = LZ4F_decompress(z, o->p + o->n, &dst, p + used, &src, NULL);
+		o->n += dst;
+		o->bg->left -= dst;
+		used += src;
+		scan_budget_spend(o->bg, dst + 1);
+		if (LZ4F_isError(r) || r == 0 || scan_budget_late(o->bg) ||
+		    (dst == 0 && src == 0) || used >= max_in)
+			break;
+	}
+	LZ4F_freeDecompressionContext(z);
+	return used;
+}
+
 static uint32_t
 le16(const unsigned char *p)
 {
@@ -1079,6 +1155,10 @@ try_magic(const struct scan *sc, const unsigned char *buf, size_t n, size_t q,
 		name = "xz";
 	} else if (avail >= 30 && memcmp(p, "PK\x03\x04", 4) == 0) {
 		name = "zip";
+	} else if (memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0) {
+		name = "zstd";
+	} else if (memcmp(p, "\x04\x22\x4d\x18", 4) == 0) {
+		name = "lz4";
 	} else
 		return 0;
 	if (depth + 1 > bg->maxdepth) {
@@ -1099,6 +1179,10 @@ try_magic(const struct scan *sc, const unsigned char *buf, size_t n, size_t q,
 		bunzip_into(p, avail, &o);
 	else if (strcmp(name, "xz") == 0)
 		unxz_into(p, avail, &o, pz);
+	else if (strcmp(name, "zstd") == 0)
+		used = unzstd_into(p, avail, &o);
+	else if (strcmp(name, "lz4") == 0)
+		used = unlz4_into(p, avail, &o);
 	else {
 		uint32_t method = le16(p + 8), csize = le32(p + 18);
 		size_t data = 30 + le16(p + 26) + le16(p + 28);
@@ -1149,6 +1233,7 @@ tables_setup(void)
 	b64v['_'] = 63;
 	magic_first[0x1f] = magic_first[0x78] = magic_first['B'] = 1;
 	magic_first[0xfd] = magic_first['P'] = 1;
+	magic_first[0x28] = magic_first[0x04] = 1; /* zstd, lz4 */
 	for (i = 0; i < 256; i++) {
 		runch[i] = b64v[i] >= 0 || i == '=';
 		hexch[i] = hexval((unsigned)i) >= 0;
@@ -1237,7 +1322,9 @@ has_magic(const unsigned char *p, size_t n)
 		"\xfd"
 		"7zX",
 		4) == 0 ||
-	    memcmp(p, "PK\x03\x04", 4) == 0;
+	    memcmp(p, "PK\x03\x04", 4) == 0 ||
+	    memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0 ||
+	    memcmp(p, "\x04\x22\x4d\x18", 4) == 0;
 }
 
 static int
@@ -1251,6 +1338,19 @@ printable(const unsigned char *p, size_t n)
 		    p[i] == 0x7f)
 			return 0;
 	return 1;
+}
+
+/* UTF-16 or UTF-32 text (of ASCII): NULs at every other byte or more. */
+static int
+utf16ish(const unsigned char *p, size_t n)
+{
+	size_t i, z[2] = { 0, 0 };
+
+	for (i = 0; i + 1 < n; i += 2) {
+		z[0] += p[i] == 0;
+		z[1] += p[i + 1] == 0;
+	}
+	return n >= 16 && (z[0] * 4 >= n || z[1] * 4 >= n);
 }
 
 #ifdef __SSE2__
@@ -1365,7 +1465,7 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 	po.n = probe_at(buf, s, e, hex, probe, bg);
 	if (has_magic(probe, po.n))
 		kind = 1;
-	else if (printable(probe, po.n))
+	else if (printable(probe, po.n) || utf16ish(probe, po.n))
 		kind = 2;
 	else if (hex)
 		return e;
@@ -1649,7 +1749,9 @@ magic_mask(const unsigned char *p, size_t k)
 						      _mm_set1_epi8('B')),
 					 _mm_cmpeq_epi8(v,
 					     _mm_set1_epi8('P')))),
-			_mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xfd))));
+			_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xfd)),
+			    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x28)),
+				_mm_cmpeq_epi8(v, _mm_set1_epi8(0x04))))));
 	}
 #endif
 	for (j = 0; j < k; j++)

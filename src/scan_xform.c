@@ -32,7 +32,9 @@
  *   - '&': HTML named and numeric entities decoded on the line;
  *   - "=?": MIME encoded-words (B and Q);
  *   - below the top level, in bytes that are not text: a secret's or a
- *     pattern's XOR delta (any one-byte key).
+ *     pattern's XOR delta (any one-byte key);
+ *   - a radix token whose bytes are neither text nor XOR: brotli (which
+ *     has no magic; zstd and lz4 have, and scan_decode.c finds them).
  * A transform's finding that holds a finding of the same secret made
  * without a transform (a literal form, a dump) is dropped by scan_at().
  */
@@ -46,11 +48,13 @@
 #include <emmintrin.h>
 #endif
 
+#include <brotli/decode.h>
+
 #include "scan_int.h"
 
-#define MIN_RUN	  16 /* characters of a run */
+#define MIN_RUN	  12 /* characters of a run */
 #define MIN_TOKEN 12 /* characters a radix decodes */
-#define MAX_BIGN  2048	      /* digits of a big number */
+#define MAX_BIGN  4096	      /* digits of a big number */
 #define MAX_LINE  4096	      /* bytes of a line folded or unescaped */
 #define MAX_TOKEN (64u << 10) /* characters of a token decoded */
 
@@ -510,6 +514,46 @@ xor_hit(struct xp *x, const unsigned char *d, size_t n)
 	return hit;
 }
 
+/*
+ * Brotli has no magic: bytes that are neither text nor XOR are tried as
+ * a brotli stream (small ones: a file or a key compressed), and what it
+ * gives is scanned when it is text.
+ */
+static int
+try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
+    size_t s, size_t e)
+{
+	BrotliDecoderState *b;
+	BrotliDecoderResult r;
+	size_t cap = 64u << 10, avail_in = n, avail_out, got;
+	const uint8_t *next_in = d;
+	uint8_t *next_out;
+	unsigned char *o;
+	int rc = 0;
+
+	if (n > 4096 || x->depth + 1 > x->bg->maxdepth)
+		return 0;
+	if (cap > x->bg->left)
+		cap = x->bg->left;
+	if (cap < SCAN_MIN_SECRET)
+		return 0;
+	if ((o = scratch(&x->v, &x->vcap, cap, &x->oom)) == NULL)
+		return -1;
+	if ((b = BrotliDecoderCreateInstance(NULL, NULL, NULL)) == NULL)
+		return 0;
+	next_out = o;
+	avail_out = cap;
+	r = BrotliDecoderDecompressStream(b, &avail_in, &next_in, &avail_out,
+	    &next_out, NULL);
+	BrotliDecoderDestroyInstance(b);
+	got = cap - avail_out;
+	scan_budget_spend(x->bg, n + got);
+	if (r != BROTLI_DECODER_RESULT_ERROR && got >= SCAN_MIN_SECRET &&
+	    worth(o, got))
+		rc = xemit(x, o, got, scan_form_join(outer, "brotli"), s, e);
+	return rc;
+}
+
 /* Decodes p[0..n) (a token of buf at s) by radix r and scans it. */
 static int
 try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
@@ -558,9 +602,10 @@ try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
 	if (dn < SCAN_MIN_SECRET)
 		return 0;
 	/* bytes that are not text: scanned only when XOR would give one */
-	if (!worth(x->t, dn) && !xor_hit(x, x->t, dn))
-		return 0;
-	rc = xemit(x, x->t, dn, r_name[r], s, s + n);
+	if (worth(x->t, dn) || xor_hit(x, x->t, dn))
+		rc = xemit(x, x->t, dn, r_name[r], s, s + n);
+	else
+		rc = try_brotli(x, x->t, dn, r_name[r], s, s + n);
 	if (rc != 0 || r != R_DEC)
 		return rc;
 	/* a number, least significant byte first */
@@ -570,7 +615,9 @@ try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
 		x->t[i] = x->t[dn - 1 - i];
 		x->t[dn - 1 - i] = c;
 	}
-	return xemit(x, x->t, dn, "dec-le", s, s + n);
+	if (worth(x->t, dn) || xor_hit(x, x->t, dn))
+		return xemit(x, x->t, dn, "dec-le", s, s + n);
+	return try_brotli(x, x->t, dn, "dec-le", s, s + n);
 }
 
 /*
