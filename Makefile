@@ -5,7 +5,8 @@
 #   make test            all test tiers under ASan+UBSan; ends with "N passed, N failed"
 #   make run             the built-in suite against every subject, offline
 #   make bench           benchmarks; figures on stdout
-#   make fuzz            bounded fuzzing of the parsers (FUZZ_SECONDS each)
+#   make fuzz            bounded fuzzing of the parsers (FUZZ_SECONDS each),
+#                        and FUZZ_CHAINS generated chains of transforms
 #   make lint            luacheck, cppcheck, clang-format and indentation;
 #                        fails on any warning
 #   make format          clang-format every C file lint checks
@@ -136,7 +137,7 @@ run:
 	./leakbench build
 	./leakbench run scenarios/ $(patsubst %,--subject %,$(wildcard subjects/*.lua))
 
-bench: all
+bench: all $(BUILD)/unit/test_chain
 	$(Q)bench/run $(BUILD)
 
 # Lint: fails on any warning. Lua indents with spaces and has no tabs; C
@@ -190,7 +191,9 @@ install: $(BUILD)/leakbench servers
 	$(Q)install -m 0644 docs/api.md README.md $(INST)/share/doc/leakbench/
 
 FUZZ_SECONDS ?= 60
-fuzz: $(BUILD)/gen/embedded.c
+FUZZ_CHAINS  ?= 100000
+fuzz: $(BUILD)/gen/embedded.c $(BUILD)/unit/test_chain
+	$(Q)CHAIN_CASES=$(FUZZ_CHAINS) $(BUILD)/unit/test_chain
 	$(Q)spec/fuzz/run $(FUZZ_SECONDS)
 
 clean:

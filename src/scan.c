@@ -58,13 +58,12 @@ const char *const scan_forms[] = { "raw",
 	"base32hex@0..4", "base32-crockford@0..4", "zbase32@0..4",
 	"base58, base62, base36, dec, dec-le (the secret alone as one number)",
 	"bits (8 per byte)", "octal (3 digits per byte)", "dec-list",
-	"octal-list", "octal-sep",
-	"octal-escape", "unicode-escape-bytes", "python-bytes",
-	"sep (a separator between every character)", "case-upper", "case-lower",
-	"case-upper-lossy", "case-lower-lossy", "hex", "hex-upper", "hex-sep",
-	"hex-escape", "hex-0x", "percent", "percent-lower", "percent-js",
-	"percent-uri", "percent-plus", "percent-form", "percent-all",
-	"percent-all-lower", "html",
+	"octal-list", "octal-sep", "octal-escape", "unicode-escape-bytes",
+	"python-bytes", "sep (a separator between every character)",
+	"case-upper", "case-lower", "case-upper-lossy", "case-lower-lossy",
+	"hex", "hex-upper", "hex-sep", "hex-escape", "hex-0x", "percent",
+	"percent-lower", "percent-js", "percent-uri", "percent-plus",
+	"percent-form", "percent-all", "percent-all-lower", "html",
 	"html-entities (every character as &#N; or &#xH;)", "quoted-printable",
 	"rot13", "reversed", "reversed-bytes", "utf16le", "utf16be",
 	"json+base64@0..2", "json+base64url@0..2",
@@ -86,7 +85,21 @@ const char *const scan_forms[] = { "raw",
 	"base64>FORM, hex>FORM (long runs holding a magic, text or deflate)",
 	"split (pieces of 8+ bytes, raw or in base64/hex runs, across a "
 	"channel's segments)",
-	"dns>FORM (labels of the names looked up)", NULL };
+	"dns>FORM (labels of the names looked up)",
+	"zstd>FORM, lz4>FORM (frames), brotli>FORM (in a radix token)",
+	"TRANSFORM>FORM, composed to the depth budget (scan_xform.c):",
+	"base64, base32, base32hex, base32-crockford, zbase32, hex, base58, "
+	"base62, base36, dec, dec-le, bits, octal, ascii85, base85, z85, "
+	"base91 (tokens of a run, any prefix)",
+	"rot1..rot25, rot47, reverse (over a literal form, through triggers)",
+	"xor (one byte, over a literal form, below the top level)",
+	"utf16le, utf16be, utf32le, utf32be (with or without a BOM)",
+	"unicode-fold (fullwidth, mathematical, circled folded; zero-width, "
+	"bidi, soft hyphen, tag characters removed), unicode-tags",
+	"html-unescape (named and numeric entities, mixed with text), "
+	"mime-word (=?charset?B|Q?...?=), quoted-printable (soft breaks "
+	"anywhere)",
+	NULL };
 
 /* ---------------------------------------------------------------- */
 /* Growable byte buffers; an allocation failure sets oom and sticks. */
@@ -548,8 +561,7 @@ static const char *const alphabets[AL_COUNT] = {
 	NULL,
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
-	"abcdefghijklmnopqrstuvwxyz234567",
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "abcdefghijklmnopqrstuvwxyz234567",
 	/* uuencode: 32 + value, zero as '`' (GNU) or ' ' (Python b2a_uu) */
 	"`!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_",
 	" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_",
@@ -1104,6 +1116,8 @@ enc_bignum(struct buf *out, const unsigned char *s, size_t n, const char *al,
 	size_t i, j, nd = 0, zeros = 0, cap = n * 3 + 2;
 	unsigned carry;
 
+	if (base < 2)
+		return;
 	dig = calloc(cap, 1);
 	if (dig == NULL) {
 		out->oom = 1;
@@ -1297,11 +1311,12 @@ gen_secret(struct scan *sc, size_t idx)
 	add_radix(sc, idx, first, s, n, AL_CROCK, 5, 5, "base32-crockford");
 	add_radix(sc, idx, first, s, n, AL_ZB32, 5, 5, "zbase32");
 	enc_bignum(&b, s, n,
-	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 58, 0);
+	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 58,
+	    0);
 	ADD("base58");
 	enc_bignum(&b, s, n,
-	    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 62,
-	    0);
+	    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+	    62, 0);
 	ADD("base62");
 	enc_bignum(&b, s, n, "0123456789abcdefghijklmnopqrstuvwxyz", 36, 0);
 	ADD("base36");
@@ -1667,11 +1682,11 @@ oom:
 static int
 trig_form(const char *f)
 {
-	static const char *const fs[] = { "raw", "hex", "hex-upper",
-		"base64@", "base64url@", "base32@", "base32-lower@",
-		"base32hex@", "base32-crockford@", "zbase32@", "base58",
-		"base62", "base36", "dec", "dec-le", "ascii85@", "base85@",
-		"z85@", "bits", "octal" };
+	static const char *const fs[] = { "raw", "hex", "hex-upper", "base64@",
+		"base64url@", "base32@", "base32-lower@", "base32hex@",
+		"base32-crockford@", "zbase32@", "base58", "base62", "base36",
+		"dec", "dec-le", "ascii85@", "base85@", "z85@", "bits",
+		"octal" };
 	size_t i, l;
 
 	for (i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
@@ -1784,7 +1799,8 @@ build_triggers(struct scan *sc)
 				b.p[j] = o[j] ^ o[j + 1];
 				if (!(seen[b.p[j] >> 6] >> (b.p[j] & 63) & 1))
 					nv++;
-				seen[b.p[j] >> 6] |= (uint64_t)1 << (b.p[j] & 63);
+				seen[b.p[j] >> 6] |= (uint64_t)1
+				    << (b.p[j] & 63);
 			}
 			if (nv >= 8)
 				add_trig(sc, TRIG_DELTA, p, o, b.p, p->len - 1,

@@ -1625,8 +1625,7 @@ try_qp(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 		out_byte(&o, '=', i);
 	}
 	from = res->n;
-	rc = o.oom ? -1 :
-		     emit(sc, &o, "quoted-printable", s, e, depth, 0, res);
+	rc = o.oom ? -1 : emit(sc, &o, "quoted-printable", s, e, depth, 0, res);
 	/* a transform (a literal form inside it says it already) */
 	for (; rc == 0 && from < res->n; from++)
 		res->v[from].xform = 1;
@@ -1749,7 +1748,8 @@ magic_mask(const unsigned char *p, size_t k)
 						      _mm_set1_epi8('B')),
 					 _mm_cmpeq_epi8(v,
 					     _mm_set1_epi8('P')))),
-			_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xfd)),
+			_mm_or_si128(_mm_cmpeq_epi8(v,
+					 _mm_set1_epi8((char)0xfd)),
 			    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x28)),
 				_mm_cmpeq_epi8(v, _mm_set1_epi8(0x04))))));
 	}

@@ -81,8 +81,7 @@ struct scan_trig {
 	size_t off, len; /* the trigger's bytes, in the scanner */
 };
 
-typedef int (*scan_trig_cb)(void *ctx, const struct scan_trig *t,
-    size_t pos);
+typedef int (*scan_trig_cb)(void *ctx, const struct scan_trig *t, size_t pos);
 
 /* Calls cb for every trigger of a kind in kinds found in p[0..n). */
 int scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,

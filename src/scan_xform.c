@@ -52,8 +52,8 @@
 
 #include "scan_int.h"
 
-#define MIN_RUN	  12 /* characters of a run */
-#define MIN_TOKEN 12 /* characters a radix decodes */
+#define MIN_RUN	  12	      /* characters of a run */
+#define MIN_TOKEN 12	      /* characters a radix decodes */
 #define MAX_BIGN  4096	      /* digits of a big number */
 #define MAX_LINE  4096	      /* bytes of a line folded or unescaped */
 #define MAX_TOKEN (64u << 10) /* characters of a token decoded */
@@ -104,8 +104,8 @@ static signed char xval[X_COUNT][256];
 
 static const char *const rot_name[26] = { "rot0", "rot1", "rot2", "rot3",
 	"rot4", "rot5", "rot6", "rot7", "rot8", "rot9", "rot10", "rot11",
-	"rot12", "rot13", "rot14", "rot15", "rot16", "rot17", "rot18",
-	"rot19", "rot20", "rot21", "rot22", "rot23", "rot24", "rot25" };
+	"rot12", "rot13", "rot14", "rot15", "rot16", "rot17", "rot18", "rot19",
+	"rot20", "rot21", "rot22", "rot23", "rot24", "rot25" };
 
 static void
 set_alpha(int r, const char *al, int fold)
@@ -302,12 +302,18 @@ worth(const unsigned char *d, size_t n)
 {
 	size_t i, k = n < 64 ? n : 64, bad = 0, zodd = 0, zeven = 0;
 
+	if (n == 0)
+		return 0;
 	if (n >= 4 &&
 	    ((d[0] == 0x1f && d[1] == 0x8b) ||
 		(d[0] == 0x78 &&
 		    (d[1] == 0x01 || d[1] == 0x5e || d[1] == 0x9c ||
 			d[1] == 0xda)) ||
-		memcmp(d, "BZh", 3) == 0 || memcmp(d, "\xfd" "7zX", 4) == 0 ||
+		memcmp(d, "BZh", 3) == 0 ||
+		memcmp(d,
+		    "\xfd"
+		    "7zX",
+		    4) == 0 ||
 		memcmp(d, "PK\x03\x04", 4) == 0 ||
 		memcmp(d, "\x28\xb5\x2f\xfd", 4) == 0 ||
 		memcmp(d, "\x04\x22\x4d\x18", 4) == 0))
@@ -401,8 +407,8 @@ dec_oct(struct xp *x, const unsigned char *p, size_t n)
 	if ((d = scratch(&x->t, &x->tcap, n / 3 + 1, &x->oom)) == NULL)
 		return 0;
 	for (i = 0; i + 2 < n; i += 3) {
-		v = (unsigned)(p[i] - '0') * 64 + (unsigned)(p[i + 1] - '0') * 8 +
-		    (unsigned)(p[i + 2] - '0');
+		v = (unsigned)(p[i] - '0') * 64 +
+		    (unsigned)(p[i + 1] - '0') * 8 + (unsigned)(p[i + 2] - '0');
 		if (v > 255)
 			return 0;
 		d[o++] = (unsigned char)v;
@@ -650,9 +656,8 @@ on_token(struct xp *x, const unsigned char *p, size_t n, size_t s)
 		return 0;
 	/* the big numbers read text that a smaller alphabet does not */
 	if (!nonhex)
-		m &= ~(unsigned)((1u << R_B58) | (1u << R_B62) |
-		    (1u << R_B36) | (1u << R_CROCK) | (1u << R_B32HEX) |
-		    (1u << R_ZB32));
+		m &= ~(unsigned)((1u << R_B58) | (1u << R_B62) | (1u << R_B36) |
+		    (1u << R_CROCK) | (1u << R_B32HEX) | (1u << R_ZB32));
 	if (!(lower && upper))
 		m &= ~(unsigned)((1u << R_B58) | (1u << R_B62) | (1u << R_B64));
 	if (lower && upper)
@@ -664,7 +669,7 @@ on_token(struct xp *x, const unsigned char *p, size_t n, size_t s)
 		m &= ~(unsigned)((1u << R_B36) | (1u << R_B62));
 	if (m & (1u << R_BITS))
 		m &= (1u << R_BITS); /* 0 and 1 only: bits */
-	else if (m & (1u << R_DEC)) /* digits: a number, octal, hex */
+	else if (m & (1u << R_DEC))  /* digits: a number, octal, hex */
 		m &= (1u << R_OCT) | (1u << R_DEC) | (1u << R_HEX);
 	if (m & (1u << R_DEC) && body < 19)
 		m &= ~(unsigned)(1u << R_DEC);
@@ -820,13 +825,14 @@ on_bits(struct xp *x, size_t i)
 	int bits = 0;
 	unsigned char *d;
 
-	while (s > 0 && (x->buf[s - 1] == '0' || x->buf[s - 1] == '1' ||
-			    x->buf[s - 1] == ' ' || x->buf[s - 1] == ','))
+	while (s > 0 &&
+	    (x->buf[s - 1] == '0' || x->buf[s - 1] == '1' ||
+		x->buf[s - 1] == ' ' || x->buf[s - 1] == ','))
 		s--;
-	while (e < x->n && (x->buf[e] == '0' || x->buf[e] == '1' ||
-			       x->buf[e] == ' ' || x->buf[e] == ',' ||
-			       x->buf[e] == '_' || x->buf[e] == '-' ||
-			       x->buf[e] == '\n'))
+	while (e < x->n &&
+	    (x->buf[e] == '0' || x->buf[e] == '1' || x->buf[e] == ' ' ||
+		x->buf[e] == ',' || x->buf[e] == '_' || x->buf[e] == '-' ||
+		x->buf[e] == '\n'))
 		e++;
 	scan_budget_spend(x->bg, e - s);
 	if ((d = scratch(&x->t, &x->tcap, (e - s) / 8 + 1, &x->oom)) == NULL)
@@ -891,8 +897,8 @@ unit(const unsigned char *p, int w, int be)
 static int
 text_unit(uint32_t u)
 {
-	return (u >= 0x20 && u < 0x7f) || u == '\n' || u == '\t' ||
-	    u == '\r' || (u >= 0xa0 && u < 0x800);
+	return (u >= 0x20 && u < 0x7f) || u == '\n' || u == '\t' || u == '\r' ||
+	    (u >= 0xa0 && u < 0x800);
 }
 
 /*
@@ -932,7 +938,8 @@ on_nul(struct xp *x, size_t z, size_t floor)
 		    text_unit(unit(x->buf + s - w, w, be)))
 			s -= (size_t)w;
 		e = a;
-		while (e + (size_t)w <= x->n && text_unit(unit(x->buf + e, w, be)))
+		while (
+		    e + (size_t)w <= x->n && text_unit(unit(x->buf + e, w, be)))
 			e += (size_t)w;
 		if (e < x->n && e + (size_t)w > x->n && !be) {
 			/* a number's top zero bytes are gone: pad them */
@@ -958,8 +965,7 @@ on_nul(struct xp *x, size_t z, size_t floor)
 			} else
 				u = unit(x->buf + k, w, be);
 
-			if (w == 2 && u >= 0xd800 && u < 0xdc00 &&
-			    k + 4 <= e) {
+			if (w == 2 && u >= 0xd800 && u < 0xdc00 && k + 4 <= e) {
 				uint32_t lo = unit(x->buf + k + 2, w, be);
 
 				if (lo >= 0xdc00 && lo < 0xe000) {
@@ -1084,8 +1090,8 @@ region_end(const struct xp *x, size_t i, int amp)
 				return k; /* a line without one */
 			ls = k + 1;
 		} else if (amp ? x->buf[k] == '&' &&
-				 entity(x->buf + k, x->n - k, &cp) != 0 :
-			       x->buf[k] >= 0xc2 && foldable(x->buf, x->n, k))
+			    entity(x->buf + k, x->n - k, &cp) != 0 :
+				 x->buf[k] >= 0xc2 && foldable(x->buf, x->n, k))
 			e = k + 1;
 	}
 	return k;
@@ -1094,7 +1100,7 @@ region_end(const struct xp *x, size_t i, int amp)
 static size_t
 on_unicode(struct xp *x, size_t i, size_t floor)
 {
-	size_t s = i, e = i, k, o = 0, ot = 0, len;
+	size_t s = i, e, k, o = 0, ot = 0, len;
 	unsigned char *d, *tg;
 	uint32_t cp;
 	unsigned f;
@@ -1156,10 +1162,12 @@ entity(const unsigned char *p, size_t n, uint32_t *cp)
 		int hex = n > 2 && (p[2] | 0x20) == 'x';
 
 		for (i = hex ? 3 : 2; i < n && i < 12; i++) {
-			int d = p[i] >= '0' && p[i] <= '9' ? p[i] - '0' :
-			    hex && (p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f' ?
-							     (p[i] | 0x20) - 'a' + 10 :
-							     -1;
+			int d = p[i] >= '0' && p[i] <= '9' ?
+			    p[i] - '0' :
+			    hex && (p[i] | 0x20) >= 'a' &&
+				(p[i] | 0x20) <= 'f' ?
+			    (p[i] | 0x20) - 'a' + 10 :
+			    -1;
 
 			if (d < 0)
 				break;
@@ -1185,7 +1193,7 @@ entity(const unsigned char *p, size_t n, uint32_t *cp)
 static size_t
 on_amp(struct xp *x, size_t i, size_t floor)
 {
-	size_t s = i, e = i, k, o = 0, l, found = 0;
+	size_t s = i, e, k, o = 0, l, found = 0;
 	unsigned char *d;
 	uint32_t cp;
 
@@ -1388,14 +1396,14 @@ specmask16(const unsigned char *p)
 static int
 binary(const unsigned char *p, size_t n)
 {
-	size_t i, bad = 0, k = n < 256 ? n : 256;
+	size_t i, bad = 0;
 
-	for (i = 0; i < k; i++)
+	for (i = 0; i < n && i < 256; i++)
 		if ((p[i] < 0x20 && p[i] != '\n' && p[i] != '\r' &&
 			p[i] != '\t') ||
 		    p[i] == 0x7f)
 			bad++;
-	return bad * 8 > k;
+	return bad * 8 > i;
 }
 
 int
@@ -1441,8 +1449,9 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 			for (k = i; k < len; k++)
 				m |= (unsigned)runc[buf[k]] << (k - i);
 
-		ntop = m == 0xffff ? 0 :
-				     (unsigned)__builtin_clz((~m & 0xffffu) << 16);
+		ntop = m == 0xffff ?
+		    0 :
+		    (unsigned)__builtin_clz((~m & 0xffffu) << 16);
 		bottom = m == 0xffff ? 16 : (unsigned)__builtin_ctz(~m);
 		s = e = 0;
 		if (m == 0xffff && i >= floor) {

@@ -121,14 +121,17 @@ static void
 e_b64(const struct str *in, struct str *out, unsigned arg)
 {
 	radix_pow2(in, out,
-	    arg ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_" :
-		  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+	    arg ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567"
+		  "89-_" :
+		  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567"
+		  "89+/",
 	    6, !arg);
 }
 
 static const char *const b32al[] = { "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
 	"abcdefghijklmnopqrstuvwxyz234567", "0123456789ABCDEFGHIJKLMNOPQRSTUV",
-	"0123456789ABCDEFGHJKMNPQRSTVWXYZ", "ybndrfg8ejkmcpqxot1uwisza345h769" };
+	"0123456789ABCDEFGHJKMNPQRSTVWXYZ",
+	"ybndrfg8ejkmcpqxot1uwisza345h769" };
 
 static void
 e_b32(const struct str *in, struct str *out, unsigned arg)
@@ -183,7 +186,8 @@ e_b58(const struct str *in, struct str *out, unsigned arg)
 {
 	(void)arg;
 	bignum(in, out,
-	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 58, 0);
+	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 58,
+	    0);
 }
 
 static void
@@ -191,8 +195,8 @@ e_b62(const struct str *in, struct str *out, unsigned arg)
 {
 	(void)arg;
 	bignum(in, out,
-	    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 62,
-	    0);
+	    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+	    62, 0);
 }
 
 static void
@@ -328,8 +332,9 @@ e_rot47(const struct str *in, struct str *out, unsigned arg)
 	for (i = 0; i < in->n; i++) {
 		unsigned c = in->p[i];
 
-		putc_(out, c >= 33 && c <= 126 ? (int)(33 + (c - 33 + 47) % 94) :
-						 (int)c);
+		putc_(out,
+		    c >= 33 && c <= 126 ? (int)(33 + (c - 33 + 47) % 94) :
+					  (int)c);
 	}
 }
 
@@ -417,8 +422,8 @@ e_look(const struct str *in, struct str *out, unsigned arg)
 static void
 e_invis(const struct str *in, struct str *out, unsigned arg)
 {
-	static const uint32_t inv[] = { 0x200b, 0x200c, 0x200d, 0x2060,
-		0xfeff, 0xad, 0x200e, 0x202c, 0xe0041, 0xe0001 };
+	static const uint32_t inv[] = { 0x200b, 0x200c, 0x200d, 0x2060, 0xfeff,
+		0xad, 0x200e, 0x202c, 0xe0041, 0xe0001 };
 	size_t i;
 
 	for (i = 0; i < in->n; i++) {
@@ -624,8 +629,8 @@ literal(const struct xf *x, unsigned arg)
 {
 	return x->fn == e_b64 || x->fn == e_b32 || x->fn == e_hex ||
 	    x->fn == e_b58 || x->fn == e_b62 || (x->fn == e_b36 && !arg) ||
-	    x->fn == e_dec || (x->fn == e_bits && arg == 0) ||
-	    x->fn == e_oct || x->fn == e_b85;
+	    x->fn == e_dec || (x->fn == e_bits && arg == 0) || x->fn == e_oct ||
+	    x->fn == e_b85;
 }
 
 static int
@@ -665,8 +670,8 @@ draw_chain(struct chain *c, size_t len)
 			do
 				t = pick(NXF);
 			while (!(xfs[t].in & k) ||
-			    (i > 0 && (xfs[t].fn == e_rot ||
-					  xfs[t].fn == e_rev) &&
+			    (i > 0 &&
+				(xfs[t].fn == e_rot || xfs[t].fn == e_rev) &&
 				xfs[c->t[i - 1]].fn == xfs[t].fn));
 			c->t[i] = t;
 			c->arg[i] = xfs[t].argmin + pick(xfs[t].nargs);
@@ -700,8 +705,8 @@ apply(const struct chain *c, const struct str *secret, struct str *out)
 		put(&b, "", 0);
 		xfs[c->t[i]].fn(&a, &b, c->arg[i]);
 		/* (a compressor stores a short input as it is) */
-		((struct chain *)(uintptr_t)c)->same[i] =
-		    memmem(b.p, b.n, a.p, a.n) != NULL;
+		((struct chain *)(uintptr_t)c)->same[i] = memmem(b.p, b.n, a.p,
+							      a.n) != NULL;
 		a.n = 0;
 		put(&a, b.p, b.n);
 		put(&((struct chain *)(uintptr_t)c)->mid[i + 1], b.p, b.n);
@@ -733,8 +738,8 @@ chain_name(const struct chain *c, char *out, size_t size, int all)
 			snprintf(one, sizeof(one), "utf16");
 		else
 			snprintf(one, sizeof(one), "%s", x->name);
-		o += (size_t)snprintf(out + o, size - o, "%s%s",
-		    o ? ">" : "", one);
+		o += (size_t)snprintf(out + o, size - o, "%s%s", o ? ">" : "",
+		    one);
 		if (o >= size)
 			return;
 	}
@@ -752,7 +757,8 @@ norm_form(const char *form, char *out, size_t size)
 		const char *from, *to;
 	} alias[] = { { "base64url", "base64" }, { "base32-lower", "base32" },
 		{ "hex-upper", "hex" }, { "reversed", "reverse" },
-		{ "reversed-bytes", "reverse" }, { "html-entities", "html-unescape" },
+		{ "reversed-bytes", "reverse" },
+		{ "html-entities", "html-unescape" },
 		{ "html", "html-unescape" }, { "json+base64", "base64" },
 		{ "json+base64url", "base64" }, { "z85", "base85" },
 		{ "mime-word", "base64" }, { "utf16le", "utf16" },
@@ -936,10 +942,11 @@ surround(int s, const struct str *payload, struct str *t0, struct str *t1,
 		if (s == S_JSON)
 			puts_(t0, "{\"type\":\"tool_result\",\"content\":\"");
 		else
-			puts_(t0, "{\"type\":\"user\",\"message\":{\"role\":"
-				  "\"user\",\"content\":[{\"tool_use_id\":"
-				  "\"toolu_01\",\"type\":\"tool_result\","
-				  "\"content\":\"");
+			puts_(t0,
+			    "{\"type\":\"user\",\"message\":{\"role\":"
+			    "\"user\",\"content\":[{\"tool_use_id\":"
+			    "\"toolu_01\",\"type\":\"tool_result\","
+			    "\"content\":\"");
 		put(t0, esc.p, esc.n);
 		puts_(t0, s == S_JSON ? "\"}\n" : "\"}]}}\n");
 		/* the decoded values, joined by NUL as evidence.lua does */
@@ -958,9 +965,10 @@ surround(int s, const struct str *payload, struct str *t0, struct str *t1,
 			    i ? payload->n - cut : cut);
 			esc.n = 0;
 			json_esc(&part, &esc);
-			puts_(t0, "event: content_block_delta\ndata: "
-				  "{\"type\":\"content_block_delta\",\"index\":0,"
-				  "\"delta\":{\"type\":\"text_delta\",\"text\":\"");
+			puts_(t0,
+			    "event: content_block_delta\ndata: "
+			    "{\"type\":\"content_block_delta\",\"index\":0,"
+			    "\"delta\":{\"type\":\"text_delta\",\"text\":\"");
 			put(t0, esc.p, esc.n);
 			puts_(t0, "\"}}\n\n");
 			free(part.p);
@@ -1160,8 +1168,8 @@ miss_case(uint64_t seed, char *why, size_t whylen)
 	if (scan_both(sc, &t0, &t1, &r) != 0)
 		abort();
 	clean = r.n == 0;
-	snprintf(why, whylen, "%s through %s in %s: %zu findings%s%s",
-	    kinds[k], want, s_name[s], r.n, r.n ? ", first " : "",
+	snprintf(why, whylen, "%s through %s in %s: %zu findings%s%s", kinds[k],
+	    want, s_name[s], r.n, r.n ? ", first " : "",
 	    r.n ? r.v[0].form : "");
 	scan_result_free(&r);
 	scan_free(sc);
@@ -1211,8 +1219,8 @@ main(void)
 		verbose = 1;
 		ok(leak_case(seed, &any, why, sizeof(why)), "seed %llu: %s",
 		    (unsigned long long)seed, why);
-		ok(miss_case(seed, why, sizeof(why)), "near miss, seed %llu: %s",
-		    (unsigned long long)seed, why);
+		ok(miss_case(seed, why, sizeof(why)),
+		    "near miss, seed %llu: %s", (unsigned long long)seed, why);
 		return tap_done();
 	}
 	for (i = 1; i <= cases; i++) {

@@ -607,8 +607,9 @@ test_qp_and_nul(void)
 
 		for (cut = 1; cut < len; cut++) {
 			t.n = 0;
-			puts_(&t, "Content-Transfer-Encoding: quoted-printable\n"
-				  "\nAPI_KEY=3D");
+			puts_(&t,
+			    "Content-Transfer-Encoding: quoted-printable\n"
+			    "\nAPI_KEY=3D");
 			put(&t, s, cut);
 			puts_(&t, "=\n");
 			puts_(&t, s + cut);
