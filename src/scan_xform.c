@@ -805,7 +805,7 @@ on_run(struct xp *x, size_t s, size_t e)
 
 		if (!cut)
 			continue;
-		if (p[ts] == '=')
+		if (ts < i && p[ts] == '=')
 			ts++;
 		if (i > ts && on_token(x, p + ts, i - ts, s + ts) != 0)
 			return -1;

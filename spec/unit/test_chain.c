@@ -45,7 +45,8 @@ put(struct str *s, const void *p, size_t n)
 		if ((s->p = realloc(s->p, s->cap)) == NULL)
 			abort();
 	}
-	memcpy(s->p + s->n, p, n);
+	if (n > 0)
+		memcpy(s->p + s->n, p, n);
 	s->n += n;
 	s->p[s->n] = '\0';
 }
