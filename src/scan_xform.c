@@ -425,7 +425,8 @@ dec_b85(struct xp *x, int a, const unsigned char *p, size_t n)
 	uint64_t v = 0;
 	int nd = 0, pad;
 
-	if ((d = scratch(&x->t, &x->tcap, n + 8, &x->oom)) == NULL)
+	/* 'z' is four bytes */
+	if ((d = scratch(&x->t, &x->tcap, 4 * n + 8, &x->oom)) == NULL)
 		return 0;
 	for (i = 0; i < n; i++) {
 		int c = xval[a][p[i]];

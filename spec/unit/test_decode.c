@@ -635,6 +635,14 @@ test_qp_and_nul(void)
 	    len - 1, missed);
 	ok(nearhit == 0, "near miss: quoted-printable, the last byte off");
 
+	/* found by fuzz_decode: Ascii85 'z' is 4 bytes (ASan caught it) */
+	t.n = 0;
+	puts_(&t, "fzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzfffffffffffff\xa6[");
+	memset(&r, 0, sizeof(r));
+	ok(scan_buffer(sc, t.p, t.n, &r) == 0 && r.n == 0,
+	    "a run of Ascii85 'z' decodes within its buffer");
+	scan_result_free(&r);
+
 	/* od -An -tx1 without its final newline, between two NULs */
 	t.n = 0;
 	make_input(&t, S1, 0);
