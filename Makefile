@@ -5,7 +5,8 @@
 #   make test            all test tiers under ASan+UBSan; ends with "N passed, N failed"
 #   make run             the built-in suite against every subject, offline
 #   make bench           benchmarks; figures on stdout
-#   make fuzz            bounded fuzzing of the parsers (FUZZ_SECONDS each)
+#   make fuzz            bounded fuzzing of the parsers (FUZZ_SECONDS each),
+#                        and FUZZ_CHAINS generated chains of transforms
 #   make lint            luacheck, cppcheck, clang-format and indentation;
 #                        fails on any warning
 #   make format          clang-format every C file lint checks
@@ -24,7 +25,8 @@ BUILD    ?= build/default
 SANITIZE ?=
 Q        ?= @
 
-PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto libssl liblzma
+PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto libssl liblzma \
+            libzstd liblz4 libbrotlidec
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
             -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
             -Wformat=2 -Wvla -Wundef -Wwrite-strings -Wimplicit-fallthrough
@@ -111,7 +113,8 @@ $(BUILD)/lb-nodump.so: src/init/nodump.c
 $(BUILD)/unit/%: spec/unit/%.c spec/unit/tap.h $(LIB)
 	@mkdir -p $(@D)
 	@echo "  CC    $@"
-	$(Q)$(CC) $(CFLAGS) -Ispec/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Ispec/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) \
+	    $(shell pkg-config --libs libbrotlienc 2>/dev/null)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -148,7 +151,7 @@ run:
 	./leakbench build
 	./leakbench run scenarios/ $(patsubst %,--subject %,$(wildcard subjects/*.lua))
 
-bench: all
+bench: all $(BUILD)/unit/test_chain
 	$(Q)bench/run $(BUILD)
 
 # Lint: fails on any warning. Lua indents with spaces and has no tabs; C
@@ -202,7 +205,9 @@ install: $(BUILD)/leakbench servers
 	$(Q)install -m 0644 docs/api.md README.md $(INST)/share/doc/leakbench/
 
 FUZZ_SECONDS ?= 60
-fuzz: $(BUILD)/gen/embedded.c
+FUZZ_CHAINS  ?= 100000
+fuzz: $(BUILD)/gen/embedded.c $(BUILD)/unit/test_chain
+	$(Q)CHAIN_CASES=$(FUZZ_CHAINS) $(BUILD)/unit/test_chain
 	$(Q)spec/fuzz/run $(FUZZ_SECONDS)
 
 clean:

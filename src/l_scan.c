@@ -11,7 +11,7 @@
  *	offset, length = bytes, snippet = masked context (only when ctx, the
  *	number of context bytes either side, is given) }
  *   scanner:scan_file(path [, ctx]) -> list | nil, message
- *	The list's field budget is set ("bytes", "depth", "time", joined
+ *	The list's field budget is set ("bytes", "depth", "work", joined
  *	by ",") when decode-through stopped early for one of them.
  *   scanner:dns(names) -> list of findings in the DNS names (a list of
  *	strings, in the order looked up): { secret, form = "dns>base32@0",
@@ -201,8 +201,8 @@ push_budget(lua_State *L, unsigned budget)
 		luaL_addstring(&lb, first ? "depth" : ",depth");
 		first = 0;
 	}
-	if (budget & SCAN_BUDGET_TIME)
-		luaL_addstring(&lb, first ? "time" : ",time");
+	if (budget & SCAN_BUDGET_WORK)
+		luaL_addstring(&lb, first ? "work" : ",work");
 	luaL_pushresult(&lb);
 	lua_setfield(L, -2, "budget");
 }

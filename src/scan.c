@@ -55,13 +55,15 @@ const char *const scan_forms[] = { "raw",
 	"base64url@0..2", "base32@0..4", "base32-lower@0..4",
 	"uuencode@0..2 (zero as '`' or ' ')", "ascii85@0..3",
 	"base85@0..3 (RFC 1924, Python b85encode, git)", "z85@0..3",
-	"base58 (of the secret alone)", "dec-list", "octal-list", "octal-sep",
-	"octal-escape", "unicode-escape-bytes", "python-bytes",
-	"sep (a separator between every character)", "case-upper", "case-lower",
-	"case-upper-lossy", "case-lower-lossy", "hex", "hex-upper", "hex-sep",
-	"hex-escape", "hex-0x", "percent", "percent-lower", "percent-js",
-	"percent-uri", "percent-plus", "percent-form", "percent-all",
-	"percent-all-lower", "html",
+	"base32hex@0..4", "base32-crockford@0..4", "zbase32@0..4",
+	"base58, base62, base36, dec, dec-le (the secret alone as one number)",
+	"bits (8 per byte)", "octal (3 digits per byte)", "dec-list",
+	"octal-list", "octal-sep", "octal-escape", "unicode-escape-bytes",
+	"python-bytes", "sep (a separator between every character)",
+	"case-upper", "case-lower", "case-upper-lossy", "case-lower-lossy",
+	"hex", "hex-upper", "hex-sep", "hex-escape", "hex-0x", "percent",
+	"percent-lower", "percent-js", "percent-uri", "percent-plus",
+	"percent-form", "percent-all", "percent-all-lower", "html",
 	"html-entities (every character as &#N; or &#xH;)", "quoted-printable",
 	"rot13", "reversed", "reversed-bytes", "utf16le", "utf16be",
 	"json+base64@0..2", "json+base64url@0..2",
@@ -83,7 +85,21 @@ const char *const scan_forms[] = { "raw",
 	"base64>FORM, hex>FORM (long runs holding a magic, text or deflate)",
 	"split (pieces of 8+ bytes, raw or in base64/hex runs, across a "
 	"channel's segments)",
-	"dns>FORM (labels of the names looked up)", NULL };
+	"dns>FORM (labels of the names looked up)",
+	"zstd>FORM, lz4>FORM (frames), brotli>FORM (in a radix token)",
+	"TRANSFORM>FORM, composed to the depth budget (scan_xform.c):",
+	"base64, base32, base32hex, base32-crockford, zbase32, hex, base58, "
+	"base62, base36, dec, dec-le, bits, octal, ascii85, base85, z85, "
+	"base91 (tokens of a run, any prefix)",
+	"rot1..rot25, rot47, reverse (over a literal form, through triggers)",
+	"xor (one byte, over a literal form, below the top level)",
+	"utf16le, utf16be, utf32le, utf32be (with or without a BOM)",
+	"unicode-fold (fullwidth, mathematical, circled folded; zero-width, "
+	"bidi, soft hyphen, tag characters removed), unicode-tags",
+	"html-unescape (named and numeric entities, mixed with text), "
+	"mime-word (=?charset?B|Q?...?=), quoted-printable (soft breaks "
+	"anywhere)",
+	NULL };
 
 /* ---------------------------------------------------------------- */
 /* Growable byte buffers; an allocation failure sets oom and sticks. */
@@ -527,17 +543,31 @@ enc_utf16(struct buf *out, const unsigned char *s, size_t n, int be)
 /* ---------------------------------------------------------------- */
 /* Radix alphabets (base64, base64url, base32). */
 
-enum { AL_NONE, AL_B64, AL_B64URL, AL_B32, AL_B32L, AL_UU, AL_UUS, AL_COUNT };
+enum {
+	AL_NONE,
+	AL_B64,
+	AL_B64URL,
+	AL_B32,
+	AL_B32L,
+	AL_UU,
+	AL_UUS,
+	AL_B32HEX,
+	AL_CROCK,
+	AL_ZB32,
+	AL_COUNT
+};
 
 static const char *const alphabets[AL_COUNT] = {
 	NULL,
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
-	"abcdefghijklmnopqrstuvwxyz234567",
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "abcdefghijklmnopqrstuvwxyz234567",
 	/* uuencode: 32 + value, zero as '`' (GNU) or ' ' (Python b2a_uu) */
 	"`!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_",
 	" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_",
+	"0123456789ABCDEFGHIJKLMNOPQRSTUV", /* RFC 4648 base32hex */
+	"0123456789ABCDEFGHJKMNPQRSTVWXYZ", /* Crockford's */
+	"ybndrfg8ejkmcpqxot1uwisza345h769", /* z-base-32 */
 };
 
 /* The base85 family: 4 bytes big-endian as 5 digits. */
@@ -881,6 +911,11 @@ struct scan {
 	size_t nnames, capn;
 	struct mlit *m;
 
+	struct mlit *mt; /* triggers of the transforms (scan_xform.c) */
+	struct scan_trig *trig;
+	size_t ntrig, capt;
+	struct buf tarena;
+
 	struct mlit *pm; /* partial mode: every pmin-gram */
 	struct frag_pat *fp;
 	size_t pmin;
@@ -1069,36 +1104,41 @@ add_b85(struct scan *sc, size_t idx, size_t first, const unsigned char *s,
 }
 
 /* Base58 (Bitcoin's alphabet) of the whole secret: leading zeros as '1'. */
+/*
+ * The secret as one big number in radix base (digits al), its first byte
+ * the most significant (le: the last); leading zero bytes as zero digits.
+ */
 static void
-enc_base58(struct buf *out, const unsigned char *s, size_t n)
+enc_bignum(struct buf *out, const unsigned char *s, size_t n, const char *al,
+    unsigned base, int le)
 {
-	static const char al[] =
-	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 	unsigned char *dig;
-	size_t i, j, nd = 0, zeros = 0, cap = n * 138 / 100 + 2;
+	size_t i, j, nd = 0, zeros = 0, cap = n * 3 + 2;
 	unsigned carry;
 
+	if (base < 2)
+		return;
 	dig = calloc(cap, 1);
 	if (dig == NULL) {
 		out->oom = 1;
 		return;
 	}
-	while (zeros < n && s[zeros] == 0)
+	while (zeros < n && s[le ? n - 1 - zeros : zeros] == 0)
 		zeros++;
 	for (i = zeros; i < n; i++) {
-		carry = s[i];
+		carry = s[le ? n - 1 - i : i];
 		for (j = 0; j < nd; j++) {
 			carry += (unsigned)dig[j] << 8;
-			dig[j] = (unsigned char)(carry % 58);
-			carry /= 58;
+			dig[j] = (unsigned char)(carry % base);
+			carry /= base;
 		}
 		while (carry > 0 && nd < cap) {
-			dig[nd++] = (unsigned char)(carry % 58);
-			carry /= 58;
+			dig[nd++] = (unsigned char)(carry % base);
+			carry /= base;
 		}
 	}
 	for (i = 0; i < zeros; i++)
-		buf_putc(out, '1');
+		buf_putc(out, al[0]);
 	for (i = nd; i > 0; i--)
 		buf_putc(out, al[dig[i - 1]]);
 	free(dig);
@@ -1267,8 +1307,23 @@ gen_secret(struct scan *sc, size_t idx)
 	add_b85(sc, idx, first, s, n, B85_ASCII, "ascii85");
 	add_b85(sc, idx, first, s, n, B85_RFC1924, "base85");
 	add_b85(sc, idx, first, s, n, B85_Z85, "z85");
-	enc_base58(&b, s, n);
+	add_radix(sc, idx, first, s, n, AL_B32HEX, 5, 5, "base32hex");
+	add_radix(sc, idx, first, s, n, AL_CROCK, 5, 5, "base32-crockford");
+	add_radix(sc, idx, first, s, n, AL_ZB32, 5, 5, "zbase32");
+	enc_bignum(&b, s, n,
+	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 58,
+	    0);
 	ADD("base58");
+	enc_bignum(&b, s, n,
+	    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+	    62, 0);
+	ADD("base62");
+	enc_bignum(&b, s, n, "0123456789abcdefghijklmnopqrstuvwxyz", 36, 0);
+	ADD("base36");
+	enc_bignum(&b, s, n, "0123456789", 10, 0);
+	ADD("dec");
+	enc_bignum(&b, s, n, "0123456789", 10, 1);
+	ADD("dec-le");
 
 	/* a JSON file's text, then encoded: cat config.json | base64 */
 	if (rel & J_CHANGES) {
@@ -1312,6 +1367,15 @@ gen_secret(struct scan *sc, size_t idx)
 	}
 	enc_list(&b, s, n, "", 8, 3, " ");
 	ADD("octal-sep");
+	enc_list(&b, s, n, "", 8, 3, "");
+	ADD("octal");
+	for (i = 0; i < n; i++) {
+		int bit;
+
+		for (bit = 7; bit >= 0; bit--)
+			buf_putc(&b, '0' + ((s[i] >> bit) & 1));
+	}
+	ADD("bits");
 	enc_list(&b, s, n, "\\", 8, 3, "");
 	ADD("octal-escape");
 	enc_list(&b, s, n, "\\", 8, 1, "");
@@ -1502,10 +1566,15 @@ scan_free(struct scan *sc)
 		free(sc->names[i]);
 	free(sc->names);
 	mlit_free(sc->m);
+	mlit_free(sc->mt);
+	free(sc->trig);
+	free(sc->tarena.p);
 	mlit_free(sc->pm);
 	free(sc->fp);
 	free(sc);
 }
+
+static int build_triggers(struct scan *sc);
 
 int
 scan_compile(struct scan **out, const struct scan_secret *secrets,
@@ -1589,6 +1658,8 @@ scan_compile(struct scan **out, const struct scan_secret *secrets,
 	sc->m = mlit_new(pp, pl, sc->npats);
 	if (sc->m == NULL)
 		goto oom;
+	if (build_triggers(sc) != 0)
+		goto oom;
 	sc->partial = (flags & SCAN_PARTIAL) != 0;
 	if (sc->partial && build_partial(sc) != 0)
 		goto oom;
@@ -1602,6 +1673,197 @@ oom:
 	scan_free(sc);
 	snprintf(err, errlen, "cannot compile scanner: %s", strerror(ENOMEM));
 	return -1;
+}
+
+/* ---------------------------------------------------------------- */
+/* Triggers: what the transforms of scan_xform.c look for. */
+
+/* Is a pattern of this form worth a trigger (the usual innermost forms)? */
+static int
+trig_form(const char *f)
+{
+	static const char *const fs[] = { "raw", "hex", "hex-upper", "base64@",
+		"base64url@", "base32@", "base32-lower@", "base32hex@",
+		"base32-crockford@", "zbase32@", "base58", "base62", "base36",
+		"dec", "dec-le", "ascii85@", "base85@", "z85@", "bits",
+		"octal" };
+	size_t i, l;
+
+	for (i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
+		l = strlen(fs[i]);
+		if (fs[i][l - 1] == '@' ? strncmp(f, fs[i], l) == 0 :
+					  strcmp(f, fs[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static void
+add_trig(struct scan *sc, unsigned kind, const struct pat *p,
+    const unsigned char *orig, const unsigned char *t, size_t n, size_t skip)
+{
+	struct scan_trig *v;
+
+	if (n < 8 || sc->oom)
+		return;
+	if (sc->ntrig == sc->capt) {
+		size_t cap = sc->capt ? 2 * sc->capt : 64;
+
+		if ((v = realloc(sc->trig, cap * sizeof(*v))) == NULL) {
+			sc->oom = 1;
+			return;
+		}
+		sc->trig = v;
+		sc->capt = cap;
+	}
+	v = &sc->trig[sc->ntrig++];
+	v->kind = kind;
+	v->secret = p->secret;
+	v->orig = orig;
+	v->origlen = p->len;
+	v->skip = skip;
+	v->off = sc->tarena.n;
+	v->len = n;
+	buf_put(&sc->tarena, t, n);
+}
+
+/*
+ * For each pattern of a trigger form: its rotation signature (any rot-N),
+ * its reversal, its rot47; for each secret its XOR delta (any one-byte
+ * key). The trigger matcher finds them in transformed runs; scan_xform.c
+ * then undoes the transform and scans again, so a trigger is never a
+ * finding by itself.
+ */
+static int
+build_triggers(struct scan *sc)
+{
+	struct buf b = { 0 };
+	const unsigned char **pp = NULL;
+	size_t *pl = NULL, i, j, first;
+	int rc = -1;
+
+	for (i = 0; i < sc->npats && !sc->oom; i++) {
+		const struct pat *p = &sc->pats[i];
+		const unsigned char *o = sc->arena.p + p->off;
+
+		if (!trig_form(sc->names[p->form]))
+			continue;
+		b.n = 0;
+		buf_grow(&b, p->len);
+		if (b.oom)
+			goto out;
+		scan_rot_sig(o, p->len, b.p);
+		for (first = 0; first < p->len && !scan_is_letter(o[first]);
+		     first++)
+			;
+		if (first + 1 < p->len)
+			add_trig(sc, TRIG_SIG, p, o, b.p + first + 1,
+			    p->len - first - 1, first + 1);
+		for (j = 0; j < p->len; j++)
+			b.p[j] = o[p->len - 1 - j];
+		add_trig(sc, TRIG_REV, p, o, b.p, p->len, 0);
+		/* reversed, then rotated: found as reverse, rotated inside */
+		for (j = 0; j < p->len; j++)
+			b.p[j] = o[p->len - 1 - j] >= 33 &&
+				o[p->len - 1 - j] <= 126 ?
+			    (unsigned char)(33 +
+				(o[p->len - 1 - j] - 33 + 47) % 94) :
+			    o[p->len - 1 - j];
+		add_trig(sc, TRIG_R47 | TRIG_REV, p, o, b.p, p->len, 0);
+		if (b.n < 2 * p->len) {
+			buf_grow(&b, 2 * p->len);
+			if (b.oom)
+				goto out;
+		}
+		for (j = 0; j < p->len; j++)
+			b.p[p->len + j] = o[p->len - 1 - j];
+		scan_rot_sig(b.p + p->len, p->len, b.p);
+		for (first = 0;
+		     first < p->len && !scan_is_letter(b.p[p->len + first]);
+		     first++)
+			;
+		if (first + 1 < p->len)
+			add_trig(sc, TRIG_SIG | TRIG_REV, p, o, b.p + first + 1,
+			    p->len - first - 1, first + 1);
+		for (j = 0; j < p->len; j++)
+			b.p[j] = o[j] >= 33 && o[j] <= 126 ?
+			    (unsigned char)(33 + (o[j] - 33 + 47) % 94) :
+			    o[j];
+		add_trig(sc, TRIG_R47, p, o, b.p, p->len, 0);
+		{
+			/* a delta of few values (bits, digits) finds noise */
+			uint64_t seen[4] = { 0, 0, 0, 0 };
+			unsigned nv = 0;
+
+			for (j = 0; j + 1 < p->len; j++) {
+				b.p[j] = o[j] ^ o[j + 1];
+				if (!(seen[b.p[j] >> 6] >> (b.p[j] & 63) & 1))
+					nv++;
+				seen[b.p[j] >> 6] |= (uint64_t)1
+				    << (b.p[j] & 63);
+			}
+			if (nv >= 8)
+				add_trig(sc, TRIG_DELTA, p, o, b.p, p->len - 1,
+				    0);
+		}
+	}
+	if (sc->oom || sc->tarena.oom)
+		goto out;
+	if (sc->ntrig == 0) {
+		rc = 0;
+		goto out;
+	}
+	pp = malloc(sc->ntrig * sizeof(*pp));
+	pl = malloc(sc->ntrig * sizeof(*pl));
+	if (pp == NULL || pl == NULL)
+		goto out;
+	for (i = 0; i < sc->ntrig; i++) {
+		pp[i] = sc->tarena.p + sc->trig[i].off;
+		pl[i] = sc->trig[i].len;
+	}
+	sc->mt = mlit_new(pp, pl, sc->ntrig);
+	rc = sc->mt == NULL ? -1 : 0;
+out:
+	free(b.p);
+	free(pp);
+	free(pl);
+	return rc;
+}
+
+struct trig_ctx {
+	const struct scan *sc;
+	unsigned kinds;
+	scan_trig_cb cb;
+	void *ctx;
+};
+
+static int
+on_trig(void *vctx, size_t pat, size_t start)
+{
+	struct trig_ctx *t = vctx;
+	const struct scan_trig *tr = &t->sc->trig[pat];
+
+	if ((tr->kind & t->kinds) == 0)
+		return 0;
+	return t->cb(t->ctx, tr, start);
+}
+
+int
+scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
+    unsigned kinds, scan_trig_cb cb, void *ctx)
+{
+	struct trig_ctx t = { sc, kinds, cb, ctx };
+
+	if (sc->mt == NULL)
+		return 0;
+	return mlit_scan(sc->mt, p, n, on_trig, &t);
+}
+
+const unsigned char *
+scan_secret_bytes(const struct scan *sc, size_t i, size_t *len)
+{
+	*len = sc->slen[i];
+	return sc->secret[i];
 }
 
 size_t
@@ -1785,6 +2047,7 @@ on_match(void *ctx, size_t pi, size_t start)
 	f.secret = p->secret;
 	f.pattern = (unsigned)pi;
 	f.wrapped = (unsigned char)c->wrapped;
+	f.xform = 0;
 	if (!c->wrapped) {
 		f.form = c->sc->names[p->form];
 		f.offset = start;
@@ -2025,21 +2288,6 @@ finding_cmp(const void *a, const void *b)
 	return (int)x->wrapped - (int)y->wrapped;
 }
 
-/*
- * A sanitized build runs the same code several times slower: its time
- * budget is scaled so that it decodes what a plain build decodes.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define NS_SCALE 10
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NS_SCALE 10
-#endif
-#endif
-#ifndef NS_SCALE
-#define NS_SCALE 1
-#endif
-
 int
 scan_buffer(const struct scan *sc, const void *data, size_t len,
     struct scan_result *res)
@@ -2051,11 +2299,9 @@ scan_buffer(const struct scan *sc, const void *data, size_t len,
 	    SIZE_MAX :
 	    len * SCAN_DECODE_FACTOR + SCAN_DECODE_MIN;
 	bg.maxdepth = SCAN_DECODE_DEPTH;
-	bg.deadline = scan_now() +
-	    NS_SCALE *
-		(SCAN_DECODE_NS_MIN + (uint64_t)len * SCAN_DECODE_NS_PER_BYTE);
+	bg.work = SCAN_DECODE_WORK_MIN +
+	    (uint64_t)len * SCAN_DECODE_WORK_PER_BYTE;
 	bg.hit = 0;
-	bg.calls = 0;
 	rc = scan_at(sc, data, len, 0, &bg, res);
 	res->budget |= bg.hit;
 	return rc;
@@ -2088,7 +2334,8 @@ scan_at(const struct scan *sc, const unsigned char *data, size_t len,
 		    scan_wrapped(sc, buf, len, from + block, &w, &r) != 0)
 			goto oom;
 	}
-	if (decode_pass(sc, buf, len, depth, bg, &r) != 0)
+	if (decode_pass(sc, buf, len, depth, bg, &r) != 0 ||
+	    xform_pass(sc, buf, len, depth, bg, &r) != 0)
 		goto oom;
 	if (r.n > 1)
 		qsort(r.v, r.n, sizeof(*r.v), finding_cmp);
@@ -2096,9 +2343,29 @@ scan_at(const struct scan *sc, const unsigned char *data, size_t len,
 	for (i = 0, k = 0; i < r.n; i++) {
 		if (k > 0 && r.v[k - 1].offset == r.v[i].offset &&
 		    r.v[k - 1].secret == r.v[i].secret &&
-		    r.v[k - 1].pattern == r.v[i].pattern)
+		    r.v[k - 1].pattern == r.v[i].pattern &&
+		    (!r.v[i].xform || r.v[k - 1].form == r.v[i].form))
 			continue;
 		r.v[k++] = r.v[i];
+	}
+	r.n = k;
+	/*
+	 * A transform's finding that holds a finding of the same secret
+	 * made without one (a literal form, a dump) says nothing more.
+	 */
+	for (i = 0, k = 0; i < r.n; i++) {
+		size_t j, a = r.v[i].offset, b = a + r.v[i].length;
+		int held = 0;
+
+		for (j = i; j > 0 && r.v[j - 1].offset == a; j--)
+			;
+		for (; j < r.n && r.v[j].offset < b && r.v[i].xform && !held;
+		     j++)
+			held = !r.v[j].xform &&
+			    r.v[j].secret == r.v[i].secret &&
+			    r.v[j].offset + r.v[j].length <= b;
+		if (!held)
+			r.v[k++] = r.v[i];
 	}
 	r.n = k;
 	free(w.jn.j.p);

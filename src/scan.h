@@ -49,6 +49,7 @@ struct scan_finding {
 	size_t length;	       /* bytes covered, line breaks included */
 	unsigned pattern;      /* internal pattern number */
 	unsigned char wrapped; /* found by the line-wrapped pass */
+	unsigned char xform;   /* found through a transform (scan_xform.c) */
 };
 
 struct scan_result {
@@ -61,19 +62,21 @@ struct scan_result {
  * Decode-through budgets, per scan_buffer call (and per chunk of
  * scan_fd): decoded bytes at most SCAN_DECODE_FACTOR times the input plus
  * SCAN_DECODE_MIN, SCAN_DECODE_DEPTH levels of nesting, and
- * SCAN_DECODE_NS_MIN plus SCAN_DECODE_NS_PER_BYTE per input byte of the
- * thread's CPU time (about 10x what plain bytes take). When one stops a
- * decoder, its bit is set in scan_result.budget.
+ * SCAN_DECODE_WORK_MIN plus SCAN_DECODE_WORK_PER_BYTE per input byte of
+ * work units. A unit is one byte a decoder looked at, produced or handed
+ * to a deeper scan: counted, never timed, so a verdict does not depend on
+ * the machine's load (or on a sanitizer). When one stops a decoder, its
+ * bit is set in scan_result.budget.
  */
-#define SCAN_DECODE_FACTOR	3
-#define SCAN_DECODE_MIN		(64u << 10)
-#define SCAN_DECODE_DEPTH	4
-#define SCAN_DECODE_NS_MIN	1000000u /* 1 ms */
-#define SCAN_DECODE_NS_PER_BYTE 10
+#define SCAN_DECODE_FACTOR	  3
+#define SCAN_DECODE_MIN		  (64u << 10)
+#define SCAN_DECODE_DEPTH	  4
+#define SCAN_DECODE_WORK_MIN	  (1u << 20)
+#define SCAN_DECODE_WORK_PER_BYTE 16
 
 #define SCAN_BUDGET_BYTES 0x1 /* a decoder's output was cut */
 #define SCAN_BUDGET_DEPTH 0x2 /* a region was too deep to decode */
-#define SCAN_BUDGET_TIME  0x4 /* decoding stopped for time */
+#define SCAN_BUDGET_WORK  0x4 /* decoding stopped: work units spent */
 
 /* Longest raw fragment of one secret found by scan_partial. */
 struct scan_fragment {

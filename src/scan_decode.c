@@ -9,7 +9,8 @@
  *   - line starts (after '\n' or NUL): the dump and list parsers try the
  *     lines from there and stop at the first line that is not theirs;
  *   - control bytes: a compressed stream's magic within 64 bytes before
- *     one (gzip, zlib, bzip2, xz, zip local headers); text has none;
+ *     one (gzip, zlib, bzip2, xz, zstd, lz4, zip local headers); text
+ *     has none;
  *   - 16-byte windows made only of base64/hex characters: the run around
  *     one is decoded when it is long enough and its first bytes are a
  *     magic, text (a tower of encodings), or else as raw deflate.
@@ -26,15 +27,16 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
 #include <bzlib.h>
+#include <lz4frame.h>
 #include <lzma.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "scan_int.h"
 
@@ -85,28 +87,12 @@ out:
 	return r;
 }
 
-/*
- * The thread's CPU time: a scan on a loaded machine is not cut short for
- * the time other processes took.
- */
-uint64_t
-scan_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Reads the clock (about 300 ns) on every 8th call only. */
 int
 scan_budget_late(struct scan_budget *bg)
 {
-	if (bg->hit & SCAN_BUDGET_TIME)
-		return 1;
-	if ((bg->calls++ & 7) != 0 || scan_now() < bg->deadline)
+	if (bg->work > 0)
 		return 0;
-	bg->hit |= SCAN_BUDGET_TIME;
+	bg->hit |= SCAN_BUDGET_WORK;
 	return 1;
 }
 
@@ -191,6 +177,7 @@ emit(const struct scan *sc, struct out *o, const char *name, size_t start,
 
 	if (o->n < MIN_REGION)
 		return 0;
+	scan_budget_spend(o->bg, o->n);
 	if (scan_at(sc, o->p, o->n, depth + 1, o->bg, &in) != 0) {
 		scan_result_free(&in);
 		return -1;
@@ -211,6 +198,7 @@ emit(const struct scan *sc, struct out *o, const char *name, size_t start,
 			f.length = end - start;
 		}
 		f.wrapped = 0;
+		/* (f.xform kept: found through a transform inside) */
 		if (res->n == res->cap) {
 			size_t cap = res->cap ? 2 * res->cap : 16;
 			struct scan_finding *v = realloc(res->v,
@@ -280,16 +268,22 @@ struct dstate {
 #define MAX_LINE 1024 /* characters of one dump line */
 
 /*
- * The end of the line at ls: the next '\n', or n; LINE_BAD when it is
- * longer than any dump line (so a long line costs MAX_LINE, not its
- * length, per parser).
+ * The end of the line at ls: the next '\n' or NUL, or n; LINE_BAD when
+ * it is longer than any dump line (so a long line costs MAX_LINE, not its
+ * length, per parser). A NUL ends a line as it starts one (the pass
+ * starts lines after both): decoded JSON values are joined by NUL, and a
+ * dump at the end of a value has lost its final newline.
  */
 static size_t
 line_end(const unsigned char *buf, size_t n, size_t ls)
 {
 	size_t max = n - ls < MAX_LINE ? n - ls : MAX_LINE;
-	const unsigned char *e = memchr(buf + ls, '\n', max);
+	const unsigned char *e = memchr(buf + ls, '\n', max), *z;
 
+	if (e != NULL)
+		max = (size_t)(e - (buf + ls));
+	if ((z = memchr(buf + ls, '\0', max)) != NULL)
+		return (size_t)(z - buf);
 	if (e != NULL)
 		return (size_t)(e - buf);
 	return ls + max == n ? n : LINE_BAD;
@@ -671,12 +665,13 @@ try_region(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 		}
 		st.lines++;
 		end = le;
-		if (le >= n)
+		if (le >= n || buf[le] == '\0') /* a NUL ends the value */
 			break;
 		p = le + 1;
 		if (o.full || o.oom)
 			break;
 	}
+	scan_budget_spend(bg, end - ls + 1);
 	if (o.oom)
 		rc = -1;
 	else if ((interp >= I_LIST && st.lines < 2) || o.n < MIN_REGION)
@@ -947,6 +942,7 @@ inflate_into(const unsigned char *p, size_t max_in, int kind, struct out *o)
 		zr = inflate(&z, Z_NO_FLUSH);
 		o->n += chunk - z.avail_out;
 		o->bg->left -= chunk - z.avail_out;
+		scan_budget_spend(o->bg, chunk - z.avail_out);
 		if (zr != Z_OK || scan_budget_late(o->bg))
 			break;
 	}
@@ -959,6 +955,7 @@ static void
 bunzip_into(const unsigned char *p, size_t max_in, struct out *o)
 {
 	bz_stream b;
+	unsigned in;
 	int r;
 
 	memset(&b, 0, sizeof(b));
@@ -980,10 +977,14 @@ bunzip_into(const unsigned char *p, size_t max_in, struct out *o)
 			break;
 		b.next_out = (char *)(o->p + o->n);
 		b.avail_out = (unsigned)chunk;
+		in = b.avail_in;
 		r = BZ2_bzDecompress(&b);
 		o->n += chunk - b.avail_out;
 		o->bg->left -= chunk - b.avail_out;
-		if (r != BZ_OK || scan_budget_late(o->bg))
+		scan_budget_spend(o->bg, chunk - b.avail_out + 1);
+		/* a cut stream: no input taken, no output given, BZ_OK */
+		if (r != BZ_OK || scan_budget_late(o->bg) ||
+		    (b.avail_out == chunk && b.avail_in == in))
 			break;
 	}
 	BZ2_bzDecompressEnd(&b);
@@ -1025,10 +1026,84 @@ unxz_into(const unsigned char *p, size_t max_in, struct out *o,
 		r = lzma_code(&x, LZMA_FINISH);
 		o->n += chunk - x.avail_out;
 		o->bg->left -= chunk - x.avail_out;
+		scan_budget_spend(o->bg, chunk - x.avail_out);
 		if (r != LZMA_OK || scan_budget_late(o->bg))
 			break;
 	}
 #undef x
+}
+
+/* zstd frames (and skippable ones before them), cut by the budget. */
+static size_t
+unzstd_into(const unsigned char *p, size_t max_in, struct out *o)
+{
+	ZSTD_DStream *z = ZSTD_createDStream();
+	ZSTD_inBuffer in = { p, max_in, 0 };
+	size_t r;
+
+	if (z == NULL)
+		return 0;
+	ZSTD_DCtx_setParameter(z, ZSTD_d_windowLogMax, 27);
+	for (;;) {
+		size_t chunk = o->bg->left < OUT_CHUNK ? o->bg->left :
+							 OUT_CHUNK;
+		ZSTD_outBuffer out;
+
+		/* cppcheck-suppress knownConditionTrueFalse */
+		if (chunk == 0) {
+			o->bg->hit |= SCAN_BUDGET_BYTES;
+			break;
+		}
+		if (out_grow(o, chunk, 0) != 0)
+			break;
+		out.dst = o->p + o->n;
+		out.size = chunk;
+		out.pos = 0;
+		r = ZSTD_decompressStream(z, &out, &in);
+		o->n += out.pos;
+		o->bg->left -= out.pos;
+		scan_budget_spend(o->bg, out.pos + 1);
+		if (ZSTD_isError(r) || r == 0 || scan_budget_late(o->bg) ||
+		    (out.pos == 0 && in.pos == in.size))
+			break;
+	}
+	ZSTD_freeDStream(z);
+	return in.pos;
+}
+
+/* An LZ4 frame (lz4(1)), cut by the budget. */
+static size_t
+unlz4_into(const unsigned char *p, size_t max_in, struct out *o)
+{
+	LZ4F_dctx *z;
+	size_t used = 0, r;
+
+	if (LZ4F_isError(LZ4F_createDecompressionContext(&z, LZ4F_VERSION)))
+		return 0;
+	for (;;) {
+		size_t chunk = o->bg->left < OUT_CHUNK ? o->bg->left :
+							 OUT_CHUNK;
+		size_t dst, src = max_in - used;
+
+		/* cppcheck-suppress knownConditionTrueFalse */
+		if (chunk == 0) {
+			o->bg->hit |= SCAN_BUDGET_BYTES;
+			break;
+		}
+		if (out_grow(o, chunk, 0) != 0)
+			break;
+		dst = chunk;
+		r = LZ4F_decompress(z, o->p + o->n, &dst, p + used, &src, NULL);
+		o->n += dst;
+		o->bg->left -= dst;
+		used += src;
+		scan_budget_spend(o->bg, dst + 1);
+		if (LZ4F_isError(r) || r == 0 || scan_budget_late(o->bg) ||
+		    (dst == 0 && src == 0) || used >= max_in)
+			break;
+	}
+	LZ4F_freeDecompressionContext(z);
+	return used;
 }
 
 static uint32_t
@@ -1080,6 +1155,10 @@ try_magic(const struct scan *sc, const unsigned char *buf, size_t n, size_t q,
 		name = "xz";
 	} else if (avail >= 30 && memcmp(p, "PK\x03\x04", 4) == 0) {
 		name = "zip";
+	} else if (memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0) {
+		name = "zstd";
+	} else if (memcmp(p, "\x04\x22\x4d\x18", 4) == 0) {
+		name = "lz4";
 	} else
 		return 0;
 	if (depth + 1 > bg->maxdepth) {
@@ -1100,6 +1179,10 @@ try_magic(const struct scan *sc, const unsigned char *buf, size_t n, size_t q,
 		bunzip_into(p, avail, &o);
 	else if (strcmp(name, "xz") == 0)
 		unxz_into(p, avail, &o, pz);
+	else if (strcmp(name, "zstd") == 0)
+		used = unzstd_into(p, avail, &o);
+	else if (strcmp(name, "lz4") == 0)
+		used = unlz4_into(p, avail, &o);
 	else {
 		uint32_t method = le16(p + 8), csize = le32(p + 18);
 		size_t data = 30 + le16(p + 26) + le16(p + 28);
@@ -1150,6 +1233,7 @@ tables_setup(void)
 	b64v['_'] = 63;
 	magic_first[0x1f] = magic_first[0x78] = magic_first['B'] = 1;
 	magic_first[0xfd] = magic_first['P'] = 1;
+	magic_first[0x28] = magic_first[0x04] = 1; /* zstd, lz4 */
 	for (i = 0; i < 256; i++) {
 		runch[i] = b64v[i] >= 0 || i == '=';
 		hexch[i] = hexval((unsigned)i) >= 0;
@@ -1238,7 +1322,9 @@ has_magic(const unsigned char *p, size_t n)
 		"\xfd"
 		"7zX",
 		4) == 0 ||
-	    memcmp(p, "PK\x03\x04", 4) == 0;
+	    memcmp(p, "PK\x03\x04", 4) == 0 ||
+	    memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0 ||
+	    memcmp(p, "\x04\x22\x4d\x18", 4) == 0;
 }
 
 static int
@@ -1252,6 +1338,19 @@ printable(const unsigned char *p, size_t n)
 		    p[i] == 0x7f)
 			return 0;
 	return 1;
+}
+
+/* UTF-16 or UTF-32 text (of ASCII): NULs at every other byte or more. */
+static int
+utf16ish(const unsigned char *p, size_t n)
+{
+	size_t i, z[2] = { 0, 0 };
+
+	for (i = 0; i + 1 < n; i += 2) {
+		z[0] += p[i] == 0;
+		z[1] += p[i + 1] == 0;
+	}
+	return n >= 16 && (z[0] * 4 >= n || z[1] * 4 >= n);
 }
 
 #ifdef __SSE2__
@@ -1353,6 +1452,7 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 	}
 	if (count < MIN_RUN)
 		return e;
+	scan_budget_spend(bg, e - s);
 	/*
 	 * Hex: text starts with a digit pair from 09 to 7e, a magic with
 	 * 1f, 78, 42, fd or 50; a hash or an id with anything else.
@@ -1365,7 +1465,7 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 	po.n = probe_at(buf, s, e, hex, probe, bg);
 	if (has_magic(probe, po.n))
 		kind = 1;
-	else if (printable(probe, po.n))
+	else if (printable(probe, po.n) || utf16ish(probe, po.n))
 		kind = 2;
 	else if (hex)
 		return e;
@@ -1459,6 +1559,81 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 }
 
 /* ---------------------------------------------------------------- */
+/* Quoted-printable: soft line breaks anywhere. */
+
+#define QP_MAX (64u << 10) /* characters of one quoted-printable region */
+
+/*
+ * The line at ls follows a soft line break ("=\n" or "=\r\n"): the
+ * region from the start of the line that holds that break (after a '\n'
+ * or NUL, at most MAX_LINE back) to the end of the first line that does
+ * not end in one is decoded (=XX to its byte, soft breaks removed) and
+ * scanned as "quoted-printable". Returns where the region ends (after
+ * ls), or LINE_BAD when out of memory.
+ */
+static size_t
+try_qp(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
+    size_t floor, unsigned depth, struct scan_budget *bg,
+    struct scan_result *res)
+{
+	struct out o;
+	size_t s, e, i, from;
+	int rc, v1, v2;
+
+	s = ls - (buf[ls - 2] == '=' ? 2 : 3); /* the '=' */
+	while (s > floor && ls - s < MAX_LINE && buf[s - 1] != '\n' &&
+	    buf[s - 1] != '\0')
+		s--;
+	/* the end: the first line without a soft break */
+	for (e = ls; e < n && e - s < QP_MAX; e++) {
+		if (buf[e] == '\0')
+			break;
+		if (buf[e] != '\n')
+			continue;
+		if (!(e > 0 && buf[e - 1] == '=') &&
+		    !(e > 1 && buf[e - 1] == '\r' && buf[e - 2] == '='))
+			break;
+	}
+	if (depth + 1 > bg->maxdepth) {
+		bg->hit |= SCAN_BUDGET_DEPTH;
+		return e;
+	}
+	if (scan_budget_late(bg))
+		return e;
+	scan_budget_spend(bg, e - s);
+	memset(&o, 0, sizeof(o));
+	o.bg = bg;
+	for (i = s; i < e && !o.full && !o.oom; i++) {
+		if (buf[i] != '=') {
+			out_byte(&o, buf[i], i);
+			continue;
+		}
+		if (i + 1 < e && buf[i + 1] == '\n') {
+			i++;
+			continue;
+		}
+		if (i + 2 < e && buf[i + 1] == '\r' && buf[i + 2] == '\n') {
+			i += 2;
+			continue;
+		}
+		if (i + 2 < n && (v1 = hexval(buf[i + 1])) >= 0 &&
+		    (v2 = hexval(buf[i + 2])) >= 0) {
+			out_byte(&o, (unsigned)(v1 << 4 | v2), i);
+			i += 2;
+			continue;
+		}
+		out_byte(&o, '=', i);
+	}
+	from = res->n;
+	rc = o.oom ? -1 : emit(sc, &o, "quoted-printable", s, e, depth, 0, res);
+	/* a transform (a literal form inside it says it already) */
+	for (; rc == 0 && from < res->n; from++)
+		res->v[from].xform = 1;
+	out_free(&o);
+	return rc != 0 ? LINE_BAD : e;
+}
+
+/* ---------------------------------------------------------------- */
 /* The pass. */
 
 struct pass {
@@ -1470,7 +1645,7 @@ struct pass {
 	struct scan_result *res;
 	/* run_floor is used by the SSE2 loop only */
 	/* cppcheck-suppress unusedStructMember */
-	size_t line_floor, run_floor, magic_floor;
+	size_t line_floor, run_floor, magic_floor, qp_floor;
 	struct probe pz;
 };
 
@@ -1480,7 +1655,19 @@ on_line(struct pass *ps, size_t ls)
 	size_t end = ls, r;
 	int k, b64_line;
 
-	if (ls < ps->line_floor || ls >= ps->n)
+	/* after a soft line break: quoted-printable */
+	if (ls >= 2 && ls >= ps->qp_floor && ls < ps->n &&
+	    ps->buf[ls - 1] == '\n' &&
+	    (ps->buf[ls - 2] == '=' ||
+		(ls >= 3 && ps->buf[ls - 2] == '\r' &&
+		    ps->buf[ls - 3] == '='))) {
+		r = try_qp(ps->sc, ps->buf, ps->n, ls, ps->qp_floor, ps->depth,
+		    ps->bg, ps->res);
+		if (r == LINE_BAD)
+			return -1;
+		ps->qp_floor = r;
+	}
+	if (ls < ps->line_floor || ls >= ps->n || scan_budget_late(ps->bg))
 		return 0;
 	/*
 	 * Base64 and hex lines are made of base85 digits too: a base85 line
@@ -1561,7 +1748,10 @@ magic_mask(const unsigned char *p, size_t k)
 						      _mm_set1_epi8('B')),
 					 _mm_cmpeq_epi8(v,
 					     _mm_set1_epi8('P')))),
-			_mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xfd))));
+			_mm_or_si128(_mm_cmpeq_epi8(v,
+					 _mm_set1_epi8((char)0xfd)),
+			    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x28)),
+				_mm_cmpeq_epi8(v, _mm_set1_epi8(0x04))))));
 	}
 #endif
 	for (j = 0; j < k; j++)

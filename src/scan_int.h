@@ -7,7 +7,7 @@
  * (dumps, byte lists, uuencoded blocks, compressed streams, long base64
  * or hex runs), decodes each and scans the result with scan_at() one
  * level deeper. One budget is shared by the whole tree of one top-level
- * scan: decoded bytes, depth and wall time; what was cut short is said in
+ * scan: decoded bytes, depth and work units; what was cut short is said in
  * the budget's hit bits (SCAN_BUDGET_*).
  */
 #ifndef LEAKBENCH_SCAN_INT_H
@@ -21,15 +21,18 @@
 struct scan_budget {
 	size_t left; /* decoded bytes still allowed */
 	unsigned maxdepth;
-	uint64_t deadline; /* thread CPU time, nanoseconds */
-	unsigned hit;	   /* SCAN_BUDGET_* */
-	unsigned calls;	   /* of scan_budget_late */
+	uint64_t work; /* work units still allowed (scan.h) */
+	unsigned hit;  /* SCAN_BUDGET_* */
 };
 
-/* Nanoseconds of the calling thread's CPU time. */
-uint64_t scan_now(void);
+/* Spends n work units (down to none). */
+static inline void
+scan_budget_spend(struct scan_budget *bg, size_t n)
+{
+	bg->work = n < bg->work ? bg->work - n : 0;
+}
 
-/* Has the budget's time run out? Sets the hit bit when it has. */
+/* Are the work units spent? Sets the hit bit when they are. */
 int scan_budget_late(struct scan_budget *bg);
 
 /*
@@ -54,5 +57,59 @@ int decode_pass(const struct scan *sc, const unsigned char *buf, size_t len,
  * runs out.
  */
 const char *scan_form_join(const char *outer, const char *inner);
+
+/*
+ * Triggers (built by scan_compile from the patterns): what a transform of
+ * scan_xform.c looks for in a run before it undoes itself there.
+ *   TRIG_SIG    rotation signature (scan_rot_sig) of a pattern, from
+ *               after its first letter: any rot-N over letters
+ *   TRIG_REV    a pattern reversed
+ *   TRIG_R47    a pattern under rot47
+ *   TRIG_DELTA  a secret's XOR delta (b[i] ^ b[i+1]): any one-byte key
+ * TRIG_SIG | TRIG_REV and TRIG_R47 | TRIG_REV are the same of a pattern
+ * reversed (two transforms in a row: the run is reversed, and the rest
+ * found one level deeper). orig is the pattern untransformed; skip is
+ * where the trigger starts in it.
+ */
+enum { TRIG_SIG = 1, TRIG_REV = 2, TRIG_R47 = 4, TRIG_DELTA = 8 };
+
+struct scan_trig {
+	unsigned kind;
+	size_t secret;
+	const unsigned char *orig;
+	size_t origlen, skip;
+	size_t off, len; /* the trigger's bytes, in the scanner */
+};
+
+typedef int (*scan_trig_cb)(void *ctx, const struct scan_trig *t, size_t pos);
+
+/* Calls cb for every trigger of a kind in kinds found in p[0..n). */
+int scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
+    unsigned kinds, scan_trig_cb cb, void *ctx);
+
+const unsigned char *scan_secret_bytes(const struct scan *sc, size_t i,
+    size_t *len);
+
+/*
+ * The rotation signature of p[0..n) into out (n bytes): a letter becomes
+ * its distance from the letter before it (mod 26, 'a'+d or 'A'+d in its
+ * own case), the first letter 0x01, other bytes stay. Any rot-N over
+ * letters leaves it unchanged.
+ */
+void scan_rot_sig(const unsigned char *p, size_t n, unsigned char *out);
+
+static inline int
+scan_is_letter(unsigned c)
+{
+	return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
+/*
+ * The transforms (scan_xform.c): runs and regions of buf decoded by
+ * every transform that fits, each scanned one level deeper; findings
+ * "TRANSFORM>FORM", covering the run. Returns 0, or -1 when out of memory.
+ */
+int xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
+    unsigned depth, struct scan_budget *bg, struct scan_result *res);
 
 #endif

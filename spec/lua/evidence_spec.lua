@@ -286,6 +286,29 @@ describe("JSON-decoded scanning", function()
     assert.are.equal(4, r.findings[1].offset)
   end)
 
+  it("finds a dump at the end of a JSON string (issue 24)", function()
+    -- od -An -tx1 of a .env, as a tool result: Claude Code trims the
+    -- final newline, so the dump's last line ends where the value does
+    local env = "# env\nAPI_KEY=" .. KEY .. "\nOTHER=1\n"
+    local lines = {}
+    for i = 1, #env, 16 do
+      local l = {}
+      for j = i, math.min(i + 15, #env) do
+        l[#l + 1] = (" %02x"):format(env:byte(j))
+      end
+      lines[#lines + 1] = table.concat(l)
+    end
+    local dump = table.concat(lines, "\\n")
+    local line = '{"type":"user","message":{"content":[{"type":' ..
+      '"tool_result","content":"' .. dump .. '","tool_use_id":"toolu_01"}]}}'
+    local run = evidence.from {
+      transcript = { { file = "projects/x/s.jsonl", text = line .. "\n" } },
+    }
+    local r = run:leaks(KEY)
+    assert.is_true(r.transcript)
+    assert.are.equal("json-decoded+dump-hex>raw", r.findings[1].form)
+  end)
+
   it("does not report twice what the text scan found", function()
     local run = evidence.from { wire = { '{"a":"' .. KEY .. '\\n"}' } }
     local r = run:leaks(KEY)

@@ -584,6 +584,96 @@ test_unrelated(void)
 	scan_free(sc);
 }
 
+/*
+ * Issue 24's two bugs. Quoted-printable with a soft line break ("=\n")
+ * anywhere in the secret, as a mail or quopri wraps it: only 6 of its
+ * characters before the break must still be found. A dump at the end of
+ * a JSON string (its last line ends where the value does, in the NUL
+ * that joins decoded values, not in a newline) parses as it does alone.
+ */
+static void
+test_qp_and_nul(void)
+{
+	static const char *const od[] = { "od", "-An", "-tx1", NULL };
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct str t = { 0 }, out = { 0 };
+	struct scan_result r = { 0 };
+	char a[96], b[96];
+	size_t cut, missed = 0, nearhit = 0, len = strlen(S1);
+	int miss;
+
+	for (miss = 0; miss < 2; miss++) {
+		const char *s = miss ? MISS : S1;
+
+		for (cut = 1; cut < len; cut++) {
+			t.n = 0;
+			puts_(&t,
+			    "Content-Transfer-Encoding: quoted-printable\n"
+			    "\nAPI_KEY=3D");
+			put(&t, s, cut);
+			puts_(&t, "=\n");
+			puts_(&t, s + cut);
+			puts_(&t, "\nOTHER=3D1\n");
+			memset(&r, 0, sizeof(r));
+			if (scan_buffer(sc, t.p, t.n, &r) != 0)
+				abort();
+			if (!miss && !has_form(&r, "quoted-printable>raw")) {
+				if (missed++ == 0)
+					dump(&r);
+				printf("# soft break after %zu: missed\n", cut);
+			}
+			if (miss && r.n > 0) {
+				if (nearhit++ == 0)
+					dump(&r);
+			}
+			scan_result_free(&r);
+		}
+	}
+	ok(missed == 0,
+	    "quoted-printable: a soft break after each of the %zu "
+	    "characters is found (%zu missed)",
+	    len - 1, missed);
+	ok(nearhit == 0, "near miss: quoted-printable, the last byte off");
+
+	/* found by fuzz_decode: Ascii85 'z' is 4 bytes (ASan caught it) */
+	t.n = 0;
+	puts_(&t, "fzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzfffffffffffff\xa6[");
+	memset(&r, 0, sizeof(r));
+	ok(scan_buffer(sc, t.p, t.n, &r) == 0 && r.n == 0,
+	    "a run of Ascii85 'z' decodes within its buffer");
+	scan_result_free(&r);
+
+	/* od -An -tx1 without its final newline, between two NULs */
+	t.n = 0;
+	make_input(&t, S1, 0);
+	snprintf(a, sizeof(a), "%s/nul-in", tmpdir);
+	snprintf(b, sizeof(b), "%s/nul-out", tmpdir);
+	write_file(a, t.p, t.n);
+	if (run(od, a, b) != 0 || read_file(b, &out) != 0) {
+		ok(1, "dump before a NUL # SKIP no od");
+		goto out;
+	}
+	while (out.n > 0 && out.p[out.n - 1] == '\n')
+		out.n--;
+	t.n = 0;
+	puts_(&t, "Bash");
+	put(&t, "\0", 1);
+	put(&t, out.p, out.n);
+	put(&t, "\0", 1);
+	puts_(&t, "tool_use_id");
+	memset(&r, 0, sizeof(r));
+	if (scan_buffer(sc, t.p, t.n, &r) != 0)
+		abort();
+	if (!ok(has_form(&r, "dump-hex>raw"),
+		"od -An -tx1 as a JSON string's value, joined by NULs"))
+		dump(&r);
+	scan_result_free(&r);
+out:
+	free(t.p);
+	free(out.p);
+	scan_free(sc);
+}
+
 /* ---- budgets ---- */
 
 static void
@@ -860,6 +950,7 @@ main(void)
 	test_b85();
 	test_literals();
 	test_unrelated();
+	test_qp_and_nul();
 	test_budgets();
 	test_fd_whole();
 	test_split();

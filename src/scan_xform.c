@@ -1,0 +1,1560 @@
+/*
+ * Transforms for the leak scanner (see scan_int.h): invertible decoders,
+ * each finding its own candidates in a buffer, undoing itself there and
+ * handing what it got to scan_at() one level deeper, where every literal
+ * form, every decoder of scan_decode.c and every transform here runs
+ * again. So transforms compose: rot13 of base64 is found as
+ * "rot13>base64@1", base32 of rot5 of hex as "base32>rot5>hex", to the
+ * depth budget. Each transform spends work units (scan.h) for what it
+ * looks at and what it hands on.
+ *
+ * Candidates:
+ *   - runs: 16 or more printable ASCII characters without a blank
+ *     (found 16 bytes at a time, at every 8th byte). Each run is
+ *       - checked for rotations and reversals through the triggers
+ *         (scan_int.h): its rotation signature against the patterns'
+ *         (any rot-N over letters), the run itself against the patterns
+ *         reversed and under rot47; on a hit the run is undone and
+ *         scanned;
+ *       - cut into tokens at punctuation that no radix uses; each token
+ *         of 12 or more characters is decoded by every radix whose
+ *         alphabet holds all of it (base64, base32 in four alphabets,
+ *         hex, base58, base62, base36, decimal as one number either byte
+ *         order, bits, octal bytes), and the whole run by base85/z85/
+ *         Ascii85 and basE91; what decodes is scanned when it is short
+ *         (a secret or a bit more), text, UTF-16 or a compressed magic;
+ *   - bits grouped by blanks or punctuation ("01110011 01101011");
+ *   - NUL bytes: UTF-16LE/BE and UTF-32LE/BE text around them;
+ *   - bytes from 0xc2: Unicode look-alikes (fullwidth, mathematical
+ *     alphanumerics) folded to ASCII and invisibles (zero-width, bidi
+ *     marks, soft hyphen, tag characters) removed, on the line; tag
+ *     characters also read as the ASCII they smuggle;
+ *   - '&': HTML named and numeric entities decoded on the line;
+ *   - "=?": MIME encoded-words (B and Q);
+ *   - below the top level, in bytes that are not text: a secret's or a
+ *     pattern's XOR delta (any one-byte key);
+ *   - a radix token whose bytes are neither text nor XOR: brotli (which
+ *     has no magic; zstd and lz4 have, and scan_decode.c finds them).
+ * A transform's finding that holds a finding of the same secret made
+ * without a transform (a literal form, a dump) is dropped by scan_at().
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include <brotli/decode.h>
+
+#include "scan_int.h"
+
+#define MIN_RUN	  12	      /* characters of a run */
+#define MIN_TOKEN 12	      /* characters a radix decodes */
+#define MAX_BIGN  4096	      /* digits of a big number */
+#define MAX_LINE  4096	      /* bytes of a line folded or unescaped */
+#define MAX_TOKEN (64u << 10) /* characters of a token decoded */
+
+/* ---------------------------------------------------------------- */
+/* Tables. */
+
+enum {
+	R_B64,
+	R_B32,
+	R_B32HEX,
+	R_CROCK,
+	R_ZB32,
+	R_HEX,
+	R_B58,
+	R_B62,
+	R_B36,
+	R_DEC,
+	R_BITS,
+	R_OCT,
+	R_COUNT
+};
+
+static const char *const r_name[R_COUNT] = { "base64", "base32", "base32hex",
+	"base32-crockford", "zbase32", "hex", "base58", "base62", "base36",
+	"dec", "bits", "octal" };
+
+
+static signed char rval[R_COUNT][256]; /* digit values, or -1 */
+static uint16_t rmask[256];	       /* radixes holding the byte */
+static unsigned char runc[256];	       /* a run's characters */
+static unsigned char delim[256];       /* cuts a run into tokens */
+
+enum { X_A85, X_Z85, X_B85, X_B91, X_COUNT };
+static const char *const x_name[X_COUNT] = { "ascii85", "z85", "base85",
+	"base91" };
+static const char *const x_alpha[X_COUNT] = {
+	"!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`"
+	"abcdefghijklmnopqrstu",
+	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	".-:+=^!/*?&<>()[]{}@%$#",
+	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	"!#$%&()*+-;<=>?@^_`{|}~",
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	"!#$%&()*+,./:;<=>?@[]^_`{|}~\"",
+};
+static signed char xval[X_COUNT][256];
+
+static const char *const rot_name[26] = { "rot0", "rot1", "rot2", "rot3",
+	"rot4", "rot5", "rot6", "rot7", "rot8", "rot9", "rot10", "rot11",
+	"rot12", "rot13", "rot14", "rot15", "rot16", "rot17", "rot18", "rot19",
+	"rot20", "rot21", "rot22", "rot23", "rot24", "rot25" };
+
+static void
+set_alpha(int r, const char *al, int fold)
+{
+	int i;
+
+	for (i = 0; al[i] != '\0'; i++) {
+		unsigned c = (unsigned char)al[i];
+
+		rval[r][c] = (signed char)i;
+		if (fold && c >= 'A' && c <= 'Z')
+			rval[r][c + 32] = (signed char)i;
+		if (fold && c >= 'a' && c <= 'z')
+			rval[r][c - 32] = (signed char)i;
+	}
+}
+
+static void
+tables_setup(void)
+{
+	const char *d = "=:,;()[]{}<>'`|&?!@#$%^*~\"\\";
+	int r, c, x, i;
+
+	memset(rval, -1, sizeof(rval));
+	set_alpha(R_B64,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+	    0);
+	rval[R_B64]['-'] = 62;
+	rval[R_B64]['_'] = 63;
+	set_alpha(R_B32, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 1);
+	set_alpha(R_B32HEX, "0123456789ABCDEFGHIJKLMNOPQRSTUV", 1);
+	set_alpha(R_CROCK, "0123456789ABCDEFGHJKMNPQRSTVWXYZ", 1);
+	set_alpha(R_ZB32, "ybndrfg8ejkmcpqxot1uwisza345h769", 0);
+	set_alpha(R_HEX, "0123456789abcdef", 1);
+	set_alpha(R_B58,
+	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 0);
+	set_alpha(R_B62,
+	    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+	    0);
+	set_alpha(R_B36, "0123456789abcdefghijklmnopqrstuvwxyz", 1);
+	set_alpha(R_DEC, "0123456789", 0);
+	set_alpha(R_BITS, "01", 0);
+	set_alpha(R_OCT, "01234567", 0);
+	for (c = 0; c < 256; c++) {
+		rmask[c] = 0;
+		for (r = 0; r < R_COUNT; r++)
+			if (rval[r][c] >= 0)
+				rmask[c] |= (uint16_t)(1u << r);
+		runc[c] = c > 0x20 && c < 0x7f;
+	}
+	/* padding belongs to base64 and base32 (their tokens end in it) */
+	rmask['='] = (uint16_t)((1u << R_B64) | (1u << R_B32) |
+	    (1u << R_B32HEX));
+	for (i = 0; d[i] != '\0'; i++)
+		delim[(unsigned char)d[i]] = 1;
+	delim['='] = 0; /* kept: padding; cut only where it is not one */
+	memset(xval, -1, sizeof(xval));
+	for (x = 0; x < X_COUNT; x++)
+		for (i = 0; x_alpha[x][i] != '\0'; i++)
+			xval[x][(unsigned char)x_alpha[x][i]] = (signed char)i;
+	xval[X_A85]['z'] = 85; /* four zero bytes */
+}
+
+static void
+tables_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, tables_setup);
+}
+
+void
+scan_rot_sig(const unsigned char *p, size_t n, unsigned char *out)
+{
+	size_t i;
+	int prev = -1;
+
+	for (i = 0; i < n; i++) {
+		unsigned c = p[i];
+
+		if (!scan_is_letter(c)) {
+			out[i] = (unsigned char)c;
+			continue;
+		}
+		if (prev < 0)
+			out[i] = 1;
+		else
+			out[i] = (unsigned char)((c >= 'a' ? 'a' : 'A') +
+			    ((int)(c | 0x20) - prev + 26) % 26);
+		prev = (int)(c | 0x20);
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* The pass's state and its output. */
+
+struct xp {
+	const struct scan *sc;
+	const unsigned char *buf;
+	size_t n;
+	unsigned depth;
+	struct scan_budget *bg;
+	struct scan_result *res;
+	unsigned char *t; /* scratch for decoded bytes */
+	size_t tcap;
+	unsigned char *u; /* a second scratch */
+	size_t ucap;
+	unsigned char *v; /* a third (XOR deltas) */
+	size_t vcap;
+	size_t maxsecret;
+	int oom;
+	/* what a trigger scan saw, in run */
+	const unsigned char *run;
+	uint32_t rots;
+	unsigned kinds;
+	unsigned char xkey[4];
+	int nxkey;
+};
+
+static unsigned char *
+scratch(unsigned char **p, size_t *cap, size_t n, int *oom)
+{
+	unsigned char *q;
+
+	if (n <= *cap)
+		return *p;
+	if ((q = realloc(*p, n)) == NULL) {
+		*oom = 1;
+		return NULL;
+	}
+	*p = q;
+	*cap = n;
+	return q;
+}
+
+/*
+ * Scans d[0..dn) one level deeper and appends its findings as
+ * "name>FORM" covering buf[s..e). Returns 0, or -1 when out of memory.
+ */
+static int
+xemit(struct xp *x, const unsigned char *d, size_t dn, const char *name,
+    size_t s, size_t e)
+{
+	struct scan_result in = { 0 };
+	struct scan_finding f;
+	size_t i;
+
+	if (dn < SCAN_MIN_SECRET)
+		return 0;
+	if (x->depth + 1 > x->bg->maxdepth) {
+		x->bg->hit |= SCAN_BUDGET_DEPTH;
+		return 0;
+	}
+	if (scan_budget_late(x->bg))
+		return 0;
+	if (dn > x->bg->left) {
+		x->bg->hit |= SCAN_BUDGET_BYTES;
+		return 0;
+	}
+	x->bg->left -= dn;
+	scan_budget_spend(x->bg, dn);
+	if (scan_at(x->sc, d, dn, x->depth + 1, x->bg, &in) != 0) {
+		scan_result_free(&in);
+		return -1;
+	}
+	for (i = 0; i < in.n; i++) {
+		f = in.v[i];
+		f.form = scan_form_join(name, f.form);
+		f.offset = s;
+		f.length = e - s;
+		f.wrapped = 0;
+		f.xform = 1;
+		if (x->res->n == x->res->cap) {
+			size_t cap = x->res->cap ? 2 * x->res->cap : 16;
+			struct scan_finding *v = realloc(x->res->v,
+			    cap * sizeof(*v));
+
+			if (v == NULL) {
+				scan_result_free(&in);
+				return -1;
+			}
+			x->res->v = v;
+			x->res->cap = cap;
+		}
+		x->res->v[x->res->n++] = f;
+	}
+	scan_result_free(&in);
+	return 0;
+}
+
+/* Is the start of d text (or UTF-8), UTF-16 or a compressed stream? */
+static int
+worth(const unsigned char *d, size_t n)
+{
+	size_t i, k = n < 64 ? n : 64, bad = 0, zodd = 0, zeven = 0;
+
+	if (n == 0)
+		return 0;
+	if (n >= 4 &&
+	    ((d[0] == 0x1f && d[1] == 0x8b) ||
+		(d[0] == 0x78 &&
+		    (d[1] == 0x01 || d[1] == 0x5e || d[1] == 0x9c ||
+			d[1] == 0xda)) ||
+		memcmp(d, "BZh", 3) == 0 ||
+		memcmp(d,
+		    "\xfd"
+		    "7zX",
+		    4) == 0 ||
+		memcmp(d, "PK\x03\x04", 4) == 0 ||
+		memcmp(d, "\x28\xb5\x2f\xfd", 4) == 0 ||
+		memcmp(d, "\x04\x22\x4d\x18", 4) == 0))
+		return 1;
+	for (i = 0; i < k; i++) {
+		if ((d[i] < 0x20 && d[i] != '\n' && d[i] != '\r' &&
+			d[i] != '\t') ||
+		    d[i] == 0x7f)
+			bad++;
+		if (d[i] == 0 && (i & 1))
+			zodd++;
+		else if (d[i] == 0)
+			zeven++;
+	}
+	return bad * 8 <= k || zodd * 3 >= k || zeven * 3 >= k;
+}
+
+/* ---------------------------------------------------------------- */
+/* Radix decoders. Each writes into x->t and returns the byte count. */
+
+/* Power-of-two radixes: bits per digit, most significant first. */
+static size_t
+dec_pow2(struct xp *x, int r, const unsigned char *p, size_t n, int step)
+{
+	unsigned acc = 0;
+	int bits = 0, v;
+	size_t i, o = 0;
+	unsigned char *d = scratch(&x->t, &x->tcap, n * (size_t)step / 8 + 1,
+	    &x->oom);
+
+	if (d == NULL)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (p[i] == '=')
+			break;
+		if ((v = rval[r][p[i]]) < 0)
+			continue;
+		acc = (acc << step) | (unsigned)v;
+		bits += step;
+		if (bits >= 8) {
+			bits -= 8;
+			d[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	return o;
+}
+
+/* A big number in radix base, as big-endian bytes (leading zeros kept
+ * as the radix's zero digits, as base58 does). */
+static size_t
+dec_big(struct xp *x, int r, unsigned base, const unsigned char *p, size_t n)
+{
+	unsigned char *d;
+	size_t i, j, len = 0, zeros = 0, cap = n + 1;
+	unsigned carry;
+
+	if (n > MAX_BIGN)
+		return 0;
+	if ((d = scratch(&x->t, &x->tcap, cap, &x->oom)) == NULL)
+		return 0;
+	while (zeros < n && rval[r][p[zeros]] == 0 && r == R_B58)
+		zeros++;
+	/* d[cap - len .. cap) holds the number, big-endian */
+	for (i = zeros; i < n; i++) {
+		carry = (unsigned)rval[r][p[i]];
+		for (j = 0; j < len; j++) {
+			carry += (unsigned)d[cap - 1 - j] * base;
+			d[cap - 1 - j] = (unsigned char)carry;
+			carry >>= 8;
+		}
+		while (carry > 0 && len < cap) {
+			d[cap - 1 - len++] = (unsigned char)carry;
+			carry >>= 8;
+		}
+	}
+	scan_budget_spend(x->bg, n * (len / 8 + 1));
+	memmove(d + zeros, d + cap - len, len);
+	memset(d, 0, zeros);
+	return zeros + len;
+}
+
+static size_t
+dec_oct(struct xp *x, const unsigned char *p, size_t n)
+{
+	unsigned char *d;
+	size_t i, o = 0;
+	unsigned v;
+
+	if (n % 3 != 0)
+		return 0;
+	if ((d = scratch(&x->t, &x->tcap, n / 3 + 1, &x->oom)) == NULL)
+		return 0;
+	for (i = 0; i + 2 < n; i += 3) {
+		v = (unsigned)(p[i] - '0') * 64 +
+		    (unsigned)(p[i + 1] - '0') * 8 + (unsigned)(p[i + 2] - '0');
+		if (v > 255)
+			return 0;
+		d[o++] = (unsigned char)v;
+	}
+	return o;
+}
+
+/* base85 family: groups of 5 digits, a short last group padded. */
+static size_t
+dec_b85(struct xp *x, int a, const unsigned char *p, size_t n)
+{
+	unsigned char *d;
+	size_t i, o = 0, k;
+	uint64_t v = 0;
+	int nd = 0, pad;
+
+	/* 'z' is four bytes */
+	if ((d = scratch(&x->t, &x->tcap, 4 * n + 8, &x->oom)) == NULL)
+		return 0;
+	for (i = 0; i < n; i++) {
+		int c = xval[a][p[i]];
+
+		if (c < 0)
+			continue;
+		if (c == 85) { /* Ascii85 'z' */
+			if (nd != 0)
+				return o;
+			memset(d + o, 0, 4);
+			o += 4;
+			continue;
+		}
+		v = v * 85 + (unsigned)c;
+		if (++nd == 5) {
+			if (v > 0xffffffffu)
+				return o;
+			for (k = 0; k < 4; k++)
+				d[o++] = (unsigned char)(v >> (24 - 8 * k));
+			v = 0;
+			nd = 0;
+		}
+	}
+	if (nd > 1) {
+		pad = 5 - nd;
+		for (k = 0; k < (size_t)pad; k++)
+			v = v * 85 + 84;
+		for (k = 0; k < (size_t)(4 - pad); k++)
+			d[o++] = (unsigned char)(v >> (24 - 8 * k));
+	}
+	return o;
+}
+
+/* basE91 (Joachim Henke's). */
+static size_t
+dec_b91(struct xp *x, const unsigned char *p, size_t n)
+{
+	unsigned char *d;
+	size_t i, o = 0;
+	unsigned b = 0, nb = 0;
+	int v = -1, c;
+
+	if ((d = scratch(&x->t, &x->tcap, n + 4, &x->oom)) == NULL)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if ((c = xval[X_B91][p[i]]) < 0)
+			continue;
+		if (v < 0) {
+			v = c;
+			continue;
+		}
+		v += c * 91;
+		b |= (unsigned)v << nb;
+		nb += (v & 8191) > 88 ? 13 : 14;
+		do {
+			d[o++] = (unsigned char)b;
+			b >>= 8;
+			nb -= 8;
+		} while (nb > 7);
+		v = -1;
+	}
+	if (v >= 0)
+		d[o++] = (unsigned char)(b | (unsigned)v << nb);
+	return o;
+}
+
+static int
+on_any(void *ctx, const struct scan_trig *t, size_t pos)
+{
+	(void)t;
+	(void)pos;
+	*(int *)ctx = 1;
+	return 0;
+}
+
+/* Does d[0..n) hold a pattern XORed with one byte (its delta)? */
+static int
+xor_hit(struct xp *x, const unsigned char *d, size_t n)
+{
+	unsigned char *t;
+	size_t i;
+	int hit = 0;
+
+	if (n < SCAN_MIN_SECRET || n > MAX_TOKEN)
+		return 0;
+	if ((t = scratch(&x->v, &x->vcap, n, &x->oom)) == NULL)
+		return 0;
+	for (i = 0; i + 1 < n; i++)
+		t[i] = d[i] ^ d[i + 1];
+	scan_budget_spend(x->bg, n);
+	scan_trig_scan(x->sc, t, n - 1, TRIG_DELTA, on_any, &hit);
+	return hit;
+}
+
+/*
+ * Brotli has no magic: bytes that are neither text nor XOR are tried as
+ * a brotli stream (small ones: a file or a key compressed), and what it
+ * gives is scanned when it is text.
+ */
+static int
+try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
+    size_t s, size_t e)
+{
+	BrotliDecoderState *b;
+	BrotliDecoderResult r;
+	size_t cap = 64u << 10, avail_in = n, avail_out, got;
+	const uint8_t *next_in = d;
+	uint8_t *next_out;
+	unsigned char *o;
+	int rc = 0;
+
+	if (n > 4096 || x->depth + 1 > x->bg->maxdepth)
+		return 0;
+	if (cap > x->bg->left)
+		cap = x->bg->left;
+	if (cap < SCAN_MIN_SECRET)
+		return 0;
+	if ((o = scratch(&x->v, &x->vcap, cap, &x->oom)) == NULL)
+		return -1;
+	if ((b = BrotliDecoderCreateInstance(NULL, NULL, NULL)) == NULL)
+		return 0;
+	next_out = o;
+	avail_out = cap;
+	r = BrotliDecoderDecompressStream(b, &avail_in, &next_in, &avail_out,
+	    &next_out, NULL);
+	BrotliDecoderDestroyInstance(b);
+	got = cap - avail_out;
+	scan_budget_spend(x->bg, n + got);
+	if (r != BROTLI_DECODER_RESULT_ERROR && got >= SCAN_MIN_SECRET &&
+	    worth(o, got))
+		rc = xemit(x, o, got, scan_form_join(outer, "brotli"), s, e);
+	return rc;
+}
+
+/* Decodes p[0..n) (a token of buf at s) by radix r and scans it. */
+static int
+try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
+{
+	size_t dn = 0, i;
+	int rc;
+
+	switch (r) {
+	case R_B64:
+		dn = dec_pow2(x, r, p, n, 6);
+		break;
+	case R_B32:
+	case R_B32HEX:
+	case R_CROCK:
+	case R_ZB32:
+		dn = dec_pow2(x, r, p, n, 5);
+		break;
+	case R_HEX:
+		if (n % 2 != 0)
+			return 0;
+		dn = dec_pow2(x, r, p, n, 4);
+		break;
+	case R_BITS:
+		dn = dec_pow2(x, r, p, n, 1);
+		break;
+	case R_B58:
+		dn = dec_big(x, r, 58, p, n);
+		break;
+	case R_B62:
+		dn = dec_big(x, r, 62, p, n);
+		break;
+	case R_B36:
+		dn = dec_big(x, r, 36, p, n);
+		break;
+	case R_DEC:
+		dn = dec_big(x, r, 10, p, n);
+		break;
+	case R_OCT:
+		dn = dec_oct(x, p, n);
+		break;
+	default:
+		break;
+	}
+	if (x->oom)
+		return -1;
+	if (dn < SCAN_MIN_SECRET)
+		return 0;
+	/* bytes that are not text: scanned only when XOR would give one */
+	if (worth(x->t, dn) || xor_hit(x, x->t, dn))
+		rc = xemit(x, x->t, dn, r_name[r], s, s + n);
+	else
+		rc = try_brotli(x, x->t, dn, r_name[r], s, s + n);
+	if (rc != 0 || r != R_DEC)
+		return rc;
+	/* a number, least significant byte first */
+	for (i = 0; i < dn / 2; i++) {
+		unsigned char c = x->t[i];
+
+		x->t[i] = x->t[dn - 1 - i];
+		x->t[dn - 1 - i] = c;
+	}
+	if (worth(x->t, dn) || xor_hit(x, x->t, dn))
+		return xemit(x, x->t, dn, "dec-le", s, s + n);
+	return try_brotli(x, x->t, dn, "dec-le", s, s + n);
+}
+
+/*
+ * The radixes that fit token p[0..n) at s: all of its characters in the
+ * alphabet (padding at the end only), and what the alphabet implies.
+ */
+static int
+on_token(struct xp *x, const unsigned char *p, size_t n, size_t s)
+{
+	unsigned m = 0xffff, lower = 0, upper = 0, nonhex = 0, digit = 0;
+	size_t i, body = n;
+	int r;
+
+	while (body > 0 && p[body - 1] == '=')
+		body--;
+	if (body < MIN_TOKEN || n > MAX_TOKEN)
+		return 0;
+	for (i = 0; i < body; i++) {
+		unsigned c = p[i];
+
+		m &= rmask[c];
+		lower |= c >= 'a' && c <= 'z';
+		upper |= c >= 'A' && c <= 'Z';
+		digit |= c >= '0' && c <= '9';
+		nonhex |= (c | 0x20) > 'f' && (c | 0x20) <= 'z';
+		if (c == '=')
+			m = 0;
+	}
+	if (m == 0)
+		return 0;
+	/* the big numbers read text that a smaller alphabet does not */
+	if (!nonhex)
+		m &= ~(unsigned)((1u << R_B58) | (1u << R_B62) | (1u << R_B36) |
+		    (1u << R_CROCK) | (1u << R_B32HEX) | (1u << R_ZB32));
+	if (!(lower && upper))
+		m &= ~(unsigned)((1u << R_B58) | (1u << R_B62) | (1u << R_B64));
+	if (lower && upper)
+		m &= ~(unsigned)((1u << R_B36) | (1u << R_B32) |
+		    (1u << R_B32HEX) | (1u << R_CROCK));
+	if (upper)
+		m &= ~(unsigned)(1u << R_ZB32);
+	if (!digit)
+		m &= ~(unsigned)((1u << R_B36) | (1u << R_B62));
+	if (m & (1u << R_BITS))
+		m &= (1u << R_BITS); /* 0 and 1 only: bits */
+	else if (m & (1u << R_DEC))  /* digits: a number, octal, hex */
+		m &= (1u << R_OCT) | (1u << R_DEC) | (1u << R_HEX);
+	if (m & (1u << R_DEC) && body < 19)
+		m &= ~(unsigned)(1u << R_DEC);
+	for (r = 0; r < R_COUNT; r++)
+		if ((m & (1u << r)) && try_radix(x, r, p, n, s) != 0)
+			return -1;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Triggers in a run. */
+
+static int
+on_sig(void *ctx, const struct scan_trig *t, size_t pos)
+{
+	struct xp *x = ctx;
+	const unsigned char *run = x->run;
+	size_t q, base;
+	int nrot;
+
+	if (t->kind & TRIG_REV) { /* rotated and reversed: reverse first */
+		x->kinds |= TRIG_REV;
+		return 0;
+	}
+	/* the trigger starts at orig[skip] */
+	if (pos < t->skip)
+		return 0;
+	base = pos - t->skip;
+	for (q = t->skip; q < t->origlen && !scan_is_letter(t->orig[q]); q++)
+		;
+	if (q >= t->origlen)
+		return 0;
+	nrot = ((int)(run[base + q] | 0x20) - (int)(t->orig[q] | 0x20) + 26) %
+	    26;
+	if (nrot != 0)
+		x->rots |= (uint32_t)1 << nrot;
+	return 0;
+}
+
+static int
+on_kind(void *ctx, const struct scan_trig *t, size_t pos)
+{
+	struct xp *x = ctx;
+
+	(void)pos;
+	x->kinds |= t->kind;
+	return 0;
+}
+
+/* The run buf[s..e): its rotations, reversal and rot47, then tokens. */
+static int
+on_run(struct xp *x, size_t s, size_t e)
+{
+	const unsigned char *p = x->buf + s;
+	size_t n = e - s, i, ts;
+	unsigned char *sig;
+	int k;
+
+	scan_budget_spend(x->bg, 2 * n);
+	if (n > MAX_TOKEN)
+		return 0;
+	if ((sig = scratch(&x->u, &x->ucap, n, &x->oom)) == NULL)
+		return -1;
+	x->run = p;
+	scan_rot_sig(p, n, sig);
+	x->rots = 0;
+	x->kinds = 0;
+	if (scan_trig_scan(x->sc, sig, n, TRIG_SIG, on_sig, x) != 0 ||
+	    scan_trig_scan(x->sc, p, n, TRIG_REV | TRIG_R47, on_kind, x) != 0)
+		return -1;
+	for (k = 1; k < 26; k++) {
+		if (!(x->rots & ((uint32_t)1 << k)))
+			continue;
+		for (i = 0; i < n; i++) {
+			unsigned c = p[i];
+
+			if (scan_is_letter(c)) {
+				unsigned b = c >= 'a' ? 'a' : 'A';
+
+				c = b + (c - b + 26 - (unsigned)k) % 26;
+			}
+			sig[i] = (unsigned char)c;
+		}
+		if (xemit(x, sig, n, rot_name[k], s, e) != 0)
+			return -1;
+	}
+	if (x->kinds & TRIG_REV) {
+		for (i = 0; i < n; i++)
+			sig[i] = p[n - 1 - i];
+		if (xemit(x, sig, n, "reverse", s, e) != 0)
+			return -1;
+	}
+	if (x->kinds & TRIG_R47) {
+		for (i = 0; i < n; i++)
+			sig[i] = (unsigned char)(33 + (p[i] - 33 + 47) % 94);
+		if (xemit(x, sig, n, "rot47", s, e) != 0)
+			return -1;
+	}
+	/*
+	 * The whole run by the base85 family and basE91, or after a key;
+	 * only a run with a character base64 lacks (base85 text of 20 bytes
+	 * has one but 3 times in 1000).
+	 */
+	for (i = 0; i < n && (rmask[p[i]] & (1u << R_B64)); i++)
+		;
+	for (ts = 0; ts < n && ts < 40 && p[ts] != '=' && p[ts] != ':'; ts++)
+		;
+	ts = ts < n && ts < 40 ? ts + 1 : 0;
+	for (k = i < n ? 0 : 2 * X_COUNT; k < 2 * X_COUNT; k++) {
+		size_t dn, from = k < X_COUNT ? 0 : ts;
+		int a = k % X_COUNT;
+
+		if ((k >= X_COUNT && ts == 0) || n - from < 10)
+			continue;
+		for (i = from; i < n && xval[a][p[i]] >= 0; i++)
+			;
+		if (i < n)
+			continue;
+		dn = a == X_B91 ? dec_b91(x, p + from, n - from) :
+				  dec_b85(x, a, p + from, n - from);
+		if (x->oom)
+			return -1;
+		if (dn >= SCAN_MIN_SECRET &&
+		    (worth(x->t, dn) || xor_hit(x, x->t, dn)) &&
+		    xemit(x, x->t, dn, x_name[a], s + from, e) != 0)
+			return -1;
+	}
+	/* tokens: cut at punctuation no radix uses ('=' inside a token) */
+	for (i = 0, ts = 0; i <= n; i++) {
+		int cut = i == n || delim[p[i]] ||
+		    (p[i] == '=' && i + 1 < n && p[i + 1] != '=' &&
+			!delim[p[i + 1]]);
+
+		if (!cut)
+			continue;
+		if (ts < i && p[ts] == '=')
+			ts++;
+		if (i > ts && on_token(x, p + ts, i - ts, s + ts) != 0)
+			return -1;
+		ts = i + 1;
+	}
+	return x->oom ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Bits grouped by separators: "01110011 01101011 ...". */
+
+static size_t
+on_bits(struct xp *x, size_t i)
+{
+	size_t s = i, e = i, nb = 0, o = 0;
+	unsigned acc = 0;
+	int bits = 0;
+	unsigned char *d;
+
+	while (s > 0 &&
+	    (x->buf[s - 1] == '0' || x->buf[s - 1] == '1' ||
+		x->buf[s - 1] == ' ' || x->buf[s - 1] == ','))
+		s--;
+	while (e < x->n &&
+	    (x->buf[e] == '0' || x->buf[e] == '1' || x->buf[e] == ' ' ||
+		x->buf[e] == ',' || x->buf[e] == '_' || x->buf[e] == '-' ||
+		x->buf[e] == '\n'))
+		e++;
+	scan_budget_spend(x->bg, e - s);
+	if ((d = scratch(&x->t, &x->tcap, (e - s) / 8 + 1, &x->oom)) == NULL)
+		return e;
+	for (i = s; i < e; i++) {
+		if (x->buf[i] != '0' && x->buf[i] != '1')
+			continue;
+		acc = (acc << 1) | (unsigned)(x->buf[i] - '0');
+		nb++;
+		if (++bits == 8) {
+			d[o++] = (unsigned char)acc;
+			acc = 0;
+			bits = 0;
+		}
+	}
+	if (nb >= 64 && xemit(x, d, o, "bits", s, e) != 0)
+		x->oom = 1;
+	return e;
+}
+
+/* ---------------------------------------------------------------- */
+/* UTF-16 and UTF-32 around a NUL. */
+
+static void
+put_utf8(unsigned char *d, size_t *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		d[(*o)++] = (unsigned char)cp;
+	} else if (cp < 0x800) {
+		d[(*o)++] = (unsigned char)(0xc0 | cp >> 6);
+		d[(*o)++] = (unsigned char)(0x80 | (cp & 63));
+	} else if (cp < 0x10000) {
+		d[(*o)++] = (unsigned char)(0xe0 | cp >> 12);
+		d[(*o)++] = (unsigned char)(0x80 | ((cp >> 6) & 63));
+		d[(*o)++] = (unsigned char)(0x80 | (cp & 63));
+	} else {
+		d[(*o)++] = (unsigned char)(0xf0 | cp >> 18);
+		d[(*o)++] = (unsigned char)(0x80 | ((cp >> 12) & 63));
+		d[(*o)++] = (unsigned char)(0x80 | ((cp >> 6) & 63));
+		d[(*o)++] = (unsigned char)(0x80 | (cp & 63));
+	}
+}
+
+static uint32_t
+unit(const unsigned char *p, int w, int be)
+{
+	if (w == 2)
+		return be ? (uint32_t)p[0] << 8 | p[1] :
+			    (uint32_t)p[1] << 8 | p[0];
+	return be ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+		(uint32_t)p[2] << 8 | p[3] :
+		    (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 |
+		(uint32_t)p[1] << 8 | p[0];
+}
+
+/*
+ * A code unit of text as a secret's UTF-16 holds it: ASCII, or a letter
+ * below U+0800 (Latin, Greek, Cyrillic, ...). Not higher: two ASCII
+ * bytes read as one unit are a CJK character, and plain text would then
+ * be "UTF-16" from end to end.
+ */
+static int
+text_unit(uint32_t u)
+{
+	return (u >= 0x20 && u < 0x7f) || u == '\n' || u == '\t' || u == '\r' ||
+	    (u >= 0xa0 && u < 0x800);
+}
+
+/*
+ * The NUL at z: each of UTF-16LE/BE and UTF-32LE/BE whose code unit of
+ * an ASCII character holds it; the units around that are text, decoded
+ * to UTF-8 and scanned. Returns where the longest region ends.
+ */
+static size_t
+on_nul(struct xp *x, size_t z, size_t floor)
+{
+	static const char *const nm[4] = { "utf16le", "utf16be", "utf32le",
+		"utf32be" };
+	size_t best = z + 1, k;
+	int v;
+
+	for (v = 0; v < 4; v++) {
+		int w = v < 2 ? 2 : 4, be = v & 1;
+		size_t a, s, e, o = 0, at;
+		unsigned char *d;
+
+		/* the unit holding z, its ASCII byte beside it */
+		for (k = 0; k < (size_t)w; k++) {
+			if (z < k)
+				break;
+			at = z - k;
+			if (at + (size_t)w > x->n)
+				continue;
+			if (text_unit(unit(x->buf + at, w, be)) &&
+			    unit(x->buf + at, w, be) < 0x7f)
+				break;
+		}
+		if (k == (size_t)w || z < k)
+			continue;
+		a = z - k;
+		s = a;
+		while (s >= floor + (size_t)w &&
+		    text_unit(unit(x->buf + s - w, w, be)))
+			s -= (size_t)w;
+		e = a;
+		while (
+		    e + (size_t)w <= x->n && text_unit(unit(x->buf + e, w, be)))
+			e += (size_t)w;
+		if (e < x->n && e + (size_t)w > x->n && !be) {
+			/* a number's top zero bytes are gone: pad them */
+			unsigned char last[4] = { 0, 0, 0, 0 };
+
+			memcpy(last, x->buf + e, x->n - e);
+			if (text_unit(unit(last, w, be)))
+				e = x->n;
+		}
+		if ((e - s) / (size_t)w < SCAN_MIN_SECRET)
+			continue;
+		scan_budget_spend(x->bg, e - s);
+		if ((d = scratch(&x->t, &x->tcap, (e - s) * 2 + 4, &x->oom)) ==
+		    NULL)
+			return x->n;
+		for (k = s; k < e; k += (size_t)w) {
+			unsigned char last[4] = { 0, 0, 0, 0 };
+			uint32_t u;
+
+			if (k + (size_t)w > e) {
+				memcpy(last, x->buf + k, e - k);
+				u = unit(last, w, be);
+			} else
+				u = unit(x->buf + k, w, be);
+
+			if (w == 2 && u >= 0xd800 && u < 0xdc00 && k + 4 <= e) {
+				uint32_t lo = unit(x->buf + k + 2, w, be);
+
+				if (lo >= 0xdc00 && lo < 0xe000) {
+					u = 0x10000 + ((u - 0xd800) << 10) +
+					    (lo - 0xdc00);
+					k += 2;
+				}
+			}
+			if (u == 0xfeff)
+				continue; /* a byte order mark */
+			put_utf8(d, &o, u);
+		}
+		if (xemit(x, d, o, nm[v], s, e) != 0) {
+			x->oom = 1;
+			return x->n;
+		}
+		if (e > best)
+			best = e;
+	}
+	return best;
+}
+
+/* ---------------------------------------------------------------- */
+/* Unicode: look-alikes folded, invisibles removed, tags read. */
+
+static size_t
+utf8_dec(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
+{
+	unsigned c = s[i];
+	size_t len, k;
+	uint32_t v;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, v = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, v = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, v = c & 0x07;
+	else
+		goto bad;
+	if (i + len > n)
+		goto bad;
+	for (k = 1; k < len; k++) {
+		if ((s[i + k] & 0xc0) != 0x80)
+			goto bad;
+		v = (v << 6) | (s[i + k] & 0x3f);
+	}
+	*cp = v;
+	return len;
+bad:
+	*cp = 0xfffd;
+	return 1;
+}
+
+static int
+invisible(uint32_t cp)
+{
+	return cp == 0xad || (cp >= 0x200b && cp <= 0x200f) ||
+	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2064) ||
+	    (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff || cp == 0x34f ||
+	    cp == 0x180e || (cp >= 0xfe00 && cp <= 0xfe0f) ||
+	    (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
+/* NFKC for the look-alikes that matter here: an ASCII byte, or 0. */
+static unsigned
+fold(uint32_t cp)
+{
+	if (cp >= 0xff01 && cp <= 0xff5e)
+		return cp - 0xff01 + 0x21; /* fullwidth */
+	if (cp == 0x3000)
+		return ' ';
+	if (cp >= 0x1d400 && cp <= 0x1d6a3) { /* mathematical letters */
+		unsigned k = (cp - 0x1d400) % 52;
+
+		return k < 26 ? 'A' + k : 'a' + k - 26;
+	}
+	if (cp >= 0x1d7ce && cp <= 0x1d7ff) /* mathematical digits */
+		return '0' + (cp - 0x1d7ce) % 10;
+	if (cp >= 0x24b6 && cp <= 0x24cf) /* circled letters */
+		return 'A' + (cp - 0x24b6);
+	if (cp >= 0x24d0 && cp <= 0x24e9)
+		return 'a' + (cp - 0x24d0);
+	if (cp >= 0x2460 && cp <= 0x2468) /* circled digits */
+		return '1' + (cp - 0x2460);
+	if (cp == 0x24ea)
+		return '0';
+	return 0;
+}
+
+static size_t entity(const unsigned char *p, size_t n, uint32_t *cp);
+
+/* Is the sequence at i one fold or invisible() acts on? */
+static int
+foldable(const unsigned char *b, size_t n, size_t i)
+{
+	uint32_t cp;
+
+	utf8_dec(b, n, i, &cp);
+	return invisible(cp) || fold(cp) != 0;
+}
+
+/*
+ * The end of the region that starts on i's line: the lines from there on
+ * as long as each holds a look-alike or invisible (amp: an entity), so a
+ * quoted-printable soft break inside it stays inside; at most MAX_LINE
+ * bytes after i, never past a NUL.
+ */
+static size_t
+region_end(const struct xp *x, size_t i, int amp)
+{
+	size_t k, ls = i, e = i;
+	uint32_t cp;
+
+	for (k = i; k < x->n && k - i < MAX_LINE && x->buf[k] != '\0'; k++) {
+		if (x->buf[k] == '\n') {
+			if (e <= ls)
+				return k; /* a line without one */
+			ls = k + 1;
+		} else if (amp ? x->buf[k] == '&' &&
+			    entity(x->buf + k, x->n - k, &cp) != 0 :
+				 x->buf[k] >= 0xc2 && foldable(x->buf, x->n, k))
+			e = k + 1;
+	}
+	return k;
+}
+
+static size_t
+on_unicode(struct xp *x, size_t i, size_t floor)
+{
+	size_t s = i, e, k, o = 0, ot = 0, len;
+	unsigned char *d, *tg;
+	uint32_t cp;
+	unsigned f;
+
+	while (s > floor && i - s < MAX_LINE && x->buf[s - 1] != '\n' &&
+	    x->buf[s - 1] != '\0')
+		s--;
+	e = region_end(x, i, 0);
+	scan_budget_spend(x->bg, e - s);
+	if ((d = scratch(&x->u, &x->ucap, 2 * (e - s) + 2, &x->oom)) == NULL)
+		return e;
+	tg = d + (e - s) + 1;
+	for (k = s; k < e; k += len) {
+		len = utf8_dec(x->buf, e, k, &cp);
+		if (cp >= 0xe0020 && cp <= 0xe007e)
+			tg[ot++] = (unsigned char)(cp - 0xe0000);
+		if (invisible(cp))
+			continue;
+		if ((f = fold(cp)) != 0)
+			d[o++] = (unsigned char)f;
+		else {
+			memcpy(d + o, x->buf + k, len);
+			o += len;
+		}
+	}
+	if (xemit(x, d, o, "unicode-fold", s, e) != 0 ||
+	    (ot >= SCAN_MIN_SECRET &&
+		xemit(x, tg, ot, "unicode-tags", s, e) != 0))
+		x->oom = 1;
+	return e;
+}
+
+/* ---------------------------------------------------------------- */
+/* HTML entities and MIME encoded-words. */
+
+static const struct {
+	const char *name;
+	unsigned char c;
+} ents[] = { { "amp", '&' }, { "lt", '<' }, { "gt", '>' }, { "quot", '"' },
+	{ "apos", '\'' }, { "nbsp", ' ' }, { "sol", '/' }, { "colon", ':' },
+	{ "period", '.' }, { "comma", ',' }, { "lowbar", '_' },
+	{ "hyphen", '-' }, { "dash", '-' }, { "equals", '=' }, { "plus", '+' },
+	{ "excl", '!' }, { "num", '#' }, { "dollar", '$' }, { "percnt", '%' },
+	{ "lpar", '(' }, { "rpar", ')' }, { "ast", '*' }, { "semi", ';' },
+	{ "quest", '?' }, { "commat", '@' }, { "lsqb", '[' }, { "rsqb", ']' },
+	{ "bsol", '\\' }, { "lcub", '{' }, { "rcub", '}' }, { "verbar", '|' },
+	{ "grave", '`' }, { "Hat", '^' }, { "tilde", '~' } };
+
+/* An entity at p[0..n) ('&' first): its code point and length, or 0. */
+static size_t
+entity(const unsigned char *p, size_t n, uint32_t *cp)
+{
+	size_t i, k;
+	uint32_t v = 0;
+
+	if (n < 3)
+		return 0;
+	if (p[1] == '#') {
+		int hex = n > 2 && (p[2] | 0x20) == 'x';
+
+		for (i = hex ? 3 : 2; i < n && i < 12; i++) {
+			int d = p[i] >= '0' && p[i] <= '9' ?
+			    p[i] - '0' :
+			    hex && (p[i] | 0x20) >= 'a' &&
+				(p[i] | 0x20) <= 'f' ?
+			    (p[i] | 0x20) - 'a' + 10 :
+			    -1;
+
+			if (d < 0)
+				break;
+			v = v * (hex ? 16 : 10) + (uint32_t)d;
+		}
+		if (i == (hex ? 3u : 2u) || v > 0x10ffff)
+			return 0;
+		*cp = v;
+		return i < n && p[i] == ';' ? i + 1 : i;
+	}
+	for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++) {
+		size_t l = strlen(ents[k].name);
+
+		if (l + 2 <= n && memcmp(p + 1, ents[k].name, l) == 0 &&
+		    p[l + 1] == ';') {
+			*cp = ents[k].c;
+			return l + 2;
+		}
+	}
+	return 0;
+}
+
+static size_t
+on_amp(struct xp *x, size_t i, size_t floor)
+{
+	size_t s = i, e, k, o = 0, l, found = 0;
+	unsigned char *d;
+	uint32_t cp;
+
+	if (!entity(x->buf + i, x->n - i, &cp))
+		return i + 1;
+	while (s > floor && i - s < MAX_LINE && x->buf[s - 1] != '\n' &&
+	    x->buf[s - 1] != '\0')
+		s--;
+	e = region_end(x, i, 1);
+	scan_budget_spend(x->bg, e - s);
+	if ((d = scratch(&x->u, &x->ucap, 4 * (e - s) + 4, &x->oom)) == NULL)
+		return e;
+	for (k = s; k < e;) {
+		if (x->buf[k] == '&' &&
+		    (l = entity(x->buf + k, e - k, &cp)) != 0) {
+			put_utf8(d, &o, cp);
+			k += l;
+			found++;
+		} else
+			d[o++] = x->buf[k++];
+	}
+	if (found >= 2 && xemit(x, d, o, "html-unescape", s, e) != 0)
+		x->oom = 1;
+	return e;
+}
+
+/* "=?charset?B?...?=" or "?Q?": the word's bytes. */
+static size_t
+on_mime(struct xp *x, size_t i)
+{
+	const unsigned char *p = x->buf + i;
+	size_t n = x->n - i, q1, k, o = 0, e;
+	unsigned char *d;
+	int enc, v1, v2;
+
+	for (q1 = 2; q1 < n && q1 < 64 && p[q1] != '?'; q1++)
+		;
+	if (q1 + 3 >= n || p[q1 + 2] != '?')
+		return i + 1;
+	enc = p[q1 + 1] | 0x20;
+	if (enc != 'b' && enc != 'q')
+		return i + 1;
+	for (e = q1 + 3; e + 1 < n && e < MAX_LINE; e++)
+		if (p[e] == '?' && p[e + 1] == '=')
+			break;
+	if (e + 1 >= n || p[e] != '?')
+		return i + 1;
+	if ((d = scratch(&x->u, &x->ucap, e, &x->oom)) == NULL)
+		return i + e;
+	if (enc == 'b') {
+		unsigned acc = 0;
+		int bits = 0, v;
+
+		for (k = q1 + 3; k < e; k++) {
+			if ((v = rval[R_B64][p[k]]) < 0)
+				continue;
+			acc = (acc << 6) | (unsigned)v;
+			bits += 6;
+			if (bits >= 8) {
+				bits -= 8;
+				d[o++] = (unsigned char)(acc >> bits);
+			}
+		}
+	} else {
+		for (k = q1 + 3; k < e; k++) {
+			if (p[k] == '_')
+				d[o++] = ' ';
+			else if (p[k] == '=' && k + 2 < e &&
+			    (v1 = rval[R_HEX][p[k + 1]]) >= 0 &&
+			    (v2 = rval[R_HEX][p[k + 2]]) >= 0) {
+				d[o++] = (unsigned char)(v1 << 4 | v2);
+				k += 2;
+			} else
+				d[o++] = p[k];
+		}
+	}
+	if (xemit(x, d, o, "mime-word", i, i + e + 2) != 0)
+		x->oom = 1;
+	return i + e + 2;
+}
+
+/* ---------------------------------------------------------------- */
+/* XOR with one byte, below the top level. */
+
+static int
+on_delta(void *ctx, const struct scan_trig *t, size_t pos)
+{
+	struct xp *x = ctx;
+	unsigned char k = (unsigned char)(x->buf[pos] ^ t->orig[0]);
+	int i;
+
+	if (k == 0)
+		return 0;
+	for (i = 0; i < x->nxkey; i++)
+		if (x->xkey[i] == k)
+			return 0;
+	if (x->nxkey < 4)
+		x->xkey[x->nxkey++] = k;
+	return 0;
+}
+
+static int
+try_xor(struct xp *x)
+{
+	unsigned char *d;
+	size_t i;
+	int k;
+
+	if (x->n < SCAN_MIN_SECRET || x->n > (1u << 20))
+		return 0;
+	if ((d = scratch(&x->u, &x->ucap, x->n, &x->oom)) == NULL)
+		return -1;
+	for (i = 0; i + 1 < x->n; i++)
+		d[i] = x->buf[i] ^ x->buf[i + 1];
+	scan_budget_spend(x->bg, x->n);
+	x->nxkey = 0;
+	if (scan_trig_scan(x->sc, d, x->n - 1, TRIG_DELTA, on_delta, x) != 0)
+		return -1;
+	for (k = 0; k < x->nxkey; k++) {
+		unsigned char *t = scratch(&x->t, &x->tcap, x->n, &x->oom);
+
+		if (t == NULL)
+			return -1;
+		for (i = 0; i < x->n; i++)
+			t[i] = x->buf[i] ^ x->xkey[k];
+		if (xemit(x, t, x->n, "xor", 0, x->n) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* The pass. */
+
+#ifdef __SSE2__
+/* Bit k set when p[k] may be in a run (0x21..0x7e). */
+static inline unsigned
+runmask16(const unsigned char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i in = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(0x20)),
+	    _mm_cmplt_epi8(v, _mm_set1_epi8(0x7f)));
+
+	return (unsigned)_mm_movemask_epi8(in);
+}
+#else
+static inline unsigned
+runmask16(const unsigned char *p)
+{
+	unsigned m = 0, k;
+
+	for (k = 0; k < 16; k++)
+		if (runc[p[k]])
+			m |= 1u << k;
+	return m;
+}
+#endif
+
+/* Bit k set when p[k] is '0', '1' or a separator of bit groups. */
+static inline unsigned
+bitsmask16(const unsigned char *p)
+{
+	unsigned m = 0, k, bits = 0;
+
+	for (k = 0; k < 16; k++) {
+		unsigned c = p[k];
+
+		if (c == '0' || c == '1')
+			m |= 1u << k, bits++;
+		else if (c == ' ' || c == ',' || c == '_' || c == '-')
+			m |= 1u << k;
+		else
+			return 0;
+	}
+	return bits >= 8 ? m : 0;
+}
+
+/* Bit k set when p[k] is from 0xc2, '&' or '='. */
+static inline unsigned
+specmask16(const unsigned char *p)
+{
+#ifdef __SSE2__
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i hi = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)0xc2)),
+	    v);
+	__m128i sp = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
+	    _mm_cmpeq_epi8(v, _mm_set1_epi8('=')));
+
+	return (unsigned)_mm_movemask_epi8(_mm_or_si128(hi, sp));
+#else
+	unsigned m = 0, k;
+
+	for (k = 0; k < 16; k++)
+		if (p[k] >= 0xc2 || p[k] == '&' || p[k] == '=')
+			m |= 1u << k;
+	return m;
+#endif
+}
+
+static int
+binary(const unsigned char *p, size_t n)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < n && i < 256; i++)
+		if ((p[i] < 0x20 && p[i] != '\n' && p[i] != '\r' &&
+			p[i] != '\t') ||
+		    p[i] == 0x7f)
+			bad++;
+	return bad * 8 > i;
+}
+
+int
+xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
+    unsigned depth, struct scan_budget *bg, struct scan_result *res)
+{
+	struct xp x;
+	size_t i, s, e, floor = 0, k;
+	unsigned top;
+	int bin;
+	const unsigned char *z;
+
+	tables_init();
+	memset(&x, 0, sizeof(x));
+	x.sc = sc;
+	x.buf = buf;
+	x.n = len;
+	x.depth = depth;
+	x.bg = bg;
+	x.res = res;
+	for (k = 0; k < scan_nsecrets(sc); k++) {
+		size_t l;
+
+		scan_secret_bytes(sc, k, &l);
+		if (l > x.maxsecret)
+			x.maxsecret = l;
+	}
+	if (depth + 1 > bg->maxdepth)
+		goto out;
+	bin = depth > 0 && binary(buf, len);
+	/*
+	 * Runs, and bit groups (windows of '0', '1' and separators). A run
+	 * of 16 or more either holds a whole window or crosses one window's
+	 * end into the next: the ones at the top of one mask and at the
+	 * bottom of the next add up to 16.
+	 */
+	for (i = 0, top = 0; i < len && !x.oom; i += 16) {
+		unsigned m = 0, bottom, ntop;
+
+		if (i + 16 <= len)
+			m = runmask16(buf + i);
+		else /* the tail: its missing bytes are not in a run */
+			for (k = i; k < len; k++)
+				m |= (unsigned)runc[buf[k]] << (k - i);
+
+		ntop = m == 0xffff ?
+		    0 :
+		    (unsigned)__builtin_clz((~m & 0xffffu) << 16);
+		bottom = m == 0xffff ? 16 : (unsigned)__builtin_ctz(~m);
+		s = e = 0;
+		if (m == 0xffff && i >= floor) {
+			s = i;
+			e = i + 16;
+		} else if (top + bottom >= MIN_RUN && i - top >= floor) {
+			s = i - top;
+			e = i + bottom;
+		}
+		top = ntop;
+		if (e == 0) {
+			if (m != 0xffff && i >= floor && i + 16 <= len &&
+			    bitsmask16(buf + i) == 0xffff)
+				floor = on_bits(&x, i);
+			continue;
+		}
+		for (; s > floor && runc[buf[s - 1]]; s--)
+			;
+		for (; e < len && runc[buf[e]]; e++)
+			;
+		if (scan_budget_late(bg))
+			break;
+		if (on_run(&x, s, e) != 0)
+			goto fail;
+		floor = e;
+		if (e >= i + 16) { /* on after the run */
+			i = (e & ~(size_t)15) - 16;
+			top = 0;
+		}
+	}
+	if (x.oom)
+		goto fail;
+	/* NULs: UTF-16 and UTF-32 */
+	for (floor = 0, i = 0; i < len; i = k) {
+		z = memchr(buf + i, '\0', len - i);
+		if (z == NULL)
+			break;
+		k = (size_t)(z - buf);
+		for (e = k; e < len && e - k < 4 && buf[e] == '\0'; e++)
+			;
+		if (e - k > 3) { /* no text unit holds 4 NULs: skip them */
+			while (e < len && buf[e] == '\0')
+				e++;
+			k = e;
+			continue;
+		}
+		/* a unit of UTF-16 or UTF-32 text: an ASCII byte beside */
+		if (!((k > 0 && buf[k - 1] >= 0x20 && buf[k - 1] < 0x7f) ||
+			(k + 1 < len && buf[k + 1] >= 0x20 &&
+			    buf[k + 1] < 0x7f))) {
+			k++;
+			continue;
+		}
+		if (scan_budget_late(bg))
+			break;
+		k = on_nul(&x, k, floor);
+		floor = k;
+		if (x.oom)
+			goto fail;
+	}
+	/* look-alikes, invisibles, entities, MIME words: in text */
+	for (floor = 0, i = bin ? len : 0; i < len; i += 16) {
+		unsigned m = i + 16 <= len ? specmask16(buf + i) :
+					     (unsigned)((1u << (len - i)) - 1);
+
+		while (m != 0 && !x.oom) {
+			size_t j = i + (size_t)__builtin_ctz(m);
+			unsigned c = buf[j];
+
+			m &= m - 1;
+			if (j < floor)
+				continue;
+			if (c >= 0xc2 && c != 0xc3 && foldable(buf, len, j)) {
+				if (scan_budget_late(bg))
+					goto done;
+				floor = on_unicode(&x, j, floor);
+			} else if (c == '&' && j + 2 < len) {
+				if (scan_budget_late(bg))
+					goto done;
+				floor = on_amp(&x, j, floor);
+			} else if (c == '=' && j + 1 < len &&
+			    buf[j + 1] == '?') {
+				if (scan_budget_late(bg))
+					goto done;
+				floor = on_mime(&x, j);
+			}
+		}
+		if (x.oom)
+			goto fail;
+	}
+done:
+	if (depth > 0 && (len <= 4 * x.maxsecret + 64 || bin) &&
+	    try_xor(&x) != 0)
+		goto fail;
+out:
+	free(x.t);
+	free(x.u);
+	free(x.v);
+	return 0;
+fail:
+	free(x.t);
+	free(x.u);
+	free(x.v);
+	return -1;
+}
