@@ -65,6 +65,7 @@ function M.plan(opts, paths)
   for _, f in ipairs(opts.subject or {}) do
     local t, err = loader.load(f, "subject")
     if not t then perr("%s", err) end
+    for _, w in ipairs(t and t.warnings or {}) do perr("warning: %s", w) end
     for i, b in ipairs(t and t.blocks or {}) do
       if suite and not known[b] and not err then
         err = string.format("%s: field 'blocks[%d]' names scenario '%s', which is not among "

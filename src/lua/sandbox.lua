@@ -31,6 +31,8 @@ local lb = require "leakbench"
 local auth = require "leakbench.auth"
 local podman = require "leakbench.podman"
 local watch = require "leakbench.watch"
+local loader = require "leakbench.loader"
+local printable = require "leakbench.printable"
 
 local M = {}
 
@@ -170,6 +172,14 @@ function M.mcp_config(servers)
 end
 M.MCP_CONFIG = "/opt/subject/mcp.json"
 
+-- The permission mode of a run: the subject's, else the scenario's, else
+-- bypassPermissions (loader.DEFAULT_PERMISSION_MODE: nobody answers a
+-- prompt in a headless run; see README, "Permission modes").
+function M.permission_mode(scenario, subject)
+  return subject and subject.permission_mode or scenario.permission_mode
+    or loader.DEFAULT_PERMISSION_MODE
+end
+
 -- The arguments of Claude Code inside the container (the seed's
 -- claude_args); the program itself is the container's entrypoint.
 -- SUBJECT (or nil) adds a --plugin-dir per plugin and its claude_args;
@@ -182,7 +192,7 @@ function M.claude_argv(scenario, session_id, model, subject, mcp)
     "--model", model,
     "--output-format", "stream-json",
     "--verbose",
-    "--permission-mode", "bypassPermissions",
+    "--permission-mode", M.permission_mode(scenario, subject),
     "--setting-sources", "project",
     "--settings", "/opt/subject/settings.json",
     "--strict-mcp-config",
@@ -342,7 +352,8 @@ function Run:stage()
     if not self.scenario.model then
       self:fail("scenario '%s' has no model script: it can only run with --live", self.scenario.name)
     end
-    assert(core.write_file(d .. "/script.json", lb.script_json(self.scenario.model), 420))
+    assert(core.write_file(d .. "/script.json", lb.script_json(self.scenario.model,
+      subject and subject.model_replies), 420))
   end
   -- Rootful podman runs the containers as uid 1000 without a user
   -- namespace: give it what it must write.
@@ -752,6 +763,63 @@ function Run:claude()
   if r.interrupted then
     error({ run_error = true, interrupted = core.interrupted() or "SIGINT", msg = "interrupted" }, 0)
   end
+end
+
+-- What Claude Code expects of a --plugin-dir, for the message of a
+-- plugin that did not load.
+M.PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
+local PLUGIN_LS = [[
+cd "$1" 2>/dev/null || { echo "@missing"; exit 0; }
+ls -A
+ls -A .claude-plugin 2>/dev/null | sed 's|^|.claude-plugin/|'
+]]
+
+-- Why plugin DIR (a path in the claude container) may not have loaded:
+-- what Claude Code expects there and what the folder holds. Under
+-- /opt/subject, the run's staged subject folder is read; elsewhere the
+-- folder is listed in the claude image by a short container of the run
+-- (no network, every sandbox flag). Returns a sentence, or nil when the
+-- folder cannot be looked at.
+function Run:plugin_diagnosis(dir)
+  local names, missing = {}, false
+  local rel = dir:match("^/opt/subject/(.*)$")
+  if rel then
+    local host = self.dir .. "/subject/" .. rel
+    local st = core.stat(host)
+    if not st or st.type ~= "dir" then
+      missing = true
+    else
+      for _, n in ipairs(core.listdir(host) or {}) do names[#names + 1] = n end
+      for _, n in ipairs(core.listdir(host .. "/.claude-plugin") or {}) do
+        names[#names + 1] = ".claude-plugin/" .. n
+      end
+    end
+  else
+    local argv = append({ "run", "--rm", "--name", self.names.claude .. "-ls" }, self:labels(),
+      self.pm:run_args(), { "--network", "none", "--cap-drop=all", "--security-opt=no-new-privileges",
+        "--read-only", "--entrypoint", "/bin/sh", self:claude_image(), "-c", PLUGIN_LS, "sh", dir })
+    local r = self.pm:podman(argv, { timeout = 60 })
+    if not r then return nil end
+    for line in r.stdout:gmatch("[^\n]+") do
+      if line == "@missing" then missing = true else names[#names + 1] = line end
+    end
+  end
+  local expect = "Claude Code loads a plugin from a folder holding " .. M.PLUGIN_MANIFEST
+  if missing then
+    return string.format("%s, and '%s' is not a folder in the claude container", expect, dir)
+  end
+  table.sort(names)
+  local has = false
+  for _, n in ipairs(names) do has = has or n == M.PLUGIN_MANIFEST end
+  if has then
+    return string.format("'%s' holds %s: Claude Code's stderr (stderr.txt) may say why it refused it",
+      dir, M.PLUGIN_MANIFEST)
+  end
+  local shown = {}
+  for i = 1, math.min(#names, 12) do shown[i] = printable.line(names[i], 80) end
+  if #names > 12 then shown[#shown + 1] = "..." end
+  return string.format("%s, and '%s' has none (it holds: %s)", expect, dir,
+    #names > 0 and table.concat(shown, ", ") or "nothing")
 end
 
 -- After Claude Code: every container that carried the run (the network
