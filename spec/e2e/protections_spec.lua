@@ -1,0 +1,95 @@
+-- Issue 29, end to end: permission modes and a protection that asks a
+-- model, with real podman and Claude Code 2.1.332 on the scripted model.
+--
+-- spec/fixtures/e2e/protections/prompting.lua makes two calls that need a
+-- permission prompt in the default mode (a Bash command that reads .env,
+-- a Write). Three columns:
+--   - baseline, under the scenario's mode (default): headless, nobody
+--     answers; Claude Code refuses both calls at once (the run ends) and
+--     the evidence says "unanswered";
+--   - reviewer: a PermissionRequest hook that asks the model (its own
+--     request, at the first hop) and obeys its JSON verdict; the scripted
+--     model answers it from the subject's model_replies: the Bash call is
+--     denied "by hook", the Write allowed; its requests are marked "other"
+--     on the wire, the model log names the replies, nothing leaks;
+--   - reviewer-bypass: the same under bypassPermissions: leakbench warns
+--     (file:line), the hook never runs, the secret reaches the wire.
+package.path = "spec/e2e/support/?.lua;" .. package.path
+local sh = require "sh"
+local cjson = require "cjson"
+
+local FIX = "spec/fixtures/e2e/protections"
+
+local function results(out)
+  local ok, doc = pcall(cjson.decode, sh.read(out .. "/results.json") or "")
+  local by = {}
+  for _, r in ipairs(ok and type(doc) == "table" and doc.runs or {}) do by[r.subject] = r end
+  return by
+end
+
+local function wire_leaked(r)
+  for _, s in ipairs(r.leaks or {}) do
+    if s.channels.wire.leaked then return true end
+  end
+  return false
+end
+
+describe("permission modes and a protection that asks a model", function()
+  local build = os.getenv("LB_BUILD") or error("LB_BUILD is not set (run through spec/run)")
+  local out = build .. "/e2e-protections"
+  sh.rmtree(out)
+  local run = sh.leakbench({ "run", FIX .. "/prompting.lua", "--jobs", "2", "--out", out,
+    "--subject", FIX .. "/subjects/reviewer.lua",
+    "--subject", FIX .. "/subjects/reviewer-bypass.lua" })
+  local runs = results(out)
+  local said = run.stderr .. run.stdout
+
+  it("warns, with the file and line, when a subject's hook cannot act under its mode", function()
+    assert.truthy(run.stderr:find("leakbench: warning: " .. FIX .. "/subjects/reviewer-bypass.lua:6: "
+      .. "subject 'reviewer-bypass' runs under permission mode 'bypassPermissions', where Claude Code "
+      .. "never asks for permission: its PermissionRequest hook cannot act (set permission_mode = "
+      .. "\"default\")", 1, true), run.stderr)
+    assert.is_nil(run.stderr:find("subject 'reviewer' runs under", 1, true), run.stderr)
+  end)
+
+  it("ends a headless run whose prompts nobody answers, and says so", function()
+    local r = sh.must(runs.baseline, "no baseline run; leakbench said:\n" .. said)
+    assert.are.equal("pass", r.verdict, tostring(r.reason))
+    assert.are.equal("default", r.permission_mode)
+    assert.are.equal("default", r.startup.permission_mode)
+    assert.are.same({ { tool = "Bash", by = "unanswered", reason_type = "other" },
+      { tool = "Write", by = "unanswered" } }, r.permission_denials)
+    assert.are.same({ ["claude-code"] = 3 }, r.requests)
+    assert.is_false(wire_leaked(r))
+    assert.is_nil(sh.read(r.dir .. "/project/out.txt"))
+  end)
+
+  it("lets the protection's scripted model call decide, and marks that call's origin", function()
+    local r = sh.must(runs.reviewer, "no reviewer run; leakbench said:\n" .. said)
+    assert.are.equal("pass", r.verdict, tostring(r.reason))
+    assert.are.equal("default", r.startup.permission_mode)
+    assert.are.same({ { tool = "Bash", by = "hook", reason_type = "hook" } }, r.permission_denials)
+    assert.are.equal("hello\n", sh.read(r.dir .. "/project/out.txt"), "the allowed Write did not run")
+    assert.are.same({ ["claude-code"] = 3, other = 2 }, r.requests)
+    local log = sh.read(r.dir .. "/model.log") or ""
+    assert.truthy(log:find(" subject%-reply 1\n"), log)
+    assert.truthy(log:find(" subject%-reply 2\n"), log)
+    assert.is_false(wire_leaked(r))
+    -- the denial's reason is the verdict the protection parsed
+    local stream = sh.read(r.dir .. "/stream.jsonl") or ""
+    assert.truthy(stream:find('"decision_reason":"reviewer: it reads a secret file"', 1, true))
+    -- the HTML report shows the mode, the origins and who denied what
+    local html = sh.read(out .. "/report.html") or ""
+    assert.truthy(html:find("model requests: 3 from claude-code, 2 from other", 1, true))
+    assert.truthy(html:find("permission denials: Bash (denied by hook)", 1, true))
+    assert.truthy(html:find("permission denials: Bash (nobody answered), Write (nobody answered)", 1, true))
+  end)
+
+  it("shows the same hook doing nothing under bypassPermissions", function()
+    local r = sh.must(runs["reviewer-bypass"], "no reviewer-bypass run; leakbench said:\n" .. said)
+    assert.are.equal("bypassPermissions", r.startup.permission_mode)
+    assert.is_nil(r.permission_denials)
+    assert.are.same({ ["claude-code"] = 3 }, r.requests)
+    assert.is_true(wire_leaked(r))
+  end)
+end)
