@@ -93,3 +93,35 @@ describe("permission modes and a protection that asks a model", function()
     assert.is_true(wire_leaked(r))
   end)
 end)
+
+describe("leakbench build --subject", function()
+  it("builds a subject's agent layer and interceptor ahead of runs, and nothing the second time", function()
+    local args = { "build", "--subject", "spec/fixtures/e2e/subjects/layered.lua",
+      "--subject", "spec/fixtures/e2e/subjects/broken-icp.lua" }
+    sh.leakbench(args)
+    local again = sh.leakbench(args)
+    assert.are.equal(0, again.status, again.stderr)
+    assert.is_nil(again.stderr:find("building image", 1, true), again.stderr)
+    assert.truthy(again.stdout:find("\nagent   localhost/leakbench%-agent%-layered:%x+ %(subject 'layered'%)\n"),
+      again.stdout)
+    assert.truthy(again.stdout:find("\nicp     localhost/leakbench%-subject%-broken%-icp:%x+ %(subject "
+      .. "'broken%-icp'%)\n"), again.stdout)
+  end)
+
+  it("names the cause of a failed build: the failing step's last output", function()
+    local r = sh.leakbench({ "build", "--subject", FIX .. "/subjects/no-npm.lua" })
+    assert.are.equal(1, r.status)
+    local log = r.stderr:match("%(build log: ([^)]+)%)")
+    assert.truthy(r.stderr:find("leakbench: build: subject 'no-npm': agent layer: podman build failed "
+      .. "(exit 127): building at STEP \"RUN npm install -g cc-safety-net@2.4.5\": while running runtime: "
+      .. "exit status 127 (build log: " .. tostring(log) .. "): its last output:\n"
+      .. "  /bin/sh: 1: npm: not found\n", 1, true), r.stderr)
+    if log then sh.rmtree(log:match("^(.*)/")) end
+  end)
+
+  it("refuses a broken subject file with its file and line", function()
+    local r = sh.leakbench({ "build", "--subject", FIX .. "/prompting.lua" })
+    assert.are.equal(1, r.status)
+    assert.truthy(r.stderr:find("leakbench: build: " .. FIX .. "/prompting.lua:", 1, true), r.stderr)
+  end)
+end)

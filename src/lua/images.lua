@@ -36,6 +36,8 @@ local core = require "leakbench.core"
 local podman = require "leakbench.podman"
 local cjson = require "cjson"
 local defaults = require "leakbench.defaults"
+local tree = require "leakbench.tree"
+local loader = require "leakbench.loader"
 
 local M = {}
 
@@ -553,6 +555,42 @@ function M._build_missing(pm, o, root)
   return tags
 end
 
+--- M.subject_image(pm, subject, base, [opts]) -> the image of SUBJECT's
+--- interceptor: IMAGE as given, or built from its
+--- context with the Containerfile there, on leakbench's base image, tagged
+--- with a hash of every file of the context (an edit rebuilds it, nothing
+--- else does). opts: progress (as M.ensure's). Returns the tag or nil, err.
+function M.subject_image(pm, subject, base, opts)
+  local icp = subject.interceptor
+  if icp.image then
+    if pm:image_exists(icp.image) then return icp.image end
+    return nil, string.format("subject '%s': image '%s' is not present (podman pull it first)",
+      subject.name, icp.image)
+  end
+  local ctx = icp.build.context
+  local st = core.stat(ctx)
+  if not st or st.type ~= "dir" then
+    return nil, string.format("subject '%s': build context '%s' is not a directory", subject.name, ctx)
+  end
+  local cf = ctx .. "/" .. icp.build.containerfile
+  if not core.stat(cf) then
+    return nil, string.format("subject '%s': no Containerfile '%s'", subject.name, cf)
+  end
+  local parts = { "base\0" .. tostring(base) .. "\0containerfile\0" .. icp.build.containerfile }
+  for _, rel in ipairs(tree.files(ctx)) do
+    parts[#parts + 1] = rel .. "\0" .. assert(core.sha256_file(ctx .. "/" .. rel))
+  end
+  local tag = string.format("localhost/leakbench-subject-%s:%s", subject.name:lower(),
+    core.sha256(table.concat(parts, "\0")):sub(1, 12))
+  if pm:image_exists(tag) then return tag end
+  local o = options(opts)
+  o.built = (opts and opts.built) or {}
+  local ok, err = build(pm, o, tag, { containerfile = cf, tag = tag, context = ctx,
+    build_args = { BASE = base } })
+  if not ok then return nil, string.format("subject '%s': interceptor: %s", subject.name, err) end
+  return tag
+end
+
 -- Every regular file under DIR, as paths relative to it, sorted.
 local function context_files(dir)
   local out = {}
@@ -642,7 +680,19 @@ function M.main(args, pm)
     versions[#versions + 1] = v
   end
   if #versions == 0 then versions[1] = false end
+  -- --subject FILE: its interceptor's image and its agent layer (on each
+  -- version's claude image) too, as `run` would build them.
+  local subjects = {}
+  for _, f in ipairs(flags.subject or {}) do
+    local t, err = loader.load(f, "subject")
+    if not t then
+      io.stderr:write("leakbench: build: ", err, "\n")
+      return 1
+    end
+    subjects[#subjects + 1] = t
+  end
   pm = pm or podman.get()
+  local failed = false
   for n, v in ipairs(versions) do
     opts.claude_version = v or nil
     local tags, err = M.ensure(pm, opts)
@@ -653,8 +703,23 @@ function M.main(args, pm)
     for _, what in ipairs(n == 1 and { "claude", "proxy", "base" } or { "claude" }) do
       io.stdout:write(("%-7s %s\n"):format(what, tags[what]))
     end
+    for _, s in ipairs(subjects) do
+      local parts = {}
+      if s.interceptor and n == 1 then parts[#parts + 1] = { "interceptor", M.subject_image, tags.base } end
+      if s.agent then parts[#parts + 1] = { "agent", M.ensure_agent, tags } end
+      for _, p in ipairs(parts) do
+        local tag, perr = p[2](pm, s, p[3])
+        if tag then
+          io.stdout:write(("%-7s %s (subject '%s')\n"):format(p[1] == "agent" and "agent" or "icp", tag,
+            s.name))
+        else
+          io.stderr:write("leakbench: build: ", perr, "\n")
+          failed = true
+        end
+      end
+    end
   end
-  return 0
+  return failed and 1 or 0
 end
 
 return M

@@ -80,38 +80,10 @@ function M.plan(opts, paths)
 end
 
 
--- The image of a subject's interceptor: IMAGE as given, or built from its
--- context with the Containerfile there, on leakbench's base image, tagged
--- with a hash of every file of the context (an edit rebuilds it, nothing
--- else does). Returns the tag or nil, err.
+-- The image of a subject's interceptor (images.subject_image): the tag or
+-- nil, err.
 function M.subject_image(pm, subject, base)
-  local icp = subject.interceptor
-  if icp.image then
-    if pm:image_exists(icp.image) then return icp.image end
-    return nil, string.format("subject '%s': image '%s' is not present (podman pull it first)",
-      subject.name, icp.image)
-  end
-  local ctx = icp.build.context
-  local st = core.stat(ctx)
-  if not st or st.type ~= "dir" then
-    return nil, string.format("subject '%s': build context '%s' is not a directory", subject.name, ctx)
-  end
-  local cf = ctx .. "/" .. icp.build.containerfile
-  if not core.stat(cf) then
-    return nil, string.format("subject '%s': no Containerfile '%s'", subject.name, cf)
-  end
-  local parts = { "base\0" .. tostring(base) .. "\0containerfile\0" .. icp.build.containerfile }
-  for _, rel in ipairs(require("leakbench.tree").files(ctx)) do
-    parts[#parts + 1] = rel .. "\0" .. assert(core.sha256_file(ctx .. "/" .. rel))
-  end
-  local tag = string.format("localhost/leakbench-subject-%s:%s", subject.name:lower(),
-    core.sha256(table.concat(parts, "\0")):sub(1, 12))
-  if pm:image_exists(tag) then return tag end
-  io.stderr:write(string.format("building image %s\n", tag))
-  local ok, err = pm:build({ containerfile = cf, tag = tag, context = ctx,
-    build_args = { BASE = base } })
-  if not ok then return nil, string.format("subject '%s': %s", subject.name, err) end
-  return tag
+  return require("leakbench.images").subject_image(pm, subject, base)
 end
 
 -- The Claude Code versions of a run: --claude-version (repeatable, in
