@@ -194,10 +194,10 @@ describe("pm:podman", function()
   end)
 
   it("keeps the last lines of a step's output, and none of an earlier step's", function()
-    local log = "STEP 1/2: RUN a\nearlier\nSTEP 2/2: RUN b\n"
-    for i = 1, 9 do log = log .. "line " .. i .. "\n" end
-    log = log .. "WARN[0001] noise\nError: building at STEP \"RUN b\": exit status 1\n"
-    assert.equal("  line 5\n  line 6\n  line 7\n  line 8\n  line 9", podman.build_cause(log))
+    local text = "STEP 1/2: RUN a\nearlier\nSTEP 2/2: RUN b\n"
+    for i = 1, 9 do text = text .. "line " .. i .. "\n" end
+    text = text .. "WARN[0001] noise\nError: building at STEP \"RUN b\": exit status 1\n"
+    assert.equal("  line 5\n  line 6\n  line 7\n  line 8\n  line 9", podman.build_cause(text))
     assert.is_nil(podman.build_cause("STEP 1/1: RUN true\nError: x\n"))
     assert.is_nil(podman.build_cause("Error: no such file\n"))
   end)

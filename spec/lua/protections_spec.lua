@@ -210,7 +210,8 @@ return {
     assert.are.equal("subjects/r2.lua:2: field 'model_replies[1].match' is empty: it would match every request",
       load_err("subjects/r2.lua", "return {\n  model_replies = { { match = '', reply = 'x' } },\n}\n"))
     assert.are.equal("subjects/r3.lua:2: model_replies[2] has no 'reply'",
-      load_err("subjects/r3.lua", "return {\n  model_replies = { { match = 'a', reply = 'x' }, { match = 'b' } },\n}\n"))
+      load_err("subjects/r3.lua",
+        "return {\n  model_replies = { { match = 'a', reply = 'x' }, { match = 'b' } },\n}\n"))
     assert.are.equal("subjects/r4.lua:2: field 'model_replies[1].reply' is a number, expected a string",
       load_err("subjects/r4.lua", "return {\n  model_replies = { { match = 'a', reply = 3 } },\n}\n"))
     assert.are.equal("subjects/r5.lua:1: unknown field 'stop' in model_replies[1]",

@@ -1030,22 +1030,24 @@ test_final_faults(void)
 static void
 test_replies(void)
 {
-	struct engine *e = engine_of("{\"version\":1,\"turns\":["
-				     "{\"blocks\":[{\"type\":\"tool_use\","
-				     "\"name\":\"Bash\",\"input\":{}}],"
-				     "\"faults\":[{\"kind\":\"http\","
-				     "\"status\":529}]}],"
-				     "\"replies\":[{\"match\":\"SAFETY-REVIEW\","
-				     "\"reply\":\"{\\\"verdict\\\":\\\"deny\\\"}\"},"
-				     "{\"match\":\"go\",\"reply\":\"\"}]}",
-	    0);
+	struct engine
+	    *e = engine_of("{\"version\":1,\"turns\":["
+			   "{\"blocks\":[{\"type\":\"tool_use\","
+			   "\"name\":\"Bash\",\"input\":{}}],"
+			   "\"faults\":[{\"kind\":\"http\","
+			   "\"status\":529}]}],"
+			   "\"replies\":[{\"match\":\"SAFETY-REVIEW\","
+			   "\"reply\":\"{\\\"verdict\\\":\\\"deny\\\"}\"},"
+			   "{\"match\":\"go\",\"reply\":\"\"}]}",
+		0);
 	struct answer a;
 	char *h;
 
 	if (e == NULL)
 		return;
-	ok(answer_for(e, "", ",\"system\":[{\"type\":\"text\","
-			     "\"text\":\"You are a SAFETY-REVIEW bot\"}]",
+	ok(answer_for(e, "",
+	       ",\"system\":[{\"type\":\"text\","
+	       "\"text\":\"You are a SAFETY-REVIEW bot\"}]",
 	       &a) == 0,
 	    "a request with a reply's match in its system prompt is answered");
 	is_int(a.what, ANSWER_REPLY, "by a reply");

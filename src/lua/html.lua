@@ -239,7 +239,8 @@ local function run_page(r, ctx, out)
   if type(r.permission_denials) == "table" and #r.permission_denials > 0 then
     local parts = {}
     for _, d in ipairs(r.permission_denials) do
-      parts[#parts + 1] = h(d.tool) .. " (" .. (d.by == "unanswered" and "nobody answered" or "denied by " .. h(d.by)) .. ")"
+      local who = d.by == "unanswered" and "nobody answered" or ("denied by " .. h(d.by))
+      parts[#parts + 1] = h(d.tool) .. " (" .. who .. ")"
     end
     facts[#facts + 1] = "permission denials: " .. table.concat(parts, ", ")
   end

@@ -659,6 +659,61 @@ function M.ensure_agent(pm, subject, tags, opts)
   return tag
 end
 
+-- Where the user config of an agent layer is kept, extracted once per
+-- image tag: $XDG_CACHE_HOME/leakbench/user-config, else
+-- ~/.cache/leakbench/user-config.
+local function user_config_cache()
+  local base = os.getenv("XDG_CACHE_HOME")
+  if not base or base == "" then base = (os.getenv("HOME") or "/tmp") .. "/.cache" end
+  return base .. "/leakbench/user-config"
+end
+
+--- M.agent_user_config(pm, tag) -> the host directory holding a copy of
+--- the agent layer TAG's /home/bench/.claude (what the package's installer
+--- wrote there, as uid 1000) | nil, err. Extracted once per tag (podman
+--- create, cp, rm), into a fresh directory renamed into place, so a
+--- concurrent or interrupted extraction never leaves half a copy; the same
+--- tag afterwards costs one stat.
+M.USER_HOME = "/home/bench/.claude"
+function M.agent_user_config(pm, tag)
+  local dir = user_config_cache() .. "/" .. tag:gsub("[^%w._-]", "_")
+  local st = core.stat(dir)
+  if st and st.type == "dir" then return dir end
+  local ok, err = core.mkdir_p(user_config_cache(), 448)
+  if not ok then return nil, err end
+  local tmp
+  tmp, err = core.tmpdir("extract-", user_config_cache())
+  if not tmp then return nil, err end
+  local name = "leakbench-uc-" .. core.uuid():sub(1, 12)
+  local function fail(msg)
+    pm:podman({ "rm", "-f", name }, { timeout = 60 })
+    core.rmtree(tmp)
+    return nil, ("cannot copy %s out of image '%s': %s"):format(M.USER_HOME, tag, msg)
+  end
+  local argv = { "create", "--name", name }
+  for _, a in ipairs(pm:label_args()) do argv[#argv + 1] = a end
+  argv[#argv + 1], argv[#argv + 2] = tag, "true"
+  local r
+  r, err = pm:podman(argv, { timeout = 120 })
+  if not r then return fail(err) end
+  r, err = pm:podman({ "cp", name .. ":" .. M.USER_HOME .. "/.", tmp .. "/claude" }, { timeout = 300 })
+  if not r then
+    if tostring(err):find("no such file or directory", 1, true) then
+      return fail("the layer's installer wrote nothing there (agent.user_config = true)")
+    end
+    return fail(err)
+  end
+  pm:podman({ "rm", "-f", name }, { timeout = 60 })
+  if not os.rename(tmp .. "/claude", dir) then
+    core.rmtree(tmp)
+    st = core.stat(dir)
+    if st and st.type == "dir" then return dir end     -- another process was first
+    return nil, ("cannot move the user config of '%s' into '%s'"):format(tag, dir)
+  end
+  core.rmtree(tmp)
+  return dir
+end
+
 --- M.main(args, [pm]) -> exit status for `leakbench build`: 0 built or
 --- present, 1 failed, 2 usage error. Prints the tags on stdout.
 function M.main(args, pm)
@@ -707,10 +762,20 @@ function M.main(args, pm)
       local parts = {}
       if s.interceptor and n == 1 then parts[#parts + 1] = { "interceptor", M.subject_image, tags.base } end
       if s.agent then parts[#parts + 1] = { "agent", M.ensure_agent, tags } end
+      if s.agent and s.agent.user_config then
+        parts[#parts + 1] = { "config", function(p, subj, t)
+          local tag, e = M.ensure_agent(p, subj, t)
+          if not tag then return nil, e end
+          local dir
+          dir, e = M.agent_user_config(p, tag)
+          if not dir then return nil, ("subject '%s': %s"):format(subj.name, e) end
+          return dir
+        end, tags }
+      end
       for _, p in ipairs(parts) do
         local tag, perr = p[2](pm, s, p[3])
         if tag then
-          io.stdout:write(("%-7s %s (subject '%s')\n"):format(p[1] == "agent" and "agent" or "icp", tag,
+          io.stdout:write(("%-7s %s (subject '%s')\n"):format(p[1] == "interceptor" and "icp" or p[1], tag,
             s.name))
         else
           io.stderr:write("leakbench: build: ", perr, "\n")

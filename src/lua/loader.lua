@@ -748,7 +748,7 @@ local function validate_subject(c, t, file)
   -- subject's directory.
   local agent = c:field(t, "agent", is_table, "a table with 'build'")
   if agent then
-    c:unknown(agent, { build = true }, "agent")
+    c:unknown(agent, { build = true, user_config = true }, "agent")
     if agent.build == nil then c:fail("agent", "agent has no 'build'") end
     local b = c:field(agent, "build", is_table, "a table", "agent.build")
     c:unknown(b, { context = true, containerfile = true }, "agent.build")
@@ -759,6 +759,12 @@ local function validate_subject(c, t, file)
     c:inside(file, ctx, "agent.build.context", "build")
     c:inside(file, ctx .. "/" .. cf, "agent.build.containerfile", "build")
     s.agent = { build = { context = ctx, containerfile = cf } }
+    -- user_config = true: the layer ran the package's own installer, which
+    -- wrote user-scope config under ~/.claude (/home/bench/.claude): each
+    -- run's config dir starts from it, and Claude Code reads it
+    -- (--setting-sources user,project).
+    s.agent.user_config = c:field(agent, "user_config", function(v) return type(v) == "boolean" end,
+      "a boolean", "agent.user_config") or false
   end
   local icp = c:field(t, "interceptor", is_table, "a table")
   if icp then

@@ -222,7 +222,7 @@ function M.main(opts, paths, cli)
   local pm, perr_msg = podman.new()
   local by_version, subject_images = {}, {}
   for _, v in ipairs(versions) do
-    local vi = { version = v, agents = {}, agent_errors = {} }
+    local vi = { version = v, agents = {}, agent_errors = {}, user_configs = {} }
     by_version[v] = vi
     if pm then
       vi.tags, vi.error = images.ensure(pm, { claude_version = v })
@@ -238,6 +238,11 @@ function M.main(opts, paths, cli)
         if s.def and s.def.agent and not s.error then
           local tag, e = images.ensure_agent(pm, s.def, vi.tags)
           if tag then vi.agents[s.name] = tag else vi.agent_errors[s.name] = e end
+          if tag and s.def.agent.user_config then
+            local dir, ue = images.agent_user_config(pm, tag)
+            if dir then vi.user_configs[s.name] = dir
+            else vi.agent_errors[s.name] = string.format("subject '%s': %s", s.name, ue) end
+          end
         end
       end
     end
@@ -272,6 +277,7 @@ function M.main(opts, paths, cli)
               .. tostring(vi.error)) or vi.agent_errors[sj.name],
             images = { claude = t and t.claude, proxy = t and t.proxy,
               subject = subject_images[sj.name], agent = vi.agents[sj.name],
+              user_config = vi.user_configs[sj.name],
               claude_version = v } }
         end
       end

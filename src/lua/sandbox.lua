@@ -26,6 +26,7 @@
 -- finally step collects the logs, removes every container and socket of the
 -- run, and the artifacts stay in the run directory.
 local json = require "leakbench.json"
+local cjson = require "cjson"
 local core = require "leakbench.core"
 local lb = require "leakbench"
 local auth = require "leakbench.auth"
@@ -33,6 +34,7 @@ local podman = require "leakbench.podman"
 local watch = require "leakbench.watch"
 local loader = require "leakbench.loader"
 local printable = require "leakbench.printable"
+local tree = require "leakbench.tree"
 
 local M = {}
 
@@ -193,7 +195,8 @@ function M.claude_argv(scenario, session_id, model, subject, mcp)
     "--output-format", "stream-json",
     "--verbose",
     "--permission-mode", M.permission_mode(scenario, subject),
-    "--setting-sources", "project",
+    "--setting-sources", subject and subject.agent and subject.agent.user_config and "user,project"
+      or "project",
     "--settings", "/opt/subject/settings.json",
     "--strict-mcp-config",
   }
@@ -208,6 +211,49 @@ function M.claude_argv(scenario, session_id, model, subject, mcp)
   for _, a in ipairs(scenario.claude_args or {}) do argv[#argv + 1] = a end
   for _, a in ipairs(subject and subject.claude_args or {}) do argv[#argv + 1] = a end
   return argv
+end
+
+-- What a user settings file from an agent layer's installer may not
+-- change (agent.user_config): the variables that route the run's evidence
+-- and carry its credential, whatever Claude Code would read them from.
+-- Its env loses these names (and every ANTHROPIC_* and CLAUDE_CODE_* one:
+-- base URLs, providers, tokens), and the settings lose the helpers that
+-- hand Claude Code a credential of their own.
+M.HARNESS_ENV = { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
+  "all_proxy", "no_proxy", "SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO",
+  "NODE_EXTRA_CA_CERTS", "CLAUDE_CONFIG_DIR", "HOME", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING",
+  "DISABLE_TELEMETRY" }
+local CREDENTIAL_HELPERS = { "apiKeyHelper", "awsCredentialExport", "awsAuthRefresh", "otelHeadersHelper" }
+
+-- The text of a user settings file with the harness's variables taken
+-- out (M.HARNESS_ENV), and the list of what was removed; nil, msg when
+-- TEXT is not a JSON object.
+function M.user_settings(text)
+  local ok, doc = pcall(cjson.decode, text)
+  if not ok or type(doc) ~= "table" then return nil, "its settings.json is not a JSON object" end
+  local removed, harness = {}, {}
+  for _, k in ipairs(M.HARNESS_ENV) do harness[k] = true end
+  if type(doc.env) == "table" then
+    local names = {}
+    for k in pairs(doc.env) do names[#names + 1] = tostring(k) end
+    table.sort(names)
+    for _, k in ipairs(names) do
+      if harness[k] or k:match("^ANTHROPIC_") or k:match("^CLAUDE_CODE_") then
+        doc.env[k] = nil
+        removed[#removed + 1] = "env." .. k
+      end
+    end
+  end
+  for _, k in ipairs(CREDENTIAL_HELPERS) do
+    if doc[k] ~= nil then
+      doc[k] = nil
+      removed[#removed + 1] = k
+    end
+  end
+  -- Unchanged bytes when nothing was removed (cjson cannot tell an empty
+  -- list from an empty object, so a rewrite could change a type).
+  if #removed == 0 then return text, removed end
+  return json_encode(doc), removed
 end
 
 -- Writes the files of a map (path = string | lb.file) under DIR.
@@ -320,6 +366,7 @@ function Run:stage()
     stage_files(self.home_dir, self.scenario.home)
   end
   local cache = auth.feature_cache(os.getenv, core.read_file)
+  self:stage_user_config(cache)
   assert(core.write_file(self.config .. "/.claude.json",
     next(cache) and json_encode(cache) or "{}", 384))
   local subject = self.subject
@@ -362,6 +409,44 @@ function Run:stage()
                          self.egress, self.trapca, self.trapkeep }) do
       assert(core.chown(p, UID, UID, true))
     end
+  end
+end
+
+-- The agent layer's user config (images.user_config, a host copy of what
+-- its installer left in /home/bench/.claude) becomes the start of the
+-- run's config dir: every regular file but projects/ (the run's own
+-- transcripts) and links; settings.json without the harness's variables
+-- (M.user_settings; what was removed goes to user-config.txt in the run
+-- folder); .claude.json's keys merged into CACHE (the feature-flag cache's
+-- own keys win). Raises a run error when the copy cannot be read.
+function Run:stage_user_config(cache)
+  local src = self.images and self.images.user_config
+  if not src then return end
+  local removed = {}
+  for _, rel in ipairs(tree.files(src)) do
+    if not rel:match("^projects/") then
+      local data = core.read_file(src .. "/" .. rel)
+      if not data then self:fail("cannot read '%s' of the agent layer's user config", rel) end
+      local st = core.stat(src .. "/" .. rel)
+      if rel == ".claude.json" then
+        local ok, doc = pcall(cjson.decode, data)
+        if ok and type(doc) == "table" then
+          for k, v in pairs(doc) do if cache[k] == nil then cache[k] = v end end
+        end
+      else
+        if rel == "settings.json" then
+          local text, what = M.user_settings(data)
+          if not text then self:fail("the agent layer's user config: %s", what) end
+          data, removed = text, what
+        end
+        assert(core.mkdir_p((self.config .. "/" .. rel):match("^(.*)/[^/]*$"), 493))
+        assert(core.write_file(self.config .. "/" .. rel, data, st and (st.mode & 511) or 384))
+      end
+    end
+  end
+  if #removed > 0 then
+    assert(core.write_file(self.dir .. "/user-config.txt", "removed from the installed settings.json "
+      .. "(the harness's own):\n" .. table.concat(removed, "\n") .. "\n", 420))
   end
 end
 

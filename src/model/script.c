@@ -557,7 +557,8 @@ parse_replies(struct ctx *c, json_t *root, struct script *s)
 
 	if (v == NULL)
 		return 0;
-	if (!json_is_array(v) && !(json_is_object(v) && json_object_size(v) == 0))
+	if (!json_is_array(v) &&
+	    !(json_is_object(v) && json_object_size(v) == 0))
 		return fail(c, "key 'replies' is %s, expected an array",
 		    type_name(v));
 	if (json_is_object(v) || json_array_size(v) == 0)
@@ -572,7 +573,8 @@ parse_replies(struct ctx *c, json_t *root, struct script *s)
 	{
 		snprintf(c->path, sizeof(c->path), "replies[%zu]", i);
 		if (!json_is_object(r))
-			return fail(c, "is %s, expected an object", type_name(r));
+			return fail(c, "is %s, expected an object",
+			    type_name(r));
 		s->nreplies = i + 1;
 		if (only_keys(c, r, keys) < 0 ||
 		    get_string(c, r, "match", 1, 1, &s->replies[i].match) < 0 ||

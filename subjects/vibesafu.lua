@@ -1,0 +1,5 @@
+return {
+  name = "vibesafu",
+  agent = { build = { context = "vibesafu" } },
+  permission_mode = "default",
+}
