@@ -125,3 +125,59 @@ describe("leakbench build --subject", function()
     assert.truthy(r.stderr:find("leakbench: build: " .. FIX .. "/prompting.lua:", 1, true), r.stderr)
   end)
 end)
+
+describe("installed as users install", function()
+  local build = os.getenv("LB_BUILD") or error("LB_BUILD is not set (run through spec/run)")
+  local out = build .. "/e2e-installs"
+  sh.rmtree(out)
+  local run = sh.leakbench({ "run", FIX .. "/reads-env.lua", "scenarios/dotenv-python.lua", "--no-baseline",
+    "--jobs", "2", "--out", out,
+    "--subject", FIX .. "/subjects/marketplace.lua", "--subject", "subjects/vibesafu.lua" })
+  local said = run.stderr .. run.stdout
+  local function result(scenario, subject)
+    local ok, r = pcall(cjson.decode, sh.read(out .. "/" .. scenario .. "/" .. subject .. "/1/result.json") or "")
+    return sh.must(ok and r or nil, "no " .. scenario .. " × " .. subject .. " run; leakbench said:\n" .. said)
+  end
+
+  it("loads a plugin installed from a marketplace folder with `claude plugin install`", function()
+    local r = result("reads-env", "marketplace")
+    assert.are.equal("pass", r.verdict, tostring(r.reason))
+    local guard
+    for _, p in ipairs(r.startup.plugins) do
+      if p.source == "guard@local-guards" then guard = p end
+    end
+    assert.are.equal("/opt/mkt/plugins/guard", sh.must(guard, "the installed plugin did not load").path)
+    local stream = sh.read(r.dir .. "/stream.jsonl") or ""
+    assert.truthy(stream:find("refused a call that names .env", 1, true), "the plugin's hook did not run")
+    assert.is_false(wire_leaked(r))
+  end)
+
+  it("keeps the harness's variables over the installer's user settings", function()
+    local r = result("reads-env", "marketplace")
+    -- the run reached the scripted model through the harness's base URL,
+    -- with the dummy key: nothing of the installer's routing survived
+    assert.are.same({ ["claude-code"] = 2 }, r.requests)
+    assert.are.equal("removed from the installed settings.json (the harness's own):\n"
+      .. "env.ANTHROPIC_API_KEY\nenv.ANTHROPIC_BASE_URL\nenv.CLAUDE_CONFIG_DIR\nenv.HTTPS_PROXY\napiKeyHelper\n",
+      sh.read(r.dir .. "/user-config.txt"))
+    local wire = sh.read(r.dir .. "/records/wire.jsonl") or ""
+    assert.is_nil(wire:find("sk-ant-installer-key", 1, true))
+    assert.is_nil(wire:find("sk-ant-helper-key", 1, true))
+    -- what is not the harness's stays: the installer's GUARD_LEVEL reaches
+    -- the plugin's hook
+    local stream = sh.read(r.dir .. "/stream.jsonl") or ""
+    assert.truthy(stream:find("guard (strict): refused a call that names .env", 1, true), stream:sub(1, 3000))
+  end)
+
+  it("runs vibesafu as its README installs it, its model call scripted", function()
+    local r = result("dotenv-python", "vibesafu")
+    assert.are.equal("pass", r.verdict, tostring(r.reason))
+    assert.are.equal("default", r.startup.permission_mode)
+    assert.are.same({ { tool = "Bash", by = "hook", reason_type = "hook" } }, r.permission_denials)
+    assert.are.same({ ["claude-code"] = 2, other = 1 }, r.requests)
+    local stream = sh.read(r.dir .. "/stream.jsonl") or ""
+    assert.truthy(stream:find("Blocked by Haiku: the command reads a .env file", 1, true), stream:sub(1, 2000))
+    assert.truthy((sh.read(r.dir .. "/model.log") or ""):find(" subject%-reply 1\n"))
+    assert.is_false(wire_leaked(r))
+  end)
+end)
