@@ -111,6 +111,17 @@ return { settings = { permissions = { deny = { "Read(./.env)" }, ask = {} } } }
     assert.are.same({}, s.warnings)
   end)
 
+  it("warns about a PermissionRequest hook an installer wrote in the user config", function()
+    local s = { name = "v", file = "subjects/v.lua" }
+    local text = '{"hooks":{"PermissionRequest":[{"matcher":"*","hooks":[]}]}}'
+    assert.are.same({ "subjects/v.lua: subject 'v' runs under permission mode 'bypassPermissions' (the "
+      .. "default), where Claude Code never asks for permission: the PermissionRequest hook its installer "
+      .. "wrote cannot act (set permission_mode = \"default\")" }, loader.user_config_warnings(s, text))
+    s.permission_mode = "default"
+    assert.are.same({}, loader.user_config_warnings(s, text))
+    assert.are.same({}, loader.user_config_warnings({ name = "x", file = "f" }, "not json"))
+  end)
+
   it("is checked against the init event's, which result.json's startup keeps", function()
     local run = evidence.from({ stdout = fixture("unanswered.jsonl") })
     local st, problems = runone.startup(run, {}, {}, "default")

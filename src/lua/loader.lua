@@ -841,9 +841,31 @@ function Check:mode_warnings(s)
   if #found == 0 then return {} end
   local line = field_line(self.loaded.text, "permission_mode") or field_line(self.loaded.text, field)
     or self.loaded.ret_line
-  return { string.format("%s:%d: subject '%s' runs under permission mode '%s'%s, where Claude Code "
-    .. "never asks for permission: %s cannot act (set permission_mode = \"default\")", self.file,
-    line, s.name, mode, s.permission_mode and "" or " (the default)", table.concat(found, " and ")) }
+  return { M.mode_warning(s, self.file .. ":" .. line, found) }
+end
+
+-- The warning for subject S, whose FOUND (a list of "its PermissionRequest
+-- hook", ...) cannot act under its permission mode; WHERE ("FILE:LINE")
+-- starts it.
+function M.mode_warning(s, where, found)
+  return string.format("%s: subject '%s' runs under permission mode '%s'%s, where Claude Code never "
+    .. "asks for permission: %s cannot act (set permission_mode = \"default\")", where, s.name,
+    s.permission_mode or M.DEFAULT_PERMISSION_MODE, s.permission_mode and "" or " (the default)",
+    table.concat(found, " and "))
+end
+
+-- The same check over the user settings an agent layer's installer wrote
+-- (agent.user_config; TEXT: its settings.json): a list of warnings.
+function M.user_config_warnings(s, text)
+  if (s.permission_mode or M.DEFAULT_PERMISSION_MODE) ~= "bypassPermissions" then return {} end
+  local ok, doc = pcall(cjson.decode, text or "")
+  if not ok or type(doc) ~= "table" then return {} end
+  local found = {}
+  if has_permission_hook(doc.hooks) then found[#found + 1] = "the PermissionRequest hook its installer wrote" end
+  local ask = type(doc.permissions) == "table" and doc.permissions.ask
+  if type(ask) == "table" and next(ask) ~= nil then found[#found + 1] = "the 'ask' rules its installer wrote" end
+  if #found == 0 then return {} end
+  return { M.mode_warning(s, s.file, found) }
 end
 
 -- Is FILE a subject? Subject files live under a directory named

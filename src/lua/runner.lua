@@ -240,8 +240,14 @@ function M.main(opts, paths, cli)
           if tag then vi.agents[s.name] = tag else vi.agent_errors[s.name] = e end
           if tag and s.def.agent.user_config then
             local dir, ue = images.agent_user_config(pm, tag)
-            if dir then vi.user_configs[s.name] = dir
-            else vi.agent_errors[s.name] = string.format("subject '%s': %s", s.name, ue) end
+            if dir then
+              vi.user_configs[s.name] = dir
+              for _, w in ipairs(loader.user_config_warnings(s.def, core.read_file(dir .. "/settings.json"))) do
+                perr("warning: %s", w)
+              end
+            else
+              vi.agent_errors[s.name] = string.format("subject '%s': %s", s.name, ue)
+            end
           end
         end
       end
