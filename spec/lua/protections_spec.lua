@@ -168,11 +168,15 @@ describe("permission denials in the evidence", function()
         .. '"decision_reason_type":"other"}',
       '{"type":"user","subtype":"permission_denied","tool_name":"Read","tool_use_id":"t2"}',
       '{"type":"system","subtype":"permission_denied","tool_name":7,"decision_reason_type":["x"]}',
+      '{"type":"system","subtype":"permission_denied","tool_name":"Bash","tool_use_id":"t3",'
+        .. '"decision_reason_type":"subcommandResults"}',
     }
     local run = evidence.from({ stdout = table.concat(lines, "\n") .. "\n" })
-    assert.are.equal(2, #run.permission_denials)
+    assert.are.equal(3, #run.permission_denials)
     assert.are.equal("hook", run.permission_denials[1].by)
     assert.are.same({ "", "unanswered" }, { run.permission_denials[2].tool, run.permission_denials[2].by })
+    -- a reason leakbench has not seen is kept as Claude Code names it
+    assert.are.equal("subcommandResults", run.permission_denials[3].by)
   end)
 end)
 

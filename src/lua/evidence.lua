@@ -27,8 +27,11 @@
 --                     of permission (its system/permission_denied events):
 --                     by = "hook" (a PermissionRequest hook denied it),
 --                     "rule" (a deny rule), "mode" (the permission mode,
---                     plan), or "unanswered" (it needed a prompt and, in
---                     -p mode, nobody answered); see M.permission_denials
+--                     plan), "unanswered" (it needed a prompt and, in
+--                     -p mode, nobody answered), or Claude Code's own
+--                     decision_reason_type when it is another (e.g.
+--                     "subcommandResults": a part of a compound command
+--                     was refused); see M.permission_denials
 --   run.records       the proxy's records; each has origin = "claude-code",
 --                     "claude-code-subagent" or "other" (M.origin)
 --   run:called(name [, needle]) -> boolean, the call
@@ -228,7 +231,8 @@ function M.permission_denials(events)
         local rt = type(ev.decision_reason_type) == "string" and ev.decision_reason_type or nil
         out[#out + 1] = {
           tool = type(ev.tool_name) == "string" and ev.tool_name or "",
-          tool_use_id = id, reason_type = rt, by = DENIED_BY[rt] or "unanswered",
+          tool_use_id = id, reason_type = rt,
+          by = DENIED_BY[rt] or ((rt == nil or rt == "other") and "unanswered" or rt),
           message = type(ev.message) == "string" and ev.message or "",
         }
       end
