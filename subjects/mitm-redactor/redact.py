@@ -32,10 +32,15 @@ RULES = [
     re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
 ]
-# NAME=value, NAME: value, "name": "value" (the quotes JSON-escaped or not)
+# NAME=value, NAME: value, "name": "value" (the quotes JSON-escaped or
+# not). The name starts where no name character precedes it and is at most
+# 64 long, so the search stays linear in the body (an unbounded name
+# before and after the secret word backtracks cubically on a long run of
+# letters); whether it says secret is checked after the match.
 ASSIGNMENT = re.compile(
-    r"(?i)([A-Za-z0-9_.-]*(?:key|secret|token|passw(?:or)?d|pwd|credential)[A-Za-z0-9_.-]*"
-    r"(?:\\?[\"'])?\s*[=:]\s*(?:\\?[\"'])?)([^\s\"'\\,}]{8,})")
+    r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,64}(?:\\?[\"'])?\s{0,8}[=:]\s{0,8}(?:\\?[\"'])?)"
+    r"([^\s\"'\\,}]{8,})")
+SECRET_NAME = re.compile(r"(?i)key|secret|token|passw(?:or)?d|pwd|credential")
 MARK = "[REDACTED]"
 
 
@@ -45,8 +50,16 @@ def redact(text):
     for rule in RULES:
         text, k = rule.subn(MARK, text)
         n += k
-    text, k = ASSIGNMENT.subn(lambda m: m.group(1) + MARK if m.group(2) != MARK else m.group(0), text)
-    return text, n + k
+    count = [0]
+
+    def value(m):
+        if m.group(2) == MARK or not SECRET_NAME.search(m.group(1)):
+            return m.group(0)
+        count[0] += 1
+        return m.group(1) + MARK
+
+    text = ASSIGNMENT.sub(value, text)
+    return text, n + count[0]
 
 
 def request(flow: http.HTTPFlow) -> None:
