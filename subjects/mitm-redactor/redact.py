@@ -36,10 +36,12 @@ RULES = [
 # not). The name starts where no name character precedes it and is at most
 # 64 long, so the search stays linear in the body (an unbounded name
 # before and after the secret word backtracks cubically on a long run of
-# letters); whether it says secret is checked after the match.
+# letters); whether it says secret is checked after the match. A value is
+# at most 256 characters (what is longer is redacted in part), so going on
+# inside a value that was not a secret's stays linear too.
 ASSIGNMENT = re.compile(
     r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,64}(?:\\?[\"'])?\s{0,8}[=:]\s{0,8}(?:\\?[\"'])?)"
-    r"([^\s\"'\\,}]{8,})")
+    r"([^\s\"'\\,}]{8,256})")
 SECRET_NAME = re.compile(r"(?i)key|secret|token|passw(?:or)?d|pwd|credential")
 MARK = "[REDACTED]"
 
@@ -50,16 +52,22 @@ def redact(text):
     for rule in RULES:
         text, k = rule.subn(MARK, text)
         n += k
-    count = [0]
-
-    def value(m):
+    # A name that does not say secret ("text": "DB_KEY=...") is passed
+    # over, and the search goes on inside its value.
+    out, pos = [], 0
+    while True:
+        m = ASSIGNMENT.search(text, pos)
+        if m is None:
+            break
         if m.group(2) == MARK or not SECRET_NAME.search(m.group(1)):
-            return m.group(0)
-        count[0] += 1
-        return m.group(1) + MARK
-
-    text = ASSIGNMENT.sub(value, text)
-    return text, n + count[0]
+            out.append(text[pos:m.start(2)])
+            pos = m.start(2)
+            continue
+        out.append(text[pos:m.start(2)] + MARK)
+        pos = m.end(2)
+        n += 1
+    out.append(text[pos:])
+    return "".join(out), n
 
 
 def request(flow: http.HTTPFlow) -> None:
