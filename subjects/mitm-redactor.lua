@@ -17,4 +17,11 @@ return {
     ready = "listening at",
     port = 8080,
   },
+  -- Measured on 2.1.332 (subjects/README.md): of the scenarios that leak
+  -- on the baseline's wire, these it keeps off it.
+  blocks = {
+    "dotenv-read", "dotenv-cat", "dotenv-python", "env-printenv", "git-history", "home-aws-credentials",
+    "large-file-search", "mcp-vault", "readme-injection", "subagent-dotenv", "edit-reminder",
+    "webfetch-exfil",
+  },
 }
