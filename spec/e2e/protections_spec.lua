@@ -38,9 +38,10 @@ describe("permission modes and a protection that asks a model", function()
   local build = os.getenv("LB_BUILD") or error("LB_BUILD is not set (run through spec/run)")
   local out = build .. "/e2e-protections"
   sh.rmtree(out)
+  sh.rmtree(out .. "-rescore")
   local run = sh.leakbench({ "run", FIX .. "/prompting.lua", "--jobs", "2", "--out", out,
     "--subject", FIX .. "/subjects/reviewer.lua",
-    "--subject", FIX .. "/subjects/reviewer-bypass.lua" })
+    "--subject", FIX .. "/subjects/reviewer-bypass.lua", "--subject", FIX .. "/subjects/no-manifest.lua" })
   local runs = results(out)
   local said = run.stderr .. run.stdout
 
@@ -83,6 +84,26 @@ describe("permission modes and a protection that asks a model", function()
     assert.truthy(html:find("model requests: 3 from claude-code, 2 from other", 1, true))
     assert.truthy(html:find("permission denials: Bash (denied by hook)", 1, true))
     assert.truthy(html:find("permission denials: Bash (nobody answered), Write (nobody answered)", 1, true))
+  end)
+
+  it("says what a plugin folder lacks when Claude Code did not load it", function()
+    local r = sh.must(runs["no-manifest"], "no no-manifest run; leakbench said:\n" .. said)
+    assert.are.equal("error", r.verdict)
+    assert.are.equal("plugin", r.error_kind)
+    assert.are.equal("plugin '/opt/subject/guard' is not among the plugins Claude Code loaded (init event): "
+      .. "Claude Code loads a plugin from a folder holding .claude-plugin/plugin.json, and "
+      .. "'/opt/subject/guard' has none (it holds: hooks)", r.reason)
+  end)
+
+  it("judges the start again in rescore: every verdict reproduced", function()
+    sh.rmtree(out .. "-rescore")
+    local again = sh.leakbench({ "rescore", "--out", out .. "-rescore", out, FIX .. "/prompting.lua" })
+    local ok, doc = pcall(cjson.decode, sh.read(out .. "-rescore/results.json") or "")
+    assert.is_true(ok and #doc.runs == 4, again.stderr)
+    for _, r in ipairs(doc.runs) do
+      assert.are.equal(runs[r.subject].verdict, r.verdict, r.subject .. ": " .. tostring(r.reason))
+      assert.are.equal(runs[r.subject].error_kind, r.error_kind, r.subject)
+    end
   end)
 
   it("shows the same hook doing nothing under bypassPermissions", function()

@@ -133,6 +133,27 @@ return { settings = { permissions = { deny = { "Read(./.env)" }, ask = {} } } }
   end)
 end)
 
+describe("runone.judge_startup", function()
+  it("judges the start from what the result says was declared (runs and rescore alike)", function()
+    local run = evidence.from({ stdout = fixture("unanswered.jsonl") })
+    local r = { verdict = "pass", permission_mode = "default",
+      declared = { plugins = { "/opt/subject/guard" }, mcp_servers = {} } }
+    runone.judge_startup(r, run)
+    assert.are.same({ "error", "plugin" }, { r.verdict, r.error_kind })
+    assert.are.equal("plugin '/opt/subject/guard' is not among the plugins Claude Code loaded (init event)",
+      r.reason)
+    assert.are.equal("default", r.startup.permission_mode)
+    r = { verdict = "pass", permission_mode = "plan", declared = { plugins = {}, mcp_servers = { "vault" } } }
+    runone.judge_startup(r, run)
+    assert.are.same({ "permission mode", "Claude Code started in permission mode 'default', the run asked "
+      .. "for 'plan'; MCP server 'vault' is not among the MCP servers Claude Code started (init event)" },
+      { r.error_kind, r.reason })
+    r = { verdict = "interrupted", declared = { plugins = { "/opt/x" } } }
+    runone.judge_startup(r, run)
+    assert.are.equal("interrupted", r.verdict)
+  end)
+end)
+
 describe("permission denials in the evidence", function()
   it("tells a prompt nobody answered from a hook that denied", function()
     local run = evidence.from({ stdout = fixture("unanswered.jsonl") })

@@ -288,6 +288,26 @@ function M.startup(run, plugins, servers, mode, explain)
   }, problems
 end
 
+-- M.startup's problems made RESULT's verdict (an "error" naming the
+-- first), from what RESULT says the run declared (result.declared, its
+-- permission_mode); result.startup is set. Runs and rescore both call it.
+-- EXPLAIN: as M.startup's (nil in rescore: no container to look into).
+function M.judge_startup(result, run, explain)
+  local d = type(result.declared) == "table" and result.declared or {}
+  local servers = {}
+  for _, n in ipairs(type(d.mcp_servers) == "table" and d.mcp_servers or {}) do servers[n] = {} end
+  local started, problems = M.startup(run, type(d.plugins) == "table" and d.plugins or {}, servers,
+    result.permission_mode, explain)
+  result.startup = started
+  if #problems > 0 and result.verdict ~= "interrupted" then
+    local why = {}
+    for _, p in ipairs(problems) do why[#why + 1] = p.reason end
+    result.verdict, result.error_kind = "error", problems[1].kind
+    result.reason = table.concat(why, "; ")
+    result.problems = json.array(problems)
+  end
+end
+
 -- After a live run: the real credential must be in no artifact. Returns
 -- the list of files that hold it (in any reversible form).
 local function credential_audit(dir, credential)
@@ -393,17 +413,14 @@ function M.execute(o)
     end
     judge(result, scenario, subject, run, r.returncode)
     M.forgery(result, run)
-    local started, problems = M.startup(run, subject and subject.plugins or {},
-      sandbox.mcp_servers(scenario, subject), result.permission_mode,
-      function(dir) return r:plugin_diagnosis(dir) end)
-    result.startup = started
-    if #problems > 0 and result.verdict ~= "interrupted" then
-      local why = {}
-      for _, p in ipairs(problems) do why[#why + 1] = p.reason end
-      result.verdict, result.error_kind = "error", problems[1].kind
-      result.reason = table.concat(why, "; ")
-      result.problems = json.array(problems)
-    end
+    -- What the run declared, kept so that rescore judges the start again.
+    local servers = sandbox.mcp_servers(scenario, subject)
+    local names = {}
+    for k in pairs(servers) do names[#names + 1] = k end
+    table.sort(names)
+    result.declared = { plugins = json.array(subject and subject.plugins or {}),
+      mcp_servers = json.array(names) }
+    M.judge_startup(result, run, function(dir) return r:plugin_diagnosis(dir) end)
     if result.verdict == "fail" or result.verdict == "invalid" then
       result.cause = explain.cause(run.events, scenario.secrets)
     end
