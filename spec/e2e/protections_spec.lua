@@ -91,8 +91,9 @@ describe("permission modes and a protection that asks a model", function()
     assert.are.equal("error", r.verdict)
     assert.are.equal("plugin", r.error_kind)
     assert.are.equal("plugin '/opt/subject/guard' is not among the plugins Claude Code loaded (init event): "
-      .. "Claude Code loads a plugin from a folder holding .claude-plugin/plugin.json, and "
-      .. "'/opt/subject/guard' has none (it holds: hooks)", r.reason)
+      .. "Claude Code loads a plugin from a folder holding .claude-plugin/plugin.json or a part of a plugin "
+      .. "(hooks/hooks.json, commands, agents, skills, .mcp.json), and '/opt/subject/guard' has none of them "
+      .. "(it holds: bin, index.js)", r.reason)
   end)
 
   it("judges the start again in rescore: every verdict reproduced", function()

@@ -265,14 +265,16 @@ describe("a plugin that did not load", function()
   it("says what Claude Code expects and what the staged folder holds", function()
     local dir = tmp .. "/run"
     assert(os.execute("mkdir -p " .. dir .. "/subject/guard/hooks " .. dir .. "/subject/ok/.claude-plugin"))
-    write("run/subject/guard/hooks/hooks.json", "{}")
+    write("run/subject/guard/hooks/guard.json", "{}")
     write("run/subject/guard/README.md", "x")
     write("run/subject/ok/.claude-plugin/plugin.json", "{}")
     local r = sandbox.new({ dir = dir, run_id = "0123456789abcdef", scenario = { setup = {} } })
-    assert.are.equal("Claude Code loads a plugin from a folder holding .claude-plugin/plugin.json, and "
-      .. "'/opt/subject/guard' has none (it holds: README.md, hooks)", r:plugin_diagnosis("/opt/subject/guard"))
-    assert.are.equal("Claude Code loads a plugin from a folder holding .claude-plugin/plugin.json, and "
-      .. "'/opt/subject/nope' is not a folder in the claude container", r:plugin_diagnosis("/opt/subject/nope"))
+    local expect = "Claude Code loads a plugin from a folder holding .claude-plugin/plugin.json or a part "
+      .. "of a plugin (hooks/hooks.json, commands, agents, skills, .mcp.json)"
+    assert.are.equal(expect .. ", and '/opt/subject/guard' has none of them (it holds: README.md, hooks, "
+      .. "hooks/guard.json)", r:plugin_diagnosis("/opt/subject/guard"))
+    assert.are.equal(expect .. ", and '/opt/subject/nope' is not a folder in the claude container",
+      r:plugin_diagnosis("/opt/subject/nope"))
     assert.are.equal("'/opt/subject/ok' holds .claude-plugin/plugin.json: Claude Code's stderr (stderr.txt) "
       .. "may say why it refused it", r:plugin_diagnosis("/opt/subject/ok"))
     -- the reason joins the startup problem
@@ -280,7 +282,7 @@ describe("a plugin that did not load", function()
     local _, problems = runone.startup(run, { "/opt/subject/guard" }, {}, nil,
       function(d) return r:plugin_diagnosis(d) end)
     assert.are.equal("plugin '/opt/subject/guard' is not among the plugins Claude Code loaded (init event): "
-      .. "Claude Code loads a plugin from a folder holding .claude-plugin/plugin.json, and "
-      .. "'/opt/subject/guard' has none (it holds: README.md, hooks)", problems[1].reason)
+      .. expect .. ", and '/opt/subject/guard' has none of them (it holds: README.md, hooks, hooks/guard.json)",
+      problems[1].reason)
   end)
 end)

@@ -850,13 +850,17 @@ function Run:claude()
   end
 end
 
--- What Claude Code expects of a --plugin-dir, for the message of a
--- plugin that did not load.
+-- What Claude Code looks for in a --plugin-dir, for the message of a
+-- plugin that did not load: its manifest, or one of the parts of a plugin
+-- (2.1.332 loads a folder with hooks/hooks.json and no manifest, and
+-- skips one with neither: both seen in spec/e2e/protections_spec.lua).
 M.PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
+M.PLUGIN_PARTS = { M.PLUGIN_MANIFEST, "hooks/hooks.json", "commands", "agents", "skills", ".mcp.json" }
 local PLUGIN_LS = [[
 cd "$1" 2>/dev/null || { echo "@missing"; exit 0; }
 ls -A
 ls -A .claude-plugin 2>/dev/null | sed 's|^|.claude-plugin/|'
+ls -A hooks 2>/dev/null | sed 's|^|hooks/|'
 ]]
 
 -- Why plugin DIR (a path in the claude container) may not have loaded:
@@ -875,8 +879,8 @@ function Run:plugin_diagnosis(dir)
       missing = true
     else
       for _, n in ipairs(core.listdir(host) or {}) do names[#names + 1] = n end
-      for _, n in ipairs(core.listdir(host .. "/.claude-plugin") or {}) do
-        names[#names + 1] = ".claude-plugin/" .. n
+      for _, sub in ipairs({ ".claude-plugin", "hooks" }) do
+        for _, n in ipairs(core.listdir(host .. "/" .. sub) or {}) do names[#names + 1] = sub .. "/" .. n end
       end
     end
   else
@@ -889,21 +893,25 @@ function Run:plugin_diagnosis(dir)
       if line == "@missing" then missing = true else names[#names + 1] = line end
     end
   end
-  local expect = "Claude Code loads a plugin from a folder holding " .. M.PLUGIN_MANIFEST
+  local expect = string.format("Claude Code loads a plugin from a folder holding %s or a part of a "
+    .. "plugin (%s)", M.PLUGIN_MANIFEST, table.concat(M.PLUGIN_PARTS, ", ", 2))
   if missing then
     return string.format("%s, and '%s' is not a folder in the claude container", expect, dir)
   end
   table.sort(names)
-  local has = false
-  for _, n in ipairs(names) do has = has or n == M.PLUGIN_MANIFEST end
-  if has then
+  local set, found = {}, {}
+  for _, n in ipairs(names) do set[n] = true end
+  for _, part in ipairs(M.PLUGIN_PARTS) do
+    if set[part] then found[#found + 1] = part end
+  end
+  if #found > 0 then
     return string.format("'%s' holds %s: Claude Code's stderr (stderr.txt) may say why it refused it",
-      dir, M.PLUGIN_MANIFEST)
+      dir, table.concat(found, ", "))
   end
   local shown = {}
   for i = 1, math.min(#names, 12) do shown[i] = printable.line(names[i], 80) end
   if #names > 12 then shown[#shown + 1] = "..." end
-  return string.format("%s, and '%s' has none (it holds: %s)", expect, dir,
+  return string.format("%s, and '%s' has none of them (it holds: %s)", expect, dir,
     #names > 0 and table.concat(shown, ", ") or "nothing")
 end
 
