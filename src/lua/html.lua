@@ -233,7 +233,9 @@ local function run_page(r, ctx, out)
     for k in pairs(r.requests) do names[#names + 1] = k end
     table.sort(names)
     local parts = {}
-    for _, k in ipairs(names) do parts[#parts + 1] = h(int(r.requests[k])) .. " from " .. h(k) end
+    for _, k in ipairs(names) do
+      parts[#parts + 1] = h(math.tointeger(r.requests[k]) or r.requests[k]) .. " from " .. h(k)
+    end
     facts[#facts + 1] = "model requests: " .. table.concat(parts, ", ")
   end
   if type(r.permission_denials) == "table" and #r.permission_denials > 0 then

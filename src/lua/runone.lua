@@ -226,9 +226,9 @@ end
 -- MODE (optional): the permission mode the run asked for; an init event
 -- naming another makes a "permission mode" problem (a claude_args of the
 -- scenario or subject that overrode it, a Claude Code that ignored it).
--- EXPLAIN (optional): function(dir) -> text that says why plugin DIR
+-- DIAGNOSE (optional): function(dir) -> text that says why plugin DIR
 -- did not load (sandbox's Run:plugin_diagnosis), appended to its problem.
-function M.startup(run, plugins, servers, mode, explain)
+function M.startup(run, plugins, servers, mode, diagnose)
   local ev = init_event(run)
   local names = {}
   for k in pairs(servers or {}) do names[#names + 1] = k end
@@ -260,7 +260,7 @@ function M.startup(run, plugins, servers, mode, explain)
     if failed then
       bad("plugin", "plugin '%s' failed to load: %s", dir, failed)
     elseif not found then
-      local why = explain and explain(dir)
+      local why = diagnose and diagnose(dir)
       bad("plugin", "plugin '%s' is not among the plugins Claude Code loaded (init event)%s", dir,
         why and (": " .. why) or "")
     end
@@ -291,13 +291,13 @@ end
 -- M.startup's problems made RESULT's verdict (an "error" naming the
 -- first), from what RESULT says the run declared (result.declared, its
 -- permission_mode); result.startup is set. Runs and rescore both call it.
--- EXPLAIN: as M.startup's (nil in rescore: no container to look into).
-function M.judge_startup(result, run, explain)
+-- DIAGNOSE: as M.startup's (nil in rescore: no container to look into).
+function M.judge_startup(result, run, diagnose)
   local d = type(result.declared) == "table" and result.declared or {}
   local servers = {}
   for _, n in ipairs(type(d.mcp_servers) == "table" and d.mcp_servers or {}) do servers[n] = {} end
   local started, problems = M.startup(run, type(d.plugins) == "table" and d.plugins or {}, servers,
-    result.permission_mode, explain)
+    result.permission_mode, diagnose)
   result.startup = started
   if #problems > 0 and result.verdict ~= "interrupted" then
     local why = {}
