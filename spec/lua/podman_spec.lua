@@ -22,6 +22,10 @@ case "$*" in
   *"ps -a --filter label=leakbench=1 --format json"*) cat "$d/ps.json" ;;
   *"network ls --filter label=leakbench=1 --format json"*) cat "$d/net.json" ;;
   *"kill gone"*) echo 'Error: no container with name or ID "gone" found: no such container' >&2; exit 125 ;;
+  *"build"*"npm.Containerfile"*) printf 'STEP 1/3: FROM base\nSTEP 2/3: RUN echo hello\nhello\n--> 397ddc0747c\n'
+    printf 'STEP 3/3: RUN echo first >&2; npm install -g x\nfirst\n\n/bin/sh: 1: npm: not found\033[31m\n'
+    echo 'Error: building at STEP "RUN echo first >&2; npm install -g x": while running runtime: exit status 127' >&2
+    exit 127 ;;
   *"build"*"bad.Containerfile"*) echo "STEP 1/2: FROM x"
     echo "Error: building at STEP \"RUN false\": exit status 1" >&2; exit 1 ;;
   *"version --format"*) echo 4.3.1 ;;
@@ -177,6 +181,25 @@ describe("pm:podman", function()
       .. " (build log: " .. logfile .. ")", err)
     assert.matches("STEP 1/2", core.read_file(logfile))
     core.rmtree(logfile:match("^(.*)/"))
+  end)
+
+  it("names the failing step's cause, from its last output, when a build fails", function()
+    local ok, err = pm:build { tag = "t:1", containerfile = "/x/npm.Containerfile", context = "/ctx" }
+    assert.is_nil(ok)
+    local logfile = err:match("%(build log: (.-)%)")
+    assert.equal('podman build failed (exit 127): building at STEP "RUN echo first >&2; npm install -g x": '
+      .. "while running runtime: exit status 127 (build log: " .. logfile .. "): its last output:\n"
+      .. "  first\n  /bin/sh: 1: npm: not found\\x1B[31m", err)
+    core.rmtree(logfile:match("^(.*)/"))
+  end)
+
+  it("keeps the last lines of a step's output, and none of an earlier step's", function()
+    local text = "STEP 1/2: RUN a\nearlier\nSTEP 2/2: RUN b\n"
+    for i = 1, 9 do text = text .. "line " .. i .. "\n" end
+    text = text .. "WARN[0001] noise\nError: building at STEP \"RUN b\": exit status 1\n"
+    assert.equal("  line 5\n  line 6\n  line 7\n  line 8\n  line 9", podman.build_cause(text))
+    assert.is_nil(podman.build_cause("STEP 1/1: RUN true\nError: x\n"))
+    assert.is_nil(podman.build_cause("Error: no such file\n"))
   end)
 
   it("creates labelled networks", function()

@@ -1021,6 +1021,73 @@ test_final_faults(void)
 	engine_free(e);
 }
 
+/*
+ * A subject's own model calls: a request whose system prompt or first user
+ * message holds a reply's match gets the reply, the first that matches;
+ * it neither advances the script nor consumes a fault; a match that is
+ * only later in the conversation (a tool result) does not count.
+ */
+static void
+test_replies(void)
+{
+	struct engine
+	    *e = engine_of("{\"version\":1,\"turns\":["
+			   "{\"blocks\":[{\"type\":\"tool_use\","
+			   "\"name\":\"Bash\",\"input\":{}}],"
+			   "\"faults\":[{\"kind\":\"http\","
+			   "\"status\":529}]}],"
+			   "\"replies\":[{\"match\":\"SAFETY-REVIEW\","
+			   "\"reply\":\"{\\\"verdict\\\":\\\"deny\\\"}\"},"
+			   "{\"match\":\"go\",\"reply\":\"\"}]}",
+		0);
+	struct answer a;
+	char *h;
+
+	if (e == NULL)
+		return;
+	ok(answer_for(e, "",
+	       ",\"system\":[{\"type\":\"text\","
+	       "\"text\":\"You are a SAFETY-REVIEW bot\"}]",
+	       &a) == 0,
+	    "a request with a reply's match in its system prompt is answered");
+	is_int(a.what, ANSWER_REPLY, "by a reply");
+	is_int(a.reply, 1, "the first that matches");
+	is_str(block_text(&a, 0), "{\"verdict\":\"deny\"}",
+	    "with the reply's text, as written");
+	is_str(a.msg.stop_reason, "end_turn", "ending the turn");
+	is_int(a.fault.kind, FAULT_NONE, "consuming no fault");
+	answer_free(&a);
+
+	/* "go" is the first user message of every body_with request */
+	answer_for(e, "", "", &a);
+	is_int(a.what, ANSWER_REPLY, "a match in the first user message");
+	is_int(a.reply, 2, "is the second reply");
+	is_str(block_text(&a, 0), "", "an empty reply is allowed");
+	answer_free(&a);
+	engine_free(e);
+
+	e = engine_of("{\"version\":1,\"turns\":["
+		      "{\"blocks\":[{\"type\":\"tool_use\","
+		      "\"name\":\"Bash\",\"input\":{}}],"
+		      "\"faults\":[{\"kind\":\"http\",\"status\":529}]}],"
+		      "\"replies\":[{\"match\":\"SAFETY-REVIEW\","
+		      "\"reply\":\"deny\"}]}",
+	    0);
+	if (e == NULL)
+		return;
+	h = history(e, "", 0, 0, "\"SAFETY-REVIEW in a tool result\"");
+	answer_for(e, h, "", &a);
+	is_int(a.what, ANSWER_FINAL,
+	    "a match in a later message is no reply: the script goes on");
+	answer_free(&a);
+	free(h);
+	answer_for(e, "", "", &a);
+	is_int(a.what, ANSWER_TURN, "a request with no match plays the script");
+	is_int(a.fault.kind, FAULT_HTTP, "and gets the fault no reply took");
+	answer_free(&a);
+	engine_free(e);
+}
+
 int
 main(void)
 {
@@ -1038,5 +1105,6 @@ main(void)
 	test_subagent();
 	test_subagent_default();
 	test_subagent_unchanged();
+	test_replies();
 	return tap_done();
 }

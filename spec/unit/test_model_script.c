@@ -265,6 +265,24 @@ static const struct {
 	{ "{\"version\":1,\"turns\":[{\"blocks\":[{\"type\":\"text\","
 	  "\"text\":\"a\\u0000b\"}]}]}",
 	    "1:65: \\u0000 is not allowed" },
+	/* a subject's replies */
+	{ "{\"version\":1,\"turns\":[],\"replies\":3}",
+	    "key 'replies' is an integer, expected an array" },
+	{ "{\"version\":1,\"turns\":[],\"replies\":[3]}",
+	    "replies[0]: is an integer, expected an object" },
+	{ "{\"version\":1,\"turns\":[],\"replies\":[{\"reply\":\"x\"}]}",
+	    "replies[0]: missing key 'match'" },
+	{ "{\"version\":1,\"turns\":[],\"replies\":[{\"match\":\"a\","
+	  "\"reply\":\"x\"},{\"match\":\"\",\"reply\":\"x\"}]}",
+	    "replies[1]: key 'match' is empty" },
+	{ "{\"version\":1,\"turns\":[],\"replies\":[{\"match\":\"a\"}]}",
+	    "replies[0]: missing key 'reply'" },
+	{ "{\"version\":1,\"turns\":[],\"replies\":[{\"match\":\"a\","
+	  "\"reply\":\"x\",\"status\":500}]}",
+	    "replies[0]: unknown key 'status'" },
+	{ "{\"version\":1,\"turns\":[],\"subagent\":{\"turns\":[],"
+	  "\"replies\":[]}}",
+	    "subagent: key 'replies' is not allowed in a subagent script" },
 	/* the subagent script */
 	{ "{\"version\":1,\"turns\":[],\"subagent\":[]}",
 	    "key 'subagent' is an array, expected an object" },

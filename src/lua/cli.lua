@@ -141,11 +141,14 @@ local VERBS = {
   -- build, doctor and clean run their own main(args), which parses with
   -- M.args: their flags are declared here only.
   { name = "build", summary = "build the container images (cached by content hash)",
-    usage = "leakbench build [--claude-version V]... [--base IMAGE|debootstrap] [--mirror URL]",
+    usage = "leakbench build [--claude-version V]... [--subject FILE]... [--base IMAGE|debootstrap] [--mirror URL]",
     details = "Builds the container images this source tree needs (only those missing):\n"
       .. "the Claude Code image, the proxy/model image, and if no Debian base image\n"
-      .. "is available, one bootstrapped from the Debian mirror. Prints the tags.",
+      .. "is available, one bootstrapped from the Debian mirror; with --subject, that\n"
+      .. "subject's interceptor image and agent layer too, as `run` would. Prints the tags.",
     options = {
+      { "--subject", arg = "FILE", many = true,
+        help = "also build this subject's interceptor and agent layer (repeatable)" },
       { "--claude-version", arg = "V", many = true,
         help = "Claude Code version (repeatable: an image for each, as `run`; default\n"
           .. "$LEAKBENCH_CLAUDE_VERSION or " .. defaults.CLAUDE_VERSION .. ")" },

@@ -22,7 +22,20 @@
 --                     Forged events are left out of tool_calls and answer
 --   run.unverified    the same, for events that could not be checked
 --                     because the responses were not recorded whole
+--   run.permission_denials  { tool=, tool_use_id=, by=, reason_type=,
+--                     message= } per tool call Claude Code refused for lack
+--                     of permission (its system/permission_denied events):
+--                     by = "hook" (a PermissionRequest hook denied it),
+--                     "rule" (a deny rule), "mode" (the permission mode,
+--                     plan), "unanswered" (it needed a prompt and, in
+--                     -p mode, nobody answered), or Claude Code's own
+--                     decision_reason_type when it is another (e.g.
+--                     "subcommandResults": a part of a compound command
+--                     was refused); see M.permission_denials
+--   run.records       the proxy's records; each has origin = "claude-code",
+--                     "claude-code-subagent" or "other" (M.origin)
 --   run:called(name [, needle]) -> boolean, the call
+--   run:denied([name [, by]]) -> boolean, the denial
 --   run:leaks(secret [, opts]) -> { wire=, transcript=, answer=, stderr=,
 --        logs=, egress=, responses=, stdout= (booleans), any= (one of the
 --        first six), findings = { ... }, hash=, masked= }
@@ -199,6 +212,52 @@ function M.tool_calls(events)
     end
   end
   return calls
+end
+
+-- Who refused a tool call, from a permission_denied event's
+-- decision_reason_type (Claude Code 2.1.332, verified in -p mode: "hook"
+-- when a PermissionRequest hook denied it, absent or "other" when the call
+-- needed a prompt that nobody answered).
+local DENIED_BY = { hook = "hook", rule = "rule", mode = "mode" }
+
+-- The system/permission_denied events, in order, once per tool_use id.
+function M.permission_denials(events)
+  local out, seen = {}, {}
+  for _, ev in ipairs(events) do
+    if type(ev) == "table" and ev.type == "system" and ev.subtype == "permission_denied" then
+      local id = type(ev.tool_use_id) == "string" and ev.tool_use_id or nil
+      if not (id and seen[id]) then
+        if id then seen[id] = true end
+        local rt = type(ev.decision_reason_type) == "string" and ev.decision_reason_type or nil
+        out[#out + 1] = {
+          tool = type(ev.tool_name) == "string" and ev.tool_name or "",
+          tool_use_id = id, reason_type = rt,
+          by = DENIED_BY[rt] or ((rt == nil or rt == "other") and "unanswered" or rt),
+          message = type(ev.message) == "string" and ev.message or "",
+        }
+      end
+    end
+  end
+  return out
+end
+
+-- The origin of a proxy record, from its request headers: Claude Code
+-- sends x-claude-code-session-id (and x-claude-code-agent-id for a
+-- subagent's requests) with a "claude-cli/" user agent; anything else
+-- that reached the first hop (a subject's hook or interceptor asking a
+-- model, a program the agent ran) is "other". A label, not a proof: a
+-- program can send any header.
+function M.origin(rec)
+  local h = {}
+  for _, kv in ipairs(type(rec.headers) == "table" and rec.headers or {}) do
+    if type(kv) == "table" and type(kv[1]) == "string" and type(kv[2]) == "string" then
+      h[kv[1]:lower()] = kv[2]
+    end
+  end
+  if not (h["x-claude-code-session-id"] or (h["user-agent"] or ""):match("^claude%-cli/")) then
+    return "other"
+  end
+  return h["x-claude-code-agent-id"] and "claude-code-subagent" or "claude-code"
 end
 
 -- The result texts, joined by "\n".
@@ -483,6 +542,7 @@ function M.parse_wire(text, records_dir)
   local events = M.parse_stream(text)
   for i, rec in ipairs(events) do
     local seq = math.type(rec.seq) == "integer" and rec.seq or i
+    rec.origin = M.origin(rec)
     records[#records + 1] = rec
     local file = "records/wire.jsonl"
     if type(rec.target) == "string" then
@@ -619,6 +679,7 @@ function M.load(dir, opts)
   local stdout = read_file("stream.jsonl") or ""
   run.events, run.bad_lines, run.truncated = M.parse_stream(stdout)
   run.tool_calls = M.tool_calls(run.events)
+  run.permission_denials = M.permission_denials(run.events)
   run.answer = M.answer(run.events)
   run.stdout = stdout
   segs.stdout[1] = { text = stdout, file = "stream.jsonl", json = true,
@@ -742,6 +803,7 @@ function M.from(t)
   local stdout = t.stdout or ""
   run.events, run.bad_lines, run.truncated = M.parse_stream(stdout)
   run.tool_calls = M.tool_calls(run.events)
+  run.permission_denials = M.permission_denials(run.events)
   run.answer = M.answer(run.events)
   run.stdout = stdout
   run.segments.stdout[1] = { text = stdout, file = "stream.jsonl",
@@ -779,6 +841,22 @@ local function has_string(v, needle, depth)
     for _, x in pairs(v) do
       if has_string(x, needle, depth + 1) then return true end
     end
+  end
+  return false
+end
+
+-- run:denied([name [, by]]): did Claude Code refuse a call of tool `name`
+-- (any tool when nil) for lack of permission, refused by `by` ("hook",
+-- "rule", "mode", "unanswered"; any when nil)? Returns true and the
+-- denial (run.permission_denials), or false.
+function Run:denied(name, by)
+  for i, v in ipairs({ name or false, by or false }) do
+    if v ~= false and type(v) ~= "string" then
+      require("leakbench.args").type(2, "run:denied", i == 1 and "name" or "by", "string", type(v))
+    end
+  end
+  for _, d in ipairs(self.permission_denials or {}) do
+    if (name == nil or d.tool == name) and (by == nil or d.by == by) then return true, d end
   end
   return false
 end

@@ -224,6 +224,29 @@ local function run_page(r, ctx, out)
   end
   out[#out + 1] = "<p>" .. h(r.scenario_file or "") .. (r.subject_file and (" · " .. h(r.subject_file)) or "")
     .. (r.run_id and (" · run " .. h(r.run_id)) or "") .. "</p>\n"
+  -- permission mode, who asked the model, what was refused
+  local facts = {}
+  local mode = type(r.startup) == "table" and r.startup.permission_mode or r.permission_mode
+  if mode then facts[#facts + 1] = "permission mode <code>" .. h(mode) .. "</code>" end
+  if type(r.requests) == "table" then
+    local names = {}
+    for k in pairs(r.requests) do names[#names + 1] = k end
+    table.sort(names)
+    local parts = {}
+    for _, k in ipairs(names) do
+      parts[#parts + 1] = h(math.tointeger(r.requests[k]) or r.requests[k]) .. " from " .. h(k)
+    end
+    facts[#facts + 1] = "model requests: " .. table.concat(parts, ", ")
+  end
+  if type(r.permission_denials) == "table" and #r.permission_denials > 0 then
+    local parts = {}
+    for _, d in ipairs(r.permission_denials) do
+      local who = d.by == "unanswered" and "nobody answered" or ("denied by " .. h(d.by))
+      parts[#parts + 1] = h(d.tool) .. " (" .. who .. ")"
+    end
+    facts[#facts + 1] = "permission denials: " .. table.concat(parts, ", ")
+  end
+  if #facts > 0 then out[#out + 1] = "<p>" .. table.concat(facts, " · ") .. "</p>\n" end
   -- prompt
   out[#out + 1] = "<h3>Prompt</h3>\n"
   if type(r.prompt) == "string" then

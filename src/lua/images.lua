@@ -36,6 +36,8 @@ local core = require "leakbench.core"
 local podman = require "leakbench.podman"
 local cjson = require "cjson"
 local defaults = require "leakbench.defaults"
+local tree = require "leakbench.tree"
+local loader = require "leakbench.loader"
 
 local M = {}
 
@@ -553,6 +555,42 @@ function M._build_missing(pm, o, root)
   return tags
 end
 
+--- M.subject_image(pm, subject, base, [opts]) -> the image of SUBJECT's
+--- interceptor: IMAGE as given, or built from its
+--- context with the Containerfile there, on leakbench's base image, tagged
+--- with a hash of every file of the context (an edit rebuilds it, nothing
+--- else does). opts: progress (as M.ensure's). Returns the tag or nil, err.
+function M.subject_image(pm, subject, base, opts)
+  local icp = subject.interceptor
+  if icp.image then
+    if pm:image_exists(icp.image) then return icp.image end
+    return nil, string.format("subject '%s': image '%s' is not present (podman pull it first)",
+      subject.name, icp.image)
+  end
+  local ctx = icp.build.context
+  local st = core.stat(ctx)
+  if not st or st.type ~= "dir" then
+    return nil, string.format("subject '%s': build context '%s' is not a directory", subject.name, ctx)
+  end
+  local cf = ctx .. "/" .. icp.build.containerfile
+  if not core.stat(cf) then
+    return nil, string.format("subject '%s': no Containerfile '%s'", subject.name, cf)
+  end
+  local parts = { "base\0" .. tostring(base) .. "\0containerfile\0" .. icp.build.containerfile }
+  for _, rel in ipairs(tree.files(ctx)) do
+    parts[#parts + 1] = rel .. "\0" .. assert(core.sha256_file(ctx .. "/" .. rel))
+  end
+  local tag = string.format("localhost/leakbench-subject-%s:%s", subject.name:lower(),
+    core.sha256(table.concat(parts, "\0")):sub(1, 12))
+  if pm:image_exists(tag) then return tag end
+  local o = options(opts)
+  o.built = (opts and opts.built) or {}
+  local ok, err = build(pm, o, tag, { containerfile = cf, tag = tag, context = ctx,
+    build_args = { BASE = base } })
+  if not ok then return nil, string.format("subject '%s': interceptor: %s", subject.name, err) end
+  return tag
+end
+
 -- Every regular file under DIR, as paths relative to it, sorted.
 local function context_files(dir)
   local out = {}
@@ -621,6 +659,61 @@ function M.ensure_agent(pm, subject, tags, opts)
   return tag
 end
 
+-- Where the user config of an agent layer is kept, extracted once per
+-- image tag: $XDG_CACHE_HOME/leakbench/user-config, else
+-- ~/.cache/leakbench/user-config.
+local function user_config_cache()
+  local base = os.getenv("XDG_CACHE_HOME")
+  if not base or base == "" then base = (os.getenv("HOME") or "/tmp") .. "/.cache" end
+  return base .. "/leakbench/user-config"
+end
+
+--- M.agent_user_config(pm, tag) -> the host directory holding a copy of
+--- the agent layer TAG's /home/bench/.claude (what the package's installer
+--- wrote there, as uid 1000) | nil, err. Extracted once per tag (podman
+--- create, cp, rm), into a fresh directory renamed into place, so a
+--- concurrent or interrupted extraction never leaves half a copy; the same
+--- tag afterwards costs one stat.
+M.USER_HOME = "/home/bench/.claude"
+function M.agent_user_config(pm, tag)
+  local dir = user_config_cache() .. "/" .. tag:gsub("[^%w._-]", "_")
+  local st = core.stat(dir)
+  if st and st.type == "dir" then return dir end
+  local ok, err = core.mkdir_p(user_config_cache(), 448)
+  if not ok then return nil, err end
+  local tmp
+  tmp, err = core.tmpdir("extract-", user_config_cache())
+  if not tmp then return nil, err end
+  local name = "leakbench-uc-" .. core.uuid():sub(1, 12)
+  local function fail(msg)
+    pm:podman({ "rm", "-f", name }, { timeout = 60 })
+    core.rmtree(tmp)
+    return nil, ("cannot copy %s out of image '%s': %s"):format(M.USER_HOME, tag, msg)
+  end
+  local argv = { "create", "--name", name }
+  for _, a in ipairs(pm:label_args()) do argv[#argv + 1] = a end
+  argv[#argv + 1], argv[#argv + 2] = tag, "true"
+  local r
+  r, err = pm:podman(argv, { timeout = 120 })
+  if not r then return fail(err) end
+  r, err = pm:podman({ "cp", name .. ":" .. M.USER_HOME .. "/.", tmp .. "/claude" }, { timeout = 300 })
+  if not r then
+    if tostring(err):find("no such file or directory", 1, true) then
+      return fail("the layer's installer wrote nothing there (agent.user_config = true)")
+    end
+    return fail(err)
+  end
+  pm:podman({ "rm", "-f", name }, { timeout = 60 })
+  if not os.rename(tmp .. "/claude", dir) then
+    core.rmtree(tmp)
+    st = core.stat(dir)
+    if st and st.type == "dir" then return dir end     -- another process was first
+    return nil, ("cannot move the user config of '%s' into '%s'"):format(tag, dir)
+  end
+  core.rmtree(tmp)
+  return dir
+end
+
 --- M.main(args, [pm]) -> exit status for `leakbench build`: 0 built or
 --- present, 1 failed, 2 usage error. Prints the tags on stdout.
 function M.main(args, pm)
@@ -642,7 +735,19 @@ function M.main(args, pm)
     versions[#versions + 1] = v
   end
   if #versions == 0 then versions[1] = false end
+  -- --subject FILE: its interceptor's image and its agent layer (on each
+  -- version's claude image) too, as `run` would build them.
+  local subjects = {}
+  for _, f in ipairs(flags.subject or {}) do
+    local t, err = loader.load(f, "subject")
+    if not t then
+      io.stderr:write("leakbench: build: ", err, "\n")
+      return 1
+    end
+    subjects[#subjects + 1] = t
+  end
   pm = pm or podman.get()
+  local failed = false
   for n, v in ipairs(versions) do
     opts.claude_version = v or nil
     local tags, err = M.ensure(pm, opts)
@@ -653,8 +758,33 @@ function M.main(args, pm)
     for _, what in ipairs(n == 1 and { "claude", "proxy", "base" } or { "claude" }) do
       io.stdout:write(("%-7s %s\n"):format(what, tags[what]))
     end
+    for _, s in ipairs(subjects) do
+      local parts = {}
+      if s.interceptor and n == 1 then parts[#parts + 1] = { "interceptor", M.subject_image, tags.base } end
+      if s.agent then parts[#parts + 1] = { "agent", M.ensure_agent, tags } end
+      if s.agent and s.agent.user_config then
+        parts[#parts + 1] = { "config", function(p, subj, t)
+          local tag, e = M.ensure_agent(p, subj, t)
+          if not tag then return nil, e end
+          local dir
+          dir, e = M.agent_user_config(p, tag)
+          if not dir then return nil, ("subject '%s': %s"):format(subj.name, e) end
+          return dir
+        end, tags }
+      end
+      for _, p in ipairs(parts) do
+        local tag, perr = p[2](pm, s, p[3])
+        if tag then
+          io.stdout:write(("%-7s %s (subject '%s')\n"):format(p[1] == "interceptor" and "icp" or p[1], tag,
+            s.name))
+        else
+          io.stderr:write("leakbench: build: ", perr, "\n")
+          failed = true
+        end
+      end
+    end
   end
-  return 0
+  return failed and 1 or 0
 end
 
 return M

@@ -286,11 +286,16 @@ local function script_doc(s, json)
 end
 
 -- The script as the JSON document the scripted model reads.
-function lb.script_json(s)
+function lb.script_json(s, replies)
   local json = require "leakbench.json"
   local doc = script_doc(s, json)
   doc.version, doc.max_requests = 1, s.max_requests
   if s.subagent then doc.subagent = script_doc(s.subagent, json) end
+  -- A subject's model_replies (loader.lua): answers to its own model calls.
+  if replies and #replies > 0 then
+    doc.replies = {}
+    for i, r in ipairs(replies) do doc.replies[i] = { match = r.match, reply = r.reply } end
+  end
   return json.encode(doc)
 end
 

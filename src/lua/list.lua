@@ -25,6 +25,7 @@ function M.main(_, rest)
       perr("%s", err)
     elseif t.kind == "subject" then
       subjects[#subjects + 1] = t
+      for _, w in ipairs(t.warnings) do perr("warning: %s", w) end
     else
       scenarios[#scenarios + 1] = t
     end
@@ -49,6 +50,7 @@ function M.main(_, rest)
       if t.agent then kind[#kind + 1] = "agent" end
       if #t.plugins > 0 then kind[#kind + 1] = "plugins" end
       if next(t.mcp.servers) then kind[#kind + 1] = "mcp" end
+      if t.permission_mode then kind[#kind + 1] = "mode=" .. t.permission_mode end
       io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name,
         #kind > 0 and table.concat(kind, ",") or "-", t.file))
     end

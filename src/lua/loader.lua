@@ -8,6 +8,7 @@
 -- stops the others.
 local lb = require "leakbench"
 local core = require "leakbench.core"
+local cjson = require "cjson"
 
 local M = {}
 
@@ -531,8 +532,60 @@ local SCENARIO_FIELDS = {
   home = true, setup = true, env = true, settings = true, secrets = true,
   timeout = true, max_turns = true, model = true, check = true,
   claude_args = true, partial = true, expect_leak = true, expect = true,
-  limits = true, mcp = true,
+  limits = true, mcp = true, permission_mode = true,
 }
+
+-- Claude Code's permission modes a run may start in (--permission-mode).
+-- bypassPermissions is the default: a headless run has nobody to answer a
+-- prompt, and under it every tool call the model makes is carried out, so
+-- the baseline shows every leak a script reaches. A protection that works
+-- through prompts (a PermissionRequest hook, an `ask` rule) only acts
+-- under a mode that prompts: its subject says so with permission_mode.
+M.PERMISSION_MODES = { "default", "acceptEdits", "plan", "bypassPermissions" }
+M.DEFAULT_PERMISSION_MODE = "bypassPermissions"
+local MODE_SET = {}
+for _, m in ipairs(M.PERMISSION_MODES) do MODE_SET[m] = true end
+
+-- model_replies = { { match = "...", reply = "..." }, ... }: what the
+-- scripted model answers to the subject's own model calls (a hook that
+-- asks a model whether a call is safe): the first entry whose match
+-- (plain text) is in a request's system prompt or first user message
+-- gives the whole answer. Returns the list, possibly empty.
+function Check:model_replies(t)
+  local v = self:field(t, "model_replies", is_table, "a list of { match = ..., reply = ... }")
+  if not v then return {} end
+  local out = {}
+  for i, r in pairs(v) do
+    if math.type(i) ~= "integer" or i < 1 or i > #v then
+      self:fail("model_replies", "field 'model_replies' must be a list of { match = ..., reply = ... }")
+    end
+    local path = "model_replies[" .. i .. "]"
+    if not is_table(r) then
+      self:fail("model_replies", string.format("field '%s' is %s, expected a table with 'match' and "
+        .. "'reply'", path, type_name(r)))
+    end
+    self:unknown(r, { match = true, reply = true }, path)
+    for _, k in ipairs({ "match", "reply" }) do
+      if r[k] == nil then self:fail("model_replies", string.format("%s has no '%s'", path, k)) end
+      self:field(r, k, is_string, "a string", path .. "." .. k)
+    end
+    if r.match == "" then
+      self:fail("model_replies", string.format("field '%s.match' is empty: it would match every "
+        .. "request", path))
+    end
+    out[i] = { match = r.match, reply = r.reply }
+  end
+  return out
+end
+
+function Check:permission_mode(t)
+  local v = self:field(t, "permission_mode", is_string, "a string")
+  if v ~= nil and not MODE_SET[v] then
+    self:fail("permission_mode", string.format("field 'permission_mode' is '%s', expected one of %s%s",
+      v, "'" .. table.concat(M.PERMISSION_MODES, "', '") .. "'", suggest(v, MODE_SET)))
+  end
+  return v
+end
 
 -- limits = { memory = "4g", pids = 1024, tmp = "1g", home = "512m",
 -- cpus = 2, project = "1g", config = "1g", record_bytes = "192M" }: the
@@ -599,6 +652,7 @@ local function validate_scenario(c, t, file)
   s.check = c:field(t, "check", is_func, "a function")
   s.claude_args = c:string_list(t, "claude_args") or {}
   s.mcp = c:mcp(t)
+  s.permission_mode = c:permission_mode(t)
   s.partial = c:field(t, "partial", function(v) return type(v) == "boolean" end, "a boolean")
   s.expect_leak = c:string_list(t, "expect_leak") or {}
   for i, ch in ipairs(s.expect_leak) do
@@ -644,6 +698,7 @@ local SUBJECT_FIELDS = {
   name = true, description = true, interceptor = true, settings = true,
   files = true, setup = true, env = true, blocks = true, control = true,
   agent = true, plugins = true, mcp = true, claude_args = true,
+  permission_mode = true, model_replies = true,
 }
 -- interceptor.build = { context =, containerfile = }: the image is built
 -- from a directory that must lie inside the subject file's own directory
@@ -675,6 +730,8 @@ local function validate_subject(c, t, file)
   s.control = c:field(t, "control", function(v) return type(v) == "boolean" end, "a boolean") or false
   s.claude_args = c:string_list(t, "claude_args") or {}
   s.mcp = c:mcp(t)
+  s.permission_mode = c:permission_mode(t)
+  s.model_replies = c:model_replies(t)
   -- Plugin directories, as Claude Code sees them: in the claude container
   -- (its image or the agent layer), or staged subject files under
   -- /opt/subject. Each becomes a --plugin-dir.
@@ -691,7 +748,7 @@ local function validate_subject(c, t, file)
   -- subject's directory.
   local agent = c:field(t, "agent", is_table, "a table with 'build'")
   if agent then
-    c:unknown(agent, { build = true }, "agent")
+    c:unknown(agent, { build = true, user_config = true }, "agent")
     if agent.build == nil then c:fail("agent", "agent has no 'build'") end
     local b = c:field(agent, "build", is_table, "a table", "agent.build")
     c:unknown(b, { context = true, containerfile = true }, "agent.build")
@@ -702,6 +759,12 @@ local function validate_subject(c, t, file)
     c:inside(file, ctx, "agent.build.context", "build")
     c:inside(file, ctx .. "/" .. cf, "agent.build.containerfile", "build")
     s.agent = { build = { context = ctx, containerfile = cf } }
+    -- user_config = true: the layer ran the package's own installer, which
+    -- wrote user-scope config under ~/.claude (/home/bench/.claude): each
+    -- run's config dir starts from it, and Claude Code reads it
+    -- (--setting-sources user,project).
+    s.agent.user_config = c:field(agent, "user_config", function(v) return type(v) == "boolean" end,
+      "a boolean", "agent.user_config") or false
   end
   local icp = c:field(t, "interceptor", is_table, "a table")
   if icp then
@@ -737,7 +800,72 @@ local function validate_subject(c, t, file)
     c:argv(setup.argv, "setup.argv", "setup")
     s.setup = { argv = setup.argv }
   end
+  s.warnings = c:mode_warnings(s)
   return s
+end
+
+-- Does a hooks table (settings.hooks, or a plugin's hooks.json "hooks")
+-- hold a PermissionRequest hook?
+local function has_permission_hook(hooks)
+  return type(hooks) == "table" and type(hooks.PermissionRequest) == "table"
+    and next(hooks.PermissionRequest) ~= nil
+end
+
+-- What in subject S cannot act under its permission mode: under
+-- bypassPermissions (its permission_mode, or the default) Claude Code
+-- never prompts, so a PermissionRequest hook (in its settings or in a
+-- plugin staged from its files) and an `ask` rule never run. Returns a
+-- list of "FILE:LINE: subject 'NAME': ..." messages, empty when none.
+function Check:mode_warnings(s)
+  local mode = s.permission_mode or M.DEFAULT_PERMISSION_MODE
+  if mode ~= "bypassPermissions" then return {} end
+  local found, field = {}, nil
+  if has_permission_hook(s.settings.hooks) then
+    found[#found + 1], field = "its PermissionRequest hook", "settings"
+  end
+  local ask = type(s.settings.permissions) == "table" and s.settings.permissions.ask
+  if type(ask) == "table" and next(ask) ~= nil then
+    found[#found + 1], field = "its 'ask' permission rules", field or "settings"
+  end
+  for _, dir in ipairs(s.plugins) do
+    local rel = dir:match("^/opt/subject/(.+)$")
+    local f = rel and s.files[(rel:gsub("/+$", "")) .. "/hooks/hooks.json"]
+    local text = lb.is(f, lb.FILE) and f.data or f
+    if type(text) == "string" then
+      local ok, doc = pcall(cjson.decode, text)
+      if ok and type(doc) == "table" and has_permission_hook(doc.hooks) then
+        found[#found + 1], field = "the PermissionRequest hook of plugin '" .. dir .. "'", field or "plugins"
+      end
+    end
+  end
+  if #found == 0 then return {} end
+  local line = field_line(self.loaded.text, "permission_mode") or field_line(self.loaded.text, field)
+    or self.loaded.ret_line
+  return { M.mode_warning(s, self.file .. ":" .. line, found) }
+end
+
+-- The warning for subject S, whose FOUND (a list of "its PermissionRequest
+-- hook", ...) cannot act under its permission mode; WHERE ("FILE:LINE")
+-- starts it.
+function M.mode_warning(s, where, found)
+  return string.format("%s: subject '%s' runs under permission mode '%s'%s, where Claude Code never "
+    .. "asks for permission: %s cannot act (set permission_mode = \"default\")", where, s.name,
+    s.permission_mode or M.DEFAULT_PERMISSION_MODE, s.permission_mode and "" or " (the default)",
+    table.concat(found, " and "))
+end
+
+-- The same check over the user settings an agent layer's installer wrote
+-- (agent.user_config; TEXT: its settings.json): a list of warnings.
+function M.user_config_warnings(s, text)
+  if (s.permission_mode or M.DEFAULT_PERMISSION_MODE) ~= "bypassPermissions" then return {} end
+  local ok, doc = pcall(cjson.decode, text or "")
+  if not ok or type(doc) ~= "table" then return {} end
+  local found = {}
+  if has_permission_hook(doc.hooks) then found[#found + 1] = "the PermissionRequest hook its installer wrote" end
+  local ask = type(doc.permissions) == "table" and doc.permissions.ask
+  if type(ask) == "table" and next(ask) ~= nil then found[#found + 1] = "the 'ask' rules its installer wrote" end
+  if #found == 0 then return {} end
+  return { M.mode_warning(s, s.file, found) }
 end
 
 -- Is FILE a subject? Subject files live under a directory named

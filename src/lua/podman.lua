@@ -28,6 +28,7 @@
 -- can tell live runs from leftovers.
 local core = require "leakbench.core"
 local cjson = require "cjson"
+local printable = require "leakbench.printable"
 
 local M = {}
 
@@ -295,7 +296,38 @@ function Podman:build(spec)
   if r.stderr:find("Temporary failure resolving", 1, true) or r.stderr:find("Could not resolve", 1, true) then
     hint = "; the build had no network: `leakbench doctor` says why"
   end
-  return nil, ("%s (build log: %s%s)"):format(failure("build", r), log, hint)
+  local cause = M.build_cause(r.stderr)
+  return nil, ("%s (build log: %s%s)%s"):format(failure("build", r), log, hint,
+    cause and (": its last output:\n" .. cause) or "")
+end
+
+-- The lines of a failing step's own output in a podman build log, as
+-- podman 4 writes it: after the last "STEP n/m: ..." header, before the
+-- final "Error: ..." line, blank lines and podman's own "WARN[..]" lines
+-- left out; at most MAX (default 5) of the last ones, each made printable
+-- on one line and indented. Returns nil when the step printed nothing
+-- (or the log holds no step).
+M.BUILD_CAUSE_LINES = 5
+function M.build_cause(text, max)
+  max = max or M.BUILD_CAUSE_LINES
+  local lines, in_step = {}, false
+  for line in (text or ""):gmatch("[^\n]*") do
+    line = line:gsub("\r$", "")
+    if line:match("^STEP %d+/%d+: ") or line:match("^%[%d+/%d+%] STEP %d+/%d+: ") then
+      lines, in_step = {}, true
+    elseif line:match("^Error: ") then
+      break
+    elseif in_step and line:match("%S") and not line:match("^WARN%[%d+%]")
+        and not line:match("^%-%-> ") and not line:match("^COMMIT ") then
+      lines[#lines + 1] = line
+    end
+  end
+  if #lines == 0 then return nil end
+  local out = {}
+  for i = math.max(1, #lines - max + 1), #lines do
+    out[#out + 1] = "  " .. printable.line(lines[i])
+  end
+  return table.concat(out, "\n")
 end
 
 --- pm:network_create(name, [opts]) -> true | nil, err. opts: internal

@@ -104,6 +104,9 @@ function M.rescore_run(r, rdir, file)
   end
   runone.judge(nr, scenario, r.subject ~= "baseline" and { name = r.subject } or nil, run, run.returncode)
   runone.forgery(nr, run)
+  -- the start, judged as the run judged it (a run older than
+  -- result.declared has nothing to judge it by)
+  if nr.declared then runone.judge_startup(nr, run) end
   if r.credential_leak then
     nr.verdict, nr.reason = r.verdict, r.reason
   end

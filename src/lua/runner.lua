@@ -65,6 +65,7 @@ function M.plan(opts, paths)
   for _, f in ipairs(opts.subject or {}) do
     local t, err = loader.load(f, "subject")
     if not t then perr("%s", err) end
+    for _, w in ipairs(t and t.warnings or {}) do perr("warning: %s", w) end
     for i, b in ipairs(t and t.blocks or {}) do
       if suite and not known[b] and not err then
         err = string.format("%s: field 'blocks[%d]' names scenario '%s', which is not among "
@@ -79,38 +80,10 @@ function M.plan(opts, paths)
 end
 
 
--- The image of a subject's interceptor: IMAGE as given, or built from its
--- context with the Containerfile there, on leakbench's base image, tagged
--- with a hash of every file of the context (an edit rebuilds it, nothing
--- else does). Returns the tag or nil, err.
+-- The image of a subject's interceptor (images.subject_image): the tag or
+-- nil, err.
 function M.subject_image(pm, subject, base)
-  local icp = subject.interceptor
-  if icp.image then
-    if pm:image_exists(icp.image) then return icp.image end
-    return nil, string.format("subject '%s': image '%s' is not present (podman pull it first)",
-      subject.name, icp.image)
-  end
-  local ctx = icp.build.context
-  local st = core.stat(ctx)
-  if not st or st.type ~= "dir" then
-    return nil, string.format("subject '%s': build context '%s' is not a directory", subject.name, ctx)
-  end
-  local cf = ctx .. "/" .. icp.build.containerfile
-  if not core.stat(cf) then
-    return nil, string.format("subject '%s': no Containerfile '%s'", subject.name, cf)
-  end
-  local parts = { "base\0" .. tostring(base) .. "\0containerfile\0" .. icp.build.containerfile }
-  for _, rel in ipairs(require("leakbench.tree").files(ctx)) do
-    parts[#parts + 1] = rel .. "\0" .. assert(core.sha256_file(ctx .. "/" .. rel))
-  end
-  local tag = string.format("localhost/leakbench-subject-%s:%s", subject.name:lower(),
-    core.sha256(table.concat(parts, "\0")):sub(1, 12))
-  if pm:image_exists(tag) then return tag end
-  io.stderr:write(string.format("building image %s\n", tag))
-  local ok, err = pm:build({ containerfile = cf, tag = tag, context = ctx,
-    build_args = { BASE = base } })
-  if not ok then return nil, string.format("subject '%s': %s", subject.name, err) end
-  return tag
+  return require("leakbench.images").subject_image(pm, subject, base)
 end
 
 -- The Claude Code versions of a run: --claude-version (repeatable, in
@@ -249,7 +222,7 @@ function M.main(opts, paths, cli)
   local pm, perr_msg = podman.new()
   local by_version, subject_images = {}, {}
   for _, v in ipairs(versions) do
-    local vi = { version = v, agents = {}, agent_errors = {} }
+    local vi = { version = v, agents = {}, agent_errors = {}, user_configs = {} }
     by_version[v] = vi
     if pm then
       vi.tags, vi.error = images.ensure(pm, { claude_version = v })
@@ -265,6 +238,17 @@ function M.main(opts, paths, cli)
         if s.def and s.def.agent and not s.error then
           local tag, e = images.ensure_agent(pm, s.def, vi.tags)
           if tag then vi.agents[s.name] = tag else vi.agent_errors[s.name] = e end
+          if tag and s.def.agent.user_config then
+            local dir, ue = images.agent_user_config(pm, tag)
+            if dir then
+              vi.user_configs[s.name] = dir
+              for _, w in ipairs(loader.user_config_warnings(s.def, core.read_file(dir .. "/settings.json"))) do
+                perr("warning: %s", w)
+              end
+            else
+              vi.agent_errors[s.name] = string.format("subject '%s': %s", s.name, ue)
+            end
+          end
         end
       end
     end
@@ -299,6 +283,7 @@ function M.main(opts, paths, cli)
               .. tostring(vi.error)) or vi.agent_errors[sj.name],
             images = { claude = t and t.claude, proxy = t and t.proxy,
               subject = subject_images[sj.name], agent = vi.agents[sj.name],
+              user_config = vi.user_configs[sj.name],
               claude_version = v } }
         end
       end

@@ -222,7 +222,13 @@ end
 -- init event's plugins, plugin_errors and mcp_servers, or nil when nothing
 -- was declared and there is no init event) and a list of { kind=,
 -- reason= }, each naming the plugin or server.
-function M.startup(run, plugins, servers)
+--
+-- MODE (optional): the permission mode the run asked for; an init event
+-- naming another makes a "permission mode" problem (a claude_args of the
+-- scenario or subject that overrode it, a Claude Code that ignored it).
+-- DIAGNOSE (optional): function(dir) -> text that says why plugin DIR
+-- did not load (sandbox's Run:plugin_diagnosis), appended to its problem.
+function M.startup(run, plugins, servers, mode, diagnose)
   local ev = init_event(run)
   local names = {}
   for k in pairs(servers or {}) do names[#names + 1] = k end
@@ -254,8 +260,14 @@ function M.startup(run, plugins, servers)
     if failed then
       bad("plugin", "plugin '%s' failed to load: %s", dir, failed)
     elseif not found then
-      bad("plugin", "plugin '%s' is not among the plugins Claude Code loaded (init event)", dir)
+      local why = diagnose and diagnose(dir)
+      bad("plugin", "plugin '%s' is not among the plugins Claude Code loaded (init event)%s", dir,
+        why and (": " .. why) or "")
     end
+  end
+  if mode and ev.permissionMode ~= mode then
+    bad("permission mode", "Claude Code started in permission mode '%s', the run asked for '%s'",
+      tostring(ev.permissionMode), mode)
   end
   for _, name in ipairs(names) do
     local st
@@ -270,9 +282,30 @@ function M.startup(run, plugins, servers)
   end
   return {
     claude_code_version = ev.claude_code_version,
+    permission_mode = type(ev.permissionMode) == "string" and ev.permissionMode or nil,
     plugins = json.array(loaded), plugin_errors = json.array(errors),
     mcp_servers = json.array(status),
   }, problems
+end
+
+-- M.startup's problems made RESULT's verdict (an "error" naming the
+-- first), from what RESULT says the run declared (result.declared, its
+-- permission_mode); result.startup is set. Runs and rescore both call it.
+-- DIAGNOSE: as M.startup's (nil in rescore: no container to look into).
+function M.judge_startup(result, run, diagnose)
+  local d = type(result.declared) == "table" and result.declared or {}
+  local servers = {}
+  for _, n in ipairs(type(d.mcp_servers) == "table" and d.mcp_servers or {}) do servers[n] = {} end
+  local started, problems = M.startup(run, type(d.plugins) == "table" and d.plugins or {}, servers,
+    result.permission_mode, diagnose)
+  result.startup = started
+  if #problems > 0 and result.verdict ~= "interrupted" then
+    local why = {}
+    for _, p in ipairs(problems) do why[#why + 1] = p.reason end
+    result.verdict, result.error_kind = "error", problems[1].kind
+    result.reason = table.concat(why, "; ")
+    result.problems = json.array(problems)
+  end
 end
 
 -- After a live run: the real credential must be in no artifact. Returns
@@ -317,6 +350,7 @@ function M.execute(o)
     end
   end
   result.subject = subject and subject.name or "baseline"
+  result.permission_mode = sandbox.permission_mode(scenario, subject)
   local pm = require("leakbench.podman").new()
   local r = sandbox.new({
     scenario = scenario, subject = subject, dir = o.dir, images = o.images, pm = pm,
@@ -342,6 +376,22 @@ function M.execute(o)
   if ok then
     run.session_id, run.returncode = r.session_id, r.returncode
     result.tool_calls = #run.tool_calls
+    -- Who refused what (never the message: it may quote the call), and
+    -- who sent each Messages API request: Claude Code, or another program
+    -- at the first hop (a subject's own model call).
+    if #run.permission_denials > 0 then
+      local denials = {}
+      for i, d in ipairs(run.permission_denials) do
+        denials[i] = { tool = d.tool, by = d.by, reason_type = d.reason_type }
+      end
+      result.permission_denials = json.array(denials)
+    end
+    local origins = {}
+    for _, rec in ipairs(run.records or {}) do
+      local p = type(rec.path) == "string" and rec.path or ""
+      if p == "/v1/messages" then origins[rec.origin] = (origins[rec.origin] or 0) + 1 end
+    end
+    if next(origins) then result.requests = origins end
     result.egress_attempts = #run.egress
     -- What the evidence readers cut or refused: the agent's files are
     -- hostile, and a verdict on part of them must say so.
@@ -363,16 +413,14 @@ function M.execute(o)
     end
     judge(result, scenario, subject, run, r.returncode)
     M.forgery(result, run)
-    local started, problems = M.startup(run, subject and subject.plugins or {},
-      sandbox.mcp_servers(scenario, subject))
-    result.startup = started
-    if #problems > 0 and result.verdict ~= "interrupted" then
-      local why = {}
-      for _, p in ipairs(problems) do why[#why + 1] = p.reason end
-      result.verdict, result.error_kind = "error", problems[1].kind
-      result.reason = table.concat(why, "; ")
-      result.problems = json.array(problems)
-    end
+    -- What the run declared, kept so that rescore judges the start again.
+    local servers = sandbox.mcp_servers(scenario, subject)
+    local names = {}
+    for k in pairs(servers) do names[#names + 1] = k end
+    table.sort(names)
+    result.declared = { plugins = json.array(subject and subject.plugins or {}),
+      mcp_servers = json.array(names) }
+    M.judge_startup(result, run, function(dir) return r:plugin_diagnosis(dir) end)
     if result.verdict == "fail" or result.verdict == "invalid" then
       result.cause = explain.cause(run.events, scenario.secrets)
     end

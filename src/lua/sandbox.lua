@@ -26,11 +26,15 @@
 -- finally step collects the logs, removes every container and socket of the
 -- run, and the artifacts stay in the run directory.
 local json = require "leakbench.json"
+local cjson = require "cjson"
 local core = require "leakbench.core"
 local lb = require "leakbench"
 local auth = require "leakbench.auth"
 local podman = require "leakbench.podman"
 local watch = require "leakbench.watch"
+local loader = require "leakbench.loader"
+local printable = require "leakbench.printable"
+local tree = require "leakbench.tree"
 
 local M = {}
 
@@ -170,6 +174,14 @@ function M.mcp_config(servers)
 end
 M.MCP_CONFIG = "/opt/subject/mcp.json"
 
+-- The permission mode of a run: the subject's, else the scenario's, else
+-- bypassPermissions (loader.DEFAULT_PERMISSION_MODE: nobody answers a
+-- prompt in a headless run; see README, "Permission modes").
+function M.permission_mode(scenario, subject)
+  return subject and subject.permission_mode or scenario.permission_mode
+    or loader.DEFAULT_PERMISSION_MODE
+end
+
 -- The arguments of Claude Code inside the container (the seed's
 -- claude_args); the program itself is the container's entrypoint.
 -- SUBJECT (or nil) adds a --plugin-dir per plugin and its claude_args;
@@ -182,8 +194,9 @@ function M.claude_argv(scenario, session_id, model, subject, mcp)
     "--model", model,
     "--output-format", "stream-json",
     "--verbose",
-    "--permission-mode", "bypassPermissions",
-    "--setting-sources", "project",
+    "--permission-mode", M.permission_mode(scenario, subject),
+    "--setting-sources", subject and subject.agent and subject.agent.user_config and "user,project"
+      or "project",
     "--settings", "/opt/subject/settings.json",
     "--strict-mcp-config",
   }
@@ -198,6 +211,49 @@ function M.claude_argv(scenario, session_id, model, subject, mcp)
   for _, a in ipairs(scenario.claude_args or {}) do argv[#argv + 1] = a end
   for _, a in ipairs(subject and subject.claude_args or {}) do argv[#argv + 1] = a end
   return argv
+end
+
+-- What a user settings file from an agent layer's installer may not
+-- change (agent.user_config): the variables that route the run's evidence
+-- and carry its credential, whatever Claude Code would read them from.
+-- Its env loses these names (and every ANTHROPIC_* and CLAUDE_CODE_* one:
+-- base URLs, providers, tokens), and the settings lose the helpers that
+-- hand Claude Code a credential of their own.
+M.HARNESS_ENV = { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
+  "all_proxy", "no_proxy", "SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO",
+  "NODE_EXTRA_CA_CERTS", "CLAUDE_CONFIG_DIR", "HOME", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING",
+  "DISABLE_TELEMETRY" }
+local CREDENTIAL_HELPERS = { "apiKeyHelper", "awsCredentialExport", "awsAuthRefresh", "otelHeadersHelper" }
+
+-- The text of a user settings file with the harness's variables taken
+-- out (M.HARNESS_ENV), and the list of what was removed; nil, msg when
+-- TEXT is not a JSON object.
+function M.user_settings(text)
+  local ok, doc = pcall(cjson.decode, text)
+  if not ok or type(doc) ~= "table" then return nil, "its settings.json is not a JSON object" end
+  local removed, harness = {}, {}
+  for _, k in ipairs(M.HARNESS_ENV) do harness[k] = true end
+  if type(doc.env) == "table" then
+    local names = {}
+    for k in pairs(doc.env) do names[#names + 1] = tostring(k) end
+    table.sort(names)
+    for _, k in ipairs(names) do
+      if harness[k] or k:match("^ANTHROPIC_") or k:match("^CLAUDE_CODE_") then
+        doc.env[k] = nil
+        removed[#removed + 1] = "env." .. k
+      end
+    end
+  end
+  for _, k in ipairs(CREDENTIAL_HELPERS) do
+    if doc[k] ~= nil then
+      doc[k] = nil
+      removed[#removed + 1] = k
+    end
+  end
+  -- Unchanged bytes when nothing was removed (cjson cannot tell an empty
+  -- list from an empty object, so a rewrite could change a type).
+  if #removed == 0 then return text, removed end
+  return json_encode(doc), removed
 end
 
 -- Writes the files of a map (path = string | lb.file) under DIR.
@@ -310,6 +366,7 @@ function Run:stage()
     stage_files(self.home_dir, self.scenario.home)
   end
   local cache = auth.feature_cache(os.getenv, core.read_file)
+  self:stage_user_config(cache)
   assert(core.write_file(self.config .. "/.claude.json",
     next(cache) and json_encode(cache) or "{}", 384))
   local subject = self.subject
@@ -342,7 +399,8 @@ function Run:stage()
     if not self.scenario.model then
       self:fail("scenario '%s' has no model script: it can only run with --live", self.scenario.name)
     end
-    assert(core.write_file(d .. "/script.json", lb.script_json(self.scenario.model), 420))
+    assert(core.write_file(d .. "/script.json", lb.script_json(self.scenario.model,
+      subject and subject.model_replies), 420))
   end
   -- Rootful podman runs the containers as uid 1000 without a user
   -- namespace: give it what it must write.
@@ -351,6 +409,44 @@ function Run:stage()
                          self.egress, self.trapca, self.trapkeep }) do
       assert(core.chown(p, UID, UID, true))
     end
+  end
+end
+
+-- The agent layer's user config (images.user_config, a host copy of what
+-- its installer left in /home/bench/.claude) becomes the start of the
+-- run's config dir: every regular file but projects/ (the run's own
+-- transcripts) and links; settings.json without the harness's variables
+-- (M.user_settings; what was removed goes to user-config.txt in the run
+-- folder); .claude.json's keys merged into CACHE (the feature-flag cache's
+-- own keys win). Raises a run error when the copy cannot be read.
+function Run:stage_user_config(cache)
+  local src = self.images and self.images.user_config
+  if not src then return end
+  local removed = {}
+  for _, rel in ipairs(tree.files(src)) do
+    if not rel:match("^projects/") then
+      local data = core.read_file(src .. "/" .. rel)
+      if not data then self:fail("cannot read '%s' of the agent layer's user config", rel) end
+      local st = core.stat(src .. "/" .. rel)
+      if rel == ".claude.json" then
+        local ok, doc = pcall(cjson.decode, data)
+        if ok and type(doc) == "table" then
+          for k, v in pairs(doc) do if cache[k] == nil then cache[k] = v end end
+        end
+      else
+        if rel == "settings.json" then
+          local text, what = M.user_settings(data)
+          if not text then self:fail("the agent layer's user config: %s", what) end
+          data, removed = text, what
+        end
+        assert(core.mkdir_p((self.config .. "/" .. rel):match("^(.*)/[^/]*$"), 493))
+        assert(core.write_file(self.config .. "/" .. rel, data, st and (st.mode & 511) or 384))
+      end
+    end
+  end
+  if #removed > 0 then
+    assert(core.write_file(self.dir .. "/user-config.txt", "removed from the installed settings.json "
+      .. "(the harness's own):\n" .. table.concat(removed, "\n") .. "\n", 420))
   end
 end
 
@@ -752,6 +848,71 @@ function Run:claude()
   if r.interrupted then
     error({ run_error = true, interrupted = core.interrupted() or "SIGINT", msg = "interrupted" }, 0)
   end
+end
+
+-- What Claude Code looks for in a --plugin-dir, for the message of a
+-- plugin that did not load: its manifest, or one of the parts of a plugin
+-- (2.1.332 loads a folder with hooks/hooks.json and no manifest, and
+-- skips one with neither: both seen in spec/e2e/protections_spec.lua).
+M.PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
+M.PLUGIN_PARTS = { M.PLUGIN_MANIFEST, "hooks/hooks.json", "commands", "agents", "skills", ".mcp.json" }
+local PLUGIN_LS = [[
+cd "$1" 2>/dev/null || { echo "@missing"; exit 0; }
+ls -A
+ls -A .claude-plugin 2>/dev/null | sed 's|^|.claude-plugin/|'
+ls -A hooks 2>/dev/null | sed 's|^|hooks/|'
+]]
+
+-- Why plugin DIR (a path in the claude container) may not have loaded:
+-- what Claude Code expects there and what the folder holds. Under
+-- /opt/subject, the run's staged subject folder is read; elsewhere the
+-- folder is listed in the claude image by a short container of the run
+-- (no network, every sandbox flag). Returns a sentence, or nil when the
+-- folder cannot be looked at.
+function Run:plugin_diagnosis(dir)
+  local names, missing = {}, false
+  local rel = dir:match("^/opt/subject/(.*)$")
+  if rel then
+    local host = self.dir .. "/subject/" .. rel
+    local st = core.stat(host)
+    if not st or st.type ~= "dir" then
+      missing = true
+    else
+      for _, n in ipairs(core.listdir(host) or {}) do names[#names + 1] = n end
+      for _, sub in ipairs({ ".claude-plugin", "hooks" }) do
+        for _, n in ipairs(core.listdir(host .. "/" .. sub) or {}) do names[#names + 1] = sub .. "/" .. n end
+      end
+    end
+  else
+    local argv = append({ "run", "--rm", "--name", self.names.claude .. "-ls" }, self:labels(),
+      self.pm:run_args(), { "--network", "none", "--cap-drop=all", "--security-opt=no-new-privileges",
+        "--read-only", "--entrypoint", "/bin/sh", self:claude_image(), "-c", PLUGIN_LS, "sh", dir })
+    local r = self.pm:podman(argv, { timeout = 60 })
+    if not r then return nil end
+    for line in r.stdout:gmatch("[^\n]+") do
+      if line == "@missing" then missing = true else names[#names + 1] = line end
+    end
+  end
+  local expect = string.format("Claude Code loads a plugin from a folder holding %s or a part of a "
+    .. "plugin (%s)", M.PLUGIN_MANIFEST, table.concat(M.PLUGIN_PARTS, ", ", 2))
+  if missing then
+    return string.format("%s, and '%s' is not a folder in the claude container", expect, dir)
+  end
+  table.sort(names)
+  local set, found = {}, {}
+  for _, n in ipairs(names) do set[n] = true end
+  for _, part in ipairs(M.PLUGIN_PARTS) do
+    if set[part] then found[#found + 1] = part end
+  end
+  if #found > 0 then
+    return string.format("'%s' holds %s: Claude Code's stderr (stderr.txt) may say why it refused it",
+      dir, table.concat(found, ", "))
+  end
+  local shown = {}
+  for i = 1, math.min(#names, 12) do shown[i] = printable.line(names[i], 80) end
+  if #names > 12 then shown[#shown + 1] = "..." end
+  return string.format("%s, and '%s' has none of them (it holds: %s)", expect, dir,
+    #names > 0 and table.concat(shown, ", ") or "nothing")
 end
 
 -- After Claude Code: every container that carried the run (the network

@@ -439,6 +439,52 @@ engine_expand_json(json_t *v, const char *result, size_t result_len)
 	}
 }
 
+/* ---- a subject's own model calls ---- */
+
+/* Does the n-byte hay hold the NUL-terminated needle? */
+static int
+holds(const char *hay, size_t n, const char *needle)
+{
+	size_t k = strlen(needle), i;
+
+	for (i = 0; k <= n && i <= n - k; i++)
+		if (memcmp(hay + i, needle, k) == 0)
+			return 1;
+	return 0;
+}
+
+int
+engine_reply(const struct script *s, json_t *root, size_t *which)
+{
+	struct sbuf b = { 0 };
+	json_t *msgs, *m, *role;
+	size_t i;
+
+	*which = 0;
+	if (add_text(&b, json_object_get(root, "system")) < 0 ||
+	    sbuf_add(&b, "\n", 1) < 0)
+		goto oom;
+	msgs = json_object_get(root, "messages");
+	json_array_foreach(msgs, i, m)
+	{
+		role = json_object_get(m, "role");
+		if (json_is_string(role) &&
+		    strcmp(json_string_value(role), "user") == 0) {
+			if (add_text(&b, json_object_get(m, "content")) < 0)
+				goto oom;
+			break;
+		}
+	}
+	for (i = 0; i < s->nreplies && *which == 0; i++)
+		if (holds(b.data, b.len, s->replies[i].match))
+			*which = i + 1;
+	sbuf_free(&b);
+	return 0;
+oom:
+	sbuf_free(&b);
+	return -1;
+}
+
 /* ---- side requests ---- */
 
 /* Case-insensitive search for an ASCII needle in len bytes. */
@@ -803,6 +849,20 @@ engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 		goto oom;
 	a->msg.input_tokens = (long long)(r->body_len / 4) + 1;
 
+	if (s->nreplies > 0) {
+		if (engine_reply(s, r->root, &a->reply) < 0)
+			goto oom;
+		if (a->reply > 0) {
+			a->what = ANSWER_REPLY;
+			a->msg.stop_reason = "end_turn";
+			text = strdup(s->replies[a->reply - 1].text);
+			if (one_text(&a->msg, text,
+				text ? strlen(s->replies[a->reply - 1].text) :
+				       0) < 0)
+				goto oom;
+			goto done;
+		}
+	}
 	if ((a->side = engine_side_kind(r->root)) != NULL) {
 		a->what = ANSWER_SIDE;
 		if (side_message(r, a->side, &a->msg) < 0)

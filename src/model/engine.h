@@ -21,6 +21,11 @@
  * 0; every subagent conversation (any agent id, nested or not) plays it
  * from its own position.
  *
+ * A subject's own model calls (script.h, "replies"): a request whose
+ * system prompt or first user message holds a reply's match gets that
+ * reply, before anything else is considered; it neither advances the
+ * script nor consumes a fault.
+ *
  * Side requests do not advance the script and do not consume faults:
  * max_tokens <= 1 (probes), a structured-output request (output_format or
  * output_config.format), no tools at all (titles, summaries, other
@@ -125,6 +130,12 @@ char *engine_expand(const char *s, const char *result, size_t result_len,
 /* The same over a JSON value: a new value with every string expanded. */
 json_t *engine_expand_json(json_t *v, const char *result, size_t result_len);
 
+/*
+ * Which of s's replies answers the request root: *which is its 1-based
+ * index, 0 when none matches. Returns 0, or -1 when out of memory.
+ */
+int engine_reply(const struct script *s, json_t *root, size_t *which);
+
 /* The side-request kind of a request, or NULL for a main-loop request. */
 const char *engine_side_kind(json_t *root);
 
@@ -135,7 +146,8 @@ enum answer_what {
 	ANSWER_TURN,  /* a scripted turn (possibly with a fault) */
 	ANSWER_SIDE,  /* a side request's short answer */
 	ANSWER_FINAL, /* the script is exhausted */
-	ANSWER_CAP    /* the request cap was reached */
+	ANSWER_CAP,   /* the request cap was reached */
+	ANSWER_REPLY  /* one of the script's replies (a subject's call) */
 };
 
 struct answer {
@@ -145,6 +157,7 @@ struct answer {
 	int subagent;	    /* TURN, FINAL: of the subagent script */
 	size_t turn;	    /* ANSWER_TURN: 0-based; FINAL: nturns */
 	size_t nturns;	    /* of the script played */
+	size_t reply;	    /* ANSWER_REPLY: 1-based index in replies */
 	struct fault fault; /* kind FAULT_NONE when none fired;
 					   error_type points into the script */
 	int status;	    /* 200, or the error status */

@@ -519,7 +519,7 @@ parse_subagent(struct ctx *c, json_t *root, struct script *s)
 {
 	static const char *const keys[] = { "turns", "final", NULL };
 	static const char *const top_only[] = { "subagent", "model", "version",
-		"max_requests", NULL };
+		"max_requests", "replies", NULL };
 	const char *key;
 	json_t *v, *x;
 	size_t i;
@@ -547,11 +547,49 @@ parse_subagent(struct ctx *c, json_t *root, struct script *s)
 	return parse_turns(c, v, s->subagent, "subagent");
 }
 
+/* "replies": [{"match": S, "reply": S}, ...], into s->replies. */
+static int
+parse_replies(struct ctx *c, json_t *root, struct script *s)
+{
+	static const char *const keys[] = { "match", "reply", NULL };
+	json_t *v = json_object_get(root, "replies"), *r;
+	size_t i;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_array(v) &&
+	    !(json_is_object(v) && json_object_size(v) == 0))
+		return fail(c, "key 'replies' is %s, expected an array",
+		    type_name(v));
+	if (json_is_object(v) || json_array_size(v) == 0)
+		return 0;
+	if (json_array_size(v) > SCRIPT_MAX_REPLIES)
+		return fail(c, "key 'replies' has more than %d entries",
+		    SCRIPT_MAX_REPLIES);
+	if ((s->replies = calloc(json_array_size(v), sizeof(*s->replies))) ==
+	    NULL)
+		return fail(c, "out of memory");
+	json_array_foreach(v, i, r)
+	{
+		snprintf(c->path, sizeof(c->path), "replies[%zu]", i);
+		if (!json_is_object(r))
+			return fail(c, "is %s, expected an object",
+			    type_name(r));
+		s->nreplies = i + 1;
+		if (only_keys(c, r, keys) < 0 ||
+		    get_string(c, r, "match", 1, 1, &s->replies[i].match) < 0 ||
+		    get_string(c, r, "reply", 1, 0, &s->replies[i].text) < 0)
+			return -1;
+	}
+	c->path[0] = '\0';
+	return 0;
+}
+
 static int
 parse_root(struct ctx *c, json_t *root, struct script *s)
 {
 	static const char *const keys[] = { "version", "model", "turns",
-		"final", "max_requests", "subagent", NULL };
+		"final", "max_requests", "subagent", "replies", NULL };
 	int version = 0;
 
 	if (!json_is_object(root))
@@ -566,7 +604,7 @@ parse_root(struct ctx *c, json_t *root, struct script *s)
 	    get_int(c, root, "max_requests", 0, 1, 1000000, &s->max_requests) <
 		0)
 		return -1;
-	if (parse_turns(c, root, s, "") < 0)
+	if (parse_turns(c, root, s, "") < 0 || parse_replies(c, root, s) < 0)
 		return -1;
 	return parse_subagent(c, root, s);
 }
@@ -699,6 +737,11 @@ script_free(struct script *s)
 	free(s->final_faults);
 	free(s->model);
 	free(s->final);
+	for (i = 0; i < s->nreplies; i++) {
+		free(s->replies[i].match);
+		free(s->replies[i].text);
+	}
+	free(s->replies);
 	script_free(s->subagent);
 	free(s);
 }

@@ -7,7 +7,8 @@
  *	 "turns": [{"blocks": [BLOCK, ...], "faults": [FAULT, ...]}, ...],
  *	 "final": "Done.",				optional
  *	 "max_requests": 200,				optional
- *	 "subagent": {"turns": [...], "final": S}}	optional
+ *	 "subagent": {"turns": [...], "final": S},	optional
+ *	 "replies": [{"match": S, "reply": S}, ...]}	optional
  *
  *	BLOCK	{"type": "text", "text": S}
  *		{"type": "thinking", "thinking": S}
@@ -38,6 +39,14 @@
  * nested subagents play it too, from its first turn: that ends only at
  * max_requests.)
  *
+ * "replies" answer the model calls a subject makes itself (a hook or an
+ * interceptor that asks a model whether a call is safe): a request whose
+ * system prompt or first user message contains a reply's "match" (plain
+ * bytes, case-sensitive) gets that reply's text as its whole answer
+ * (end_turn), the first reply that matches winning; such a request never
+ * advances the script or consumes its faults. At most SCRIPT_MAX_REPLIES,
+ * "match" non-empty. They come from a subject's `model_replies`.
+ *
  * Validation is strict: an unknown key, a wrong type or an out-of-range
  * number is an error naming its place ("turns[1].blocks[0]: ...",
  * "subagent.turns[0]: ..."; indices are the JSON array's, from 0). A
@@ -60,6 +69,7 @@
 #define SCRIPT_SUBAGENT_FINAL	    "I found nothing to report."
 #define SCRIPT_DEFAULT_MAX_REQUESTS 200
 #define SCRIPT_MAX_ERROR_TYPE	    39
+#define SCRIPT_MAX_REPLIES	    1000
 
 enum block_type { BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_USE };
 
@@ -89,6 +99,11 @@ struct turn {
 	int tool_use; /* some block is a tool_use */
 };
 
+struct reply {
+	char *match; /* non-empty */
+	char *text;
+};
+
 struct script {
 	char *model; /* NULL: echo the request's model */
 	struct turn *turns;
@@ -99,6 +114,8 @@ struct script {
 	int max_requests;	 /* 0 in a subagent script */
 	struct script *subagent; /* never NULL at the top level; NULL
 					   in a subagent script */
+	struct reply *replies;	 /* top level only */
+	size_t nreplies;
 };
 
 /*

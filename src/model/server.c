@@ -348,6 +348,9 @@ messages(struct model_server *srv, int fd, const struct http_request *req,
 	case ANSWER_SIDE:
 		logf_req(srv, req, "%s side-request %s", mode, a.side);
 		break;
+	case ANSWER_REPLY:
+		logf_req(srv, req, "%s subject-reply %zu", mode, a.reply);
+		break;
 	case ANSWER_FINAL:
 		logf_req(srv, req, "%s %sexhausted final %s", mode, who, fw);
 		break;
