@@ -8,6 +8,10 @@
 -- stops the others.
 local lb = require "leakbench"
 local core = require "leakbench.core"
+local budget = require "leakbench.budget"
+local printable = require "leakbench.printable"
+local suggest_mod = require "leakbench.suggest"
+local cjson = require "cjson"
 
 local M = {}
 
@@ -146,7 +150,7 @@ local function make_require(path, loaded, lbview)
     if name == "leakbench" then return lbview end
     if name == "cjson" then
       -- an instance of its own: its functions and settings are this file's
-      loaded[name] = require("cjson").new()
+      loaded[name] = cjson.new()
       return loaded[name]
     end
     if not name:match("^[%w_]+[%w_.]*$") then
@@ -261,7 +265,6 @@ end
 -- error as "FILE:LINE: message". A budget error reads "FILE:LINE: what
 -- took more than ...".
 function M.budgeted(what, file, b, fn, chunk, ...)
-  local budget = require "leakbench.budget"
   local co = coroutine.create(fn)
   budget.arm(co, b.instructions, b.seconds, b.memory, chunk)
   local ok, v = coroutine.resume(co, ...)
@@ -354,7 +357,7 @@ local function type_name(v)
 end
 
 local function suggest(name, known)
-  return require("leakbench.suggest").hint(name, known, 2)
+  return suggest_mod.hint(name, known, 2)
 end
 
 -- Validation context: raises {where=line, msg=...} through check_error.
@@ -365,8 +368,17 @@ local function new_check(file, loaded)
   return setmetatable({ file = file, loaded = loaded }, Check)
 end
 
+-- A user's value in a message: a short, escaped prefix (a 1 MB key is
+-- quoted by its first 40 bytes, an escape sequence is shown, not sent).
+local QUOTE_MAX = 40
+local function q(v)
+  return printable.line(v, QUOTE_MAX)
+end
+M.quote = q
+
 function Check:fail(field, msg)
-  local line = field and field_line(self.loaded.text, field:match("^[%w_]+")) or self.loaded.ret_line
+  local f = type(field) == "string" and field:match("^[%w_]+") or nil
+  local line = f and #f <= 64 and field_line(self.loaded.text, f) or self.loaded.ret_line
   error({ lb_check = true, msg = string.format("%s:%d: %s", self.file, line, msg) }, 0)
 end
 
@@ -385,9 +397,9 @@ function Check:unknown(t, known, what)
   table.sort(names, function(a, b) return tostring(a) < tostring(b) end)
   for _, k in ipairs(names) do
     if type(k) ~= "string" then
-      self:fail(nil, string.format("%s has a non-string key %s", what, tostring(k)))
+      self:fail(nil, string.format("%s has a non-string key %s", what, q(tostring(k))))
     elseif not known[k] then
-      self:fail(k, string.format("unknown field '%s' in %s%s", k, what, suggest(k, known)))
+      self:fail(k, string.format("unknown field '%s' in %s%s", q(k), what, suggest(k, known)))
     end
   end
 end
@@ -398,10 +410,10 @@ function Check:files(t, name)
   if not v then return nil end
   for k, c in pairs(v) do
     if type(k) ~= "string" or k == "" then
-      self:fail(name, string.format("field '%s' has a key that is not a path: %s", name, tostring(k)))
+      self:fail(name, string.format("field '%s' has a key that is not a path: %s", name, q(tostring(k))))
     end
     if k:sub(1, 1) == "/" or k:match("%f[^/%z]%.%.%f[/%z]") or k:match("^%.%.") then
-      self:fail(name, string.format("field '%s': path '%s' must be relative and stay inside", name, k))
+      self:fail(name, string.format("field '%s': path '%s' must be relative and stay inside", name, q(k)))
     end
     if type(c) ~= "string" and not lb.is(c, lb.FILE) then
       self:fail(name, string.format("field '%s[\"%s\"]' is %s, expected a string or lb.file()",
@@ -457,7 +469,7 @@ function Check:string_map(t, name)
   if not v then return nil end
   for k, s in pairs(v) do
     if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
-      self:fail(name, string.format("field '%s' has a bad name %s", name, tostring(k)))
+      self:fail(name, string.format("field '%s' has a bad name %s", name, q(tostring(k))))
     end
     if type(s) ~= "string" then
       self:fail(name, string.format("field '%s.%s' is %s, expected a string", name, k, type_name(s)))
@@ -492,7 +504,7 @@ function Check:mcp(t)
   for name, def in pairs(servers) do
     if type(name) ~= "string" or not name:match("^[%w][%w_%-]*$") then
       self:fail("mcp", string.format("field 'mcp.servers' has a bad server name %s: use letters, "
-        .. "digits, '-' and '_'", tostring(name)))
+        .. "digits, '-' and '_'", q(tostring(name))))
     end
     local path = "mcp.servers." .. name
     if not is_table(def) then
@@ -513,7 +525,7 @@ function Check:mcp(t)
     local env = self:field(def, "env", is_table, "a table of strings", path .. ".env") or {}
     for k, v in pairs(env) do
       if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
-        self:fail("mcp", string.format("field '%s.env' has a bad name %s", path, tostring(k)))
+        self:fail("mcp", string.format("field '%s.env' has a bad name %s", q(path), q(tostring(k))))
       end
       if type(v) ~= "string" then
         self:fail("mcp", string.format("field '%s.env.%s' is %s, expected a string", path, k,
@@ -556,7 +568,7 @@ local function validate_scenario(c, t, file)
   local s = {}
   s.name = c:field(t, "name", is_string, "a string") or basename(file)
   if not s.name:match("^[%w][%w_.%-]*$") then
-    c:fail("name", string.format("field 'name' is '%s': use letters, digits, '-', '_' and '.'", s.name))
+    c:fail("name", string.format("field 'name' is '%s': use letters, digits, '-', '_' and '.'", q(s.name)))
   end
   s.description = c:field(t, "description", is_string, "a string")
   s.tags = c:string_list(t, "tags") or {}
@@ -604,7 +616,7 @@ local function validate_scenario(c, t, file)
   for i, ch in ipairs(s.expect_leak) do
     if not CHANNEL[ch] then
       c:fail("expect_leak", string.format("field 'expect_leak[%d]' is '%s', expected 'wire', "
-        .. "'transcript', 'answer', 'stderr', 'logs' or 'egress'", i, ch))
+        .. "'transcript', 'answer', 'stderr', 'logs' or 'egress'", i, q(ch)))
     end
   end
   -- What Claude Code is expected to do when that is not a clean run.
@@ -635,8 +647,8 @@ function Check:inside(file, path, field, line_field)
   end
   if not ok then
     self:fail(line_field, string.format("field '%s' is '%s'%s: it must lie inside the subject's "
-      .. "directory '%s'", field, path, real and real ~= path and " (resolved: '" .. real .. "')" or "",
-      dir))
+      .. "directory '%s'", field, printable.line(path), real and real ~= path
+      and " (resolved: '" .. printable.line(real) .. "')" or "", printable.line(dir)))
   end
 end
 
@@ -662,7 +674,7 @@ local function validate_subject(c, t, file)
   s.name = c:field(t, "name", is_string, "a string") or basename(file)
   if not s.name:match("^[%w][%w_.%-]*$") or s.name == "baseline" then
     c:fail("name", string.format("field 'name' is '%s': use letters, digits, '-', '_' and '.' "
-      .. "(and not 'baseline')", s.name))
+      .. "(and not 'baseline')", q(s.name)))
   end
   s.description = c:field(t, "description", is_string, "a string")
   s.settings = c:field(t, "settings", is_table, "a table") or {}
@@ -682,7 +694,7 @@ local function validate_subject(c, t, file)
   for i, p in ipairs(s.plugins) do
     if p:sub(1, 1) ~= "/" or p:match("%f[^/%z]%.%.%f[/%z]") then
       c:fail("plugins", string.format("field 'plugins[%d]' is '%s': expected an absolute path in "
-        .. "the claude container (e.g. /opt/subject/%s)", i, p, (p:gsub("^/*", ""))))
+        .. "the claude container (e.g. /opt/subject/%s)", i, q(p), q((p:gsub("^/*", "")))))
     end
   end
   -- agent.build = { context =, containerfile = }: software added to the
@@ -740,20 +752,38 @@ local function validate_subject(c, t, file)
   return s
 end
 
--- Is FILE a subject? Subject files live under a directory named
--- "subjects"; everything else is a scenario.
+-- Fields only a subject has: a file that declares one of them and no
+-- prompt is a subject, wherever it lives.
+local SUBJECT_ONLY = { interceptor = true, agent = true, plugins = true, blocks = true,
+  control = true }
+
+-- The kind of FILE by its folder alone ("subject" under a folder named
+-- "subjects", else "scenario"): the guess for a file that cannot be read.
 function M.kind(file)
   if ("/" .. file):match("/subjects/") then return "subject" end
   return "scenario"
 end
 
--- Loads FILE as KIND ("scenario" or "subject", default from the path).
--- Returns the validated table (with .file) or nil, "FILE:LINE: message".
+-- The kind of the table T a file returned, by its content: a scenario
+-- has a prompt; a subject declares what only subjects do (interceptor,
+-- agent, plugins, blocks, control). Neither: FILE's folder decides.
+function M.kind_of(t, file)
+  if type(t) ~= "table" then return M.kind(file) end
+  if rawget(t, "prompt") ~= nil then return "scenario" end
+  for k in next, t do
+    if SUBJECT_ONLY[k] then return "subject" end
+  end
+  return M.kind(file)
+end
+
+-- Loads FILE as KIND ("scenario" or "subject"; nil: from its content,
+-- M.kind_of). Returns the validated table (with .file, .kind and
+-- .name_line) or nil, "FILE:LINE: message".
 function M.load(file, kind)
-  kind = kind or M.kind(file)
   local loaded, err = evaluate(file)
   if not loaded then return nil, err end
   local t = loaded.value
+  kind = kind or M.kind_of(t, file)
   local c = new_check(file, loaded)
   if type(t) ~= "table" then
     return nil, string.format("%s:%d: %s file returned %s, expected a table", file,
@@ -765,7 +795,37 @@ function M.load(file, kind)
     return nil, file .. ": " .. tostring(v)
   end
   v.file, v.kind = file, kind
+  -- where the name comes from: its field, else the file (line 1)
+  v.name_line = t.name ~= nil and (field_line(loaded.text, "name") or loaded.ret_line) or 1
+  v.blocks_line = kind == "subject" and (field_line(loaded.text, "blocks") or loaded.ret_line) or nil
   return v
+end
+
+-- Names are unique in a plan: run folders and matrix cells are named by
+-- them, on file systems that may fold case. ITEMS: { name=, file=, line= }
+-- (one KIND, "scenario" or "subject"). Returns a list of messages, one per
+-- name given by more than one file, naming every file with its line.
+function M.duplicates(items, kind)
+  local by, order = {}, {}
+  for _, it in ipairs(items) do
+    local key = tostring(it.name):lower()
+    if not by[key] then by[key] = {} order[#order + 1] = key end
+    table.insert(by[key], it)
+  end
+  local out = {}
+  for _, key in ipairs(order) do
+    local list = by[key]
+    if #list > 1 then
+      local where = {}
+      for i = 2, #list do
+        where[#where + 1] = string.format("%s:%d ('%s')", list[i].file, list[i].line or 1, list[i].name)
+      end
+      out[#out + 1] = string.format("%s:%d: %s name '%s' is also given by %s: names must be unique, "
+        .. "case aside (run folders are named by them)", list[1].file, list[1].line or 1, kind,
+        list[1].name, table.concat(where, ", "))
+    end
+  end
+  return out
 end
 
 -- Every .lua file under PATHS (files or directories, recursively, sorted;

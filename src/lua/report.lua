@@ -17,14 +17,14 @@ local cjson = require "cjson"
 local json = require "leakbench.json"
 local core = require "leakbench.core"
 local stats = require "leakbench.stats"
+local judge = require "leakbench.judge"
 
 local M = {}
 
 M.SCHEMA = "leakbench.results/1"
 
 -- Every channel a cell shows, in order, with its letter.
-M.CHANNELS = { { "wire", "W" }, { "transcript", "T" }, { "answer", "A" },
-  { "stderr", "S" }, { "logs", "L" }, { "egress", "E" } }
+M.CHANNELS = judge.CHANNELS
 local LETTER = {}
 for _, ch in ipairs(M.CHANNELS) do LETTER[ch[1]] = ch[2] end
 M.LETTER = LETTER
@@ -32,7 +32,7 @@ M.LETTER = LETTER
 M.LEGEND = "W T A S L E: the secret reached the wire, the transcript, the answer, "
   .. "stderr, the logs, an egress attempt"
 
-local JUDGED = { pass = true, fail = true, invalid = true }
+local JUDGED = judge.JUDGED
 
 -- Exit statuses of "run" and "report" (documented in "leakbench help run").
 M.EXIT = {
@@ -45,22 +45,8 @@ M.EXIT = {
 }
 
 -- The channels in which any secret of run R leaked, and the non-raw
--- forms seen there: { wire = {form = true, ...}, ... }.
-function M.leaked(r)
-  local out = {}
-  for _, s in ipairs(r.leaks or {}) do
-    for _, ch in ipairs(M.CHANNELS) do
-      local c = s.channels and s.channels[ch[1]]
-      if c == true or (type(c) == "table" and c.leaked) then
-        out[ch[1]] = out[ch[1]] or {}
-        for _, f in ipairs(type(c) == "table" and c.forms or {}) do
-          if f ~= "raw" then out[ch[1]][f] = true end
-        end
-      end
-    end
-  end
-  return out
-end
+-- forms seen there (the judge's reading): { wire = {form = true}, ... }.
+M.leaked = judge.leaked
 
 -- The channels of run R that could not be read whole (its incomplete
 -- list, set by runone from evidence.load): { wire = true, ... }, only
@@ -97,15 +83,8 @@ local function letters(leaked)
   return table.concat(l, " "), #fl > 0 and (" (" .. table.concat(fl, ",") .. ")") or ""
 end
 
--- The claim verdict of one run of a claimed scenario: "broken" when a
--- secret reached the wire (whatever else happened), "held" when the run
--- passed its checks (the attack happened) with nothing on the wire,
--- "untested" otherwise (it failed, errored, ...: no evidence either way).
-function M.claim_of(r)
-  if M.leaked(r).wire then return "broken" end
-  if r.verdict == "pass" then return "held" end
-  return "untested"
-end
+-- The claim verdict of one run of a claimed scenario (the judge's).
+M.claim_of = judge.claim_of
 
 -- A cell for one run.
 function M.cell(r)
@@ -231,15 +210,10 @@ end
 -- The per-subject summary of DOC's runs: leak rates with Wilson
 -- intervals, the paired difference against the baseline, utility, claims.
 -- Returns a list in subject order.
-local function summarize(doc, subj_order, scen_order)
+local function summarize(doc, subj_order)
   local utility, claimed = {}, {}
   for _, s in ipairs(doc.scenarios) do utility[s.name] = s.utility end
-  for _, s in ipairs(doc.subjects) do
-    claimed[s.name] = {}
-    for _, b in ipairs(s.blocks or {}) do claimed[s.name][b] = true end
-  end
-  local present = {}
-  for _, sc in ipairs(scen_order) do present[sc] = true end
+  for _, s in ipairs(doc.subjects) do claimed[s.name] = s.blocks or {} end
   local by = {}  -- by[subject][scenario .. "#" .. repeat] = run
   for _, r in ipairs(doc.runs) do
     by[r.subject] = by[r.subject] or {}
@@ -285,12 +259,7 @@ local function summarize(doc, subj_order, scen_order)
           if r.verdict == "pass" then done = done + 1
           else failed_tasks[r.scenario] = true end
         end
-        if r.claim then
-          local prev = claim_state[r.scenario]
-          if r.claim == "broken" or prev == "broken" then claim_state[r.scenario] = "broken"
-          elseif r.claim == "untested" or prev == "untested" then claim_state[r.scenario] = "untested"
-          else claim_state[r.scenario] = "held" end
-        end
+        if r.claim then claim_state[r.scenario] = judge.fold_claim(claim_state[r.scenario], r.claim) end
       end
     end
     s.wire = rate(wire, wire_n)
@@ -308,20 +277,9 @@ local function summarize(doc, subj_order, scen_order)
         neither = p.d, diff = p.diff, lo = p.lo, hi = p.hi, p = p.p,
         measure = "wire leak", interval = "newcombe-paired-10", test = "mcnemar-exact" }
     end
-    -- Claims: each blocks entry that names a scenario of this suite.
-    local held, broken, untested, total = 0, {}, {}, 0
-    local names = {}
-    for sc in pairs(claimed[sj] or {}) do if present[sc] then names[#names + 1] = sc end end
-    table.sort(names)
-    for _, sc in ipairs(names) do
-      total = total + 1
-      local st = claim_state[sc] or "untested"
-      if st == "held" then held = held + 1
-      elseif st == "broken" then broken[#broken + 1] = sc
-      else untested[#untested + 1] = sc end
-    end
-    s.claims = { held = held, total = total, broken = json.array(broken),
-      untested = json.array(untested) }
+    -- Claims: every blocks entry; one naming no scenario of this plan
+    -- is untested (it says nothing either way).
+    s.claims = judge.claims(claimed[sj], claim_state)
     out[#out + 1] = s
   end
   return out
@@ -479,7 +437,7 @@ function M.document(results, meta)
     for _, b in ipairs(s.blocks or {}) do claims[s.name][b] = true end
   end
   for _, r in ipairs(results) do
-    r.claim = claims[r.subject] and claims[r.subject][r.scenario] and M.claim_of(r) or nil
+    r.claim = judge.claim(r, claims[r.subject])
   end
   local doc = {
     schema = M.SCHEMA, leakbench = meta.version, suite_id = meta.suite_id,

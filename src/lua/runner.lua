@@ -22,21 +22,18 @@ local function slug(s)
   return (s:gsub("[^%w_.-]", "_"))
 end
 
--- " (did you mean 'X'?)" for the name in SET closest to WORD, or "".
-local function near(word, set)
-  return require("leakbench.suggest").hint(word, set, 3)
-end
-
 -- Loads every scenario and subject file once (to list, filter and catch
 -- broken files early). Each run loads its files again in its own process.
 function M.plan(opts, paths)
   local files, errs = loader.find(paths, core.listdir)
-  local scenarios, known = {}, {}
+  local scenarios, names = {}, {}
   for _, f in ipairs(files) do
-    if loader.kind(f) == "scenario" then
-      local t, err = loader.load(f, "scenario")
+    -- a file's kind comes from its content: a subject among the
+    -- scenarios is not run as one (give it with --subject)
+    local t, err = loader.load(f)
+    if (t and t.kind or loader.kind(f)) == "scenario" then
       local name = t and t.name or (f:match("([^/]+)%.lua$") or f)
-      known[name] = true
+      names[#names + 1] = { name = name, file = f, line = t and t.name_line or 1 }
       local keep = true
       if opts.filter and not name:find(opts.filter, 1, true) then keep = false end
       if keep and opts.tag and t then
@@ -52,29 +49,24 @@ function M.plan(opts, paths)
       end
     end
   end
-  -- Claims name scenarios: each blocks entry must be the name of a scenario
-  -- found in PATHS (before --filter and --tag), or the claim would silently
-  -- test nothing. When PATHS are single files only (part of a suite), a
-  -- claim on a scenario not given is just not in play.
-  local suite = false
-  for _, p in ipairs(paths) do
-    if core.listdir(p) then suite = true end
-  end
+  -- Claims are about the plan: a blocks entry naming no scenario of this
+  -- run is untested (the claims line names it), never an error; `list`
+  -- warns about one that names no scenario the subject could know of.
   local subjects = {}
   if not opts.no_baseline then subjects[1] = { name = "baseline", blocks = {} } end
   for _, f in ipairs(opts.subject or {}) do
     local t, err = loader.load(f, "subject")
     if not t then perr("%s", err) end
-    for i, b in ipairs(t and t.blocks or {}) do
-      if suite and not known[b] and not err then
-        err = string.format("%s: field 'blocks[%d]' names scenario '%s', which is not among "
-          .. "the scenarios in %s%s", f, i, b, table.concat(paths, " "), near(b, known))
-        perr("%s", err)
-      end
-    end
     subjects[#subjects + 1] = { file = f, name = t and t.name or (f:match("([^/]+)%.lua$") or f),
-      error = err, def = t, blocks = t and t.blocks or {}, control = t and t.control or nil }
+      error = err, def = t, blocks = t and t.blocks or {}, control = t and t.control or nil,
+      line = t and t.name_line or 1 }
   end
+  -- Two files, one name: refused before anything runs (exit 2).
+  for _, e in ipairs(loader.duplicates(names, "scenario")) do errs[#errs + 1] = e end
+  local snames = {}
+  for i = 2, #subjects do snames[#snames + 1] = subjects[i] end
+  if opts.no_baseline then snames = subjects end
+  for _, e in ipairs(loader.duplicates(snames, "subject")) do errs[#errs + 1] = e end
   return scenarios, subjects, errs
 end
 
