@@ -1,7 +1,7 @@
 -- Fuzzing the judge with hostile checks: each generated check does a
 -- random handful of things to the run it is given (metatables, fields,
 -- coroutines left suspended, errors whose __tostring loops, __gc, forged
--- failure objects, loops). However it ends, the harness's judgement of
+-- failure objects, loops, backtracking patterns). However it ends, the harness's judgement of
 -- that run keeps what the harness decides (its leaks, its tool calls,
 -- startup, validity), every other run's verdict is unchanged, field for
 -- field, and the suite goes on.
@@ -65,6 +65,8 @@ local MOVES = {
   'run.egress[1] = { type = "dns", name = "forged" }',
   'coroutine.yield()',
   'local s = string.rep("x", 1000); run.answer = s',
+  'run.answer = ("a"):rep(3000):find(".-.-.-b")',
+  'run.stderr:gsub("(.-)(.-)(.-)$", function() error("in gsub") end)',
 }
 
 -- How a check ends.

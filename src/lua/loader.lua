@@ -12,6 +12,7 @@ local budget = require "leakbench.budget"
 local printable = require "leakbench.printable"
 local suggest_mod = require "leakbench.suggest"
 local cjson = require "cjson"
+local pattern = require "leakbench.pattern"
 
 local M = {}
 
@@ -32,6 +33,20 @@ local function copy(t)
   for k, v in pairs(t) do c[k] = v end
   return c
 end
+
+-- The pattern functions users' files get (pattern.lua): bounded by the
+-- budget's hook, where the string library's run in one C call.
+local PATTERN_FUNCS = { "find", "match", "gmatch", "gsub" }
+local function bounded_string()
+  local s = copy(string)
+  for _, k in ipairs(PATTERN_FUNCS) do s[k] = pattern[k] end
+  s.dump = nil
+  return s
+end
+-- What s:find(...) reaches while a budget is armed: every string's
+-- methods go through the one string metatable, shared with the harness.
+local BOUNDED_STRING = bounded_string()
+local STRING_MT = debug.getmetatable("")
 
 -- A read-only view of the leakbench module for one file: reads see lb's
 -- values (its tables as read-only views too), writes raise at the file's
@@ -181,7 +196,7 @@ function new_env(path, loaded)
   local env = {}
   for _, k in ipairs(SAFE) do env[k] = _G[k] end
   for _, k in ipairs(SAFE_LIBS) do env[k] = copy(_G[k]) end
-  env.string.dump = nil
+  env.string = bounded_string()
   -- What getmetatable("") shows the file: a table of its own, so patching
   -- it changes nothing (the real one is protected in lhost.c as well).
   local string_mt = { __index = env.string }
@@ -235,8 +250,10 @@ end
 -- Budgets: what loading a file (running it, and the requires and lb.file
 -- reads it does) and running its check may cost. Spent, the file's error
 -- is "FILE:LINE: loading took more than 10 s (time budget)". Pattern
--- matching and other long C calls are not interrupted: only bounded
--- between instructions.
+-- matching is bounded too: a file's find, match, gmatch and gsub (and
+-- every string's methods while a budget is armed) are pattern.lua's,
+-- which the hook interrupts. Other long C calls are bounded only
+-- between instructions (string.rep by the memory budget).
 M.LOAD_BUDGET = { instructions = 100000000, seconds = 10, memory = 256 << 20 }
 M.CHECK_BUDGET = { instructions = 1000000000, seconds = 60, memory = 1024 << 20 }
 
@@ -267,7 +284,10 @@ end
 function M.budgeted(what, file, b, fn, chunk, ...)
   local co = coroutine.create(fn)
   budget.arm(co, b.instructions, b.seconds, b.memory, chunk)
+  local string_index = STRING_MT.__index
+  STRING_MT.__index = BOUNDED_STRING
   local ok, v = coroutine.resume(co, ...)
+  STRING_MT.__index = string_index
   local over, ret_line = budget.disarm(co)
   if over then
     -- Drop the value before collecting: the register would keep it alive.
