@@ -83,3 +83,25 @@ describe("leakbench rescore of an unchanged run folder", function()
       .summary.subjects)
   end)
 end)
+
+describe("a run's hard deadline", function()
+  local dir = tmpdir()
+  teardown(function() sh.rmtree(dir) end)
+
+  it("kills a run still going past its timeout and the margin, and leaves nothing behind", function()
+    local out = dir .. "/out"
+    local t0 = os.time()
+    -- margin 0: the runner's deadline is the scenario's own timeout (15 s),
+    -- so the runner kills exec-run while Claude Code still sleeps
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/sleeper.lua", "--no-baseline", "--subject",
+      "subjects/deny-rules.lua", "--out", out }, { env = { LEAKBENCH_RUN_MARGIN = "0" } })
+    assert.is_true(os.time() - t0 < 15 + 120, "the suite ended within the deadline and cleanup")
+    assert.are.equal(3, r.status, r.stderr)
+    local doc = cjson.decode(must(read(out .. "/results.json"), r.stderr))
+    assert.are.equal("error", doc.runs[1].verdict)
+    assert.are.equal("the run did not end within 15 s (its timeout and 0 s for setup, evidence and checks): "
+      .. "killed", doc.runs[1].reason)
+    local ps = sh.run({ "podman", "ps", "-a", "-q", "--filter", "label=leakbench.suite=" .. doc.suite_id })
+    assert.are.equal("", ps.stdout, ps.stderr)
+  end)
+end)

@@ -5,7 +5,9 @@
 -- A broken scenario or subject file becomes "error" runs with its file:line;
 -- the other runs go on. SIGINT/SIGTERM: no new runs, the running ones are
 -- told to stop (they clean up after themselves), partial results are
--- written, leftovers of the suite are removed by label, exit 130.
+-- written, leftovers of the suite are removed by label, exit 130. A run
+-- still going 30 s after SIGTERM, or past its timeout and a margin
+-- (M.margin), is killed and its containers removed by label.
 local cjson = require "cjson"
 local core = require "leakbench.core"
 local loader = require "leakbench.loader"
@@ -21,6 +23,16 @@ end
 local function slug(s)
   return (s:gsub("[^%w_.-]", "_"))
 end
+
+-- Seconds a run may take beyond its timeout (starting and stopping its
+-- containers, reading the evidence, the checks' budget) before the runner
+-- kills it: defaults.RUN_MARGIN, or $LEAKBENCH_RUN_MARGIN.
+function M.margin()
+  return tonumber(os.getenv("LEAKBENCH_RUN_MARGIN") or "") or defaults.RUN_MARGIN
+end
+
+-- Seconds a run has to end after SIGTERM before SIGKILL.
+M.GRACE = 30
 
 -- Loads every scenario and subject file once (to list, filter and catch
 -- broken files early). Each run loads its files again in its own process.
@@ -45,7 +57,7 @@ function M.plan(opts, paths)
       if keep then
         if not t then perr("%s", err) end
         scenarios[#scenarios + 1] = { file = f, name = name, error = err, tags = t and t.tags or {},
-          expect_leak = t and t.expect_leak or {} }
+          expect_leak = t and t.expect_leak or {}, timeout = t and t.timeout }
       end
     end
   end
@@ -343,6 +355,9 @@ function M.main(opts, paths, cli)
         if not h then
           finish(job, error_result(job, "cannot start the run: " .. tostring(e)))
         else
+          -- a hard deadline: the run's timeout and a margin, then SIGKILL
+          job.limit = (job.scenario.timeout or ctx.timeout) + M.margin()
+          job.deadline = core.now() + job.limit
           running[#running + 1] = job
           handles[#handles + 1] = h
         end
@@ -355,8 +370,13 @@ function M.main(opts, paths, cli)
     if i then
       local job = table.remove(running, i)
       table.remove(handles, i)
-      local r = read_json(job.dir .. "/result.json")
-      if not r then
+      local r = not job.killed and read_json(job.dir .. "/result.json")
+      if job.killed then
+        -- what the killed process left (its containers, networks) goes
+        if pm then pm:remove_by_label("leakbench.run=" .. job.run_id) end
+        r = error_result(job, job.killed)
+        if core.interrupted() then r.verdict = "interrupted" end
+      elseif not r then
         local log = core.read_file(job.dir .. "/runner.log") or ""
         r = error_result(job, string.format("the run's process ended (%s) without a result: %s",
           st.signame or ("exit " .. tostring(st.status)), log:sub(-2000)))
@@ -367,7 +387,22 @@ function M.main(opts, paths, cli)
     end
     if stop and core.interrupted() and not ctx.told then
       ctx.told = true
-      for _, h in ipairs(handles) do h:kill("SIGTERM") end
+      for k, h in ipairs(handles) do
+        h:kill("SIGTERM")
+        running[k].grace = core.now() + M.GRACE
+      end
+    end
+    -- No run outlives its deadline, nor the grace after SIGTERM.
+    local now = core.now()
+    for k, job in ipairs(running) do
+      if not job.killed and now > job.deadline then
+        job.killed = string.format("the run did not end within %g s (its timeout and %g s for setup, "
+          .. "evidence and checks): killed", job.limit, M.margin())
+        handles[k]:kill("SIGKILL")
+      elseif not job.killed and job.grace and now > job.grace then
+        job.killed = string.format("interrupted: the run did not end within %g s of SIGTERM: killed", M.GRACE)
+        handles[k]:kill("SIGKILL")
+      end
     end
   end
   progress:close()
