@@ -75,7 +75,9 @@ describe("pattern.lua", function()
       end
       local want, got = all(string.gmatch), all(pattern.gmatch)
       assert(same(want, got), string.format("gmatch(%q, %q): %s, not %s", s, p, show(got), show(want)))
-      for _, repl in ipairs({ "<%0>", "%1", "%%", "x", { a = "A", b = false }, function(c) return c == "a" and "!" end }) do
+      local repls = { "<%0>", "%1", "%%", "x", { a = "A", b = false },
+        function(c) return c == "a" and "!" end }
+      for _, repl in ipairs(repls) do
         want = pack(pcall(string.gsub, s, p, repl))
         got = pack(pcall(pattern.gsub, s, p, repl))
         assert(same(want, got), string.format("gsub(%q, %q, %s): %s, not %s", s, p, tostring(repl),

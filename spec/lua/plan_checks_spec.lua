@@ -119,3 +119,38 @@ describe("validation messages quote a short, escaped prefix", function()
     assert.are.equal(file .. ":1: unknown field '\\x1B[31mred' in scenario", err)
   end)
 end)
+
+describe("list checks what run checks: tools and settings", function()
+  it("refuses a script that calls a tool the pinned Claude Code does not have, with a did-you-mean", function()
+    local file = write("tools/bash.lua", 'local lb = require "leakbench"\nreturn { prompt = "p",\n'
+      .. '  model = lb.script { { lb.use("Read", {}) }, { lb.use("bash", { command = "ls" }) } } }\n')
+    local want = file .. ":3: field 'model': the script's turn 2 calls tool 'bash', which Claude Code "
+      .. "2.1.332 does not have (did you mean 'Bash'?)"
+    assert.are.same({ nil, want }, { loader.load(file, "scenario") })
+    local _, err, status = leakbench("list " .. file)
+    assert.are.equal(1, status)
+    assert.are.equal("leakbench: " .. want .. "\n", err)
+    -- MCP tools are whatever the server offers
+    file = write("tools/mcp.lua", 'local lb = require "leakbench"\nreturn { prompt = "p",\n'
+      .. '  model = lb.script { { lb.use("mcp__notes__read_note", {}) } } }\n')
+    assert.is_table(loader.load(file, "scenario"))
+  end)
+
+  it("refuses a typo in a subject's Claude Code settings (dney for deny), and lets a newer setting through", function()
+    local file = write("settings/subjects/typo.lua", 'return { name = "typo",\n  settings = {\n'
+      .. '    permissions = { dney = { "Read(./.env)" } } } }\n')
+    local want = file .. ":2: field 'settings.permissions' has unknown key 'dney' (not a setting of "
+      .. "Claude Code 2.1.332) (did you mean 'deny'?)"
+    assert.are.same({ nil, want }, { loader.load(file, "subject") })
+    local _, err, status = leakbench("list " .. file)
+    assert.are.equal(1, status)
+    assert.are.equal("leakbench: " .. want .. "\n", err)
+    file = write("settings/subjects/hooks.lua", 'return { name = "h", settings = { hooks = { PreToolUse = {\n'
+      .. '  { matcher = "*", hoks = {} } } } } }\n')
+    assert.are.equal(file .. ":1: field 'settings.hooks.PreToolUse[1]' has unknown key 'hoks' (not a "
+      .. "setting of Claude Code 2.1.332) (did you mean 'hooks'?)", select(2, loader.load(file, "subject")))
+    file = write("settings/subjects/newer.lua", 'return { name = "n", settings = { someFutureSetting = true,\n'
+      .. '  permissions = { deny = {} } } }\n')
+    assert.is_table(loader.load(file, "subject"))
+  end)
+end)

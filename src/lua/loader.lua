@@ -13,6 +13,7 @@ local printable = require "leakbench.printable"
 local suggest_mod = require "leakbench.suggest"
 local cjson = require "cjson"
 local pattern = require "leakbench.pattern"
+local claude = require "leakbench.claude"
 
 local M = {}
 
@@ -509,6 +510,37 @@ function Check:argv(v, path, field)
   end
 end
 
+-- The tools a scripted model calls (lb.use) must be tools the pinned
+-- Claude Code has (claude.lua's catalogue): `bash` for `Bash` is refused
+-- here, not found out after a run that tested nothing.
+function Check:tools(script, field)
+  local function turns(sc, what)
+    for i, turn in ipairs(type(sc) == "table" and sc.turns or {}) do
+      for _, b in ipairs(type(turn) == "table" and turn.blocks or {}) do
+        if type(b) == "table" and b.type == "tool_use" and type(b.name) == "string" then
+          local why = claude.tool_problem(b.name)
+          if why then
+            self:fail(field, string.format("field '%s': %s turn %d calls tool '%s', %s", field, what, i,
+              q(b.name), why))
+          end
+        end
+      end
+    end
+  end
+  turns(script, "the script's")
+  if type(script) == "table" and script.subagent then turns(script.subagent, "the subagent's") end
+end
+
+-- Claude Code's settings: a key the pinned version does not know, where
+-- it must be one it knows (a typo), is refused with a did-you-mean.
+function Check:settings(settings)
+  local p = claude.settings_problems(settings, "settings")[1]
+  if p then
+    self:fail("settings", string.format("field '%s' has unknown key '%s' (not a setting of Claude Code %s)%s",
+      p.path, q(p.key), claude.VERSION, p.hint))
+  end
+end
+
 -- mcp = { servers = { NAME = { command =, args =, env = } } }: MCP servers
 -- Claude Code starts inside the claude container (over stdio). Returns
 -- { servers = { NAME = { command, args, env } } }, every field filled in.
@@ -604,6 +636,7 @@ local function validate_scenario(c, t, file)
   s.env = c:string_map(t, "env") or {}
   c:harness_env(s.env, "env")
   s.settings = c:field(t, "settings", is_table, "a table") or {}
+  c:settings(s.settings)
   s.secrets = c:string_list(t, "secrets") or {}
   for i, sec in ipairs(s.secrets) do
     if #sec < 8 then
@@ -628,6 +661,7 @@ local function validate_scenario(c, t, file)
     end
   end
   s.model = c:field(t, "model", function(v) return lb.is(v, lb.SCRIPT) end, "lb.script{...}")
+  if s.model then c:tools(s.model, "model") end
   s.check = c:field(t, "check", is_func, "a function")
   s.claude_args = c:string_list(t, "claude_args") or {}
   s.mcp = c:mcp(t)
@@ -698,6 +732,7 @@ local function validate_subject(c, t, file)
   end
   s.description = c:field(t, "description", is_string, "a string")
   s.settings = c:field(t, "settings", is_table, "a table") or {}
+  c:settings(s.settings)
   s.files = c:files(t, "files") or {}
   s.env = c:string_map(t, "env") or {}
   c:harness_env(s.env, "env")

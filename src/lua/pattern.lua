@@ -177,7 +177,8 @@ local function match_capture(ms, si, l)
   end
   local cap = ms.capture[l]
   local len = cap.len
-  if len >= 0 and ms.slen - si + 1 >= len and sub(ms.s, cap.init, cap.init + len - 1) == sub(ms.s, si, si + len - 1) then
+  if len >= 0 and ms.slen - si + 1 >= len
+      and sub(ms.s, cap.init, cap.init + len - 1) == sub(ms.s, si, si + len - 1) then
     return si + len
   end
   return nil
