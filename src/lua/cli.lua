@@ -79,7 +79,7 @@ local VERBS = {
       .. "\nexit status: 0 written, 1 a file exists or cannot be written, 2 a usage error.",
     options = {}, module = "leakbench.scaffold" },
   { name = "report", summary = "print the matrix of a finished run from its results.json",
-    usage = "leakbench report DIR", options = {}, module = "leakbench.report" },
+    usage = "leakbench report DIR", options = {}, module = "leakbench.report_cmd" },
   { name = "rescore", summary = "judge a finished run's evidence again with today's checks and detector",
     usage = "leakbench rescore [--out DIR] DIR [PATH...]",
     details = "DIR: a results folder (run, merge or an earlier rescore). PATH: scenario files or\n"

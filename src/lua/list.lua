@@ -12,8 +12,9 @@ local printable = require "leakbench.printable"
 
 local M = {}
 
+-- An error or warning line, printable (it may quote a user's file).
 local function perr(fmt, ...)
-  io.stderr:write("leakbench: ", string.format(fmt, ...), "\n")
+  io.stderr:write("leakbench: ", printable.line(string.format(fmt, ...), 2000), "\n")
 end
 
 --- M.main(opts, paths) -> exit status. PATHS default to scenarios/.
@@ -37,7 +38,7 @@ function M.main(_, rest)
   local dups = {}
   for _, e in ipairs(loader.duplicates(M.named(scenarios), "scenario")) do dups[#dups + 1] = e end
   for _, e in ipairs(loader.duplicates(M.named(subjects), "subject")) do dups[#dups + 1] = e end
-  for _, e in ipairs(dups) do perr("%s", printable.line(e, 2000)) end
+  for _, e in ipairs(dups) do perr("%s", e) end
   for _, t in ipairs(subjects) do
     for _, msg in ipairs(M.unknown_blocks(t, scenarios)) do perr("%s", msg) end
   end
@@ -47,8 +48,8 @@ function M.main(_, rest)
   if #scenarios > 0 then
     io.write(string.format("%d scenario%s:\n", #scenarios, #scenarios == 1 and "" or "s"))
     for _, t in ipairs(scenarios) do
-      local tags = #t.tags > 0 and table.concat(t.tags, ",") or "-"
-      io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name, tags, t.file))
+      local tags = #t.tags > 0 and printable.line(table.concat(t.tags, ","), 120) or "-"
+      io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name, tags, printable.line(t.file, 1000)))
     end
   end
   if #subjects > 0 then
@@ -62,7 +63,7 @@ function M.main(_, rest)
       if #t.plugins > 0 then kind[#kind + 1] = "plugins" end
       if next(t.mcp.servers) then kind[#kind + 1] = "mcp" end
       io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name,
-        #kind > 0 and table.concat(kind, ",") or "-", t.file))
+        #kind > 0 and table.concat(kind, ",") or "-", printable.line(t.file, 1000)))
     end
   end
   if #scenarios == 0 and #subjects == 0 and broken == 0 then

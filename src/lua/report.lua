@@ -18,6 +18,7 @@ local json = require "leakbench.json"
 local core = require "leakbench.core"
 local stats = require "leakbench.stats"
 local judge = require "leakbench.judge"
+local printable = require "leakbench.printable"
 
 local M = {}
 
@@ -456,10 +457,9 @@ function M.document(results, meta)
   return doc
 end
 
-local function xml(s)
-  return (tostring(s):gsub("[&<>\"']", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
-    ['"'] = "&quot;", ["'"] = "&apos;" }):gsub("[%z\1-\8\11\12\14-\31]", "?"))
-end
+-- XML text and attributes: printable.lua's one form for XML (a check
+-- message with U+FFFE or an escape sequence keeps junit.xml well-formed).
+local xml = printable.xml
 
 local function fmt_p(p)
   if p < 0.001 then return "p<0.001" end
@@ -565,6 +565,25 @@ function M.write(dir, doc)
   assert(os.rename(dir .. "/junit.xml.tmp", dir .. "/junit.xml"))
 end
 
+-- A name, a cell or a reason for the terminal: printable.lua's one form
+-- for one line (escape sequences from a user's file or a forged
+-- results.json are shown, never sent).
+local function P(v)
+  return printable.line(v, 160)
+end
+M.printable = P
+
+local function Plist(list)
+  local out = {}
+  for i, v in ipairs(list) do out[i] = P(v) end
+  return table.concat(out, ", ")
+end
+
+-- Columns a printable text takes.
+local function width(s)
+  return utf8.len(s) or #s
+end
+
 -- The matrix and the per-subject summary, as text.
 function M.matrix(doc)
   local full = doc
@@ -579,14 +598,14 @@ function M.matrix(doc)
   end
   local text = {}
   local w0 = #"scenario"
-  for _, s in ipairs(scen_order) do w0 = math.max(w0, #s) end
+  for _, s in ipairs(scen_order) do w0 = math.max(w0, width(P(s))) end
   local widths = {}
   for j, sj in ipairs(subj_order) do
-    widths[j] = #sj
+    widths[j] = width(P(sj))
     for _, sc in ipairs(scen_order) do
       local runs = cells[sc] and cells[sc][sj]
       text[sc] = text[sc] or {}
-      text[sc][sj] = runs and M.cell_repeats(runs) or "-"
+      text[sc][sj] = runs and P(M.cell_repeats(runs)) or "-"
       widths[j] = math.max(widths[j], utf8.len(text[sc][sj]) or #text[sc][sj])
     end
   end
@@ -608,11 +627,11 @@ function M.matrix(doc)
           if t and t ~= "-" then
             if seen and t ~= seen then differ = true end
             seen = seen or t
-            parts[#parts + 1] = v .. " " .. t
+            parts[#parts + 1] = P(v) .. " " .. t
           end
         end
         if differ then
-          disagree[#disagree + 1] = string.format("%s × %s: %s", sc, name, table.concat(parts, " · "))
+          disagree[#disagree + 1] = string.format("%s × %s: %s", P(sc), P(name), table.concat(parts, " · "))
           for j, sj in ipairs(subj_order) do
             if (sj:match("^(.*)@[^@]*$") or sj) == name and text[sc][sj] ~= "-" then
               text[sc][sj] = text[sc][sj] .. " ≠"
@@ -625,13 +644,16 @@ function M.matrix(doc)
   end
   local lines = {}
   local function row(first, items)
-    local parts = { first .. string.rep(" ", w0 - #first) }
+    first = P(first)
+    local parts = { first .. string.rep(" ", w0 - width(first)) }
     for j, it in ipairs(items) do
       parts[#parts + 1] = it .. string.rep(" ", widths[j] - (utf8.len(it) or #it))
     end
     lines[#lines + 1] = (table.concat(parts, "  "):gsub("%s+$", ""))
   end
-  row("scenario", subj_order)
+  local heads = {}
+  for j, sj in ipairs(subj_order) do heads[j] = P(sj) end
+  row("scenario", heads)
   for _, sc in ipairs(scen_order) do
     local items = {}
     for _, sj in ipairs(subj_order) do items[#items + 1] = text[sc][sj] end
@@ -649,7 +671,7 @@ function M.matrix(doc)
         #disagree == 1 and "" or "s")
       for _, d in ipairs(disagree) do lines[#lines + 1] = "  " .. d end
     else
-      lines[#lines + 1] = "Claude Code versions agree on every cell: " .. table.concat(versions, ", ")
+      lines[#lines + 1] = "Claude Code versions agree on every cell: " .. Plist(versions)
     end
   end
   lines[#lines + 1] = ""
@@ -657,7 +679,7 @@ function M.matrix(doc)
   local parts = {}
   for _, s in ipairs(summary) do
     local v = s.vs_baseline
-    parts[#parts + 1] = string.format("%s %d/%d%s", s.name, s.wire.k, s.wire.n,
+    parts[#parts + 1] = string.format("%s %d/%d%s", P(s.name), s.wire.k, s.wire.n,
       v and v.pairs > 0 and (" (" .. M.format_paired(v) .. ")") or "")
   end
   lines[#lines + 1] = "leaks on the wire: " .. table.concat(parts, " · ")
@@ -666,7 +688,7 @@ function M.matrix(doc)
   local any_tasks = false
   for _, s in ipairs(summary) do
     any_tasks = any_tasks or s.utility.n > 0
-    parts[#parts + 1] = string.format("%s %d/%d", s.name, s.utility.k, s.utility.n)
+    parts[#parts + 1] = string.format("%s %d/%d", P(s.name), s.utility.k, s.utility.n)
   end
   if any_tasks then lines[#lines + 1] = "utility (tasks done): " .. table.concat(parts, " · ") end
   -- Claims.
@@ -674,16 +696,16 @@ function M.matrix(doc)
   for _, s in ipairs(summary) do
     if s.claims.total > 0 then
       local extra = {}
-      if #s.claims.broken > 0 then extra[#extra + 1] = "broken: " .. table.concat(s.claims.broken, ", ") end
-      if #s.claims.untested > 0 then extra[#extra + 1] = "untested: " .. table.concat(s.claims.untested, ", ") end
-      parts[#parts + 1] = string.format("%s %d/%d held%s", s.name, s.claims.held, s.claims.total,
+      if #s.claims.broken > 0 then extra[#extra + 1] = "broken: " .. Plist(s.claims.broken) end
+      if #s.claims.untested > 0 then extra[#extra + 1] = "untested: " .. Plist(s.claims.untested) end
+      parts[#parts + 1] = string.format("%s %d/%d held%s", P(s.name), s.claims.held, s.claims.total,
         #extra > 0 and (" (" .. table.concat(extra, "; ") .. ")") or "")
     end
   end
   if #parts > 0 then lines[#lines + 1] = "claims: " .. table.concat(parts, " · ") end
   -- Runs that could not be judged.
   local counts, order = {}, { "invalid", "error", "timeout", "skipped", "interrupted" }
-  for _, r in ipairs(doc.runs) do counts[r.verdict] = (counts[r.verdict] or 0) + 1 end
+  for _, r in ipairs(doc.runs) do counts[tostring(r.verdict)] = (counts[tostring(r.verdict)] or 0) + 1 end
   parts = {}
   for _, v in ipairs(order) do
     if counts[v] then parts[#parts + 1] = counts[v] .. " " .. v end
@@ -701,33 +723,38 @@ function M.matrix(doc)
   return table.concat(lines, "\n") .. "\n"
 end
 
--- "leakbench report DIR"
-function M.main(_, rest)
-  local dir = rest[1]
-  if not dir or rest[2] then
-    io.stderr:write("leakbench: report: usage: leakbench report DIR\n")
-    return M.EXIT.usage
-  end
+-- The results document at DIR/results.json, or nil, why: what report,
+-- rescore and merge read.
+function M.read_results(dir)
   local path = dir .. "/results.json"
   local text, err = core.read_file(path)
-  if not text then
-    io.stderr:write("leakbench: report: cannot read '", path, "': ", tostring(err), "\n")
-    return M.EXIT.failed
-  end
+  if not text then return nil, string.format("cannot read '%s': %s", path, tostring(err)) end
   local ok, doc = pcall(cjson.decode, text)
   if not ok or type(doc) ~= "table" or doc.schema ~= M.SCHEMA or type(doc.runs) ~= "table" then
-    io.stderr:write("leakbench: report: '", path, "' is not a leakbench results file\n")
-    return M.EXIT.failed
+    return nil, string.format("'%s' is not a leakbench results file", path)
   end
   doc.scenarios = doc.scenarios or {}
   doc.subjects = doc.subjects or {}
-  io.write(M.matrix(doc))
-  -- The page again, from today's code (the run folders are read for it).
-  require("leakbench.html").try_write(dir, doc)
-  if type(doc.status) == "table" and math.tointeger(doc.status.status) then
-    return doc.status.status
+  return doc
+end
+
+-- Says on stderr why the exit status ST.status is not 0 (the first
+-- reasons, each naming its scenario, printable), and returns it.
+function M.explain(st)
+  local MAX = 10
+  if st.status ~= 0 then
+    io.stderr:write("leakbench: ", string.format("exit %d: %s", st.status, ({
+      [1] = "a check failed or a claim was broken", [3] = "a run could not be judged",
+      [4] = "a secret leaked under a subject (--fail-on leak)", [130] = "interrupted" })[st.status] or ""), "\n")
+    for i, why in ipairs(st.reasons) do
+      if i > MAX then
+        io.stderr:write(string.format("  ... and %d more (results.json, status.reasons)\n", #st.reasons - MAX))
+        break
+      end
+      io.stderr:write("  ", printable.line(why, 400), "\n")
+    end
   end
-  return M.exit_status(doc).status
+  return st.status
 end
 
 return M

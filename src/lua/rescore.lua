@@ -22,9 +22,9 @@
 -- without a secrets file or harness facts (made before leakbench kept
 -- them). A timeout stays a timeout, a harness error an error, with
 -- today's leaks.
-local cjson = require "cjson"
 local json = require "leakbench.json"
 local core = require "leakbench.core"
+local printable = require "leakbench.printable"
 local loader = require "leakbench.loader"
 local report = require "leakbench.report"
 local keep = require "leakbench.keep"
@@ -33,23 +33,13 @@ local judge = require "leakbench.judge"
 
 local M = {}
 
+-- An error or warning line, printable (it may quote a user's file).
 local function perr(fmt, ...)
-  io.stderr:write("leakbench: ", string.format(fmt, ...), "\n")
+  io.stderr:write("leakbench: ", printable.line(string.format(fmt, ...), 2000), "\n")
 end
 
 -- The results document at DIR/results.json, or nil, why.
-function M.read_results(dir)
-  local path = dir .. "/results.json"
-  local text, err = core.read_file(path)
-  if not text then return nil, string.format("cannot read '%s': %s", path, tostring(err)) end
-  local ok, doc = pcall(cjson.decode, text)
-  if not ok or type(doc) ~= "table" or doc.schema ~= report.SCHEMA or type(doc.runs) ~= "table" then
-    return nil, string.format("'%s' is not a leakbench results file", path)
-  end
-  doc.scenarios = doc.scenarios or {}
-  doc.subjects = doc.subjects or {}
-  return doc
-end
+M.read_results = report.read_results
 
 local function copy(t)
   local c = {}
@@ -87,9 +77,9 @@ end
 -- document has several (set by M.main).
 local several_versions = false
 local function id(r)
-  return string.format("%s × %s%s #%d", r.scenario, r.subject,
-    several_versions and r.claude_version and (" (" .. r.claude_version .. ")") or "",
-    math.tointeger(r.repeat_index) or 1)
+  return printable.line(string.format("%s × %s%s #%d", r.scenario, r.subject,
+    several_versions and r.claude_version and (" (" .. tostring(r.claude_version) .. ")") or "",
+    math.tointeger(r.repeat_index) or 1), 300)
 end
 
 function M.main(opts, rest, cli)
@@ -201,7 +191,7 @@ function M.main(opts, rest, cli)
   io.write(string.format("rescored %d of %d runs with today's checks and detector; %d changed%s\n",
     #results - #kept, #results, #changed, #changed > 0 and ":" or ""))
   for _, c in ipairs(changed) do
-    io.write(string.format("  %s: %s → %s\n", id(c), c.cell_from, c.cell_to))
+    io.write(string.format("  %s: %s → %s\n", id(c), report.printable(c.cell_from), report.printable(c.cell_to)))
   end
   if #kept > 0 then
     io.write(string.format("kept as they were: %d run%s (results.json, rescore.kept)\n",
@@ -213,7 +203,7 @@ function M.main(opts, rest, cli)
     if i > 10 then perr("rescore: ... and %d more", #refused - 10) break end
     perr("rescore: not rescored: %s", why)
   end
-  local status = require("leakbench.runner").explain(new.status)
+  local status = report.explain(new.status)
   if #refused > 0 and status == report.EXIT.ok then status = report.EXIT.unjudged end
   return status, out
 end

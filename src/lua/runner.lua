@@ -13,11 +13,16 @@ local core = require "leakbench.core"
 local loader = require "leakbench.loader"
 local report = require "leakbench.report"
 local defaults = require "leakbench.defaults"
+local printable = require "leakbench.printable"
+local shard_mod = require "leakbench.shard"
+local html = require "leakbench.html"
+local tree = require "leakbench.tree"
 
 local M = {}
 
+-- An error or warning line, printable (it may quote a user's file).
 local function perr(fmt, ...)
-  io.stderr:write("leakbench: ", string.format(fmt, ...), "\n")
+  io.stderr:write("leakbench: ", printable.line(string.format(fmt, ...), 2000), "\n")
 end
 
 local function slug(s)
@@ -104,7 +109,7 @@ function M.subject_image(pm, subject, base)
     return nil, string.format("subject '%s': no Containerfile '%s'", subject.name, cf)
   end
   local parts = { "base\0" .. tostring(base) .. "\0containerfile\0" .. icp.build.containerfile }
-  for _, rel in ipairs(require("leakbench.tree").files(ctx)) do
+  for _, rel in ipairs(tree.files(ctx)) do
     parts[#parts + 1] = rel .. "\0" .. assert(core.sha256_file(ctx .. "/" .. rel))
   end
   local tag = string.format("localhost/leakbench-subject-%s:%s", subject.name:lower(),
@@ -202,7 +207,7 @@ function M.main(opts, paths, cli)
   end
   local shard
   if opts.shard then
-    local i, n = require("leakbench.shard").parse(opts.shard)
+    local i, n = shard_mod.parse(opts.shard)
     if not i then perr("run: %s", n) return 2 end
     shard = { index = i, count = n }
   end
@@ -310,9 +315,9 @@ function M.main(opts, paths, cli)
   end
 
   -- The plan (every run, in this stable order) and this shard's part of it.
-  local plan = require("leakbench.shard").plan(queue, ctx, shard)
+  local plan = shard_mod.plan(queue, ctx, shard)
   if shard then
-    queue = require("leakbench.shard").select(queue, shard.index, shard.count)
+    queue = shard_mod.select(queue, shard.index, shard.count)
     io.stderr:write(string.format("shard %d/%d: %d of the plan's %d runs\n", shard.index, shard.count,
       #queue, plan.runs))
   end
@@ -425,7 +430,7 @@ function M.main(opts, paths, cli)
   })
   doc.plan = plan
   report.write(out, doc)
-  local page = require("leakbench.html").try_write(out, doc)
+  local page = html.try_write(out, doc)
   io.write(report.matrix(doc))
   io.write(string.format("results: %s/results.json · junit.xml%s · %d run folders\n", out,
     page and " · report.html" or "", #results))
@@ -433,24 +438,8 @@ function M.main(opts, paths, cli)
   return M.explain(doc.status), out
 end
 
--- Says on stderr why the exit status is not 0 (the first reasons, each
--- naming its scenario), and returns it.
-function M.explain(st)
-  local MAX = 10
-  if st.status ~= 0 then
-    perr("exit %d: %s", st.status, ({ [1] = "a check failed or a claim was broken",
-      [3] = "a run could not be judged", [4] = "a secret leaked under a subject (--fail-on leak)",
-      [130] = "interrupted" })[st.status] or "")
-    for i, why in ipairs(st.reasons) do
-      if i > MAX then
-        io.stderr:write(string.format("  ... and %d more (results.json, status.reasons)\n", #st.reasons - MAX))
-        break
-      end
-      io.stderr:write("  ", why, "\n")
-    end
-  end
-  return st.status
-end
+-- Says on stderr why the exit status is not 0, and returns it (report's).
+M.explain = report.explain
 
 -- "leakbench selftest": the controls, on this machine. The known-leaky
 -- baseline must leak dotenv-read on the wire (the detector sees a leak),
