@@ -738,20 +738,21 @@ function M.read_results(dir)
   return doc
 end
 
--- Says on stderr why the exit status ST.status is not 0 (the first
--- reasons, each naming its scenario, printable), and returns it.
-function M.explain(st)
+-- Says on OUT (default stderr) why the exit status ST.status is not 0
+-- (the first reasons, each naming its scenario, printable), and returns it.
+function M.explain(st, out)
   local MAX = 10
+  out = out or io.stderr
   if st.status ~= 0 then
-    io.stderr:write("leakbench: ", string.format("exit %d: %s", st.status, ({
+    out:write("leakbench: ", string.format("exit %d: %s", st.status, ({
       [1] = "a check failed or a claim was broken", [3] = "a run could not be judged",
       [4] = "a secret leaked under a subject (--fail-on leak)", [130] = "interrupted" })[st.status] or ""), "\n")
     for i, why in ipairs(st.reasons) do
       if i > MAX then
-        io.stderr:write(string.format("  ... and %d more (results.json, status.reasons)\n", #st.reasons - MAX))
+        out:write(string.format("  ... and %d more (results.json, status.reasons)\n", #st.reasons - MAX))
         break
       end
-      io.stderr:write("  ", printable.line(why, 400), "\n")
+      out:write("  ", printable.line(why, 400), "\n")
     end
   end
   return st.status
