@@ -8,6 +8,7 @@ local loader = require "leakbench.loader"
 local keep = require "leakbench.keep"
 local rescore = require "leakbench.rescore"
 local cjson = require "cjson"
+local core = require "leakbench.core"
 
 local FIX = "spec/fixtures/evidence/run1"
 local KEY = "sk-live-5f2c0a9e8d7b6a5f4e3d2c1b0a998877"
@@ -162,6 +163,28 @@ describe("judge: a check gets a snapshot", function()
     local j = judge.judge(folder(), s, nil, FACTS)
     assert.are.equal("error", j.verdict)
     assert.truthy(j.reason:find("(error object is a table value)", 1, true), j.reason)
+  end)
+end)
+
+describe("judge: told to stop", function()
+  local saved
+  before_each(function() saved = loader.CHECK_BUDGET end)
+  after_each(function()
+    loader.CHECK_BUDGET = saved
+    core.clear_interrupt()
+  end)
+
+  it("ends a check that spins at once on SIGTERM, and the run is interrupted, not judged", function()
+    loader.CHECK_BUDGET = { instructions = math.maxinteger, seconds = 30, memory = 0 }
+    local s = scenario("spin", "check = function() while true do pcall(error, 'x') end end,")
+    assert(core.trap_signals())
+    local killer = assert(core.start({ argv = { "sh", "-c", "sleep 1; kill -TERM " .. core.getpid() } }))
+    local t0 = core.now()
+    local j = judge.judge(folder(), s, nil, FACTS)
+    killer:wait()
+    assert.is_true(core.now() - t0 < 10, "took " .. (core.now() - t0) .. " s")
+    assert.are.equal("interrupted", j.verdict)
+    assert.are.equal("interrupted while the checks ran", j.reason)
   end)
 end)
 

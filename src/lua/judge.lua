@@ -429,7 +429,10 @@ function M.judge(dir, scenario, subject, facts)
       local verdict, reason, failed, checks = M.check(scenario, run)
       j.failed_checks = json.array(failed)
       j.checks, j.checks_more = explain.checks(checks, scenario.secrets)
-      if outcome == "timeout" then
+      if core.interrupted() then
+        -- told to stop while judging: not a verdict on the run
+        j.verdict, j.reason = "interrupted", "interrupted while the checks ran"
+      elseif outcome == "timeout" then
         j.verdict = "timeout"
         j.reason = string.format("Claude Code did not finish within %g s", tonumber(facts.timeout) or 0)
       else

@@ -268,6 +268,9 @@ local BUDGET_TEXT = {
   memory = function(what, b)
     return string.format("%s used more than %d MiB of memory (memory budget)", what, b.memory >> 20)
   end,
+  interrupted = function(what)
+    return string.format("%s was stopped: leakbench was interrupted (SIGINT or SIGTERM)", what)
+  end,
 }
 
 -- The innermost line of FILE on CO's stack, or nil.
