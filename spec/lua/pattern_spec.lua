@@ -131,6 +131,23 @@ describe("pattern functions in users' files", function()
     assert.are.equal(file .. ":2: loading took more than 1 s (time budget)", err)
   end)
 
+  it("a long plain needle over a long subject ends at the budget too", function()
+    loader.LOAD_BUDGET = { instructions = math.maxinteger, seconds = 1, memory = 0 }
+    local file = write("plain.lua", 'local s = ("a"):rep(1 << 21)\nlocal n = ("a"):rep(1 << 20) .. "b"\n'
+      .. 'local x = s:find(n, 1, true)\nreturn { prompt = "p" }\n')
+    local t, err = loader.load(file, "scenario")
+    assert.is_nil(t)
+    assert.are.equal(file .. ":3: loading took more than 1 s (time budget)", err)
+  end)
+
+  it("leaves a large but linear match to the string library", function()
+    local s = ("x"):rep(1 << 20) .. "-"
+    local t0 = os.clock()
+    assert.is_nil(pattern.match(s, "^[%w_]+$"))
+    assert.are.equal(1 << 20, #pattern.match(s, "^[%w_]+"))
+    assert.is_true(os.clock() - t0 < 1)
+  end)
+
   it("a backtracking gsub or gmatch in a check ends at the check's budget", function()
     loader.CHECK_BUDGET = { instructions = math.maxinteger, seconds = 1, memory = 0 }
     local file = write("check-bomb.lua", 'return { prompt = "p", check = function(run)\n'

@@ -109,6 +109,15 @@ describe("validation messages quote a short, escaped prefix", function()
     assert.is_nil(suggest.closest(key, { "prompt" }, 2))
   end)
 
+  it("the lb API's misuse errors quote a short prefix too", function()
+    local file = write("var.lua", 'local lb = require "leakbench"\nlocal v = lb.var(("x"):rep(1 << 20) .. "-")\n'
+      .. 'return { prompt = "p" }\n')
+    local _, err = loader.load(file, "scenario")
+    assert.is_true(#err < 400, #err)
+    assert.truthy(err:find(file .. ":2: lb.var: wrong parameter \"name\": expected a name of letters, digits "
+      .. "and '_', got '" .. ("x"):rep(79) .. "...", 1, true), err)
+  end)
+
   it("escape sequences in a value are shown, never sent", function()
     local file = write("esc.lua", 'return { prompt = "p", name = "a\\27[2Jb\\27]0;x\\7" }\n')
     local _, err = loader.load(file, "scenario")

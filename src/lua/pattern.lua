@@ -23,7 +23,7 @@ local LPAREN, RPAREN, DOT, DASH = 40, 41, 46, 45
 local STAR, PLUS, QUEST = 42, 43, 63
 
 -- Steps a C call may take at most to be left to the C matcher.
-M.CHEAP = 1e6
+M.CHEAP = 1e7
 
 local function isalpha(c) return (c >= 65 and c <= 90) or (c >= 97 and c <= 122) end
 local function isdigit(c) return c >= 48 and c <= 57 end
@@ -313,16 +313,61 @@ local function start_pos(init, len)
 end
 
 -- Is a C call over a subject of LEN bytes with pattern P cheap whatever
--- it does? Each quantifier, %b and back reference may multiply the
--- steps by the subject's length.
-local function cheap(len, p)
-  local q = 1
-  for i = 1, #p do
+-- it does? An upper bound of the matcher's steps: the pattern's length
+-- times a factor per item: each *, + and - item,
+-- %b and back reference may multiply them by the subject's length, each
+-- ? by 2, and an unanchored search tries every start. Sets ([...]) count
+-- as one class, whatever they hold. A malformed pattern is not cheap (the
+-- Lua matcher gives its error).
+local function cheap(len, p, anchored)
+  local n = len + 2
+  local logn = math.log(n)
+  local cost = (anchored and 0 or logn) + math.log(#p + 1)
+  local ms = { p = p, plen = #p }
+  local i = anchored and 2 or 1
+  while i <= #p do
     local c = byte(p, i)
-    if c == STAR or c == PLUS or c == DASH or c == QUEST then q = q + 1
-    elseif c == ESC then q = q + 1 end
+    local nc = byte(p, i + 1)
+    if c == LPAREN or c == RPAREN then
+      i = i + 1
+    elseif c == ESC and (nc == 98 or (nc and isdigit(nc))) then
+      cost = cost + logn
+      i = i + (nc == 98 and 4 or 2)
+    elseif c == ESC and nc == 102 then
+      local ok, e = pcall(class_end, ms, i + 2)
+      if not ok or byte(p, i + 2) ~= LBRACKET then return false end
+      i = e
+    else
+      local ok, e = pcall(class_end, ms, i)
+      if not ok then return false end
+      local q = byte(p, e)
+      if q == STAR or q == PLUS or q == DASH then
+        cost = cost + logn
+        e = e + 1
+      elseif q == QUEST then
+        cost = cost + math.log(2)
+        e = e + 1
+      end
+      i = e
+    end
   end
-  return q * math.log(len + 2) <= math.log(M.CHEAP)
+  return cost <= math.log(M.CHEAP)
+end
+
+-- A plain find: the string library's when the subject's length times
+-- the needle's is small, else a loop the hook can interrupt (each step
+-- one memchr and one compare of the needle's length).
+local function plain_find(s, p, init)
+  local m = #p
+  if m == 0 or (#s - init + 2) * m <= M.CHEAP then return c_find(s, p, init, true) end
+  local first = sub(p, 1, 1)
+  local i = init
+  while true do
+    i = c_find(s, first, i, true)
+    if not i or i + m - 1 > #s then return nil end
+    if sub(s, i, i + m - 1) == p then return i, i + m - 1 end
+    i = i + 1
+  end
 end
 
 local SPECIALS = "[%^%$%*%+%?%.%(%[%%%-]"
@@ -331,8 +376,8 @@ local function find_aux(s, p, init, plain, find)
   local ls = #s
   init = start_pos(init, ls)
   if init > ls + 1 then return nil end
-  if find and (plain or not c_find(p, SPECIALS)) then return c_find(s, p, init, true) end
-  if cheap(ls, p) then
+  if find and (plain or not c_find(p, SPECIALS)) then return plain_find(s, p, init) end
+  if cheap(ls - init + 1, p, byte(p, 1) == CARET) then
     if find then return c_find(s, p, init) end
     return c_match(s, p, init)
   end
@@ -373,7 +418,7 @@ function M.gmatch(s, p, init)
   s, p = str_arg(s, 1, "gmatch"), str_arg(p, 2, "gmatch")
   local ls = #s
   init = start_pos(int_arg(init, 3, "gmatch", 1), ls)
-  if cheap(ls, p) then return c_gmatch(s, p, init) end
+  if cheap(ls, p, false) then return c_gmatch(s, p, init) end
   if init > ls + 1 then init = ls + 2 end
   local ms = new_state(s, p)
   local pos, last = init, nil
@@ -449,7 +494,7 @@ function M.gsub(s, p, repl, max_n)
   end
   local ls = #s
   max_n = int_arg(max_n, 4, "gsub", ls + 1)
-  if cheap(ls, p) then return c_gsub(s, p, repl, max_n) end
+  if cheap(ls, p, byte(p, 1) == CARET) then return c_gsub(s, p, repl, max_n) end
   local ms = new_state(s, p)
   local anchor = byte(p, 1) == CARET
   local pi = anchor and 2 or 1
