@@ -410,7 +410,7 @@ function Check:field(t, name, pred, want, path)
   local v = t[name]
   if v ~= nil and not pred(v) then
     self:fail(path and path:match("^[%w_]+") or name, string.format("field '%s' is %s, expected %s",
-      path or name, type_name(v), want))
+      printable.line(path or name, 120), type_name(v), want))
   end
   return v
 end
@@ -441,7 +441,7 @@ function Check:files(t, name)
     end
     if type(c) ~= "string" and not lb.is(c, lb.FILE) then
       self:fail(name, string.format("field '%s[\"%s\"]' is %s, expected a string or lb.file()",
-        name, k, type_name(c)))
+        name, q(k), type_name(c)))
     end
   end
   return v
@@ -496,7 +496,7 @@ function Check:string_map(t, name)
       self:fail(name, string.format("field '%s' has a bad name %s", name, q(tostring(k))))
     end
     if type(s) ~= "string" then
-      self:fail(name, string.format("field '%s.%s' is %s, expected a string", name, k, type_name(s)))
+      self:fail(name, string.format("field '%s.%s' is %s, expected a string", name, q(k), type_name(s)))
     end
   end
   return v
@@ -563,7 +563,7 @@ function Check:mcp(t)
     end
     local path = "mcp.servers." .. name
     if not is_table(def) then
-      self:fail("mcp", string.format("field '%s' is %s, expected a table with 'command'", path,
+      self:fail("mcp", string.format("field '%s' is %s, expected a table with 'command'", q(path),
         type_name(def)))
     end
     self:unknown(def, MCP_SERVER_FIELDS, path)
@@ -573,7 +573,7 @@ function Check:mcp(t)
     local args = self:field(def, "args", is_table, "a list of strings", path .. ".args") or {}
     for i, a in pairs(args) do
       if math.type(i) ~= "integer" or type(a) ~= "string" then
-        self:fail("mcp", string.format("field '%s.args[%s]' is %s, expected a string", path,
+        self:fail("mcp", string.format("field '%s.args[%s]' is %s, expected a string", q(path),
           tostring(i), type_name(a)))
       end
     end
@@ -583,7 +583,7 @@ function Check:mcp(t)
         self:fail("mcp", string.format("field '%s.env' has a bad name %s", q(path), q(tostring(k))))
       end
       if type(v) ~= "string" then
-        self:fail("mcp", string.format("field '%s.env.%s' is %s, expected a string", path, k,
+        self:fail("mcp", string.format("field '%s.env.%s' is %s, expected a string", q(path), q(k),
           type_name(v)))
       end
     end
