@@ -14,7 +14,7 @@ local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 -- The fields the judge decides, and the claim.
 local FIELDS = { "verdict", "reason", "error_kind", "problems", "failed_checks", "missing_leaks",
   "leaks", "startup", "tool_calls", "egress_attempts", "caps_hit", "skipped_files", "usage",
-  "cost_usd", "num_turns", "credential_leak", "claim", "harness" }
+  "cost_usd", "num_turns", "credential_leak", "checks", "checks_more", "cause", "claim", "harness" }
 
 local function by_id(doc)
   local out = {}
