@@ -167,6 +167,11 @@ local function lists(r)
   r.problems = r.problems and json.array(r.problems)
   r.caps_hit = r.caps_hit and json.array(r.caps_hit)
   r.checks = r.checks and json.array(r.checks)
+  if type(r.harness) == "table" then
+    for _, k in ipairs({ "plugins", "mcp_servers", "credential_leak" }) do
+      r.harness[k] = type(r.harness[k]) == "table" and json.array(r.harness[k]) or r.harness[k]
+    end
+  end
   local ss = type(r.subject_setup) == "table" and r.subject_setup or {}
   for _, k in ipairs({ "blocks", "plugins", "claude_args", "env", "files", "mcp", "setup" }) do
     ss[k] = ss[k] and json.array(ss[k])
