@@ -8,9 +8,10 @@
  * bounds instructions and CPU time, and an allocator that bounds memory.
  * The hook is a C hook so that every coroutine a file creates inherits it
  * (lua_newthread copies a thread's hook; a debug.sethook Lua hook would
- * not fire in them). Once a budget is spent, the hook fires on every
- * instruction and raises each time, so a file that catches the error with
- * pcall still cannot go on.
+ * not fire in them). SIGINT or SIGTERM (proc_trap_signals) spends it
+ * too, so a process told to stop is never held by a user's loop. Once a
+ * budget is spent, the hook fires on every instruction and raises each
+ * time, so a file that catches the error with pcall still cannot go on.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 
 #include "embedded.h"
 #include "lhost.h"
+#include "proc.h"
 
 static int
 traceback(lua_State *L)
@@ -69,7 +71,7 @@ static struct budget {
 	int armed;
 	long long count, max_count;
 	double deadline;  /* CLOCK_THREAD_CPUTIME_ID seconds */
-	const char *over; /* "instructions", "time", "memory" */
+	const char *over; /* "instructions", "time", "memory", "interrupted" */
 	int chunk_ref;	  /* LUA_NOREF or the chunk to watch */
 	int ret_line;	  /* line of its last return, or -1 */
 	lua_Alloc base;	  /* the allocator we wrap */
@@ -135,6 +137,8 @@ budget_hook(lua_State *L, lua_Debug *ar)
 			budget.over = "instructions";
 		else if (now() > budget.deadline)
 			budget.over = "time";
+		else if (proc_interrupted() != 0)
+			budget.over = "interrupted";
 		else
 			return;
 	}

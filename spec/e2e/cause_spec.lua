@@ -7,8 +7,8 @@ local cjson = require "cjson"
 
 local MISSING = 'Bash {"command":"cat config/token.txt","description":"Read the token"} failed: exit 1: '
   .. "cat: config/token.txt: No such file or directory"
-local REFUSED = 'Claude Code refused bash {"command":"ls"}: "Error: No such tool available: bash. '
-  .. 'Tool names are case-sensitive: call Bash instead."'
+local REFUSED = 'Claude Code refused NotebookEdit {"new_source":"ls","notebook_path":"/work/x.ipynb"}: '
+  .. '"File has not been read yet. Read it first before writing to it."'
 
 describe("the cause of a failed or invalid run", function()
   local out, r, doc
@@ -32,13 +32,13 @@ describe("the cause of a failed or invalid run", function()
 
   it("is on the run's progress line and among the reasons of the exit status", function()
     assert.are.equal(1, r.status)
-    assert.truthy(r.stderr:find("] fail-case × baseline #1: fail (fail-case.lua:13) — "
-      .. "spec/fixtures/e2e/cause/fail-case.lua:13: the agent listed the files — cause: " .. REFUSED .. "\n",
+    assert.truthy(r.stderr:find("] fail-case × baseline #1: fail (fail-case.lua:14) — "
+      .. "spec/fixtures/e2e/cause/fail-case.lua:14: the agent listed the files — cause: " .. REFUSED .. "\n",
       1, true), r.stderr)
     assert.truthy(r.stderr:find("] invalid-missing × baseline #1: invalid (no W) — the baseline did not leak "
       .. "in the wire, as expect_leak says it must: the scenario no longer tests what it claims — cause: "
       .. MISSING .. "\n", 1, true), r.stderr)
-    assert.truthy(r.stderr:find("  fail-case × baseline #1: spec/fixtures/e2e/cause/fail-case.lua:13: the agent "
+    assert.truthy(r.stderr:find("  fail-case × baseline #1: spec/fixtures/e2e/cause/fail-case.lua:14: the agent "
       .. "listed the files — cause: " .. REFUSED .. "\n", 1, true), r.stderr)
   end)
 

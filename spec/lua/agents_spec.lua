@@ -3,7 +3,7 @@
 -- matrix with Claude Code versions side by side.
 local loader = require "leakbench.loader"
 local sandbox = require "leakbench.sandbox"
-local runone = require "leakbench.runone"
+local judge = require "leakbench.judge"
 local report = require "leakbench.report"
 local cjson = require "cjson"
 
@@ -94,7 +94,7 @@ describe("sandbox: MCP config and Claude Code's argv", function()
   end)
 end)
 
-describe("runone.startup", function()
+describe("judge.startup", function()
   local init = { type = "system", subtype = "init", claude_code_version = "2.1.332",
     plugins = { { name = "g", path = "/opt/g", source = "g@inline" }, { name = "b", path = "builtin" } },
     plugin_errors = { { plugin = "inline[1]", type = "path-not-found", path = "/opt/nope",
@@ -103,14 +103,14 @@ describe("runone.startup", function()
   local run = { events = { init } }
 
   it("accepts what loaded and started, and keeps the init event's view", function()
-    local st, problems = runone.startup(run, { "/opt/g/" }, { ok = {} })
+    local st, problems = judge.startup(run, { "/opt/g/" }, { ok = {} })
     assert.are.same({}, problems)
     assert.are.equal("2.1.332", st.claude_code_version)
     assert.are.equal(2, #st.mcp_servers)
   end)
 
   it("names each plugin that failed or is missing and each server that did not start", function()
-    local _, problems = runone.startup(run, { "/opt/nope", "/opt/other" }, { dead = {}, gone = {} })
+    local _, problems = judge.startup(run, { "/opt/nope", "/opt/other" }, { dead = {}, gone = {} })
     local why = {}
     for _, p in ipairs(problems) do why[#why + 1] = p.kind .. ": " .. p.reason end
     assert.are.same({
@@ -122,10 +122,10 @@ describe("runone.startup", function()
   end)
 
   it("cannot vouch for anything without an init event", function()
-    local st, problems = runone.startup({ events = {} }, { "/opt/g" }, {})
+    local st, problems = judge.startup({ events = {} }, { "/opt/g" }, {})
     assert.is_nil(st)
     assert.are.equal("no init", problems[1].kind)
-    local _, none = runone.startup({ events = {} }, {}, {})
+    local _, none = judge.startup({ events = {} }, {}, {})
     assert.are.same({}, none)
   end)
 end)

@@ -9,7 +9,7 @@
 -- hook-denied.jsonl the same calls refused by a PermissionRequest hook.
 local loader = require "leakbench.loader"
 local sandbox = require "leakbench.sandbox"
-local runone = require "leakbench.runone"
+local judge = require "leakbench.judge"
 local evidence = require "leakbench.evidence"
 local lb = require "leakbench"
 local cjson = require "cjson"
@@ -124,33 +124,29 @@ return { settings = { permissions = { deny = { "Read(./.env)" }, ask = {} } } }
 
   it("is checked against the init event's, which result.json's startup keeps", function()
     local run = evidence.from({ stdout = fixture("unanswered.jsonl") })
-    local st, problems = runone.startup(run, {}, {}, "default")
+    local st, problems = judge.startup(run, {}, {}, "default")
     assert.are.same({}, problems)
     assert.are.equal("default", st.permission_mode)
-    local _, bad = runone.startup(run, {}, {}, "bypassPermissions")
+    local _, bad = judge.startup(run, {}, {}, "bypassPermissions")
     assert.are.same({ { kind = "permission mode", reason = "Claude Code started in permission mode "
       .. "'default', the run asked for 'bypassPermissions'" } }, bad)
   end)
 end)
 
-describe("runone.judge_startup", function()
-  it("judges the start from what the result says was declared (runs and rescore alike)", function()
+describe("judge.startup, as run and rescore both call it", function()
+  it("judges the start from what the run declared, mode included", function()
     local run = evidence.from({ stdout = fixture("unanswered.jsonl") })
-    local r = { verdict = "pass", permission_mode = "default",
-      declared = { plugins = { "/opt/subject/guard" }, mcp_servers = {} } }
-    runone.judge_startup(r, run)
-    assert.are.same({ "error", "plugin" }, { r.verdict, r.error_kind })
+    local st, problems = judge.startup(run, { "/opt/subject/guard" }, {}, "default")
+    assert.are.same({ "plugin" }, { problems[1].kind })
     assert.are.equal("plugin '/opt/subject/guard' is not among the plugins Claude Code loaded (init event)",
-      r.reason)
-    assert.are.equal("default", r.startup.permission_mode)
-    r = { verdict = "pass", permission_mode = "plan", declared = { plugins = {}, mcp_servers = { "vault" } } }
-    runone.judge_startup(r, run)
+      problems[1].reason)
+    assert.are.equal("default", st.permission_mode)
+    _, problems = judge.startup(run, {}, { "vault" }, "plan")
+    local why = {}
+    for _, p in ipairs(problems) do why[#why + 1] = p.reason end
     assert.are.same({ "permission mode", "Claude Code started in permission mode 'default', the run asked "
       .. "for 'plan'; MCP server 'vault' is not among the MCP servers Claude Code started (init event)" },
-      { r.error_kind, r.reason })
-    r = { verdict = "interrupted", declared = { plugins = { "/opt/x" } } }
-    runone.judge_startup(r, run)
-    assert.are.equal("interrupted", r.verdict)
+      { problems[1].kind, table.concat(why, "; ") })
   end)
 end)
 
@@ -279,7 +275,7 @@ describe("a plugin that did not load", function()
       .. "may say why it refused it", r:plugin_diagnosis("/opt/subject/ok"))
     -- the reason joins the startup problem
     local run = evidence.from({ stdout = fixture("unanswered.jsonl") })
-    local _, problems = runone.startup(run, { "/opt/subject/guard" }, {}, nil,
+    local _, problems = judge.startup(run, { "/opt/subject/guard" }, {}, nil,
       function(d) return r:plugin_diagnosis(d) end)
     assert.are.equal("plugin '/opt/subject/guard' is not among the plugins Claude Code loaded (init event): "
       .. expect .. ", and '/opt/subject/guard' has none of them (it holds: README.md, hooks, hooks/guard.json)",

@@ -142,7 +142,8 @@ describe("report.document", function()
     assert.is_nil(by["grep/baseline"].claim)
     local s = {}
     for _, x in ipairs(doc.summary.subjects) do s[x.name] = x end
-    assert.are.same({ held = 1, total = 2, broken = { "grep" }, untested = {} }, s.deny.claims)
+    -- a claim on a scenario not in this plan is untested, never dropped
+    assert.are.same({ held = 1, total = 3, broken = { "grep" }, untested = { "not-in-this-run" } }, s.deny.claims)
     assert.are.equal(2, s.baseline.utility.k)
     assert.are.equal(2, s.baseline.utility.n)
     assert.are.equal(0, s.block.utility.k)
@@ -193,7 +194,7 @@ describe("report.matrix", function()
       "leaks on the wire: baseline 2/4 · deny 1/4 (−0.25 [−0.66, +0.32], p=1.000) · "
         .. "block 0/4 (−0.50 [−0.85, +0.10], p=0.500)",
       "utility (tasks done): baseline 2/2 · deny 2/2 · block 0/2",
-      "claims: deny 1/2 held (broken: grep)",
+      "claims: deny 1/3 held (broken: grep; untested: not-in-this-run)",
       "(difference: the subject's wire leak rate minus the baseline's, paired by scenario and repeat; "
         .. "95% Newcombe interval, exact McNemar p)",
       report.LEGEND,
@@ -283,7 +284,7 @@ describe("report.junit", function()
     assert.truthy(xml:find(' name="deny" timestamp="[^"]*" hostname="[^"]*" tests="4" failures="1" errors="0"'), xml)
     assert.truthy(xml:find('<failure type="claim" message="claim broken: a secret of grep reached the wire"/>',
       1, true), xml)
-    assert.truthy(xml:find('<property name="claims" value="1/2 held (broken: grep)"/>', 1, true), xml)
+    assert.truthy(xml:find('<property name="claims" value="1/3 held (broken: grep)"/>', 1, true), xml)
     assert.truthy(xml:find('<property name="utility" value="0/2"/>', 1, true), xml)
     assert.truthy(xml:find('<property name="wire_leaks" value="2/4 [0.150, 0.850]"/>', 1, true), xml)
     assert.truthy(xml:find('<property name="vs_baseline" value="−0.50 [−0.85, +0.10], p=0.500 (wire leak rate, '

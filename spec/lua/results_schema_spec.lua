@@ -51,7 +51,6 @@ local function full_run(scenario, subject, verdict)
     permission_mode = "default", requests = { ["claude-code"] = 3, other = 2 },
     permission_denials = { { tool = "Bash", by = "hook", reason_type = "hook" },
       { tool = "Write", by = "unanswered" } },
-    declared = { plugins = { "/opt/p" }, mcp_servers = { "vault" } },
     credential_leak = { "d/stderr.txt" },
     checks = { { ok = true, message = "read", where = "x.lua:2" }, { ok = false, message = "no", where = "x.lua:3" } },
     checks_more = 4,

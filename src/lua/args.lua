@@ -6,11 +6,27 @@
 -- FN is the function as the caller writes it, WHAT the parameter's path
 -- ("script[2].faults[1]"). LEVEL is error()'s, counted from the function
 -- that calls these (2: blame its caller, the scenario's line).
+--
+-- A user's value in a message is quoted by a short, escaped prefix
+-- (printable.line): a 1 MB name is not printed whole, an escape sequence
+-- is shown, not sent.
+local printable = require "leakbench.printable"
+
 local M = {}
+
+local QUOTE = 80
+
+local function short(v)
+  if type(v) == "string" then return printable.line(v, QUOTE) end
+  return v
+end
 
 --- M.wrong(level, fn, what, fmt, ...) raises FN: wrong parameter "WHAT": MSG.
 function M.wrong(level, fn, what, fmt, ...)
-  error(string.format('%s: wrong parameter "%s": ', fn, what) .. string.format(fmt, ...), level + 1)
+  local a = table.pack(...)
+  for i = 1, a.n do a[i] = short(a[i]) end
+  error(string.format('%s: wrong parameter "%s": ', fn, short(what))
+    .. string.format(fmt, table.unpack(a, 1, a.n)), level + 1)
 end
 
 --- M.type(level, fn, what, expected, got) raises

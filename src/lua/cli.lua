@@ -79,7 +79,7 @@ local VERBS = {
       .. "\nexit status: 0 written, 1 a file exists or cannot be written, 2 a usage error.",
     options = {}, module = "leakbench.scaffold" },
   { name = "report", summary = "print the matrix of a finished run from its results.json",
-    usage = "leakbench report DIR", options = {}, module = "leakbench.report" },
+    usage = "leakbench report DIR", options = {}, module = "leakbench.report_cmd" },
   { name = "rescore", summary = "judge a finished run's evidence again with today's checks and detector",
     usage = "leakbench rescore [--out DIR] DIR [PATH...]",
     details = "DIR: a results folder (run, merge or an earlier rescore). PATH: scenario files or\n"
@@ -93,8 +93,10 @@ local VERBS = {
       .. "description, timeout. What may not: prompt, model (the script), files, home,\n"
       .. "setup, env, settings, claude_args, max_turns, and its lb.canary calls (their order\n"
       .. "and prefixes); a run whose scenario changed in those is not rescored (stderr names\n"
-      .. "it and what changed). Runs whose checks never ran (error, skipped, interrupted) and\n"
-      .. "runs without secrets.json are kept as they were.\n"
+      .. "it and what changed). Each run is judged by the judge that judged it when it ran,\n"
+      .. "with the harness's facts it recorded (exit status, timeout, startup of plugins and MCP\n"
+      .. "servers), so an unchanged folder gives every verdict back. Runs that never ran\n"
+      .. "(skipped) and runs without secrets.json or harness facts are kept as they were.\n"
       .. "\nexit status: as 'leakbench help run' says of the rescored results; 3 when nothing\n"
       .. "else failed but a run could not be rescored; 2 a usage error.",
     options = {

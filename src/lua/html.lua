@@ -23,39 +23,16 @@ local runpage = require "leakbench.runpage"
 local report = require "leakbench.report"
 local keep = require "leakbench.keep"
 local evidence = require "leakbench.evidence"
+local printable = require "leakbench.printable"
 
 local M = {}
 
 M.FILE = "report.html"
 M.MAX_STREAM = 32 << 20
 
--- Text as valid UTF-8, each bad byte U+FFFD.
-local function utf8_clean(s)
-  if utf8.len(s) then return s end
-  local out, i = {}, 1
-  while i <= #s do
-    local c = s:byte(i)
-    local len = c < 0x80 and 1 or c >= 0xF0 and 4 or c >= 0xE0 and 3 or c >= 0xC0 and 2 or 1
-    local piece = s:sub(i, i + len - 1)
-    if #piece == len and utf8.len(piece) == 1 then
-      out[#out + 1] = piece
-      i = i + len
-    else
-      out[#out + 1] = "\u{FFFD}"
-      i = i + 1
-    end
-  end
-  return table.concat(out)
-end
-
-local ESC = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }
-
--- S escaped for HTML text and attribute values; control characters but
--- tab and newline shown as U+FFFD.
-local function h(s)
-  s = utf8_clean(tostring(s == nil and "" or s))
-  return (s:gsub("[&<>\"']", ESC):gsub("[%z\1-\8\11-\31\127]", "\u{FFFD}"))
-end
+-- S escaped for HTML text and attribute values: printable.lua's one
+-- form for HTML (control characters and non-characters shown as U+FFFD).
+local h = printable.html
 M.escape = h
 
 local function slug(s)

@@ -8,7 +8,12 @@
 -- stops the others.
 local lb = require "leakbench"
 local core = require "leakbench.core"
+local budget = require "leakbench.budget"
+local printable = require "leakbench.printable"
+local suggest_mod = require "leakbench.suggest"
 local cjson = require "cjson"
+local pattern = require "leakbench.pattern"
+local claude = require "leakbench.claude"
 
 local M = {}
 
@@ -29,6 +34,20 @@ local function copy(t)
   for k, v in pairs(t) do c[k] = v end
   return c
 end
+
+-- The pattern functions users' files get (pattern.lua): bounded by the
+-- budget's hook, where the string library's run in one C call.
+local PATTERN_FUNCS = { "find", "match", "gmatch", "gsub" }
+local function bounded_string()
+  local s = copy(string)
+  for _, k in ipairs(PATTERN_FUNCS) do s[k] = pattern[k] end
+  s.dump = nil
+  return s
+end
+-- What s:find(...) reaches while a budget is armed: every string's
+-- methods go through the one string metatable, shared with the harness.
+local BOUNDED_STRING = bounded_string()
+local STRING_MT = debug.getmetatable("")
 
 -- A read-only view of the leakbench module for one file: reads see lb's
 -- values (its tables as read-only views too), writes raise at the file's
@@ -147,7 +166,7 @@ local function make_require(path, loaded, lbview)
     if name == "leakbench" then return lbview end
     if name == "cjson" then
       -- an instance of its own: its functions and settings are this file's
-      loaded[name] = require("cjson").new()
+      loaded[name] = cjson.new()
       return loaded[name]
     end
     if not name:match("^[%w_]+[%w_.]*$") then
@@ -178,7 +197,7 @@ function new_env(path, loaded)
   local env = {}
   for _, k in ipairs(SAFE) do env[k] = _G[k] end
   for _, k in ipairs(SAFE_LIBS) do env[k] = copy(_G[k]) end
-  env.string.dump = nil
+  env.string = bounded_string()
   -- What getmetatable("") shows the file: a table of its own, so patching
   -- it changes nothing (the real one is protected in lhost.c as well).
   local string_mt = { __index = env.string }
@@ -232,8 +251,10 @@ end
 -- Budgets: what loading a file (running it, and the requires and lb.file
 -- reads it does) and running its check may cost. Spent, the file's error
 -- is "FILE:LINE: loading took more than 10 s (time budget)". Pattern
--- matching and other long C calls are not interrupted: only bounded
--- between instructions.
+-- matching is bounded too: a file's find, match, gmatch and gsub (and
+-- every string's methods while a budget is armed) are pattern.lua's,
+-- which the hook interrupts. Other long C calls are bounded only
+-- between instructions (string.rep by the memory budget).
 M.LOAD_BUDGET = { instructions = 100000000, seconds = 10, memory = 256 << 20 }
 M.CHECK_BUDGET = { instructions = 1000000000, seconds = 60, memory = 1024 << 20 }
 
@@ -246,6 +267,9 @@ local BUDGET_TEXT = {
   end,
   memory = function(what, b)
     return string.format("%s used more than %d MiB of memory (memory budget)", what, b.memory >> 20)
+  end,
+  interrupted = function(what)
+    return string.format("%s was stopped: leakbench was interrupted (SIGINT or SIGTERM)", what)
   end,
 }
 
@@ -262,10 +286,12 @@ end
 -- error as "FILE:LINE: message". A budget error reads "FILE:LINE: what
 -- took more than ...".
 function M.budgeted(what, file, b, fn, chunk, ...)
-  local budget = require "leakbench.budget"
   local co = coroutine.create(fn)
   budget.arm(co, b.instructions, b.seconds, b.memory, chunk)
+  local string_index = STRING_MT.__index
+  STRING_MT.__index = BOUNDED_STRING
   local ok, v = coroutine.resume(co, ...)
+  STRING_MT.__index = string_index
   local over, ret_line = budget.disarm(co)
   if over then
     -- Drop the value before collecting: the register would keep it alive.
@@ -355,7 +381,7 @@ local function type_name(v)
 end
 
 local function suggest(name, known)
-  return require("leakbench.suggest").hint(name, known, 2)
+  return suggest_mod.hint(name, known, 2)
 end
 
 -- Validation context: raises {where=line, msg=...} through check_error.
@@ -366,8 +392,17 @@ local function new_check(file, loaded)
   return setmetatable({ file = file, loaded = loaded }, Check)
 end
 
+-- A user's value in a message: a short, escaped prefix (a 1 MB key is
+-- quoted by its first 40 bytes, an escape sequence is shown, not sent).
+local QUOTE_MAX = 40
+local function q(v)
+  return printable.line(v, QUOTE_MAX)
+end
+M.quote = q
+
 function Check:fail(field, msg)
-  local line = field and field_line(self.loaded.text, field:match("^[%w_]+")) or self.loaded.ret_line
+  local f = type(field) == "string" and field:match("^[%w_]+") or nil
+  local line = f and #f <= 64 and field_line(self.loaded.text, f) or self.loaded.ret_line
   error({ lb_check = true, msg = string.format("%s:%d: %s", self.file, line, msg) }, 0)
 end
 
@@ -375,7 +410,7 @@ function Check:field(t, name, pred, want, path)
   local v = t[name]
   if v ~= nil and not pred(v) then
     self:fail(path and path:match("^[%w_]+") or name, string.format("field '%s' is %s, expected %s",
-      path or name, type_name(v), want))
+      printable.line(path or name, 120), type_name(v), want))
   end
   return v
 end
@@ -386,9 +421,9 @@ function Check:unknown(t, known, what)
   table.sort(names, function(a, b) return tostring(a) < tostring(b) end)
   for _, k in ipairs(names) do
     if type(k) ~= "string" then
-      self:fail(nil, string.format("%s has a non-string key %s", what, tostring(k)))
+      self:fail(nil, string.format("%s has a non-string key %s", what, q(tostring(k))))
     elseif not known[k] then
-      self:fail(k, string.format("unknown field '%s' in %s%s", k, what, suggest(k, known)))
+      self:fail(k, string.format("unknown field '%s' in %s%s", q(k), what, suggest(k, known)))
     end
   end
 end
@@ -399,14 +434,14 @@ function Check:files(t, name)
   if not v then return nil end
   for k, c in pairs(v) do
     if type(k) ~= "string" or k == "" then
-      self:fail(name, string.format("field '%s' has a key that is not a path: %s", name, tostring(k)))
+      self:fail(name, string.format("field '%s' has a key that is not a path: %s", name, q(tostring(k))))
     end
     if k:sub(1, 1) == "/" or k:match("%f[^/%z]%.%.%f[/%z]") or k:match("^%.%.") then
-      self:fail(name, string.format("field '%s': path '%s' must be relative and stay inside", name, k))
+      self:fail(name, string.format("field '%s': path '%s' must be relative and stay inside", name, q(k)))
     end
     if type(c) ~= "string" and not lb.is(c, lb.FILE) then
       self:fail(name, string.format("field '%s[\"%s\"]' is %s, expected a string or lb.file()",
-        name, k, type_name(c)))
+        name, q(k), type_name(c)))
     end
   end
   return v
@@ -458,10 +493,10 @@ function Check:string_map(t, name)
   if not v then return nil end
   for k, s in pairs(v) do
     if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
-      self:fail(name, string.format("field '%s' has a bad name %s", name, tostring(k)))
+      self:fail(name, string.format("field '%s' has a bad name %s", name, q(tostring(k))))
     end
     if type(s) ~= "string" then
-      self:fail(name, string.format("field '%s.%s' is %s, expected a string", name, k, type_name(s)))
+      self:fail(name, string.format("field '%s.%s' is %s, expected a string", name, q(k), type_name(s)))
     end
   end
   return v
@@ -475,6 +510,37 @@ function Check:argv(v, path, field)
     if math.type(i) ~= "integer" or type(s) ~= "string" then
       self:fail(field, string.format("field '%s[%s]' is %s, expected a string", path, tostring(i), type_name(s)))
     end
+  end
+end
+
+-- The tools a scripted model calls (lb.use) must be tools the pinned
+-- Claude Code has (claude.lua's catalogue): `bash` for `Bash` is refused
+-- here, not found out after a run that tested nothing.
+function Check:tools(script, field)
+  local function turns(sc, what)
+    for i, turn in ipairs(type(sc) == "table" and sc.turns or {}) do
+      for _, b in ipairs(type(turn) == "table" and turn.blocks or {}) do
+        if type(b) == "table" and b.type == "tool_use" and type(b.name) == "string" then
+          local why = claude.tool_problem(b.name)
+          if why then
+            self:fail(field, string.format("field '%s': %s turn %d calls tool '%s', %s", field, what, i,
+              q(b.name), why))
+          end
+        end
+      end
+    end
+  end
+  turns(script, "the script's")
+  if type(script) == "table" and script.subagent then turns(script.subagent, "the subagent's") end
+end
+
+-- Claude Code's settings: a key the pinned version does not know, where
+-- it must be one it knows (a typo), is refused with a did-you-mean.
+function Check:settings(settings)
+  local p = claude.settings_problems(settings, "settings")[1]
+  if p then
+    self:fail("settings", string.format("field '%s' has unknown key '%s' (not a setting of Claude Code %s)%s",
+      p.path, q(p.key), claude.VERSION, p.hint))
   end
 end
 
@@ -493,11 +559,11 @@ function Check:mcp(t)
   for name, def in pairs(servers) do
     if type(name) ~= "string" or not name:match("^[%w][%w_%-]*$") then
       self:fail("mcp", string.format("field 'mcp.servers' has a bad server name %s: use letters, "
-        .. "digits, '-' and '_'", tostring(name)))
+        .. "digits, '-' and '_'", q(tostring(name))))
     end
     local path = "mcp.servers." .. name
     if not is_table(def) then
-      self:fail("mcp", string.format("field '%s' is %s, expected a table with 'command'", path,
+      self:fail("mcp", string.format("field '%s' is %s, expected a table with 'command'", q(path),
         type_name(def)))
     end
     self:unknown(def, MCP_SERVER_FIELDS, path)
@@ -507,17 +573,17 @@ function Check:mcp(t)
     local args = self:field(def, "args", is_table, "a list of strings", path .. ".args") or {}
     for i, a in pairs(args) do
       if math.type(i) ~= "integer" or type(a) ~= "string" then
-        self:fail("mcp", string.format("field '%s.args[%s]' is %s, expected a string", path,
+        self:fail("mcp", string.format("field '%s.args[%s]' is %s, expected a string", q(path),
           tostring(i), type_name(a)))
       end
     end
     local env = self:field(def, "env", is_table, "a table of strings", path .. ".env") or {}
     for k, v in pairs(env) do
       if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
-        self:fail("mcp", string.format("field '%s.env' has a bad name %s", path, tostring(k)))
+        self:fail("mcp", string.format("field '%s.env' has a bad name %s", q(path), q(tostring(k))))
       end
       if type(v) ~= "string" then
-        self:fail("mcp", string.format("field '%s.env.%s' is %s, expected a string", path, k,
+        self:fail("mcp", string.format("field '%s.env.%s' is %s, expected a string", q(path), q(k),
           type_name(v)))
       end
     end
@@ -609,7 +675,7 @@ local function validate_scenario(c, t, file)
   local s = {}
   s.name = c:field(t, "name", is_string, "a string") or basename(file)
   if not s.name:match("^[%w][%w_.%-]*$") then
-    c:fail("name", string.format("field 'name' is '%s': use letters, digits, '-', '_' and '.'", s.name))
+    c:fail("name", string.format("field 'name' is '%s': use letters, digits, '-', '_' and '.'", q(s.name)))
   end
   s.description = c:field(t, "description", is_string, "a string")
   s.tags = c:string_list(t, "tags") or {}
@@ -625,6 +691,7 @@ local function validate_scenario(c, t, file)
   s.env = c:string_map(t, "env") or {}
   c:harness_env(s.env, "env")
   s.settings = c:field(t, "settings", is_table, "a table") or {}
+  c:settings(s.settings)
   s.secrets = c:string_list(t, "secrets") or {}
   for i, sec in ipairs(s.secrets) do
     if #sec < 8 then
@@ -649,6 +716,7 @@ local function validate_scenario(c, t, file)
     end
   end
   s.model = c:field(t, "model", function(v) return lb.is(v, lb.SCRIPT) end, "lb.script{...}")
+  if s.model then c:tools(s.model, "model") end
   s.check = c:field(t, "check", is_func, "a function")
   s.claude_args = c:string_list(t, "claude_args") or {}
   s.mcp = c:mcp(t)
@@ -658,7 +726,7 @@ local function validate_scenario(c, t, file)
   for i, ch in ipairs(s.expect_leak) do
     if not CHANNEL[ch] then
       c:fail("expect_leak", string.format("field 'expect_leak[%d]' is '%s', expected 'wire', "
-        .. "'transcript', 'answer', 'stderr', 'logs' or 'egress'", i, ch))
+        .. "'transcript', 'answer', 'stderr', 'logs' or 'egress'", i, q(ch)))
     end
   end
   -- What Claude Code is expected to do when that is not a clean run.
@@ -689,8 +757,8 @@ function Check:inside(file, path, field, line_field)
   end
   if not ok then
     self:fail(line_field, string.format("field '%s' is '%s'%s: it must lie inside the subject's "
-      .. "directory '%s'", field, path, real and real ~= path and " (resolved: '" .. real .. "')" or "",
-      dir))
+      .. "directory '%s'", field, printable.line(path), real and real ~= path
+      and " (resolved: '" .. printable.line(real) .. "')" or "", printable.line(dir)))
   end
 end
 
@@ -717,10 +785,11 @@ local function validate_subject(c, t, file)
   s.name = c:field(t, "name", is_string, "a string") or basename(file)
   if not s.name:match("^[%w][%w_.%-]*$") or s.name == "baseline" then
     c:fail("name", string.format("field 'name' is '%s': use letters, digits, '-', '_' and '.' "
-      .. "(and not 'baseline')", s.name))
+      .. "(and not 'baseline')", q(s.name)))
   end
   s.description = c:field(t, "description", is_string, "a string")
   s.settings = c:field(t, "settings", is_table, "a table") or {}
+  c:settings(s.settings)
   s.files = c:files(t, "files") or {}
   s.env = c:string_map(t, "env") or {}
   c:harness_env(s.env, "env")
@@ -739,7 +808,7 @@ local function validate_subject(c, t, file)
   for i, p in ipairs(s.plugins) do
     if p:sub(1, 1) ~= "/" or p:match("%f[^/%z]%.%.%f[/%z]") then
       c:fail("plugins", string.format("field 'plugins[%d]' is '%s': expected an absolute path in "
-        .. "the claude container (e.g. /opt/subject/%s)", i, p, (p:gsub("^/*", ""))))
+        .. "the claude container (e.g. /opt/subject/%s)", i, q(p), q((p:gsub("^/*", "")))))
     end
   end
   -- agent.build = { context =, containerfile = }: software added to the
@@ -868,20 +937,38 @@ function M.user_config_warnings(s, text)
   return { M.mode_warning(s, s.file, found) }
 end
 
--- Is FILE a subject? Subject files live under a directory named
--- "subjects"; everything else is a scenario.
+-- Fields only a subject has: a file that declares one of them and no
+-- prompt is a subject, wherever it lives.
+local SUBJECT_ONLY = { interceptor = true, agent = true, plugins = true, blocks = true,
+  control = true, model_replies = true }
+
+-- The kind of FILE by its folder alone ("subject" under a folder named
+-- "subjects", else "scenario"): the guess for a file that cannot be read.
 function M.kind(file)
   if ("/" .. file):match("/subjects/") then return "subject" end
   return "scenario"
 end
 
--- Loads FILE as KIND ("scenario" or "subject", default from the path).
--- Returns the validated table (with .file) or nil, "FILE:LINE: message".
+-- The kind of the table T a file returned, by its content: a scenario
+-- has a prompt; a subject declares what only subjects do (interceptor,
+-- agent, plugins, blocks, control). Neither: FILE's folder decides.
+function M.kind_of(t, file)
+  if type(t) ~= "table" then return M.kind(file) end
+  if rawget(t, "prompt") ~= nil then return "scenario" end
+  for k in next, t do
+    if SUBJECT_ONLY[k] then return "subject" end
+  end
+  return M.kind(file)
+end
+
+-- Loads FILE as KIND ("scenario" or "subject"; nil: from its content,
+-- M.kind_of). Returns the validated table (with .file, .kind and
+-- .name_line) or nil, "FILE:LINE: message".
 function M.load(file, kind)
-  kind = kind or M.kind(file)
   local loaded, err = evaluate(file)
   if not loaded then return nil, err end
   local t = loaded.value
+  kind = kind or M.kind_of(t, file)
   local c = new_check(file, loaded)
   if type(t) ~= "table" then
     return nil, string.format("%s:%d: %s file returned %s, expected a table", file,
@@ -893,7 +980,37 @@ function M.load(file, kind)
     return nil, file .. ": " .. tostring(v)
   end
   v.file, v.kind = file, kind
+  -- where the name comes from: its field, else the file (line 1)
+  v.name_line = t.name ~= nil and (field_line(loaded.text, "name") or loaded.ret_line) or 1
+  v.blocks_line = kind == "subject" and (field_line(loaded.text, "blocks") or loaded.ret_line) or nil
   return v
+end
+
+-- Names are unique in a plan: run folders and matrix cells are named by
+-- them, on file systems that may fold case. ITEMS: { name=, file=, line= }
+-- (one KIND, "scenario" or "subject"). Returns a list of messages, one per
+-- name given by more than one file, naming every file with its line.
+function M.duplicates(items, kind)
+  local by, order = {}, {}
+  for _, it in ipairs(items) do
+    local key = tostring(it.name):lower()
+    if not by[key] then by[key] = {} order[#order + 1] = key end
+    table.insert(by[key], it)
+  end
+  local out = {}
+  for _, key in ipairs(order) do
+    local list = by[key]
+    if #list > 1 then
+      local where = {}
+      for i = 2, #list do
+        where[#where + 1] = string.format("%s:%d ('%s')", list[i].file, list[i].line or 1, list[i].name)
+      end
+      out[#out + 1] = string.format("%s:%d: %s name '%s' is also given by %s: names must be unique, "
+        .. "case aside (run folders are named by them)", list[1].file, list[1].line or 1, kind,
+        list[1].name, table.concat(where, ", "))
+    end
+  end
+  return out
 end
 
 -- Every .lua file under PATHS (files or directories, recursively, sorted;

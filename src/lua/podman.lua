@@ -437,16 +437,28 @@ function Podman:networks(label)
 end
 
 --- pm:remove_by_label(label) -> { containers = {names}, networks = {names} } |
---- nil, err. Containers first (a network in use cannot go), then networks.
+--- nil, err. Containers first (a network in use cannot go), those others
+--- join after them, then networks.
 --- Runs to completion even after ^C.
 function Podman:remove_by_label(label)
   local removed = { containers = {}, networks = {} }
   local cs, err = self:containers(label)
   if not cs then return nil, err end
-  for _, c in ipairs(cs) do
-    local ok, e = self:rm(c.id)
-    if not ok then return nil, e end
-    removed.containers[#removed.containers + 1] = c.name
+  -- A container another joins (a network sidecar) goes after it: in
+  -- passes, each removing what it can, until one removes nothing.
+  local left = cs
+  while #left > 0 do
+    local again, last_err = {}, nil
+    for _, c in ipairs(left) do
+      local ok, e = self:rm(c.id)
+      if ok then
+        removed.containers[#removed.containers + 1] = c.name
+      else
+        again[#again + 1], last_err = c, e
+      end
+    end
+    if #again == #left then return nil, last_err end
+    left = again
   end
   local ns
   ns, err = self:networks(label)

@@ -13,38 +13,33 @@
 -- lb.canary calls (what made the evidence). A run whose scenario changed
 -- in those is not rescored and is named; run it again instead.
 --
--- A run whose checks never ran (the harness failed, it was interrupted or
--- skipped) has no judgement to redo and is kept as it was; so is a run
--- without a secrets file (made before leakbench kept them). A timeout
--- stays a timeout, with today's leaks.
-local cjson = require "cjson"
+-- Each run is judged by the judge (judge.lua) that judged it when it ran,
+-- with the harness's facts it recorded (result.json's `harness`: exit
+-- status, timeout, harness errors, the plugins and MCP servers declared),
+-- so a folder and scenario that did not change give every verdict field
+-- for field. A run that never ran (skipped, or its files could not be
+-- loaded) has no judgement to redo and is kept as it was; so is a run
+-- without a secrets file or harness facts (made before leakbench kept
+-- them). A timeout stays a timeout, a harness error an error, with
+-- today's leaks.
 local json = require "leakbench.json"
-local explain = require "leakbench.explain"
 local core = require "leakbench.core"
+local printable = require "leakbench.printable"
 local loader = require "leakbench.loader"
 local report = require "leakbench.report"
 local keep = require "leakbench.keep"
 local html = require "leakbench.html"
+local judge = require "leakbench.judge"
 
 local M = {}
 
+-- An error or warning line, printable (it may quote a user's file).
 local function perr(fmt, ...)
-  io.stderr:write("leakbench: ", string.format(fmt, ...), "\n")
+  io.stderr:write("leakbench: ", printable.line(string.format(fmt, ...), 2000), "\n")
 end
 
 -- The results document at DIR/results.json, or nil, why.
-function M.read_results(dir)
-  local path = dir .. "/results.json"
-  local text, err = core.read_file(path)
-  if not text then return nil, string.format("cannot read '%s': %s", path, tostring(err)) end
-  local ok, doc = pcall(cjson.decode, text)
-  if not ok or type(doc) ~= "table" or doc.schema ~= report.SCHEMA or type(doc.runs) ~= "table" then
-    return nil, string.format("'%s' is not a leakbench results file", path)
-  end
-  doc.scenarios = doc.scenarios or {}
-  doc.subjects = doc.subjects or {}
-  return doc
-end
+M.read_results = report.read_results
 
 local function copy(t)
   local c = {}
@@ -52,23 +47,14 @@ local function copy(t)
   return c
 end
 
--- The report's lists as JSON arrays even when empty.
-local function as_arrays(secrets)
-  for _, s in ipairs(secrets) do
-    for _, ch in pairs(s.channels or {}) do
-      json.array(ch.forms or {})
-      json.array(ch.locations or {})
-    end
-  end
-  return json.array(secrets)
-end
-
-local JUDGEMENT = { "verdict", "reason", "failed_checks", "error_kind", "problems", "missing_leaks", "claim",
-  "forged", "unverified" }
-
--- R judged again from its folder RDIR with scenario FILE. Returns the new
--- run, or nil and why it was not rescored; and the reloaded scenario.
+-- R judged again from its folder RDIR with scenario FILE, by the same
+-- judge and with the same harness facts (R.harness) as when it ran.
+-- Returns the new run, or nil and why it was not rescored; and the
+-- reloaded scenario.
 function M.rescore_run(r, rdir, file)
+  if type(r.harness) ~= "table" then
+    return nil, "its result.json holds no harness facts (made before leakbench kept them)"
+  end
   local kept, kerr = keep.load(rdir)
   if not kept then return nil, "no kept secrets (" .. kerr .. ")" end
   local problem, scenario, err = keep.replaying(kept.canaries, loader.load, file, "scenario")
@@ -79,41 +65,11 @@ function M.rescore_run(r, rdir, file)
     return nil, string.format("%s: %s changed since the run, so its evidence is another scenario's: "
       .. "run it again", file, table.concat(changed, ", "))
   end
-  local runone = require "leakbench.runone"
-  local evidence = require "leakbench.evidence"
-  local ok, run, lerr = pcall(runone.load_run, rdir, r.session_id)
-  if ok and not run then ok, run = false, lerr end
-  if not ok then return nil, "cannot read the evidence: " .. tostring(run) end
-  run.session_id, run.returncode = r.session_id, math.tointeger(r.returncode) or r.returncode
   local nr = copy(r)
-  for _, k in ipairs(JUDGEMENT) do nr[k] = nil end
-  nr.tool_calls = #run.tool_calls
-  nr.egress_attempts = #run.egress
-  nr.caps_hit = #run.caps_hit > 0 and run.caps_hit or nil
-  nr.skipped_files = #run.skipped > 0 and run.skipped or nil
-  nr.incomplete = #run.incomplete > 0 and json.array(run.incomplete) or nil
+  nr.claim = nil
   nr.prompt = (keep.mask(scenario.prompt, scenario.secrets))
-  nr.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
-  local verdict, reason, failed, checks = loader.check(scenario, run)
-  nr.failed_checks = json.array(failed)
-  nr.checks, nr.checks_more = explain.checks(checks, scenario.secrets)
-  if r.verdict == "timeout" then
-    nr.verdict, nr.reason = "timeout", r.reason
-  else
-    nr.verdict, nr.reason = verdict, reason
-  end
-  runone.judge(nr, scenario, r.subject ~= "baseline" and { name = r.subject } or nil, run, run.returncode)
-  runone.forgery(nr, run)
-  -- the start, judged as the run judged it (a run older than
-  -- result.declared has nothing to judge it by)
-  if nr.declared then runone.judge_startup(nr, run) end
-  if r.credential_leak then
-    nr.verdict, nr.reason = r.verdict, r.reason
-  end
-  nr.cause = nil
-  if nr.verdict == "fail" or nr.verdict == "invalid" then
-    nr.cause = explain.cause(run.events, scenario.secrets)
-  end
+  local subject = r.subject ~= "baseline" and { name = r.subject } or nil
+  judge.apply(nr, judge.judge(rdir, scenario, subject, r.harness))
   return nr, nil, scenario
 end
 
@@ -121,9 +77,9 @@ end
 -- document has several (set by M.main).
 local several_versions = false
 local function id(r)
-  return string.format("%s × %s%s #%d", r.scenario, r.subject,
-    several_versions and r.claude_version and (" (" .. r.claude_version .. ")") or "",
-    math.tointeger(r.repeat_index) or 1)
+  return printable.line(string.format("%s × %s%s #%d", r.scenario, r.subject,
+    several_versions and r.claude_version and (" (" .. tostring(r.claude_version) .. ")") or "",
+    math.tointeger(r.repeat_index) or 1), 300)
 end
 
 function M.main(opts, rest, cli)
@@ -146,10 +102,9 @@ function M.main(opts, rest, cli)
     for _, e in ipairs(errs) do perr("rescore: %s", e) end
     if #errs > 0 then return report.EXIT.usage end
     for _, f in ipairs(files) do
-      if loader.kind(f) == "scenario" then
-        local t, lerr = loader.load(f, "scenario")
-        if t then by_name[t.name] = f else perr("rescore: %s", lerr) end
-      end
+      local t, lerr = loader.load(f)
+      if not t then perr("rescore: %s", lerr)
+      elseif t.kind == "scenario" then by_name[t.name] = f end
     end
   end
   local out = opts.out or string.format("%s/rescore-%s", dir, os.date("!%Y%m%dT%H%M%SZ"))
@@ -169,8 +124,8 @@ function M.main(opts, rest, cli)
     local nr, why
     if not file then
       why = by_name and "not among the scenarios in " .. table.concat(paths, " ") or "no scenario file recorded"
-    elseif r.failed_checks == nil then
-      why = "its checks never ran (" .. tostring(r.verdict) .. ")"
+    elseif type(r.harness) ~= "table" then
+      why = "it never ran, or ran before leakbench kept the harness's facts (" .. tostring(r.verdict) .. ")"
     else
       local rdir = html.run_dir(dir, r)
       if not rdir then
@@ -236,7 +191,7 @@ function M.main(opts, rest, cli)
   io.write(string.format("rescored %d of %d runs with today's checks and detector; %d changed%s\n",
     #results - #kept, #results, #changed, #changed > 0 and ":" or ""))
   for _, c in ipairs(changed) do
-    io.write(string.format("  %s: %s → %s\n", id(c), c.cell_from, c.cell_to))
+    io.write(string.format("  %s: %s → %s\n", id(c), report.printable(c.cell_from), report.printable(c.cell_to)))
   end
   if #kept > 0 then
     io.write(string.format("kept as they were: %d run%s (results.json, rescore.kept)\n",
@@ -248,7 +203,7 @@ function M.main(opts, rest, cli)
     if i > 10 then perr("rescore: ... and %d more", #refused - 10) break end
     perr("rescore: not rescored: %s", why)
   end
-  local status = require("leakbench.runner").explain(new.status)
+  local status = report.explain(new.status)
   if #refused > 0 and status == report.EXIT.ok then status = report.EXIT.unjudged end
   return status, out
 end

@@ -5,38 +5,54 @@
 -- A broken scenario or subject file becomes "error" runs with its file:line;
 -- the other runs go on. SIGINT/SIGTERM: no new runs, the running ones are
 -- told to stop (they clean up after themselves), partial results are
--- written, leftovers of the suite are removed by label, exit 130.
+-- written, leftovers of the suite are removed by label, exit 130. A run
+-- still going 30 s after SIGTERM, or past its timeout and a margin
+-- (M.margin), is killed and its containers removed by label.
 local cjson = require "cjson"
 local core = require "leakbench.core"
 local loader = require "leakbench.loader"
 local report = require "leakbench.report"
 local defaults = require "leakbench.defaults"
+local printable = require "leakbench.printable"
+local shard_mod = require "leakbench.shard"
+local html = require "leakbench.html"
+local tree = require "leakbench.tree"
+local images = require "leakbench.images"
+local podman = require "leakbench.podman"
 
 local M = {}
 
+-- An error or warning line, printable (it may quote a user's file).
 local function perr(fmt, ...)
-  io.stderr:write("leakbench: ", string.format(fmt, ...), "\n")
+  io.stderr:write("leakbench: ", printable.line(string.format(fmt, ...), 2000), "\n")
 end
 
 local function slug(s)
   return (s:gsub("[^%w_.-]", "_"))
 end
 
--- " (did you mean 'X'?)" for the name in SET closest to WORD, or "".
-local function near(word, set)
-  return require("leakbench.suggest").hint(word, set, 3)
+-- Seconds a run may take beyond its timeout (starting and stopping its
+-- containers, reading the evidence, the checks' budget) before the runner
+-- kills it: defaults.RUN_MARGIN, or $LEAKBENCH_RUN_MARGIN.
+function M.margin()
+  return tonumber(os.getenv("LEAKBENCH_RUN_MARGIN") or "") or defaults.RUN_MARGIN
 end
+
+-- Seconds a run has to end after SIGTERM before SIGKILL.
+M.GRACE = 30
 
 -- Loads every scenario and subject file once (to list, filter and catch
 -- broken files early). Each run loads its files again in its own process.
 function M.plan(opts, paths)
   local files, errs = loader.find(paths, core.listdir)
-  local scenarios, known = {}, {}
+  local scenarios, names = {}, {}
   for _, f in ipairs(files) do
-    if loader.kind(f) == "scenario" then
-      local t, err = loader.load(f, "scenario")
+    -- a file's kind comes from its content: a subject among the
+    -- scenarios is not run as one (give it with --subject)
+    local t, err = loader.load(f)
+    if (t and t.kind or loader.kind(f)) == "scenario" then
       local name = t and t.name or (f:match("([^/]+)%.lua$") or f)
-      known[name] = true
+      names[#names + 1] = { name = name, file = f, line = t and t.name_line or 1 }
       local keep = true
       if opts.filter and not name:find(opts.filter, 1, true) then keep = false end
       if keep and opts.tag and t then
@@ -48,34 +64,29 @@ function M.plan(opts, paths)
       if keep then
         if not t then perr("%s", err) end
         scenarios[#scenarios + 1] = { file = f, name = name, error = err, tags = t and t.tags or {},
-          expect_leak = t and t.expect_leak or {} }
+          expect_leak = t and t.expect_leak or {}, timeout = t and t.timeout }
       end
     end
   end
-  -- Claims name scenarios: each blocks entry must be the name of a scenario
-  -- found in PATHS (before --filter and --tag), or the claim would silently
-  -- test nothing. When PATHS are single files only (part of a suite), a
-  -- claim on a scenario not given is just not in play.
-  local suite = false
-  for _, p in ipairs(paths) do
-    if core.listdir(p) then suite = true end
-  end
+  -- Claims are about the plan: a blocks entry naming no scenario of this
+  -- run is untested (the claims line names it), never an error; `list`
+  -- warns about one that names no scenario the subject could know of.
   local subjects = {}
   if not opts.no_baseline then subjects[1] = { name = "baseline", blocks = {} } end
   for _, f in ipairs(opts.subject or {}) do
     local t, err = loader.load(f, "subject")
     if not t then perr("%s", err) end
     for _, w in ipairs(t and t.warnings or {}) do perr("warning: %s", w) end
-    for i, b in ipairs(t and t.blocks or {}) do
-      if suite and not known[b] and not err then
-        err = string.format("%s: field 'blocks[%d]' names scenario '%s', which is not among "
-          .. "the scenarios in %s%s", f, i, b, table.concat(paths, " "), near(b, known))
-        perr("%s", err)
-      end
-    end
     subjects[#subjects + 1] = { file = f, name = t and t.name or (f:match("([^/]+)%.lua$") or f),
-      error = err, def = t, blocks = t and t.blocks or {}, control = t and t.control or nil }
+      error = err, def = t, blocks = t and t.blocks or {}, control = t and t.control or nil,
+      line = t and t.name_line or 1 }
   end
+  -- Two files, one name: refused before anything runs (exit 2).
+  for _, e in ipairs(loader.duplicates(names, "scenario")) do errs[#errs + 1] = e end
+  local snames = {}
+  for i = 2, #subjects do snames[#snames + 1] = subjects[i] end
+  if opts.no_baseline then snames = subjects end
+  for _, e in ipairs(loader.duplicates(snames, "subject")) do errs[#errs + 1] = e end
   return scenarios, subjects, errs
 end
 
@@ -83,14 +94,13 @@ end
 -- The image of a subject's interceptor (images.subject_image): the tag or
 -- nil, err.
 function M.subject_image(pm, subject, base)
-  return require("leakbench.images").subject_image(pm, subject, base)
+  return images.subject_image(pm, subject, base)
 end
 
 -- The Claude Code versions of a run: --claude-version (repeatable, in
 -- the order given, duplicates dropped), else $LEAKBENCH_CLAUDE_VERSION,
 -- else the default. Returns the list | nil, a usage error.
 function M.versions(opts)
-  local images = require "leakbench.images"
   local out, seen = {}, {}
   for _, v in ipairs(opts.claude_version or {}) do
     if not v:match("^[%w][%w%.%-%+]*$") then
@@ -171,7 +181,7 @@ function M.main(opts, paths, cli)
   end
   local shard
   if opts.shard then
-    local i, n = require("leakbench.shard").parse(opts.shard)
+    local i, n = shard_mod.parse(opts.shard)
     if not i then perr("run: %s", n) return 2 end
     shard = { index = i, count = n }
   end
@@ -217,8 +227,6 @@ function M.main(opts, paths, cli)
   -- errors; the other versions go on.
   local versions, verr = M.versions(opts)
   if not versions then perr("%s", verr) return 2 end
-  local podman = require "leakbench.podman"
-  local images = require "leakbench.images"
   local pm, perr_msg = podman.new()
   local by_version, subject_images = {}, {}
   for _, v in ipairs(versions) do
@@ -291,9 +299,9 @@ function M.main(opts, paths, cli)
   end
 
   -- The plan (every run, in this stable order) and this shard's part of it.
-  local plan = require("leakbench.shard").plan(queue, ctx, shard)
+  local plan = shard_mod.plan(queue, ctx, shard)
   if shard then
-    queue = require("leakbench.shard").select(queue, shard.index, shard.count)
+    queue = shard_mod.select(queue, shard.index, shard.count)
     io.stderr:write(string.format("shard %d/%d: %d of the plan's %d runs\n", shard.index, shard.count,
       #queue, plan.runs))
   end
@@ -336,6 +344,9 @@ function M.main(opts, paths, cli)
         if not h then
           finish(job, error_result(job, "cannot start the run: " .. tostring(e)))
         else
+          -- a hard deadline: the run's timeout and a margin, then SIGKILL
+          job.limit = (job.scenario.timeout or ctx.timeout) + M.margin()
+          job.deadline = core.now() + job.limit
           running[#running + 1] = job
           handles[#handles + 1] = h
         end
@@ -348,8 +359,13 @@ function M.main(opts, paths, cli)
     if i then
       local job = table.remove(running, i)
       table.remove(handles, i)
-      local r = read_json(job.dir .. "/result.json")
-      if not r then
+      local r = not job.killed and read_json(job.dir .. "/result.json")
+      if job.killed then
+        -- what the killed process left (its containers, networks) goes
+        if pm then pm:remove_by_label("leakbench.run=" .. job.run_id) end
+        r = error_result(job, job.killed)
+        if core.interrupted() then r.verdict = "interrupted" end
+      elseif not r then
         local log = core.read_file(job.dir .. "/runner.log") or ""
         r = error_result(job, string.format("the run's process ended (%s) without a result: %s",
           st.signame or ("exit " .. tostring(st.status)), log:sub(-2000)))
@@ -360,7 +376,22 @@ function M.main(opts, paths, cli)
     end
     if stop and core.interrupted() and not ctx.told then
       ctx.told = true
-      for _, h in ipairs(handles) do h:kill("SIGTERM") end
+      for k, h in ipairs(handles) do
+        h:kill("SIGTERM")
+        running[k].grace = core.now() + M.GRACE
+      end
+    end
+    -- No run outlives its deadline, nor the grace after SIGTERM.
+    local now = core.now()
+    for k, job in ipairs(running) do
+      if not job.killed and now > job.deadline then
+        job.killed = string.format("the run did not end within %g s (its timeout and %g s for setup, "
+          .. "evidence and checks): killed", job.limit, M.margin())
+        handles[k]:kill("SIGKILL")
+      elseif not job.killed and job.grace and now > job.grace then
+        job.killed = string.format("interrupted: the run did not end within %g s of SIGTERM: killed", M.GRACE)
+        handles[k]:kill("SIGKILL")
+      end
     end
   end
   progress:close()
@@ -383,7 +414,7 @@ function M.main(opts, paths, cli)
   })
   doc.plan = plan
   report.write(out, doc)
-  local page = require("leakbench.html").try_write(out, doc)
+  local page = html.try_write(out, doc)
   io.write(report.matrix(doc))
   io.write(string.format("results: %s/results.json · junit.xml%s · %d run folders\n", out,
     page and " · report.html" or "", #results))
@@ -391,24 +422,8 @@ function M.main(opts, paths, cli)
   return M.explain(doc.status), out
 end
 
--- Says on stderr why the exit status is not 0 (the first reasons, each
--- naming its scenario), and returns it.
-function M.explain(st)
-  local MAX = 10
-  if st.status ~= 0 then
-    perr("exit %d: %s", st.status, ({ [1] = "a check failed or a claim was broken",
-      [3] = "a run could not be judged", [4] = "a secret leaked under a subject (--fail-on leak)",
-      [130] = "interrupted" })[st.status] or "")
-    for i, why in ipairs(st.reasons) do
-      if i > MAX then
-        io.stderr:write(string.format("  ... and %d more (results.json, status.reasons)\n", #st.reasons - MAX))
-        break
-      end
-      io.stderr:write("  ", why, "\n")
-    end
-  end
-  return st.status
-end
+-- Says on stderr why the exit status is not 0, and returns it (report's).
+M.explain = report.explain
 
 -- "leakbench selftest": the controls, on this machine. The known-leaky
 -- baseline must leak dotenv-read on the wire (the detector sees a leak),

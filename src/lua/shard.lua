@@ -17,14 +17,18 @@
 -- an unsharded run of that plan would (the run folders stay where the
 -- shards put them; results.json names them).
 local core = require "leakbench.core"
+local printable = require "leakbench.printable"
 local report = require "leakbench.report"
+local html = require "leakbench.html"
+local json = require "leakbench.json"
 
 local M = {}
 
 M.SCHEMA = "leakbench.plan/1"
 
+-- An error or warning line, printable (it may quote a user's file).
 local function perr(fmt, ...)
-  io.stderr:write("leakbench: ", string.format(fmt, ...), "\n")
+  io.stderr:write("leakbench: ", printable.line(string.format(fmt, ...), 2000), "\n")
 end
 
 -- "I/N" -> I, N; or nil, why.
@@ -154,11 +158,9 @@ function M.merge(opts, rest, cli)
     perr("merge: usage: leakbench merge DIR... --out DIR")
     return report.EXIT.usage
   end
-  local rescore = require "leakbench.rescore"
-  local html = require "leakbench.html"
   local docs = {}
   for _, dir in ipairs(rest) do
-    local doc, err = rescore.read_results(dir)
+    local doc, err = report.read_results(dir)
     if not doc then
       perr("merge: %s", err)
       return report.EXIT.usage
@@ -199,7 +201,7 @@ function M.merge(opts, rest, cli)
     interrupted = interrupted, fail_on_leak = fail_on_leak,
   })
   doc.plan = { hash = first.plan.hash, runs = first.plan.runs,
-    merged = require("leakbench.json").array(merged) }
+    merged = json.array(merged) }
   local mok, merr = core.mkdir_p(opts.out, 493)
   if not mok then
     perr("merge: cannot create '%s': %s", opts.out, merr)
@@ -212,7 +214,7 @@ function M.merge(opts, rest, cli)
     first.plan.hash:sub(1, 12), #runs))
   io.write(string.format("results: %s/results.json · junit.xml%s\n", opts.out, page and " · report.html" or ""))
   io.stdout:flush()
-  return require("leakbench.runner").explain(doc.status)
+  return report.explain(doc.status)
 end
 
 return M

@@ -18,12 +18,19 @@ function M.distance(a, b)
   return prev[#b]
 end
 
+-- The longest word a suggestion is looked for: past it nothing known is
+-- near, and the distance (quadratic) would cost more than it tells.
+M.MAX_WORD = 64
+
 --- M.closest(word, names, max) -> the name of the list NAMES nearest to
---- WORD, at most MAX edits away (the first of equals), or nil.
+--- WORD, at most MAX edits away (the first of equals), or nil. Bounded:
+--- a WORD longer than M.MAX_WORD has none, and a name whose length
+--- differs from WORD's by more than MAX is not measured.
 function M.closest(word, names, max)
+  if type(word) ~= "string" or #word > M.MAX_WORD then return nil end
   local best, bd
   for _, n in ipairs(names) do
-    local d = M.distance(word, n)
+    local d = math.abs(#word - #n) <= max and M.distance(word, n) or max + 1
     if d <= max and (not bd or d < bd) then best, bd = n, d end
   end
   return best

@@ -1,0 +1,107 @@
+-- The one judge, end to end: `rescore` of an unchanged run folder gives
+-- every run's verdict back, field for field (verdict, reason, error kind,
+-- problems, failed checks, missing leaks, leaks, startup, claims ...),
+-- whatever the verdict was: a pass, a leak, a fail, a guard that never
+-- started (the plugin/MCP startup check), an invalid baseline.
+--
+-- By default a small real suite; LB_JUDGE_SUITE=full runs the built-in
+-- suite (scenarios/) under every subject in subjects/ instead (long).
+package.path = "spec/e2e/support/?.lua;" .. package.path
+local sh = require "sh"
+local cjson = require "cjson"
+local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
+
+-- The fields the judge decides, and the claim.
+local FIELDS = { "verdict", "reason", "error_kind", "problems", "failed_checks", "missing_leaks",
+  "leaks", "startup", "tool_calls", "egress_attempts", "caps_hit", "skipped_files", "usage",
+  "cost_usd", "num_turns", "credential_leak", "checks", "checks_more", "cause", "claim", "harness" }
+
+local function by_id(doc)
+  local out = {}
+  for _, r in ipairs(doc.runs) do
+    out[string.format("%s × %s #%d", r.scenario, r.subject, r.repeat_index or 1)] = r
+  end
+  return out
+end
+
+describe("leakbench rescore of an unchanged run folder", function()
+  local dir = tmpdir()
+  local out = dir .. "/out"
+  local run, before
+  local full = os.getenv("LB_JUDGE_SUITE") == "full"
+
+  setup(function()
+    local argv = { "run", "--jobs", "2", "--out", out }
+    if full then
+      argv[#argv + 1] = "scenarios/"
+      for _, s in ipairs({ "block-everything", "deny-rules", "hook-block", "hook-redact", "redactor",
+          "sensitive-canary" }) do
+        argv[#argv + 1] = "--subject"
+        argv[#argv + 1] = "subjects/" .. s .. ".lua"
+      end
+    else
+      for _, f in ipairs({ "spec/fixtures/e2e/three-turns.lua", "scenarios/dotenv-read.lua",
+          "spec/fixtures/e2e/verdicts/scenarios/leaky-read.lua" }) do
+        argv[#argv + 1] = f
+      end
+      for _, s in ipairs({ "subjects/deny-rules.lua", "spec/fixtures/e2e/subjects/broken-plugin.lua" }) do
+        argv[#argv + 1] = "--subject"
+        argv[#argv + 1] = s
+      end
+    end
+    run = sh.leakbench(argv)
+    before = cjson.decode(must(read(out .. "/results.json"), run.stderr))
+  end)
+
+  teardown(function() sh.rmtree(dir) end)
+
+  it("ran every run to a judgement, a startup error among them", function()
+    local kinds = {}
+    for _, r in ipairs(before.runs) do
+      assert.is_table(r.harness, r.scenario .. " × " .. r.subject)
+      kinds[r.error_kind or r.verdict] = true
+    end
+    if not full then
+      assert.is_true(kinds.plugin, run.stderr)
+      assert.is_true(kinds.pass, run.stderr)
+    end
+  end)
+
+  it("gives every verdict back, field for field", function()
+    local r = sh.leakbench({ "rescore", out, "--out", dir .. "/same" })
+    local n = #before.runs
+    assert.truthy(r.stdout:find(string.format("rescored %d of %d runs with today's checks and detector; "
+      .. "0 changed\n", n, n), 1, true), r.stdout .. r.stderr)
+    local after = by_id(cjson.decode(must(read(dir .. "/same/results.json"))))
+    for id, old in pairs(by_id(before)) do
+      local new = must(after[id], id)
+      for _, k in ipairs(FIELDS) do
+        assert.are.same(old[k], new[k], id .. ": " .. k)
+      end
+    end
+    assert.are.same(before.summary.subjects, cjson.decode(must(read(dir .. "/same/results.json")))
+      .summary.subjects)
+  end)
+end)
+
+describe("a run's hard deadline", function()
+  local dir = tmpdir()
+  teardown(function() sh.rmtree(dir) end)
+
+  it("kills a run still going past its timeout and the margin, and leaves nothing behind", function()
+    local out = dir .. "/out"
+    local t0 = os.time()
+    -- margin 0: the runner's deadline is the scenario's own timeout (15 s),
+    -- so the runner kills exec-run while Claude Code still sleeps
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/sleeper.lua", "--no-baseline", "--subject",
+      "subjects/deny-rules.lua", "--out", out }, { env = { LEAKBENCH_RUN_MARGIN = "0" } })
+    assert.is_true(os.time() - t0 < 15 + 120, "the suite ended within the deadline and cleanup")
+    assert.are.equal(3, r.status, r.stderr)
+    local doc = cjson.decode(must(read(out .. "/results.json"), r.stderr))
+    assert.are.equal("error", doc.runs[1].verdict)
+    assert.are.equal("the run did not end within 15 s (its timeout and 0 s for setup, evidence and checks): "
+      .. "killed", doc.runs[1].reason)
+    local ps = sh.run({ "podman", "ps", "-a", "-q", "--filter", "label=leakbench.suite=" .. doc.suite_id })
+    assert.are.equal("", ps.stdout, ps.stderr)
+  end)
+end)
