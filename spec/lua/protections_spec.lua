@@ -141,12 +141,12 @@ describe("judge.startup, as run and rescore both call it", function()
     assert.are.equal("plugin '/opt/subject/guard' is not among the plugins Claude Code loaded (init event)",
       problems[1].reason)
     assert.are.equal("default", st.permission_mode)
-    _, problems = judge.startup(run, {}, { "vault" }, "plan")
+    local _, problems2 = judge.startup(run, {}, { "vault" }, "plan")
     local why = {}
-    for _, p in ipairs(problems) do why[#why + 1] = p.reason end
+    for _, p in ipairs(problems2) do why[#why + 1] = p.reason end
     assert.are.same({ "permission mode", "Claude Code started in permission mode 'default', the run asked "
       .. "for 'plan'; MCP server 'vault' is not among the MCP servers Claude Code started (init event)" },
-      { problems[1].kind, table.concat(why, "; ") })
+      { problems2[1].kind, table.concat(why, "; ") })
   end)
 end)
 

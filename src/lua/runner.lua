@@ -16,7 +16,6 @@ local defaults = require "leakbench.defaults"
 local printable = require "leakbench.printable"
 local shard_mod = require "leakbench.shard"
 local html = require "leakbench.html"
-local tree = require "leakbench.tree"
 local images = require "leakbench.images"
 local podman = require "leakbench.podman"
 
