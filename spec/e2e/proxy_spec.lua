@@ -80,11 +80,20 @@ end
 
 -- Nothing a test starts outlives it: whatever the test stopped itself or
 -- not (busted keeps one finally per test, so a second one replaced the
--- first, and a proxy once ran on for 44 minutes after make test).
+-- first, and a proxy once ran on for 44 minutes after make test). What a
+-- describe's setup started (an upstream its tests share) is its
+-- teardown's to stop, and nothing started is left at the end of the file.
+local mark = 0
+before_each(function() mark = #live end)
 after_each(function()
+  for i = #live, mark + 1, -1 do
+    local h = table.remove(live, i)
+    if not read(h.status) then stop(h) end
+  end
+end)
+teardown(function()
   for i = #live, 1, -1 do
-    local h = live[i]
-    live[i] = nil
+    local h = table.remove(live, i)
     if not read(h.status) then stop(h) end
   end
 end)
