@@ -4,6 +4,9 @@
 -- owner is a live leakbench process belongs to a running run and is kept.
 local podman = require "leakbench.podman"
 local core = require "leakbench.core"
+local sandbox = require "leakbench.sandbox"
+local cli = require "leakbench.cli"
+local images_mod = require "leakbench.images"
 
 local M = {}
 
@@ -11,7 +14,6 @@ local M = {}
 --- directories (sandbox.CREDENTIAL_PREFIX .. pid .. "-XXXXXX") whose
 --- leakbench process is gone, from the credential base and /dev/shm.
 function M.sweep_credentials(say, bases)
-  local sandbox = require "leakbench.sandbox"
   say = say or function() end
   bases = bases or { sandbox.credential_base(), "/dev/shm" }
   local n, seen = 0, {}
@@ -82,7 +84,7 @@ end
 --- M.main(args, [pm], [bases]) -> exit status: 0 done, 1 podman failed, 2 usage.
 --- Prints one line per removed object and a summary on stdout.
 function M.main(args, pm, bases)
-  local flags, status = require("leakbench.cli").args("clean", args)
+  local flags, status = cli.args("clean", args)
   if not flags then return status end
   local images = flags.images
   pm = pm or podman.get()
@@ -98,7 +100,7 @@ function M.main(args, pm, bases)
     removed.kept > 0 and (", kept %d of live runs"):format(removed.kept) or ""))
   if images then
     local tags
-    tags, err = require("leakbench.images").tags({ pm = pm })
+    tags, err = images_mod.tags({ pm = pm })
     if not tags then
       io.stderr:write("leakbench: clean: cannot tell which images are in use: ", err, "\n")
       return 1

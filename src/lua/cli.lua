@@ -3,6 +3,7 @@
 -- ("leakbench help run" lists the run verb's codes, 3 and 4 among them).
 -- Verbs live in their own modules and are loaded only when used.
 local defaults = require "leakbench.defaults"
+local suggest = require "leakbench.suggest"
 
 local M = {}
 
@@ -198,7 +199,7 @@ local by_name = {}
 for _, v in ipairs(VERBS) do by_name[v.name] = v end
 
 local function closest(word, names)
-  return require("leakbench.suggest").closest(word, names, 2)
+  return suggest.closest(word, names, 2)
 end
 
 local function usage_text()

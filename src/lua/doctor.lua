@@ -17,6 +17,7 @@ local cjson = require "cjson"
 local podman = require "leakbench.podman"
 local images = require "leakbench.images"
 local lb = require "leakbench"
+local cli = require "leakbench.cli"
 
 local M = {}
 
@@ -406,7 +407,7 @@ end
 
 --- M.main(args, [pm]) -> 0 when every check passed, 1 otherwise, 2 usage.
 function M.main(args, pm)
-  local flags, status = require("leakbench.cli").args("doctor", args)
+  local flags, status = cli.args("doctor", args)
   if not flags then return status end
   local opts = { claude_versions = {} }
   for _, value in ipairs(flags.claude_version or {}) do

@@ -61,6 +61,7 @@
 -- (run.secrets, set by the caller, plus any secret asked for) and scans
 -- each segment once; results are cached on the run.
 local core = require "leakbench.core"
+local args = require "leakbench.args"
 local cjson = require "cjson"
 
 local M = {}
@@ -636,7 +637,7 @@ Run.__index = Run
 -- is read by its known path before the walk.
 function M.load(dir, opts)
   if type(dir) ~= "string" then
-    require("leakbench.args").type(2, "evidence.load", "dir", "string", type(dir))
+    args.type(2, "evidence.load", "dir", "string", type(dir))
   end
   local probe = core.files_beneath(dir, "", 0)
   if not probe then
@@ -852,7 +853,7 @@ end
 function Run:denied(name, by)
   for i, v in ipairs({ name or false, by or false }) do
     if v ~= false and type(v) ~= "string" then
-      require("leakbench.args").type(2, "run:denied", i == 1 and "name" or "by", "string", type(v))
+      args.type(2, "run:denied", i == 1 and "name" or "by", "string", type(v))
     end
   end
   for _, d in ipairs(self.permission_denials or {}) do

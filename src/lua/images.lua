@@ -38,6 +38,7 @@ local cjson = require "cjson"
 local defaults = require "leakbench.defaults"
 local tree = require "leakbench.tree"
 local loader = require "leakbench.loader"
+local cli = require "leakbench.cli"
 
 local M = {}
 
@@ -717,7 +718,7 @@ end
 --- M.main(args, [pm]) -> exit status for `leakbench build`: 0 built or
 --- present, 1 failed, 2 usage error. Prints the tags on stdout.
 function M.main(args, pm)
-  local flags, status = require("leakbench.cli").args("build", args)
+  local flags, status = cli.args("build", args)
   if not flags then return status end
   for _, k in ipairs({ "base", "mirror" }) do
     if flags[k] == "" then

@@ -40,6 +40,7 @@ end
 lb.is = is
 
 local args = require "leakbench.args"
+local json = require "leakbench.json"
 
 -- Raises lb.FNAME: wrong parameter "WHAT": expected WANT, got <GOT's kind>,
 -- blaming the caller of lb.FNAME.
@@ -260,7 +261,7 @@ function lb.script(t)
 end
 
 -- The turns and final of a script as the JSON document's tables.
-local function script_doc(s, json)
+local function script_doc(s)
   local turns = {}
   for i, turn in ipairs(s.turns) do
     local blocks = {}
@@ -287,10 +288,9 @@ end
 
 -- The script as the JSON document the scripted model reads.
 function lb.script_json(s, replies)
-  local json = require "leakbench.json"
-  local doc = script_doc(s, json)
+  local doc = script_doc(s)
   doc.version, doc.max_requests = 1, s.max_requests
-  if s.subagent then doc.subagent = script_doc(s.subagent, json) end
+  if s.subagent then doc.subagent = script_doc(s.subagent) end
   -- A subject's model_replies (loader.lua): answers to its own model calls.
   if replies and #replies > 0 then
     doc.replies = {}

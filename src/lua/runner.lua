@@ -18,6 +18,7 @@ local shard_mod = require "leakbench.shard"
 local html = require "leakbench.html"
 local images = require "leakbench.images"
 local podman = require "leakbench.podman"
+local progress_mod = require "leakbench.progress"
 
 local M = {}
 
@@ -267,7 +268,7 @@ function M.main(opts, paths, cli)
     local t = by_version[v].tags
     claude_names[#claude_names + 1] = t and t.claude or ("claude-code " .. v .. ": no image")
   end
-  require("leakbench.progress").header({ "leakbench " .. cli.VERSION, table.concat(claude_names, ", "),
+  progress_mod.header({ "leakbench " .. cli.VERSION, table.concat(claude_names, ", "),
     ctx.live and "live API" or "scripted model",
     string.format("%d scenario%s × %d subject%s%s%s",
       #scenarios, #scenarios == 1 and "" or "s", #subjects, #subjects == 1 and "" or "s",
@@ -310,7 +311,7 @@ function M.main(opts, paths, cli)
     claims[sj.name] = {}
     for _, b in ipairs(sj.blocks or {}) do claims[sj.name][b] = true end
   end
-  local progress = require("leakbench.progress").new(#queue, { multi = #versions > 1, claims = claims })
+  local progress = progress_mod.new(#queue, { multi = #versions > 1, claims = claims })
   local running, handles = {}, {}
   local exe = core.exe_path()
   local stop = false
