@@ -92,10 +92,12 @@ describe("the run pages of report.html", function()
 
   it("a failed check: the cause, the failed check, Claude Code's words", function()
     local sec = page("run-fail-case--baseline--1")
-    assert.truthy(sec:find('<p class="cause"><b>cause:</b> Claude Code refused bash', 1, true), sec)
+    -- (the fixture's refused call is a NotebookEdit of a file never read:
+    -- the loader refuses a script that calls 'bash', so it cannot be that)
+    assert.truthy(sec:find('<p class="cause"><b>cause:</b> Claude Code refused NotebookEdit', 1, true), sec)
     assert.truthy(sec:find('<tr class="failed"><td>✗ failed</td><td>the agent listed the files</td>', 1, true), sec)
     assert.truthy(sec:find("refused by Claude Code:", 1, true), sec)
-    assert.truthy(sec:find("call Bash instead", 1, true), sec)
+    assert.truthy(sec:find("File has not been read yet. Read it first before writing to it.", 1, true), sec)
   end)
 
   it("an invalid baseline: its row's subject pass is not green", function()
