@@ -285,14 +285,28 @@ describe("an agent that fills its project past the cap", function()
   local out = tmpdir()
   teardown(function() sh.rmtree(out) end)
 
-  it("is stopped, as an error that names the cap and keeps its letters", function()
+  it("with one file is held to the cap by the kernel and stopped, as an error that names the cap and keeps its letters", function()
     local r = sh.leakbench({ "run", FIX .. "/fill-work.lua", "--out", out })
     local run = results(out).runs[1]
     assert.are.equal("error", run.verdict, r.stderr)
     assert.are.equal("the agent wrote more than 50m into /work (limits.project): the run was stopped", run.reason)
     assert.matches("^error W", r.stdout:match("fill%-work%s+([^\n]*)"))
-    -- stopped well before the 160 MB it meant to write were all there
-    local du = sh.run({ "du", "-sm", run.dir .. "/project" }).stdout
-    assert.truthy(tonumber(du:match("^%d+")) < 160, du)
+    -- the file it meant to be 160 MB ends one byte past the cap
+    assert.are.equal(50 * 1024 * 1024 + 1, sh.run({ "stat", "-c", "%s", run.dir .. "/project/fill" }).stdout
+      :match("%d+") + 0)
+  end)
+
+  it("with many files is stopped by the watch long before the agent's sleep ends", function()
+    local out2 = tmpdir()
+    finally(function() sh.rmtree(out2) end)
+    local r = sh.leakbench({ "run", FIX .. "/fill-many.lua", "--out", out2 })
+    local run = results(out2).runs[1]
+    assert.are.equal("error", run.verdict, r.stderr)
+    assert.are.equal("the agent wrote more than 50m into /work (limits.project): the run was stopped", run.reason)
+    assert.matches("^error W", r.stdout:match("fill%-many%s+([^\n]*)"))
+    -- the Bash call sleeps 60 s once its 160 MB are written; the run did not wait for it
+    local res = read(run.dir .. "/result.json")
+    local claude_s = cjson.decode(res).timings.claude
+    assert.truthy(claude_s < 60, tostring(claude_s))
   end)
 end)

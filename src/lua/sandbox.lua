@@ -545,6 +545,17 @@ function Run:claude_limits()
   return l
 end
 
+-- The kernel's cap on any one file the claude container's processes
+-- write (RLIMIT_FSIZE): one byte past the smaller of limits.project and
+-- limits.config, so that a single file can never pass its mount's cap
+-- (the write fails at cap + 1 bytes, and Run:over_size then stops the run).
+-- What many files add up to is watched (Run:over_size).
+function Run:fsize_flags()
+  local l = self:claude_limits()
+  local n = math.min(M.size_bytes(l.project), M.size_bytes(l.config)) + 1
+  return { "--ulimit", ("fsize=%d:%d"):format(n, n) }
+end
+
 function Run:record_bytes()
   return (self.scenario.limits or {}).record_bytes or M.RECORD_BYTES
 end
@@ -758,7 +769,7 @@ function Run:start_claude()
   local argv = { "run", "--rm", "--name", self.names.claude }
   append(argv, self:labels(), self:join_args("net"), {
     "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
-  }, limit_flags(self:claude_limits()), {
+  }, limit_flags(self:claude_limits()), self:fsize_flags(), {
     "-v", self.config .. ":/home/bench/.claude",
     "-v", self.project .. ":/work",
     "-v", self.subject_dir .. ":/opt/subject:ro",
@@ -948,7 +959,8 @@ M.size_bytes = size_bytes
 -- The project and config dirs are bind mounts the agent writes: their
 -- size is capped by watching (limits.project, limits.config; the claude
 -- container's other writable mounts are size-capped tmpfs). Returns the
--- message naming the mount over its cap, or nil. A burst between two
+-- message naming the mount over its cap, or nil. One file is held to its
+-- cap by the kernel (Run:fsize_flags); a burst of many files between two
 -- looks (CARRIER_POLL) can overshoot by what the agent writes meanwhile.
 function Run:over_size()
   local l = self:claude_limits()
