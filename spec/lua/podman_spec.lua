@@ -26,6 +26,8 @@ case "$*" in
     printf 'STEP 3/3: RUN echo first >&2; npm install -g x\nfirst\n\n/bin/sh: 1: npm: not found\033[31m\n'
     echo 'Error: building at STEP "RUN echo first >&2; npm install -g x": while running runtime: exit status 127' >&2
     exit 127 ;;
+  *"build"*"tls.Containerfile"*) printf 'STEP 1/1: RUN npm install x\nnpm ERR! code SELF_SIGNED_CERT_IN_CHAIN\nnpm ERR! errno SELF_SIGNED_CERT_IN_CHAIN\n'
+    echo 'Error: building at STEP "RUN npm install x": while running runtime: exit status 1' >&2; exit 1 ;;
   *"build"*"bad.Containerfile"*) echo "STEP 1/2: FROM x"
     echo "Error: building at STEP \"RUN false\": exit status 1" >&2; exit 1 ;;
   *"version --format"*) echo 4.3.1 ;;
@@ -191,6 +193,26 @@ describe("pm:podman", function()
       .. "while running runtime: exit status 127 (build log: " .. logfile .. "): its last output:\n"
       .. "  first\n  /bin/sh: 1: npm: not found\\x1B[31m", err)
     core.rmtree(logfile:match("^(.*)/"))
+  end)
+
+  it("names the CA fix when a build step's TLS fails on an unknown CA, with the bundle it was given", function()
+    local dir = core.tmpdir("lb-ca-")
+    core.write_file(dir .. "/bundle.crt", "-----BEGIN CERTIFICATE-----\n")
+    core.write_file(dir .. "/empty.crt", "")
+    for bundle, named in pairs { [dir .. "/bundle.crt"] = "trusts %(" .. dir:gsub("%p", "%%%0") .. "/bundle%.crt%)",
+                                 [dir .. "/empty.crt"] = "trusts %(none: this host has no CA bundle leakbench knows%)" } do
+      local ok, err = pm:build { tag = "t:1", containerfile = "/x/tls.Containerfile", context = "/ctx",
+                                 secrets = { ca = bundle } }
+      assert.is_nil(ok)
+      assert.matches("^podman build failed %(exit 1%).*; TLS failed: the server's certificate chain ends in a CA", err)
+      assert.matches(named, err)
+      assert.matches("update%-ca%-certificates%), or set LEAKBENCH_CA_BUNDLE", err)
+      assert.matches("SELF_SIGNED_CERT_IN_CHAIN", err)
+      core.rmtree(err:match("%(build log: (.-)/build%.log"))
+    end
+    core.rmtree(dir)
+    -- a failure that is not about TLS gets no such hint
+    assert.are.equal("", podman.build_hint("npm ERR! code E404\n", dir .. "/bundle.crt"))
   end)
 
   it("keeps the last lines of a step's output, and none of an earlier step's", function()
