@@ -50,6 +50,10 @@ lhost_pcall(lua_State *L, int nargs, int nresults)
 	int base = lua_gettop(L) - nargs;
 	int status;
 
+	if (!lua_checkstack(L, 1)) {
+		lua_pushliteral(L, "lhost_pcall: no room on the Lua stack");
+		return LUA_ERRMEM;
+	}
 	lua_pushcfunction(L, traceback);
 	lua_insert(L, base);
 	status = lua_pcall(L, nargs, nresults, base);

@@ -43,6 +43,12 @@ run_script(lua_State *L, int argc, char **argv)
 	if (luaL_loadfilex(L, argv[2], "t") != LUA_OK)
 		return -1;
 	n = argc - 3;
+	/* the stack holds LUA_MINSTACK values at first: room for every
+	 * argument, and for lhost_pcall's message handler */
+	if (!lua_checkstack(L, n + 1)) {
+		fprintf(stderr, "leakbench: lua: too many arguments (%d)\n", n);
+		return 2;
+	}
 	for (i = 3; i < argc; i++)
 		lua_pushstring(L, argv[i]);
 	if (lhost_pcall(L, n, 0) != LUA_OK)
