@@ -285,7 +285,8 @@ describe("an agent that fills its project past the cap", function()
   local out = tmpdir()
   teardown(function() sh.rmtree(out) end)
 
-  it("with one file is held to the cap by the kernel and stopped, as an error that names the cap and keeps its letters", function()
+  it("with one file is held to the cap by the kernel and stopped, as an error naming the cap, with its letters",
+    function()
     local r = sh.leakbench({ "run", FIX .. "/fill-work.lua", "--out", out })
     local run = results(out).runs[1]
     assert.are.equal("error", run.verdict, r.stderr)

@@ -196,11 +196,13 @@ describe("pm:podman", function()
   end)
 
   it("names the CA fix when a build step's TLS fails on an unknown CA, with the bundle it was given", function()
-    local dir = core.tmpdir("lb-ca-")
-    core.write_file(dir .. "/bundle.crt", "-----BEGIN CERTIFICATE-----\n")
-    core.write_file(dir .. "/empty.crt", "")
-    for bundle, named in pairs { [dir .. "/bundle.crt"] = "trusts %(" .. dir:gsub("%p", "%%%0") .. "/bundle%.crt%)",
-                                 [dir .. "/empty.crt"] = "trusts %(none: this host has no CA bundle leakbench knows%)" } do
+    local cadir = core.tmpdir("lb-ca-")
+    core.write_file(cadir .. "/bundle.crt", "-----BEGIN CERTIFICATE-----\n")
+    core.write_file(cadir .. "/empty.crt", "")
+    local quoted = cadir:gsub("%p", "%%%0")
+    local cases = { [cadir .. "/bundle.crt"] = "trusts %(" .. quoted .. "/bundle%.crt%)",
+                    [cadir .. "/empty.crt"] = "trusts %(none: this host has no CA bundle leakbench knows%)" }
+    for bundle, named in pairs(cases) do
       local ok, err = pm:build { tag = "t:1", containerfile = "/x/tls.Containerfile", context = "/ctx",
                                  secrets = { ca = bundle } }
       assert.is_nil(ok)
@@ -210,9 +212,9 @@ describe("pm:podman", function()
       assert.matches("SELF_SIGNED_CERT_IN_CHAIN", err)
       core.rmtree(err:match("%(build log: (.-)/build%.log"))
     end
-    core.rmtree(dir)
+    core.rmtree(cadir)
     -- a failure that is not about TLS gets no such hint
-    assert.are.equal("", podman.build_hint("npm ERR! code E404\n", dir .. "/bundle.crt"))
+    assert.are.equal("", podman.build_hint("npm ERR! code E404\n", cadir .. "/bundle.crt"))
   end)
 
   it("keeps the last lines of a step's output, and none of an earlier step's", function()
