@@ -294,25 +294,26 @@ function Podman:build(spec)
   r.stderr = core.read_file(log) or ""
   local hint = M.build_hint(r.stderr, spec.secrets and spec.secrets.ca)
   local cause = M.build_cause(r.stderr)
-  return nil, ("%s (build log: %s%s)%s"):format(failure("build", r), log, hint,
-    cause and (": its last output:\n" .. cause) or "")
+  return nil, ("%s (build log: %s)%s%s"):format(failure("build", r), log,
+    cause and (": its last output:\n" .. cause) or "", hint)
 end
 
--- What a failed build's log says about its cause, as "; ..." to append to
--- the message, or "". CA: the bundle the build was given as secret "ca".
+-- What a failed build's log says about its cause, as a last line ("\n...")
+-- to append to the message, or "". CA: the bundle the build was given as
+-- secret "ca".
 M.TLS_FAILURES = { "SELF_SIGNED_CERT_IN_CHAIN", "self-signed certificate", "self signed certificate",
                    "unable to get local issuer certificate", "UNABLE_TO_GET_ISSUER_CERT",
                    "certificate verify failed", "UNABLE_TO_VERIFY_LEAF_SIGNATURE" }
 function M.build_hint(text, ca)
   if text:find("Temporary failure resolving", 1, true) or text:find("Could not resolve", 1, true) then
-    return "; the build had no network: `leakbench doctor` says why"
+    return "\nThe build had no network: `leakbench doctor` says why."
   end
   for _, s in ipairs(M.TLS_FAILURES) do
     if text:find(s, 1, true) then
-      return ("; TLS failed: the server's certificate chain ends in a CA that the bundle the build "
+      return ("\nTLS failed: the server's certificate chain ends in a CA that the bundle the build "
         .. "trusts (%s) does not hold. If this network intercepts TLS, add its CA to this "
         .. "machine's trust store (Debian: copy it to /usr/local/share/ca-certificates/ and run "
-        .. "update-ca-certificates), or set LEAKBENCH_CA_BUNDLE to a bundle that holds it")
+        .. "update-ca-certificates), or set LEAKBENCH_CA_BUNDLE to a bundle that holds it.")
         :format(ca and (core.stat(ca) or {}).size ~= 0 and printable.line(ca, 200)
           or "none: this host has no CA bundle leakbench knows")
     end
