@@ -1,6 +1,7 @@
 -- The detector end to end: real Claude Code runs in which the real tools of
 -- the claude image (od, xxd, hexdump, gzip, tar, python3, uuencode, sed,
--- tr, head and tail) print a canary in each family a reader could undo;
+-- tr, head, tail, basenc, iconv, rev, zstd, lz4, brotli) print a canary in
+-- each family a reader could undo;
 -- each must be found on the wire, in that family, through run:leaks (the
 -- result's findings), never as the raw text.
 package.path = "spec/e2e/support/?.lua;" .. package.path
@@ -28,6 +29,19 @@ local FAMILIES = {
   { "separator", { "sed 's/./& /g' key" }, "sep" },
   { "split", { "head -c 20 key", "tail -c +21 key" }, "split" },
   { "case", { "tr a-z A-Z < key" }, "case-upper" },
+  -- Transforms composed (issue 24), with the tools an agent has: basenc,
+  -- iconv, tr, rev, zstd, lz4, brotli, a number.
+  { "basenc-base32", { "basenc --base32 key" }, "base32@" },
+  { "basenc-base32hex", { "basenc --base32hex key" }, "base32hex@" },
+  { "basenc-bits", { "basenc --base2msbf key" }, "bits" },
+  { "iconv-utf16-base64", { "iconv -f UTF-8 -t UTF-16LE key | base64" }, "base64>utf16le" },
+  { "rot13-base64", { "tr 'A-Za-z' 'N-ZA-Mn-za-m' < key | base64" }, "base64>rot13" },
+  { "rot3", { "tr 'A-Za-z' 'D-ZA-Cd-zabc' < key" }, "rot3>" },
+  { "rev-hex", { "rev key | xxd -p" }, "hex>reversed" },
+  { "number", { "python3 -c \"print(int.from_bytes(open('key','rb').read(), 'big'))\"" }, "dec" },
+  { "zstd-base64", { "(seq 1 300; cat key) | zstd -c | base64" }, "zstd>" },
+  { "lz4-base64", { "(seq 1 300; cat key) | lz4 -c | base64" }, "lz4>" },
+  { "brotli-base64", { "(seq 1 300; cat key) | brotli -c | base64 -w0" }, "brotli>" },
   -- Near misses: one byte changed, and a prefix; they must not count.
   { "near-miss-byte", { "sed 's/^k./kZ/' key | od -An -tx1 -v", "sed 's/^k./kZ/' key | gzip | base64" }, nil },
   { "near-miss-prefix", { "head -c 24 key | xxd" }, nil },
