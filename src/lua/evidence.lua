@@ -959,18 +959,22 @@ function Run:_scan(secrets, opts)
       local found = {}
       for _, f in ipairs(sc:scan(seg.text, SNIPPET_CONTEXT)) do
         found[f.secret] = true
+        found[f.secret .. "\0" .. f.form] = true
         add(f.secret, { channel = channel, form = f.form, file = seg.file,
           record = seg.record, part = seg.part, offset = f.offset,
           length = f.length, hash = results[f.secret].hash,
           snippet = f.snippet })
       end
       -- JSON strings with escapes no dialect above produces: scan the
-      -- decoded values, report what the text scan missed
+      -- decoded values, and report what the text scan missed: the secret,
+      -- or a form of it other than the decoded text itself (a base64 of
+      -- an LZ4 frame holds the secret's literal bytes at some offset,
+      -- found as base64@N in the text; decoded, the frame is found too)
       if seg.json and seg.text:find("\\", 1, true) then
         local text, paths, offs = decoded_strings(seg)
         if text then
           for _, f in ipairs(sc:scan(text, SNIPPET_CONTEXT)) do
-            if not found[f.secret] then
+            if not (found[f.secret] and (f.form == "raw" or found[f.secret .. "\0" .. f.form])) then
               local k = locate(offs, f.offset)
               add(f.secret, { channel = channel,
                 form = "json-decoded" .. (f.form == "raw" and "" or
