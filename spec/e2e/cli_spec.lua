@@ -74,10 +74,10 @@ describe("leakbench list", function()
       "" }, "\n"), r.stderr)
     assert.are.equal(table.concat({
       "2 scenarios:",
-      "  good-one  files,read               spec/fixtures/list/broken/good.lua",
-      "  uses-lib  -                        spec/fixtures/list/good/uses-lib.lua",
+      "  good-one  files,read  spec/fixtures/list/broken/good.lua",
+      "  uses-lib  -           spec/fixtures/list/good/uses-lib.lua",
       "1 subject:",
-      "  nohook    settings                 spec/fixtures/list/subjects/nohook.lua",
+      "  nohook    settings    spec/fixtures/list/subjects/nohook.lua",
       "" }, "\n"), r.stdout)
   end)
 
@@ -98,6 +98,13 @@ describe("leakbench list", function()
     assert.are.equal("", r.stderr)
     assert.are.equal(0, r.status)
     assert.truthy(r.stdout:match("scenarios?:\n"))
+    -- every file in one column, however long a name, its tags or its kinds
+    local cols, n = {}, 0
+    for line in r.stdout:gmatch("[^\n]+") do
+      local at = line:find(" s[cu][eb][nj][a-z]*/[%w-]+%.lua$")
+      if at and not cols[at] then cols[at], n = true, n + 1 end
+    end
+    assert.are.equal(1, n, r.stdout)
   end)
 end)
 

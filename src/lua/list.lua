@@ -43,29 +43,36 @@ function M.main(_, rest)
   for _, t in ipairs(subjects) do
     for _, msg in ipairs(M.unknown_blocks(t, scenarios)) do perr("%s", msg) end
   end
-  local w = 8
-  for _, t in ipairs(scenarios) do w = math.max(w, #t.name) end
-  for _, t in ipairs(subjects) do w = math.max(w, #t.name) end
+  -- Columns as wide as their longest entry (names, tags or kinds, files).
+  local rows, w, w2 = {}, 8, 8
+  for _, t in ipairs(scenarios) do
+    rows[t] = #t.tags > 0 and printable.line(table.concat(t.tags, ","), 120) or "-"
+  end
+  for _, t in ipairs(subjects) do
+    local kind = {}
+    if t.interceptor then kind[#kind + 1] = "interceptor" end
+    if next(t.settings) then kind[#kind + 1] = "settings" end
+    if t.setup then kind[#kind + 1] = "setup" end
+    if t.agent then kind[#kind + 1] = "agent" end
+    if #t.plugins > 0 then kind[#kind + 1] = "plugins" end
+    if next(t.mcp.servers) then kind[#kind + 1] = "mcp" end
+    if t.permission_mode then kind[#kind + 1] = "mode=" .. printable.line(t.permission_mode, 40) end
+    rows[t] = #kind > 0 and table.concat(kind, ",") or "-"
+  end
+  for t, second in pairs(rows) do
+    w, w2 = math.max(w, #t.name), math.max(w2, #second)
+  end
+  local fmt = "  %-" .. w .. "s  %-" .. w2 .. "s  %s\n"
   if #scenarios > 0 then
     io.write(string.format("%d scenario%s:\n", #scenarios, #scenarios == 1 and "" or "s"))
     for _, t in ipairs(scenarios) do
-      local tags = #t.tags > 0 and printable.line(table.concat(t.tags, ","), 120) or "-"
-      io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name, tags, printable.line(t.file, 1000)))
+      io.write(string.format(fmt, t.name, rows[t], printable.line(t.file, 1000)))
     end
   end
   if #subjects > 0 then
     io.write(string.format("%d subject%s:\n", #subjects, #subjects == 1 and "" or "s"))
     for _, t in ipairs(subjects) do
-      local kind = {}
-      if t.interceptor then kind[#kind + 1] = "interceptor" end
-      if next(t.settings) then kind[#kind + 1] = "settings" end
-      if t.setup then kind[#kind + 1] = "setup" end
-      if t.agent then kind[#kind + 1] = "agent" end
-      if #t.plugins > 0 then kind[#kind + 1] = "plugins" end
-      if next(t.mcp.servers) then kind[#kind + 1] = "mcp" end
-      if t.permission_mode then kind[#kind + 1] = "mode=" .. t.permission_mode end
-      io.write(string.format("  %-" .. w .. "s  %-24s %s\n", t.name,
-        #kind > 0 and table.concat(kind, ",") or "-", printable.line(t.file, 1000)))
+      io.write(string.format(fmt, t.name, rows[t], printable.line(t.file, 1000)))
     end
   end
   if #scenarios == 0 and #subjects == 0 and broken == 0 then
