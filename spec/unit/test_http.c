@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "http.h"
+#include "common/http.h"
 #include "tap.h"
 
 /* ---- buffer parsing ---- */

@@ -31,9 +31,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/usage.h"
 #include "net/bridge.h"
 #include "net/sim.h"
 
+#define PROG	    "lb-net"
 #define MAX_BRIDGES 8
 
 static const char usage[] =
@@ -89,13 +91,6 @@ give_fds(int tcp, int udp)
 	return 0;
 }
 
-static int
-bad_usage(const char *msg, const char *arg)
-{
-	fprintf(stderr, "lb-net: %s '%s' (try 'lb-net --help')\n", msg, arg);
-	return 2;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -110,7 +105,7 @@ main(int argc, char **argv)
 	pthread_t tid;
 	size_t used = 0;
 	int ch, n = 0, i, status, sim_port = 0, sim_tcp = -1, sim_udp = -1;
-	char *end;
+	unsigned long long port;
 	pid_t pid;
 
 	opterr = 0;
@@ -118,29 +113,30 @@ main(int argc, char **argv)
 		switch (ch) {
 		case 'b':
 			if (n == MAX_BRIDGES)
-				return bad_usage("too many bridges at", optarg);
+				return usage_error(PROG,
+				    "cannot use --bridge '%s': at most %d "
+				    "bridges",
+				    optarg, MAX_BRIDGES);
 			specs[n++] = optarg;
 			break;
 		case 's':
-			sim_port = (int)strtol(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
-			    sim_port < 1 || sim_port > 65535)
-				return bad_usage("expected a port number for "
-						 "--sim, not",
+			if (usage_count(optarg, 0, 65535, &port) < 0)
+				return usage_error(PROG,
+				    "cannot use --sim '%s': expected a port "
+				    "number",
 				    optarg);
+			sim_port = (int)port;
 			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
-		case ':':
-			return bad_usage("missing value for", argv[optind - 1]);
 		default:
-			return bad_usage("unknown option", argv[optind - 1]);
+			return usage_bad_option(PROG, ch, argv, optind);
 		}
 	}
 	if (n == 0 && optind >= argc)
-		return bad_usage("nothing to do: no --bridge and no",
-		    "PROGRAM");
+		return usage_error(PROG,
+		    "nothing to do: no --bridge and no PROGRAM");
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;

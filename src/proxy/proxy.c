@@ -30,7 +30,7 @@
 
 #include <jansson.h>
 
-#include "errmsg.h"
+#include "common/errmsg.h"
 #include "proxy/proxy.h"
 
 /* ---- set-up ---- */

@@ -18,7 +18,6 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +27,11 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
-#include "http.h"
+#include "common/http.h"
+#include "common/usage.h"
 #include "trap/trap.h"
 
+#define PROG	       "lb-trap"
 #define DEFAULT_DNS    "127.0.0.1:53"
 #define DEFAULT_HTTP   "127.0.0.1:3128"
 #define DEFAULT_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
@@ -70,34 +71,6 @@ static const char usage[] =
     "  --sim-udp-fd FD       its UDP socket (IP_RECVORIGDSTADDR on); both or\n"
     "                        neither\n"
     "  --help                this text\n";
-
-__attribute__((format(printf, 1, 2))) static int
-bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "lb-trap: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\ntry 'lb-trap --help'\n");
-	return 2;
-}
-
-/* A positive integer up to max. 0, or -1. */
-static int
-number(const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || *out == 0 || *out > max)
-		return -1;
-	return 0;
-}
 
 /* Whether this process holds any capability (effective or permitted). */
 static int
@@ -240,51 +213,57 @@ main(int argc, char **argv)
 			keep = optarg;
 			break;
 		case 'R':
-			if (number(optarg, 100000000, &max_records) < 0)
-				return bad_usage("cannot use --max-records "
-						 "'%s': expected a positive "
-						 "number",
+			if (usage_count(optarg, 0, 100000000, &max_records) < 0)
+				return usage_error(PROG,
+				    "cannot use --max-records "
+				    "'%s': expected a positive "
+				    "number",
 				    optarg);
 			break;
 		case 'B':
-			if (number(optarg, 1ULL << 40, &max_bytes) < 0)
-				return bad_usage("cannot use --max-bytes "
-						 "'%s': expected a positive "
-						 "number",
+			if (usage_count(optarg, 0, 1ULL << 40, &max_bytes) < 0)
+				return usage_error(PROG,
+				    "cannot use --max-bytes "
+				    "'%s': expected a positive "
+				    "number",
 				    optarg);
 			break;
 		case 'C':
-			if (number(optarg, 100000, &v) < 0)
-				return bad_usage("cannot use --max-conns "
-						 "'%s': expected a positive "
-						 "number",
+			if (usage_count(optarg, 0, 100000, &v) < 0)
+				return usage_error(PROG,
+				    "cannot use --max-conns "
+				    "'%s': expected a positive "
+				    "number",
 				    optarg);
 			t.lim.max_conns = (int)v;
 			break;
 		case 'b':
-			if (number(optarg, 1ULL << 30, &v) < 0)
-				return bad_usage("cannot use --body-cap "
-						 "'%s': expected a positive "
-						 "number",
+			if (usage_count(optarg, 0, 1ULL << 30, &v) < 0)
+				return usage_error(PROG,
+				    "cannot use --body-cap "
+				    "'%s': expected a positive "
+				    "number",
 				    optarg);
 			t.lim.body_cap = (size_t)v;
 			break;
 		case 'i':
-			if (number(optarg, 86400, &v) < 0)
-				return bad_usage("cannot use --idle-timeout "
-						 "'%s': expected a number of "
-						 "seconds",
+			if (usage_count(optarg, 0, 86400, &v) < 0)
+				return usage_error(PROG,
+				    "cannot use --idle-timeout "
+				    "'%s': expected a number of "
+				    "seconds",
 				    optarg);
 			t.lim.idle_ms = (int)v * 1000;
 			break;
 		case 'T':
 		case 'U':
-			if (number(optarg, 65535, &v) < 0 ||
+			if (usage_count(optarg, 0, 65535, &v) < 0 ||
 			    !is_socket((int)v,
 				ch == 'T' ? SOCK_STREAM : SOCK_DGRAM))
-				return bad_usage("cannot use --%s '%s': "
-						 "expected "
-						 "an open %s socket's fd",
+				return usage_error(PROG,
+				    "cannot use --%s '%s': "
+				    "expected "
+				    "an open %s socket's fd",
 				    ch == 'T' ? "sim-tcp-fd" : "sim-udp-fd",
 				    optarg, ch == 'T' ? "TCP" : "UDP");
 			*(ch == 'T' ? &sim_tcp : &sim_udp_fd) = (int)v;
@@ -292,23 +271,21 @@ main(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
-		case ':':
-			return bad_usage("option '%s' needs a value",
-			    argv[optind - 1]);
 		default:
-			return bad_usage("unknown option '%s'",
-			    argv[optind - 1]);
+			return usage_bad_option(PROG, ch, argv, optind);
 		}
 	}
 	if (optind < argc)
-		return bad_usage("unexpected argument '%s'", argv[optind]);
+		return usage_error(PROG, "unexpected argument '%s'",
+		    argv[optind]);
 	if (records == NULL || *records == '\0')
-		return bad_usage("option '--records' is required");
+		return usage_error(PROG, "option '--records' is required");
 	if (ca_out == NULL || *ca_out == '\0')
-		return bad_usage("option '--ca-out' is required");
+		return usage_error(PROG, "option '--ca-out' is required");
 	if ((sim_tcp < 0) != (sim_udp_fd < 0))
-		return bad_usage("options '--sim-tcp-fd' and '--sim-udp-fd' go "
-				 "together");
+		return usage_error(PROG,
+		    "options '--sim-tcp-fd' and '--sim-udp-fd' go "
+		    "together");
 
 	/* Signals go to the main thread's sigwait only. */
 	sigemptyset(&sigs);

@@ -38,8 +38,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "errmsg.h"
-#include "http.h"
+#include "common/errmsg.h"
+#include "common/http.h"
 
 #define READ_CHUNK     (64 * 1024)
 #define MAX_HEADERS    512
