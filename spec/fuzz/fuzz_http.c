@@ -29,20 +29,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&c, 0, sizeof(c));
 	c.fd = -1;
-	c.buf = malloc(size + 1);
-	if (c.buf == NULL)
+	if (buf_add(&c.in, data, size) < 0)
 		return 0;
-	memcpy(c.buf, data, size);
-	c.len = c.cap = size;
 	for (;;) {
-		before = c.len;
+		before = c.in.len;
 		rc = http_read_request(&c, &req, &lim);
 		if (rc != HTTP_OK)
 			break;
 		if (req.method == NULL || req.target == NULL ||
 		    req.path == NULL || req.body == NULL ||
 		    req.body_len > lim.max_body ||
-		    req.body[req.body_len] != '\0' || c.len >= before)
+		    req.body[req.body_len] != '\0' || c.in.len >= before)
 			abort();
 		(void)http_header(&req, "content-type");
 		http_request_free(&req);
@@ -51,6 +48,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (rc != HTTP_EOF && http_error_status(rc) == 0 && rc != HTTP_IO)
 		abort();
-	free(c.buf);
+	buf_free(&c.in);
 	return 0;
 }

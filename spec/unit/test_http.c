@@ -37,12 +37,10 @@ parse_buf(const char *bytes, size_t n, const struct http_limits *lim,
 
 	memset(&c, 0, sizeof(c));
 	c.fd = -1;
-	c.buf = malloc(n + 1);
-	memcpy(c.buf, bytes, n);
-	c.len = c.cap = n;
+	buf_add(&c.in, bytes, n);
 	out->rc = http_read_request(&c, &out->req, lim);
-	out->left = c.len;
-	free(c.buf);
+	out->left = c.in.len;
+	buf_free(&c.in);
 }
 
 struct case_ {

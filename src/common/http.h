@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/buf.h"
+
 struct http_limits {
 	size_t max_header_bytes; /* request line + headers; default 64 KiB */
 	size_t max_body;	 /* default 32 MiB */
@@ -59,8 +61,7 @@ struct http_request {
  */
 struct http_conn {
 	int fd;
-	unsigned char *buf; /* bytes read but not yet consumed */
-	size_t len, cap;
+	struct buf in; /* bytes read but not yet consumed */
 	char peer[64]; /* "addr:port", for logs */
 };
 

@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "common/buf.h"
 #include "common/errmsg.h"
 #include "proxy/proxy.h"
 
@@ -563,8 +564,7 @@ struct xfer {
 	const struct http_request *req;
 	int status; /* upstream's, 0 if none */
 	char reason[64];
-	char *head; /* response head built */
-	size_t head_len, head_cap;
+	struct buf head; /* response head built */
 	int has_cl, has_te;
 	long long cl; /* upstream's length */
 	int head_sent, keep_alive;
@@ -575,35 +575,12 @@ struct xfer {
 	int held; /* held_byte pending */
 	char held_byte;
 	int client_failed;
-	int frame_error;     /* bad upstream chunks */
-	unsigned char *resp; /* for the response file */
-	size_t resp_len, resp_cap;
+	int frame_error; /* bad upstream chunks */
+	struct buf resp; /* for the response file */
 	int resp_cut;
 	int cut_by;  /* CAP_*, or -1 */
 	size_t sent; /* body bytes to client */
 };
-
-static int
-head_add(struct xfer *x, const char *s, size_t n)
-{
-	char *nb;
-
-	if (x->head_cap - x->head_len < n + 1) {
-		size_t ncap = x->head_cap ? x->head_cap : 1024;
-
-		while (ncap - x->head_len < n + 1)
-			ncap *= 2;
-		nb = realloc(x->head, ncap);
-		if (nb == NULL)
-			return -1;
-		x->head = nb;
-		x->head_cap = ncap;
-	}
-	memcpy(x->head + x->head_len, s, n);
-	x->head_len += n;
-	x->head[x->head_len] = '\0';
-	return 0;
-}
 
 /*
  * Writes iov fully to the client. 0 or -1. MSG_NOSIGNAL: a client that
@@ -669,7 +646,7 @@ send_head(struct xfer *x)
 	iov[0].iov_base = line;
 	iov[0].iov_len = (size_t)n;
 	if (x->chunked_out || x->raw_chunked)
-		head_add(x, "Transfer-Encoding: chunked\r\n", 28);
+		buf_add(&x->head, "Transfer-Encoding: chunked\r\n", 28);
 	else if (x->has_cl && !x->has_te) {
 		/* Never both: chunked framing wins (RFC 9112 §6.3). */
 		char cl[48];
@@ -677,19 +654,19 @@ send_head(struct xfer *x)
 
 		len = snprintf(cl, sizeof(cl), "Content-Length: %lld\r\n",
 		    x->cl);
-		head_add(x, cl, (size_t)len);
+		buf_add(&x->head, cl, (size_t)len);
 	}
 	if (x->keep_alive)
-		head_add(x, "Connection: keep-alive\r\n\r\n", 26);
+		buf_add(&x->head, "Connection: keep-alive\r\n\r\n", 26);
 	else
-		head_add(x, "Connection: close\r\n\r\n", 21);
-	iov[1].iov_base = x->head;
-	iov[1].iov_len = x->head_len;
-	if (x->head_len > 0 &&
+		buf_add(&x->head, "Connection: close\r\n\r\n", 21);
+	iov[1].iov_base = x->head.p;
+	iov[1].iov_len = x->head.len;
+	if (x->head.len > 0 &&
 	    (no_body || (x->has_cl && !x->has_te && x->cl == 0))) {
 		/* The head ends the response: keep its last byte back. */
 		x->held = 1;
-		x->held_byte = x->head[x->head_len - 1];
+		x->held_byte = x->head.p[x->head.len - 1];
 		iov[1].iov_len--;
 	}
 	if (send_iov(x->c->fd, iov, 2) < 0)
@@ -717,7 +694,7 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 
 		x->status = 0;
 		x->reason[0] = '\0';
-		x->head_len = 0;
+		buf_reset(&x->head);
 		x->has_cl = x->has_te = 0;
 		x->cl = -1;
 		if (sp == NULL || nl - (size_t)(sp - buf) < 4)
@@ -743,7 +720,7 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 		if (x->status >= 200)
 			send_head(x);
 		else
-			x->head_len = 0; /* interim: wait for more */
+			buf_reset(&x->head); /* interim: wait for more */
 		return x->client_failed ? 0 : n;
 	}
 	{
@@ -770,7 +747,8 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 			x->cl = strtoll(colon + 1, NULL, 10);
 			return n;
 		}
-		if (head_add(x, buf, nl) < 0 || head_add(x, "\r\n", 2) < 0)
+		if (buf_add(&x->head, buf, nl) < 0 ||
+		    buf_add(&x->head, "\r\n", 2) < 0)
 			return 0;
 	}
 	return n;
@@ -784,14 +762,12 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 static void
 keep_response(struct xfer *x, const char *data, size_t n)
 {
-	unsigned char *nb;
-
 	if (x->resp_cut)
 		return;
-	if (x->resp_len + n > PROXY_MAX_RESPONSE_FILE) {
+	if (x->resp.len + n > PROXY_MAX_RESPONSE_FILE) {
 		x->resp_cut = 1;
 		x->cut_by = CAP_RESPONSE_FILE;
-		n = PROXY_MAX_RESPONSE_FILE - x->resp_len;
+		n = PROXY_MAX_RESPONSE_FILE - x->resp.len;
 	}
 	if (n == 0)
 		return;
@@ -800,22 +776,12 @@ keep_response(struct xfer *x, const char *data, size_t n)
 		x->cut_by = CAP_RECORD_BYTES;
 		return;
 	}
-	if (x->resp_cap - x->resp_len < n) {
-		size_t ncap = x->resp_cap ? x->resp_cap : 16384;
-
-		while (ncap - x->resp_len < n)
-			ncap *= 2;
-		nb = realloc(x->resp, ncap);
-		if (nb == NULL) {
-			wire_unreserve(&x->p->wire, 0, n);
-			x->resp_cut = 1;
-			return;
-		}
-		x->resp = nb;
-		x->resp_cap = ncap;
+	if (buf_grow(&x->resp, n, 16384) < 0) {
+		wire_unreserve(&x->p->wire, 0, n);
+		x->resp_cut = 1;
+		return;
 	}
-	memcpy(x->resp + x->resp_len, data, n);
-	x->resp_len += n;
+	buf_add(&x->resp, data, n);
 }
 
 /* Sends payload bytes to the client as they are. 0 or -1. */
@@ -1392,7 +1358,7 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	rec = head ? json_object() : NULL;
 	if (rec != NULL) {
 		json_object_set_new(rec, "status", json_integer(x.status));
-		if (wire_write_response(&p->wire, seq, x.resp, x.resp_len,
+		if (wire_write_response(&p->wire, seq, x.resp.p, x.resp.len,
 			rec) < 0)
 			fprintf(stderr,
 			    "lb-proxy: cannot write response file "
@@ -1461,8 +1427,8 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	}
 	free(body);
 	free(msg);
-	free(x.head);
-	free(x.resp);
+	buf_free(&x.head);
+	buf_free(&x.resp);
 	return keep;
 }
 
