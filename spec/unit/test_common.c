@@ -2,7 +2,8 @@
  * Tests for src/common/, the servers' plain-C base: the JSON string
  * writer's one dialect (pinned byte for byte: src/lua/json.lua writes the
  * same, see spec/lua/json_spec.lua), UTF-8 validation, Latin-1 text,
- * base64, the growable buffer, and the usage and number helpers.
+ * base64, the growable buffer, the usage and number helpers, and the
+ * chunked decoder (whole and a byte at a time: the same verdict).
  */
 #include <limits.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include <jansson.h>
 
 #include "common/buf.h"
+#include "common/chunked.h"
 #include "common/jsonw.h"
 #include "common/usage.h"
 #include "tap.h"
@@ -333,6 +335,135 @@ test_usage(void)
 	    "usage: one line each, the program first, help last");
 }
 
+
+static int
+collect(void *ctx, const char *p, size_t n)
+{
+	return buf_add(ctx, p, n);
+}
+
+/*
+ * Decodes in pieces of `step` bytes (0: whole); the payload in out, the
+ * bytes used in *used. The code of the last call.
+ */
+static int
+dechunk(const char *in, int strict, unsigned long long max_total, size_t step,
+    struct buf *out, size_t *used)
+{
+	struct chunked d = { .max_total = max_total,
+		.max_line = 16,
+		.max_trailer = 32,
+		.strict = strict };
+	size_t n = strlen(in), off = 0, u;
+	int rc = CHUNKED_MORE;
+
+	while (off < n && rc == CHUNKED_MORE) {
+		size_t take = step == 0 || n - off < step ? n - off : step;
+
+		rc = chunked_feed(&d, in + off, take, &u, collect, out);
+		off += u;
+	}
+	*used = off;
+	return rc;
+}
+
+static void
+test_chunked(void)
+{
+	static const struct {
+		const char *name, *in;
+		int strict;
+		unsigned long long max;
+		int rc;
+		const char *payload;
+		size_t used;
+	} c[] = {
+		{ "two chunks", "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\nNEXT", 1, 0,
+		    CHUNKED_DONE, "abcde", 20 },
+		{ "bare LF", "A\n0123456789\n0\n\n", 1, 0, CHUNKED_DONE,
+		    "0123456789", 16 },
+		{ "extension and blanks",
+		    "3;a=b\r\nabc\r\n2 ; x\r\nde\r\n0\r\n\r\n", 1, 0,
+		    CHUNKED_DONE, "abcde", 28 },
+		{ "trailer", "1\r\nx\r\n0\r\nT: v\r\n\r\n", 1, 0, CHUNKED_DONE,
+		    "x", 17 },
+		{ "no line end after data", "3\r\nabcX\r\n", 1, 0, CHUNKED_BAD,
+		    "abc", 0 },
+		{ "not hex", "zz\r\n", 1, 0, CHUNKED_BAD, "", 0 },
+		{ "a sign", "-1\r\n", 0, 0, CHUNKED_BAD, "", 0 },
+		{ "0x is not hex", "0x5\r\nabcde\r\n", 0, 0, CHUNKED_BAD, "",
+		    0 },
+		{ "16 digits", "1000000000000000\r\n", 0, 0, CHUNKED_BAD, "",
+		    0 },
+		{ "over max_total", "ffffffffffffffffffffff\r\n", 1, 100,
+		    CHUNKED_TOO_LARGE, "", 0 },
+		{ "over max_total across chunks", "40\r\n", 1, 0x3f,
+		    CHUNKED_TOO_LARGE, "", 0 },
+		{ "size line too long", "1;aaaaaaaaaaaaaaaaaaaa\r\n", 0, 0,
+		    CHUNKED_BAD, "", 0 },
+		{ "trailers too long",
+		    "0\r\nA: 0123456789\r\nB: 0123456789\r\nC: 0\r\n\r\n", 0, 0,
+		    CHUNKED_TRAILER_TOO_LARGE, "", 0 },
+		{ "strict: trailer without a colon", "0\r\nnocolon\r\n\r\n", 1,
+		    0, CHUNKED_BAD, "", 0 },
+		{ "lenient: trailer without a colon", "0\r\nnocolon\r\n\r\n", 0,
+		    0, CHUNKED_DONE, "", 14 },
+		{ "strict: a control byte in the extension", "1;a\x01\r\nx\r\n",
+		    1, 0, CHUNKED_BAD, "", 0 },
+		{ "lenient: anything in the extension",
+		    "1;a\x01 b\r\nx\r\n0\r\n\r\n", 0, 0, CHUNKED_DONE, "x",
+		    16 },
+		{ "strict: text after the blanks", "1 x\r\nx\r\n", 1, 0,
+		    CHUNKED_BAD, "", 0 },
+		{ "strict: a bare CR in a trailer", "0\r\nA: b\rc\r\n\r\n", 1,
+		    0, CHUNKED_BAD, "", 0 },
+		{ "cut short", "5\r\nab", 1, 0, CHUNKED_MORE, "ab", 5 },
+	};
+	size_t i, used, steps[] = { 0, 1, 3 };
+	int all_steps = 1;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct buf out = { 0 };
+		int rc;
+
+		buf_add(&out, "", 0);
+		rc = dechunk(c[i].in, c[i].strict, c[i].max, 0, &out, &used);
+		is_int(rc, c[i].rc, "chunked: %s", c[i].name);
+		is_str(out.p, c[i].payload, "chunked: %s, payload", c[i].name);
+		if (c[i].rc >= 0)
+			is_int(used, c[i].used, "chunked: %s, bytes used",
+			    c[i].name);
+		for (size_t k = 1; k < 3; k++) {
+			struct buf o2 = { 0 };
+
+			buf_add(&o2, "", 0);
+			all_steps &= dechunk(c[i].in, c[i].strict, c[i].max,
+					 steps[k], &o2, &used) == rc &&
+			    strcmp(o2.p, out.p) == 0;
+			buf_free(&o2);
+		}
+		buf_free(&out);
+	}
+	ok(all_steps, "chunked: a byte or three at a time, the same verdict");
+	{
+		struct chunked d = { 0 };
+		size_t u;
+
+		ok(chunked_feed(&d, "0\n\n", 3, &u, NULL, NULL) ==
+			    CHUNKED_DONE &&
+			chunked_done(&d) &&
+			chunked_feed(&d, "1\n", 2, &u, NULL, NULL) ==
+			    CHUNKED_DONE &&
+			u == 0,
+		    "chunked: after the end, nothing more is used");
+		chunked_reset(&d);
+		ok(!chunked_done(&d) &&
+			chunked_feed(&d, "1\nx\n0\n\n", 8, &u, NULL, NULL) ==
+			    CHUNKED_DONE,
+		    "chunked: reset starts a new message");
+	}
+}
+
 int
 main(void)
 {
@@ -345,5 +476,6 @@ main(void)
 	test_buf();
 	test_numbers();
 	test_usage();
+	test_chunked();
 	return tap_done();
 }

@@ -7,7 +7,8 @@
  * - Every byte a client sends is either part of the request being read or
  *   stays in conn->in for the next one: a Content-Length body is read
  *   with reads bounded by what is left of it, a chunked body through the
- *   buffer, so pipelined requests are never lost.
+ *   buffer by common/chunked.c (strict), which uses no byte past the
+ *   message's end, so pipelined requests are never lost.
  * - Everything is checked before it is used: the request line, each header
  *   name (a token) and value (no control bytes but HTAB), Content-Length
  *   (digits only; duplicates must agree; never together with
@@ -39,6 +40,7 @@
 #include <arpa/inet.h>
 
 #include "common/buf.h"
+#include "common/chunked.h"
 #include "common/errmsg.h"
 #include "common/http.h"
 
@@ -516,147 +518,62 @@ body_grow(struct http_request *req, size_t *cap, size_t n)
 	return 0;
 }
 
+/* Where a chunked body goes: the request's body, grown as it comes. */
+struct body_sink {
+	struct http_request *req;
+	size_t cap;
+};
+
+static int
+body_sink(void *ctx, const char *p, size_t n)
+{
+	struct body_sink *b = ctx;
+
+	if (body_grow(b->req, &b->cap, n) < 0)
+		return -1;
+	memcpy(b->req->body + b->req->body_len, p, n);
+	b->req->body_len += n;
+	return 0;
+}
+
 /*
- * Reads one line of chunk framing (size line or trailer) from the buffer,
- * filling it as needed. Sets *n to the line's length (without line end) and
- * returns HTTP_OK with the line at cbuf(c) + *pos, advancing *pos past it.
+ * Reads a chunked body and its trailers (strict grammar, common/chunked.h)
+ * from the buffer, filling it as needed. HTTP_OK or an error code.
  */
 static int
-chunk_line(struct http_conn *c, size_t *pos, size_t maxlen, size_t *start,
-    size_t *n, int idle_ms)
+read_chunked_body(struct http_conn *c, struct http_request *req,
+    const struct http_limits *lim)
 {
-	unsigned char *nl;
+	struct chunked d = { .max_total = lim->max_body,
+		.max_line = MAX_CHUNK_LINE,
+		.max_trailer = lim->max_header_bytes,
+		.strict = 1 };
+	struct body_sink b = { req, 0 };
+	size_t used;
 	ssize_t r;
+	int rc;
 
+	if (body_grow(req, &b.cap, 0) < 0)
+		return HTTP_IO;
 	for (;;) {
-		nl = memchr(cbuf(c) + *pos, '\n', c->in.len - *pos);
-		if (nl != NULL) {
-			*start = *pos;
-			*n = (size_t)(nl - (cbuf(c) + *pos));
-			*pos += *n + 1;
-			if (*n > 0 && cbuf(c)[*start + *n - 1] == '\r')
-				(*n)--;
-			if (memchr(cbuf(c) + *start, '\r', *n) != NULL)
-				return HTTP_BAD;
-			return HTTP_OK;
-		}
-		if (c->in.len - *pos > maxlen)
-			return HTTP_AGAIN; /* the caller picks the code */
-		consume(c, *pos);
-		*pos = 0;
-		r = fill(c, idle_ms, 0);
+		rc = chunked_feed(&d, c->in.p, c->in.len, &used, body_sink, &b);
+		consume(c, used);
+		if (rc == CHUNKED_DONE)
+			break;
+		if (rc == CHUNKED_TOO_LARGE)
+			return HTTP_TOO_LARGE;
+		if (rc == CHUNKED_TRAILER_TOO_LARGE)
+			return HTTP_HEAD_TOO_LARGE;
+		if (rc == CHUNKED_SINK)
+			return HTTP_IO;
+		if (rc != CHUNKED_MORE)
+			return HTTP_BAD;
+		r = fill(c, lim->idle_ms, 0);
 		if (r == 0)
 			return HTTP_BAD;
 		if (r < 0)
 			return (int)r;
 	}
-}
-
-/* Reads a chunked body and its trailers. HTTP_OK or an error code. */
-static int
-read_chunked_body(struct http_conn *c, struct http_request *req,
-    const struct http_limits *lim)
-{
-	size_t pos = 0, cap = 0, start, n, i, trailer = 0;
-	unsigned long long size;
-	int rc;
-
-	if (body_grow(req, &cap, 0) < 0)
-		return HTTP_IO;
-	for (;;) {
-		rc = chunk_line(c, &pos, MAX_CHUNK_LINE, &start, &n,
-		    lim->idle_ms);
-		if (rc == HTTP_AGAIN)
-			return HTTP_BAD;
-		if (rc != HTTP_OK)
-			return rc;
-		size = 0;
-		for (i = 0; i < n; i++) {
-			unsigned char ch = cbuf(c)[start + i];
-			int d;
-
-			if (ch >= '0' && ch <= '9')
-				d = ch - '0';
-			else if (ch >= 'a' && ch <= 'f')
-				d = ch - 'a' + 10;
-			else if (ch >= 'A' && ch <= 'F')
-				d = ch - 'A' + 10;
-			else
-				break;
-			size = size * 16 + (unsigned)d;
-			if (size > lim->max_body)
-				return HTTP_TOO_LARGE;
-		}
-		if (i == 0)
-			return HTTP_BAD;
-		/* Chunk extensions (";name=value") are allowed and ignored. */
-		while (i < n &&
-		    (cbuf(c)[start + i] == ' ' || cbuf(c)[start + i] == '\t'))
-			i++;
-		if (i < n && cbuf(c)[start + i] != ';')
-			return HTTP_BAD;
-		for (; i < n; i++)
-			if (!is_vchar(cbuf(c)[start + i]))
-				return HTTP_BAD;
-		if (size == 0)
-			break;
-		if (req->body_len + size > lim->max_body)
-			return HTTP_TOO_LARGE;
-		if (body_grow(req, &cap, size) < 0)
-			return HTTP_IO;
-		while (size > 0) {
-			size_t have = c->in.len - pos, take;
-			ssize_t r;
-
-			if (have > 0) {
-				take = have < size ? have : (size_t)size;
-				memcpy(req->body + req->body_len, cbuf(c) + pos,
-				    take);
-				pos += take;
-			} else {
-				consume(c, pos);
-				pos = 0;
-				/* Straight into the body: never past it. */
-				r = read_some(c, req->body + req->body_len,
-				    (size_t)size, lim->idle_ms, 0);
-				if (r == 0)
-					return HTTP_BAD;
-				if (r < 0)
-					return (int)r;
-				take = (size_t)r;
-			}
-			req->body_len += take;
-			size -= take;
-		}
-		/* The data's line end; a lone CR may wait for its LF. */
-		rc = chunk_line(c, &pos, 1, &start, &n, lim->idle_ms);
-		if (rc == HTTP_AGAIN || (rc == HTTP_OK && n != 0))
-			return HTTP_BAD;
-		if (rc != HTTP_OK)
-			return rc;
-	}
-	/* Trailer fields: checked for shape, counted against the head limit. */
-	for (;;) {
-		size_t left = lim->max_header_bytes > trailer ?
-		    lim->max_header_bytes - trailer :
-		    0;
-
-		rc = chunk_line(c, &pos, left, &start, &n, lim->idle_ms);
-		if (rc == HTTP_AGAIN)
-			return HTTP_HEAD_TOO_LARGE;
-		if (rc != HTTP_OK)
-			return rc;
-		if (n == 0)
-			break;
-		trailer += n + 2;
-		if (trailer > lim->max_header_bytes)
-			return HTTP_HEAD_TOO_LARGE;
-		for (i = 0; i < n && is_tchar(cbuf(c)[start + i]); i++)
-			;
-		if (i == 0 || i >= n || cbuf(c)[start + i] != ':')
-			return HTTP_BAD;
-	}
-	consume(c, pos);
 	req->body[req->body_len] = '\0';
 	req->chunked = 1;
 	return HTTP_OK;

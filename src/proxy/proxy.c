@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "common/buf.h"
+#include "common/chunked.h"
 #include "common/errmsg.h"
 #include "proxy/proxy.h"
 
@@ -532,32 +533,6 @@ refuse_cap(struct proxy *p, struct http_conn *c, const struct http_request *req,
 
 /* ---- one exchange ---- */
 
-/*
- * An incremental reader of chunked framing. libcurl passes the upstream's
- * chunked bytes through untouched (so the client gets exactly them, in as
- * few writes as they came); this finds the payload for the response file
- * and the end of the message.
- */
-enum {
-	DC_SIZE,
-	DC_EXT,
-	DC_SIZE_LF,
-	DC_DATA,
-	DC_DATA_CR,
-	DC_DATA_LF,
-	DC_TRAILER_START,
-	DC_TRAILER_LF,
-	DC_TRAILER,
-	DC_DONE,
-	DC_ERROR
-};
-
-struct dechunk {
-	int state;
-	int digits;
-	unsigned long long left;
-};
-
 struct xfer {
 	struct proxy *p;
 	struct http_conn *c;
@@ -568,11 +543,12 @@ struct xfer {
 	int has_cl, has_te;
 	long long cl; /* upstream's length */
 	int head_sent, keep_alive;
-	int chunked_out; /* we frame chunks */
-	int raw_chunked; /* upstream's chunks pass */
-	int decode_out;	 /* de-chunk to client */
-	struct dechunk dc;
-	int held; /* held_byte pending */
+	int chunked_out;   /* we frame chunks */
+	int raw_chunked;   /* upstream's chunks pass */
+	int decode_out;	   /* de-chunk to client */
+	struct chunked dc; /* libcurl passes the upstream's chunks through:
+			    * this finds their payload and their end */
+	int held;	   /* held_byte pending */
 	char held_byte;
 	int client_failed;
 	int frame_error; /* bad upstream chunks */
@@ -793,107 +769,17 @@ send_plain(struct xfer *x, const char *data, size_t n)
 	return n ? send_iov(x->c->fd, &iov, 1) : 0;
 }
 
-/*
- * Reads chunked bytes: payload goes to the response file (and to the client
- * when decode_out). Sets *end to the index just past the message's last
- * byte when it ends in this piece. 0, or -1 on malformed framing or a
- * failed send.
- */
+/* The payload of the upstream's chunks: to the response file, and to
+ * the client when decode_out. 0, or -1 when the client is gone. */
 static int
-dechunk(struct xfer *x, const char *p, size_t n, size_t *end)
+chunk_payload(void *ctx, const char *p, size_t n)
 {
-	struct dechunk *d = &x->dc;
-	size_t i = 0, take;
-	int v;
+	struct xfer *x = ctx;
 
-	*end = 0;
-	while (i < n && d->state != DC_DONE) {
-		unsigned char ch = (unsigned char)p[i];
-
-		switch (d->state) {
-		case DC_SIZE:
-			v = ch >= '0' && ch <= '9' ? ch - '0' :
-			    ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 :
-			    ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 :
-						     -1;
-			if (v >= 0) {
-				if (++d->digits > 15)
-					return -1;
-				d->left = d->left * 16 + (unsigned)v;
-			} else if (d->digits == 0) {
-				return -1;
-			} else if (ch == ';' || ch == ' ' || ch == '\t') {
-				d->state = DC_EXT;
-			} else if (ch == '\r') {
-				d->state = DC_SIZE_LF;
-			} else if (ch == '\n') {
-				d->state = d->left ? DC_DATA : DC_TRAILER_START;
-			} else {
-				return -1;
-			}
-			i++;
-			break;
-		case DC_EXT:
-			if (ch == '\n')
-				d->state = d->left ? DC_DATA : DC_TRAILER_START;
-			i++;
-			break;
-		case DC_SIZE_LF:
-			if (ch != '\n')
-				return -1;
-			d->state = d->left ? DC_DATA : DC_TRAILER_START;
-			i++;
-			break;
-		case DC_DATA:
-			take = n - i < d->left ? n - i : (size_t)d->left;
-			keep_response(x, p + i, take);
-			if (x->decode_out && send_plain(x, p + i, take) < 0)
-				return -1;
-			x->sent += take;
-			d->left -= take;
-			i += take;
-			if (d->left == 0)
-				d->state = DC_DATA_CR;
-			break;
-		case DC_DATA_CR:
-			if (ch == '\r')
-				d->state = DC_DATA_LF;
-			else if (ch == '\n')
-				d->state = DC_SIZE;
-			else
-				return -1;
-			d->digits = 0;
-			i++;
-			break;
-		case DC_DATA_LF:
-			if (ch != '\n')
-				return -1;
-			d->state = DC_SIZE;
-			i++;
-			break;
-		case DC_TRAILER_START:
-			d->state = ch == '\r' ? DC_TRAILER_LF :
-			    ch == '\n'	      ? DC_DONE :
-						DC_TRAILER;
-			i++;
-			break;
-		case DC_TRAILER_LF:
-			if (ch != '\n')
-				return -1;
-			d->state = DC_DONE;
-			i++;
-			break;
-		case DC_TRAILER:
-			if (ch == '\n')
-				d->state = DC_TRAILER_START;
-			i++;
-			break;
-		default:
-			return -1;
-		}
-	}
-	if (d->state == DC_DONE)
-		*end = i;
+	keep_response(x, p, n);
+	if (x->decode_out && send_plain(x, p, n) < 0)
+		return -1;
+	x->sent += n;
 	return 0;
 }
 
@@ -915,18 +801,20 @@ on_body(char *data, size_t size, size_t nitems, void *u)
 	if (x->client_failed || n == 0)
 		return 0;
 	if (x->raw_chunked || x->decode_out) {
-		if (x->dc.state == DC_DONE)
+		if (chunked_done(&x->dc))
 			return n; /* after the end: ignored */
-		if (dechunk(x, data, n, &end) < 0) {
-			if (x->dc.state != DC_DATA)
-				x->frame_error = 1; /* else a failed send */
-			else
-				x->client_failed = 1;
+		rc = chunked_feed(&x->dc, data, n, &end, chunk_payload, x);
+		if (rc == CHUNKED_SINK) {
+			x->client_failed = 1;
+			return 0;
+		}
+		if (rc < 0) {
+			x->frame_error = 1;
 			return 0;
 		}
 		if (!x->raw_chunked)
 			return n;
-		if (end > 0) {
+		if (rc == CHUNKED_DONE) {
 			n = end;
 			x->held = 1;
 			x->held_byte = data[n - 1];
@@ -1108,7 +996,7 @@ setup_curl(struct proxy *p, CURL *h, struct xfer *x, const char *url,
 	SET(CURLOPT_WRITEDATA, x);
 	SET(CURLOPT_ERRORBUFFER, errbuf);
 	SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
-	SET(CURLOPT_HTTP_TRANSFER_DECODING, 0L); /* see dechunk() */
+	SET(CURLOPT_HTTP_TRANSFER_DECODING, 0L); /* see struct xfer's dc */
 	SET(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
 	SET(CURLOPT_CONNECTTIMEOUT_MS, p->timeout_ms);
 	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -1276,7 +1164,7 @@ forward(struct proxy *p, struct http_conn *c, CURL **hp,
 	} else {
 		res = curl_easy_perform(*hp);
 		if (res == CURLE_OK && (x.raw_chunked || x.decode_out) &&
-		    x.dc.state != DC_DONE)
+		    !chunked_done(&x.dc))
 			x.frame_error = 1;
 		if (x.frame_error) {
 			res = CURLE_RECV_ERROR;

@@ -42,6 +42,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "common/chunked.h"
 #include "trap/trap.h"
 
 #define MAX_HEADERS	512
@@ -641,34 +642,34 @@ body_take(struct conn *c, struct body *b, size_t want)
 	return (ssize_t)n;
 }
 
-/* A line of chunk framing into line (NUL-terminated). 0, or -1. */
-static int
-chunk_line(struct conn *c, char *line, size_t linelen)
-{
-	unsigned char *nl;
-	size_t n;
+/* Where the payload of a chunked body goes: b, up to the body cap. */
+struct chunk_sink {
+	struct body *b;
+	size_t cap;
+};
 
-	while ((nl = memchr(tio_bytes(&c->io), '\n', c->io.in.len)) == NULL) {
-		if (c->io.in.len > MAX_LINE || tio_fill(&c->io) <= 0)
-			return -1;
-	}
-	n = (size_t)(nl - tio_bytes(&c->io));
-	if (n > 0 && tio_bytes(&c->io)[n - 1] == '\r')
-		n--;
-	if (n >= linelen)
+/* -1 once the body passed TRAP_DISCARD_MAX: it is not read further. */
+static int
+chunk_payload(void *ctx, const char *p, size_t n)
+{
+	struct chunk_sink *k = ctx;
+
+	if (k->b->total >= TRAP_DISCARD_MAX)
 		return -1;
-	memcpy(line, tio_bytes(&c->io), n);
-	line[n] = '\0';
-	tio_consume(&c->io, (size_t)(nl - tio_bytes(&c->io)) + 1);
+	body_add(k->b, (const unsigned char *)p, n, k->cap);
 	return 0;
 }
 
 static void
 read_body(struct conn *c, const struct trap_req *r, struct body *b)
 {
-	char line[MAX_LINE + 1];
+	struct chunked d = { .max_line = MAX_LINE,
+		.max_trailer = MAX_HEADERS * (MAX_LINE + 2) };
+	struct chunk_sink k = { b, c->t->lim.body_cap };
 	unsigned long long left;
+	size_t used;
 	ssize_t got;
+	int rc;
 
 	if (!r->chunked) {
 		if (r->clen == -2)
@@ -689,53 +690,26 @@ read_body(struct conn *c, const struct trap_req *r, struct body *b)
 		}
 		return;
 	}
+	/* Lenient framing: the trap records what it gets, it does not judge. */
 	for (;;) {
-		char *end;
-
-		if (chunk_line(c, line, sizeof(line)) < 0) {
-			b->error = "chunked body cut short or malformed";
+		rc = chunked_feed(&d, c->io.in.p, c->io.in.len, &used,
+		    chunk_payload, &k);
+		tio_consume(&c->io, used);
+		if (rc == CHUNKED_DONE)
+			return;
+		if (rc == CHUNKED_SINK) {
+			b->error = "body over 64 MiB, not read further";
 			return;
 		}
-		errno = 0;
-		left = strtoull(line, &end, 16);
-		if (end == line || errno != 0 ||
-		    (*end != '\0' && *end != ';' && *end != ' ' &&
-			*end != '\t') ||
-		    line[0] == '-' || line[0] == '+' || line[0] == ' ') {
-			b->error = "chunked body cut short or malformed";
+		if (rc == CHUNKED_TRAILER_TOO_LARGE) {
+			b->error = "trailers too long";
 			return;
 		}
-		if (left == 0)
-			break;
-		while (left > 0) {
-			if (b->total >= TRAP_DISCARD_MAX) {
-				b->error = "body over 64 MiB, not read further";
-				return;
-			}
-			got = body_take(c, b,
-			    left > SIZE_MAX ? SIZE_MAX : (size_t)left);
-			if (got <= 0) {
-				b->error =
-				    "chunked body cut short or malformed";
-				return;
-			}
-			left -= (unsigned long long)got;
-		}
-		if (chunk_line(c, line, sizeof(line)) < 0 || line[0] != '\0') {
+		if (rc != CHUNKED_MORE || tio_fill(&c->io) <= 0) {
 			b->error = "chunked body cut short or malformed";
 			return;
 		}
 	}
-	/* Trailers, up to the empty line. */
-	for (int i = 0; i < MAX_HEADERS; i++) {
-		if (chunk_line(c, line, sizeof(line)) < 0) {
-			b->error = "chunked body cut short or malformed";
-			return;
-		}
-		if (line[0] == '\0')
-			return;
-	}
-	b->error = "too many trailer lines";
 }
 
 static void tunnel(struct conn *c, const char *target);
