@@ -81,18 +81,14 @@ chunked_reset(struct chunked *d)
 	d->line = d->trailer = 0;
 }
 
-/* One byte of framing (never data). CHUNKED_MORE or an error code. */
+/* One byte of a size line. CHUNKED_MORE or an error code. */
 static int
-step(struct chunked *d, unsigned char ch)
+step_size(struct chunked *d, unsigned char ch)
 {
 	int v;
 
-	if (d->state <= ST_SIZE_LF && d->max_line > 0 &&
-	    ++d->line > d->max_line)
+	if (d->max_line > 0 && ++d->line > d->max_line)
 		return CHUNKED_BAD;
-	if (d->state >= ST_TRAILER_START && d->max_trailer > 0 &&
-	    ++d->trailer > d->max_trailer)
-		return CHUNKED_TRAILER_TOO_LARGE;
 	switch (d->state) {
 	case ST_SIZE:
 		if ((v = hexval(ch)) >= 0) {
@@ -140,19 +136,21 @@ step(struct chunked *d, unsigned char ch)
 			return CHUNKED_BAD;
 		d->state = after_size(d);
 		break;
-	case ST_DATA_CR:
-		if (ch == '\r')
-			d->state = ST_DATA_LF;
-		else if (ch == '\n')
-			d->state = ST_SIZE;
-		else
-			return CHUNKED_BAD;
-		break;
-	case ST_DATA_LF:
-		if (ch != '\n')
-			return CHUNKED_BAD;
-		d->state = ST_SIZE;
-		break;
+	default:
+		return CHUNKED_BAD;
+	}
+	if (d->state == ST_DATA || d->state == ST_TRAILER_START)
+		d->line = 0; /* the next size line counts from zero */
+	return CHUNKED_MORE;
+}
+
+/* One byte of the trailers. CHUNKED_MORE or an error code. */
+static int
+step_trailer(struct chunked *d, unsigned char ch)
+{
+	if (d->max_trailer > 0 && ++d->trailer > d->max_trailer)
+		return CHUNKED_TRAILER_TOO_LARGE;
+	switch (d->state) {
 	case ST_TRAILER_START:
 		if (ch == '\r')
 			d->state = ST_END_LF;
@@ -186,8 +184,34 @@ step(struct chunked *d, unsigned char ch)
 	default:
 		return CHUNKED_BAD;
 	}
-	if (d->state == ST_DATA || d->state == ST_TRAILER_START)
-		d->line = 0; /* the next size line counts from zero */
+	return CHUNKED_MORE;
+}
+
+/* One byte of framing (never data). CHUNKED_MORE or an error code. */
+static int
+step(struct chunked *d, unsigned char ch)
+{
+	if (d->state <= ST_SIZE_LF)
+		return step_size(d, ch);
+	if (d->state >= ST_TRAILER_START)
+		return step_trailer(d, ch);
+	switch (d->state) {
+	case ST_DATA_CR:
+		if (ch == '\r')
+			d->state = ST_DATA_LF;
+		else if (ch == '\n')
+			d->state = ST_SIZE;
+		else
+			return CHUNKED_BAD;
+		break;
+	case ST_DATA_LF:
+		if (ch != '\n')
+			return CHUNKED_BAD;
+		d->state = ST_SIZE;
+		break;
+	default:
+		return CHUNKED_BAD;
+	}
 	return CHUNKED_MORE;
 }
 

@@ -1064,257 +1064,343 @@ not_messages_api(const struct proxy *p, const struct http_request *req)
 	return msg;
 }
 
+/* One request's way through forward(), phase to phase. */
+struct exchange {
+	unsigned long seq;
+	struct timespec when;
+	double t0, ms; /* mono_ms() at the start; the duration */
+	char *head;    /* the record's request half, dumped; or NULL */
+	size_t head_len;
+	size_t reserved; /* room taken for the record */
+	char *msg;	 /* the error recorded and logged; or NULL */
+	char *body;	 /* the error answered when nothing went out */
+	CURLcode res;
+};
+
 /*
- * Forwards one request and records it. Returns whether the client
+ * Takes room for the record before anything is forwarded, so what does
+ * not fit is refused, not sent. Usually a bound is enough and the record
+ * is built after the exchange, off the path to the first byte; a
+ * compressed body is decoded first (e->head), to know its size and to
+ * refuse what cannot be recorded decoded. 0 when the room is taken; -1
+ * when the request was answered instead, *keep saying whether the
  * connection may be kept.
  */
 static int
-forward(struct proxy *p, struct http_conn *c, CURL **hp,
-    const struct http_request *req)
+reserve_record(struct proxy *p, struct http_conn *c,
+    const struct http_request *req, struct exchange *e, int *keep)
 {
-	struct xfer x;
-	struct timespec when;
-	struct curl_slist *hdrs = NULL;
-	char errbuf[CURL_ERROR_SIZE] = "", *url = NULL, *msg = NULL;
-	char *line = NULL, *body = NULL, *head = NULL;
-	unsigned long seq = wire_next_seq(&p->wire);
-	double t0 = mono_ms(), ms;
-	size_t head_len = 0, reserved, bound;
-	int has_body, keep, over = 0, cap;
-	CURLcode res = CURLE_OK;
+	size_t bound = wire_request_bound(req, &p->cred);
+	char *body;
 	json_t *rec;
+	int over = 0, cap;
 
-	clock_gettime(CLOCK_REALTIME, &when);
-
-	/*
-	 * Room for the record is taken before anything is forwarded, so what
-	 * does not fit is refused, not sent. Usually a bound is enough and
-	 * the record is built after the exchange, off the path to the first
-	 * byte; a compressed body is decoded first, to know its size and to
-	 * refuse what cannot be recorded decoded.
-	 */
-	bound = wire_request_bound(req, &p->cred);
 	if (bound == 0) {
-		rec = wire_request_record(req, seq, &when, &p->cred);
+		rec = wire_request_record(req, e->seq, &e->when, &p->cred);
 		if (rec != NULL) {
 			const char *de = json_string_value(
 			    json_object_get(rec, "decode_error"));
 
 			over = de != NULL && strcmp(de, WIRE_DECODED_OVER) == 0;
-			head = wire_dump(rec, &head_len);
+			e->head = wire_dump(rec, &e->head_len);
 			json_decref(rec);
 		}
-		if (head == NULL) {
+		if (e->head == NULL) {
 			body = error_body(p, "api_error",
 			    "lb-proxy: cannot "
 			    "record the request: out of memory");
-			keep = body != NULL && req->keep_alive;
+			*keep = body != NULL && req->keep_alive;
 			if (body == NULL ||
 			    http_respond(c->fd, 502, "application/json", NULL,
-				body, strlen(body), keep) < 0)
-				keep = 0;
+				body, strlen(body), *keep) < 0)
+				*keep = 0;
 			free(body);
-			return keep;
+			return -1;
 		}
 		if (over) {
-			free(head);
-			return refuse_cap(p, c, req, CAP_DECODED_BODY, 413);
+			*keep = refuse_cap(p, c, req, CAP_DECODED_BODY, 413);
+			return -1;
 		}
-		bound = head_len;
+		bound = e->head_len;
 	}
-	reserved = bound + RECORD_SLACK;
-	cap = wire_reserve(&p->wire, 1, reserved);
+	e->reserved = bound + RECORD_SLACK;
+	cap = wire_reserve(&p->wire, 1, e->reserved);
 	if (cap != WIRE_CAP_NONE) {
-		free(head);
-		return refuse_cap(p, c, req,
+		*keep = refuse_cap(p, c, req,
 		    cap == WIRE_CAP_RECORDS ? CAP_RECORDS : CAP_RECORD_BYTES,
 		    507);
+		return -1;
 	}
+	return 0;
+}
 
-	memset(&x, 0, sizeof(x));
-	x.p = p;
-	x.c = c;
-	x.req = req;
-	x.cut_by = -1;
+/*
+ * Sends the request upstream and streams the answer back (x's callbacks);
+ * a request that must not or cannot go gets its status (400, 403, 502)
+ * and e->msg instead. e->res is libcurl's outcome.
+ */
+static void
+exchange_upstream(struct proxy *p, CURL **hp, const struct http_request *req,
+    struct xfer *x, struct exchange *e)
+{
+	struct curl_slist *hdrs = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "", *url = NULL;
+	int has_body;
+
 	if (p->cred.kind != CRED_NONE && !messages_api(req))
-		msg = not_messages_api(p, req);
+		e->msg = not_messages_api(p, req);
 	has_body = req->body_len > 0 || req->chunked ||
 	    http_header(req, "content-length") != NULL;
 	if (*hp == NULL)
 		*hp = curl_easy_init();
 	if (p->cred.kind != CRED_NONE && !messages_api(req)) {
 		/* Recorded, answered, never sent with the credential. */
-		x.status = 403;
+		x->status = 403;
 	} else if (strcmp(req->target, "*") == 0) {
-		if (asprintf(&msg,
+		if (asprintf(&e->msg,
 			"lb-proxy: cannot forward the request "
 			"target '*'") < 0)
-			msg = NULL;
-		x.status = 400;
+			e->msg = NULL;
+		x->status = 400;
 	} else if (*hp == NULL ||
 	    asprintf(&url, "%s%s", p->upstream, req->target) < 0 ||
 	    (hdrs = upstream_headers(p, req, has_body)) == NULL ||
-	    setup_curl(p, *hp, &x, url, hdrs, has_body, errbuf) < 0) {
-		if (asprintf(&msg,
+	    setup_curl(p, *hp, x, url, hdrs, has_body, errbuf) < 0) {
+		if (asprintf(&e->msg,
 			"lb-proxy: cannot forward to upstream "
 			"'%s': out of memory",
 			p->upstream) < 0)
-			msg = NULL;
-		x.status = 502;
+			e->msg = NULL;
+		x->status = 502;
 	} else {
-		res = curl_easy_perform(*hp);
-		if (res == CURLE_OK && (x.raw_chunked || x.decode_out) &&
-		    !chunked_done(&x.dc))
-			x.frame_error = 1;
-		if (x.frame_error) {
-			res = CURLE_RECV_ERROR;
+		e->res = curl_easy_perform(*hp);
+		if (e->res == CURLE_OK && (x->raw_chunked || x->decode_out) &&
+		    !chunked_done(&x->dc))
+			x->frame_error = 1;
+		if (x->frame_error) {
+			e->res = CURLE_RECV_ERROR;
 			snprintf(errbuf, sizeof(errbuf),
 			    "its chunked framing "
 			    "is malformed or cut");
 		}
-		if (res != CURLE_OK && !x.client_failed) {
+		if (e->res != CURLE_OK && !x->client_failed) {
 			if (errbuf[0] == '\0')
 				snprintf(errbuf, sizeof(errbuf), "%s",
-				    curl_easy_strerror(res));
+				    curl_easy_strerror(e->res));
 			errmsg_lower(errbuf);
-			if (asprintf(&msg,
-				x.head_sent ?
+			if (asprintf(&e->msg,
+				x->head_sent ?
 				    "lb-proxy: upstream "
 				    "'%s' failed mid-response: %s" :
-				    res == CURLE_OPERATION_TIMEDOUT ?
+				    e->res == CURLE_OPERATION_TIMEDOUT ?
 				    "lb-proxy: "
 				    "upstream '%s' did not answer in time: %s" :
 				    "lb-proxy: cannot reach upstream '%s': %s",
 				p->upstream, errbuf) < 0)
-				msg = NULL;
-			if (!x.head_sent)
-				x.status = 502;
+				e->msg = NULL;
+			if (!x->head_sent)
+				x->status = 502;
 		}
 	}
 	free_headers(hdrs);
 	free(url);
-	if (!x.head_sent) {
-		/* Nothing went out yet: answer with an API-shaped error. */
-		if (x.status != 400 && x.status != 403)
-			x.status = 502;
-		body = error_body(p,
-		    x.status == 400	? "invalid_request_error" :
-			x.status == 403 ? "permission_error" :
-					  "api_error",
-		    msg ? msg : "lb-proxy: upstream failed");
-		if (body != NULL) {
-			keep_response(&x, body, strlen(body));
-			x.sent = strlen(body);
+}
+
+/*
+ * When nothing went out yet, the API-shaped error the client gets
+ * (e->body, kept for the response file too); and the message of a client
+ * that left mid-response.
+ */
+static void
+settle_answer(struct proxy *p, struct xfer *x, struct exchange *e)
+{
+	if (!x->head_sent) {
+		if (x->status != 400 && x->status != 403)
+			x->status = 502;
+		e->body = error_body(p,
+		    x->status == 400	 ? "invalid_request_error" :
+			x->status == 403 ? "permission_error" :
+					   "api_error",
+		    e->msg ? e->msg : "lb-proxy: upstream failed");
+		if (e->body != NULL) {
+			keep_response(x, e->body, strlen(e->body));
+			x->sent = strlen(e->body);
 		}
 	}
-	if (x.client_failed && msg == NULL &&
-	    asprintf(&msg,
+	if (x->client_failed && e->msg == NULL &&
+	    asprintf(&e->msg,
 		"lb-proxy: the "
 		"client closed the connection mid-response") < 0)
-		msg = NULL;
-	ms = mono_ms() - t0;
+		e->msg = NULL;
+}
 
-	if (x.cut_by >= 0) {
-		char cm[256];
+/* Names the cap that cut the response file, if one did. */
+static void
+note_cut(struct proxy *p, const struct xfer *x, const struct exchange *e)
+{
+	char cm[256];
 
-		if (x.cut_by == CAP_RESPONSE_FILE)
-			snprintf(cm, sizeof(cm),
-			    "lb-proxy: cap 'response_file' "
-			    "reached: the response to request %lu is over 64 "
-			    "MiB, its file is cut",
-			    seq);
-		else
-			snprintf(cm, sizeof(cm),
-			    "lb-proxy: cap 'record_bytes' "
-			    "reached: %llu bytes recorded, the response file "
-			    "of "
-			    "request %lu is cut (--max-record-bytes)",
-			    p->max_record_bytes, seq);
-		cap_hit(p, (enum proxy_cap)x.cut_by, cm, 1);
-	}
+	if (x->cut_by < 0)
+		return;
+	if (x->cut_by == CAP_RESPONSE_FILE)
+		snprintf(cm, sizeof(cm),
+		    "lb-proxy: cap 'response_file' "
+		    "reached: the response to request %lu is over 64 "
+		    "MiB, its file is cut",
+		    e->seq);
+	else
+		snprintf(cm, sizeof(cm),
+		    "lb-proxy: cap 'record_bytes' "
+		    "reached: %llu bytes recorded, the response file "
+		    "of "
+		    "request %lu is cut (--max-record-bytes)",
+		    p->max_record_bytes, e->seq);
+	cap_hit(p, (enum proxy_cap)x->cut_by, cm, 1);
+}
 
-	/*
-	 * The record goes to disk before the client can see the response
-	 * complete: whoever stops the proxy once the client is done loses
-	 * nothing.
-	 */
-	if (head == NULL) {
-		rec = wire_request_record(req, seq, &when, &p->cred);
-		head = rec ? wire_dump(rec, &head_len) : NULL;
+/*
+ * Writes the response file and appends the record (the request half in
+ * e->head, built now if it was not before; the response's fields after
+ * it). e->head is consumed.
+ */
+static void
+write_record(struct proxy *p, const struct http_request *req,
+    const struct xfer *x, struct exchange *e)
+{
+	json_t *rec;
+
+	if (e->head == NULL) {
+		rec = wire_request_record(req, e->seq, &e->when, &p->cred);
+		e->head = rec ? wire_dump(rec, &e->head_len) : NULL;
 		json_decref(rec);
 	}
-	rec = head ? json_object() : NULL;
+	rec = e->head ? json_object() : NULL;
 	if (rec != NULL) {
-		json_object_set_new(rec, "status", json_integer(x.status));
-		if (wire_write_response(&p->wire, seq, x.resp.p, x.resp.len,
-			rec) < 0)
+		json_object_set_new(rec, "status", json_integer(x->status));
+		if (wire_write_response(&p->wire, e->seq, x->resp.p,
+			x->resp.len, rec) < 0)
 			fprintf(stderr,
 			    "lb-proxy: cannot write response file "
 			    "%06lu: %s\n",
-			    seq, strerror(errno));
+			    e->seq, strerror(errno));
 		json_object_set_new(rec, "response_bytes",
-		    json_integer((json_int_t)x.sent));
-		if (x.resp_cut)
+		    json_integer((json_int_t)x->sent));
+		if (x->resp_cut)
 			json_object_set_new(rec, "response_file_truncated",
 			    json_true());
-		if (x.cut_by >= 0)
+		if (x->cut_by >= 0)
 			json_object_set_new(rec, "cap",
-			    json_string(cap_names[x.cut_by]));
+			    json_string(cap_names[x->cut_by]));
 		json_object_set_new(rec, "duration_ms",
-		    json_real(round(ms * 1000) / 1000));
-		if (msg != NULL)
-			json_object_set_new(rec, "error", json_string(msg));
+		    json_real(round(e->ms * 1000) / 1000));
+		if (e->msg != NULL)
+			json_object_set_new(rec, "error", json_string(e->msg));
 	}
 	if (rec == NULL) {
-		free(head);
-		wire_unreserve(&p->wire, 1, reserved);
+		free(e->head);
+		wire_unreserve(&p->wire, 1, e->reserved);
 		fprintf(stderr,
 		    "lb-proxy: cannot append to '%s/wire.jsonl': "
 		    "out of memory\n",
 		    p->wire.dir);
-	} else if (wire_append_parts(&p->wire, head, head_len, rec, reserved) <
-	    0) {
+	} else if (wire_append_parts(&p->wire, e->head, e->head_len, rec,
+		       e->reserved) < 0) {
 		fprintf(stderr,
 		    "lb-proxy: cannot append to '%s/wire.jsonl': "
 		    "%s\n",
 		    p->wire.dir, strerror(errno));
 	}
+	e->head = NULL;
 	json_decref(rec);
+}
 
-	{
-		/* Scrubbed before it is cut, so no piece of a token is left. */
-		char *tg = cred_scrub_str(&p->cred, strdup(req->target));
-		size_t tl = tg ? strlen(tg) : 0;
+/* The request's log line. */
+static void
+log_exchange(struct proxy *p, const struct http_request *req,
+    const struct xfer *x, const struct exchange *e)
+{
+	/* Scrubbed before it is cut, so no piece of a token is left. */
+	char *tg = cred_scrub_str(&p->cred, strdup(req->target)), *line = NULL;
+	size_t tl = tg ? strlen(tg) : 0;
 
-		if (tg != NULL &&
-		    asprintf(&line,
-			"lb-proxy: %lu %s %.*s%s %d "
-			"%zu %zu %.1fms%s%s\n",
-			seq, req->method,
-			(int)(tl > LOG_TARGET_MAX ? LOG_TARGET_MAX : tl), tg,
-			tl > LOG_TARGET_MAX ? "..." : "", x.status,
-			req->body_len, x.sent, ms, msg ? " " : "",
-			msg ? msg : "") >= 0)
-			log_line(p, line);
-		free(tg);
+	if (tg != NULL &&
+	    asprintf(&line,
+		"lb-proxy: %lu %s %.*s%s %d "
+		"%zu %zu %.1fms%s%s\n",
+		e->seq, req->method,
+		(int)(tl > LOG_TARGET_MAX ? LOG_TARGET_MAX : tl), tg,
+		tl > LOG_TARGET_MAX ? "..." : "", x->status, req->body_len,
+		x->sent, e->ms, e->msg ? " " : "", e->msg ? e->msg : "") >= 0)
+		log_line(p, line);
+	free(tg);
+}
+
+/*
+ * Completes the answer once the record is on disk: the error body, or the
+ * byte held back and the last chunk. Returns whether the connection may
+ * be kept.
+ */
+static int
+finish_client(struct http_conn *c, const struct http_request *req,
+    const struct xfer *x, const struct exchange *e)
+{
+	int keep = 0;
+
+	if (!x->head_sent) {
+		keep = req->keep_alive && e->body != NULL;
+		if (e->body == NULL ||
+		    http_respond(c->fd, x->status, "application/json", NULL,
+			e->body, strlen(e->body), keep) < 0)
+			keep = 0;
+	} else if (e->res == CURLE_OK && !x->client_failed) {
+		keep = x->keep_alive;
+		if (x->held && http_write_all(c->fd, &x->held_byte, 1) < 0)
+			keep = 0;
+		if (x->chunked_out && http_write_all(c->fd, "0\r\n\r\n", 5) < 0)
+			keep = 0;
 	}
+	return keep;
+}
 
-	keep = 0;
-	if (!x.head_sent) {
-		keep = req->keep_alive && body != NULL;
-		if (body == NULL ||
-		    http_respond(c->fd, x.status, "application/json", NULL,
-			body, strlen(body), keep) < 0)
-			keep = 0;
-	} else if (res == CURLE_OK && !x.client_failed) {
-		keep = x.keep_alive;
-		if (x.held && http_write_all(c->fd, &x.held_byte, 1) < 0)
-			keep = 0;
-		if (x.chunked_out && http_write_all(c->fd, "0\r\n\r\n", 5) < 0)
-			keep = 0;
+/*
+ * Forwards one request and records it, in phases: room for the record,
+ * the exchange with the upstream, the answer when nothing went out, the
+ * record (on disk before the client can see the response complete:
+ * whoever stops the proxy once the client is done loses nothing), the log
+ * line, the end of the answer. Returns whether the client connection may
+ * be kept.
+ */
+static int
+forward(struct proxy *p, struct http_conn *c, CURL **hp,
+    const struct http_request *req)
+{
+	struct exchange e;
+	struct xfer x;
+	int keep;
+
+	memset(&e, 0, sizeof(e));
+	e.seq = wire_next_seq(&p->wire);
+	e.t0 = mono_ms();
+	e.res = CURLE_OK;
+	clock_gettime(CLOCK_REALTIME, &e.when);
+	if (reserve_record(p, c, req, &e, &keep) < 0) {
+		free(e.head);
+		return keep;
 	}
-	free(body);
-	free(msg);
+	memset(&x, 0, sizeof(x));
+	x.p = p;
+	x.c = c;
+	x.req = req;
+	x.cut_by = -1;
+	exchange_upstream(p, hp, req, &x, &e);
+	settle_answer(p, &x, &e);
+	e.ms = mono_ms() - e.t0;
+	note_cut(p, &x, &e);
+	write_record(p, req, &x, &e);
+	log_exchange(p, req, &x, &e);
+	keep = finish_client(c, req, &x, &e);
+	free(e.body);
+	free(e.msg);
 	buf_free(&x.head);
 	buf_free(&x.resp);
 	return keep;
