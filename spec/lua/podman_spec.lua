@@ -221,12 +221,6 @@ describe("pm:podman", function()
     assert.is_nil(podman.build_cause("STEP 1/1: RUN true\nError: x\n"))
     assert.is_nil(podman.build_cause("Error: no such file\n"))
   end)
-
-  it("creates labelled networks", function()
-    assert.is_true(pm:network_create("lb-net", { internal = true, run_id = "r9" }))
-    assert.equal("--runtime runc network create --internal --label leakbench=1 --label leakbench.run=r9 "
-      .. "--label leakbench.pid=" .. core.getpid() .. " lb-net", argv_log()[1])
-  end)
 end)
 
 describe("container logs in files (k8s-file)", function()
