@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <jansson.h>
 
@@ -464,6 +465,42 @@ test_chunked(void)
 	}
 }
 
+/*
+ * The four servers say bad usage the same way: one line, status 2. Runs
+ * the binaries in $LB_BUILD (spec/run sets it).
+ */
+static void
+test_servers_usage(void)
+{
+	static const char *const progs[] = { "lb-model", "lb-proxy", "lb-net",
+		"lb-trap" };
+	const char *build = getenv("LB_BUILD");
+	char cmd[1024], out[512], want[256];
+	size_t i, n;
+	FILE *f;
+	int st;
+
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		if (build == NULL) {
+			ok(1, "# SKIP %s: LB_BUILD is not set", progs[i]);
+			continue;
+		}
+		snprintf(cmd, sizeof(cmd), "'%s/%s' --frob 2>&1 >/dev/null",
+		    build, progs[i]);
+		f = popen(cmd, "r");
+		n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
+		out[n] = '\0';
+		st = f ? pclose(f) : -1;
+		snprintf(want, sizeof(want),
+		    "%s: unknown option '--frob' (try '%s --help')\n", progs[i],
+		    progs[i]);
+		is_str(out, want, "servers: %s says bad usage in one line",
+		    progs[i]);
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 2, "servers: %s exits 2",
+		    progs[i]);
+	}
+}
+
 int
 main(void)
 {
@@ -477,5 +514,6 @@ main(void)
 	test_numbers();
 	test_usage();
 	test_chunked();
+	test_servers_usage();
 	return tap_done();
 }

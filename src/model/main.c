@@ -49,15 +49,17 @@ usage(FILE *f)
 	    "  --help              this text\n");
 }
 
+/* The flags. */
+static const struct option opts[] = { { "script", required_argument, NULL,
+					  's' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "max-requests", required_argument, NULL, 'm' },
+	{ "record-dir", required_argument, NULL, 'r' },
+	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "script", required_argument,
-						  NULL, 's' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "max-requests", required_argument, NULL, 'm' },
-		{ "record-dir", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	const char *script_path = getenv("LB_SCRIPT");
 	const char *listen_addr = getenv("LB_MODEL_LISTEN");
 	const char *record_dir = NULL;
@@ -73,10 +75,8 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			script_path = optarg;
-			break;
 		case 'l':
-			listen_addr = optarg;
+			*(c == 's' ? &script_path : &listen_addr) = optarg;
 			break;
 		case 'm':
 			if (usage_count(optarg, 0, INT_MAX, &max_requests) < 0)

@@ -91,22 +91,116 @@ give_fds(int tcp, int udp)
 	return 0;
 }
 
+/* The flags. */
+static const struct option opts[] = { { "bridge", required_argument, NULL,
+					  'b' },
+	{ "sim", required_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+
+/*
+ * Binds the bridges, makes the simulated internet (sim_port > 0: its
+ * sockets in *sim_tcp and *sim_udp) and drops every capability. 0, or -1
+ * once said on stderr.
+ */
+static int
+setup(struct bridge *bridges, const char *const *specs, int n, int sim_port,
+    int *sim_tcp, int *sim_udp)
+{
+	char err[512];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (bridge_open(&bridges[i], specs[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "lb-net: %s\n", err);
+			return -1;
+		}
+	}
+	if (sim_port > 0 &&
+	    sim_setup(sim_port, sim_tcp, sim_udp, err, sizeof(err)) < 0) {
+		fprintf(stderr, "lb-net: %s\n", err);
+		return -1;
+	}
+	if (sim_drop_caps(err, sizeof(err)) < 0) {
+		fprintf(stderr, "lb-net: %s\n", err);
+		return -1;
+	}
+	if (sim_port > 0) {
+		printf("lb-net: simulated internet %s on 127.0.0.1:%d, every "
+		       "capability dropped\n",
+		    SIM_CIDR, sim_port);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+/*
+ * Starts PROGRAM (argv) in a child with the default signal dispositions,
+ * without the bridges' sockets, with the simulated internet's as fds 3 and
+ * 4 when there are (sim_tcp >= 0). Its pid, or -1 once said on stderr.
+ */
+static pid_t
+start_program(char **argv, struct bridge *bridges, int n, int sim_tcp,
+    int sim_udp)
+{
+	struct sigaction sa;
+	pid_t pid = fork();
+	int i;
+
+	if (pid < 0) {
+		fprintf(stderr, "lb-net: cannot start '%s': %s\n", argv[0],
+		    strerror(errno));
+		return -1;
+	}
+	if (pid > 0)
+		return pid;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	for (i = 0; i < n; i++)
+		bridge_close(&bridges[i]);
+	if (sim_tcp >= 0 && give_fds(sim_tcp, sim_udp) < 0) {
+		fprintf(stderr,
+		    "lb-net: cannot hand the "
+		    "simulated internet's sockets "
+		    "over: %s\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "lb-net: cannot start '%s': %s\n", argv[0],
+	    strerror(errno));
+	_exit(127);
+}
+
+/* Waits for the program to end and says how it ended. */
+static void
+report_end(const char *name)
+{
+	int status;
+
+	while (waitpid((pid_t)child_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "lb-net: '%s' was killed by signal %d\n", name,
+		    WTERMSIG(status));
+	else
+		fprintf(stderr, "lb-net: '%s' exited with status %d\n", name,
+		    WEXITSTATUS(status));
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "bridge", required_argument,
-						  NULL, 'b' },
-		{ "sim", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	static struct bridge bridges[MAX_BRIDGES];
 	const char *specs[MAX_BRIDGES];
-	char err[512], line[4096];
+	char line[4096];
 	struct sigaction sa;
 	pthread_t tid;
 	size_t used = 0;
-	int ch, n = 0, i, status, sim_port = 0, sim_tcp = -1, sim_udp = -1;
+	int ch, n = 0, i, sim_port = 0, sim_tcp = -1, sim_udp = -1;
 	unsigned long long port;
-	pid_t pid;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
@@ -145,56 +239,12 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
-	for (i = 0; i < n; i++) {
-		if (bridge_open(&bridges[i], specs[i], err, sizeof(err)) < 0) {
-			fprintf(stderr, "lb-net: %s\n", err);
-			return 1;
-		}
-	}
-	if (sim_port > 0 &&
-	    sim_setup(sim_port, &sim_tcp, &sim_udp, err, sizeof(err)) < 0) {
-		fprintf(stderr, "lb-net: %s\n", err);
+	if (setup(bridges, specs, n, sim_port, &sim_tcp, &sim_udp) < 0)
 		return 1;
-	}
-	if (sim_drop_caps(err, sizeof(err)) < 0) {
-		fprintf(stderr, "lb-net: %s\n", err);
+	if (optind < argc &&
+	    (child_pid = start_program(argv + optind, bridges, n, sim_tcp,
+		 sim_udp)) < 0)
 		return 1;
-	}
-	if (sim_port > 0) {
-		printf("lb-net: simulated internet %s on 127.0.0.1:%d, every "
-		       "capability dropped\n",
-		    SIM_CIDR, sim_port);
-		fflush(stdout);
-	}
-	if (optind < argc) {
-		pid = fork();
-		if (pid < 0) {
-			fprintf(stderr, "lb-net: cannot start '%s': %s\n",
-			    argv[optind], strerror(errno));
-			return 1;
-		}
-		if (pid == 0) {
-			sa.sa_handler = SIG_DFL;
-			sigaction(SIGTERM, &sa, NULL);
-			sigaction(SIGINT, &sa, NULL);
-			sigaction(SIGPIPE, &sa, NULL);
-			for (i = 0; i < n; i++)
-				bridge_close(&bridges[i]);
-			if (sim_tcp >= 0 && give_fds(sim_tcp, sim_udp) < 0) {
-				fprintf(stderr,
-				    "lb-net: cannot hand the "
-				    "simulated internet's sockets "
-				    "over: %s\n",
-				    strerror(errno));
-				_exit(127);
-			}
-			execvp(argv[optind], argv + optind);
-			fprintf(stderr, "lb-net: cannot start '%s': %s\n",
-			    argv[optind], strerror(errno));
-			_exit(127);
-		}
-		child_pid = pid;
-	}
 	if (sim_tcp >= 0) {
 		close(sim_tcp);
 		close(sim_udp);
@@ -217,13 +267,6 @@ main(int argc, char **argv)
 	if (child_pid == 0)
 		for (;;)
 			pause();
-	while (waitpid((pid_t)child_pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFSIGNALED(status))
-		fprintf(stderr, "lb-net: '%s' was killed by signal %d\n",
-		    argv[optind], WTERMSIG(status));
-	else
-		fprintf(stderr, "lb-net: '%s' exited with status %d\n",
-		    argv[optind], WEXITSTATUS(status));
+	report_end(argv[optind]);
 	return 1;
 }

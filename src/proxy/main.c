@@ -84,67 +84,58 @@ on_signal(int sig)
 	_exit(0);
 }
 
-int
-main(int argc, char **argv)
-{
-	static const struct option opts[] = { { "listen", required_argument,
-						  NULL, 'l' },
-		{ "upstream", required_argument, NULL, 'u' },
-		{ "credential-file", required_argument, NULL, 'c' },
-		{ "upstream-socket", required_argument, NULL, 'S' },
-		{ "records", required_argument, NULL, 'r' },
-		{ "ca-file", required_argument, NULL, 'a' },
-		{ "upstream-timeout", required_argument, NULL, 't' },
-		{ "client-timeout", required_argument, NULL, 'T' },
-		{ "max-connections", required_argument, NULL, 'C' },
-		{ "max-records", required_argument, NULL, 'R' },
-		{ "max-record-bytes", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	struct proxy_config cfg;
-	static struct proxy p;
-	const char *listen_addr = getenv("LB_PROXY_LISTEN");
-	char err[512], addr[300], *line = NULL, *norm = NULL;
-	struct sigaction sa;
-	unsigned long long v;
-	int ch, lfd, port = 0, n;
+/* The flags. */
+static const struct option opts[] = { { "listen", required_argument, NULL,
+					  'l' },
+	{ "upstream", required_argument, NULL, 'u' },
+	{ "credential-file", required_argument, NULL, 'c' },
+	{ "upstream-socket", required_argument, NULL, 'S' },
+	{ "records", required_argument, NULL, 'r' },
+	{ "ca-file", required_argument, NULL, 'a' },
+	{ "upstream-timeout", required_argument, NULL, 't' },
+	{ "client-timeout", required_argument, NULL, 'T' },
+	{ "max-connections", required_argument, NULL, 'C' },
+	{ "max-records", required_argument, NULL, 'R' },
+	{ "max-record-bytes", required_argument, NULL, 'B' },
+	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.upstream = getenv("LB_UPSTREAM");
-	cfg.credential_file = getenv("LB_CREDENTIAL_FILE");
-	cfg.records = getenv("LB_RECORDS");
-	cfg.ca_file = getenv("LB_CA_FILE");
-	cfg.log_fd = STDOUT_FILENO;
+/*
+ * The command line into cfg and *listen_addr. -1 to go on, else the exit
+ * status (0 after --help, 2 on bad usage, said on stderr).
+ */
+static int
+parse_args(int argc, char **argv, struct proxy_config *cfg,
+    const char **listen_addr)
+{
+	unsigned long long v;
+	int ch;
+
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
-			listen_addr = optarg;
-			break;
 		case 'u':
-			cfg.upstream = optarg;
-			break;
 		case 'c':
-			cfg.credential_file = optarg;
-			break;
 		case 'S':
-			cfg.upstream_socket = optarg;
-			break;
 		case 'r':
-			cfg.records = optarg;
-			break;
 		case 'a':
-			cfg.ca_file = optarg;
+			*(ch == 'l'	  ? listen_addr :
+				ch == 'u' ? &cfg->upstream :
+				ch == 'c' ? &cfg->credential_file :
+				ch == 'S' ? &cfg->upstream_socket :
+				ch == 'r' ? &cfg->records :
+					    &cfg->ca_file) = optarg;
 			break;
 		case 't':
 			if (usage_seconds(optarg, 86400,
-				&cfg.upstream_timeout) < 0)
+				&cfg->upstream_timeout) < 0)
 				return usage_error(PROG,
 				    "cannot use --upstream-timeout "
 				    "'%s': expected a number of seconds",
 				    optarg);
 			break;
 		case 'T':
-			if (usage_seconds(optarg, 86400, &cfg.client_timeout) <
+			if (usage_seconds(optarg, 86400, &cfg->client_timeout) <
 			    0)
 				return usage_error(PROG,
 				    "cannot use --client-timeout "
@@ -160,7 +151,7 @@ main(int argc, char **argv)
 				    "number from 1 to "
 				    "100000",
 				    optarg);
-			cfg.max_conns = (int)v;
+			cfg->max_conns = (int)v;
 			break;
 		case 'R':
 			if (usage_count(optarg, 0, 1000000000, &v) < 0)
@@ -169,7 +160,7 @@ main(int argc, char **argv)
 				    "expected a whole number from 1 to "
 				    "1000000000",
 				    optarg);
-			cfg.max_records = (unsigned long)v;
+			cfg->max_records = (unsigned long)v;
 			break;
 		case 'B':
 			if (usage_count(optarg, 1, 1ULL << 50, &v) < 0)
@@ -180,7 +171,7 @@ main(int argc, char **argv)
 				    "bytes, K, M or G "
 				    "after it",
 				    optarg);
-			cfg.max_record_bytes = v;
+			cfg->max_record_bytes = v;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -192,6 +183,27 @@ main(int argc, char **argv)
 	if (optind < argc)
 		return usage_error(PROG, "unexpected argument '%s'",
 		    argv[optind]);
+	return -1;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct proxy_config cfg;
+	static struct proxy p;
+	const char *listen_addr = getenv("LB_PROXY_LISTEN");
+	char err[512], addr[300], *line = NULL, *norm = NULL;
+	struct sigaction sa;
+	int lfd, port = 0, n;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.upstream = getenv("LB_UPSTREAM");
+	cfg.credential_file = getenv("LB_CREDENTIAL_FILE");
+	cfg.records = getenv("LB_RECORDS");
+	cfg.ca_file = getenv("LB_CA_FILE");
+	cfg.log_fd = STDOUT_FILENO;
+	if ((n = parse_args(argc, argv, &cfg, &listen_addr)) >= 0)
+		return n;
 	if (listen_addr == NULL || *listen_addr == '\0')
 		listen_addr = PROXY_DEFAULT_LISTEN;
 	if (cfg.credential_file != NULL && *cfg.credential_file == '\0')
