@@ -35,9 +35,13 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
             -Wformat=2 -Wvla -Wundef -Wwrite-strings -Wimplicit-fallthrough
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -I$(BUILD)/gen \
+            -ffunction-sections -fdata-sections \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS  += -pthread
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lbz2 -lm
+# The servers keep only the functions they call (a server that uses one
+# function of http.c does not carry the rest of src/common/).
+SERVER_LDFLAGS = $(LDFLAGS) -Wl,--gc-sections
 # What each server links besides libc: only the libraries it uses.
 libs = $(shell pkg-config --libs $(1) 2>/dev/null)
 MODEL_LIBS := $(call libs,jansson uuid)
@@ -102,19 +106,19 @@ $(BUILD)/leakbench: $(BUILD)/obj/src/main.o $(LIB) $(COMMON)
 
 $(BUILD)/lb-model: $(BUILD)/obj/src/model/main.o $(MODEL_OBJ) $(COMMON)
 	@echo "  LD    $@"
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(MODEL_LIBS)
+	$(Q)$(CC) $(SERVER_LDFLAGS) -o $@ $^ $(MODEL_LIBS)
 
 $(BUILD)/lb-proxy: $(BUILD)/obj/src/proxy/main.o $(PROXY_OBJ) $(COMMON)
 	@echo "  LD    $@"
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PROXY_LIBS)
+	$(Q)$(CC) $(SERVER_LDFLAGS) -o $@ $^ $(PROXY_LIBS)
 
 $(BUILD)/lb-net: $(BUILD)/obj/src/net/main.o $(NET_OBJ) $(COMMON)
 	@echo "  LD    $@"
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(NET_LIBS)
+	$(Q)$(CC) $(SERVER_LDFLAGS) -o $@ $^ $(NET_LIBS)
 
 $(BUILD)/lb-trap: $(BUILD)/obj/src/trap/main.o $(TRAP_OBJ) $(SCAN_OBJ) $(COMMON)
 	@echo "  LD    $@"
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(TRAP_LIBS)
+	$(Q)$(CC) $(SERVER_LDFLAGS) -o $@ $^ $(TRAP_LIBS)
 
 # lb-init and lb-nodump.so run in the claude container, from the servers
 # image: libc only, never sanitized (the claude image has no libasan).
