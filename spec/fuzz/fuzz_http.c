@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the HTTP request reader (src/http.c). The input is
+ * libFuzzer target for the HTTP request reader (src/common/http.c). The input is
  * put in a connection's buffer with fd -1, so http_read_request parses
  * exactly those bytes and sees end of stream after them; requests are read
  * until an error, as a keep-alive connection would. Small limits make the

@@ -1,5 +1,5 @@
 /*
- * Tests for src/http.c: the request reader on buffers (fd -1, table
+ * Tests for src/common/http.c: the request reader on buffers (fd -1, table
  * driven), then the whole server over real loopback sockets: an echo
  * handler answers each request with a description of what was parsed, and
  * each error code with its status, so the client side can check framing,
