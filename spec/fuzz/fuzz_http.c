@@ -1,6 +1,6 @@
 /*
- * libFuzzer target for the HTTP request reader (src/common/http.c). The input is
- * put in a connection's buffer with fd -1, so http_read_request parses
+ * libFuzzer target for the HTTP request reader (src/common/http.c). The
+ * input is put in a connection's buffer with fd -1, so http_read_request parses
  * exactly those bytes and sees end of stream after them; requests are read
  * until an error, as a keep-alive connection would. Small limits make the
  * size checks reachable. Invariants checked: a parsed request has its
