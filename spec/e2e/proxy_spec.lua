@@ -379,6 +379,22 @@ describe("lb-proxy forwarding", function()
     assert.are.equal(502, code)
   end)
 
+  it("records control bytes and DEL in the one JSON dialect, which cjson reads back", function()
+    local down = closed_port(dir)
+    local rec = dir .. "/rec-dialect"
+    local h, port = start_proxy(dir, { "--listen", "127.0.0.1:0", "--upstream",
+      "http://127.0.0.1:" .. down, "--records", rec })
+    finally(function() stop(h) end)
+    local bytes = "a\bb\fc\127d\1e\"f\\g\n"
+    write(dir .. "/body.txt", bytes)
+    curl(dir, "http://127.0.0.1:" .. port .. "/v1/messages", { "--data-binary", "@" .. dir .. "/body.txt" })
+    local line = assert(read(rec .. "/wire.jsonl"))
+    -- src/common/jsonw.h: short escapes, \u00xx in lowercase for the rest and DEL.
+    assert.truthy(line:find('"body":"a\\bb\\fc\\u007fd\\u0001e\\"f\\\\g\\n"', 1, true), line)
+    assert.falsy(line:sub(1, -2):find("[%c\127]"), "a control byte in the line")
+    assert.are.equal(bytes, records(rec)[1].body)
+  end)
+
   it("exits promptly on SIGTERM with every finished request recorded", function()
     local rec = dir .. "/rec-term"
     local h, port = start_proxy(dir, { "--listen", "127.0.0.1:0", "--upstream",
