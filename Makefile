@@ -17,8 +17,11 @@
 #   make SANITIZE=address,undefined   any target, with sanitizers
 #
 # Every binary's main() lives in a file named main.c; everything else under
-# src/ is library code, archived once and linked into the binaries and the
-# C unit tests (spec/unit/test_*.c).
+# src/ is library code. src/common/ (plain C, no Lua) is archived alone in
+# libcommon.a: the servers link it, their own objects (lb-trap also the
+# scanner's) and only the libraries they use; never the Lua bindings.
+# leakbench and the C unit tests (spec/unit/test_*.c) link libleakbench.a
+# (everything else) and libcommon.a.
 
 CC       ?= cc
 BUILD    ?= build/default
@@ -32,15 +35,28 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
             -Wformat=2 -Wvla -Wundef -Wwrite-strings -Wimplicit-fallthrough
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -I$(BUILD)/gen \
+            -ffunction-sections -fdata-sections \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS  += -pthread
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lbz2 -lm
+# The servers keep only the functions they call (a server that uses one
+# function of http.c does not carry the rest of src/common/).
+SERVER_LDFLAGS = $(LDFLAGS) -Wl,--gc-sections
+# What each server links besides libc: only the libraries it uses.
+libs = $(shell pkg-config --libs $(1) 2>/dev/null)
+MODEL_LIBS := $(call libs,jansson uuid)
+PROXY_LIBS := $(call libs,libcurl jansson zlib) -lm
+NET_LIBS   :=
+TRAP_LIBS  := $(call libs,jansson zlib libcrypto libssl liblzma libzstd \
+              liblz4 libbrotlidec) -lbz2 -lm
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
 
+COMMON_SRC := $(wildcard src/common/*.c)
 CORE_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+SCAN_SRC  := $(wildcard src/scan*.c)
 MODEL_SRC := $(filter-out src/model/main.c,$(wildcard src/model/*.c))
 PROXY_SRC := $(filter-out src/proxy/main.c,$(wildcard src/proxy/*.c))
 NET_SRC   := $(filter-out src/net/main.c,$(wildcard src/net/*.c))
@@ -49,12 +65,15 @@ LUA_SRC   := $(sort $(wildcard src/lua/*.lua))
 UNIT_SRC  := $(wildcard spec/unit/test_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+COMMON_OBJ := $(call obj,$(COMMON_SRC))
 CORE_OBJ  := $(call obj,$(CORE_SRC)) $(BUILD)/obj/gen/embedded.o
+SCAN_OBJ  := $(call obj,$(SCAN_SRC))
 MODEL_OBJ := $(call obj,$(MODEL_SRC))
 PROXY_OBJ := $(call obj,$(PROXY_SRC))
 NET_OBJ   := $(call obj,$(NET_SRC))
 TRAP_OBJ  := $(call obj,$(TRAP_SRC))
 LIB       := $(BUILD)/libleakbench.a
+COMMON    := $(BUILD)/libcommon.a
 UNIT_BIN  := $(patsubst spec/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 
 all: leakbench servers
@@ -77,25 +96,29 @@ $(LIB): $(CORE_OBJ) $(MODEL_OBJ) $(PROXY_OBJ) $(NET_OBJ) $(TRAP_OBJ)
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/leakbench: $(BUILD)/obj/src/main.o $(LIB)
+$(COMMON): $(COMMON_OBJ)
+	@echo "  AR    $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/leakbench: $(BUILD)/obj/src/main.o $(LIB) $(COMMON)
 	@echo "  LD    $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/lb-model: $(BUILD)/obj/src/model/main.o $(LIB)
+$(BUILD)/lb-model: $(BUILD)/obj/src/model/main.o $(MODEL_OBJ) $(COMMON)
 	@echo "  LD    $@"
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(SERVER_LDFLAGS) -o $@ $^ $(MODEL_LIBS)
 
-$(BUILD)/lb-proxy: $(BUILD)/obj/src/proxy/main.o $(LIB)
+$(BUILD)/lb-proxy: $(BUILD)/obj/src/proxy/main.o $(PROXY_OBJ) $(COMMON)
 	@echo "  LD    $@"
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(SERVER_LDFLAGS) -o $@ $^ $(PROXY_LIBS)
 
-$(BUILD)/lb-net: $(BUILD)/obj/src/net/main.o $(LIB)
+$(BUILD)/lb-net: $(BUILD)/obj/src/net/main.o $(NET_OBJ) $(COMMON)
 	@echo "  LD    $@"
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(SERVER_LDFLAGS) -o $@ $^ $(NET_LIBS)
 
-$(BUILD)/lb-trap: $(BUILD)/obj/src/trap/main.o $(LIB)
+$(BUILD)/lb-trap: $(BUILD)/obj/src/trap/main.o $(TRAP_OBJ) $(SCAN_OBJ) $(COMMON)
 	@echo "  LD    $@"
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(SERVER_LDFLAGS) -o $@ $^ $(TRAP_LIBS)
 
 # lb-init and lb-nodump.so run in the claude container, from the servers
 # image: libc only, never sanitized (the claude image has no libasan).
@@ -110,10 +133,10 @@ $(BUILD)/lb-nodump.so: src/init/nodump.c
 	@echo "  CC    $@"
 	$(Q)$(CC) $(INIT_CFLAGS) -shared -fPIC -o $@ $<
 
-$(BUILD)/unit/%: spec/unit/%.c spec/unit/tap.h $(LIB)
+$(BUILD)/unit/%: spec/unit/%.c spec/unit/tap.h $(LIB) $(COMMON)
 	@mkdir -p $(@D)
 	@echo "  CC    $@"
-	$(Q)$(CC) $(CFLAGS) -Ispec/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) \
+	$(Q)$(CC) $(CFLAGS) -Ispec/unit $(LDFLAGS) -o $@ $< $(LIB) $(COMMON) $(LDLIBS) \
 	    $(shell pkg-config --libs libbrotlienc 2>/dev/null)
 
 $(BUILD)/obj/%.o: %.c
@@ -183,14 +206,14 @@ lint:
 # Install. The binary finds the container contexts in ../share/leakbench
 # beside it (images.lua), byte for byte the files images.lua hashes and
 # stages (Makefile, containers/, every .c and .h under src/, src/embed.sh,
-# src/model, src/proxy, src/net, src/trap), so an installed leakbench
-# computes the same image tags as this tree and finds the images built here.
+# src/common, src/model, src/proxy, src/net, src/trap), so an installed
+# leakbench computes the same image tags as this tree and finds the images built here.
 PREFIX  ?= /usr/local
 DESTDIR ?=
 INST    := $(DESTDIR)$(PREFIX)
 CONTEXT_FILES = Makefile $(wildcard containers/*) $(wildcard src/embed.sh) \
 	$(shell find src -name '*.[ch]') \
-	$(shell find $(wildcard src/model src/proxy src/net src/trap) -type f)
+	$(shell find $(wildcard src/common src/model src/proxy src/net src/trap) -type f)
 install: $(BUILD)/leakbench servers
 	@echo "  INSTALL $(INST)"
 	$(Q)install -d $(INST)/bin $(INST)/libexec/leakbench $(INST)/share/leakbench \

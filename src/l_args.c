@@ -6,7 +6,7 @@
 
 #include <lauxlib.h>
 
-#include "errmsg.h"
+#include "common/errmsg.h"
 #include "l_args.h"
 
 int

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "errmsg.h"
+#include "common/errmsg.h"
 #include "proc.h"
 
 extern char **environ;

@@ -140,7 +140,7 @@ describe("leakbench images", function()
         return res and res.stdout or ("ERROR " .. err .. " " .. (raw and raw.stderr or ""))
       end
       local work = assert(core.tmpdir("lb-e2e-work-"))
-      if pm.chown_staged then assert(core.chown(work, 1000, 1000, true)) end
+      if pm.rootful then assert(core.chown(work, 1000, 1000, true)) end
       local out = {
         version = run { image, "--version" },
         id = run { "--entrypoint", "id", image, "-u" },
@@ -200,7 +200,10 @@ describe("leakbench images", function()
     local left = inside(([[
       local pm = podman.get()
       local id = %q
-      assert(pm:network_create("lb-e2e-left-" .. id, { internal = true, run_id = id }))
+      local net = { "network", "create", "--internal" }
+      for _, v in ipairs(pm:label_args(id)) do net[#net + 1] = v end
+      net[#net + 1] = "lb-e2e-left-" .. id
+      assert(pm:podman(net))
       local argv = { "run", "-d", "--name", "lb-e2e-left-" .. id, "--network", "lb-e2e-left-" .. id }
       local logs_dir = assert(core.tmpdir("lb-e2e-logs-"))
       for _, v in ipairs(pm:run_args()) do argv[#argv + 1] = v end
@@ -226,7 +229,10 @@ describe("leakbench images", function()
     local r = inside(([[
       local pm = podman.get()
       local id = %q
-      assert(pm:network_create("lb-e2e-live-" .. id, { run_id = id .. "-live" }))
+      local net = { "network", "create" }
+      for _, v in ipairs(pm:label_args(id .. "-live")) do net[#net + 1] = v end
+      net[#net + 1] = "lb-e2e-live-" .. id
+      assert(pm:podman(net))
       local removed = assert(podman.clean(pm))
       local nets = assert(pm:networks("leakbench.run=" .. id .. "-live"))
       local gone = assert(pm:containers("leakbench.run=" .. id))

@@ -38,11 +38,11 @@ describe("lb-model", function()
     assert.are.equal("lb-model: unknown option '--frob' (try 'lb-model --help')\n", r.stderr)
     r = model({ "--script" })
     assert.are.equal(2, r.status)
-    assert.are.equal("lb-model: option needs a value: '--script' (try 'lb-model --help')\n", r.stderr)
+    assert.are.equal("lb-model: option '--script' needs a value (try 'lb-model --help')\n", r.stderr)
     r = model({ "--script", "x", "--max-requests", "0" })
     assert.are.equal(2, r.status)
-    assert.are.equal("lb-model: --max-requests needs a positive integer, not '0' (try 'lb-model --help')\n",
-      r.stderr)
+    assert.are.equal("lb-model: cannot use --max-requests '0': expected a positive whole number "
+      .. "(try 'lb-model --help')\n", r.stderr)
   end)
 
   it("exits 1 naming the file and the problem when the script is bad", function()

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "http.h"
+#include "common/http.h"
 #include "net/bridge.h"
 
 struct side {

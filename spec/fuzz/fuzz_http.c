@@ -1,6 +1,6 @@
 /*
- * libFuzzer target for the HTTP request reader (src/http.c). The input is
- * put in a connection's buffer with fd -1, so http_read_request parses
+ * libFuzzer target for the HTTP request reader (src/common/http.c). The
+ * input is put in a connection's buffer with fd -1, so http_read_request parses
  * exactly those bytes and sees end of stream after them; requests are read
  * until an error, as a keep-alive connection would. Small limits make the
  * size checks reachable. Invariants checked: a parsed request has its
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
+#include "common/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,20 +29,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&c, 0, sizeof(c));
 	c.fd = -1;
-	c.buf = malloc(size + 1);
-	if (c.buf == NULL)
+	if (buf_add(&c.in, data, size) < 0)
 		return 0;
-	memcpy(c.buf, data, size);
-	c.len = c.cap = size;
 	for (;;) {
-		before = c.len;
+		before = c.in.len;
 		rc = http_read_request(&c, &req, &lim);
 		if (rc != HTTP_OK)
 			break;
 		if (req.method == NULL || req.target == NULL ||
 		    req.path == NULL || req.body == NULL ||
 		    req.body_len > lim.max_body ||
-		    req.body[req.body_len] != '\0' || c.len >= before)
+		    req.body[req.body_len] != '\0' || c.in.len >= before)
 			abort();
 		(void)http_header(&req, "content-type");
 		http_request_free(&req);
@@ -51,6 +48,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (rc != HTTP_EOF && http_error_status(rc) == 0 && rc != HTTP_IO)
 		abort();
-	free(c.buf);
+	buf_free(&c.in);
 	return 0;
 }

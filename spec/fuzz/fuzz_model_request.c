@@ -36,7 +36,7 @@ static struct engine *engine;
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sbuf out = { 0 };
+	struct buf out = { 0 };
 	struct answer a;
 	struct mreq r;
 	struct ids ids;
@@ -70,7 +70,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (a.error_type[0] == '\0' ||
 	    render_error(&out, a.error_type, a.error_message, a.request_id) < 0)
 		abort();
-	sbuf_free(&out);
+	buf_free(&out);
 	answer_free(&a);
 	mreq_free(&r);
 	return 0;

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void
 play(struct engine *e, const char *body)
 {
-	struct sbuf out = { 0 };
+	struct buf out = { 0 };
 	struct answer a;
 	struct mreq r;
 	char err[256];
@@ -34,7 +34,7 @@ play(struct engine *e, const char *body)
 	} else if (render_error(&out, a.error_type, a.error_message,
 		       a.request_id) < 0)
 		abort();
-	sbuf_free(&out);
+	buf_free(&out);
 	answer_free(&a);
 	mreq_free(&r);
 }

@@ -43,7 +43,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			jl_begin_at(&j, "dns", 0, 0);
 			jl_str(&j, "name", q.q[i].name, strlen(q.q[i].name));
 			jl_end(&j);
-			v = json_loadb(j.p, j.len, 0, NULL);
+			v = json_loadb(j.b.p, j.b.len, 0, NULL);
 			if (v == NULL ||
 			    strcmp(json_string_value(
 				       json_object_get(v, "name")),

@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "proxy/record.h"
+#include "common/jsonw.h"
 #include "trap/trap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -45,7 +45,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	jl_bytes(&j, "head", data, (size_t)rc);
 	jl_bytes(&j, "body", data + rc, size - (size_t)rc);
 	jl_end(&j);
-	v = json_loadb(j.p, j.len, JSON_ALLOW_NUL, NULL);
+	v = json_loadb(j.b.p, j.b.len, JSON_ALLOW_NUL, NULL);
 	if (v == NULL)
 		abort();
 	h = json_object_get(v, "head");
@@ -54,7 +54,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    memcmp(json_string_value(h), data, (size_t)rc) != 0)
 			abort();
 	} else {
-		char *b = wire_base64(data, (size_t)rc);
+		char *b = jw_base64(data, (size_t)rc);
 
 		h = json_object_get(v, "head_base64");
 		if (h == NULL || strcmp(json_string_value(h), b) != 0)

@@ -18,6 +18,12 @@ describe("json.encode", function()
     assert.are.equal(s, cjson.decode(text).s)
   end)
 
+  it("writes the one dialect the C writer writes (spec/unit/test_common.c pins the same bytes)", function()
+    local s = 'a"b\\c/d\0e\bf\fg\nh\ri\tj\1k\31l\127m\195\169n\226\130\172'
+    assert.are.equal('"a\\"b\\\\c/d\\u0000e\\bf\\fg\\nh\\ri\\tj\\u0001k\\u001fl\\u007fmén€"',
+      json.encode(s))
+  end)
+
   it("replaces bytes that are not UTF-8 so the output stays valid JSON", function()
     local text = json.encode("ok\255\254end")
     assert.are.equal('"ok\u{FFFD}\u{FFFD}end"', text)

@@ -1,5 +1,5 @@
 /*
- * Tests for src/http.c: the request reader on buffers (fd -1, table
+ * Tests for src/common/http.c: the request reader on buffers (fd -1, table
  * driven), then the whole server over real loopback sockets: an echo
  * handler answers each request with a description of what was parsed, and
  * each error code with its status, so the client side can check framing,
@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "http.h"
+#include "common/http.h"
 #include "tap.h"
 
 /* ---- buffer parsing ---- */
@@ -37,12 +37,10 @@ parse_buf(const char *bytes, size_t n, const struct http_limits *lim,
 
 	memset(&c, 0, sizeof(c));
 	c.fd = -1;
-	c.buf = malloc(n + 1);
-	memcpy(c.buf, bytes, n);
-	c.len = c.cap = n;
+	buf_add(&c.in, bytes, n);
 	out->rc = http_read_request(&c, &out->req, lim);
-	out->left = c.len;
-	free(c.buf);
+	out->left = c.in.len;
+	buf_free(&c.in);
 }
 
 struct case_ {

@@ -953,7 +953,7 @@ test_subagent_unchanged(void)
 	    "\"final\":\"Final: {{last_result}}\",\"subagent\":{\"turns\":["
 	    "{\"blocks\":[{\"type\":\"tool_use\",\"name\":\"Read\"}]}]}}",
 	    0);
-	struct sbuf x = { 0 }, y = { 0 };
+	struct buf x = { 0 }, y = { 0 };
 	struct answer a, b;
 	char *h[4];
 	int i, same = 1, n = 0;
@@ -968,8 +968,8 @@ test_subagent_unchanged(void)
 		do {
 			answer_as(plain, 0, h[i], "", &a);
 			answer_as(with, 0, h[i], "", &b);
-			sbuf_reset(&x);
-			sbuf_reset(&y);
+			buf_reset(&x);
+			buf_reset(&y);
 			if (a.status == 200)
 				render_sse(&x, &a.msg);
 			if (b.status == 200)
@@ -977,7 +977,7 @@ test_subagent_unchanged(void)
 			same = same && a.status == b.status &&
 			    a.what == b.what && a.turn == b.turn &&
 			    x.len == y.len &&
-			    (x.len == 0 || memcmp(x.data, y.data, x.len) == 0);
+			    (x.len == 0 || memcmp(x.p, y.p, x.len) == 0);
 			n++;
 			answer_free(&a);
 			answer_free(&b);
@@ -990,8 +990,8 @@ test_subagent_unchanged(void)
 	is_int(n, 6, "the faults were among them");
 	for (i = 0; i < 4; i++)
 		free(h[i]);
-	sbuf_free(&x);
-	sbuf_free(&y);
+	buf_free(&x);
+	buf_free(&y);
 	engine_free(plain);
 	engine_free(with);
 }

@@ -119,7 +119,7 @@ test_sse(void)
 	    "text so that it is split into several deltas of the stream.";
 	json_t *input = json_pack("{s:s, s:[i, s]}", "file_path",
 	    "/work/.env — ünïcode", "n", 1, "x");
-	struct sbuf out = { 0 };
+	struct buf out = { 0 };
 	struct ev evs[64];
 	struct message m;
 	char got[512] = "", thinking[64] = "", partial[512] = "", *want;
@@ -129,7 +129,7 @@ test_sse(void)
 
 	make_message(&m, text, input);
 	ok(render_sse(&out, &m) == 0, "the stream renders");
-	n = parse_sse(out.data, evs, 64);
+	n = parse_sse(out.p, evs, 64);
 	ok(n > 10, "it parses as SSE (%d events)", n);
 	if (n <= 10)
 		return;
@@ -238,9 +238,9 @@ test_sse(void)
 	free_evs(evs, n);
 
 	/* JSON */
-	sbuf_reset(&out);
+	buf_reset(&out);
 	ok(render_json(&out, &m) == 0, "the JSON renders");
-	back = json_loads(out.data, 0, NULL);
+	back = json_loads(out.p, 0, NULL);
 	ok(back != NULL, "it parses");
 	is_str(str(back, "type"), "message", "type message");
 	is_str(str(back, "stop_reason"), "tool_use", "stop_reason");
@@ -259,41 +259,41 @@ test_sse(void)
 	free(want);
 	json_decref(back);
 	message_free(&m);
-	sbuf_free(&out);
+	buf_free(&out);
 }
 
 static void
 test_small_pieces(void)
 {
-	struct sbuf out = { 0 };
+	struct buf out = { 0 };
 	struct ev evs[4];
 	json_t *e;
 	int n;
 
 	ok(render_sse_error(&out, "overloaded_error", "Overloaded") == 0,
 	    "an error event renders");
-	is_str(out.data,
+	is_str(out.p,
 	    "event: error\ndata: {\"type\":\"error\",\"error\":"
 	    "{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
 	    "the error event, exactly");
-	sbuf_reset(&out);
+	buf_reset(&out);
 	render_sse_ping(&out);
-	is_str(out.data, "event: ping\ndata: {\"type\":\"ping\"}\n\n", "ping");
-	n = parse_sse(out.data, evs, 4);
+	is_str(out.p, "event: ping\ndata: {\"type\":\"ping\"}\n\n", "ping");
+	n = parse_sse(out.p, evs, 4);
 	is_int(n, 1, "one event");
 	free_evs(evs, n);
-	sbuf_reset(&out);
+	buf_reset(&out);
 	ok(render_error(&out, "not_found_error", "Not found", "req_01x") == 0,
 	    "an error body renders");
-	is_str(out.data,
+	is_str(out.p,
 	    "{\"type\":\"error\",\"error\":{\"type\":"
 	    "\"not_found_error\",\"message\":\"Not found\"},\"request_id\":"
 	    "\"req_01x\"}",
 	    "the error body, exactly");
-	e = json_loads(out.data, 0, NULL);
+	e = json_loads(out.p, 0, NULL);
 	ok(e != NULL, "it is JSON");
 	json_decref(e);
-	sbuf_free(&out);
+	buf_free(&out);
 }
 
 static void
@@ -311,7 +311,7 @@ test_chunks(void)
 static void
 test_nul_text(void)
 {
-	struct sbuf out = { 0 };
+	struct buf out = { 0 };
 	struct message m;
 	struct ev evs[16];
 	json_t *back;
@@ -327,18 +327,18 @@ test_nul_text(void)
 	memcpy(m.blocks[0].text, "a\0b", 3);
 	m.blocks[0].text_len = 3;
 	m.stop_reason = "end_turn";
-	ok(render_sse(&out, &m) == 0 && strstr(out.data, "a\\u0000b"),
+	ok(render_sse(&out, &m) == 0 && strstr(out.p, "a\\u0000b"),
 	    "a NUL in text is escaped in the stream");
-	n = parse_sse(out.data, evs, 16);
+	n = parse_sse(out.p, evs, 16);
 	ok(n == 7, "text-only stream: 7 events (%d)", n);
 	free_evs(evs, n > 0 ? n : 0);
-	sbuf_reset(&out);
+	buf_reset(&out);
 	render_json(&out, &m);
-	back = json_loads(out.data, JSON_ALLOW_NUL, NULL);
+	back = json_loads(out.p, JSON_ALLOW_NUL, NULL);
 	ok(back != NULL, "and in JSON");
 	json_decref(back);
 	message_free(&m);
-	sbuf_free(&out);
+	buf_free(&out);
 }
 
 int

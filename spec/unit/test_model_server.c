@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "http.h"
+#include "common/http.h"
 #include "model/server.h"
 
 struct inst {
@@ -91,7 +91,7 @@ log_text(struct inst *in)
 
 struct client {
 	int fd;
-	struct sbuf in; /* bytes read, not yet parsed */
+	struct buf in; /* bytes read, not yet parsed */
 };
 
 static int
@@ -113,7 +113,7 @@ static void
 hangup(struct client *c)
 {
 	close(c->fd);
-	sbuf_free(&c->in);
+	buf_free(&c->in);
 }
 
 static int
@@ -129,7 +129,7 @@ more(struct client *c)
 	char b[65536];
 	ssize_t n = read(c->fd, b, sizeof(b));
 
-	if (n > 0 && sbuf_add(&c->in, b, (size_t)n) == 0)
+	if (n > 0 && buf_add(&c->in, b, (size_t)n) == 0)
 		return 1;
 	return n == 0 ? 0 : -1;
 }
@@ -137,15 +137,15 @@ more(struct client *c)
 static void
 eat(struct client *c, size_t n)
 {
-	memmove(c->in.data, c->in.data + n, c->in.len - n);
+	memmove(c->in.p, c->in.p + n, c->in.len - n);
 	c->in.len -= n;
-	c->in.data[c->in.len] = '\0';
+	c->in.p[c->in.len] = '\0';
 }
 
 struct resp {
 	int status;
 	char head[4096];
-	struct sbuf body;
+	struct buf body;
 	int closed; /* the body ended with the connection */
 };
 
@@ -177,13 +177,13 @@ read_resp(struct client *c, struct resp *r, int head_only)
 	size_t hl, len, csize;
 
 	memset(r, 0, sizeof(*r));
-	while (c->in.data == NULL || strstr(c->in.data, "\r\n\r\n") == NULL)
+	while (c->in.p == NULL || strstr(c->in.p, "\r\n\r\n") == NULL)
 		if (more(c) <= 0)
 			return -1;
-	end = strstr(c->in.data, "\r\n\r\n");
-	hl = (size_t)(end - c->in.data) + 4;
-	snprintf(r->head, sizeof(r->head), "%.*s", (int)hl, c->in.data);
-	r->status = atoi(c->in.data + 9);
+	end = strstr(c->in.p, "\r\n\r\n");
+	hl = (size_t)(end - c->in.p) + 4;
+	snprintf(r->head, sizeof(r->head), "%.*s", (int)hl, c->in.p);
+	r->status = atoi(c->in.p + 9);
 	eat(c, hl);
 	if (head_only)
 		return 0;
@@ -192,21 +192,20 @@ read_resp(struct client *c, struct resp *r, int head_only)
 		while (c->in.len < len)
 			if (more(c) <= 0)
 				return -1;
-		sbuf_add(&r->body, c->in.data, len);
+		buf_add(&r->body, c->in.p, len);
 		eat(c, len);
 	} else if (header(r, "transfer-encoding", v, sizeof(v)) != NULL) {
 		for (;;) {
-			while (c->in.data == NULL ||
-			    strstr(c->in.data, "\r\n") == NULL)
+			while (
+			    c->in.p == NULL || strstr(c->in.p, "\r\n") == NULL)
 				if (more(c) <= 0)
 					return -1;
-			csize = strtoul(c->in.data, &end, 16);
-			hl = (size_t)(strstr(c->in.data, "\r\n") - c->in.data) +
-			    2;
+			csize = strtoul(c->in.p, &end, 16);
+			hl = (size_t)(strstr(c->in.p, "\r\n") - c->in.p) + 2;
 			while (c->in.len < hl + csize + 2)
 				if (more(c) <= 0)
 					return -1;
-			sbuf_add(&r->body, c->in.data + hl, csize);
+			buf_add(&r->body, c->in.p + hl, csize);
 			eat(c, hl + csize + 2);
 			if (csize == 0)
 				break;
@@ -214,12 +213,12 @@ read_resp(struct client *c, struct resp *r, int head_only)
 	} else {
 		while (more(c) > 0)
 			;
-		sbuf_add(&r->body, c->in.data ? c->in.data : "", c->in.len);
+		buf_add(&r->body, c->in.p ? c->in.p : "", c->in.len);
 		c->in.len = 0;
 		r->closed = 1;
 	}
-	if (r->body.data == NULL)
-		sbuf_add(&r->body, "", 0);
+	if (r->body.p == NULL)
+		buf_add(&r->body, "", 0);
 	return 0;
 }
 
@@ -279,14 +278,14 @@ once(int port, const char *method, const char *path, const char *ctype,
 static void
 resp_free(struct resp *r)
 {
-	sbuf_free(&r->body);
+	buf_free(&r->body);
 }
 
 /* The error type of an API error body, or "" */
 static const char *
 error_type(const struct resp *r, char *out, size_t outlen)
 {
-	json_t *j = json_loads(r->body.data, 0, NULL);
+	json_t *j = json_loads(r->body.p, 0, NULL);
 	json_t *t = json_object_get(json_object_get(j, "error"), "type");
 
 	snprintf(out, outlen, "%s",
@@ -396,11 +395,11 @@ test_conversation(struct inst *in)
 	    "a request-id header");
 	ok(header(&r, "anthropic-organization-id", v, sizeof(v)) != NULL,
 	    "an organization id header");
-	is_int(count_events(r.body.data, "message_start"), 1, "message_start");
-	is_int(count_events(r.body.data, "message_stop"), 1, "message_stop");
-	ok(strstr(r.body.data, "\"stop_reason\":\"tool_use\"") != NULL,
+	is_int(count_events(r.body.p, "message_start"), 1, "message_start");
+	is_int(count_events(r.body.p, "message_stop"), 1, "message_stop");
+	ok(strstr(r.body.p, "\"stop_reason\":\"tool_use\"") != NULL,
 	    "stop_reason tool_use");
-	ok(first_tool_id(r.body.data, id) == 0, "a tool_use id (%s)", id);
+	ok(first_tool_id(r.body.p, id) == 0, "a tool_use id (%s)", id);
 	resp_free(&r);
 
 	/* same connection: keep-alive; non-streaming this time */
@@ -415,7 +414,7 @@ test_conversation(struct inst *in)
 	is_int(r.status, 200, "200");
 	is_str(header(&r, "content-type", v, sizeof(v)), "application/json",
 	    "JSON");
-	j = json_loads(r.body.data, 0, NULL);
+	j = json_loads(r.body.p, 0, NULL);
 	is_str(json_string_value(json_object_get(j, "type")), "message",
 	    "a message");
 	is_str(json_string_value(json_object_get(
@@ -438,16 +437,16 @@ test_conversation(struct inst *in)
 	       b, &r) == 0,
 	    "turn 3");
 	free(b);
-	ok(strstr(r.body.data, "It says ") != NULL &&
-		strstr(r.body.data, "done") != NULL,
+	ok(strstr(r.body.p, "It says ") != NULL &&
+		strstr(r.body.p, "done") != NULL,
 	    "the final text expands");
-	ok(strstr(r.body.data, "\"stop_reason\":\"end_turn\"") != NULL,
+	ok(strstr(r.body.p, "\"stop_reason\":\"end_turn\"") != NULL,
 	    "end_turn");
 	resp_free(&r);
 
 	b = body_after(h, 1);
 	roundtrip(&c, "POST", "/v1/messages", "application/json", b, &r);
-	ok(strstr(r.body.data, "It says") != NULL,
+	ok(strstr(r.body.p, "It says") != NULL,
 	    "the same history again gets turn 3 again");
 	resp_free(&r);
 	free(b);
@@ -467,7 +466,7 @@ test_routes(struct inst *in)
 	    "HEAD /api/hello: 200");
 	resp_free(&r);
 	once(in->port, "GET", "/v1/models", NULL, "", &r);
-	j = json_loads(r.body.data, 0, NULL);
+	j = json_loads(r.body.p, 0, NULL);
 	ok(r.status == 200 && json_is_array(json_object_get(j, "data")),
 	    "GET /v1/models lists a model");
 	json_decref(j);
@@ -484,9 +483,9 @@ test_routes(struct inst *in)
 	    "\"user\",\"content\":\"0123456789012345678901234567890123\"}]}",
 	    &r);
 	is_int(r.status, 200, "count_tokens: 200");
-	j = json_loads(r.body.data, 0, NULL);
+	j = json_loads(r.body.p, 0, NULL);
 	ok(json_integer_value(json_object_get(j, "input_tokens")) > 10,
-	    "count_tokens gives input_tokens (%s)", r.body.data);
+	    "count_tokens gives input_tokens (%s)", r.body.p);
 	json_decref(j);
 	resp_free(&r);
 	once(in->port, "GET", "/v1/nothing?x=SECRET", NULL, "", &r);
@@ -526,7 +525,7 @@ test_pipelining(struct inst *in)
 		n++;
 	resp_free(&r);
 	if (read_resp(&c, &r, 0) == 0 && r.status == 200 &&
-	    count_events(r.body.data, "message_stop") == 1)
+	    count_events(r.body.p, "message_stop") == 1)
 		n++;
 	resp_free(&r);
 	is_int(n, 3, "three pipelined requests, three answers in order");
@@ -557,7 +556,7 @@ work(void *p)
 		if (roundtrip(&c, "POST", "/v1/messages", "application/json", b,
 			&r) == 0 &&
 		    r.status == 200 &&
-		    count_events(r.body.data, "message_stop") == 1)
+		    count_events(r.body.p, "message_stop") == 1)
 			w->good++;
 		resp_free(&r);
 	}
@@ -614,12 +613,12 @@ test_bad_input(struct inst *in)
 	is_int(r.status, 400, "malformed JSON: 400");
 	is_str(error_type(&r, t, sizeof(t)), "invalid_request_error",
 	    "invalid_request_error");
-	ok(strstr(r.body.data, "SECRET") == NULL, "the body is not echoed");
+	ok(strstr(r.body.p, "SECRET") == NULL, "the body is not echoed");
 	resp_free(&r);
 	roundtrip(&c, "POST", "/v1/messages", "application/json",
 	    "{\"model\":\"m\",\"messages\":[]}", &r);
 	is_int(r.status, 400, "missing max_tokens: 400, same connection");
-	ok(strstr(r.body.data, "max_tokens: Field required") != NULL,
+	ok(strstr(r.body.p, "max_tokens: Field required") != NULL,
 	    "saying which field");
 	resp_free(&r);
 	hangup(&c);
@@ -713,7 +712,7 @@ test_faults(void)
 	    "\"user\",\"content\":\"count\"}]}",
 	    &r);
 	ok(r.status == 200 &&
-		strstr(r.body.data,
+		strstr(r.body.p,
 		    "\"stop_reason\":"
 		    "\"max_tokens\"") != NULL,
 	    "a probe is answered, not faulted");
@@ -739,15 +738,15 @@ test_faults(void)
 
 	roundtrip(&c, "POST", "/v1/messages", "application/json", b, &r);
 	is_int(r.status, 200, "fault 4: a stream that starts well");
-	is_int(count_events(r.body.data, "content_block_start"), 1,
+	is_int(count_events(r.body.p, "content_block_start"), 1,
 	    "one block before the error");
-	is_int(count_events(r.body.data, "error"), 1, "an error event");
-	ok(strstr(r.body.data,
+	is_int(count_events(r.body.p, "error"), 1, "an error event");
+	ok(strstr(r.body.p,
 	       "event: error\ndata: {\"type\":\"error\","
 	       "\"error\":{\"type\":\"overloaded_error\",\"message\":"
 	       "\"Overloaded\"}}") != NULL,
 	    "shaped like the API's");
-	is_int(count_events(r.body.data, "message_stop"), 0,
+	is_int(count_events(r.body.p, "message_stop"), 0,
 	    "no message_stop after it");
 	resp_free(&r);
 
@@ -756,8 +755,8 @@ test_faults(void)
 	el = now_ms() - t0;
 	is_int(r.status, 200, "fault 5: a delayed stream");
 	ok(el >= 1300 && el < 5000, "it took the delay (%ld ms)", el);
-	p = strstr(r.body.data, "event: content_block_start");
-	ping = r.body.data;
+	p = strstr(r.body.p, "event: content_block_start");
+	ping = r.body.p;
 	{
 		int pings = 0;
 
@@ -768,12 +767,12 @@ test_faults(void)
 		}
 		ok(pings >= 3, "pings during the delay (%d)", pings);
 	}
-	is_int(count_events(r.body.data, "message_stop"), 1,
+	is_int(count_events(r.body.p, "message_stop"), 1,
 	    "then the whole turn");
 	resp_free(&r);
 
 	roundtrip(&c, "POST", "/v1/messages", "application/json", b, &r);
-	ok(r.status == 200 && count_events(r.body.data, "message_stop") == 1,
+	ok(r.status == 200 && count_events(r.body.p, "message_stop") == 1,
 	    "faults spent: the plain turn");
 	resp_free(&r);
 	hangup(&c);
@@ -817,7 +816,7 @@ test_cap(void)
 	for (i = 0; i < 2; i++) {
 		once(in->port, "POST", "/v1/messages", "application/json", b,
 		    &r);
-		ok(r.status == 200 && strstr(r.body.data, "\"text\":\"F\""),
+		ok(r.status == 200 && strstr(r.body.p, "\"text\":\"F\""),
 		    "request %d: the final text", i + 1);
 		resp_free(&r);
 	}
@@ -825,7 +824,7 @@ test_cap(void)
 	is_int(r.status, 400, "request 3 past the cap: 400");
 	is_str(error_type(&r, t, sizeof(t)), "invalid_request_error",
 	    "invalid_request_error");
-	ok(strstr(r.body.data,
+	ok(strstr(r.body.p,
 	       "leakbench scripted model: request cap 2 "
 	       "reached") != NULL,
 	    "the cap message");
@@ -880,13 +879,13 @@ test_subagent(void)
 
 	b = body_after("", 1);
 	post_with(in->port, "X-Claude-Code-Session-Id: 0b0c\r\n", b, &r);
-	ok(r.status == 200 && first_tool_id(r.body.data, main_id) == 0 &&
-		strstr(r.body.data, "\"name\":\"Agent\"") != NULL,
+	ok(r.status == 200 && first_tool_id(r.body.p, main_id) == 0 &&
+		strstr(r.body.p, "\"name\":\"Agent\"") != NULL,
 	    "the main request gets the Agent call");
 	resp_free(&r);
 	post_with(in->port, AGENT_ID, b, &r);
-	ok(r.status == 200 && first_tool_id(r.body.data, sub_id) == 0 &&
-		strstr(r.body.data, "\"name\":\"Read\"") != NULL,
+	ok(r.status == 200 && first_tool_id(r.body.p, sub_id) == 0 &&
+		strstr(r.body.p, "\"name\":\"Read\"") != NULL,
 	    "a request with x-claude-code-agent-id gets the subagent's Read");
 	ok(strcmp(main_id, sub_id) != 0, "under another id");
 	resp_free(&r);
@@ -899,7 +898,7 @@ test_subagent(void)
 	    "x-claude-code-parent-agent-id: 77aa00bb11cc22dd\r\n",
 	    b, &r);
 	ok(r.status == 200 &&
-		strstr(r.body.data, "\"text\":\"Sub: DB=1\"") != NULL,
+		strstr(r.body.p, "\"text\":\"Sub: DB=1\"") != NULL,
 	    "its next request (any header case) ends it with the "
 	    "result");
 	resp_free(&r);
@@ -909,7 +908,7 @@ test_subagent(void)
 	h = add_result(strdup(""), main_id, "Sub: DB=1");
 	b = body_after(h, 1);
 	post_with(in->port, "", b, &r);
-	ok(r.status == 200 && strstr(r.body.data, "Main: Sub: DB=1") != NULL,
+	ok(r.status == 200 && strstr(r.body.p, "Main: Sub: DB=1") != NULL,
 	    "the main agent then gets its turn 2");
 	resp_free(&r);
 	free(b);
@@ -917,7 +916,7 @@ test_subagent(void)
 
 	b = body_after("", 1);
 	post_with(in->port, "X-Claude-Code-Agent-Id-Not: x\r\n", b, &r);
-	ok(r.status == 200 && strstr(r.body.data, "\"name\":\"Agent\"") != NULL,
+	ok(r.status == 200 && strstr(r.body.p, "\"name\":\"Agent\"") != NULL,
 	    "a header that merely starts alike is not the signal");
 	resp_free(&r);
 	free(b);
@@ -957,7 +956,7 @@ test_http10(struct inst *in)
 	dial(&c, in->port);
 	send_str(&c, req, strlen(req));
 	ok(read_resp(&c, &r, 0) == 0 && r.status == 200 && r.closed &&
-		count_events(r.body.data, "message_stop") == 1,
+		count_events(r.body.p, "message_stop") == 1,
 	    "HTTP/1.0: a close-delimited stream");
 	resp_free(&r);
 	hangup(&c);

@@ -33,7 +33,7 @@
 #include <openssl/ssl.h>
 #include <zlib.h>
 
-#include "http.h"
+#include "common/http.h"
 #include "proxy/proxy.h"
 #include "tap.h"
 

@@ -414,8 +414,7 @@ test_errors(void)
 	rc = run(argv, &out, &err);
 	is_int(rc, 2, "usage: exit 2");
 	is_str(err,
-	    "lb-trap: option '--ca-out' is required\n"
-	    "try 'lb-trap --help'\n",
+	    "lb-trap: option '--ca-out' is required (try 'lb-trap --help')\n",
 	    "usage: message");
 	free(out);
 	free(err);
@@ -675,7 +674,7 @@ test_sim(void)
 		is_int(rc, 2, "sim: a closed fd, exit 2");
 		is_str(err,
 		    "lb-trap: cannot use --sim-tcp-fd '97': expected an open "
-		    "TCP socket's fd\ntry 'lb-trap --help'\n",
+		    "TCP socket's fd (try 'lb-trap --help')\n",
 		    "sim: a closed fd, message");
 		free(out);
 		free(err);

@@ -419,7 +419,7 @@ test_lines(void)
 	struct jline j;
 
 	jl_begin_at(&j, "http", 1764574021, 7);
-	jl_str(&j, "s", "a\"b\\c\n\x01\x7f", 8);
+	jl_str(&j, "s", "a\"b\\c\n\x01\x7f\b\f", 10);
 	jl_str(&j, "latin1", "caf\xe9", 4);
 	jl_bytes(&j, "body", "caf\xc3\xa9", 5);
 	jl_bytes(&j, "bin", "\xff\x00\x01", 3);
@@ -427,9 +427,9 @@ test_lines(void)
 	jl_bool(&j, "yes", 1);
 	jl_raw(&j, "raw", "[1,2]");
 	jl_end(&j);
-	is_str(j.p,
+	is_str(j.b.p,
 	    "{\"t\":1764574021.007,\"kind\":\"http\","
-	    "\"s\":\"a\\\"b\\\\c\\n\\u0001\\u007f\","
+	    "\"s\":\"a\\\"b\\\\c\\n\\u0001\\u007f\\b\\f\","
 	    "\"latin1\":\"caf\xc3\xa9\",\"body\":\"caf\xc3\xa9\","
 	    "\"bin_base64\":\"/wAB\",\"n\":-42,\"yes\":true,\"raw\":[1,2]}\n",
 	    "a line, every field type");

@@ -111,14 +111,9 @@ local function minus(a, bset)
   return out
 end
 
--- The Claude Code versions of DOC, for the header.
-local function versions(doc)
-  return report.versions(doc)
-end
-
 local function side(path, doc)
   return { path = path, suite_id = doc.suite_id, finished = doc.finished, mode = doc.mode,
-    model = doc.model, leakbench = doc.leakbench, claude_versions = json.array(versions(doc)),
+    model = doc.model, leakbench = doc.leakbench, claude_versions = json.array(report.versions(doc)),
     runs = #doc.runs }
 end
 
@@ -156,7 +151,7 @@ end
 ---     status }
 function M.compare(a, b, paths)
   paths = paths or {}
-  local by_version = #versions(a) > 1 or #versions(b) > 1
+  local by_version = #report.versions(a) > 1 or #report.versions(b) > 1
   local ia, ib = index(a, by_version), index(b, by_version)
   local d = { schema = "leakbench.diff/1", a = side(paths[1], a), b = side(paths[2], b),
     scenarios = { added = json.array(minus(ib.scen, ia.scen_set)),

@@ -10,9 +10,10 @@
 -- the base image reference (passed to FROM as the BASE build-arg), for the
 -- claude image the CLAUDE_VERSION build-arg, and for the proxy image every
 -- file staged into its build context (the Makefile, src/*.c, src/*.h,
--- src/embed.sh, src/model/, src/proxy/, src/net/, src/trap/, src/init/; not src/lua/, which the servers do
--- not contain). An edit rebuilds exactly the image it feeds; an unchanged tree
--- builds nothing, and finding that out costs one `podman images` call.
+-- src/embed.sh, src/common/, src/model/, src/proxy/, src/net/, src/trap/,
+-- src/init/; not src/lua/, which the servers do not contain). An edit
+-- rebuilds exactly the image it feeds; an unchanged tree builds nothing,
+-- and finding that out costs one `podman images` call.
 --
 -- The base: LEAKBENCH_BASE_IMAGE (or --base) names one; "debootstrap" means
 -- build it from the Debian mirror without asking any registry. Otherwise a
@@ -139,7 +140,7 @@ function M.proxy_files(root)
   if is_file(root .. "/src/embed.sh") then files[#files + 1] = "src/embed.sh" end
   walk(root, "src/model", files)
   walk(root, "src/proxy", files)
-  for _, d in ipairs({ "src/net", "src/trap", "src/init" }) do
+  for _, d in ipairs({ "src/common", "src/net", "src/trap", "src/init" }) do
     if core.stat(root .. "/" .. d) then walk(root, d, files) end
   end
   table.sort(files)

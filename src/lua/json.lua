@@ -3,7 +3,11 @@
 -- empty lists written as [] when marked with json.array (Debian's
 -- lua-cjson has no array metatable, and writes every empty table as {}).
 -- Strings that are not valid UTF-8 get U+FFFD for each bad byte, so the
--- output is always valid JSON. Decoding stays with cjson.
+-- output is always valid JSON. Strings are escaped in the one dialect of
+-- the C side's records (src/common/jsonw.h): \b \f \n \r \t short, every
+-- other control byte and DEL as \u00xx in lowercase (spec/lua/json_spec.lua
+-- and spec/unit/test_common.c pin the same bytes). Decoding stays with
+-- cjson.
 local M = {}
 
 local ARRAY = { __jsontype = "array" }

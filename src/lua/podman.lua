@@ -19,7 +19,7 @@
 --             appear as 1000:1000; staged directories need no chown.
 --   rootful   --user 1000:1000: the caller chowns staged directories that the
 --             container must write to 1000:1000 (core.chown(dir, 1000, 1000,
---             true)); pm.chown_staged is true exactly then.
+--             true)).
 --
 -- Errors: every failed podman command comes back as nil, "podman run failed
 -- (exit 125): <first error line>" (the result table as a third value).
@@ -138,7 +138,6 @@ function M.new(opts)
   if runtime == "" then runtime = nil end
   self.runtime = runtime
   self.ulimits = ulimits(self.rootful)
-  self.chown_staged = self.rootful
   return self
 end
 
@@ -180,21 +179,17 @@ function Podman:run_args()
   return a
 end
 
---- pm:labels(run_id) -> { "leakbench=1", "leakbench.run=ID", "leakbench.pid=PID" }.
-function Podman:labels(run_id)
-  local l = { "leakbench=1" }
-  if run_id then l[#l + 1] = "leakbench.run=" .. run_id end
-  l[#l + 1] = "leakbench.pid=" .. core.getpid()
-  return l
-end
-
---- pm:label_args(run_id) -> { "--label", "leakbench=1", ... }.
+--- pm:label_args(run_id) -> { "--label", "leakbench=1", "--label",
+--- "leakbench.run=ID", "--label", "leakbench.pid=PID" } (no run label
+--- without a run_id).
 function Podman:label_args(run_id)
-  local a = {}
-  for _, l in ipairs(self:labels(run_id)) do
+  local a = { "--label", "leakbench=1" }
+  if run_id then
     a[#a + 1] = "--label"
-    a[#a + 1] = l
+    a[#a + 1] = "leakbench.run=" .. run_id
   end
+  a[#a + 1] = "--label"
+  a[#a + 1] = "leakbench.pid=" .. core.getpid()
   return a
 end
 
@@ -350,44 +345,12 @@ function M.build_cause(text, max)
   return table.concat(out, "\n")
 end
 
---- pm:network_create(name, [opts]) -> true | nil, err. opts: internal
---- (boolean), run_id (labels the network), labels (extra "k=v").
-function Podman:network_create(name, opts)
-  opts = opts or {}
-  local argv = { "network", "create" }
-  if opts.internal then argv[#argv + 1] = "--internal" end
-  for _, l in ipairs(self:labels(opts.run_id)) do
-    argv[#argv + 1] = "--label"
-    argv[#argv + 1] = l
-  end
-  for _, l in ipairs(opts.labels or {}) do
-    argv[#argv + 1] = "--label"
-    argv[#argv + 1] = l
-  end
-  argv[#argv + 1] = name
-  local r, err = self:podman(argv, { timeout = 60 })
-  if not r then return nil, err end
-  return true
-end
-
 --- pm:network_rm(name) -> true | nil, err. Removes containers using it;
 --- a missing network is success. Runs to completion even after ^C.
 function Podman:network_rm(name)
   local r, err, res = self:podman({ "network", "rm", "-f", "-t", "0", name },
                                   { timeout = 60, uninterruptible = true })
   if not r and res and res.stderr:match("network not found") then return true end
-  if not r then return nil, err end
-  return true
-end
-
---- pm:kill(name) -> true | nil, err. A container that is gone is success.
-function Podman:kill(name)
-  local r, err, res = self:podman({ "kill", name }, { timeout = 60, uninterruptible = true })
-  if not r and res and (res.stderr:match("no such container") or
-                        res.stderr:match("can only kill running containers") or
-                        res.stderr:match("is not running")) then
-    return true
-  end
   if not r then return nil, err end
   return true
 end

@@ -118,9 +118,6 @@ function M.cell(r)
   return head
 end
 
--- Kept for callers of the old name: the Wilson interval lives in stats.
-M.wilson = stats.wilson
-
 -- A cell for several repeats of the same scenario x subject.
 function M.cell_repeats(runs)
   if #runs == 1 then return M.cell(runs[1]) end

@@ -91,12 +91,6 @@ function M.plan(opts, paths)
 end
 
 
--- The image of a subject's interceptor (images.subject_image): the tag or
--- nil, err.
-function M.subject_image(pm, subject, base)
-  return images.subject_image(pm, subject, base)
-end
-
 -- The Claude Code versions of a run: --claude-version (repeatable, in
 -- the order given, duplicates dropped), else $LEAKBENCH_CLAUDE_VERSION,
 -- else the default. Returns the list | nil, a usage error.
@@ -240,7 +234,7 @@ function M.main(opts, paths, cli)
     if vi.tags then
       for _, s in ipairs(subjects) do
         if s.def and s.def.interceptor and subject_images[s.name] == nil and not s.error then
-          local tag, e = M.subject_image(pm, s.def, vi.tags.base)
+          local tag, e = images.subject_image(pm, s.def, vi.tags.base)
           if tag then subject_images[s.name] = tag else s.error = s.error or e end
         end
         if s.def and s.def.agent and not s.error then

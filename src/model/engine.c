@@ -266,13 +266,13 @@ engine_subagent_position(const struct engine *e, json_t *messages)
 
 /* Appends the text of v: a string, or the "text" of its text blocks. */
 static int
-add_text(struct sbuf *b, json_t *v)
+add_text(struct buf *b, json_t *v)
 {
 	json_t *blk, *t;
 	size_t i;
 
 	if (json_is_string(v))
-		return sbuf_add(b, json_string_value(v), json_string_length(v));
+		return buf_add(b, json_string_value(v), json_string_length(v));
 	if (!json_is_array(v))
 		return 0;
 	json_array_foreach(v, i, blk)
@@ -283,8 +283,7 @@ add_text(struct sbuf *b, json_t *v)
 			continue;
 		t = json_object_get(blk, "text");
 		if (json_is_string(t) &&
-		    sbuf_add(b, json_string_value(t), json_string_length(t)) <
-			0)
+		    buf_add(b, json_string_value(t), json_string_length(t)) < 0)
 			return -1;
 	}
 	return 0;
@@ -323,7 +322,7 @@ strip_reminders(const char *s, size_t len)
 char *
 engine_last_result(json_t *messages, size_t *len)
 {
-	struct sbuf b = { 0 };
+	struct buf b = { 0 };
 	json_t *m, *content, *blk, *t;
 	size_t i, j;
 
@@ -344,13 +343,13 @@ engine_last_result(json_t *messages, size_t *len)
 		}
 	}
 done:
-	b.len = b.data ? strip_reminders(b.data, b.len) : 0;
-	if (sbuf_add(&b, "", 0) < 0)
+	b.len = b.p ? strip_reminders(b.p, b.len) : 0;
+	if (buf_add(&b, "", 0) < 0)
 		goto oom;
 	*len = b.len;
-	return b.data;
+	return b.p;
 oom:
-	sbuf_free(&b);
+	buf_free(&b);
 	return NULL;
 }
 
@@ -359,22 +358,22 @@ engine_expand(const char *s, const char *result, size_t result_len,
     size_t *outlen)
 {
 	const size_t tlen = sizeof(TEMPLATE_LAST_RESULT) - 1;
-	struct sbuf b = { 0 };
+	struct buf b = { 0 };
 	const char *p;
 	size_t room;
 
 	while ((p = strstr(s, TEMPLATE_LAST_RESULT)) != NULL) {
-		if (sbuf_add(&b, s, (size_t)(p - s)) < 0)
+		if (buf_add(&b, s, (size_t)(p - s)) < 0)
 			goto oom;
 		room = b.len < ENGINE_MAX_EXPANSION ?
 		    ENGINE_MAX_EXPANSION - b.len :
 		    0;
 		if (result_len <= room) {
-			if (sbuf_add(&b, result, result_len) < 0)
+			if (buf_add(&b, result, result_len) < 0)
 				goto oom;
 		} else {
 			/* cut, but never inside a UTF-8 character */
-			if (sbuf_add(&b, result,
+			if (buf_add(&b, result,
 				render_chunk_len(result, result_len, room)) < 0)
 				goto oom;
 			s = p + strlen(p);
@@ -382,14 +381,14 @@ engine_expand(const char *s, const char *result, size_t result_len,
 		}
 		s = p + tlen;
 	}
-	if (b.len < ENGINE_MAX_EXPANSION && sbuf_add(&b, s, strlen(s)) < 0)
+	if (b.len < ENGINE_MAX_EXPANSION && buf_add(&b, s, strlen(s)) < 0)
 		goto oom;
-	if (sbuf_add(&b, "", 0) < 0)
+	if (buf_add(&b, "", 0) < 0)
 		goto oom;
 	*outlen = b.len;
-	return b.data;
+	return b.p;
 oom:
-	sbuf_free(&b);
+	buf_free(&b);
 	return NULL;
 }
 
@@ -456,13 +455,13 @@ holds(const char *hay, size_t n, const char *needle)
 int
 engine_reply(const struct script *s, json_t *root, size_t *which)
 {
-	struct sbuf b = { 0 };
+	struct buf b = { 0 };
 	json_t *msgs, *m, *role;
 	size_t i;
 
 	*which = 0;
 	if (add_text(&b, json_object_get(root, "system")) < 0 ||
-	    sbuf_add(&b, "\n", 1) < 0)
+	    buf_add(&b, "\n", 1) < 0)
 		goto oom;
 	msgs = json_object_get(root, "messages");
 	json_array_foreach(msgs, i, m)
@@ -476,12 +475,12 @@ engine_reply(const struct script *s, json_t *root, size_t *which)
 		}
 	}
 	for (i = 0; i < s->nreplies && *which == 0; i++)
-		if (holds(b.data, b.len, s->replies[i].match))
+		if (holds(b.p, b.len, s->replies[i].match))
 			*which = i + 1;
-	sbuf_free(&b);
+	buf_free(&b);
 	return 0;
 oom:
-	sbuf_free(&b);
+	buf_free(&b);
 	return -1;
 }
 
@@ -505,7 +504,7 @@ has_word(const char *s, size_t len, const char *needle)
 
 /* The text of the last user message (its text blocks), into b. */
 static int
-last_user_text(json_t *messages, struct sbuf *b)
+last_user_text(json_t *messages, struct buf *b)
 {
 	json_t *m, *role;
 	size_t i;
@@ -547,7 +546,7 @@ has_format(json_t *root)
 const char *
 engine_side_kind(json_t *root)
 {
-	struct sbuf b = { 0 };
+	struct buf b = { 0 };
 	const char *kind = NULL;
 	json_t *v, *schema;
 
@@ -566,19 +565,19 @@ engine_side_kind(json_t *root)
 		if (add_text(&b, json_object_get(root, "system")) < 0 ||
 		    last_user_text(json_object_get(root, "messages"), &b) < 0)
 			kind = "no-tools";
-		else if (has_word(b.data ? b.data : "", b.len, "title"))
+		else if (has_word(b.p ? b.p : "", b.len, "title"))
 			kind = "title";
-		else if (has_word(b.data ? b.data : "", b.len, "summar"))
+		else if (has_word(b.p ? b.p : "", b.len, "summar"))
 			kind = "summary";
 		else
 			kind = "no-tools";
-		sbuf_free(&b);
+		buf_free(&b);
 		return kind;
 	}
 	if (last_user_text(json_object_get(root, "messages"), &b) == 0 &&
-	    b.data != NULL && strstr(b.data, COMPACT_MARKER) != NULL)
+	    b.p != NULL && strstr(b.p, COMPACT_MARKER) != NULL)
 		kind = "summary";
-	sbuf_free(&b);
+	buf_free(&b);
 	return kind;
 }
 

@@ -18,10 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "http.h"
+#include "common/http.h"
+#include "common/usage.h"
 #include "model/engine.h"
 #include "model/server.h"
 
+#define PROG	       "lb-model"
 #define DEFAULT_LISTEN "0.0.0.0:8081"
 
 static void
@@ -47,34 +49,25 @@ usage(FILE *f)
 	    "  --help              this text\n");
 }
 
-static int
-bad_usage(const char *msg, const char *arg)
-{
-	if (arg != NULL)
-		fprintf(stderr, "lb-model: %s '%s' (try 'lb-model --help')\n",
-		    msg, arg);
-	else
-		fprintf(stderr, "lb-model: %s (try 'lb-model --help')\n", msg);
-	return 2;
-}
+/* The flags. */
+static const struct option opts[] = { { "script", required_argument, NULL,
+					  's' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "max-requests", required_argument, NULL, 'm' },
+	{ "record-dir", required_argument, NULL, 'r' },
+	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "script", required_argument,
-						  NULL, 's' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "max-requests", required_argument, NULL, 'm' },
-		{ "record-dir", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	const char *script_path = getenv("LB_SCRIPT");
 	const char *listen_addr = getenv("LB_MODEL_LISTEN");
 	const char *record_dir = NULL;
 	struct model_server srv;
 	struct script *script;
 	struct engine *engine;
-	char err[512], where[300], *end;
-	long max_requests = 0;
+	char err[512], where[300];
+	unsigned long long max_requests = 0;
 	struct ids ids;
 	int c, lfd, port;
 
@@ -82,17 +75,14 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			script_path = optarg;
-			break;
 		case 'l':
-			listen_addr = optarg;
+			*(c == 's' ? &script_path : &listen_addr) = optarg;
 			break;
 		case 'm':
-			max_requests = strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' ||
-			    max_requests < 1 || max_requests > INT_MAX)
-				return bad_usage("--max-requests needs a "
-						 "positive integer, not",
+			if (usage_count(optarg, 0, INT_MAX, &max_requests) < 0)
+				return usage_error(PROG,
+				    "cannot use --max-requests '%s': expected "
+				    "a positive whole number",
 				    optarg);
 			break;
 		case 'r':
@@ -101,19 +91,16 @@ main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		case ':':
-			return bad_usage("option needs a value:",
-			    argv[optind - 1]);
 		default:
-			return bad_usage("unknown option", argv[optind - 1]);
+			return usage_bad_option(PROG, c, argv, optind);
 		}
 	}
 	if (optind < argc)
-		return bad_usage("unexpected argument", argv[optind]);
+		return usage_error(PROG, "unexpected argument '%s'",
+		    argv[optind]);
 	if (script_path == NULL || *script_path == '\0')
-		return bad_usage("no script given (--script FILE or "
-				 "LB_SCRIPT)",
-		    NULL);
+		return usage_error(PROG,
+		    "no script given (--script FILE or LB_SCRIPT)");
 	if (listen_addr == NULL || *listen_addr == '\0')
 		listen_addr = DEFAULT_LISTEN;
 

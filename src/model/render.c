@@ -8,49 +8,6 @@
 
 #include "model/render.h"
 
-int
-sbuf_add(struct sbuf *b, const void *p, size_t len)
-{
-	size_t cap;
-	char *nd;
-
-	if (len > ((size_t)-1) / 4)
-		return -1;
-	if (b->data == NULL || len >= b->cap - b->len) {
-		cap = b->cap ? b->cap : 4096;
-		while (cap - b->len < len + 1) {
-			if (cap > ((size_t)-1) / 2)
-				return -1;
-			cap *= 2;
-		}
-		if ((nd = realloc(b->data, cap)) == NULL)
-			return -1;
-		b->data = nd;
-		b->cap = cap;
-	}
-	if (len > 0)
-		memcpy(b->data + b->len, p, len);
-	b->len += len;
-	b->data[b->len] = '\0';
-	return 0;
-}
-
-void
-sbuf_reset(struct sbuf *b)
-{
-	b->len = 0;
-	if (b->data != NULL)
-		b->data[0] = '\0';
-}
-
-void
-sbuf_free(struct sbuf *b)
-{
-	free(b->data);
-	b->data = NULL;
-	b->len = b->cap = 0;
-}
-
 void
 message_free(struct message *m)
 {
@@ -118,32 +75,32 @@ chunk_max(size_t len)
 static int
 dump_cb(const char *p, size_t len, void *data)
 {
-	return sbuf_add(data, p, len);
+	return buf_add(data, p, len);
 }
 
 int
-render_dump(struct sbuf *out, json_t *v)
+render_dump(struct buf *out, json_t *v)
 {
 	return json_dump_callback(v, dump_cb, out, JSON_COMPACT);
 }
 
 /* Appends "event: NAME\ndata: JSON\n\n" and drops the reference to ev. */
 static int
-event(struct sbuf *out, const char *name, json_t *ev)
+event(struct buf *out, const char *name, json_t *ev)
 {
 	int rc;
 
 	if (ev == NULL)
 		return -1;
-	rc = sbuf_add(out, "event: ", 7);
+	rc = buf_add(out, "event: ", 7);
 	if (rc == 0)
-		rc = sbuf_add(out, name, strlen(name));
+		rc = buf_add(out, name, strlen(name));
 	if (rc == 0)
-		rc = sbuf_add(out, "\ndata: ", 7);
+		rc = buf_add(out, "\ndata: ", 7);
 	if (rc == 0)
 		rc = json_dump_callback(ev, dump_cb, out, JSON_COMPACT);
 	if (rc == 0)
-		rc = sbuf_add(out, "\n\n", 2);
+		rc = buf_add(out, "\n\n", 2);
 	json_decref(ev);
 	return rc;
 }
@@ -182,7 +139,7 @@ block_json(const struct msg_block *b)
 }
 
 int
-render_json(struct sbuf *out, const struct message *m)
+render_json(struct buf *out, const struct message *m)
 {
 	json_t *msg, *content, *b;
 	size_t i;
@@ -209,13 +166,13 @@ render_json(struct sbuf *out, const struct message *m)
 }
 
 int
-render_sse_ping(struct sbuf *out)
+render_sse_ping(struct buf *out)
 {
 	return event(out, "ping", json_pack("{s:s}", "type", "ping"));
 }
 
 int
-render_sse_start(struct sbuf *out, const struct message *m)
+render_sse_start(struct buf *out, const struct message *m)
 {
 	json_t *ev;
 
@@ -230,7 +187,7 @@ render_sse_start(struct sbuf *out, const struct message *m)
 
 /* content_block_delta events carrying s in chunks as delta.<field>. */
 static int
-deltas(struct sbuf *out, size_t index, const char *dtype, const char *field,
+deltas(struct buf *out, size_t index, const char *dtype, const char *field,
     const char *s, size_t len)
 {
 	size_t max = chunk_max(len), n;
@@ -249,7 +206,7 @@ deltas(struct sbuf *out, size_t index, const char *dtype, const char *field,
 }
 
 int
-render_sse_block(struct sbuf *out, const struct message *m, size_t i)
+render_sse_block(struct buf *out, const struct message *m, size_t i)
 {
 	const struct msg_block *b = &m->blocks[i];
 	json_t *start;
@@ -312,7 +269,7 @@ render_sse_block(struct sbuf *out, const struct message *m, size_t i)
 }
 
 int
-render_sse_end(struct sbuf *out, const struct message *m)
+render_sse_end(struct buf *out, const struct message *m)
 {
 	if (event(out, "message_delta",
 		json_pack("{s:s, s:{s:s, s:n}, s:o}", "type", "message_delta",
@@ -324,7 +281,7 @@ render_sse_end(struct sbuf *out, const struct message *m)
 }
 
 int
-render_sse_error(struct sbuf *out, const char *type, const char *msg)
+render_sse_error(struct buf *out, const char *type, const char *msg)
 {
 	return event(out, "error",
 	    json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
@@ -332,7 +289,7 @@ render_sse_error(struct sbuf *out, const char *type, const char *msg)
 }
 
 int
-render_sse(struct sbuf *out, const struct message *m)
+render_sse(struct buf *out, const struct message *m)
 {
 	size_t i;
 
@@ -345,7 +302,7 @@ render_sse(struct sbuf *out, const struct message *m)
 }
 
 int
-render_error(struct sbuf *out, const char *type, const char *msg,
+render_error(struct buf *out, const char *type, const char *msg,
     const char *request_id)
 {
 	json_t *e;

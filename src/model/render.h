@@ -4,7 +4,7 @@
  * event stream (message_start, content_block_start/delta/stop per block,
  * message_delta, message_stop; every event with an "event:" line), and the
  * API's error body. Pure functions over a struct message; output goes into
- * a growable struct sbuf owned by the caller.
+ * a growable struct buf (common/buf.h) owned by the caller.
  *
  * Faithfulness notes (Anthropic streaming docs, CLAUDE_CODE.md §1.2): text
  * arrives as a few text_delta chunks split on UTF-8 boundaries; tool input
@@ -20,18 +20,9 @@
 
 #include <jansson.h>
 
+#include "common/buf.h"
 #include "model/ids.h"
 #include "model/script.h"
-
-/* A growable byte buffer; zero-initialize, release with sbuf_free. */
-struct sbuf {
-	char *data;
-	size_t len, cap;
-};
-
-int sbuf_add(struct sbuf *b, const void *p, size_t len); /* 0 or -1 */
-void sbuf_reset(struct sbuf *b);			 /* len = 0 */
-void sbuf_free(struct sbuf *b);
 
 struct msg_block {
 	enum block_type type;
@@ -60,27 +51,27 @@ void message_free(struct message *m);
 void message_count_output(struct message *m);
 
 /* The non-streaming body. 0 or -1 (out of memory). */
-int render_json(struct sbuf *out, const struct message *m);
+int render_json(struct buf *out, const struct message *m);
 
 /* SSE pieces, appended to out; each 0 or -1. */
-int render_sse_start(struct sbuf *out, const struct message *m);
-int render_sse_block(struct sbuf *out, const struct message *m, size_t i);
-int render_sse_end(struct sbuf *out, const struct message *m);
-int render_sse_ping(struct sbuf *out);
-int render_sse_error(struct sbuf *out, const char *type, const char *msg);
+int render_sse_start(struct buf *out, const struct message *m);
+int render_sse_block(struct buf *out, const struct message *m, size_t i);
+int render_sse_end(struct buf *out, const struct message *m);
+int render_sse_ping(struct buf *out);
+int render_sse_error(struct buf *out, const char *type, const char *msg);
 
 /* The whole stream: start, every block, end. */
-int render_sse(struct sbuf *out, const struct message *m);
+int render_sse(struct buf *out, const struct message *m);
 
 /*
  * The API's error body:
  * {"type":"error","error":{"type":T,"message":M},"request_id":R}.
  */
-int render_error(struct sbuf *out, const char *type, const char *msg,
+int render_error(struct buf *out, const char *type, const char *msg,
     const char *request_id);
 
 /* Appends v as compact JSON. 0 or -1. */
-int render_dump(struct sbuf *out, json_t *v);
+int render_dump(struct buf *out, json_t *v);
 
 /* Splits len bytes of UTF-8 into chunks no longer than about max bytes,
  * never inside a character: returns the length of the first chunk. */

@@ -135,7 +135,7 @@ static int
 send_error(struct model_server *srv, int fd, int status, const char *type,
     const char *msg, const char *request_id, int retry_after, int keep_alive)
 {
-	struct sbuf body = { 0 };
+	struct buf body = { 0 };
 	char rid[IDS_BUF], hdr[256];
 	int rc;
 
@@ -145,23 +145,23 @@ send_error(struct model_server *srv, int fd, int status, const char *type,
 	}
 	api_headers(srv, request_id, retry_after, hdr, sizeof(hdr));
 	if (render_error(&body, type, msg, request_id) < 0) {
-		sbuf_free(&body);
+		buf_free(&body);
 		return -1;
 	}
-	rc = http_respond(fd, status, "application/json", hdr, body.data,
-	    body.len, keep_alive);
-	sbuf_free(&body);
+	rc = http_respond(fd, status, "application/json", hdr, body.p, body.len,
+	    keep_alive);
+	buf_free(&body);
 	return rc;
 }
 
 static int
-send_json(struct model_server *srv, int fd, const struct sbuf *body,
+send_json(struct model_server *srv, int fd, const struct buf *body,
     const char *request_id, int keep_alive)
 {
 	char hdr[256];
 
 	api_headers(srv, request_id, -1, hdr, sizeof(hdr));
-	return http_respond(fd, 200, "application/json", hdr, body->data,
+	return http_respond(fd, 200, "application/json", hdr, body->p,
 	    body->len, keep_alive);
 }
 
@@ -180,8 +180,8 @@ struct stream {
 	int chunked;
 	const char *head; /* response head not yet written */
 	size_t headlen;
-	struct sbuf buf;  /* events not yet written */
-	struct sbuf wire; /* what one flush writes */
+	struct buf buf;	 /* events not yet written */
+	struct buf wire; /* what one flush writes */
 };
 
 /*
@@ -194,21 +194,21 @@ stream_flush(struct stream *s, int last)
 	char size[32];
 	int n;
 
-	sbuf_reset(&s->wire);
-	if (s->head != NULL && sbuf_add(&s->wire, s->head, s->headlen) < 0)
+	buf_reset(&s->wire);
+	if (s->head != NULL && buf_add(&s->wire, s->head, s->headlen) < 0)
 		return -1;
 	s->head = NULL;
 	if (s->buf.len > 0) {
 		n = snprintf(size, sizeof(size), "%zx\r\n", s->buf.len);
-		if ((s->chunked && sbuf_add(&s->wire, size, (size_t)n) < 0) ||
-		    sbuf_add(&s->wire, s->buf.data, s->buf.len) < 0 ||
-		    (s->chunked && sbuf_add(&s->wire, "\r\n", 2) < 0))
+		if ((s->chunked && buf_add(&s->wire, size, (size_t)n) < 0) ||
+		    buf_add(&s->wire, s->buf.p, s->buf.len) < 0 ||
+		    (s->chunked && buf_add(&s->wire, "\r\n", 2) < 0))
 			return -1;
 	}
-	if (last && s->chunked && sbuf_add(&s->wire, "0\r\n\r\n", 5) < 0)
+	if (last && s->chunked && buf_add(&s->wire, "0\r\n\r\n", 5) < 0)
 		return -1;
-	sbuf_reset(&s->buf);
-	return http_write_all(s->fd, s->wire.data, s->wire.len);
+	buf_reset(&s->buf);
+	return http_write_all(s->fd, s->wire.p, s->wire.len);
 }
 
 /*
@@ -261,8 +261,8 @@ stream_answer(struct model_server *srv, int fd, const struct answer *a,
 		goto out;
 	rc = 0;
 out:
-	sbuf_free(&s.buf);
-	sbuf_free(&s.wire);
+	buf_free(&s.buf);
+	buf_free(&s.wire);
 	return rc;
 }
 
@@ -311,7 +311,7 @@ messages(struct model_server *srv, int fd, const struct http_request *req,
     int keep)
 {
 	const char *mode = "json", *who;
-	struct sbuf body = { 0 };
+	struct buf body = { 0 };
 	struct answer a;
 	struct mreq r;
 	char err[256], fw[96];
@@ -379,7 +379,7 @@ messages(struct model_server *srv, int fd, const struct http_request *req,
 		if (rc == 0)
 			rc = send_json(srv, fd, &body, a.request_id, keep);
 	}
-	sbuf_free(&body);
+	buf_free(&body);
 	answer_free(&a);
 	mreq_free(&r);
 	return rc;
@@ -424,7 +424,7 @@ models(struct model_server *srv, int fd, const struct http_request *req,
 	const char *id = s->model ? s->model : "claude-sonnet-4-5";
 	const char *want = req->path + strlen("/v1/models");
 	char rid[IDS_BUF], hdr[256];
-	struct sbuf body = { 0 };
+	struct buf body = { 0 };
 	json_t *m, *doc;
 	int rc;
 
@@ -443,16 +443,16 @@ models(struct model_server *srv, int fd, const struct http_request *req,
 		    0, "first_id", id, "last_id", id);
 	if (doc == NULL || render_dump(&body, doc) < 0) {
 		json_decref(doc);
-		sbuf_free(&body);
+		buf_free(&body);
 		return -1;
 	}
 	json_decref(doc);
 	logf_req(srv, req, "200");
 	engine_request_id(srv->engine, rid);
 	api_headers(srv, rid, -1, hdr, sizeof(hdr));
-	rc = http_respond(fd, 200, "application/json", hdr, body.data, body.len,
+	rc = http_respond(fd, 200, "application/json", hdr, body.p, body.len,
 	    keep);
-	sbuf_free(&body);
+	buf_free(&body);
 	return rc;
 }
 

@@ -28,7 +28,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "http.h"
+#include "common/http.h"
 #include "model/engine.h"
 
 #define SERVER_PING_MS 500 /* ping interval during a delay fault */

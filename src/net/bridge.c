@@ -18,7 +18,7 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
-#include "http.h"
+#include "common/http.h"
 #include "net/bridge.h"
 
 #define PUMP_BUF (64 * 1024)

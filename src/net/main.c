@@ -31,9 +31,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/usage.h"
 #include "net/bridge.h"
 #include "net/sim.h"
 
+#define PROG	    "lb-net"
 #define MAX_BRIDGES 8
 
 static const char usage[] =
@@ -89,58 +91,146 @@ give_fds(int tcp, int udp)
 	return 0;
 }
 
+/* The flags. */
+static const struct option opts[] = { { "bridge", required_argument, NULL,
+					  'b' },
+	{ "sim", required_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+
+/*
+ * Binds the bridges, makes the simulated internet (sim_port > 0: its
+ * sockets in *sim_tcp and *sim_udp) and drops every capability. 0, or -1
+ * once said on stderr.
+ */
 static int
-bad_usage(const char *msg, const char *arg)
+setup(struct bridge *bridges, const char *const *specs, int n, int sim_port,
+    int *sim_tcp, int *sim_udp)
 {
-	fprintf(stderr, "lb-net: %s '%s' (try 'lb-net --help')\n", msg, arg);
-	return 2;
+	char err[512];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (bridge_open(&bridges[i], specs[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "lb-net: %s\n", err);
+			return -1;
+		}
+	}
+	if (sim_port > 0 &&
+	    sim_setup(sim_port, sim_tcp, sim_udp, err, sizeof(err)) < 0) {
+		fprintf(stderr, "lb-net: %s\n", err);
+		return -1;
+	}
+	if (sim_drop_caps(err, sizeof(err)) < 0) {
+		fprintf(stderr, "lb-net: %s\n", err);
+		return -1;
+	}
+	if (sim_port > 0) {
+		printf("lb-net: simulated internet %s on 127.0.0.1:%d, every "
+		       "capability dropped\n",
+		    SIM_CIDR, sim_port);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+/*
+ * Starts PROGRAM (argv) in a child with the default signal dispositions,
+ * without the bridges' sockets, with the simulated internet's as fds 3 and
+ * 4 when there are (sim_tcp >= 0). Its pid, or -1 once said on stderr.
+ */
+static pid_t
+start_program(char **argv, struct bridge *bridges, int n, int sim_tcp,
+    int sim_udp)
+{
+	struct sigaction sa;
+	pid_t pid = fork();
+	int i;
+
+	if (pid < 0) {
+		fprintf(stderr, "lb-net: cannot start '%s': %s\n", argv[0],
+		    strerror(errno));
+		return -1;
+	}
+	if (pid > 0)
+		return pid;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	for (i = 0; i < n; i++)
+		bridge_close(&bridges[i]);
+	if (sim_tcp >= 0 && give_fds(sim_tcp, sim_udp) < 0) {
+		fprintf(stderr,
+		    "lb-net: cannot hand the "
+		    "simulated internet's sockets "
+		    "over: %s\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "lb-net: cannot start '%s': %s\n", argv[0],
+	    strerror(errno));
+	_exit(127);
+}
+
+/* Waits for the program to end and says how it ended. */
+static void
+report_end(const char *name)
+{
+	int status;
+
+	while (waitpid((pid_t)child_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "lb-net: '%s' was killed by signal %d\n", name,
+		    WTERMSIG(status));
+	else
+		fprintf(stderr, "lb-net: '%s' exited with status %d\n", name,
+		    WEXITSTATUS(status));
 }
 
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "bridge", required_argument,
-						  NULL, 'b' },
-		{ "sim", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	static struct bridge bridges[MAX_BRIDGES];
 	const char *specs[MAX_BRIDGES];
-	char err[512], line[4096];
+	char line[4096];
 	struct sigaction sa;
 	pthread_t tid;
 	size_t used = 0;
-	int ch, n = 0, i, status, sim_port = 0, sim_tcp = -1, sim_udp = -1;
-	char *end;
-	pid_t pid;
+	int ch, n = 0, i, sim_port = 0, sim_tcp = -1, sim_udp = -1;
+	unsigned long long port;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
 			if (n == MAX_BRIDGES)
-				return bad_usage("too many bridges at", optarg);
+				return usage_error(PROG,
+				    "cannot use --bridge '%s': at most %d "
+				    "bridges",
+				    optarg, MAX_BRIDGES);
 			specs[n++] = optarg;
 			break;
 		case 's':
-			sim_port = (int)strtol(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
-			    sim_port < 1 || sim_port > 65535)
-				return bad_usage("expected a port number for "
-						 "--sim, not",
+			if (usage_count(optarg, 0, 65535, &port) < 0)
+				return usage_error(PROG,
+				    "cannot use --sim '%s': expected a port "
+				    "number",
 				    optarg);
+			sim_port = (int)port;
 			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
-		case ':':
-			return bad_usage("missing value for", argv[optind - 1]);
 		default:
-			return bad_usage("unknown option", argv[optind - 1]);
+			return usage_bad_option(PROG, ch, argv, optind);
 		}
 	}
 	if (n == 0 && optind >= argc)
-		return bad_usage("nothing to do: no --bridge and no",
-		    "PROGRAM");
+		return usage_error(PROG,
+		    "nothing to do: no --bridge and no PROGRAM");
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;
@@ -149,56 +239,12 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
-	for (i = 0; i < n; i++) {
-		if (bridge_open(&bridges[i], specs[i], err, sizeof(err)) < 0) {
-			fprintf(stderr, "lb-net: %s\n", err);
-			return 1;
-		}
-	}
-	if (sim_port > 0 &&
-	    sim_setup(sim_port, &sim_tcp, &sim_udp, err, sizeof(err)) < 0) {
-		fprintf(stderr, "lb-net: %s\n", err);
+	if (setup(bridges, specs, n, sim_port, &sim_tcp, &sim_udp) < 0)
 		return 1;
-	}
-	if (sim_drop_caps(err, sizeof(err)) < 0) {
-		fprintf(stderr, "lb-net: %s\n", err);
+	if (optind < argc &&
+	    (child_pid = start_program(argv + optind, bridges, n, sim_tcp,
+		 sim_udp)) < 0)
 		return 1;
-	}
-	if (sim_port > 0) {
-		printf("lb-net: simulated internet %s on 127.0.0.1:%d, every "
-		       "capability dropped\n",
-		    SIM_CIDR, sim_port);
-		fflush(stdout);
-	}
-	if (optind < argc) {
-		pid = fork();
-		if (pid < 0) {
-			fprintf(stderr, "lb-net: cannot start '%s': %s\n",
-			    argv[optind], strerror(errno));
-			return 1;
-		}
-		if (pid == 0) {
-			sa.sa_handler = SIG_DFL;
-			sigaction(SIGTERM, &sa, NULL);
-			sigaction(SIGINT, &sa, NULL);
-			sigaction(SIGPIPE, &sa, NULL);
-			for (i = 0; i < n; i++)
-				bridge_close(&bridges[i]);
-			if (sim_tcp >= 0 && give_fds(sim_tcp, sim_udp) < 0) {
-				fprintf(stderr,
-				    "lb-net: cannot hand the "
-				    "simulated internet's sockets "
-				    "over: %s\n",
-				    strerror(errno));
-				_exit(127);
-			}
-			execvp(argv[optind], argv + optind);
-			fprintf(stderr, "lb-net: cannot start '%s': %s\n",
-			    argv[optind], strerror(errno));
-			_exit(127);
-		}
-		child_pid = pid;
-	}
 	if (sim_tcp >= 0) {
 		close(sim_tcp);
 		close(sim_udp);
@@ -221,13 +267,6 @@ main(int argc, char **argv)
 	if (child_pid == 0)
 		for (;;)
 			pause();
-	while (waitpid((pid_t)child_pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFSIGNALED(status))
-		fprintf(stderr, "lb-net: '%s' was killed by signal %d\n",
-		    argv[optind], WTERMSIG(status));
-	else
-		fprintf(stderr, "lb-net: '%s' exited with status %d\n",
-		    argv[optind], WEXITSTATUS(status));
+	report_end(argv[optind]);
 	return 1;
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "errmsg.h"
+#include "common/errmsg.h"
 #include "proxy/cred.h"
 
 int

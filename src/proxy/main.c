@@ -12,7 +12,6 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +20,11 @@
 
 #include <curl/curl.h>
 
-#include "http.h"
+#include "common/http.h"
+#include "common/usage.h"
 #include "proxy/proxy.h"
+
+#define PROG "lb-proxy"
 
 static const char usage[] =
     "usage: lb-proxy [--listen ADDR] [--upstream URL] [--upstream-socket "
@@ -82,99 +84,117 @@ on_signal(int sig)
 	_exit(0);
 }
 
-/* Says what is wrong with the command line; returns the exit status 2. */
-__attribute__((format(printf, 1, 2))) static int
-bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "lb-proxy: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\ntry 'lb-proxy --help'\n");
-	return 2;
-}
-
-/* Parses a positive number of seconds. 0, or -1. */
-static int
-seconds(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(*out > 0) ||
-	    *out > 86400)
-		return -1;
-	return 0;
-}
+/* The flags. */
+static const struct option opts[] = { { "listen", required_argument, NULL,
+					  'l' },
+	{ "upstream", required_argument, NULL, 'u' },
+	{ "credential-file", required_argument, NULL, 'c' },
+	{ "upstream-socket", required_argument, NULL, 'S' },
+	{ "records", required_argument, NULL, 'r' },
+	{ "ca-file", required_argument, NULL, 'a' },
+	{ "upstream-timeout", required_argument, NULL, 't' },
+	{ "client-timeout", required_argument, NULL, 'T' },
+	{ "max-connections", required_argument, NULL, 'C' },
+	{ "max-records", required_argument, NULL, 'R' },
+	{ "max-record-bytes", required_argument, NULL, 'B' },
+	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 
 /*
- * Parses a positive whole number, with a K, M or G suffix (powers of 1024)
- * when suffix is set, at most max. 0, or -1.
+ * The command line into cfg and *listen_addr. -1 to go on, else the exit
+ * status (0 after --help, 2 on bad usage, said on stderr).
  */
 static int
-count(const char *s, int suffix, unsigned long long max,
-    unsigned long long *out)
+parse_args(int argc, char **argv, struct proxy_config *cfg,
+    const char **listen_addr)
 {
-	unsigned long long v, mul = 1;
-	char *end;
+	unsigned long long v;
+	int ch;
 
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (suffix && *end != '\0' && end[1] == '\0') {
-		switch (*end) {
-		case 'K':
-		case 'k':
-			mul = 1ULL << 10;
-			end++;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+		case 'u':
+		case 'c':
+		case 'S':
+		case 'r':
+		case 'a':
+			*(ch == 'l'	  ? listen_addr :
+				ch == 'u' ? &cfg->upstream :
+				ch == 'c' ? &cfg->credential_file :
+				ch == 'S' ? &cfg->upstream_socket :
+				ch == 'r' ? &cfg->records :
+					    &cfg->ca_file) = optarg;
 			break;
-		case 'M':
-		case 'm':
-			mul = 1ULL << 20;
-			end++;
+		case 't':
+			if (usage_seconds(optarg, 86400,
+				&cfg->upstream_timeout) < 0)
+				return usage_error(PROG,
+				    "cannot use --upstream-timeout "
+				    "'%s': expected a number of seconds",
+				    optarg);
 			break;
-		case 'G':
-		case 'g':
-			mul = 1ULL << 30;
-			end++;
+		case 'T':
+			if (usage_seconds(optarg, 86400, &cfg->client_timeout) <
+			    0)
+				return usage_error(PROG,
+				    "cannot use --client-timeout "
+				    "'%s': expected a number of "
+				    "seconds",
+				    optarg);
 			break;
+		case 'C':
+			if (usage_count(optarg, 0, 100000, &v) < 0)
+				return usage_error(PROG,
+				    "cannot use --max-connections "
+				    "'%s': expected a whole "
+				    "number from 1 to "
+				    "100000",
+				    optarg);
+			cfg->max_conns = (int)v;
+			break;
+		case 'R':
+			if (usage_count(optarg, 0, 1000000000, &v) < 0)
+				return usage_error(PROG,
+				    "cannot use --max-records '%s': "
+				    "expected a whole number from 1 to "
+				    "1000000000",
+				    optarg);
+			cfg->max_records = (unsigned long)v;
+			break;
+		case 'B':
+			if (usage_count(optarg, 1, 1ULL << 50, &v) < 0)
+				return usage_error(PROG,
+				    "cannot use "
+				    "--max-record-bytes "
+				    "'%s': expected a number of "
+				    "bytes, K, M or G "
+				    "after it",
+				    optarg);
+			cfg->max_record_bytes = v;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
 		default:
-			break;
+			return usage_bad_option(PROG, ch, argv, optind);
 		}
 	}
-	if (errno != 0 || *end != '\0' || v == 0 || v > max / mul)
-		return -1;
-	*out = v * mul;
-	return 0;
+	if (optind < argc)
+		return usage_error(PROG, "unexpected argument '%s'",
+		    argv[optind]);
+	return -1;
 }
 
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "listen", required_argument,
-						  NULL, 'l' },
-		{ "upstream", required_argument, NULL, 'u' },
-		{ "credential-file", required_argument, NULL, 'c' },
-		{ "upstream-socket", required_argument, NULL, 'S' },
-		{ "records", required_argument, NULL, 'r' },
-		{ "ca-file", required_argument, NULL, 'a' },
-		{ "upstream-timeout", required_argument, NULL, 't' },
-		{ "client-timeout", required_argument, NULL, 'T' },
-		{ "max-connections", required_argument, NULL, 'C' },
-		{ "max-records", required_argument, NULL, 'R' },
-		{ "max-record-bytes", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct proxy_config cfg;
 	static struct proxy p;
 	const char *listen_addr = getenv("LB_PROXY_LISTEN");
 	char err[512], addr[300], *line = NULL, *norm = NULL;
 	struct sigaction sa;
-	unsigned long long v;
-	int ch, lfd, port = 0, n;
+	int lfd, port = 0, n;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.upstream = getenv("LB_UPSTREAM");
@@ -182,82 +202,8 @@ main(int argc, char **argv)
 	cfg.records = getenv("LB_RECORDS");
 	cfg.ca_file = getenv("LB_CA_FILE");
 	cfg.log_fd = STDOUT_FILENO;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'l':
-			listen_addr = optarg;
-			break;
-		case 'u':
-			cfg.upstream = optarg;
-			break;
-		case 'c':
-			cfg.credential_file = optarg;
-			break;
-		case 'S':
-			cfg.upstream_socket = optarg;
-			break;
-		case 'r':
-			cfg.records = optarg;
-			break;
-		case 'a':
-			cfg.ca_file = optarg;
-			break;
-		case 't':
-			if (seconds(optarg, &cfg.upstream_timeout) < 0)
-				return bad_usage(
-				    "cannot use --upstream-timeout "
-				    "'%s': expected a number of seconds",
-				    optarg);
-			break;
-		case 'T':
-			if (seconds(optarg, &cfg.client_timeout) < 0)
-				return bad_usage("cannot use --client-timeout "
-						 "'%s': expected a number of "
-						 "seconds",
-				    optarg);
-			break;
-		case 'C':
-			if (count(optarg, 0, 100000, &v) < 0)
-				return bad_usage("cannot use --max-connections "
-						 "'%s': expected a whole "
-						 "number from 1 to "
-						 "100000",
-				    optarg);
-			cfg.max_conns = (int)v;
-			break;
-		case 'R':
-			if (count(optarg, 0, 1000000000, &v) < 0)
-				return bad_usage(
-				    "cannot use --max-records '%s': "
-				    "expected a whole number from 1 to "
-				    "1000000000",
-				    optarg);
-			cfg.max_records = (unsigned long)v;
-			break;
-		case 'B':
-			if (count(optarg, 1, 1ULL << 50, &v) < 0)
-				return bad_usage("cannot use "
-						 "--max-record-bytes "
-						 "'%s': expected a number of "
-						 "bytes, K, M or G "
-						 "after it",
-				    optarg);
-			cfg.max_record_bytes = v;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		case ':':
-			return bad_usage("option '%s' needs a value",
-			    argv[optind - 1]);
-		default:
-			return bad_usage("unknown option '%s'",
-			    argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if ((n = parse_args(argc, argv, &cfg, &listen_addr)) >= 0)
+		return n;
 	if (listen_addr == NULL || *listen_addr == '\0')
 		listen_addr = PROXY_DEFAULT_LISTEN;
 	if (cfg.credential_file != NULL && *cfg.credential_file == '\0')

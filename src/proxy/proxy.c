@@ -30,7 +30,9 @@
 
 #include <jansson.h>
 
-#include "errmsg.h"
+#include "common/buf.h"
+#include "common/chunked.h"
+#include "common/errmsg.h"
 #include "proxy/proxy.h"
 
 /* ---- set-up ---- */
@@ -531,79 +533,30 @@ refuse_cap(struct proxy *p, struct http_conn *c, const struct http_request *req,
 
 /* ---- one exchange ---- */
 
-/*
- * An incremental reader of chunked framing. libcurl passes the upstream's
- * chunked bytes through untouched (so the client gets exactly them, in as
- * few writes as they came); this finds the payload for the response file
- * and the end of the message.
- */
-enum {
-	DC_SIZE,
-	DC_EXT,
-	DC_SIZE_LF,
-	DC_DATA,
-	DC_DATA_CR,
-	DC_DATA_LF,
-	DC_TRAILER_START,
-	DC_TRAILER_LF,
-	DC_TRAILER,
-	DC_DONE,
-	DC_ERROR
-};
-
-struct dechunk {
-	int state;
-	int digits;
-	unsigned long long left;
-};
-
 struct xfer {
 	struct proxy *p;
 	struct http_conn *c;
 	const struct http_request *req;
 	int status; /* upstream's, 0 if none */
 	char reason[64];
-	char *head; /* response head built */
-	size_t head_len, head_cap;
+	struct buf head; /* response head built */
 	int has_cl, has_te;
 	long long cl; /* upstream's length */
 	int head_sent, keep_alive;
-	int chunked_out; /* we frame chunks */
-	int raw_chunked; /* upstream's chunks pass */
-	int decode_out;	 /* de-chunk to client */
-	struct dechunk dc;
-	int held; /* held_byte pending */
+	int chunked_out;   /* we frame chunks */
+	int raw_chunked;   /* upstream's chunks pass */
+	int decode_out;	   /* de-chunk to client */
+	struct chunked dc; /* libcurl passes the upstream's chunks through:
+			    * this finds their payload and their end */
+	int held;	   /* held_byte pending */
 	char held_byte;
 	int client_failed;
-	int frame_error;     /* bad upstream chunks */
-	unsigned char *resp; /* for the response file */
-	size_t resp_len, resp_cap;
+	int frame_error; /* bad upstream chunks */
+	struct buf resp; /* for the response file */
 	int resp_cut;
 	int cut_by;  /* CAP_*, or -1 */
 	size_t sent; /* body bytes to client */
 };
-
-static int
-head_add(struct xfer *x, const char *s, size_t n)
-{
-	char *nb;
-
-	if (x->head_cap - x->head_len < n + 1) {
-		size_t ncap = x->head_cap ? x->head_cap : 1024;
-
-		while (ncap - x->head_len < n + 1)
-			ncap *= 2;
-		nb = realloc(x->head, ncap);
-		if (nb == NULL)
-			return -1;
-		x->head = nb;
-		x->head_cap = ncap;
-	}
-	memcpy(x->head + x->head_len, s, n);
-	x->head_len += n;
-	x->head[x->head_len] = '\0';
-	return 0;
-}
 
 /*
  * Writes iov fully to the client. 0 or -1. MSG_NOSIGNAL: a client that
@@ -669,7 +622,7 @@ send_head(struct xfer *x)
 	iov[0].iov_base = line;
 	iov[0].iov_len = (size_t)n;
 	if (x->chunked_out || x->raw_chunked)
-		head_add(x, "Transfer-Encoding: chunked\r\n", 28);
+		buf_add(&x->head, "Transfer-Encoding: chunked\r\n", 28);
 	else if (x->has_cl && !x->has_te) {
 		/* Never both: chunked framing wins (RFC 9112 §6.3). */
 		char cl[48];
@@ -677,19 +630,19 @@ send_head(struct xfer *x)
 
 		len = snprintf(cl, sizeof(cl), "Content-Length: %lld\r\n",
 		    x->cl);
-		head_add(x, cl, (size_t)len);
+		buf_add(&x->head, cl, (size_t)len);
 	}
 	if (x->keep_alive)
-		head_add(x, "Connection: keep-alive\r\n\r\n", 26);
+		buf_add(&x->head, "Connection: keep-alive\r\n\r\n", 26);
 	else
-		head_add(x, "Connection: close\r\n\r\n", 21);
-	iov[1].iov_base = x->head;
-	iov[1].iov_len = x->head_len;
-	if (x->head_len > 0 &&
+		buf_add(&x->head, "Connection: close\r\n\r\n", 21);
+	iov[1].iov_base = x->head.p;
+	iov[1].iov_len = x->head.len;
+	if (x->head.len > 0 &&
 	    (no_body || (x->has_cl && !x->has_te && x->cl == 0))) {
 		/* The head ends the response: keep its last byte back. */
 		x->held = 1;
-		x->held_byte = x->head[x->head_len - 1];
+		x->held_byte = x->head.p[x->head.len - 1];
 		iov[1].iov_len--;
 	}
 	if (send_iov(x->c->fd, iov, 2) < 0)
@@ -717,7 +670,7 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 
 		x->status = 0;
 		x->reason[0] = '\0';
-		x->head_len = 0;
+		buf_reset(&x->head);
 		x->has_cl = x->has_te = 0;
 		x->cl = -1;
 		if (sp == NULL || nl - (size_t)(sp - buf) < 4)
@@ -743,7 +696,7 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 		if (x->status >= 200)
 			send_head(x);
 		else
-			x->head_len = 0; /* interim: wait for more */
+			buf_reset(&x->head); /* interim: wait for more */
 		return x->client_failed ? 0 : n;
 	}
 	{
@@ -770,7 +723,8 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 			x->cl = strtoll(colon + 1, NULL, 10);
 			return n;
 		}
-		if (head_add(x, buf, nl) < 0 || head_add(x, "\r\n", 2) < 0)
+		if (buf_add(&x->head, buf, nl) < 0 ||
+		    buf_add(&x->head, "\r\n", 2) < 0)
 			return 0;
 	}
 	return n;
@@ -784,14 +738,12 @@ on_header(char *buf, size_t size, size_t nitems, void *u)
 static void
 keep_response(struct xfer *x, const char *data, size_t n)
 {
-	unsigned char *nb;
-
 	if (x->resp_cut)
 		return;
-	if (x->resp_len + n > PROXY_MAX_RESPONSE_FILE) {
+	if (x->resp.len + n > PROXY_MAX_RESPONSE_FILE) {
 		x->resp_cut = 1;
 		x->cut_by = CAP_RESPONSE_FILE;
-		n = PROXY_MAX_RESPONSE_FILE - x->resp_len;
+		n = PROXY_MAX_RESPONSE_FILE - x->resp.len;
 	}
 	if (n == 0)
 		return;
@@ -800,22 +752,12 @@ keep_response(struct xfer *x, const char *data, size_t n)
 		x->cut_by = CAP_RECORD_BYTES;
 		return;
 	}
-	if (x->resp_cap - x->resp_len < n) {
-		size_t ncap = x->resp_cap ? x->resp_cap : 16384;
-
-		while (ncap - x->resp_len < n)
-			ncap *= 2;
-		nb = realloc(x->resp, ncap);
-		if (nb == NULL) {
-			wire_unreserve(&x->p->wire, 0, n);
-			x->resp_cut = 1;
-			return;
-		}
-		x->resp = nb;
-		x->resp_cap = ncap;
+	if (buf_grow(&x->resp, n, 16384) < 0) {
+		wire_unreserve(&x->p->wire, 0, n);
+		x->resp_cut = 1;
+		return;
 	}
-	memcpy(x->resp + x->resp_len, data, n);
-	x->resp_len += n;
+	buf_add(&x->resp, data, n);
 }
 
 /* Sends payload bytes to the client as they are. 0 or -1. */
@@ -827,107 +769,17 @@ send_plain(struct xfer *x, const char *data, size_t n)
 	return n ? send_iov(x->c->fd, &iov, 1) : 0;
 }
 
-/*
- * Reads chunked bytes: payload goes to the response file (and to the client
- * when decode_out). Sets *end to the index just past the message's last
- * byte when it ends in this piece. 0, or -1 on malformed framing or a
- * failed send.
- */
+/* The payload of the upstream's chunks: to the response file, and to
+ * the client when decode_out. 0, or -1 when the client is gone. */
 static int
-dechunk(struct xfer *x, const char *p, size_t n, size_t *end)
+chunk_payload(void *ctx, const char *p, size_t n)
 {
-	struct dechunk *d = &x->dc;
-	size_t i = 0, take;
-	int v;
+	struct xfer *x = ctx;
 
-	*end = 0;
-	while (i < n && d->state != DC_DONE) {
-		unsigned char ch = (unsigned char)p[i];
-
-		switch (d->state) {
-		case DC_SIZE:
-			v = ch >= '0' && ch <= '9' ? ch - '0' :
-			    ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 :
-			    ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 :
-						     -1;
-			if (v >= 0) {
-				if (++d->digits > 15)
-					return -1;
-				d->left = d->left * 16 + (unsigned)v;
-			} else if (d->digits == 0) {
-				return -1;
-			} else if (ch == ';' || ch == ' ' || ch == '\t') {
-				d->state = DC_EXT;
-			} else if (ch == '\r') {
-				d->state = DC_SIZE_LF;
-			} else if (ch == '\n') {
-				d->state = d->left ? DC_DATA : DC_TRAILER_START;
-			} else {
-				return -1;
-			}
-			i++;
-			break;
-		case DC_EXT:
-			if (ch == '\n')
-				d->state = d->left ? DC_DATA : DC_TRAILER_START;
-			i++;
-			break;
-		case DC_SIZE_LF:
-			if (ch != '\n')
-				return -1;
-			d->state = d->left ? DC_DATA : DC_TRAILER_START;
-			i++;
-			break;
-		case DC_DATA:
-			take = n - i < d->left ? n - i : (size_t)d->left;
-			keep_response(x, p + i, take);
-			if (x->decode_out && send_plain(x, p + i, take) < 0)
-				return -1;
-			x->sent += take;
-			d->left -= take;
-			i += take;
-			if (d->left == 0)
-				d->state = DC_DATA_CR;
-			break;
-		case DC_DATA_CR:
-			if (ch == '\r')
-				d->state = DC_DATA_LF;
-			else if (ch == '\n')
-				d->state = DC_SIZE;
-			else
-				return -1;
-			d->digits = 0;
-			i++;
-			break;
-		case DC_DATA_LF:
-			if (ch != '\n')
-				return -1;
-			d->state = DC_SIZE;
-			i++;
-			break;
-		case DC_TRAILER_START:
-			d->state = ch == '\r' ? DC_TRAILER_LF :
-			    ch == '\n'	      ? DC_DONE :
-						DC_TRAILER;
-			i++;
-			break;
-		case DC_TRAILER_LF:
-			if (ch != '\n')
-				return -1;
-			d->state = DC_DONE;
-			i++;
-			break;
-		case DC_TRAILER:
-			if (ch == '\n')
-				d->state = DC_TRAILER_START;
-			i++;
-			break;
-		default:
-			return -1;
-		}
-	}
-	if (d->state == DC_DONE)
-		*end = i;
+	keep_response(x, p, n);
+	if (x->decode_out && send_plain(x, p, n) < 0)
+		return -1;
+	x->sent += n;
 	return 0;
 }
 
@@ -949,18 +801,20 @@ on_body(char *data, size_t size, size_t nitems, void *u)
 	if (x->client_failed || n == 0)
 		return 0;
 	if (x->raw_chunked || x->decode_out) {
-		if (x->dc.state == DC_DONE)
+		if (chunked_done(&x->dc))
 			return n; /* after the end: ignored */
-		if (dechunk(x, data, n, &end) < 0) {
-			if (x->dc.state != DC_DATA)
-				x->frame_error = 1; /* else a failed send */
-			else
-				x->client_failed = 1;
+		rc = chunked_feed(&x->dc, data, n, &end, chunk_payload, x);
+		if (rc == CHUNKED_SINK) {
+			x->client_failed = 1;
+			return 0;
+		}
+		if (rc < 0) {
+			x->frame_error = 1;
 			return 0;
 		}
 		if (!x->raw_chunked)
 			return n;
-		if (end > 0) {
+		if (rc == CHUNKED_DONE) {
 			n = end;
 			x->held = 1;
 			x->held_byte = data[n - 1];
@@ -1142,7 +996,7 @@ setup_curl(struct proxy *p, CURL *h, struct xfer *x, const char *url,
 	SET(CURLOPT_WRITEDATA, x);
 	SET(CURLOPT_ERRORBUFFER, errbuf);
 	SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
-	SET(CURLOPT_HTTP_TRANSFER_DECODING, 0L); /* see dechunk() */
+	SET(CURLOPT_HTTP_TRANSFER_DECODING, 0L); /* see struct xfer's dc */
 	SET(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
 	SET(CURLOPT_CONNECTTIMEOUT_MS, p->timeout_ms);
 	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -1210,259 +1064,345 @@ not_messages_api(const struct proxy *p, const struct http_request *req)
 	return msg;
 }
 
+/* One request's way through forward(), phase to phase. */
+struct exchange {
+	unsigned long seq;
+	struct timespec when;
+	double t0, ms; /* mono_ms() at the start; the duration */
+	char *head;    /* the record's request half, dumped; or NULL */
+	size_t head_len;
+	size_t reserved; /* room taken for the record */
+	char *msg;	 /* the error recorded and logged; or NULL */
+	char *body;	 /* the error answered when nothing went out */
+	CURLcode res;
+};
+
 /*
- * Forwards one request and records it. Returns whether the client
+ * Takes room for the record before anything is forwarded, so what does
+ * not fit is refused, not sent. Usually a bound is enough and the record
+ * is built after the exchange, off the path to the first byte; a
+ * compressed body is decoded first (e->head), to know its size and to
+ * refuse what cannot be recorded decoded. 0 when the room is taken; -1
+ * when the request was answered instead, *keep saying whether the
  * connection may be kept.
  */
 static int
-forward(struct proxy *p, struct http_conn *c, CURL **hp,
-    const struct http_request *req)
+reserve_record(struct proxy *p, struct http_conn *c,
+    const struct http_request *req, struct exchange *e, int *keep)
 {
-	struct xfer x;
-	struct timespec when;
-	struct curl_slist *hdrs = NULL;
-	char errbuf[CURL_ERROR_SIZE] = "", *url = NULL, *msg = NULL;
-	char *line = NULL, *body = NULL, *head = NULL;
-	unsigned long seq = wire_next_seq(&p->wire);
-	double t0 = mono_ms(), ms;
-	size_t head_len = 0, reserved, bound;
-	int has_body, keep, over = 0, cap;
-	CURLcode res = CURLE_OK;
+	size_t bound = wire_request_bound(req, &p->cred);
+	char *body;
 	json_t *rec;
+	int over = 0, cap;
 
-	clock_gettime(CLOCK_REALTIME, &when);
-
-	/*
-	 * Room for the record is taken before anything is forwarded, so what
-	 * does not fit is refused, not sent. Usually a bound is enough and
-	 * the record is built after the exchange, off the path to the first
-	 * byte; a compressed body is decoded first, to know its size and to
-	 * refuse what cannot be recorded decoded.
-	 */
-	bound = wire_request_bound(req, &p->cred);
 	if (bound == 0) {
-		rec = wire_request_record(req, seq, &when, &p->cred);
+		rec = wire_request_record(req, e->seq, &e->when, &p->cred);
 		if (rec != NULL) {
 			const char *de = json_string_value(
 			    json_object_get(rec, "decode_error"));
 
 			over = de != NULL && strcmp(de, WIRE_DECODED_OVER) == 0;
-			head = wire_dump(rec, &head_len);
+			e->head = wire_dump(rec, &e->head_len);
 			json_decref(rec);
 		}
-		if (head == NULL) {
+		if (e->head == NULL) {
 			body = error_body(p, "api_error",
 			    "lb-proxy: cannot "
 			    "record the request: out of memory");
-			keep = body != NULL && req->keep_alive;
+			*keep = body != NULL && req->keep_alive;
 			if (body == NULL ||
 			    http_respond(c->fd, 502, "application/json", NULL,
-				body, strlen(body), keep) < 0)
-				keep = 0;
+				body, strlen(body), *keep) < 0)
+				*keep = 0;
 			free(body);
-			return keep;
+			return -1;
 		}
 		if (over) {
-			free(head);
-			return refuse_cap(p, c, req, CAP_DECODED_BODY, 413);
+			*keep = refuse_cap(p, c, req, CAP_DECODED_BODY, 413);
+			return -1;
 		}
-		bound = head_len;
+		bound = e->head_len;
 	}
-	reserved = bound + RECORD_SLACK;
-	cap = wire_reserve(&p->wire, 1, reserved);
+	e->reserved = bound + RECORD_SLACK;
+	cap = wire_reserve(&p->wire, 1, e->reserved);
 	if (cap != WIRE_CAP_NONE) {
-		free(head);
-		return refuse_cap(p, c, req,
+		*keep = refuse_cap(p, c, req,
 		    cap == WIRE_CAP_RECORDS ? CAP_RECORDS : CAP_RECORD_BYTES,
 		    507);
+		return -1;
 	}
+	return 0;
+}
 
-	memset(&x, 0, sizeof(x));
-	x.p = p;
-	x.c = c;
-	x.req = req;
-	x.cut_by = -1;
+/*
+ * Sends the request upstream and streams the answer back (x's callbacks);
+ * a request that must not or cannot go gets its status (400, 403, 502)
+ * and e->msg instead. e->res is libcurl's outcome.
+ */
+static void
+exchange_upstream(struct proxy *p, CURL **hp, const struct http_request *req,
+    struct xfer *x, struct exchange *e)
+{
+	struct curl_slist *hdrs = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "", *url = NULL;
+	int has_body;
+
 	if (p->cred.kind != CRED_NONE && !messages_api(req))
-		msg = not_messages_api(p, req);
+		e->msg = not_messages_api(p, req);
 	has_body = req->body_len > 0 || req->chunked ||
 	    http_header(req, "content-length") != NULL;
 	if (*hp == NULL)
 		*hp = curl_easy_init();
 	if (p->cred.kind != CRED_NONE && !messages_api(req)) {
 		/* Recorded, answered, never sent with the credential. */
-		x.status = 403;
+		x->status = 403;
 	} else if (strcmp(req->target, "*") == 0) {
-		if (asprintf(&msg,
+		if (asprintf(&e->msg,
 			"lb-proxy: cannot forward the request "
 			"target '*'") < 0)
-			msg = NULL;
-		x.status = 400;
+			e->msg = NULL;
+		x->status = 400;
 	} else if (*hp == NULL ||
 	    asprintf(&url, "%s%s", p->upstream, req->target) < 0 ||
 	    (hdrs = upstream_headers(p, req, has_body)) == NULL ||
-	    setup_curl(p, *hp, &x, url, hdrs, has_body, errbuf) < 0) {
-		if (asprintf(&msg,
+	    setup_curl(p, *hp, x, url, hdrs, has_body, errbuf) < 0) {
+		if (asprintf(&e->msg,
 			"lb-proxy: cannot forward to upstream "
 			"'%s': out of memory",
 			p->upstream) < 0)
-			msg = NULL;
-		x.status = 502;
+			e->msg = NULL;
+		x->status = 502;
 	} else {
-		res = curl_easy_perform(*hp);
-		if (res == CURLE_OK && (x.raw_chunked || x.decode_out) &&
-		    x.dc.state != DC_DONE)
-			x.frame_error = 1;
-		if (x.frame_error) {
-			res = CURLE_RECV_ERROR;
+		e->res = curl_easy_perform(*hp);
+		if (e->res == CURLE_OK && (x->raw_chunked || x->decode_out) &&
+		    !chunked_done(&x->dc))
+			x->frame_error = 1;
+		if (x->frame_error) {
+			e->res = CURLE_RECV_ERROR;
 			snprintf(errbuf, sizeof(errbuf),
 			    "its chunked framing "
 			    "is malformed or cut");
 		}
-		if (res != CURLE_OK && !x.client_failed) {
+		if (e->res != CURLE_OK && !x->client_failed) {
 			if (errbuf[0] == '\0')
 				snprintf(errbuf, sizeof(errbuf), "%s",
-				    curl_easy_strerror(res));
+				    curl_easy_strerror(e->res));
 			errmsg_lower(errbuf);
-			if (asprintf(&msg,
-				x.head_sent ?
+			if (asprintf(&e->msg,
+				x->head_sent ?
 				    "lb-proxy: upstream "
 				    "'%s' failed mid-response: %s" :
-				    res == CURLE_OPERATION_TIMEDOUT ?
+				    e->res == CURLE_OPERATION_TIMEDOUT ?
 				    "lb-proxy: "
 				    "upstream '%s' did not answer in time: %s" :
 				    "lb-proxy: cannot reach upstream '%s': %s",
 				p->upstream, errbuf) < 0)
-				msg = NULL;
-			if (!x.head_sent)
-				x.status = 502;
+				e->msg = NULL;
+			if (!x->head_sent)
+				x->status = 502;
 		}
 	}
 	free_headers(hdrs);
 	free(url);
-	if (!x.head_sent) {
-		/* Nothing went out yet: answer with an API-shaped error. */
-		if (x.status != 400 && x.status != 403)
-			x.status = 502;
-		body = error_body(p,
-		    x.status == 400	? "invalid_request_error" :
-			x.status == 403 ? "permission_error" :
-					  "api_error",
-		    msg ? msg : "lb-proxy: upstream failed");
-		if (body != NULL) {
-			keep_response(&x, body, strlen(body));
-			x.sent = strlen(body);
+}
+
+/*
+ * When nothing went out yet, the API-shaped error the client gets
+ * (e->body, kept for the response file too); and the message of a client
+ * that left mid-response.
+ */
+static void
+settle_answer(struct proxy *p, struct xfer *x, struct exchange *e)
+{
+	if (!x->head_sent) {
+		if (x->status != 400 && x->status != 403)
+			x->status = 502;
+		e->body = error_body(p,
+		    x->status == 400	 ? "invalid_request_error" :
+			x->status == 403 ? "permission_error" :
+					   "api_error",
+		    e->msg ? e->msg : "lb-proxy: upstream failed");
+		if (e->body != NULL) {
+			keep_response(x, e->body, strlen(e->body));
+			x->sent = strlen(e->body);
 		}
 	}
-	if (x.client_failed && msg == NULL &&
-	    asprintf(&msg,
+	if (x->client_failed && e->msg == NULL &&
+	    asprintf(&e->msg,
 		"lb-proxy: the "
 		"client closed the connection mid-response") < 0)
-		msg = NULL;
-	ms = mono_ms() - t0;
+		e->msg = NULL;
+}
 
-	if (x.cut_by >= 0) {
-		char cm[256];
+/* Names the cap that cut the response file, if one did. */
+static void
+note_cut(struct proxy *p, const struct xfer *x, const struct exchange *e)
+{
+	char cm[256];
 
-		if (x.cut_by == CAP_RESPONSE_FILE)
-			snprintf(cm, sizeof(cm),
-			    "lb-proxy: cap 'response_file' "
-			    "reached: the response to request %lu is over 64 "
-			    "MiB, its file is cut",
-			    seq);
-		else
-			snprintf(cm, sizeof(cm),
-			    "lb-proxy: cap 'record_bytes' "
-			    "reached: %llu bytes recorded, the response file "
-			    "of "
-			    "request %lu is cut (--max-record-bytes)",
-			    p->max_record_bytes, seq);
-		cap_hit(p, (enum proxy_cap)x.cut_by, cm, 1);
-	}
+	if (x->cut_by < 0)
+		return;
+	if (x->cut_by == CAP_RESPONSE_FILE)
+		snprintf(cm, sizeof(cm),
+		    "lb-proxy: cap 'response_file' "
+		    "reached: the response to request %lu is over 64 "
+		    "MiB, its file is cut",
+		    e->seq);
+	else
+		snprintf(cm, sizeof(cm),
+		    "lb-proxy: cap 'record_bytes' "
+		    "reached: %llu bytes recorded, the response file "
+		    "of "
+		    "request %lu is cut (--max-record-bytes)",
+		    p->max_record_bytes, e->seq);
+	cap_hit(p, (enum proxy_cap)x->cut_by, cm, 1);
+}
 
-	/*
-	 * The record goes to disk before the client can see the response
-	 * complete: whoever stops the proxy once the client is done loses
-	 * nothing.
-	 */
-	if (head == NULL) {
-		rec = wire_request_record(req, seq, &when, &p->cred);
-		head = rec ? wire_dump(rec, &head_len) : NULL;
+/*
+ * Writes the response file and appends the record (the request half in
+ * e->head, built now if it was not before; the response's fields after
+ * it). e->head is consumed.
+ */
+static void
+write_record(struct proxy *p, const struct http_request *req,
+    const struct xfer *x, struct exchange *e)
+{
+	json_t *rec;
+
+	if (e->head == NULL) {
+		rec = wire_request_record(req, e->seq, &e->when, &p->cred);
+		e->head = rec ? wire_dump(rec, &e->head_len) : NULL;
 		json_decref(rec);
 	}
-	rec = head ? json_object() : NULL;
+	rec = e->head ? json_object() : NULL;
 	if (rec != NULL) {
-		json_object_set_new(rec, "status", json_integer(x.status));
-		if (wire_write_response(&p->wire, seq, x.resp, x.resp_len,
-			rec) < 0)
+		json_object_set_new(rec, "status", json_integer(x->status));
+		if (wire_write_response(&p->wire, e->seq, x->resp.p,
+			x->resp.len, rec) < 0)
 			fprintf(stderr,
 			    "lb-proxy: cannot write response file "
 			    "%06lu: %s\n",
-			    seq, strerror(errno));
+			    e->seq, strerror(errno));
 		json_object_set_new(rec, "response_bytes",
-		    json_integer((json_int_t)x.sent));
-		if (x.resp_cut)
+		    json_integer((json_int_t)x->sent));
+		if (x->resp_cut)
 			json_object_set_new(rec, "response_file_truncated",
 			    json_true());
-		if (x.cut_by >= 0)
+		if (x->cut_by >= 0)
 			json_object_set_new(rec, "cap",
-			    json_string(cap_names[x.cut_by]));
+			    json_string(cap_names[x->cut_by]));
 		json_object_set_new(rec, "duration_ms",
-		    json_real(round(ms * 1000) / 1000));
-		if (msg != NULL)
-			json_object_set_new(rec, "error", json_string(msg));
+		    json_real(round(e->ms * 1000) / 1000));
+		if (e->msg != NULL)
+			json_object_set_new(rec, "error", json_string(e->msg));
 	}
 	if (rec == NULL) {
-		free(head);
-		wire_unreserve(&p->wire, 1, reserved);
+		free(e->head);
+		wire_unreserve(&p->wire, 1, e->reserved);
 		fprintf(stderr,
 		    "lb-proxy: cannot append to '%s/wire.jsonl': "
 		    "out of memory\n",
 		    p->wire.dir);
-	} else if (wire_append_parts(&p->wire, head, head_len, rec, reserved) <
-	    0) {
+	} else if (wire_append_parts(&p->wire, e->head, e->head_len, rec,
+		       e->reserved) < 0) {
 		fprintf(stderr,
 		    "lb-proxy: cannot append to '%s/wire.jsonl': "
 		    "%s\n",
 		    p->wire.dir, strerror(errno));
 	}
+	e->head = NULL;
 	json_decref(rec);
+}
 
-	{
-		/* Scrubbed before it is cut, so no piece of a token is left. */
-		char *tg = cred_scrub_str(&p->cred, strdup(req->target));
-		size_t tl = tg ? strlen(tg) : 0;
+/* The request's log line. */
+static void
+log_exchange(struct proxy *p, const struct http_request *req,
+    const struct xfer *x, const struct exchange *e)
+{
+	/* Scrubbed before it is cut, so no piece of a token is left. */
+	char *tg = cred_scrub_str(&p->cred, strdup(req->target)), *line = NULL;
+	size_t tl = tg ? strlen(tg) : 0;
 
-		if (tg != NULL &&
-		    asprintf(&line,
-			"lb-proxy: %lu %s %.*s%s %d "
-			"%zu %zu %.1fms%s%s\n",
-			seq, req->method,
-			(int)(tl > LOG_TARGET_MAX ? LOG_TARGET_MAX : tl), tg,
-			tl > LOG_TARGET_MAX ? "..." : "", x.status,
-			req->body_len, x.sent, ms, msg ? " " : "",
-			msg ? msg : "") >= 0)
-			log_line(p, line);
-		free(tg);
+	if (tg != NULL &&
+	    asprintf(&line,
+		"lb-proxy: %lu %s %.*s%s %d "
+		"%zu %zu %.1fms%s%s\n",
+		e->seq, req->method,
+		(int)(tl > LOG_TARGET_MAX ? LOG_TARGET_MAX : tl), tg,
+		tl > LOG_TARGET_MAX ? "..." : "", x->status, req->body_len,
+		x->sent, e->ms, e->msg ? " " : "", e->msg ? e->msg : "") >= 0)
+		log_line(p, line);
+	free(tg);
+}
+
+/*
+ * Completes the answer once the record is on disk: the error body, or the
+ * byte held back and the last chunk. Returns whether the connection may
+ * be kept.
+ */
+static int
+finish_client(struct http_conn *c, const struct http_request *req,
+    const struct xfer *x, const struct exchange *e)
+{
+	int keep = 0;
+
+	if (!x->head_sent) {
+		keep = req->keep_alive && e->body != NULL;
+		if (e->body == NULL ||
+		    http_respond(c->fd, x->status, "application/json", NULL,
+			e->body, strlen(e->body), keep) < 0)
+			keep = 0;
+	} else if (e->res == CURLE_OK && !x->client_failed) {
+		keep = x->keep_alive;
+		if (x->held && http_write_all(c->fd, &x->held_byte, 1) < 0)
+			keep = 0;
+		if (x->chunked_out && http_write_all(c->fd, "0\r\n\r\n", 5) < 0)
+			keep = 0;
 	}
+	return keep;
+}
 
-	keep = 0;
-	if (!x.head_sent) {
-		keep = req->keep_alive && body != NULL;
-		if (body == NULL ||
-		    http_respond(c->fd, x.status, "application/json", NULL,
-			body, strlen(body), keep) < 0)
-			keep = 0;
-	} else if (res == CURLE_OK && !x.client_failed) {
-		keep = x.keep_alive;
-		if (x.held && http_write_all(c->fd, &x.held_byte, 1) < 0)
-			keep = 0;
-		if (x.chunked_out && http_write_all(c->fd, "0\r\n\r\n", 5) < 0)
-			keep = 0;
+/*
+ * Forwards one request and records it, in phases: room for the record,
+ * the exchange with the upstream, the answer when nothing went out, the
+ * record (on disk before the client can see the response complete:
+ * whoever stops the proxy once the client is done loses nothing), the log
+ * line, the end of the answer. Returns whether the client connection may
+ * be kept.
+ */
+static int
+forward(struct proxy *p, struct http_conn *c, CURL **hp,
+    const struct http_request *req)
+{
+	struct exchange e;
+	struct xfer x;
+	int keep;
+
+	memset(&e, 0, sizeof(e));
+	e.seq = wire_next_seq(&p->wire);
+	e.t0 = mono_ms();
+	e.res = CURLE_OK;
+	clock_gettime(CLOCK_REALTIME, &e.when);
+	if (reserve_record(p, c, req, &e, &keep) < 0) {
+		free(e.head);
+		return keep;
 	}
-	free(body);
-	free(msg);
-	free(x.head);
-	free(x.resp);
+	memset(&x, 0, sizeof(x));
+	x.p = p;
+	x.c = c;
+	x.req = req;
+	x.cut_by = -1;
+	exchange_upstream(p, hp, req, &x, &e);
+	settle_answer(p, &x, &e);
+	e.ms = mono_ms() - e.t0;
+	note_cut(p, &x, &e);
+	write_record(p, req, &x, &e);
+	log_exchange(p, req, &x, &e);
+	keep = finish_client(c, req, &x, &e);
+	free(e.body);
+	free(e.msg);
+	buf_free(&x.head);
+	buf_free(&x.resp);
 	return keep;
 }
 

@@ -67,7 +67,7 @@
 
 #include <curl/curl.h>
 
-#include "http.h"
+#include "common/http.h"
 #include "proxy/cred.h"
 #include "proxy/record.h"
 

@@ -18,7 +18,8 @@
 
 #include <zlib.h>
 
-#include "errmsg.h"
+#include "common/errmsg.h"
+#include "common/jsonw.h"
 #include "proxy/record.h"
 
 static const char *const secret_headers[] = { "x-api-key", "authorization",
@@ -31,138 +32,6 @@ wire_is_secret_header(const char *name)
 		if (strcasecmp(name, secret_headers[i]) == 0)
 			return 1;
 	return 0;
-}
-
-/* SWAR constants: a byte of 1s and a byte of high bits, eight times. */
-#define ONES  UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
-/* The high bit of each byte of v that equals c, exactly. */
-static inline uint64_t
-eq_mask(uint64_t v, unsigned char c)
-{
-	uint64_t x = v ^ (ONES * c);
-
-	return ~(((x & ~HIGHS) + ~HIGHS) | x) & HIGHS;
-}
-
-/* The high bit of each byte of v below 0x20, exactly. */
-static inline uint64_t
-ctl_mask(uint64_t v)
-{
-	return ~(((v & ~HIGHS) + ONES * (0x80 - 0x20)) | v) & HIGHS;
-}
-
-/* What a JSON escape adds to a control byte: \n \r \t \b \f 1, \u00XX 5. */
-static size_t
-control_extra(unsigned char c)
-{
-	return c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f' ?
-	    1 :
-	    5;
-}
-
-/*
- * Whether s[0..n) is valid UTF-8; with extra, also what JSON escapes of its
- * control bytes add to its length, in the same pass (quotes and
- * backslashes, which add one byte each, are not counted: they cannot
- * more than double a text). Eight ASCII bytes at a time while none is a
- * control byte.
- */
-static int
-utf8_scan(const unsigned char *s, size_t n, size_t *extra)
-{
-	size_t i = 0, x = 0;
-
-	while (i < n) {
-		unsigned char c;
-		size_t k;
-		unsigned long cp;
-		uint64_t v;
-
-		while (n - i >= 8) { /* ASCII, eight bytes at a time */
-			memcpy(&v, s + i, 8);
-			if ((v & HIGHS) || (extra != NULL && ctl_mask(v)))
-				break;
-			i += 8;
-		}
-		if (i >= n)
-			break;
-		c = s[i];
-		if (c < 0x80) {
-			if (c < 0x20)
-				x += control_extra(c);
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			k = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			k = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			k = 3;
-			cp = c & 0x07;
-		} else {
-			return 0;
-		}
-		if (n - i <= k)
-			return 0;
-		for (size_t j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (s[i + j] & 0x3f);
-		}
-		if ((k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		i += k + 1;
-	}
-	if (extra != NULL)
-		*extra = x;
-	return 1;
-}
-
-int
-wire_utf8_valid(const unsigned char *s, size_t n)
-{
-	return utf8_scan(s, n, NULL);
-}
-
-char *
-wire_base64(const unsigned char *s, size_t n)
-{
-	static const char t[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *out, *o;
-	size_t i;
-
-	if (n > (SIZE_MAX - 1) / 4 * 3 - 3)
-		return NULL;
-	out = malloc((n + 2) / 3 * 4 + 1);
-	if (out == NULL)
-		return NULL;
-	o = out;
-	for (i = 0; i + 2 < n; i += 3) {
-		*o++ = t[s[i] >> 2];
-		*o++ = t[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
-		*o++ = t[((s[i + 1] & 15) << 2) | (s[i + 2] >> 6)];
-		*o++ = t[s[i + 2] & 63];
-	}
-	if (i < n) {
-		*o++ = t[s[i] >> 2];
-		if (i + 1 < n) {
-			*o++ = t[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
-			*o++ = t[(s[i + 1] & 15) << 2];
-		} else {
-			*o++ = t[(s[i] & 3) << 4];
-			*o++ = '=';
-		}
-		*o++ = '=';
-	}
-	*o = '\0';
-	return out;
 }
 
 /* One inflate pass with the given window bits. 0, or -1 with *why. */
@@ -260,35 +129,16 @@ json_t *
 wire_text(const char *s, size_t n)
 {
 	json_t *j;
-	char *u, *o;
-	size_t i;
+	char *u;
 
-	if (wire_utf8_valid((const unsigned char *)s, n) &&
-	    (j = json_stringn(s, n)) != NULL)
+	if (jw_utf8_valid(s, n) && (j = json_stringn(s, n)) != NULL)
 		return j;
 	u = malloc(2 * n + 1);
 	if (u == NULL)
 		return NULL;
-	for (i = 0, o = u; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x80) {
-			*o++ = (char)c;
-		} else {
-			*o++ = (char)(0xc0 | (c >> 6));
-			*o++ = (char)(0x80 | (c & 0x3f));
-		}
-	}
-	j = json_stringn(u, (size_t)(o - u));
+	j = json_stringn(u, jw_latin1(s, n, u));
 	free(u);
 	return j;
-}
-
-/* Whether any of the eight bytes in v is < 0x20, '"' or '\\'. */
-static int
-needs_escape8(uint64_t v)
-{
-	return (ctl_mask(v) | eq_mask(v, '"') | eq_mask(v, '\\')) != 0;
 }
 
 /*
@@ -312,13 +162,13 @@ add_bytes(json_t *obj, const char *key, const unsigned char *data, size_t len,
 		data = scrubbed;
 		len = slen;
 	}
-	utf8 = utf8_scan(data, len, &extra);
+	utf8 = jw_utf8_scan(data, len, &extra);
 	if (utf8 && len + 2 + extra <= (len + 2) / 3 * 4 + 64) {
 		/* Checked just above: spare jansson a second pass. */
 		json_object_set_new(obj, key,
 		    json_stringn_nocheck((const char *)data, len));
 	} else {
-		char *b = wire_base64(data, len);
+		char *b = jw_base64(data, len);
 
 		snprintf(k64, sizeof(k64), "%s_base64", key);
 		json_object_set_new(obj, k64, b ? json_string(b) : json_null());
@@ -707,106 +557,8 @@ wire_write_response(struct wire_log *w, unsigned long seq, const void *data,
 	return rc;
 }
 
-/* A growable output buffer for wire_dump. */
-struct obuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
 static void
-ob_put(struct obuf *o, const void *s, size_t n)
-{
-	char *np;
-
-	if (o->oom)
-		return;
-	if (o->cap - o->len < n + 1) {
-		size_t ncap = o->cap ? o->cap : 4096;
-
-		while (ncap - o->len < n + 1)
-			ncap *= 2;
-		np = realloc(o->p, ncap);
-		if (np == NULL) {
-			o->oom = 1;
-			return;
-		}
-		o->p = np;
-		o->cap = ncap;
-	}
-	memcpy(o->p + o->len, s, n);
-	o->len += n;
-}
-
-/*
- * A JSON string: runs that need no escape are copied whole. The input is
- * valid UTF-8 (jansson strings are), so bytes >= 0x80 go out as they are.
- */
-static void
-ob_string(struct obuf *o, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t i, run = 0;
-	char esc[8];
-
-	ob_put(o, "\"", 1);
-	for (i = 0; i < n; i++) {
-		unsigned char c;
-
-		/* Eight bytes at a time while none needs an escape. */
-		while (n - i >= 8) {
-			uint64_t v;
-
-			memcpy(&v, s + i, 8);
-			if (needs_escape8(v))
-				break;
-			i += 8;
-		}
-		if (i >= n)
-			break;
-		c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		ob_put(o, s + run, i - run);
-		run = i + 1;
-		esc[0] = '\\';
-		switch (c) {
-		case '"':
-			esc[1] = '"';
-			break;
-		case '\\':
-			esc[1] = '\\';
-			break;
-		case '\n':
-			esc[1] = 'n';
-			break;
-		case '\r':
-			esc[1] = 'r';
-			break;
-		case '\t':
-			esc[1] = 't';
-			break;
-		case '\b':
-			esc[1] = 'b';
-			break;
-		case '\f':
-			esc[1] = 'f';
-			break;
-		default:
-			memcpy(esc + 1, "u00", 3);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			ob_put(o, esc, 6);
-			continue;
-		}
-		ob_put(o, esc, 2);
-	}
-	ob_put(o, s + run, n - run);
-	ob_put(o, "\"", 1);
-}
-
-static void
-ob_value(struct obuf *o, json_t *v)
+ob_value(struct buf *o, json_t *v)
 {
 	char num[64];
 	const char *key;
@@ -816,35 +568,35 @@ ob_value(struct obuf *o, json_t *v)
 
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
-		ob_put(o, "{", 1);
+		buf_add(o, "{", 1);
 		json_object_foreach(v, key, x)
 		{
 			if (!first)
-				ob_put(o, ",", 1);
+				buf_add(o, ",", 1);
 			first = 0;
-			ob_string(o, key, strlen(key));
-			ob_put(o, ":", 1);
+			jw_string(o, key, strlen(key));
+			buf_add(o, ":", 1);
 			ob_value(o, x);
 		}
-		ob_put(o, "}", 1);
+		buf_add(o, "}", 1);
 		break;
 	case JSON_ARRAY:
-		ob_put(o, "[", 1);
+		buf_add(o, "[", 1);
 		json_array_foreach(v, i, x)
 		{
 			if (i > 0)
-				ob_put(o, ",", 1);
+				buf_add(o, ",", 1);
 			ob_value(o, x);
 		}
-		ob_put(o, "]", 1);
+		buf_add(o, "]", 1);
 		break;
 	case JSON_STRING:
-		ob_string(o, json_string_value(v), json_string_length(v));
+		jw_string(o, json_string_value(v), json_string_length(v));
 		break;
 	case JSON_INTEGER:
 		n = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
 		    json_integer_value(v));
-		ob_put(o, num, (size_t)n);
+		buf_add(o, num, (size_t)n);
 		break;
 	case JSON_REAL:
 		/* As jansson: "1e21" (no '+', no leading exponent zeros),
@@ -867,16 +619,16 @@ ob_value(struct obuf *o, json_t *v)
 				    ".0");
 			}
 		}
-		ob_put(o, num, (size_t)n);
+		buf_add(o, num, (size_t)n);
 		break;
 	case JSON_TRUE:
-		ob_put(o, "true", 4);
+		buf_add(o, "true", 4);
 		break;
 	case JSON_FALSE:
-		ob_put(o, "false", 5);
+		buf_add(o, "false", 5);
 		break;
 	default:
-		ob_put(o, "null", 4);
+		buf_add(o, "null", 4);
 		break;
 	}
 }
@@ -884,34 +636,22 @@ ob_value(struct obuf *o, json_t *v)
 char *
 wire_dump(json_t *v, size_t *len)
 {
-	struct obuf o = { 0 };
+	struct buf o = { 0 };
+	size_t guess = 4096;
 
 	/* Most of a record is its body: start big enough for it. */
-	ob_put(&o, "", 0);
 	if (json_is_object(v)) {
-		size_t guess = 4096;
 		const char *k;
 		json_t *x;
 
 		json_object_foreach(v, k, x) if (json_is_string(x))
 		    guess += json_string_length(x) + json_string_length(x) / 8;
-		if (guess > o.cap) {
-			char *np = realloc(o.p, guess);
-
-			if (np != NULL) {
-				o.p = np;
-				o.cap = guess;
-			}
-		}
 	}
+	buf_grow(&o, 0, guess);
 	ob_value(&o, v);
-	if (o.oom || o.p == NULL) {
-		free(o.p);
-		return NULL;
-	}
-	o.p[o.len] = '\0';
-	*len = o.len;
-	return o.p;
+	/* Room for the spare byte after the NUL that wire_dump promises. */
+	buf_grow(&o, 1, 0);
+	return buf_take(&o, len);
 }
 
 /* Scrubs and writes one whole line; the bytes written in *written. */

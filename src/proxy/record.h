@@ -13,6 +13,13 @@
  * are "[removed]", and the credential's bytes are scrubbed from everything
  * written (cred_scrub).
  *
+ * Strings are written in the one dialect of src/common/jsonw.h (the
+ * trap's and json.lua's too). The format has no version field; its one
+ * change so far: since issue 28, DEL is escaped (\u007f) and \u00xx
+ * escapes use lowercase hex, where they followed jansson before (DEL as
+ * it is, uppercase hex). Both parse to the same strings: readers
+ * (src/lua/evidence.lua) decode JSON and see no difference.
+ *
  * Caps: a count of records and a byte total of wire.jsonl plus
  * responses/, both per records directory (a run), counting what earlier
  * proxies left there. wire_reserve takes room before a request is
@@ -35,7 +42,7 @@
 
 #include <jansson.h>
 
-#include "http.h"
+#include "common/http.h"
 #include "proxy/cred.h"
 
 /* Decoded bodies above this are not stored (decode_error says so). */
@@ -114,7 +121,8 @@ int wire_write_response(struct wire_log *w, unsigned long seq, const void *data,
 /*
  * Compact JSON text of v, as json_dumps(JSON_COMPACT |
  * JSON_REAL_PRECISION(12)) would write it but an order of magnitude faster
- * on long strings (a request body is 85 KB and up). malloc'd, its length
+ * on long strings (a request body is 85 KB and up), and with strings in
+ * the dialect of src/common/jsonw.h. malloc'd, its length
  * in *len (one spare byte after the NUL); NULL when out of memory.
  */
 char *wire_dump(json_t *v, size_t *len);
@@ -139,8 +147,6 @@ int wire_append_parts(struct wire_log *w, char *head, size_t head_len,
 int wire_is_secret_header(const char *name);
 
 /* Helpers, exposed for the tests. */
-int wire_utf8_valid(const unsigned char *s, size_t n);
-char *wire_base64(const unsigned char *s, size_t n); /* malloc'd */
 /*
  * Inflates a gzip (gzip = 1) or deflate (zlib or raw) body. 0 with a
  * malloc'd *out, or -1 with a static reason in *why.

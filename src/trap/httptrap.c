@@ -42,6 +42,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "common/chunked.h"
 #include "trap/trap.h"
 
 #define MAX_HEADERS	512
@@ -341,9 +342,15 @@ oom:
 struct tio {
 	int fd;
 	SSL *ssl;
-	unsigned char *buf; /* read, not yet consumed */
-	size_t len, cap;
+	struct buf in; /* read, not yet consumed */
 };
+
+/* The bytes read and not yet consumed. */
+static inline unsigned char *
+tio_bytes(const struct tio *io)
+{
+	return (unsigned char *)io->in.p;
+}
 
 /* Reads once into dst. > 0, 0 at end of stream, -1 on error or timeout. */
 static ssize_t
@@ -373,33 +380,28 @@ tio_read(struct tio *io, void *dst, size_t n)
 static ssize_t
 tio_fill(struct tio *io)
 {
-	unsigned char *nb;
 	ssize_t r;
 
-	if (io->cap - io->len < 16384) {
-		size_t ncap = io->cap ? io->cap * 2 : 32768;
-
-		nb = realloc(io->buf, ncap);
-		if (nb == NULL)
-			return -1;
-		io->buf = nb;
-		io->cap = ncap;
+	if (buf_grow(&io->in, 16384, 32768) < 0)
+		return -1;
+	/* The buffer keeps a byte for its NUL. */
+	r = tio_read(io, io->in.p + io->in.len, io->in.cap - io->in.len - 1);
+	if (r > 0) {
+		io->in.len += (size_t)r;
+		io->in.p[io->in.len] = '\0';
 	}
-	r = tio_read(io, io->buf + io->len, io->cap - io->len);
-	if (r > 0)
-		io->len += (size_t)r;
 	return r;
 }
 
 static void
 tio_consume(struct tio *io, size_t n)
 {
-	if (n >= io->len) {
-		io->len = 0;
+	if (n >= io->in.len) {
+		io->in.len = 0;
 		return;
 	}
-	memmove(io->buf, io->buf + n, io->len - n);
-	io->len -= n;
+	memmove(io->in.p, io->in.p + n, io->in.len - n);
+	io->in.len -= n;
 }
 
 static int
@@ -591,11 +593,11 @@ static void
 record_bad_head(struct conn *c, const char *why)
 {
 	struct jline j;
-	size_t n = c->io.len < c->t->lim.max_head ? c->io.len :
-						    c->t->lim.max_head;
+	size_t n = c->io.in.len < c->t->lim.max_head ? c->io.in.len :
+						       c->t->lim.max_head;
 
 	jl_begin(&j, "http");
-	jl_bytes(&j, "head", c->io.buf, n);
+	jl_bytes(&j, "head", tio_bytes(&c->io), n);
 	channel_fields(&j, c);
 	jl_str(&j, "error", why, strlen(why));
 	jl_end(&j);
@@ -632,42 +634,42 @@ body_take(struct conn *c, struct body *b, size_t want)
 	ssize_t r;
 	size_t n;
 
-	if (c->io.len == 0 && (r = tio_fill(&c->io)) <= 0)
+	if (c->io.in.len == 0 && (r = tio_fill(&c->io)) <= 0)
 		return r;
-	n = c->io.len < want ? c->io.len : want;
-	body_add(b, c->io.buf, n, c->t->lim.body_cap);
+	n = c->io.in.len < want ? c->io.in.len : want;
+	body_add(b, tio_bytes(&c->io), n, c->t->lim.body_cap);
 	tio_consume(&c->io, n);
 	return (ssize_t)n;
 }
 
-/* A line of chunk framing into line (NUL-terminated). 0, or -1. */
-static int
-chunk_line(struct conn *c, char *line, size_t linelen)
-{
-	unsigned char *nl;
-	size_t n;
+/* Where the payload of a chunked body goes: b, up to the body cap. */
+struct chunk_sink {
+	struct body *b;
+	size_t cap;
+};
 
-	while ((nl = memchr(c->io.buf, '\n', c->io.len)) == NULL) {
-		if (c->io.len > MAX_LINE || tio_fill(&c->io) <= 0)
-			return -1;
-	}
-	n = (size_t)(nl - c->io.buf);
-	if (n > 0 && c->io.buf[n - 1] == '\r')
-		n--;
-	if (n >= linelen)
+/* -1 once the body passed TRAP_DISCARD_MAX: it is not read further. */
+static int
+chunk_payload(void *ctx, const char *p, size_t n)
+{
+	struct chunk_sink *k = ctx;
+
+	if (k->b->total >= TRAP_DISCARD_MAX)
 		return -1;
-	memcpy(line, c->io.buf, n);
-	line[n] = '\0';
-	tio_consume(&c->io, (size_t)(nl - c->io.buf) + 1);
+	body_add(k->b, (const unsigned char *)p, n, k->cap);
 	return 0;
 }
 
 static void
 read_body(struct conn *c, const struct trap_req *r, struct body *b)
 {
-	char line[MAX_LINE + 1];
+	struct chunked d = { .max_line = MAX_LINE,
+		.max_trailer = MAX_HEADERS * (MAX_LINE + 2) };
+	struct chunk_sink k = { b, c->t->lim.body_cap };
 	unsigned long long left;
+	size_t used;
 	ssize_t got;
+	int rc;
 
 	if (!r->chunked) {
 		if (r->clen == -2)
@@ -688,53 +690,26 @@ read_body(struct conn *c, const struct trap_req *r, struct body *b)
 		}
 		return;
 	}
+	/* Lenient framing: the trap records what it gets, it does not judge. */
 	for (;;) {
-		char *end;
-
-		if (chunk_line(c, line, sizeof(line)) < 0) {
-			b->error = "chunked body cut short or malformed";
+		rc = chunked_feed(&d, c->io.in.p, c->io.in.len, &used,
+		    chunk_payload, &k);
+		tio_consume(&c->io, used);
+		if (rc == CHUNKED_DONE)
+			return;
+		if (rc == CHUNKED_SINK) {
+			b->error = "body over 64 MiB, not read further";
 			return;
 		}
-		errno = 0;
-		left = strtoull(line, &end, 16);
-		if (end == line || errno != 0 ||
-		    (*end != '\0' && *end != ';' && *end != ' ' &&
-			*end != '\t') ||
-		    line[0] == '-' || line[0] == '+' || line[0] == ' ') {
-			b->error = "chunked body cut short or malformed";
+		if (rc == CHUNKED_TRAILER_TOO_LARGE) {
+			b->error = "trailers too long";
 			return;
 		}
-		if (left == 0)
-			break;
-		while (left > 0) {
-			if (b->total >= TRAP_DISCARD_MAX) {
-				b->error = "body over 64 MiB, not read further";
-				return;
-			}
-			got = body_take(c, b,
-			    left > SIZE_MAX ? SIZE_MAX : (size_t)left);
-			if (got <= 0) {
-				b->error =
-				    "chunked body cut short or malformed";
-				return;
-			}
-			left -= (unsigned long long)got;
-		}
-		if (chunk_line(c, line, sizeof(line)) < 0 || line[0] != '\0') {
+		if (rc != CHUNKED_MORE || tio_fill(&c->io) <= 0) {
 			b->error = "chunked body cut short or malformed";
 			return;
 		}
 	}
-	/* Trailers, up to the empty line. */
-	for (int i = 0; i < MAX_HEADERS; i++) {
-		if (chunk_line(c, line, sizeof(line)) < 0) {
-			b->error = "chunked body cut short or malformed";
-			return;
-		}
-		if (line[0] == '\0')
-			return;
-	}
-	b->error = "too many trailer lines";
 }
 
 static void tunnel(struct conn *c, const char *target);
@@ -758,31 +733,32 @@ serve_one(struct conn *c)
 
 	/* Empty lines before a request are ignored. */
 	for (;;) {
-		while (c->io.len > 0 &&
-		    (c->io.buf[0] == '\n' ||
-			(c->io.buf[0] == '\r' && c->io.len > 1 &&
-			    c->io.buf[1] == '\n')))
-			tio_consume(&c->io, c->io.buf[0] == '\n' ? 1 : 2);
-		if (c->io.len > 0 && deadline == 0)
+		while (c->io.in.len > 0 &&
+		    (tio_bytes(&c->io)[0] == '\n' ||
+			(tio_bytes(&c->io)[0] == '\r' && c->io.in.len > 1 &&
+			    tio_bytes(&c->io)[1] == '\n')))
+			tio_consume(&c->io,
+			    tio_bytes(&c->io)[0] == '\n' ? 1 : 2);
+		if (c->io.in.len > 0 && deadline == 0)
 			deadline = now_ms() + c->t->lim.head_ms;
 		/* Parse again only when a line may have ended. */
-		if (checked > c->io.len)
+		if (checked > c->io.in.len)
 			checked = 0;
-		if (checked == 0 || c->io.len >= c->t->lim.max_head ||
-		    memchr(c->io.buf + checked - 1, '\n',
-			c->io.len - checked + 1) != NULL) {
-			hlen = trap_parse_head(c->io.buf, c->io.len,
+		if (checked == 0 || c->io.in.len >= c->t->lim.max_head ||
+		    memchr(tio_bytes(&c->io) + checked - 1, '\n',
+			c->io.in.len - checked + 1) != NULL) {
+			hlen = trap_parse_head(tio_bytes(&c->io), c->io.in.len,
 			    c->t->lim.max_head, &r, &why);
 			if (hlen != 0)
 				break;
 		}
-		checked = c->io.len;
+		checked = c->io.in.len;
 		if (deadline != 0 && now_ms() > deadline) {
 			record_bad_head(c, "request head took too long");
 			return 0;
 		}
 		if (tio_fill(&c->io) <= 0) {
-			if (c->io.len > 0)
+			if (c->io.in.len > 0)
 				record_bad_head(c, "request head cut short");
 			return 0;
 		}
@@ -799,7 +775,7 @@ serve_one(struct conn *c)
 
 		jl_begin(&j, "connect");
 		jl_str(&j, "target", r.target, strlen(r.target));
-		jl_bytes(&j, "head", c->io.buf, (size_t)hlen);
+		jl_bytes(&j, "head", tio_bytes(&c->io), (size_t)hlen);
 		jl_end(&j);
 		(void)trap_log_put(&c->t->log, &j);
 		tio_consume(&c->io, (size_t)hlen);
@@ -818,12 +794,12 @@ serve_one(struct conn *c)
 	else
 		jl_raw(&j, "version", "null");
 	jl_headers(&j, "headers", r.headers, r.nheaders);
-	jl_bytes(&j, "head", c->io.buf, (size_t)hlen);
+	jl_bytes(&j, "head", tio_bytes(&c->io), (size_t)hlen);
 	tio_consume(&c->io, (size_t)hlen);
 	/* A client that waits before sending its body gets it sent. */
 	expect = http_header_find(r.headers, r.nheaders, "expect");
 	if (expect != NULL && strcasecmp(expect, "100-continue") == 0 &&
-	    c->io.len == 0 && (r.chunked || r.clen > 0)) {
+	    c->io.in.len == 0 && (r.chunked || r.clen > 0)) {
 		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
 
 		(void)tio_write(&c->io, cont, sizeof(cont) - 1);
@@ -867,13 +843,13 @@ serve_tls(struct conn *c, const char *connect)
 	char ebuf[256];
 
 	ssl = SSL_new(trap_tls_ctx(c->t->tls));
-	bio = pbio_new(c->io.fd, c->io.buf, c->io.len);
+	bio = pbio_new(c->io.fd, tio_bytes(&c->io), c->io.in.len);
 	if (ssl == NULL || bio == NULL) {
 		SSL_free(ssl);
 		BIO_free(bio);
 		return;
 	}
-	c->io.len = 0;
+	c->io.in.len = 0;
 	SSL_set_bio(ssl, bio, bio);
 	SSL_set_app_data(ssl, (void *)(uintptr_t)connect);
 	if (SSL_accept(ssl) != 1) {
@@ -936,15 +912,15 @@ record_tunnel(struct conn *c, const char *target)
 	struct jline j;
 	size_t n;
 
-	while (c->io.len < TRAP_RAW_CAP && poll(&p, 1, TUNNEL_QUIET_MS) > 0)
+	while (c->io.in.len < TRAP_RAW_CAP && poll(&p, 1, TUNNEL_QUIET_MS) > 0)
 		if (tio_fill(&c->io) <= 0)
 			break;
-	n = c->io.len < TRAP_RAW_CAP ? c->io.len : TRAP_RAW_CAP;
+	n = c->io.in.len < TRAP_RAW_CAP ? c->io.in.len : TRAP_RAW_CAP;
 	jl_begin(&j, "tunnel");
 	jl_str(&j, "connect", target, strlen(target));
-	jl_bytes(&j, "data", c->io.buf, n);
+	jl_bytes(&j, "data", tio_bytes(&c->io), n);
 	jl_int(&j, "data_bytes", (long long)n);
-	jl_bool(&j, "truncated", c->io.len > n);
+	jl_bool(&j, "truncated", c->io.in.len > n);
 	jl_end(&j);
 	(void)trap_log_put(&c->t->log, &j);
 }
@@ -971,19 +947,19 @@ tunnel(struct conn *c, const char *target)
 	int port = target_port(target);
 
 	/* SMTP and FTP: the server speaks first, so the trap must too. */
-	if (c->io.len == 0 &&
+	if (c->io.in.len == 0 &&
 	    (port == 21 || port == 25 || port == 587 || port == 2525)) {
 		c->connect = target;
 		sim_dialog(c, port == 21);
 		return;
 	}
-	if (c->io.len == 0 && tio_fill(&c->io) <= 0)
+	if (c->io.in.len == 0 && tio_fill(&c->io) <= 0)
 		return;
-	if (c->io.buf[0] == 0x16 && c->t->tls != NULL) {
+	if (tio_bytes(&c->io)[0] == 0x16 && c->t->tls != NULL) {
 		serve_tls(c, target);
 		return;
 	}
-	if (looks_http(c->io.buf, c->io.len)) {
+	if (looks_http(tio_bytes(&c->io), c->io.in.len)) {
 		c->connect = target;
 		serve_requests(c);
 		return;
@@ -1011,12 +987,12 @@ trap_http_handler(struct http_conn *hc, void *ctx)
 	c.t = t;
 	c.io.fd = hc->fd;
 	if (tio_fill(&c.io) > 0) {
-		if (c.io.buf[0] == 0x16 && t->tls != NULL)
+		if (tio_bytes(&c.io)[0] == 0x16 && t->tls != NULL)
 			serve_tls(&c, "");
 		else
 			serve_requests(&c);
 	}
-	free(c.io.buf);
+	buf_free(&c.io.in);
 	__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
 }
 
@@ -1068,13 +1044,13 @@ sim_raw(struct conn *c, int first_ms)
 		b.error = "out of memory";
 	set_rcvtimeo(c->io.fd, first_ms);
 	for (;;) {
-		if (c->io.len > 0) {
+		if (c->io.in.len > 0) {
 			if (b.p != NULL)
-				body_add(&b, c->io.buf, c->io.len,
+				body_add(&b, tio_bytes(&c->io), c->io.in.len,
 				    c->t->lim.body_cap);
 			else
-				b.total += c->io.len;
-			c->io.len = 0;
+				b.total += c->io.in.len;
+			c->io.in.len = 0;
 			set_rcvtimeo(c->io.fd, SIM_QUIET_MS);
 		}
 		if (b.total >= TRAP_DISCARD_MAX) {
@@ -1098,13 +1074,15 @@ sim_line(struct conn *c)
 	unsigned char *nl;
 
 	for (;;) {
-		nl = c->io.len > 0 ? memchr(c->io.buf, '\n', c->io.len) : NULL;
+		nl = c->io.in.len > 0 ?
+		    memchr(tio_bytes(&c->io), '\n', c->io.in.len) :
+		    NULL;
 		if (nl != NULL)
-			return (size_t)(nl - c->io.buf) + 1;
-		if (c->io.len >= c->t->lim.max_head)
-			return c->io.len;
+			return (size_t)(nl - tio_bytes(&c->io)) + 1;
+		if (c->io.in.len >= c->t->lim.max_head)
+			return c->io.in.len;
 		if (tio_fill(&c->io) <= 0)
-			return c->io.len;
+			return c->io.in.len;
 	}
 }
 
@@ -1263,9 +1241,9 @@ sim_dialog(struct conn *c, int ftp)
 	if (tio_write(&c->io, reply, n) < 0)
 		goto out;
 	while (!d.end && (n = sim_line(c)) > 0) {
-		body_add(&b, c->io.buf, n, c->t->lim.body_cap);
+		body_add(&b, tio_bytes(&c->io), n, c->t->lim.body_cap);
 		ll = n < sizeof(line) ? n : sizeof(line) - 1;
-		memcpy(line, c->io.buf, ll);
+		memcpy(line, tio_bytes(&c->io), ll);
 		line[ll] = '\0';
 		line[strcspn(line, "\r\n")] = '\0';
 		tio_consume(&c->io, n);
@@ -1338,18 +1316,18 @@ sim_serve(struct conn *c)
 	struct in_addr a = { .s_addr = htonl(c->addr) };
 	int ftp;
 
-	if (server_first(c, &ftp) && c->io.len == 0) {
+	if (server_first(c, &ftp) && c->io.in.len == 0) {
 		sim_dialog(c, ftp);
 		return;
 	}
 	set_rcvtimeo(c->io.fd,
 	    c->port == FTP_DATA_PORT ? SIM_QUIET_MS : c->t->lim.idle_ms);
-	if (c->io.len == 0 && tio_fill(&c->io) <= 0) {
+	if (c->io.in.len == 0 && tio_fill(&c->io) <= 0) {
 		sim_raw(c, SIM_QUIET_MS);
 		return;
 	}
 	set_rcvtimeo(c->io.fd, c->t->lim.idle_ms);
-	if (!c->tls && c->io.buf[0] == 0x16 && c->t->tls != NULL) {
+	if (!c->tls && tio_bytes(&c->io)[0] == 0x16 && c->t->tls != NULL) {
 		if (trap_sim_name(c->t->sim, c->addr, name, sizeof(name)) < 0)
 			inet_ntop(AF_INET, &a, name, sizeof(name));
 		snprintf(hostport, sizeof(hostport), "%s:%d", name, c->port);
@@ -1357,7 +1335,7 @@ sim_serve(struct conn *c)
 		serve_tls(c, hostport);
 		return;
 	}
-	if (sim_looks_http(c->io.buf, c->io.len)) {
+	if (sim_looks_http(tio_bytes(&c->io), c->io.in.len)) {
 		serve_requests(c);
 		return;
 	}
@@ -1426,7 +1404,7 @@ trap_sim_tcp_handler(struct http_conn *hc, void *ctx)
 		    sizeof(tv));
 	}
 	sim_serve(&c);
-	free(c.io.buf);
+	buf_free(&c.io.in);
 	__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
 }
 

@@ -1,7 +1,10 @@
 /*
  * The trap's records (see trap.h): JSON lines built by hand, so that the
  * field order is fixed and "t" keeps its milliseconds, and the capped,
- * locked egress.jsonl they go to.
+ * locked egress.jsonl they go to. Strings are written by the one JSON
+ * writer (src/common/jsonw.h) in its dialect; since issue 28 that writes
+ * \b and \f short, where \u0008 and \u000c were written before (the
+ * format has no version field; both parse to the same strings).
  *
  * Every line begins {"t":1764574021.123,"kind":"...". The kinds:
  *
@@ -53,95 +56,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proxy/record.h"
+#include "common/jsonw.h"
 #include "trap/trap.h"
 
 /* Room kept for the cap record under max_bytes. */
 #define CAP_RESERVE 160
 
 static void
-jl_put(struct jline *j, const void *s, size_t n)
-{
-	char *np;
-	size_t ncap;
-
-	if (j->oom)
-		return;
-	if (j->cap - j->len < n + 1) {
-		ncap = j->cap ? j->cap : 512;
-		while (ncap - j->len < n + 1) {
-			if (ncap > SIZE_MAX / 2) {
-				j->oom = 1;
-				return;
-			}
-			ncap *= 2;
-		}
-		np = realloc(j->p, ncap);
-		if (np == NULL) {
-			j->oom = 1;
-			return;
-		}
-		j->p = np;
-		j->cap = ncap;
-	}
-	memcpy(j->p + j->len, s, n);
-	j->len += n;
-	j->p[j->len] = '\0';
-}
-
-/* A JSON string of valid UTF-8 s. */
-static void
-jl_quote(struct jline *j, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, run = 0;
-	char esc[6];
-
-	jl_put(j, "\"", 1);
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
-			continue;
-		jl_put(j, s + run, i - run);
-		run = i + 1;
-		esc[0] = '\\';
-		switch (c) {
-		case '"':
-			esc[1] = '"';
-			break;
-		case '\\':
-			esc[1] = '\\';
-			break;
-		case '\n':
-			esc[1] = 'n';
-			break;
-		case '\r':
-			esc[1] = 'r';
-			break;
-		case '\t':
-			esc[1] = 't';
-			break;
-		default:
-			memcpy(esc + 1, "u00", 3);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			jl_put(j, esc, 6);
-			continue;
-		}
-		jl_put(j, esc, 2);
-	}
-	jl_put(j, s + run, n - run);
-	jl_put(j, "\"", 1);
-}
-
-static void
 jl_key(struct jline *j, const char *key)
 {
 	if (j->nfields++ > 0)
-		jl_put(j, ",", 1);
-	jl_quote(j, key, strlen(key));
-	jl_put(j, ":", 1);
+		buf_add(&j->b, ",", 1);
+	jw_string(&j->b, key, strlen(key));
+	buf_add(&j->b, ":", 1);
 }
 
 void
@@ -151,8 +78,9 @@ jl_begin_at(struct jline *j, const char *kind, long long sec, long msec)
 	int n;
 
 	memset(j, 0, sizeof(*j));
+	buf_grow(&j->b, 0, 512);
 	n = snprintf(t, sizeof(t), "{\"t\":%lld.%03ld", sec, msec);
-	jl_put(j, t, (size_t)n);
+	buf_add(&j->b, t, (size_t)n);
 	j->nfields = 1;
 	jl_str(j, "kind", kind, strlen(kind));
 }
@@ -166,41 +94,11 @@ jl_begin(struct jline *j, const char *kind)
 	jl_begin_at(j, kind, (long long)ts.tv_sec, ts.tv_nsec / 1000000);
 }
 
-/* Appends s as a JSON string: UTF-8 when valid, else each byte Latin-1. */
-static void
-jl_text(struct jline *j, const char *s, size_t n)
-{
-	char *u, *o;
-	size_t i;
-
-	if (wire_utf8_valid((const unsigned char *)s, n)) {
-		jl_quote(j, s, n);
-		return;
-	}
-	u = malloc(2 * n + 1);
-	if (u == NULL) {
-		j->oom = 1;
-		return;
-	}
-	for (i = 0, o = u; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x80) {
-			*o++ = (char)c;
-		} else {
-			*o++ = (char)(0xc0 | (c >> 6));
-			*o++ = (char)(0x80 | (c & 0x3f));
-		}
-	}
-	jl_quote(j, u, (size_t)(o - u));
-	free(u);
-}
-
 void
 jl_str(struct jline *j, const char *key, const char *s, size_t n)
 {
 	jl_key(j, key);
-	jl_text(j, s, n);
+	jw_text(&j->b, s, n);
 }
 
 void
@@ -208,19 +106,19 @@ jl_bytes(struct jline *j, const char *key, const void *s, size_t n)
 {
 	char k64[64], *b;
 
-	if (wire_utf8_valid(s, n)) {
+	if (jw_utf8_valid(s, n)) {
 		jl_key(j, key);
-		jl_quote(j, s, n);
+		jw_string(&j->b, s, n);
 		return;
 	}
 	snprintf(k64, sizeof(k64), "%s_base64", key);
 	jl_key(j, k64);
-	b = wire_base64(s, n);
+	b = jw_base64(s, n);
 	if (b == NULL) {
-		j->oom = 1;
+		j->b.oom = 1;
 		return;
 	}
-	jl_quote(j, b, strlen(b));
+	jw_string(&j->b, b, strlen(b));
 	free(b);
 }
 
@@ -231,15 +129,15 @@ jl_headers(struct jline *j, const char *key, const struct http_header *h,
 	size_t i;
 
 	jl_key(j, key);
-	jl_put(j, "[", 1);
+	buf_add(&j->b, "[", 1);
 	for (i = 0; i < n; i++) {
-		jl_put(j, i ? ",[" : "[", i ? 2 : 1);
-		jl_text(j, h[i].name, strlen(h[i].name));
-		jl_put(j, ",", 1);
-		jl_text(j, h[i].value, strlen(h[i].value));
-		jl_put(j, "]", 1);
+		buf_add(&j->b, i ? ",[" : "[", i ? 2 : 1);
+		jw_text(&j->b, h[i].name, strlen(h[i].name));
+		buf_add(&j->b, ",", 1);
+		jw_text(&j->b, h[i].value, strlen(h[i].value));
+		buf_add(&j->b, "]", 1);
 	}
-	jl_put(j, "]", 1);
+	buf_add(&j->b, "]", 1);
 }
 
 void
@@ -250,34 +148,34 @@ jl_int(struct jline *j, const char *key, long long v)
 
 	jl_key(j, key);
 	n = snprintf(num, sizeof(num), "%lld", v);
-	jl_put(j, num, (size_t)n);
+	buf_add(&j->b, num, (size_t)n);
 }
 
 void
 jl_bool(struct jline *j, const char *key, int v)
 {
 	jl_key(j, key);
-	jl_put(j, v ? "true" : "false", v ? 4 : 5);
+	buf_add(&j->b, v ? "true" : "false", v ? 4 : 5);
 }
 
 void
 jl_raw(struct jline *j, const char *key, const char *json)
 {
 	jl_key(j, key);
-	jl_put(j, json, strlen(json));
+	buf_add(&j->b, json, strlen(json));
 }
 
 void
 jl_end(struct jline *j)
 {
-	jl_put(j, "}\n", 2);
+	buf_add(&j->b, "}\n", 2);
 }
 
 void
 jl_free(struct jline *j)
 {
-	free(j->p);
-	memset(j, 0, sizeof(*j));
+	buf_free(&j->b);
+	j->nfields = 0;
 }
 
 size_t
@@ -407,9 +305,9 @@ put_cap(struct trap_log *l, const char *reason)
 	jl_int(&c, "records", (long long)l->records + 1);
 	jl_int(&c, "bytes", (long long)l->bytes);
 	jl_end(&c);
-	if (!c.oom && write_all(l->fd, c.p, c.len) == 0) {
+	if (!c.b.oom && write_all(l->fd, c.b.p, c.b.len) == 0) {
 		l->records++;
-		l->bytes += c.len;
+		l->bytes += c.b.len;
 	}
 	jl_free(&c);
 	l->capped = 1;
@@ -488,15 +386,15 @@ keep_match(struct trap_log *l, const struct jline *j)
 	struct scan_result res;
 	int found;
 
-	if (l->keep == NULL || j->len > TRAP_MAX_KEPT - l->kept_bytes)
+	if (l->keep == NULL || j->b.len > TRAP_MAX_KEPT - l->kept_bytes)
 		return 0;
 	memset(&res, 0, sizeof(res));
-	found = scan_buffer(l->keep, j->p, j->len, &res) == 0 && res.n > 0;
+	found = scan_buffer(l->keep, j->b.p, j->b.len, &res) == 0 && res.n > 0;
 	scan_result_free(&res);
-	if (!found || write_all(l->fd, j->p, j->len) != 0)
+	if (!found || write_all(l->fd, j->b.p, j->b.len) != 0)
 		return 0;
 	l->kept++;
-	l->kept_bytes += j->len;
+	l->kept_bytes += j->b.len;
 	return 1;
 }
 
@@ -505,7 +403,7 @@ trap_log_put(struct trap_log *l, struct jline *j)
 {
 	int rc = 0;
 
-	if (j->oom || j->p == NULL) {
+	if (j->b.oom || j->b.p == NULL) {
 		jl_free(j);
 		return -1;
 	}
@@ -515,13 +413,13 @@ trap_log_put(struct trap_log *l, struct jline *j)
 	} else if (l->records + 1 >= l->max_records) {
 		put_cap(l, "records");
 		rc = keep_match(l, j) ? 0 : (l->dropped++, 1);
-	} else if (j->len > l->max_bytes - CAP_RESERVE ||
-	    l->bytes > l->max_bytes - CAP_RESERVE - j->len) {
+	} else if (j->b.len > l->max_bytes - CAP_RESERVE ||
+	    l->bytes > l->max_bytes - CAP_RESERVE - j->b.len) {
 		put_cap(l, "bytes");
 		rc = keep_match(l, j) ? 0 : (l->dropped++, 1);
-	} else if (write_all(l->fd, j->p, j->len) == 0) {
+	} else if (write_all(l->fd, j->b.p, j->b.len) == 0) {
 		l->records++;
-		l->bytes += j->len;
+		l->bytes += j->b.len;
 	} else {
 		rc = -1;
 	}
@@ -543,8 +441,8 @@ trap_log_finish(struct trap_log *l)
 		jl_int(&d, "count", (long long)l->dropped);
 		jl_int(&d, "kept", (long long)l->kept);
 		jl_end(&d);
-		if (!d.oom)
-			(void)write_all(l->fd, d.p, d.len);
+		if (!d.b.oom)
+			(void)write_all(l->fd, d.b.p, d.b.len);
 		jl_free(&d);
 		l->dropped = 0;
 	}

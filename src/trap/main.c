@@ -18,7 +18,6 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +27,11 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
-#include "http.h"
+#include "common/http.h"
+#include "common/usage.h"
 #include "trap/trap.h"
 
+#define PROG	       "lb-trap"
 #define DEFAULT_DNS    "127.0.0.1:53"
 #define DEFAULT_HTTP   "127.0.0.1:3128"
 #define DEFAULT_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
@@ -70,34 +71,6 @@ static const char usage[] =
     "  --sim-udp-fd FD       its UDP socket (IP_RECVORIGDSTADDR on); both or\n"
     "                        neither\n"
     "  --help                this text\n";
-
-__attribute__((format(printf, 1, 2))) static int
-bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "lb-trap: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\ntry 'lb-trap --help'\n");
-	return 2;
-}
-
-/* A positive integer up to max. 0, or -1. */
-static int
-number(const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || *out == 0 || *out > max)
-		return -1;
-	return 0;
-}
 
 /* Whether this process holds any capability (effective or permitted). */
 static int
@@ -179,38 +152,221 @@ serve_main(void *p)
 	_exit(1);
 }
 
+/* What the command line asks for. */
+struct args {
+	const char *dns, *http, *records, *ca_out, *bundle, *keep;
+	unsigned long long max_records, max_bytes;
+	int sim_tcp, sim_udp;
+};
+
+/* The flags. */
+static const struct option opts[] = { { "dns", required_argument, NULL, 'd' },
+	{ "http", required_argument, NULL, 'H' },
+	{ "records", required_argument, NULL, 'r' },
+	{ "ca-out", required_argument, NULL, 'c' },
+	{ "max-records", required_argument, NULL, 'R' },
+	{ "max-bytes", required_argument, NULL, 'B' },
+	{ "max-conns", required_argument, NULL, 'C' },
+	{ "body-cap", required_argument, NULL, 'b' },
+	{ "idle-timeout", required_argument, NULL, 'i' },
+	{ "system-bundle", required_argument, NULL, 's' },
+	{ "sim-tcp-fd", required_argument, NULL, 'T' },
+	{ "sim-udp-fd", required_argument, NULL, 'U' },
+	{ "keep-secrets", required_argument, NULL, 'k' },
+	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+
+/* The numeric flags: their bounds and what their error says is expected. */
+static const struct {
+	int ch;
+	const char *name;
+	unsigned long long max;
+	const char *expected;
+} numbers[] = {
+	{ 'R', "max-records", 100000000, "a positive number" },
+	{ 'B', "max-bytes", 1ULL << 40, "a positive number" },
+	{ 'C', "max-conns", 100000, "a positive number" },
+	{ 'b', "body-cap", 1ULL << 30, "a positive number" },
+	{ 'i', "idle-timeout", 86400, "a number of seconds" },
+};
+
+/* The value of numeric flag ch in *v: 0, or 2 once the error is said. */
+static int
+number_flag(int ch, const char *s, unsigned long long *v)
+{
+	size_t i;
+
+	for (i = 0; numbers[i].ch != ch; i++)
+		;
+	if (usage_count(s, 0, numbers[i].max, v) < 0)
+		return usage_error(PROG, "cannot use --%s '%s': expected %s",
+		    numbers[i].name, s, numbers[i].expected);
+	return 0;
+}
+
+/*
+ * The command line into a and t->lim. -1 to go on, else the exit status
+ * (0 after --help, 2 on bad usage, said on stderr).
+ */
+static int
+parse_args(int argc, char **argv, struct args *a, struct trap *t)
+{
+	unsigned long long v;
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+		case 'H':
+		case 'r':
+		case 'c':
+		case 's':
+		case 'k':
+			*(ch == 'd'	  ? &a->dns :
+				ch == 'H' ? &a->http :
+				ch == 'r' ? &a->records :
+				ch == 'c' ? &a->ca_out :
+				ch == 's' ? &a->bundle :
+					    &a->keep) = optarg;
+			break;
+		case 'R':
+		case 'B':
+		case 'C':
+		case 'b':
+		case 'i':
+			if (number_flag(ch, optarg, &v) != 0)
+				return 2;
+			if (ch == 'R')
+				a->max_records = v;
+			else if (ch == 'B')
+				a->max_bytes = v;
+			else if (ch == 'C')
+				t->lim.max_conns = (int)v;
+			else if (ch == 'b')
+				t->lim.body_cap = (size_t)v;
+			else
+				t->lim.idle_ms = (int)v * 1000;
+			break;
+		case 'T':
+		case 'U':
+			if (usage_count(optarg, 0, 65535, &v) < 0 ||
+			    !is_socket((int)v,
+				ch == 'T' ? SOCK_STREAM : SOCK_DGRAM))
+				return usage_error(PROG,
+				    "cannot use --%s '%s': "
+				    "expected "
+				    "an open %s socket's fd",
+				    ch == 'T' ? "sim-tcp-fd" : "sim-udp-fd",
+				    optarg, ch == 'T' ? "TCP" : "UDP");
+			*(ch == 'T' ? &a->sim_tcp : &a->sim_udp) = (int)v;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			return usage_bad_option(PROG, ch, argv, optind);
+		}
+	}
+	if (optind < argc)
+		return usage_error(PROG, "unexpected argument '%s'",
+		    argv[optind]);
+	if (a->records == NULL || *a->records == '\0')
+		return usage_error(PROG, "option '--records' is required");
+	if (a->ca_out == NULL || *a->ca_out == '\0')
+		return usage_error(PROG, "option '--ca-out' is required");
+	if ((a->sim_tcp < 0) != (a->sim_udp < 0))
+		return usage_error(PROG,
+		    "options '--sim-tcp-fd' and '--sim-udp-fd' go "
+		    "together");
+	return -1;
+}
+
+/* Starts a detached thread. 0, or -1. */
+static int
+detached(void *(*fn)(void *), void *arg)
+{
+	pthread_t tid;
+
+	return pthread_create(&tid, NULL, fn, arg) == 0 &&
+		pthread_detach(tid) == 0 ?
+	    0 :
+	    -1;
+}
+
+/*
+ * Opens the records, makes the CA and its files, binds the ports and
+ * starts a thread per server; the bound addresses in dns_addr and
+ * http_addr (300 bytes each). 0, or -1 with a message in err.
+ */
+static int
+start(const struct args *a, struct trap *t, char *dns_addr, char *http_addr,
+    char *err, size_t errlen)
+{
+	static struct trap_udp udp, sim_udp;
+	static struct server dns_srv, http_srv, sim_srv;
+	int ufd, tfd, hfd, dport, hport;
+
+	if (trap_log_open(&t->log, a->records, (unsigned long)a->max_records,
+		(size_t)a->max_bytes, err, errlen) < 0)
+		return -1;
+	if (a->keep != NULL && trap_log_keep(&t->log, a->keep, err, errlen) < 0)
+		return -1;
+	t->tls = trap_tls_new(err, errlen);
+	if (t->tls == NULL ||
+	    trap_tls_write(t->tls, a->ca_out, a->bundle, err, errlen) < 0)
+		return -1;
+	if (bind_dns(a->dns, &ufd, &tfd, &dport, err, errlen) < 0)
+		return -1;
+	hfd = trap_bind(a->http, SOCK_STREAM, &hport, err, errlen);
+	if (hfd < 0)
+		return -1;
+	if (a->sim_tcp >= 0 && has_caps()) {
+		snprintf(err, errlen,
+		    "refusing to serve the simulated "
+		    "internet with capabilities: they "
+		    "belong to its setup only");
+		return -1;
+	}
+	if (a->sim_tcp >= 0 && (t->sim = trap_sim_new(SIM_MAX_NAMES)) == NULL) {
+		snprintf(err, errlen,
+		    "cannot make the name table: out "
+		    "of memory");
+		return -1;
+	}
+	bound_addr(a->dns, dport, dns_addr, 300);
+	bound_addr(a->http, hport, http_addr, 300);
+
+	udp.t = t;
+	udp.fd = ufd;
+	dns_srv = (struct server){ t, tfd, trap_dns_tcp_handler, dns_addr };
+	http_srv = (struct server){ t, hfd, trap_http_handler, http_addr };
+	sim_udp.t = t;
+	sim_udp.fd = a->sim_udp;
+	sim_srv = (struct server){ t, a->sim_tcp, trap_sim_tcp_handler,
+		"198.18.0.0/15" };
+	if (detached(trap_dns_udp_thread, &udp) < 0 ||
+	    detached(serve_main, &dns_srv) < 0 ||
+	    detached(serve_main, &http_srv) < 0 ||
+	    (t->sim != NULL &&
+		(detached(trap_sim_udp_thread, &sim_udp) < 0 ||
+		    detached(serve_main, &sim_srv) < 0))) {
+		snprintf(err, errlen, "cannot start threads: %s",
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "dns", required_argument, NULL,
-						  'd' },
-		{ "http", required_argument, NULL, 'H' },
-		{ "records", required_argument, NULL, 'r' },
-		{ "ca-out", required_argument, NULL, 'c' },
-		{ "max-records", required_argument, NULL, 'R' },
-		{ "max-bytes", required_argument, NULL, 'B' },
-		{ "max-conns", required_argument, NULL, 'C' },
-		{ "body-cap", required_argument, NULL, 'b' },
-		{ "idle-timeout", required_argument, NULL, 'i' },
-		{ "system-bundle", required_argument, NULL, 's' },
-		{ "sim-tcp-fd", required_argument, NULL, 'T' },
-		{ "sim-udp-fd", required_argument, NULL, 'U' },
-		{ "keep-secrets", required_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	static struct trap t;
-	static struct trap_udp udp, sim_udp;
-	static struct server dns_srv, http_srv, sim_srv;
 	static char dns_addr[300], http_addr[300];
-	const char *dns = DEFAULT_DNS, *http = DEFAULT_HTTP;
-	const char *records = NULL, *ca_out = NULL, *bundle = DEFAULT_BUNDLE;
-	const char *keep = NULL;
-	unsigned long long max_records = TRAP_MAX_RECORDS;
-	unsigned long long max_bytes = TRAP_MAX_BYTES, v;
+	struct args a = { DEFAULT_DNS, DEFAULT_HTTP, NULL, NULL, DEFAULT_BUNDLE,
+		NULL, TRAP_MAX_RECORDS, TRAP_MAX_BYTES, -1, -1 };
 	char err[512], *line = NULL;
 	sigset_t sigs;
-	pthread_t tid;
-	int ch, ufd, tfd, hfd, dport, hport, sig, n;
-	int sim_tcp = -1, sim_udp_fd = -1;
+	int rc, sig, n;
 
 	memset(&t, 0, sizeof(t));
 	t.lim.max_conns = TRAP_MAX_CONNS;
@@ -218,97 +374,8 @@ main(int argc, char **argv)
 	t.lim.head_ms = TRAP_HEAD_MS;
 	t.lim.body_cap = TRAP_BODY_CAP;
 	t.lim.max_head = TRAP_MAX_HEAD;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'd':
-			dns = optarg;
-			break;
-		case 'H':
-			http = optarg;
-			break;
-		case 'r':
-			records = optarg;
-			break;
-		case 'c':
-			ca_out = optarg;
-			break;
-		case 's':
-			bundle = optarg;
-			break;
-		case 'k':
-			keep = optarg;
-			break;
-		case 'R':
-			if (number(optarg, 100000000, &max_records) < 0)
-				return bad_usage("cannot use --max-records "
-						 "'%s': expected a positive "
-						 "number",
-				    optarg);
-			break;
-		case 'B':
-			if (number(optarg, 1ULL << 40, &max_bytes) < 0)
-				return bad_usage("cannot use --max-bytes "
-						 "'%s': expected a positive "
-						 "number",
-				    optarg);
-			break;
-		case 'C':
-			if (number(optarg, 100000, &v) < 0)
-				return bad_usage("cannot use --max-conns "
-						 "'%s': expected a positive "
-						 "number",
-				    optarg);
-			t.lim.max_conns = (int)v;
-			break;
-		case 'b':
-			if (number(optarg, 1ULL << 30, &v) < 0)
-				return bad_usage("cannot use --body-cap "
-						 "'%s': expected a positive "
-						 "number",
-				    optarg);
-			t.lim.body_cap = (size_t)v;
-			break;
-		case 'i':
-			if (number(optarg, 86400, &v) < 0)
-				return bad_usage("cannot use --idle-timeout "
-						 "'%s': expected a number of "
-						 "seconds",
-				    optarg);
-			t.lim.idle_ms = (int)v * 1000;
-			break;
-		case 'T':
-		case 'U':
-			if (number(optarg, 65535, &v) < 0 ||
-			    !is_socket((int)v,
-				ch == 'T' ? SOCK_STREAM : SOCK_DGRAM))
-				return bad_usage("cannot use --%s '%s': "
-						 "expected "
-						 "an open %s socket's fd",
-				    ch == 'T' ? "sim-tcp-fd" : "sim-udp-fd",
-				    optarg, ch == 'T' ? "TCP" : "UDP");
-			*(ch == 'T' ? &sim_tcp : &sim_udp_fd) = (int)v;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		case ':':
-			return bad_usage("option '%s' needs a value",
-			    argv[optind - 1]);
-		default:
-			return bad_usage("unknown option '%s'",
-			    argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return bad_usage("unexpected argument '%s'", argv[optind]);
-	if (records == NULL || *records == '\0')
-		return bad_usage("option '--records' is required");
-	if (ca_out == NULL || *ca_out == '\0')
-		return bad_usage("option '--ca-out' is required");
-	if ((sim_tcp < 0) != (sim_udp_fd < 0))
-		return bad_usage("options '--sim-tcp-fd' and '--sim-udp-fd' go "
-				 "together");
+	if ((rc = parse_args(argc, argv, &a, &t)) >= 0)
+		return rc;
 
 	/* Signals go to the main thread's sigwait only. */
 	sigemptyset(&sigs);
@@ -321,60 +388,8 @@ main(int argc, char **argv)
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 #endif
 
-	if (trap_log_open(&t.log, records, (unsigned long)max_records,
-		(size_t)max_bytes, err, sizeof(err)) < 0)
+	if (start(&a, &t, dns_addr, http_addr, err, sizeof(err)) < 0)
 		goto fail;
-	if (keep != NULL && trap_log_keep(&t.log, keep, err, sizeof(err)) < 0)
-		goto fail;
-	t.tls = trap_tls_new(err, sizeof(err));
-	if (t.tls == NULL ||
-	    trap_tls_write(t.tls, ca_out, bundle, err, sizeof(err)) < 0)
-		goto fail;
-	if (bind_dns(dns, &ufd, &tfd, &dport, err, sizeof(err)) < 0)
-		goto fail;
-	hfd = trap_bind(http, SOCK_STREAM, &hport, err, sizeof(err));
-	if (hfd < 0)
-		goto fail;
-	if (sim_tcp >= 0 && has_caps()) {
-		snprintf(err, sizeof(err),
-		    "refusing to serve the simulated "
-		    "internet with capabilities: they "
-		    "belong to its setup only");
-		goto fail;
-	}
-	if (sim_tcp >= 0 && (t.sim = trap_sim_new(SIM_MAX_NAMES)) == NULL) {
-		snprintf(err, sizeof(err),
-		    "cannot make the name table: out "
-		    "of memory");
-		goto fail;
-	}
-	bound_addr(dns, dport, dns_addr, sizeof(dns_addr));
-	bound_addr(http, hport, http_addr, sizeof(http_addr));
-
-	udp.t = &t;
-	udp.fd = ufd;
-	dns_srv = (struct server){ &t, tfd, trap_dns_tcp_handler, dns_addr };
-	http_srv = (struct server){ &t, hfd, trap_http_handler, http_addr };
-	sim_udp.t = &t;
-	sim_udp.fd = sim_udp_fd;
-	sim_srv = (struct server){ &t, sim_tcp, trap_sim_tcp_handler,
-		"198.18.0.0/15" };
-	if (pthread_create(&tid, NULL, trap_dns_udp_thread, &udp) != 0 ||
-	    pthread_detach(tid) != 0 ||
-	    pthread_create(&tid, NULL, serve_main, &dns_srv) != 0 ||
-	    pthread_detach(tid) != 0 ||
-	    pthread_create(&tid, NULL, serve_main, &http_srv) != 0 ||
-	    pthread_detach(tid) != 0 ||
-	    (t.sim != NULL &&
-		(pthread_create(&tid, NULL, trap_sim_udp_thread, &sim_udp) !=
-			0 ||
-		    pthread_detach(tid) != 0 ||
-		    pthread_create(&tid, NULL, serve_main, &sim_srv) != 0 ||
-		    pthread_detach(tid) != 0))) {
-		snprintf(err, sizeof(err), "cannot start threads: %s",
-		    strerror(errno));
-		goto fail;
-	}
 	n = asprintf(&line, "lb-trap: listening dns %s http %s%s\n", dns_addr,
 	    http_addr, t.sim != NULL ? " sim 198.18.0.0/15" : "");
 	if (n < 0 || http_write_all(STDOUT_FILENO, line, (size_t)n) < 0) {

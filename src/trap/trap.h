@@ -15,7 +15,7 @@
  * Records: DIR/egress.jsonl, one JSON object per line, "t" (unix time,
  * seconds with three decimals) and "kind" first. Bytes the agent chose
  * (request heads, bodies, tunnel data, undecodable packets) are stored
- * losslessly the way src/proxy/record.c stores bodies: "FIELD" as a JSON
+ * losslessly the way the proxy's records store bodies: "FIELD" as a JSON
  * string when the bytes are valid UTF-8, else "FIELD_base64" with the exact
  * bytes; DNS names use presentation-format escapes (\. \\ \DDD), which are
  * ASCII and lossless. The fields of each kind are listed in log.c and in
@@ -35,7 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "http.h"
+#include "common/buf.h"
+#include "common/http.h"
 #include "scan.h"
 
 #define TRAP_MAX_RECORDS  10000
@@ -52,9 +53,7 @@
 /* ---- one JSON line (log.c) ---- */
 
 struct jline {
-	char *p;
-	size_t len, cap;
-	int oom;
+	struct buf b; /* the line so far; b.oom once an append failed */
 	int nfields;
 };
 

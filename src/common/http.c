@@ -5,9 +5,10 @@
  *
  * Invariants:
  * - Every byte a client sends is either part of the request being read or
- *   stays in conn->buf for the next one: a Content-Length body is read
+ *   stays in conn->in for the next one: a Content-Length body is read
  *   with reads bounded by what is left of it, a chunked body through the
- *   buffer, so pipelined requests are never lost.
+ *   buffer by common/chunked.c (strict), which uses no byte past the
+ *   message's end, so pipelined requests are never lost.
  * - Everything is checked before it is used: the request line, each header
  *   name (a token) and value (no control bytes but HTAB), Content-Length
  *   (digits only; duplicates must agree; never together with
@@ -15,7 +16,7 @@
  * - Bare LF line ends are tolerated in the head and the chunk framing (RFC
  *   9112 §2.2 allows it); a bare CR is an error. The request is re-framed by
  *   whoever forwards it, so a lenient reading cannot smuggle a second one.
- * - A connection with fd -1 reads only what is already in conn->buf: the
+ * - A connection with fd -1 reads only what is already in conn->in: the
  *   fuzz target and table-driven tests parse buffers that way.
  */
 #include <errno.h>
@@ -38,8 +39,10 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "errmsg.h"
-#include "http.h"
+#include "common/buf.h"
+#include "common/chunked.h"
+#include "common/errmsg.h"
+#include "common/http.h"
 
 #define READ_CHUNK     (64 * 1024)
 #define MAX_HEADERS    512
@@ -87,30 +90,11 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/*
- * Makes room for at least `want` more bytes in the connection buffer.
- * 0, or -1 when out of memory.
- */
-static int
-reserve(struct http_conn *c, size_t want)
+/* The connection's buffer as bytes. */
+static inline unsigned char *
+cbuf(const struct http_conn *c)
 {
-	size_t ncap;
-	unsigned char *nb;
-
-	if (c->cap - c->len >= want)
-		return 0;
-	ncap = c->cap ? c->cap : READ_CHUNK;
-	while (ncap - c->len < want) {
-		if (ncap > SIZE_MAX / 2)
-			return -1;
-		ncap *= 2;
-	}
-	nb = realloc(c->buf, ncap + 1);
-	if (nb == NULL)
-		return -1;
-	c->buf = nb;
-	c->cap = ncap;
-	return 0;
+	return (unsigned char *)c->in.p;
 }
 
 /*
@@ -182,7 +166,7 @@ read_some(struct http_conn *c, void *dst, size_t len, int idle_ms,
 }
 
 /*
- * Appends what the socket has to conn->buf. Same returns as read_some;
+ * Appends what the socket has to conn->in. Same returns as read_some;
  * HTTP_IO also when out of memory.
  */
 static ssize_t
@@ -190,11 +174,15 @@ fill(struct http_conn *c, int idle_ms, int64_t deadline)
 {
 	ssize_t n;
 
-	if (reserve(c, READ_CHUNK / 4) < 0)
+	if (buf_grow(&c->in, READ_CHUNK / 4, READ_CHUNK) < 0)
 		return HTTP_IO;
-	n = read_some(c, c->buf + c->len, c->cap - c->len, idle_ms, deadline);
-	if (n > 0)
-		c->len += (size_t)n;
+	/* The buffer keeps a byte for its NUL. */
+	n = read_some(c, c->in.p + c->in.len, c->in.cap - c->in.len - 1,
+	    idle_ms, deadline);
+	if (n > 0) {
+		c->in.len += (size_t)n;
+		c->in.p[c->in.len] = '\0';
+	}
 	return n;
 }
 
@@ -202,12 +190,12 @@ fill(struct http_conn *c, int idle_ms, int64_t deadline)
 static void
 consume(struct http_conn *c, size_t n)
 {
-	if (n >= c->len) {
-		c->len = 0;
+	if (n >= c->in.len) {
+		c->in.len = 0;
 		return;
 	}
-	memmove(c->buf, c->buf + n, c->len - n);
-	c->len -= n;
+	memmove(cbuf(c), cbuf(c) + n, c->in.len - n);
+	c->in.len -= n;
 }
 
 static int
@@ -476,7 +464,7 @@ maybe_continue(struct http_conn *c, const struct http_request *req)
 	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
 	const char *e = http_header(req, "expect");
 
-	if (c->fd < 0 || req->minor < 1 || e == NULL || c->len > 0)
+	if (c->fd < 0 || req->minor < 1 || e == NULL || c->in.len > 0)
 		return;
 	if (strcasecmp(e, "100-continue") == 0)
 		(void)http_write_all(c->fd, cont, sizeof(cont) - 1);
@@ -493,8 +481,8 @@ read_sized_body(struct http_conn *c, struct http_request *req, size_t clen,
 	req->body = malloc(clen + 1);
 	if (req->body == NULL)
 		return HTTP_IO;
-	got = c->len < clen ? c->len : clen;
-	memcpy(req->body, c->buf, got);
+	got = c->in.len < clen ? c->in.len : clen;
+	memcpy(req->body, cbuf(c), got);
 	consume(c, got);
 	while (got < clen) {
 		/* Bounded by what is left, so the next request stays unread. */
@@ -530,147 +518,62 @@ body_grow(struct http_request *req, size_t *cap, size_t n)
 	return 0;
 }
 
+/* Where a chunked body goes: the request's body, grown as it comes. */
+struct body_sink {
+	struct http_request *req;
+	size_t cap;
+};
+
+static int
+body_sink(void *ctx, const char *p, size_t n)
+{
+	struct body_sink *b = ctx;
+
+	if (body_grow(b->req, &b->cap, n) < 0)
+		return -1;
+	memcpy(b->req->body + b->req->body_len, p, n);
+	b->req->body_len += n;
+	return 0;
+}
+
 /*
- * Reads one line of chunk framing (size line or trailer) from the buffer,
- * filling it as needed. Sets *n to the line's length (without line end) and
- * returns HTTP_OK with the line at c->buf + *pos, advancing *pos past it.
+ * Reads a chunked body and its trailers (strict grammar, common/chunked.h)
+ * from the buffer, filling it as needed. HTTP_OK or an error code.
  */
 static int
-chunk_line(struct http_conn *c, size_t *pos, size_t maxlen, size_t *start,
-    size_t *n, int idle_ms)
+read_chunked_body(struct http_conn *c, struct http_request *req,
+    const struct http_limits *lim)
 {
-	unsigned char *nl;
+	struct chunked d = { .max_total = lim->max_body,
+		.max_line = MAX_CHUNK_LINE,
+		.max_trailer = lim->max_header_bytes,
+		.strict = 1 };
+	struct body_sink b = { req, 0 };
+	size_t used;
 	ssize_t r;
+	int rc;
 
+	if (body_grow(req, &b.cap, 0) < 0)
+		return HTTP_IO;
 	for (;;) {
-		nl = memchr(c->buf + *pos, '\n', c->len - *pos);
-		if (nl != NULL) {
-			*start = *pos;
-			*n = (size_t)(nl - (c->buf + *pos));
-			*pos += *n + 1;
-			if (*n > 0 && c->buf[*start + *n - 1] == '\r')
-				(*n)--;
-			if (memchr(c->buf + *start, '\r', *n) != NULL)
-				return HTTP_BAD;
-			return HTTP_OK;
-		}
-		if (c->len - *pos > maxlen)
-			return HTTP_AGAIN; /* the caller picks the code */
-		consume(c, *pos);
-		*pos = 0;
-		r = fill(c, idle_ms, 0);
+		rc = chunked_feed(&d, c->in.p, c->in.len, &used, body_sink, &b);
+		consume(c, used);
+		if (rc == CHUNKED_DONE)
+			break;
+		if (rc == CHUNKED_TOO_LARGE)
+			return HTTP_TOO_LARGE;
+		if (rc == CHUNKED_TRAILER_TOO_LARGE)
+			return HTTP_HEAD_TOO_LARGE;
+		if (rc == CHUNKED_SINK)
+			return HTTP_IO;
+		if (rc != CHUNKED_MORE)
+			return HTTP_BAD;
+		r = fill(c, lim->idle_ms, 0);
 		if (r == 0)
 			return HTTP_BAD;
 		if (r < 0)
 			return (int)r;
 	}
-}
-
-/* Reads a chunked body and its trailers. HTTP_OK or an error code. */
-static int
-read_chunked_body(struct http_conn *c, struct http_request *req,
-    const struct http_limits *lim)
-{
-	size_t pos = 0, cap = 0, start, n, i, trailer = 0;
-	unsigned long long size;
-	int rc;
-
-	if (body_grow(req, &cap, 0) < 0)
-		return HTTP_IO;
-	for (;;) {
-		rc = chunk_line(c, &pos, MAX_CHUNK_LINE, &start, &n,
-		    lim->idle_ms);
-		if (rc == HTTP_AGAIN)
-			return HTTP_BAD;
-		if (rc != HTTP_OK)
-			return rc;
-		size = 0;
-		for (i = 0; i < n; i++) {
-			unsigned char ch = c->buf[start + i];
-			int d;
-
-			if (ch >= '0' && ch <= '9')
-				d = ch - '0';
-			else if (ch >= 'a' && ch <= 'f')
-				d = ch - 'a' + 10;
-			else if (ch >= 'A' && ch <= 'F')
-				d = ch - 'A' + 10;
-			else
-				break;
-			size = size * 16 + (unsigned)d;
-			if (size > lim->max_body)
-				return HTTP_TOO_LARGE;
-		}
-		if (i == 0)
-			return HTTP_BAD;
-		/* Chunk extensions (";name=value") are allowed and ignored. */
-		while (i < n &&
-		    (c->buf[start + i] == ' ' || c->buf[start + i] == '\t'))
-			i++;
-		if (i < n && c->buf[start + i] != ';')
-			return HTTP_BAD;
-		for (; i < n; i++)
-			if (!is_vchar(c->buf[start + i]))
-				return HTTP_BAD;
-		if (size == 0)
-			break;
-		if (req->body_len + size > lim->max_body)
-			return HTTP_TOO_LARGE;
-		if (body_grow(req, &cap, size) < 0)
-			return HTTP_IO;
-		while (size > 0) {
-			size_t have = c->len - pos, take;
-			ssize_t r;
-
-			if (have > 0) {
-				take = have < size ? have : (size_t)size;
-				memcpy(req->body + req->body_len, c->buf + pos,
-				    take);
-				pos += take;
-			} else {
-				consume(c, pos);
-				pos = 0;
-				/* Straight into the body: never past it. */
-				r = read_some(c, req->body + req->body_len,
-				    (size_t)size, lim->idle_ms, 0);
-				if (r == 0)
-					return HTTP_BAD;
-				if (r < 0)
-					return (int)r;
-				take = (size_t)r;
-			}
-			req->body_len += take;
-			size -= take;
-		}
-		/* The data's line end; a lone CR may wait for its LF. */
-		rc = chunk_line(c, &pos, 1, &start, &n, lim->idle_ms);
-		if (rc == HTTP_AGAIN || (rc == HTTP_OK && n != 0))
-			return HTTP_BAD;
-		if (rc != HTTP_OK)
-			return rc;
-	}
-	/* Trailer fields: checked for shape, counted against the head limit. */
-	for (;;) {
-		size_t left = lim->max_header_bytes > trailer ?
-		    lim->max_header_bytes - trailer :
-		    0;
-
-		rc = chunk_line(c, &pos, left, &start, &n, lim->idle_ms);
-		if (rc == HTTP_AGAIN)
-			return HTTP_HEAD_TOO_LARGE;
-		if (rc != HTTP_OK)
-			return rc;
-		if (n == 0)
-			break;
-		trailer += n + 2;
-		if (trailer > lim->max_header_bytes)
-			return HTTP_HEAD_TOO_LARGE;
-		for (i = 0; i < n && is_tchar(c->buf[start + i]); i++)
-			;
-		if (i == 0 || i >= n || c->buf[start + i] != ':')
-			return HTTP_BAD;
-	}
-	consume(c, pos);
 	req->body[req->body_len] = '\0';
 	req->chunked = 1;
 	return HTTP_OK;
@@ -733,29 +636,30 @@ http_read_request(struct http_conn *c, struct http_request *req,
 	memset(req, 0, sizeof(*req));
 	for (;;) {
 		/* The head's deadline runs from its first byte. */
-		if (c->len > 0 && deadline == 0)
+		if (c->in.len > 0 && deadline == 0)
 			deadline = now_ms() + lim.header_ms;
 		/* Empty lines before a request are ignored (RFC 9112 §2.2). */
-		while (c->len > 0 &&
-		    (c->buf[0] == '\n' ||
-			(c->buf[0] == '\r' && c->len > 1 && c->buf[1] == '\n')))
-			consume(c, c->buf[0] == '\n' ? 1 : 2);
-		hlen = find_head_end(c->buf, c->len, &scanned);
+		while (c->in.len > 0 &&
+		    (cbuf(c)[0] == '\n' ||
+			(cbuf(c)[0] == '\r' && c->in.len > 1 &&
+			    cbuf(c)[1] == '\n')))
+			consume(c, cbuf(c)[0] == '\n' ? 1 : 2);
+		hlen = find_head_end(cbuf(c), c->in.len, &scanned);
 		if (hlen > 0)
 			break;
-		if (c->len > lim.max_header_bytes)
+		if (c->in.len > lim.max_header_bytes)
 			return HTTP_HEAD_TOO_LARGE;
 		r = fill(c, lim.idle_ms, deadline);
 		if (r == 0)
-			return c->len == 0 ? HTTP_EOF : HTTP_BAD;
-		if (r == HTTP_TIMEOUT && c->len == 0)
+			return c->in.len == 0 ? HTTP_EOF : HTTP_BAD;
+		if (r == HTTP_TIMEOUT && c->in.len == 0)
 			return HTTP_EOF; /* an idle keep-alive connection */
 		if (r < 0)
 			return (int)r;
 	}
 	if (hlen > lim.max_header_bytes)
 		return HTTP_HEAD_TOO_LARGE;
-	rc = parse_head(c->buf, hlen, req);
+	rc = parse_head(cbuf(c), hlen, req);
 	if (rc == HTTP_OK)
 		rc = body_framing(req, lim.max_body, &chunked, &clen);
 	if (rc != HTTP_OK)
@@ -1123,7 +1027,7 @@ serve_thread(void *p)
 	free(p);
 	a.handler(a.conn, a.ctx);
 	close(a.conn->fd);
-	free(a.conn->buf);
+	buf_free(&a.conn->in);
 	free(a.conn);
 	slots_drop(a.slots, 1);
 	return NULL;

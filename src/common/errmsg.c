@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "errmsg.h"
+#include "common/errmsg.h"
 
 void
 errmsg_lower(char *s)

@@ -3,13 +3,14 @@
  * connection, reading requests (Content-Length or chunked bodies) with
  * limits and deadlines, and writing responses. Pure C, no Lua.
  *
- * Included by (grep '#include "http.h"'): the scripted model
+ * Included by (grep '#include "common/http.h"'): the scripted model
  * (src/model/main.c, src/model/server.h), the recording proxy
  * (src/proxy/main.c, src/proxy/proxy.h, src/proxy/record.h), the egress
  * trap (src/trap/main.c, src/trap/trap.h), lb-net's bridges
- * (src/net/bridge.c, for http_listen), and the tests (spec/unit/test_http.c,
- * test_model_server.c, test_proxy.c, test_bridge.c; spec/fuzz/fuzz_http.c,
- * fuzz_bridge.c).
+ * (src/net/bridge.c, for http_listen), bench/bench_proxy's load
+ * generator, and the tests (spec/unit/test_http.c, test_model_server.c,
+ * test_proxy.c, test_bridge.c; spec/fuzz/fuzz_http.c, fuzz_bridge.c).
+ * leakbench's Lua side does not use it.
  *
  * Ownership: http_read_request fills a struct http_request whose strings and
  * body are owned by it; http_request_free releases them. The connection
@@ -26,6 +27,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "common/buf.h"
 
 struct http_limits {
 	size_t max_header_bytes; /* request line + headers; default 64 KiB */
@@ -58,8 +61,7 @@ struct http_request {
  */
 struct http_conn {
 	int fd;
-	unsigned char *buf; /* bytes read but not yet consumed */
-	size_t len, cap;
+	struct buf in; /* bytes read but not yet consumed */
 	char peer[64]; /* "addr:port", for logs */
 };
 
