@@ -17,6 +17,8 @@
  *	CHAIN_SEED=N       one case, verbose
  *	CHAIN_TABLE=1      no TAP: the recall table, by transform and by chain
  *	                   length (bench/bench_scan prints it)
+ *	CHAIN_MISSES=1     with CHAIN_TABLE: also every seed missed, one a
+ *	                   line ("# seed N: chain ... in ...")
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -1211,6 +1213,7 @@ main(void)
 	unsigned cases = e ? (unsigned)strtoul(e, NULL, 10) : 1500, i;
 	unsigned lost = 0, unnamed = 0, dirty = 0, shown = 0, nearmiss = 0;
 	int any, tab = getenv("CHAIN_TABLE") != NULL;
+	int list = getenv("CHAIN_MISSES") != NULL;
 	char why[512];
 
 	strict = !tab;
@@ -1228,12 +1231,12 @@ main(void)
 		if (!leak_case(i, &any, why, sizeof(why))) {
 			lost += !any;
 			unnamed += any;
-			if (!tab && shown++ < 20)
+			if ((!tab && shown++ < 20) || (tab && list))
 				printf("# seed %u: %s\n", i, why);
 		}
 		if (!miss_case(i, why, sizeof(why))) {
 			dirty++;
-			if (!tab && nearmiss++ < 20)
+			if ((!tab && nearmiss++ < 20) || (tab && list))
 				printf("# near miss, seed %u: %s\n", i, why);
 		}
 	}
