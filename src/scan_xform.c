@@ -84,8 +84,17 @@ static const char *const r_name[R_COUNT] = { "base64", "base32", "base32hex",
 
 static signed char rval[R_COUNT][256]; /* digit values, or -1 */
 static uint16_t rmask[256];	       /* radixes holding the byte */
+static uint32_t tcls[256];	       /* rmask and T_* of a token's byte */
 static unsigned char runc[256];	       /* a run's characters */
 static unsigned char delim[256];       /* cuts a run into tokens */
+
+enum {
+	T_LOWER = 1u << 16,
+	T_UPPER = 1u << 17,
+	T_DIGIT = 1u << 18,
+	T_NONHEX = 1u << 19, /* a letter after 'f' */
+	T_PAD = 1u << 20     /* '=' */
+};
 
 enum { X_A85, X_Z85, X_B85, X_B91, X_COUNT };
 static const char *const x_name[X_COUNT] = { "ascii85", "z85", "base85",
@@ -101,6 +110,7 @@ static const char *const x_alpha[X_COUNT] = {
 	"!#$%&()*+,./:;<=>?@[]^_`{|}~\"",
 };
 static signed char xval[X_COUNT][256];
+static unsigned char magic1[256]; /* first bytes of magic_at()'s magics */
 
 static const char *const rot_name[26] = { "rot0", "rot1", "rot2", "rot3",
 	"rot4", "rot5", "rot6", "rot7", "rot8", "rot9", "rot10", "rot11",
@@ -162,11 +172,19 @@ tables_setup(void)
 	for (i = 0; d[i] != '\0'; i++)
 		delim[(unsigned char)d[i]] = 1;
 	delim['='] = 0; /* kept: padding; cut only where it is not one */
+	for (c = 0; c < 256; c++)
+		tcls[c] = rmask[c] | (c >= 'a' && c <= 'z' ? T_LOWER : 0) |
+		    (c >= 'A' && c <= 'Z' ? T_UPPER : 0) |
+		    (c >= '0' && c <= '9' ? T_DIGIT : 0) |
+		    ((c | 0x20) > 'f' && (c | 0x20) <= 'z' ? T_NONHEX : 0) |
+		    (c == '=' ? T_PAD : 0);
 	memset(xval, -1, sizeof(xval));
 	for (x = 0; x < X_COUNT; x++)
 		for (i = 0; x_alpha[x][i] != '\0'; i++)
 			xval[x][(unsigned char)x_alpha[x][i]] = (signed char)i;
 	xval[X_A85]['z'] = 85; /* four zero bytes */
+	for (i = 0; "\x1f\x78\x42\xfd\x50\x28\x04"[i] != '\0'; i++)
+		magic1[(unsigned char)"\x1f\x78\x42\xfd\x50\x28\x04"[i]] = 1;
 }
 
 static void
@@ -242,12 +260,13 @@ scratch(unsigned char **p, size_t *cap, size_t n, int *oom)
 }
 
 /*
- * Scans d[0..dn) one level deeper and appends its findings as
+ * Scans d[0..dn) one level deeper (with every decoder, or for the
+ * literal forms alone when lit is set) and appends its findings as
  * "name>FORM" covering buf[s..e). Returns 0, or -1 when out of memory.
  */
 static int
-xemit(struct xp *x, const unsigned char *d, size_t dn, const char *name,
-    size_t s, size_t e)
+xemit_(struct xp *x, const unsigned char *d, size_t dn, const char *name,
+    size_t s, size_t e, int lit)
 {
 	struct scan_result in = { 0 };
 	struct scan_finding f;
@@ -267,7 +286,8 @@ xemit(struct xp *x, const unsigned char *d, size_t dn, const char *name,
 	}
 	x->bg->left -= dn;
 	scan_budget_spend(x->bg, dn);
-	if (scan_at(x->sc, d, dn, x->depth + 1, x->bg, &in) != 0) {
+	if ((lit ? scan_lit(x->sc, d, dn, &in) :
+		   scan_at(x->sc, d, dn, x->depth + 1, x->bg, &in)) != 0) {
 		scan_result_free(&in);
 		return -1;
 	}
@@ -296,15 +316,25 @@ xemit(struct xp *x, const unsigned char *d, size_t dn, const char *name,
 	return 0;
 }
 
-/* Is the start of d text (or UTF-8), UTF-16 or a compressed stream? */
 static int
-worth(const unsigned char *d, size_t n)
+xemit(struct xp *x, const unsigned char *d, size_t dn, const char *name,
+    size_t s, size_t e)
 {
-	size_t i, k = n < 64 ? n : 64, bad = 0, zodd = 0, zeven = 0;
+	return xemit_(x, d, dn, name, s, e, 0);
+}
 
-	if (n == 0)
-		return 0;
-	if (n >= 4 &&
+/* Bytes that are not text: controls but tab, line feed and return. */
+static inline int
+ctrl_byte(unsigned c)
+{
+	return (c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7f;
+}
+
+/* Does a compressed stream's magic start at d[0..n)? */
+static int
+magic_at(const unsigned char *d, size_t n)
+{
+	return n >= 4 &&
 	    ((d[0] == 0x1f && d[1] == 0x8b) ||
 		(d[0] == 0x78 &&
 		    (d[1] == 0x01 || d[1] == 0x5e || d[1] == 0x9c ||
@@ -316,19 +346,57 @@ worth(const unsigned char *d, size_t n)
 		    4) == 0 ||
 		memcmp(d, "PK\x03\x04", 4) == 0 ||
 		memcmp(d, "\x28\xb5\x2f\xfd", 4) == 0 ||
-		memcmp(d, "\x04\x22\x4d\x18", 4) == 0))
-		return 1;
-	for (i = 0; i < k; i++) {
-		if ((d[i] < 0x20 && d[i] != '\n' && d[i] != '\r' &&
-			d[i] != '\t') ||
-		    d[i] == 0x7f)
-			bad++;
-		if (d[i] == 0 && (i & 1))
-			zodd++;
-		else if (d[i] == 0)
-			zeven++;
+		memcmp(d, "\x04\x22\x4d\x18", 4) == 0);
+}
+
+/*
+ * Is the start of d text, UTF-16/32 or a compressed stream (from one of
+ * its first 16 bytes)? Text is ASCII or UTF-8 with at most one byte in 8 a control byte or a byte of
+ * a malformed UTF-8 sequence: random bytes (a hash, a key, an image in
+ * base64) are about half high bytes, nearly all of them malformed, and
+ * fail within a few dozen bytes; decoding them further would find
+ * nothing but cost as much as text does.
+ */
+static int
+worth(const unsigned char *d, size_t n)
+{
+	size_t i, k = n < 64 ? n : 64, bad = 0, zodd = 0, zeven = 0, len, j;
+
+	if (n == 0)
+		return 0;
+	/* a stream, or one behind a short header (a stored brotli block) */
+	for (i = 0; i < 16 && i + 4 <= n; i++)
+		if (magic1[d[i]] && magic_at(d + i, n - i))
+			return 1;
+	for (i = 0; i < k; i += 2) {
+		zeven += d[i] == 0;
+		zodd += i + 1 < k && d[i + 1] == 0;
 	}
-	return bad * 8 <= k || zodd * 3 >= k || zeven * 3 >= k;
+	if (zodd * 3 >= k || zeven * 3 >= k)
+		return 1;
+	for (i = 0; i < k && bad * 8 <= k; i++) {
+		unsigned c = d[i];
+
+		if (c < 0x80) {
+			bad += ctrl_byte(c);
+			continue;
+		}
+		/* a UTF-8 sequence: its lead, then its continuation bytes
+		 * (one cut off by the end of d is not held against it) */
+		len = c >= 0xc2 && c <= 0xdf ? 2 :
+		    c >= 0xe0 && c <= 0xef   ? 3 :
+		    c >= 0xf0 && c <= 0xf4   ? 4 :
+					       0;
+		for (j = 1; j < len && i + j < n && (d[i + j] & 0xc0) == 0x80;
+		     j++)
+			;
+		if (len == 0 || (j < len && i + j < n)) {
+			bad++;
+			continue;
+		}
+		i += j - 1;
+	}
+	return bad * 8 <= k;
 }
 
 /* ---------------------------------------------------------------- */
@@ -361,36 +429,53 @@ dec_pow2(struct xp *x, int r, const unsigned char *p, size_t n, int step)
 	return o;
 }
 
-/* A big number in radix base, as big-endian bytes (leading zeros kept
- * as the radix's zero digits, as base58 does). */
+/*
+ * A big number in radix base, as big-endian bytes (leading zeros kept
+ * as the radix's zero digits, as base58 does). The number grows in
+ * 32-bit limbs, by as many digits at a time as fit one.
+ */
 static size_t
 dec_big(struct xp *x, int r, unsigned base, const unsigned char *p, size_t n)
 {
 	unsigned char *d;
-	size_t i, j, len = 0, zeros = 0, cap = n + 1;
-	unsigned carry;
+	uint32_t *l;
+	size_t i, j, nl = 0, len, zeros = 0, cap = n + 1;
+	uint64_t carry, mul;
+	unsigned k, per;
 
 	if (n > MAX_BIGN)
 		return 0;
-	if ((d = scratch(&x->t, &x->tcap, cap, &x->oom)) == NULL)
+	if ((d = scratch(&x->t, &x->tcap, cap, &x->oom)) == NULL ||
+	    (l = (uint32_t *)(void *)scratch(&x->v, &x->vcap,
+		 (n / 4 + 2) * sizeof(*l), &x->oom)) == NULL)
 		return 0;
 	while (zeros < n && rval[r][p[zeros]] == 0 && r == R_B58)
 		zeros++;
-	/* d[cap - len .. cap) holds the number, big-endian */
-	for (i = zeros; i < n; i++) {
-		carry = (unsigned)rval[r][p[i]];
-		for (j = 0; j < len; j++) {
-			carry += (unsigned)d[cap - 1 - j] * base;
-			d[cap - 1 - j] = (unsigned char)carry;
-			carry >>= 8;
+	for (per = 1, mul = base; mul * base <= UINT32_MAX; per++)
+		mul *= base;
+	for (i = zeros; i < n; i += k) {
+		/* k digits: their value, and base^k */
+		for (k = 0, carry = 0, mul = 1; k < per && i + k < n; k++) {
+			carry = carry * base + (unsigned)rval[r][p[i + k]];
+			mul *= base;
 		}
-		while (carry > 0 && len < cap) {
-			d[cap - 1 - len++] = (unsigned char)carry;
-			carry >>= 8;
+		for (j = 0; j < nl; j++) {
+			carry += (uint64_t)l[j] * mul;
+			l[j] = (uint32_t)carry;
+			carry >>= 32;
 		}
+		if (carry != 0)
+			l[nl++] = (uint32_t)carry;
 	}
+	/* big-endian bytes, without the number's leading zero bytes */
+	for (len = 4 * nl;
+	     len > 0 && (l[(len - 1) / 4] >> (8 * ((len - 1) % 4)) & 255) == 0;
+	     len--)
+		;
+	for (j = 0; j < len; j++)
+		d[zeros + len - 1 - j] = (unsigned char)(l[j / 4] >>
+		    (8 * (j % 4)));
 	scan_budget_spend(x->bg, n * (len / 8 + 1));
-	memmove(d + zeros, d + cap - len, len);
 	memset(d, 0, zeros);
 	return zeros + len;
 }
@@ -502,15 +587,24 @@ on_any(void *ctx, const struct scan_trig *t, size_t pos)
 	return 0;
 }
 
-/* Does d[0..n) hold a pattern XORed with one byte (its delta)? */
+/*
+ * Does d[0..n) hold a pattern XORed with one byte (its delta)? Only
+ * when its start could be text under one key: a byte of ASCII text
+ * XORed with k has k's top bit, so at most one byte in 8 of the first
+ * 64 may differ from the others there (random bytes: half of them do).
+ */
 static int
 xor_hit(struct xp *x, const unsigned char *d, size_t n)
 {
 	unsigned char *t;
-	size_t i;
+	size_t i, k = n < 64 ? n : 64, high = 0;
 	int hit = 0;
 
 	if (n < SCAN_MIN_SECRET || n > MAX_TOKEN)
+		return 0;
+	for (i = 0; i < k; i++)
+		high += d[i] >> 7;
+	if (high * 8 > k && (k - high) * 8 > k)
 		return 0;
 	if ((t = scratch(&x->v, &x->vcap, n, &x->oom)) == NULL)
 		return 0;
@@ -521,10 +615,96 @@ xor_hit(struct xp *x, const unsigned char *d, size_t n)
 	return hit;
 }
 
+/* Bits of a brotli stream, least significant first. */
+struct bitr {
+	const unsigned char *p;
+	size_t n, pos;
+	unsigned bit;
+};
+
+static int
+bits_take(struct bitr *b, unsigned k, unsigned *v)
+{
+	unsigned i, r = 0;
+
+	for (i = 0; i < k; i++) {
+		if (b->pos >= b->n)
+			return -1;
+		r |= ((unsigned)(b->p[b->pos] >> b->bit) & 1u) << i;
+		if (++b->bit == 8) {
+			b->bit = 0;
+			b->pos++;
+		}
+	}
+	*v = r;
+	return 0;
+}
+
+/*
+ * Could d[0..n) start a brotli stream that gives bytes? 0 when its
+ * header (RFC 7932: the window, the first meta-block's length, its
+ * padding when stored or metadata) is one the decoder refuses, or is
+ * the empty last block: half of all random bytes, each costing the
+ * decoder's set-up otherwise. 1 when it may be.
+ */
+static int
+brotli_may(const unsigned char *d, size_t n)
+{
+	struct bitr b = { d, n, 0, 0 };
+	unsigned v, last, nib, i;
+
+	if (bits_take(&b, 1, &v) != 0)
+		return 1;
+	if (v) { /* the window: 1 + 3 bits, or 1 + 3 + 3 bits */
+		if (bits_take(&b, 3, &v) != 0)
+			return 1;
+		if (v == 0) {
+			if (bits_take(&b, 3, &v) != 0)
+				return 1;
+			if (v == 1)
+				return 0; /* a large window: refused */
+		}
+	}
+	if (bits_take(&b, 1, &last) != 0)
+		return 1;
+	if (last) {
+		if (bits_take(&b, 1, &v) != 0)
+			return 1;
+		if (v)
+			return 0; /* the empty last block: nothing */
+	}
+	if (bits_take(&b, 2, &nib) != 0)
+		return 1;
+	if (nib == 3) { /* metadata: a reserved bit, zero */
+		if (bits_take(&b, 1, &v) != 0)
+			return 1;
+		return v == 0;
+	}
+	for (i = 0; i < nib + 4; i++) {
+		if (bits_take(&b, 4, &v) != 0)
+			return 1;
+		if (i + 1 == nib + 4 && nib > 0 && v == 0)
+			return 0; /* a needless nibble */
+	}
+	if (last)
+		return 1;
+	if (bits_take(&b, 1, &v) != 0 || !v)
+		return 1;
+	while (b.bit != 0) { /* stored: zero bits to the byte's end */
+		if (bits_take(&b, 1, &v) != 0)
+			return 1;
+		if (v)
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * Brotli has no magic: bytes that are neither text nor XOR are tried as
  * a brotli stream (small ones: a file or a key compressed), and what it
- * gives is scanned when it is text.
+ * gives is scanned when it is text, or when the stream decoded to its
+ * end (a real stream, whatever it holds: another brotli stream stored,
+ * a binary file).
  */
 static int
 try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
@@ -538,7 +718,7 @@ try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
 	unsigned char *o;
 	int rc = 0;
 
-	if (n > 4096 || x->depth + 1 > x->bg->maxdepth)
+	if (n > 4096 || x->depth + 1 > x->bg->maxdepth || !brotli_may(d, n))
 		return 0;
 	if (cap > x->bg->left)
 		cap = x->bg->left;
@@ -556,14 +736,41 @@ try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
 	got = cap - avail_out;
 	scan_budget_spend(x->bg, n + got);
 	if (r != BROTLI_DECODER_RESULT_ERROR && got >= SCAN_MIN_SECRET &&
-	    worth(o, got))
+	    (r == BROTLI_DECODER_RESULT_SUCCESS || worth(o, got)))
 		rc = xemit(x, o, got, scan_form_join(outer, "brotli"), s, e);
 	return rc;
 }
 
-/* Decodes p[0..n) (a token of buf at s) by radix r and scans it. */
+/*
+ * What a decoder gave for buf[s..e), d[0..n): scanned under name when it
+ * is text or XOR of text, else (when br is set: the bytes of a radix
+ * token) tried as brotli, else scanned for the literal forms alone when
+ * one may be there (a binary secret as it is).
+ */
 static int
-try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
+try_decoded(struct xp *x, const unsigned char *d, size_t n, const char *name,
+    size_t s, size_t e, int br)
+{
+	size_t had = x->res->n;
+
+	if (n < SCAN_MIN_SECRET)
+		return 0;
+	if (worth(d, n) || xor_hit(x, d, n))
+		return xemit(x, d, n, name, s, e);
+	if (br && try_brotli(x, d, n, name, s, e) != 0)
+		return -1;
+	if (x->res->n > had || !scan_lit_maybe(x->sc, d, n))
+		return 0;
+	return xemit_(x, d, n, name, s, e, 1);
+}
+
+/*
+ * Decodes p[0..n) (a token covering buf[s..e)) by radix r and scans
+ * it.
+ */
+static int
+try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s,
+    size_t e)
 {
 	size_t dn = 0, i;
 	int rc;
@@ -609,10 +816,7 @@ try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
 	if (dn < SCAN_MIN_SECRET)
 		return 0;
 	/* bytes that are not text: scanned only when XOR would give one */
-	if (worth(x->t, dn) || xor_hit(x, x->t, dn))
-		rc = xemit(x, x->t, dn, r_name[r], s, s + n);
-	else
-		rc = try_brotli(x, x->t, dn, r_name[r], s, s + n);
+	rc = try_decoded(x, x->t, dn, r_name[r], s, e, 1);
 	if (rc != 0 || r != R_DEC)
 		return rc;
 	/* a number, least significant byte first */
@@ -622,19 +826,19 @@ try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
 		x->t[i] = x->t[dn - 1 - i];
 		x->t[dn - 1 - i] = c;
 	}
-	if (worth(x->t, dn) || xor_hit(x, x->t, dn))
-		return xemit(x, x->t, dn, "dec-le", s, s + n);
-	return try_brotli(x, x->t, dn, "dec-le", s, s + n);
+	return try_decoded(x, x->t, dn, "dec-le", s, e, 1);
 }
 
 /*
- * The radixes that fit token p[0..n) at s: all of its characters in the
- * alphabet (padding at the end only), and what the alphabet implies.
+ * The radixes that fit token p[0..n) (covering buf[s..e)): all of its
+ * characters in the alphabet (padding at the end only), and what the
+ * alphabet implies.
  */
 static int
-on_token(struct xp *x, const unsigned char *p, size_t n, size_t s)
+on_token(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e)
 {
-	unsigned m = 0xffff, lower = 0, upper = 0, nonhex = 0, digit = 0;
+	unsigned m, lower, upper, nonhex, digit;
+	uint32_t all = 0xffff, any = 0;
 	size_t i, body = n;
 	int r;
 
@@ -643,18 +847,16 @@ on_token(struct xp *x, const unsigned char *p, size_t n, size_t s)
 	if (body < MIN_TOKEN || n > MAX_TOKEN)
 		return 0;
 	for (i = 0; i < body; i++) {
-		unsigned c = p[i];
-
-		m &= rmask[c];
-		lower |= c >= 'a' && c <= 'z';
-		upper |= c >= 'A' && c <= 'Z';
-		digit |= c >= '0' && c <= '9';
-		nonhex |= (c | 0x20) > 'f' && (c | 0x20) <= 'z';
-		if (c == '=')
-			m = 0;
+		all &= tcls[p[i]];
+		any |= tcls[p[i]];
 	}
+	m = any & T_PAD ? 0 : all & 0xffff;
 	if (m == 0)
 		return 0;
+	lower = (any & T_LOWER) != 0;
+	upper = (any & T_UPPER) != 0;
+	digit = (any & T_DIGIT) != 0;
+	nonhex = (any & T_NONHEX) != 0;
 	/* the big numbers read text that a smaller alphabet does not */
 	if (!nonhex)
 		m &= ~(unsigned)((1u << R_B58) | (1u << R_B62) | (1u << R_B36) |
@@ -675,7 +877,7 @@ on_token(struct xp *x, const unsigned char *p, size_t n, size_t s)
 	if (m & (1u << R_DEC) && body < 19)
 		m &= ~(unsigned)(1u << R_DEC);
 	for (r = 0; r < R_COUNT; r++)
-		if ((m & (1u << r)) && try_radix(x, r, p, n, s) != 0)
+		if ((m & (1u << r)) && try_radix(x, r, p, n, s, e) != 0)
 			return -1;
 	return 0;
 }
@@ -720,12 +922,53 @@ on_kind(void *ctx, const struct scan_trig *t, size_t pos)
 	return 0;
 }
 
+#define WRAP_LINE 16 /* characters of a line a wrapped token goes on after */
+
+/* A JSON-escaped line break at p[i] ("\\n", "\\r\\n", "\\r"): its length. */
+static size_t
+esc_break(const unsigned char *p, size_t i, size_t n)
+{
+	if (i + 1 >= n || p[i] != '\\')
+		return 0;
+	if (p[i + 1] == 'n')
+		return 2;
+	if (p[i + 1] != 'r')
+		return 0;
+	return i + 3 < n && p[i + 2] == '\\' && p[i + 3] == 'n' ? 4 : 2;
+}
+
+/*
+ * A token of a wrapped run, p[0..n), without its escaped line breaks,
+ * in the scratch x->u (the run's signature is done with); *len gets
+ * its length. On no memory, the token as it is.
+ */
+static const unsigned char *
+unwrap(struct xp *x, const unsigned char *p, size_t n, size_t *len)
+{
+	unsigned char *d = scratch(&x->u, &x->ucap, n, &x->oom);
+	size_t i, o = 0, w;
+
+	if (d == NULL) {
+		*len = n;
+		return p;
+	}
+	for (i = 0; i < n; i++) {
+		if ((w = esc_break(p, i, n)) > 0) {
+			i += w - 1;
+			continue;
+		}
+		d[o++] = p[i];
+	}
+	*len = o;
+	return d;
+}
+
 /* The run buf[s..e): its rotations, reversal and rot47, then tokens. */
 static int
 on_run(struct xp *x, size_t s, size_t e)
 {
 	const unsigned char *p = x->buf + s;
-	size_t n = e - s, i, ts;
+	size_t n = e - s, i, ts, ls, nw, tn = 0;
 	unsigned char *sig;
 	int k;
 
@@ -735,10 +978,15 @@ on_run(struct xp *x, size_t s, size_t e)
 	if ((sig = scratch(&x->u, &x->ucap, n, &x->oom)) == NULL)
 		return -1;
 	x->run = p;
-	scan_rot_sig(p, n, sig);
 	x->rots = 0;
 	x->kinds = 0;
-	if (scan_trig_scan(x->sc, sig, n, TRIG_SIG, on_sig, x) != 0 ||
+	/* the signature only where a sample of it may be a trigger's */
+	if (scan_trig_maybe(x->sc, p, n, 1)) {
+		scan_rot_sig(p, n, sig);
+		if (scan_trig_scan(x->sc, sig, n, TRIG_SIG, on_sig, x) != 0)
+			return -1;
+	}
+	if (scan_trig_maybe(x->sc, p, n, 0) &&
 	    scan_trig_scan(x->sc, p, n, TRIG_REV | TRIG_R47, on_kind, x) != 0)
 		return -1;
 	for (k = 1; k < 26; k++) {
@@ -793,24 +1041,41 @@ on_run(struct xp *x, size_t s, size_t e)
 				  dec_b85(x, a, p + from, n - from);
 		if (x->oom)
 			return -1;
-		if (dn >= SCAN_MIN_SECRET &&
-		    (worth(x->t, dn) || xor_hit(x, x->t, dn)) &&
-		    xemit(x, x->t, dn, x_name[a], s + from, e) != 0)
+		if (try_decoded(x, x->t, dn, x_name[a], s + from, e, 0) != 0)
 			return -1;
 	}
-	/* tokens: cut at punctuation no radix uses ('=' inside a token) */
-	for (i = 0, ts = 0; i <= n; i++) {
-		int cut = i == n || delim[p[i]] ||
+	/*
+	 * Tokens: cut at punctuation no radix uses ('=' inside a token) and
+	 * at a JSON-escaped line break, all of it (the line after it starts
+	 * a token of its own, not "n..."), except where a line of
+	 * WRAP_LINE or more characters goes on after the break: a wrapped
+	 * run, joined into one token.
+	 */
+	for (i = 0, ts = 0, ls = 0, nw = 0; i <= n; i++) {
+		size_t w = i < n && p[i] == '\\' ? esc_break(p, i, n) : 0;
+		int cut;
+
+		if (w > 0 && i - (ls > ts ? ls : ts) >= WRAP_LINE &&
+		    i + w < n && !delim[p[i + w]] && p[i + w] != '=') {
+			nw++;
+			i += w - 1;
+			ls = i + 1;
+			continue;
+		}
+		cut = i == n || w > 0 || delim[p[i]] ||
 		    (p[i] == '=' && i + 1 < n && p[i + 1] != '=' &&
 			!delim[p[i + 1]]);
-
 		if (!cut)
 			continue;
 		if (ts < i && p[ts] == '=')
 			ts++;
-		if (i > ts && on_token(x, p + ts, i - ts, s + ts) != 0)
+		if (i > ts &&
+		    on_token(x, nw ? unwrap(x, p + ts, i - ts, &tn) : p + ts,
+			nw ? tn : i - ts, s + ts, s + i) != 0)
 			return -1;
-		ts = i + 1;
+		ts = ls = i + (w > 0 ? w : 1);
+		i = ts - 1;
+		nw = 0;
 	}
 	return x->oom ? -1 : 0;
 }
@@ -1179,9 +1444,14 @@ entity(const unsigned char *p, size_t n, uint32_t *cp)
 		*cp = v;
 		return i < n && p[i] == ';' ? i + 1 : i;
 	}
+	if (!scan_is_letter(p[1]))
+		return 0; /* "&&", "& ": the common case, no name */
 	for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++) {
-		size_t l = strlen(ents[k].name);
+		size_t l;
 
+		if (ents[k].name[0] != p[1])
+			continue;
+		l = strlen(ents[k].name);
 		if (l + 2 <= n && memcmp(p + 1, ents[k].name, l) == 0 &&
 		    p[l + 1] == ';') {
 			*cp = ents[k].c;
