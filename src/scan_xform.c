@@ -597,13 +597,14 @@ static int
 xor_hit(struct xp *x, const unsigned char *d, size_t n)
 {
 	unsigned char *t;
-	size_t i, k = n < 64 ? n : 64, high = 0;
+	size_t i, k, high = 0;
 	int hit = 0;
 
 	if (n < SCAN_MIN_SECRET || n > MAX_TOKEN)
 		return 0;
-	for (i = 0; i < k; i++)
+	for (i = 0; i < n && i < 64; i++)
 		high += d[i] >> 7;
+	k = i;
 	if (high * 8 > k && (k - high) * 8 > k)
 		return 0;
 	if ((t = scratch(&x->v, &x->vcap, n, &x->oom)) == NULL)
