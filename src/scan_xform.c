@@ -85,6 +85,7 @@ static const char *const r_name[R_COUNT] = { "base64", "base32", "base32hex",
 static signed char rval[R_COUNT][256]; /* digit values, or -1 */
 static uint16_t rmask[256];	       /* radixes holding the byte */
 static uint32_t tcls[256];	       /* rmask and T_* of a token's byte */
+static uint32_t rcls[256];	       /* RC_* of a run's byte */
 static unsigned char runc[256];	       /* a run's characters */
 static unsigned char delim[256];       /* cuts a run into tokens */
 
@@ -97,6 +98,14 @@ enum {
 };
 
 enum { X_A85, X_Z85, X_B85, X_B91, X_COUNT };
+
+enum {
+	RC_X = 1,	      /* RC_X << a: in alphabet a of x_alpha */
+	RC_B64 = 1u << 8,     /* in base64 (rmask) */
+	RC_CUT = 1u << 9,     /* delim: cuts tokens */
+	RC_PAD = 1u << 10,    /* '=' */
+	RC_BSL = 1u << 11     /* '\\': a line break's escape, maybe */
+};
 static const char *const x_name[X_COUNT] = { "ascii85", "z85", "base85",
 	"base91" };
 static const char *const x_alpha[X_COUNT] = {
@@ -183,6 +192,19 @@ tables_setup(void)
 		for (i = 0; x_alpha[x][i] != '\0'; i++)
 			xval[x][(unsigned char)x_alpha[x][i]] = (signed char)i;
 	xval[X_A85]['z'] = 85; /* four zero bytes */
+	for (c = 0; c < 256; c++) {
+		for (x = 0; x < X_COUNT; x++)
+			if (xval[x][c] >= 0)
+				rcls[c] |= (uint32_t)RC_X << x;
+		if (rmask[c] & (1u << R_B64))
+			rcls[c] |= RC_B64;
+		if (delim[c])
+			rcls[c] |= RC_CUT;
+		if (c == '=')
+			rcls[c] |= RC_PAD;
+		if (c == '\\')
+			rcls[c] |= RC_BSL;
+	}
 	for (i = 0; "\x1f\x78\x42\xfd\x50\x28\x04"[i] != '\0'; i++)
 		magic1[(unsigned char)"\x1f\x78\x42\xfd\x50\x28\x04"[i]] = 1;
 }
@@ -969,7 +991,8 @@ static int
 on_run(struct xp *x, size_t s, size_t e)
 {
 	const unsigned char *p = x->buf + s;
-	size_t n = e - s, i, ts, ls, nw, tn = 0;
+	size_t n = e - s, i, j, ts, ls, nw, tn = 0, kts;
+	uint32_t lead = ~0u, fam = ~0u;
 	unsigned char *sig;
 	int k;
 
@@ -990,7 +1013,7 @@ on_run(struct xp *x, size_t s, size_t e)
 	if (scan_trig_maybe(x->sc, p, n, 0) &&
 	    scan_trig_scan(x->sc, p, n, TRIG_REV | TRIG_R47, on_kind, x) != 0)
 		return -1;
-	for (k = 1; k < 26; k++) {
+	for (k = 1; k < 26 && x->rots != 0; k++) {
 		if (!(x->rots & ((uint32_t)1 << k)))
 			continue;
 		for (i = 0; i < n; i++) {
@@ -1019,43 +1042,36 @@ on_run(struct xp *x, size_t s, size_t e)
 			return -1;
 	}
 	/*
-	 * The whole run by the base85 family and basE91, or after a key;
-	 * only a run with a character base64 lacks (base85 text of 20 bytes
-	 * has one but 3 times in 1000).
-	 */
-	for (i = 0; i < n && (rmask[p[i]] & (1u << R_B64)); i++)
-		;
-	for (ts = 0; ts < n && ts < 40 && p[ts] != '=' && p[ts] != ':'; ts++)
-		;
-	ts = ts < n && ts < 40 ? ts + 1 : 0;
-	for (k = i < n ? 0 : 2 * X_COUNT; k < 2 * X_COUNT; k++) {
-		size_t dn, from = k < X_COUNT ? 0 : ts;
-		int a = k % X_COUNT;
-
-		if ((k >= X_COUNT && ts == 0) || n - from < 10)
-			continue;
-		for (i = from; i < n && xval[a][p[i]] >= 0; i++)
-			;
-		if (i < n)
-			continue;
-		dn = a == X_B91 ? dec_b91(x, p + from, n - from) :
-				  dec_b85(x, a, p + from, n - from);
-		if (x->oom)
-			return -1;
-		if (try_decoded(x, x->t, dn, x_name[a], s + from, e, 0) != 0)
-			return -1;
-	}
-	/*
+	 * One pass over the run: the alphabets of the base85 family and
+	 * basE91 that hold all of it (from its start, and after a key in
+	 * its first 40 characters), whether base64 lacks a character of it,
+	 * and the tokens.
+	 *
 	 * Tokens: cut at punctuation no radix uses ('=' inside a token) and
 	 * at a JSON-escaped line break, all of it (the line after it starts
 	 * a token of its own, not "n..."), except where a line of
 	 * WRAP_LINE or more characters goes on after the break: a wrapped
 	 * run, joined into one token.
 	 */
+	for (kts = 0; kts < n && kts < 40 && p[kts] != '=' && p[kts] != ':';
+	     kts++)
+		;
+	kts = kts < n && kts < 40 ? kts + 1 : 0;
 	for (i = 0, ts = 0, ls = 0, nw = 0; i <= n; i++) {
-		size_t w = i < n && p[i] == '\\' ? esc_break(p, i, n) : 0;
+		uint32_t c = RC_CUT;
+		size_t w;
 		int cut;
 
+		if (i < n) {
+			c = rcls[p[i]];
+			*(i < kts ? &lead : &fam) &= c;
+			if (!(c & (RC_CUT | RC_PAD | RC_BSL)))
+				continue;
+		}
+		w = c & RC_BSL ? esc_break(p, i, n) : 0;
+		/* (the escape's letters count in the alphabets) */
+		for (j = i + 1; j < i + w; j++)
+			*(j < kts ? &lead : &fam) &= rcls[p[j]];
 		if (w > 0 && i - (ls > ts ? ls : ts) >= WRAP_LINE &&
 		    i + w < n && !delim[p[i + w]] && p[i + w] != '=') {
 			nw++;
@@ -1063,8 +1079,8 @@ on_run(struct xp *x, size_t s, size_t e)
 			ls = i + 1;
 			continue;
 		}
-		cut = i == n || w > 0 || delim[p[i]] ||
-		    (p[i] == '=' && i + 1 < n && p[i + 1] != '=' &&
+		cut = i == n || w > 0 || (c & RC_CUT) ||
+		    ((c & RC_PAD) && i + 1 < n && p[i + 1] != '=' &&
 			!delim[p[i + 1]]);
 		if (!cut)
 			continue;
@@ -1077,6 +1093,27 @@ on_run(struct xp *x, size_t s, size_t e)
 		ts = ls = i + (w > 0 ? w : 1);
 		i = ts - 1;
 		nw = 0;
+	}
+	/*
+	 * The whole run by the base85 family and basE91, or after a key;
+	 * only a run with a character base64 lacks (base85 text of 20 bytes
+	 * has one but 3 times in 1000).
+	 */
+	for (k = (lead & fam) & RC_B64 ? 2 * X_COUNT : 0; k < 2 * X_COUNT;
+	     k++) {
+		size_t dn, from = k < X_COUNT ? 0 : kts;
+		int a = k % X_COUNT;
+
+		if ((k >= X_COUNT && kts == 0) || n - from < 10)
+			continue;
+		if (!((k < X_COUNT ? lead & fam : fam) & (RC_X << a)))
+			continue;
+		dn = a == X_B91 ? dec_b91(x, p + from, n - from) :
+				  dec_b85(x, a, p + from, n - from);
+		if (x->oom)
+			return -1;
+		if (try_decoded(x, x->t, dn, x_name[a], s + from, e, 0) != 0)
+			return -1;
 	}
 	return x->oom ? -1 : 0;
 }
