@@ -100,11 +100,11 @@ enum {
 enum { X_A85, X_Z85, X_B85, X_B91, X_COUNT };
 
 enum {
-	RC_X = 1,	      /* RC_X << a: in alphabet a of x_alpha */
-	RC_B64 = 1u << 8,     /* in base64 (rmask) */
-	RC_CUT = 1u << 9,     /* delim: cuts tokens */
-	RC_PAD = 1u << 10,    /* '=' */
-	RC_BSL = 1u << 11     /* '\\': a line break's escape, maybe */
+	RC_X = 1,	   /* RC_X << a: in alphabet a of x_alpha */
+	RC_B64 = 1u << 8,  /* in base64 (rmask) */
+	RC_CUT = 1u << 9,  /* delim: cuts tokens */
+	RC_PAD = 1u << 10, /* '=' */
+	RC_BSL = 1u << 11  /* '\\': a line break's escape, maybe */
 };
 static const char *const x_name[X_COUNT] = { "ascii85", "z85", "base85",
 	"base91" };

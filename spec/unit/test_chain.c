@@ -1020,7 +1020,8 @@ dump_case(uint64_t seed, int found, const struct str *secret,
 		snprintf(path, sizeof(path), "%s/%llu.%zu", dump,
 		    (unsigned long long)seed, i);
 		if ((f = fopen(path, "wb")) == NULL ||
-		    fwrite(t[i]->p, 1, t[i]->n, f) != t[i]->n || fclose(f) != 0) {
+		    fwrite(t[i]->p, 1, t[i]->n, f) != t[i]->n ||
+		    fclose(f) != 0) {
 			perror(path);
 			exit(2);
 		}
