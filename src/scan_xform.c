@@ -976,7 +976,7 @@ unwrap(struct xp *x, const unsigned char *p, size_t n, size_t *len)
 		return p;
 	}
 	for (i = 0; i < n; i++) {
-		if ((w = esc_break(p, i, n)) > 0) {
+		if (p[i] == '\\' && (w = esc_break(p, i, n)) > 0) {
 			i += w - 1;
 			continue;
 		}
@@ -1055,8 +1055,11 @@ on_run(struct xp *x, size_t s, size_t e)
 	 */
 	for (kts = 0; kts < n && kts < 40 && p[kts] != '=' && p[kts] != ':';
 	     kts++)
-		;
-	kts = kts < n && kts < 40 ? kts + 1 : 0;
+		lead &= rcls[p[kts]];
+	if (kts < n && kts < 40)
+		lead &= rcls[p[kts++]];
+	else
+		kts = 0, lead = ~0u;
 	for (i = 0, ts = 0, ls = 0, nw = 0; i <= n; i++) {
 		uint32_t c = RC_CUT;
 		size_t w;
@@ -1064,14 +1067,16 @@ on_run(struct xp *x, size_t s, size_t e)
 
 		if (i < n) {
 			c = rcls[p[i]];
-			*(i < kts ? &lead : &fam) &= c;
+			if (i >= kts)
+				fam &= c;
 			if (!(c & (RC_CUT | RC_PAD | RC_BSL)))
 				continue;
 		}
 		w = c & RC_BSL ? esc_break(p, i, n) : 0;
 		/* (the escape's letters count in the alphabets) */
 		for (j = i + 1; j < i + w; j++)
-			*(j < kts ? &lead : &fam) &= rcls[p[j]];
+			if (j >= kts)
+				fam &= rcls[p[j]];
 		if (w > 0 && i - (ls > ts ? ls : ts) >= WRAP_LINE &&
 		    i + w < n && !delim[p[i + w]] && p[i + w] != '=') {
 			nw++;
