@@ -912,7 +912,8 @@ struct scan {
 	size_t nnames, capn;
 	struct mlit *m;
 
-	struct mlit *mt; /* triggers of the transforms (scan_xform.c) */
+	struct mlit *mt;     /* triggers of the transforms (scan_xform.c) */
+	struct mlit *mtk[2]; /* those of a signature, of a run as it is */
 	struct scan_trig *trig;
 	size_t ntrig, capt;
 	struct buf tarena;
@@ -1568,6 +1569,8 @@ scan_free(struct scan *sc)
 	free(sc->names);
 	mlit_free(sc->m);
 	mlit_free(sc->mt);
+	mlit_free(sc->mtk[0]);
+	mlit_free(sc->mtk[1]);
 	free(sc->trig);
 	free(sc->tarena.p);
 	mlit_free(sc->pm);
@@ -1741,7 +1744,7 @@ build_triggers(struct scan *sc)
 	struct buf b = { 0 };
 	const unsigned char **pp = NULL;
 	size_t *pl = NULL, i, j, first;
-	int rc = -1;
+	int rc = -1, k;
 
 	for (i = 0; i < sc->npats && !sc->oom; i++) {
 		const struct pat *p = &sc->pats[i];
@@ -1823,7 +1826,26 @@ build_triggers(struct scan *sc)
 		pl[i] = sc->trig[i].len;
 	}
 	sc->mt = mlit_new(pp, pl, sc->ntrig);
-	rc = sc->mt == NULL ? -1 : 0;
+	if (sc->mt == NULL)
+		goto out;
+	/*
+	 * The prefilters of scan_trig_maybe: the triggers a scan of a
+	 * signature reports, and those a scan of a run as it is reports,
+	 * each with its own stride (a run's are as long as the patterns).
+	 */
+	for (k = 0; k < 2; k++) {
+		unsigned want = k == 0 ? TRIG_SIG : TRIG_REV | TRIG_R47;
+
+		for (i = 0, j = 0; i < sc->ntrig; i++)
+			if ((sc->trig[i].kind & want) &&
+			    (k == 0 || !(sc->trig[i].kind & TRIG_SIG))) {
+				pp[j] = sc->tarena.p + sc->trig[i].off;
+				pl[j++] = sc->trig[i].len;
+			}
+		if (j > 0 && (sc->mtk[k] = mlit_new(pp, pl, j)) == NULL)
+			goto out;
+	}
+	rc = 0;
 out:
 	free(b.p);
 	free(pp);
@@ -1844,7 +1866,9 @@ on_trig(void *vctx, size_t pat, size_t start)
 	struct trig_ctx *t = vctx;
 	const struct scan_trig *tr = &t->sc->trig[pat];
 
-	if ((tr->kind & t->kinds) == 0)
+	/* a signature's trigger only in a signature */
+	if ((tr->kind & t->kinds) == 0 ||
+	    ((tr->kind & TRIG_SIG) && !(t->kinds & TRIG_SIG)))
 		return 0;
 	return t->cb(t->ctx, tr, start);
 }
@@ -1919,7 +1943,7 @@ int
 scan_trig_maybe(const struct scan *sc, const unsigned char *p, size_t n,
     int sig)
 {
-	const struct mlit *m = sc->mt;
+	const struct mlit *m = sc->mtk[sig ? 0 : 1];
 	size_t S, i, j, last;
 	unsigned prev = 0; /* the last letter before sample i */
 	uint32_t gram;

@@ -99,7 +99,10 @@ struct scan_trig {
 
 typedef int (*scan_trig_cb)(void *ctx, const struct scan_trig *t, size_t pos);
 
-/* Calls cb for every trigger of a kind in kinds found in p[0..n). */
+/*
+ * Calls cb for every trigger of a kind in kinds found in p[0..n); one
+ * with TRIG_SIG only when kinds has TRIG_SIG (p is a signature).
+ */
 int scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
     unsigned kinds, scan_trig_cb cb, void *ctx);
 

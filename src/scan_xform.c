@@ -87,6 +87,7 @@ static uint16_t rmask[256];	       /* radixes holding the byte */
 static uint32_t tcls[256];	       /* rmask and T_* of a token's byte */
 static uint32_t rcls[256];	       /* RC_* of a run's byte */
 static unsigned char runc[256];	       /* a run's characters */
+static unsigned char bitc[256];	       /* '0', '1' and bit separators */
 static unsigned char delim[256];       /* cuts a run into tokens */
 
 enum {
@@ -174,6 +175,8 @@ tables_setup(void)
 			if (rval[r][c] >= 0)
 				rmask[c] |= (uint16_t)(1u << r);
 		runc[c] = c > 0x20 && c < 0x7f;
+		bitc[c] = c == '0' || c == '1' || c == ' ' || c == ',' ||
+		    c == '_' || c == '-';
 	}
 	/* padding belongs to base64 and base32 (their tokens end in it) */
 	rmask['='] = (uint16_t)((1u << R_B64) | (1u << R_B32) |
@@ -1778,12 +1781,15 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 		top = ntop;
 		if (e == 0) {
 			if (m != 0xffff && i >= floor && i + 16 <= len &&
+			    bitc[buf[i]] && bitc[buf[i + 15]] &&
 			    bitsmask16(buf + i) == 0xffff)
 				floor = on_bits(&x, i);
 			continue;
 		}
 		for (; s > floor && runc[buf[s - 1]]; s--)
 			;
+		while (e + 16 <= len && runmask16(buf + e) == 0xffff)
+			e += 16;
 		for (; e < len && runc[buf[e]]; e++)
 			;
 		if (scan_budget_late(bg))
