@@ -763,15 +763,19 @@ try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
 	scan_budget_spend(x->bg, n + got);
 	if (r != BROTLI_DECODER_RESULT_ERROR && got >= SCAN_MIN_SECRET &&
 	    (r == BROTLI_DECODER_RESULT_SUCCESS || worth(o, got)))
-		rc = xemit(x, o, got, scan_form_join(outer, "brotli"), s, e);
+		rc = xemit(x, o, got,
+		    outer != NULL ? scan_form_join(outer, "brotli") : "brotli",
+		    s, e);
 	return rc;
 }
 
 /*
  * What a decoder gave for buf[s..e), d[0..n): scanned under name when it
  * is text or XOR of text, else (when br is set: the bytes of a radix
- * token) tried as brotli, else scanned for the literal forms alone when
- * one may be there (a binary secret as it is).
+ * token) tried as brotli, else, for basE91 (the one decoder here whose
+ * encoding of a secret is not among the literal forms the top level
+ * scans for), scanned for the literal forms alone when one may be there
+ * (a binary secret as it is).
  */
 static int
 try_decoded(struct xp *x, const unsigned char *d, size_t n, const char *name,
@@ -785,7 +789,8 @@ try_decoded(struct xp *x, const unsigned char *d, size_t n, const char *name,
 		return xemit(x, d, n, name, s, e);
 	if (br && try_brotli(x, d, n, name, s, e) != 0)
 		return -1;
-	if (x->res->n > had || !scan_lit_maybe(x->sc, d, n))
+	if (name != x_name[X_B91] || x->res->n > had ||
+	    !scan_lit_maybe(x->sc, d, n))
 		return 0;
 	return xemit_(x, d, n, name, s, e, 1);
 }
@@ -1094,10 +1099,15 @@ on_run(struct xp *x, size_t s, size_t e)
 			continue;
 		if (ts < i && p[ts] == '=')
 			ts++;
-		if (i > ts &&
-		    on_token(x, nw ? unwrap(x, p + ts, i - ts, &tn) : p + ts,
-			nw ? tn : i - ts, s + ts, s + i) != 0)
-			return -1;
+		if (i > ts) {
+			const unsigned char *tp = p + ts;
+
+			tn = i - ts;
+			if (nw > 0)
+				tp = unwrap(x, p + ts, i - ts, &tn);
+			if (on_token(x, tp, tn, s + ts, s + i) != 0)
+				return -1;
+		}
 		ts = ls = i + (w > 0 ? w : 1);
 		i = ts - 1;
 		nw = 0;
@@ -1865,6 +1875,10 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 done:
 	if (depth > 0 && (len <= 4 * x.maxsecret + 64 || bin) &&
 	    try_xor(&x) != 0)
+		goto fail;
+	/* bytes a decoder gave that are not text: a brotli stream too */
+	if (depth > 0 && bin && len <= 4096 &&
+	    try_brotli(&x, buf, len, NULL, 0, len) != 0)
 		goto fail;
 out:
 	free(x.t);
