@@ -382,10 +382,12 @@ magic_at(const unsigned char *d, size_t n)
  * fail within a few dozen bytes; decoding them further would find
  * nothing but cost as much as text does.
  */
+static size_t text_bad(const unsigned char *d, size_t k, size_t n, size_t stop);
+
 static int
 worth(const unsigned char *d, size_t n)
 {
-	size_t i, k = n < 64 ? n : 64, bad = 0, zodd = 0, zeven = 0, len, j;
+	size_t i, k = n < 64 ? n : 64, zodd = 0, zeven = 0;
 
 	if (n == 0)
 		return 0;
@@ -399,7 +401,20 @@ worth(const unsigned char *d, size_t n)
 	}
 	if (zodd * 3 >= k || zeven * 3 >= k)
 		return 1;
-	for (i = 0; i < k && bad * 8 <= k; i++) {
+	return text_bad(d, k, n, k / 8) * 8 <= k;
+}
+
+/*
+ * Bytes of d[0..k) that are control bytes or in a malformed UTF-8
+ * sequence (one that d[k..n) may still complete is not held against
+ * it), counted until there are more than stop.
+ */
+static size_t
+text_bad(const unsigned char *d, size_t k, size_t n, size_t stop)
+{
+	size_t i, bad = 0, len, j;
+
+	for (i = 0; i < k && bad <= stop; i++) {
 		unsigned c = d[i];
 
 		if (c < 0x80) {
@@ -421,7 +436,7 @@ worth(const unsigned char *d, size_t n)
 		}
 		i += j - 1;
 	}
-	return bad * 8 <= k;
+	return bad;
 }
 
 /* ---------------------------------------------------------------- */
@@ -795,6 +810,60 @@ try_decoded(struct xp *x, const unsigned char *d, size_t n, const char *name,
 	return xemit_(x, d, n, name, s, e, 1);
 }
 
+#define GATE 32 /* bytes of a long token decoded first */
+
+/*
+ * Must try_decoded() drop a decoder's output of dn >= 64 bytes whose
+ * first pn >= GATE bytes are in x->t? 1 when its window of 64 bytes can
+ * be neither text (more than 8 bad bytes already, no magic, fewer than
+ * 6 NULs at either parity where 22 are needed), nor XOR of text (more
+ * than 8 bytes on each side of the top bit), nor a brotli stream (its
+ * header refused, or the decoder fails within these bytes: it reads a
+ * stream in order, so it would fail there on the whole too).
+ */
+static int
+gate_dead(struct xp *x, size_t pn, size_t dn)
+{
+	const unsigned char *d = x->t;
+	size_t i, zodd = 0, zeven = 0, high = 0, cap = 64u << 10, ai, ao;
+	BrotliDecoderState *b;
+	BrotliDecoderResult r;
+	const uint8_t *ni;
+	uint8_t *no, *o;
+
+	if (x->oom || pn < GATE || dn < 64)
+		return 0;
+	for (i = 0; i < 16; i++)
+		if (magic1[d[i]] && magic_at(d + i, GATE - i))
+			return 0;
+	for (i = 0; i < GATE; i += 2) {
+		zeven += d[i] == 0;
+		zodd += d[i + 1] == 0;
+		high += (d[i] >> 7) + (d[i + 1] >> 7);
+	}
+	if (zodd >= 6 || zeven >= 6 || high <= 8 || GATE - high <= 8 ||
+	    text_bad(d, GATE, GATE, 8) <= 8)
+		return 0;
+	/* try_brotli()'s conditions: past them, it would not try */
+	if (dn > 4096 || x->depth + 1 > x->bg->maxdepth || !brotli_may(d, GATE))
+		return 1;
+	if (cap > x->bg->left)
+		cap = x->bg->left;
+	if (cap < SCAN_MIN_SECRET)
+		return 1;
+	if ((o = scratch(&x->v, &x->vcap, cap, &x->oom)) == NULL ||
+	    (b = BrotliDecoderCreateInstance(NULL, NULL, NULL)) == NULL)
+		return 0;
+	ai = GATE;
+	ni = d;
+	ao = cap;
+	no = o;
+	r = BrotliDecoderDecompressStream(b, &ai, &ni, &ao, &no, NULL);
+	BrotliDecoderDestroyInstance(b);
+	scan_budget_spend(x->bg, GATE + cap - ao);
+	return r == BROTLI_DECODER_RESULT_ERROR;
+}
+
 /*
  * Decodes p[0..n) (a token covering buf[s..e)) by radix r and scans
  * it.
@@ -803,8 +872,27 @@ static int
 try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s,
     size_t e)
 {
-	size_t dn = 0, i;
+	size_t dn = 0, i, step, body;
 	int rc;
+
+	/*
+	 * A long token of a radix with digits of whole bits: its first
+	 * GATE bytes first. Random bytes (most long tokens) end here.
+	 */
+	step = r == R_B64	     ? 6 :
+	    r == R_HEX		     ? 4 :
+	    r == R_BITS		     ? 1 :
+	    r == R_OCT || r >= R_B58 ? 0 :
+				       5;
+	for (body = n; body > 0 && p[body - 1] == '='; body--)
+		;
+	if (step > 0 && body * step / 8 >= 64 && !(r == R_HEX && n % 2) &&
+	    gate_dead(x,
+		dec_pow2(x, r, p, (GATE * 8 + step - 1) / step, (int)step),
+		body * step / 8))
+		return 0;
+	if (x->oom)
+		return -1;
 
 	switch (r) {
 	case R_B64:
