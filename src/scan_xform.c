@@ -879,11 +879,11 @@ try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s,
 	 * A long token of a radix with digits of whole bits: its first
 	 * GATE bytes first. Random bytes (most long tokens) end here.
 	 */
-	step = r == R_B64	     ? 6 :
-	    r == R_HEX		     ? 4 :
-	    r == R_BITS		     ? 1 :
-	    r == R_OCT || r >= R_B58 ? 0 :
-				       5;
+	step = r == R_B64 ? 6 :
+	    r == R_HEX	  ? 4 :
+	    r == R_BITS	  ? 1 :
+	    r >= R_B58	  ? 0 :
+			    5;
 	for (body = n; body > 0 && p[body - 1] == '='; body--)
 		;
 	if (step > 0 && body * step / 8 >= 64 && !(r == R_HEX && n % 2) &&
