@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -911,7 +912,8 @@ struct scan {
 	size_t nnames, capn;
 	struct mlit *m;
 
-	struct mlit *mt; /* triggers of the transforms (scan_xform.c) */
+	struct mlit *mt;     /* triggers of the transforms (scan_xform.c) */
+	struct mlit *mtk[2]; /* those of a signature, of a run as it is */
 	struct scan_trig *trig;
 	size_t ntrig, capt;
 	struct buf tarena;
@@ -1567,6 +1569,8 @@ scan_free(struct scan *sc)
 	free(sc->names);
 	mlit_free(sc->m);
 	mlit_free(sc->mt);
+	mlit_free(sc->mtk[0]);
+	mlit_free(sc->mtk[1]);
 	free(sc->trig);
 	free(sc->tarena.p);
 	mlit_free(sc->pm);
@@ -1740,7 +1744,7 @@ build_triggers(struct scan *sc)
 	struct buf b = { 0 };
 	const unsigned char **pp = NULL;
 	size_t *pl = NULL, i, j, first;
-	int rc = -1;
+	int rc = -1, k;
 
 	for (i = 0; i < sc->npats && !sc->oom; i++) {
 		const struct pat *p = &sc->pats[i];
@@ -1822,7 +1826,26 @@ build_triggers(struct scan *sc)
 		pl[i] = sc->trig[i].len;
 	}
 	sc->mt = mlit_new(pp, pl, sc->ntrig);
-	rc = sc->mt == NULL ? -1 : 0;
+	if (sc->mt == NULL)
+		goto out;
+	/*
+	 * The prefilters of scan_trig_maybe: the triggers a scan of a
+	 * signature reports, and those a scan of a run as it is reports,
+	 * each with its own stride (a run's are as long as the patterns).
+	 */
+	for (k = 0; k < 2; k++) {
+		unsigned want = k == 0 ? TRIG_SIG : TRIG_REV | TRIG_R47;
+
+		for (i = 0, j = 0; i < sc->ntrig; i++)
+			if ((sc->trig[i].kind & want) &&
+			    (k == 0 || !(sc->trig[i].kind & TRIG_SIG))) {
+				pp[j] = sc->tarena.p + sc->trig[i].off;
+				pl[j++] = sc->trig[i].len;
+			}
+		if (j > 0 && (sc->mtk[k] = mlit_new(pp, pl, j)) == NULL)
+			goto out;
+	}
+	rc = 0;
 out:
 	free(b.p);
 	free(pp);
@@ -1843,7 +1866,9 @@ on_trig(void *vctx, size_t pat, size_t start)
 	struct trig_ctx *t = vctx;
 	const struct scan_trig *tr = &t->sc->trig[pat];
 
-	if ((tr->kind & t->kinds) == 0)
+	/* a signature's trigger only in a signature */
+	if ((tr->kind & t->kinds) == 0 ||
+	    ((tr->kind & TRIG_SIG) && !(t->kinds & TRIG_SIG)))
 		return 0;
 	return t->cb(t->ctx, tr, start);
 }
@@ -1857,6 +1882,100 @@ scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
 	if (sc->mt == NULL)
 		return 0;
 	return mlit_scan(sc->mt, p, n, on_trig, &t);
+}
+
+/* Is gram one of m's sampled grams (the exact table, not the bitmap)? */
+static int
+mlit_has(const struct mlit *m, uint32_t gram)
+{
+	uint32_t h = (gram * SLOT_MUL) >> (32 - m->sbits);
+	uint32_t mask = ((uint32_t)1 << m->sbits) - 1;
+
+	if (!MBIT(m, gram))
+		return 0;
+	for (;; h = (h + 1) & mask) {
+		if (m->slots[h].count == 0)
+			return 0;
+		if (m->slots[h].gram == gram)
+			return 1;
+	}
+}
+
+/*
+ * Tables for the rotation signature of sampled grams, by the last letter
+ * before a byte (0 none, 1..26 'a'..'z'): the byte's signature, and the
+ * last letter after it.
+ */
+static unsigned char sig_of[27][256];
+static unsigned char sig_last[27][256];
+
+static void
+sig_init_once(void)
+{
+	int c, pv;
+
+	for (pv = 0; pv < 27; pv++)
+		for (c = 0; c < 256; c++) {
+			int l = (c | 0x20) - 'a';
+
+			if (!scan_is_letter((unsigned)c)) {
+				sig_of[pv][c] = (unsigned char)c;
+				sig_last[pv][c] = (unsigned char)pv;
+				continue;
+			}
+			sig_of[pv][c] = pv == 0 ?
+			    1 :
+			    (unsigned char)((c >= 'a' ? 'a' : 'A') +
+				(l - (pv - 1) + 26) % 26);
+			sig_last[pv][c] = (unsigned char)(l + 1);
+		}
+}
+
+static void
+sig_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, sig_init_once);
+}
+
+int
+scan_trig_maybe(const struct scan *sc, const unsigned char *p, size_t n,
+    int sig)
+{
+	const struct mlit *m = sc->mtk[sig ? 0 : 1];
+	size_t S, i, j, last;
+	unsigned prev = 0; /* the last letter before sample i */
+	uint32_t gram;
+
+	if (m == NULL || n < m->minlen)
+		return 0;
+	sig_init();
+	S = m->stride;
+	last = n - 4;
+	for (i = 0; i <= last; i += S) {
+		if (sig) {
+			/* as scan_rot_sig() computes them */
+			unsigned p1 = sig_last[prev][p[i]];
+			unsigned p2 = sig_last[p1][p[i + 1]];
+			unsigned p3 = sig_last[p2][p[i + 2]];
+			unsigned char g[4] = { sig_of[prev][p[i]],
+				sig_of[p1][p[i + 1]], sig_of[p2][p[i + 2]],
+				sig_of[p3][p[i + 3]] };
+
+			memcpy(&gram, g, 4);
+			/* on to the next sample: its last letter before */
+			for (j = i + S < n ? i + S : n; j > i; j--)
+				if (sig_last[0][p[j - 1]] != 0) {
+					prev = sig_last[0][p[j - 1]];
+					break;
+				}
+		} else
+			gram = load32(p + i);
+		if (mlit_has(m, gram))
+			return 1;
+	}
+	return 0;
 }
 
 const unsigned char *
@@ -2155,6 +2274,29 @@ next_break_char(const unsigned char *buf, size_t i, size_t n)
 	return i;
 }
 
+int
+scan_lit_maybe(const struct scan *sc, const unsigned char *p, size_t n)
+{
+	const struct mlit *m = sc->m;
+	size_t i, k, b, t, cnt;
+
+	if (n >= m->minlen)
+		for (i = 0; i + 4 <= n; i += m->stride)
+			if (mlit_has(m, load32(p + i)))
+				return 1;
+	/* a line break as scan_wrapped() takes one, from any floor */
+	for (i = 0; (k = next_break_char(p, i, n)) < n; i = k + 1) {
+		b = p[k] == '\n' && k > 0 && p[k - 1] == '\r' ? k - 1 : k;
+		t = break_at(p, n, b);
+		if (t == 0 || enc_at(p, n, b + t) == 0)
+			continue;
+		run_start(p, b, 0, WRAP_MIN_LINE, &cnt);
+		if (cnt >= WRAP_MIN_LINE)
+			return 1;
+	}
+	return 0;
+}
+
 struct joiner {
 	struct buf j;
 	size_t *seg_j, *seg_o;
@@ -2307,9 +2449,27 @@ scan_buffer(const struct scan *sc, const void *data, size_t len,
 	return rc;
 }
 
+static int scan_at_(const struct scan *sc, const unsigned char *data,
+    size_t len, unsigned depth, struct scan_budget *bg, struct scan_result *res,
+    int decode);
+
 int
 scan_at(const struct scan *sc, const unsigned char *data, size_t len,
     unsigned depth, struct scan_budget *bg, struct scan_result *res)
+{
+	return scan_at_(sc, data, len, depth, bg, res, 1);
+}
+
+int
+scan_lit(const struct scan *sc, const unsigned char *data, size_t len,
+    struct scan_result *res)
+{
+	return scan_at_(sc, data, len, 0, NULL, res, 0);
+}
+
+static int
+scan_at_(const struct scan *sc, const unsigned char *data, size_t len,
+    unsigned depth, struct scan_budget *bg, struct scan_result *res, int decode)
 {
 	const unsigned char *buf = data;
 	struct scan_result r = { 0 };
@@ -2334,8 +2494,9 @@ scan_at(const struct scan *sc, const unsigned char *data, size_t len,
 		    scan_wrapped(sc, buf, len, from + block, &w, &r) != 0)
 			goto oom;
 	}
-	if (decode_pass(sc, buf, len, depth, bg, &r) != 0 ||
-	    xform_pass(sc, buf, len, depth, bg, &r) != 0)
+	if (decode &&
+	    (decode_pass(sc, buf, len, depth, bg, &r) != 0 ||
+		xform_pass(sc, buf, len, depth, bg, &r) != 0))
 		goto oom;
 	if (r.n > 1)
 		qsort(r.v, r.n, sizeof(*r.v), finding_cmp);

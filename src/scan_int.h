@@ -44,6 +44,22 @@ int scan_at(const struct scan *sc, const unsigned char *buf, size_t len,
     unsigned depth, struct scan_budget *bg, struct scan_result *res);
 
 /*
+ * The literal forms alone (and their line-wrapped runs) in buf, nothing
+ * decoded: for bytes no decoder reads (random-looking bytes a radix gave,
+ * which may still hold a binary secret as it is). Returns 0, or -1 when
+ * out of memory.
+ */
+int scan_lit(const struct scan *sc, const unsigned char *buf, size_t len,
+    struct scan_result *res);
+
+/*
+ * Could scan_lit find anything in p[0..n)? 0 when no sampled gram is a
+ * pattern's and no line break starts a wrapped run: exact, and a few
+ * operations per sample.
+ */
+int scan_lit_maybe(const struct scan *sc, const unsigned char *p, size_t n);
+
+/*
  * Finds, decodes and scans the decodable regions of buf (see above);
  * appends findings, unsorted, with forms "DECODER>FORM" and offsets in
  * buf. Returns 0, or -1 when out of memory.
@@ -83,9 +99,22 @@ struct scan_trig {
 
 typedef int (*scan_trig_cb)(void *ctx, const struct scan_trig *t, size_t pos);
 
-/* Calls cb for every trigger of a kind in kinds found in p[0..n). */
+/*
+ * Calls cb for every trigger of a kind in kinds found in p[0..n); one
+ * with TRIG_SIG only when kinds has TRIG_SIG (p is a signature).
+ */
 int scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
     unsigned kinds, scan_trig_cb cb, void *ctx);
+
+/*
+ * Could scan_trig_scan over p[0..n) (over its rotation signature when sig
+ * is set) find a trigger? 0 when none of the grams the trigger matcher
+ * samples there is a trigger's: exact, and a few operations per sample
+ * (one every few bytes) where the scan computes the signature of every
+ * byte first.
+ */
+int scan_trig_maybe(const struct scan *sc, const unsigned char *p, size_t n,
+    int sig);
 
 const unsigned char *scan_secret_bytes(const struct scan *sc, size_t i,
     size_t *len);

@@ -84,10 +84,29 @@ static const char *const r_name[R_COUNT] = { "base64", "base32", "base32hex",
 
 static signed char rval[R_COUNT][256]; /* digit values, or -1 */
 static uint16_t rmask[256];	       /* radixes holding the byte */
+static uint32_t tcls[256];	       /* rmask and T_* of a token's byte */
+static uint32_t rcls[256];	       /* RC_* of a run's byte */
 static unsigned char runc[256];	       /* a run's characters */
+static unsigned char bitc[256];	       /* '0', '1' and bit separators */
 static unsigned char delim[256];       /* cuts a run into tokens */
 
+enum {
+	T_LOWER = 1u << 16,
+	T_UPPER = 1u << 17,
+	T_DIGIT = 1u << 18,
+	T_NONHEX = 1u << 19, /* a letter after 'f' */
+	T_PAD = 1u << 20     /* '=' */
+};
+
 enum { X_A85, X_Z85, X_B85, X_B91, X_COUNT };
+
+enum {
+	RC_X = 1,	   /* RC_X << a: in alphabet a of x_alpha */
+	RC_B64 = 1u << 8,  /* in base64 (rmask) */
+	RC_CUT = 1u << 9,  /* delim: cuts tokens */
+	RC_PAD = 1u << 10, /* '=' */
+	RC_BSL = 1u << 11  /* '\\': a line break's escape, maybe */
+};
 static const char *const x_name[X_COUNT] = { "ascii85", "z85", "base85",
 	"base91" };
 static const char *const x_alpha[X_COUNT] = {
@@ -101,6 +120,7 @@ static const char *const x_alpha[X_COUNT] = {
 	"!#$%&()*+,./:;<=>?@[]^_`{|}~\"",
 };
 static signed char xval[X_COUNT][256];
+static unsigned char magic1[256]; /* first bytes of magic_at()'s magics */
 
 static const char *const rot_name[26] = { "rot0", "rot1", "rot2", "rot3",
 	"rot4", "rot5", "rot6", "rot7", "rot8", "rot9", "rot10", "rot11",
@@ -155,6 +175,8 @@ tables_setup(void)
 			if (rval[r][c] >= 0)
 				rmask[c] |= (uint16_t)(1u << r);
 		runc[c] = c > 0x20 && c < 0x7f;
+		bitc[c] = c == '0' || c == '1' || c == ' ' || c == ',' ||
+		    c == '_' || c == '-';
 	}
 	/* padding belongs to base64 and base32 (their tokens end in it) */
 	rmask['='] = (uint16_t)((1u << R_B64) | (1u << R_B32) |
@@ -162,11 +184,32 @@ tables_setup(void)
 	for (i = 0; d[i] != '\0'; i++)
 		delim[(unsigned char)d[i]] = 1;
 	delim['='] = 0; /* kept: padding; cut only where it is not one */
+	for (c = 0; c < 256; c++)
+		tcls[c] = rmask[c] | (c >= 'a' && c <= 'z' ? T_LOWER : 0) |
+		    (c >= 'A' && c <= 'Z' ? T_UPPER : 0) |
+		    (c >= '0' && c <= '9' ? T_DIGIT : 0) |
+		    ((c | 0x20) > 'f' && (c | 0x20) <= 'z' ? T_NONHEX : 0) |
+		    (c == '=' ? T_PAD : 0);
 	memset(xval, -1, sizeof(xval));
 	for (x = 0; x < X_COUNT; x++)
 		for (i = 0; x_alpha[x][i] != '\0'; i++)
 			xval[x][(unsigned char)x_alpha[x][i]] = (signed char)i;
 	xval[X_A85]['z'] = 85; /* four zero bytes */
+	for (c = 0; c < 256; c++) {
+		for (x = 0; x < X_COUNT; x++)
+			if (xval[x][c] >= 0)
+				rcls[c] |= (uint32_t)RC_X << x;
+		if (rmask[c] & (1u << R_B64))
+			rcls[c] |= RC_B64;
+		if (delim[c])
+			rcls[c] |= RC_CUT;
+		if (c == '=')
+			rcls[c] |= RC_PAD;
+		if (c == '\\')
+			rcls[c] |= RC_BSL;
+	}
+	for (i = 0; "\x1f\x78\x42\xfd\x50\x28\x04"[i] != '\0'; i++)
+		magic1[(unsigned char)"\x1f\x78\x42\xfd\x50\x28\x04"[i]] = 1;
 }
 
 static void
@@ -242,12 +285,13 @@ scratch(unsigned char **p, size_t *cap, size_t n, int *oom)
 }
 
 /*
- * Scans d[0..dn) one level deeper and appends its findings as
+ * Scans d[0..dn) one level deeper (with every decoder, or for the
+ * literal forms alone when lit is set) and appends its findings as
  * "name>FORM" covering buf[s..e). Returns 0, or -1 when out of memory.
  */
 static int
-xemit(struct xp *x, const unsigned char *d, size_t dn, const char *name,
-    size_t s, size_t e)
+xemit_(struct xp *x, const unsigned char *d, size_t dn, const char *name,
+    size_t s, size_t e, int lit)
 {
 	struct scan_result in = { 0 };
 	struct scan_finding f;
@@ -267,7 +311,8 @@ xemit(struct xp *x, const unsigned char *d, size_t dn, const char *name,
 	}
 	x->bg->left -= dn;
 	scan_budget_spend(x->bg, dn);
-	if (scan_at(x->sc, d, dn, x->depth + 1, x->bg, &in) != 0) {
+	if ((lit ? scan_lit(x->sc, d, dn, &in) :
+		   scan_at(x->sc, d, dn, x->depth + 1, x->bg, &in)) != 0) {
 		scan_result_free(&in);
 		return -1;
 	}
@@ -296,15 +341,25 @@ xemit(struct xp *x, const unsigned char *d, size_t dn, const char *name,
 	return 0;
 }
 
-/* Is the start of d text (or UTF-8), UTF-16 or a compressed stream? */
 static int
-worth(const unsigned char *d, size_t n)
+xemit(struct xp *x, const unsigned char *d, size_t dn, const char *name,
+    size_t s, size_t e)
 {
-	size_t i, k = n < 64 ? n : 64, bad = 0, zodd = 0, zeven = 0;
+	return xemit_(x, d, dn, name, s, e, 0);
+}
 
-	if (n == 0)
-		return 0;
-	if (n >= 4 &&
+/* Bytes that are not text: controls but tab, line feed and return. */
+static inline int
+ctrl_byte(unsigned c)
+{
+	return (c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7f;
+}
+
+/* Does a compressed stream's magic start at d[0..n)? */
+static int
+magic_at(const unsigned char *d, size_t n)
+{
+	return n >= 4 &&
 	    ((d[0] == 0x1f && d[1] == 0x8b) ||
 		(d[0] == 0x78 &&
 		    (d[1] == 0x01 || d[1] == 0x5e || d[1] == 0x9c ||
@@ -316,19 +371,72 @@ worth(const unsigned char *d, size_t n)
 		    4) == 0 ||
 		memcmp(d, "PK\x03\x04", 4) == 0 ||
 		memcmp(d, "\x28\xb5\x2f\xfd", 4) == 0 ||
-		memcmp(d, "\x04\x22\x4d\x18", 4) == 0))
-		return 1;
-	for (i = 0; i < k; i++) {
-		if ((d[i] < 0x20 && d[i] != '\n' && d[i] != '\r' &&
-			d[i] != '\t') ||
-		    d[i] == 0x7f)
-			bad++;
-		if (d[i] == 0 && (i & 1))
-			zodd++;
-		else if (d[i] == 0)
-			zeven++;
+		memcmp(d, "\x04\x22\x4d\x18", 4) == 0);
+}
+
+/*
+ * Is the start of d text, UTF-16/32 or a compressed stream (from one of
+ * its first 16 bytes)? Text is ASCII or UTF-8 with at most one byte in 8 a control byte or a byte of
+ * a malformed UTF-8 sequence: random bytes (a hash, a key, an image in
+ * base64) are about half high bytes, nearly all of them malformed, and
+ * fail within a few dozen bytes; decoding them further would find
+ * nothing but cost as much as text does.
+ */
+static size_t text_bad(const unsigned char *d, size_t k, size_t n, size_t stop);
+
+static int
+worth(const unsigned char *d, size_t n)
+{
+	size_t i, k = n < 64 ? n : 64, zodd = 0, zeven = 0;
+
+	if (n == 0)
+		return 0;
+	/* a stream, or one behind a short header (a stored brotli block) */
+	for (i = 0; i < 16 && i + 4 <= n; i++)
+		if (magic1[d[i]] && magic_at(d + i, n - i))
+			return 1;
+	for (i = 0; i < k; i += 2) {
+		zeven += d[i] == 0;
+		zodd += i + 1 < k && d[i + 1] == 0;
 	}
-	return bad * 8 <= k || zodd * 3 >= k || zeven * 3 >= k;
+	if (zodd * 3 >= k || zeven * 3 >= k)
+		return 1;
+	return text_bad(d, k, n, k / 8) * 8 <= k;
+}
+
+/*
+ * Bytes of d[0..k) that are control bytes or in a malformed UTF-8
+ * sequence (one that d[k..n) may still complete is not held against
+ * it), counted until there are more than stop.
+ */
+static size_t
+text_bad(const unsigned char *d, size_t k, size_t n, size_t stop)
+{
+	size_t i, bad = 0, len, j;
+
+	for (i = 0; i < k && bad <= stop; i++) {
+		unsigned c = d[i];
+
+		if (c < 0x80) {
+			bad += ctrl_byte(c);
+			continue;
+		}
+		/* a UTF-8 sequence: its lead, then its continuation bytes
+		 * (one cut off by the end of d is not held against it) */
+		len = c >= 0xc2 && c <= 0xdf ? 2 :
+		    c >= 0xe0 && c <= 0xef   ? 3 :
+		    c >= 0xf0 && c <= 0xf4   ? 4 :
+					       0;
+		for (j = 1; j < len && i + j < n && (d[i + j] & 0xc0) == 0x80;
+		     j++)
+			;
+		if (len == 0 || (j < len && i + j < n)) {
+			bad++;
+			continue;
+		}
+		i += j - 1;
+	}
+	return bad;
 }
 
 /* ---------------------------------------------------------------- */
@@ -361,36 +469,53 @@ dec_pow2(struct xp *x, int r, const unsigned char *p, size_t n, int step)
 	return o;
 }
 
-/* A big number in radix base, as big-endian bytes (leading zeros kept
- * as the radix's zero digits, as base58 does). */
+/*
+ * A big number in radix base, as big-endian bytes (leading zeros kept
+ * as the radix's zero digits, as base58 does). The number grows in
+ * 32-bit limbs, by as many digits at a time as fit one.
+ */
 static size_t
 dec_big(struct xp *x, int r, unsigned base, const unsigned char *p, size_t n)
 {
 	unsigned char *d;
-	size_t i, j, len = 0, zeros = 0, cap = n + 1;
-	unsigned carry;
+	uint32_t *l;
+	size_t i, j, nl = 0, len, zeros = 0, cap = n + 1;
+	uint64_t carry, mul;
+	unsigned k, per;
 
 	if (n > MAX_BIGN)
 		return 0;
-	if ((d = scratch(&x->t, &x->tcap, cap, &x->oom)) == NULL)
+	if ((d = scratch(&x->t, &x->tcap, cap, &x->oom)) == NULL ||
+	    (l = (uint32_t *)(void *)scratch(&x->v, &x->vcap,
+		 (n / 4 + 2) * sizeof(*l), &x->oom)) == NULL)
 		return 0;
 	while (zeros < n && rval[r][p[zeros]] == 0 && r == R_B58)
 		zeros++;
-	/* d[cap - len .. cap) holds the number, big-endian */
-	for (i = zeros; i < n; i++) {
-		carry = (unsigned)rval[r][p[i]];
-		for (j = 0; j < len; j++) {
-			carry += (unsigned)d[cap - 1 - j] * base;
-			d[cap - 1 - j] = (unsigned char)carry;
-			carry >>= 8;
+	for (per = 1, mul = base; mul * base <= UINT32_MAX; per++)
+		mul *= base;
+	for (i = zeros; i < n; i += k) {
+		/* k digits: their value, and base^k */
+		for (k = 0, carry = 0, mul = 1; k < per && i + k < n; k++) {
+			carry = carry * base + (unsigned)rval[r][p[i + k]];
+			mul *= base;
 		}
-		while (carry > 0 && len < cap) {
-			d[cap - 1 - len++] = (unsigned char)carry;
-			carry >>= 8;
+		for (j = 0; j < nl; j++) {
+			carry += (uint64_t)l[j] * mul;
+			l[j] = (uint32_t)carry;
+			carry >>= 32;
 		}
+		if (carry != 0)
+			l[nl++] = (uint32_t)carry;
 	}
+	/* big-endian bytes, without the number's leading zero bytes */
+	for (len = 4 * nl;
+	     len > 0 && (l[(len - 1) / 4] >> (8 * ((len - 1) % 4)) & 255) == 0;
+	     len--)
+		;
+	for (j = 0; j < len; j++)
+		d[zeros + len - 1 - j] = (unsigned char)(l[j / 4] >>
+		    (8 * (j % 4)));
 	scan_budget_spend(x->bg, n * (len / 8 + 1));
-	memmove(d + zeros, d + cap - len, len);
 	memset(d, 0, zeros);
 	return zeros + len;
 }
@@ -502,15 +627,25 @@ on_any(void *ctx, const struct scan_trig *t, size_t pos)
 	return 0;
 }
 
-/* Does d[0..n) hold a pattern XORed with one byte (its delta)? */
+/*
+ * Does d[0..n) hold a pattern XORed with one byte (its delta)? Only
+ * when its start could be text under one key: a byte of ASCII text
+ * XORed with k has k's top bit, so at most one byte in 8 of the first
+ * 64 may differ from the others there (random bytes: half of them do).
+ */
 static int
 xor_hit(struct xp *x, const unsigned char *d, size_t n)
 {
 	unsigned char *t;
-	size_t i;
+	size_t i, k, high = 0;
 	int hit = 0;
 
 	if (n < SCAN_MIN_SECRET || n > MAX_TOKEN)
+		return 0;
+	for (i = 0; i < n && i < 64; i++)
+		high += d[i] >> 7;
+	k = i;
+	if (high * 8 > k && (k - high) * 8 > k)
 		return 0;
 	if ((t = scratch(&x->v, &x->vcap, n, &x->oom)) == NULL)
 		return 0;
@@ -521,10 +656,96 @@ xor_hit(struct xp *x, const unsigned char *d, size_t n)
 	return hit;
 }
 
+/* Bits of a brotli stream, least significant first. */
+struct bitr {
+	const unsigned char *p;
+	size_t n, pos;
+	unsigned bit;
+};
+
+static int
+bits_take(struct bitr *b, unsigned k, unsigned *v)
+{
+	unsigned i, r = 0;
+
+	for (i = 0; i < k; i++) {
+		if (b->pos >= b->n)
+			return -1;
+		r |= ((unsigned)(b->p[b->pos] >> b->bit) & 1u) << i;
+		if (++b->bit == 8) {
+			b->bit = 0;
+			b->pos++;
+		}
+	}
+	*v = r;
+	return 0;
+}
+
+/*
+ * Could d[0..n) start a brotli stream that gives bytes? 0 when its
+ * header (RFC 7932: the window, the first meta-block's length, its
+ * padding when stored or metadata) is one the decoder refuses, or is
+ * the empty last block: half of all random bytes, each costing the
+ * decoder's set-up otherwise. 1 when it may be.
+ */
+static int
+brotli_may(const unsigned char *d, size_t n)
+{
+	struct bitr b = { d, n, 0, 0 };
+	unsigned v, last, nib, i;
+
+	if (bits_take(&b, 1, &v) != 0)
+		return 1;
+	if (v) { /* the window: 1 + 3 bits, or 1 + 3 + 3 bits */
+		if (bits_take(&b, 3, &v) != 0)
+			return 1;
+		if (v == 0) {
+			if (bits_take(&b, 3, &v) != 0)
+				return 1;
+			if (v == 1)
+				return 0; /* a large window: refused */
+		}
+	}
+	if (bits_take(&b, 1, &last) != 0)
+		return 1;
+	if (last) {
+		if (bits_take(&b, 1, &v) != 0)
+			return 1;
+		if (v)
+			return 0; /* the empty last block: nothing */
+	}
+	if (bits_take(&b, 2, &nib) != 0)
+		return 1;
+	if (nib == 3) { /* metadata: a reserved bit, zero */
+		if (bits_take(&b, 1, &v) != 0)
+			return 1;
+		return v == 0;
+	}
+	for (i = 0; i < nib + 4; i++) {
+		if (bits_take(&b, 4, &v) != 0)
+			return 1;
+		if (i + 1 == nib + 4 && nib > 0 && v == 0)
+			return 0; /* a needless nibble */
+	}
+	if (last)
+		return 1;
+	if (bits_take(&b, 1, &v) != 0 || !v)
+		return 1;
+	while (b.bit != 0) { /* stored: zero bits to the byte's end */
+		if (bits_take(&b, 1, &v) != 0)
+			return 1;
+		if (v)
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * Brotli has no magic: bytes that are neither text nor XOR are tried as
  * a brotli stream (small ones: a file or a key compressed), and what it
- * gives is scanned when it is text.
+ * gives is scanned when it is text, or when the stream decoded to its
+ * end (a real stream, whatever it holds: another brotli stream stored,
+ * a binary file).
  */
 static int
 try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
@@ -538,7 +759,7 @@ try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
 	unsigned char *o;
 	int rc = 0;
 
-	if (n > 4096 || x->depth + 1 > x->bg->maxdepth)
+	if (n > 4096 || x->depth + 1 > x->bg->maxdepth || !brotli_may(d, n))
 		return 0;
 	if (cap > x->bg->left)
 		cap = x->bg->left;
@@ -556,17 +777,122 @@ try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
 	got = cap - avail_out;
 	scan_budget_spend(x->bg, n + got);
 	if (r != BROTLI_DECODER_RESULT_ERROR && got >= SCAN_MIN_SECRET &&
-	    worth(o, got))
-		rc = xemit(x, o, got, scan_form_join(outer, "brotli"), s, e);
+	    (r == BROTLI_DECODER_RESULT_SUCCESS || worth(o, got)))
+		rc = xemit(x, o, got,
+		    outer != NULL ? scan_form_join(outer, "brotli") : "brotli",
+		    s, e);
 	return rc;
 }
 
-/* Decodes p[0..n) (a token of buf at s) by radix r and scans it. */
+/*
+ * What a decoder gave for buf[s..e), d[0..n): scanned under name when it
+ * is text or XOR of text, else (when br is set: the bytes of a radix
+ * token) tried as brotli, else, for basE91 (the one decoder here whose
+ * encoding of a secret is not among the literal forms the top level
+ * scans for), scanned for the literal forms alone when one may be there
+ * (a binary secret as it is).
+ */
 static int
-try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
+try_decoded(struct xp *x, const unsigned char *d, size_t n, const char *name,
+    size_t s, size_t e, int br)
 {
-	size_t dn = 0, i;
+	size_t had = x->res->n;
+
+	if (n < SCAN_MIN_SECRET)
+		return 0;
+	if (worth(d, n) || xor_hit(x, d, n))
+		return xemit(x, d, n, name, s, e);
+	if (br && try_brotli(x, d, n, name, s, e) != 0)
+		return -1;
+	if (name != x_name[X_B91] || x->res->n > had ||
+	    !scan_lit_maybe(x->sc, d, n))
+		return 0;
+	return xemit_(x, d, n, name, s, e, 1);
+}
+
+#define GATE 32 /* bytes of a long token decoded first */
+
+/*
+ * Must try_decoded() drop a decoder's output of dn >= 64 bytes whose
+ * first pn >= GATE bytes are in x->t? 1 when its window of 64 bytes can
+ * be neither text (more than 8 bad bytes already, no magic, fewer than
+ * 6 NULs at either parity where 22 are needed), nor XOR of text (more
+ * than 8 bytes on each side of the top bit), nor a brotli stream (its
+ * header refused, or the decoder fails within these bytes: it reads a
+ * stream in order, so it would fail there on the whole too).
+ */
+static int
+gate_dead(struct xp *x, size_t pn, size_t dn)
+{
+	const unsigned char *d = x->t;
+	size_t i, zodd = 0, zeven = 0, high = 0, cap = 64u << 10, ai, ao;
+	BrotliDecoderState *b;
+	BrotliDecoderResult r;
+	const uint8_t *ni;
+	uint8_t *no, *o;
+
+	if (x->oom || pn < GATE || dn < 64)
+		return 0;
+	for (i = 0; i < 16; i++)
+		if (magic1[d[i]] && magic_at(d + i, GATE - i))
+			return 0;
+	for (i = 0; i < GATE; i += 2) {
+		zeven += d[i] == 0;
+		zodd += d[i + 1] == 0;
+		high += (d[i] >> 7) + (d[i + 1] >> 7);
+	}
+	if (zodd >= 6 || zeven >= 6 || high <= 8 || GATE - high <= 8 ||
+	    text_bad(d, GATE, GATE, 8) <= 8)
+		return 0;
+	/* try_brotli()'s conditions: past them, it would not try */
+	if (dn > 4096 || x->depth + 1 > x->bg->maxdepth || !brotli_may(d, GATE))
+		return 1;
+	if (cap > x->bg->left)
+		cap = x->bg->left;
+	if (cap < SCAN_MIN_SECRET)
+		return 1;
+	if ((o = scratch(&x->v, &x->vcap, cap, &x->oom)) == NULL ||
+	    (b = BrotliDecoderCreateInstance(NULL, NULL, NULL)) == NULL)
+		return 0;
+	ai = GATE;
+	ni = d;
+	ao = cap;
+	no = o;
+	r = BrotliDecoderDecompressStream(b, &ai, &ni, &ao, &no, NULL);
+	BrotliDecoderDestroyInstance(b);
+	scan_budget_spend(x->bg, GATE + cap - ao);
+	return r == BROTLI_DECODER_RESULT_ERROR;
+}
+
+/*
+ * Decodes p[0..n) (a token covering buf[s..e)) by radix r and scans
+ * it.
+ */
+static int
+try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s,
+    size_t e)
+{
+	size_t dn = 0, i, step, body;
 	int rc;
+
+	/*
+	 * A long token of a radix with digits of whole bits: its first
+	 * GATE bytes first. Random bytes (most long tokens) end here.
+	 */
+	step = r == R_B64 ? 6 :
+	    r == R_HEX	  ? 4 :
+	    r == R_BITS	  ? 1 :
+	    r >= R_B58	  ? 0 :
+			    5;
+	for (body = n; body > 0 && p[body - 1] == '='; body--)
+		;
+	if (step > 0 && body * step / 8 >= 64 && !(r == R_HEX && n % 2) &&
+	    gate_dead(x,
+		dec_pow2(x, r, p, (GATE * 8 + step - 1) / step, (int)step),
+		body * step / 8))
+		return 0;
+	if (x->oom)
+		return -1;
 
 	switch (r) {
 	case R_B64:
@@ -609,10 +935,7 @@ try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
 	if (dn < SCAN_MIN_SECRET)
 		return 0;
 	/* bytes that are not text: scanned only when XOR would give one */
-	if (worth(x->t, dn) || xor_hit(x, x->t, dn))
-		rc = xemit(x, x->t, dn, r_name[r], s, s + n);
-	else
-		rc = try_brotli(x, x->t, dn, r_name[r], s, s + n);
+	rc = try_decoded(x, x->t, dn, r_name[r], s, e, 1);
 	if (rc != 0 || r != R_DEC)
 		return rc;
 	/* a number, least significant byte first */
@@ -622,19 +945,19 @@ try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s)
 		x->t[i] = x->t[dn - 1 - i];
 		x->t[dn - 1 - i] = c;
 	}
-	if (worth(x->t, dn) || xor_hit(x, x->t, dn))
-		return xemit(x, x->t, dn, "dec-le", s, s + n);
-	return try_brotli(x, x->t, dn, "dec-le", s, s + n);
+	return try_decoded(x, x->t, dn, "dec-le", s, e, 1);
 }
 
 /*
- * The radixes that fit token p[0..n) at s: all of its characters in the
- * alphabet (padding at the end only), and what the alphabet implies.
+ * The radixes that fit token p[0..n) (covering buf[s..e)): all of its
+ * characters in the alphabet (padding at the end only), and what the
+ * alphabet implies.
  */
 static int
-on_token(struct xp *x, const unsigned char *p, size_t n, size_t s)
+on_token(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e)
 {
-	unsigned m = 0xffff, lower = 0, upper = 0, nonhex = 0, digit = 0;
+	unsigned m, lower, upper, nonhex, digit;
+	uint32_t all = 0xffff, any = 0;
 	size_t i, body = n;
 	int r;
 
@@ -643,18 +966,16 @@ on_token(struct xp *x, const unsigned char *p, size_t n, size_t s)
 	if (body < MIN_TOKEN || n > MAX_TOKEN)
 		return 0;
 	for (i = 0; i < body; i++) {
-		unsigned c = p[i];
-
-		m &= rmask[c];
-		lower |= c >= 'a' && c <= 'z';
-		upper |= c >= 'A' && c <= 'Z';
-		digit |= c >= '0' && c <= '9';
-		nonhex |= (c | 0x20) > 'f' && (c | 0x20) <= 'z';
-		if (c == '=')
-			m = 0;
+		all &= tcls[p[i]];
+		any |= tcls[p[i]];
 	}
+	m = any & T_PAD ? 0 : all & 0xffff;
 	if (m == 0)
 		return 0;
+	lower = (any & T_LOWER) != 0;
+	upper = (any & T_UPPER) != 0;
+	digit = (any & T_DIGIT) != 0;
+	nonhex = (any & T_NONHEX) != 0;
 	/* the big numbers read text that a smaller alphabet does not */
 	if (!nonhex)
 		m &= ~(unsigned)((1u << R_B58) | (1u << R_B62) | (1u << R_B36) |
@@ -675,7 +996,7 @@ on_token(struct xp *x, const unsigned char *p, size_t n, size_t s)
 	if (m & (1u << R_DEC) && body < 19)
 		m &= ~(unsigned)(1u << R_DEC);
 	for (r = 0; r < R_COUNT; r++)
-		if ((m & (1u << r)) && try_radix(x, r, p, n, s) != 0)
+		if ((m & (1u << r)) && try_radix(x, r, p, n, s, e) != 0)
 			return -1;
 	return 0;
 }
@@ -720,12 +1041,54 @@ on_kind(void *ctx, const struct scan_trig *t, size_t pos)
 	return 0;
 }
 
+#define WRAP_LINE 16 /* characters of a line a wrapped token goes on after */
+
+/* A JSON-escaped line break at p[i] ("\\n", "\\r\\n", "\\r"): its length. */
+static size_t
+esc_break(const unsigned char *p, size_t i, size_t n)
+{
+	if (i + 1 >= n || p[i] != '\\')
+		return 0;
+	if (p[i + 1] == 'n')
+		return 2;
+	if (p[i + 1] != 'r')
+		return 0;
+	return i + 3 < n && p[i + 2] == '\\' && p[i + 3] == 'n' ? 4 : 2;
+}
+
+/*
+ * A token of a wrapped run, p[0..n), without its escaped line breaks,
+ * in the scratch x->u (the run's signature is done with); *len gets
+ * its length. On no memory, the token as it is.
+ */
+static const unsigned char *
+unwrap(struct xp *x, const unsigned char *p, size_t n, size_t *len)
+{
+	unsigned char *d = scratch(&x->u, &x->ucap, n, &x->oom);
+	size_t i, o = 0, w;
+
+	if (d == NULL) {
+		*len = n;
+		return p;
+	}
+	for (i = 0; i < n; i++) {
+		if (p[i] == '\\' && (w = esc_break(p, i, n)) > 0) {
+			i += w - 1;
+			continue;
+		}
+		d[o++] = p[i];
+	}
+	*len = o;
+	return d;
+}
+
 /* The run buf[s..e): its rotations, reversal and rot47, then tokens. */
 static int
 on_run(struct xp *x, size_t s, size_t e)
 {
 	const unsigned char *p = x->buf + s;
-	size_t n = e - s, i, ts;
+	size_t n = e - s, i, j, ts, ls, nw, tn = 0, kts;
+	uint32_t lead = ~0u, fam = ~0u;
 	unsigned char *sig;
 	int k;
 
@@ -735,13 +1098,18 @@ on_run(struct xp *x, size_t s, size_t e)
 	if ((sig = scratch(&x->u, &x->ucap, n, &x->oom)) == NULL)
 		return -1;
 	x->run = p;
-	scan_rot_sig(p, n, sig);
 	x->rots = 0;
 	x->kinds = 0;
-	if (scan_trig_scan(x->sc, sig, n, TRIG_SIG, on_sig, x) != 0 ||
+	/* the signature only where a sample of it may be a trigger's */
+	if (scan_trig_maybe(x->sc, p, n, 1)) {
+		scan_rot_sig(p, n, sig);
+		if (scan_trig_scan(x->sc, sig, n, TRIG_SIG, on_sig, x) != 0)
+			return -1;
+	}
+	if (scan_trig_maybe(x->sc, p, n, 0) &&
 	    scan_trig_scan(x->sc, p, n, TRIG_REV | TRIG_R47, on_kind, x) != 0)
 		return -1;
-	for (k = 1; k < 26; k++) {
+	for (k = 1; k < 26 && x->rots != 0; k++) {
 		if (!(x->rots & ((uint32_t)1 << k)))
 			continue;
 		for (i = 0; i < n; i++) {
@@ -770,47 +1138,88 @@ on_run(struct xp *x, size_t s, size_t e)
 			return -1;
 	}
 	/*
+	 * One pass over the run: the alphabets of the base85 family and
+	 * basE91 that hold all of it (from its start, and after a key in
+	 * its first 40 characters), whether base64 lacks a character of it,
+	 * and the tokens.
+	 *
+	 * Tokens: cut at punctuation no radix uses ('=' inside a token) and
+	 * at a JSON-escaped line break, all of it (the line after it starts
+	 * a token of its own, not "n..."), except where a line of
+	 * WRAP_LINE or more characters goes on after the break: a wrapped
+	 * run, joined into one token.
+	 */
+	for (kts = 0; kts < n && kts < 40 && p[kts] != '=' && p[kts] != ':';
+	     kts++)
+		lead &= rcls[p[kts]];
+	if (kts < n && kts < 40)
+		lead &= rcls[p[kts++]];
+	else
+		kts = 0, lead = ~0u;
+	for (i = 0, ts = 0, ls = 0, nw = 0; i <= n; i++) {
+		uint32_t c = RC_CUT;
+		size_t w;
+		int cut;
+
+		if (i < n) {
+			c = rcls[p[i]];
+			if (i >= kts)
+				fam &= c;
+			if (!(c & (RC_CUT | RC_PAD | RC_BSL)))
+				continue;
+		}
+		w = c & RC_BSL ? esc_break(p, i, n) : 0;
+		/* (the escape's letters count in the alphabets) */
+		for (j = i + 1; j < i + w; j++)
+			if (j >= kts)
+				fam &= rcls[p[j]];
+		if (w > 0 && i - (ls > ts ? ls : ts) >= WRAP_LINE &&
+		    i + w < n && !delim[p[i + w]] && p[i + w] != '=') {
+			nw++;
+			i += w - 1;
+			ls = i + 1;
+			continue;
+		}
+		cut = i == n || w > 0 || (c & RC_CUT) ||
+		    ((c & RC_PAD) && i + 1 < n && p[i + 1] != '=' &&
+			!delim[p[i + 1]]);
+		if (!cut)
+			continue;
+		if (ts < i && p[ts] == '=')
+			ts++;
+		if (i > ts) {
+			const unsigned char *tp = p + ts;
+
+			tn = i - ts;
+			if (nw > 0)
+				tp = unwrap(x, p + ts, i - ts, &tn);
+			if (on_token(x, tp, tn, s + ts, s + i) != 0)
+				return -1;
+		}
+		ts = ls = i + (w > 0 ? w : 1);
+		i = ts - 1;
+		nw = 0;
+	}
+	/*
 	 * The whole run by the base85 family and basE91, or after a key;
 	 * only a run with a character base64 lacks (base85 text of 20 bytes
 	 * has one but 3 times in 1000).
 	 */
-	for (i = 0; i < n && (rmask[p[i]] & (1u << R_B64)); i++)
-		;
-	for (ts = 0; ts < n && ts < 40 && p[ts] != '=' && p[ts] != ':'; ts++)
-		;
-	ts = ts < n && ts < 40 ? ts + 1 : 0;
-	for (k = i < n ? 0 : 2 * X_COUNT; k < 2 * X_COUNT; k++) {
-		size_t dn, from = k < X_COUNT ? 0 : ts;
+	for (k = (lead & fam) & RC_B64 ? 2 * X_COUNT : 0; k < 2 * X_COUNT;
+	     k++) {
+		size_t dn, from = k < X_COUNT ? 0 : kts;
 		int a = k % X_COUNT;
 
-		if ((k >= X_COUNT && ts == 0) || n - from < 10)
+		if ((k >= X_COUNT && kts == 0) || n - from < 10)
 			continue;
-		for (i = from; i < n && xval[a][p[i]] >= 0; i++)
-			;
-		if (i < n)
+		if (!((k < X_COUNT ? lead & fam : fam) & (RC_X << a)))
 			continue;
 		dn = a == X_B91 ? dec_b91(x, p + from, n - from) :
 				  dec_b85(x, a, p + from, n - from);
 		if (x->oom)
 			return -1;
-		if (dn >= SCAN_MIN_SECRET &&
-		    (worth(x->t, dn) || xor_hit(x, x->t, dn)) &&
-		    xemit(x, x->t, dn, x_name[a], s + from, e) != 0)
+		if (try_decoded(x, x->t, dn, x_name[a], s + from, e, 0) != 0)
 			return -1;
-	}
-	/* tokens: cut at punctuation no radix uses ('=' inside a token) */
-	for (i = 0, ts = 0; i <= n; i++) {
-		int cut = i == n || delim[p[i]] ||
-		    (p[i] == '=' && i + 1 < n && p[i + 1] != '=' &&
-			!delim[p[i + 1]]);
-
-		if (!cut)
-			continue;
-		if (ts < i && p[ts] == '=')
-			ts++;
-		if (i > ts && on_token(x, p + ts, i - ts, s + ts) != 0)
-			return -1;
-		ts = i + 1;
 	}
 	return x->oom ? -1 : 0;
 }
@@ -1179,9 +1588,14 @@ entity(const unsigned char *p, size_t n, uint32_t *cp)
 		*cp = v;
 		return i < n && p[i] == ';' ? i + 1 : i;
 	}
+	if (!scan_is_letter(p[1]))
+		return 0; /* "&&", "& ": the common case, no name */
 	for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++) {
-		size_t l = strlen(ents[k].name);
+		size_t l;
 
+		if (ents[k].name[0] != p[1])
+			continue;
+		l = strlen(ents[k].name);
 		if (l + 2 <= n && memcmp(p + 1, ents[k].name, l) == 0 &&
 		    p[l + 1] == ';') {
 			*cp = ents[k].c;
@@ -1465,12 +1879,15 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 		top = ntop;
 		if (e == 0) {
 			if (m != 0xffff && i >= floor && i + 16 <= len &&
+			    bitc[buf[i]] && bitc[buf[i + 15]] &&
 			    bitsmask16(buf + i) == 0xffff)
 				floor = on_bits(&x, i);
 			continue;
 		}
 		for (; s > floor && runc[buf[s - 1]]; s--)
 			;
+		while (e + 16 <= len && runmask16(buf + e) == 0xffff)
+			e += 16;
 		for (; e < len && runc[buf[e]]; e++)
 			;
 		if (scan_budget_late(bg))
@@ -1546,6 +1963,10 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 done:
 	if (depth > 0 && (len <= 4 * x.maxsecret + 64 || bin) &&
 	    try_xor(&x) != 0)
+		goto fail;
+	/* bytes a decoder gave that are not text: a brotli stream too */
+	if (depth > 0 && bin && len <= 4096 &&
+	    try_brotli(&x, buf, len, NULL, 0, len) != 0)
 		goto fail;
 out:
 	free(x.t);

@@ -17,6 +17,14 @@
  *	CHAIN_SEED=N       one case, verbose
  *	CHAIN_TABLE=1      no TAP: the recall table, by transform and by chain
  *	                   length (bench/bench_scan prints it)
+ *	CHAIN_MISSES=1     with CHAIN_TABLE: also every seed missed, one a
+ *	                   line ("# seed N: chain ... in ...")
+ *	CHAIN_DUMP=DIR     with CHAIN_TABLE: each case's bytes in DIR/N.0 (and
+ *	                   DIR/N.1: the decoded JSON values, when scanned),
+ *	                   and DIR/cases, a line a case: "N FOUND HEX LABELS"
+ *	                   (found 0/1 by leakbench, the canary in hex, the
+ *	                   transforms' labels joined by '|', "chain of K"
+ *	                   last), for another scanner over the same bytes
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -993,6 +1001,39 @@ static struct {
 } by_xf[NXF], by_len[MAXCHAIN + 1], by_s[S_COUNT];
 
 static int verbose;
+static const char *dump; /* CHAIN_DUMP */
+static FILE *dump_cases;
+
+/* CHAIN_DUMP: one case's bytes and its line in DIR/cases. */
+static void
+dump_case(uint64_t seed, int found, const struct str *secret,
+    const struct chain *c, const struct str *t0, const struct str *t1)
+{
+	char path[4096];
+	const struct str *t[2] = { t0, t1 };
+	FILE *f;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		if (t[i]->n == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%llu.%zu", dump,
+		    (unsigned long long)seed, i);
+		if ((f = fopen(path, "wb")) == NULL ||
+		    fwrite(t[i]->p, 1, t[i]->n, f) != t[i]->n ||
+		    fclose(f) != 0) {
+			perror(path);
+			exit(2);
+		}
+	}
+	fprintf(dump_cases, "%llu %d ", (unsigned long long)seed, found);
+	for (i = 0; i < secret->n; i++)
+		fprintf(dump_cases, "%02x", secret->p[i]);
+	fputc(' ', dump_cases);
+	for (i = 0; i < c->n; i++)
+		fprintf(dump_cases, "%s|", xfs[c->t[i]].label);
+	fprintf(dump_cases, "chain of %zu\n", c->n);
+}
 
 static int
 scan_both(struct scan *sc, const struct str *t0, const struct str *t1,
@@ -1081,6 +1122,8 @@ leak_case(uint64_t seed, int *found_any, char *why, size_t whylen)
 		by_xf[c.t[i]].found += r.n > 0;
 		by_xf[c.t[i]].named += (unsigned)named;
 	}
+	if (dump_cases != NULL)
+		dump_case(seed, r.n > 0, &secret, &c, &t0, &t1);
 	by_len[c.n].gen++;
 	by_len[c.n].found += r.n > 0;
 	by_len[c.n].named += (unsigned)named;
@@ -1211,9 +1254,19 @@ main(void)
 	unsigned cases = e ? (unsigned)strtoul(e, NULL, 10) : 1500, i;
 	unsigned lost = 0, unnamed = 0, dirty = 0, shown = 0, nearmiss = 0;
 	int any, tab = getenv("CHAIN_TABLE") != NULL;
+	int list = getenv("CHAIN_MISSES") != NULL;
 	char why[512];
 
 	strict = !tab;
+	if (tab && (dump = getenv("CHAIN_DUMP")) != NULL) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/cases", dump);
+		if ((dump_cases = fopen(path, "w")) == NULL) {
+			perror(path);
+			return 2;
+		}
+	}
 	if (one != NULL) {
 		uint64_t seed = strtoull(one, NULL, 10);
 
@@ -1228,18 +1281,22 @@ main(void)
 		if (!leak_case(i, &any, why, sizeof(why))) {
 			lost += !any;
 			unnamed += any;
-			if (!tab && shown++ < 20)
+			if ((!tab && shown++ < 20) || (tab && list))
 				printf("# seed %u: %s\n", i, why);
 		}
 		if (!miss_case(i, why, sizeof(why))) {
 			dirty++;
-			if (!tab && nearmiss++ < 20)
+			if ((!tab && nearmiss++ < 20) || (tab && list))
 				printf("# near miss, seed %u: %s\n", i, why);
 		}
 	}
 	if (tab) {
 		table(cases);
 		printf("near misses with a finding: %u/%u\n", dirty, cases);
+		if (dump_cases != NULL && fclose(dump_cases) != 0) {
+			perror(dump);
+			return 2;
+		}
 		return 0;
 	}
 	/*

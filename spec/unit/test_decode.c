@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <brotli/encode.h>
+
 #include "scan.h"
 #include "tap.h"
 
@@ -940,6 +942,131 @@ test_dns(void)
 	scan_free(sc);
 }
 
+/* ---- what decoders give that is not text ---- */
+
+static void
+b91(const unsigned char *p, size_t n, struct str *out)
+{
+	static const char al[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	    "!#$%&()*+,./:;<=>?@[]^_`{|}~\"";
+	unsigned b = 0, nb = 0, v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		b |= (unsigned)p[i] << nb;
+		nb += 8;
+		if (nb > 13) {
+			v = b & 8191;
+			if (v > 88) {
+				b >>= 13;
+				nb -= 13;
+			} else {
+				v = b & 16383;
+				b >>= 14;
+				nb -= 14;
+			}
+			put(out, al + v % 91, 1);
+			put(out, al + v / 91, 1);
+		}
+	}
+	if (nb > 0) {
+		put(out, al + b % 91, 1);
+		if (nb > 7 || b > 90)
+			put(out, al + b / 91, 1);
+	}
+}
+
+static void
+b64(const unsigned char *p, size_t n, struct str *out)
+{
+	static const char al[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t i;
+
+	for (i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 |
+		    (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
+		    (i + 2 < n ? p[i + 2] : 0);
+
+		put(out, al + (v >> 18), 1);
+		put(out, al + (v >> 12 & 63), 1);
+		put(out, i + 1 < n ? al + (v >> 6 & 63) : "=", 1);
+		put(out, i + 2 < n ? al + (v & 63) : "=", 1);
+	}
+}
+
+/*
+ * Decoded bytes that are not text: a binary secret in basE91 (which has
+ * no literal form: the decoded bytes are scanned for the secret as it
+ * is, though they are not text), and a brotli stream of a file in
+ * base64 wrapped inside a JSON string (the lines are one token: the
+ * stream is decoded whole, not line by line).
+ */
+static void
+test_not_text(void)
+{
+	struct str line = { 0 }, t = { 0 }, f = { 0 };
+	struct scan_result r;
+	struct scan *sc;
+	unsigned char sec[24], z[4096];
+	unsigned x = 777;
+	size_t i, k, found = 0, zn;
+
+	for (k = 0; k < 16; k++) {
+		for (i = 0; i < sizeof(sec); i++) {
+			x = x * 1103515245 + 12345;
+			sec[i] = (unsigned char)(x >> 16);
+		}
+		line.n = 0;
+		puts_(&line, "the key, in basE91: ");
+		b91(sec, sizeof(sec), &line);
+		puts_(&line, " (end)\n");
+		sc = compile1((const char *)sec, sizeof(sec));
+		memset(&r, 0, sizeof(r));
+		if (scan_buffer(sc, line.p, line.n, &r) != 0)
+			abort();
+		found += has_form(&r, "base91>raw");
+		scan_result_free(&r);
+		scan_free(sc);
+	}
+	ok(found == 16, "16 random binary secrets in basE91: %zu found", found);
+
+	/* a .env whose key is past the first line's bytes */
+	puts_(&f, "# settings of the service, kept out of the repository\n");
+	for (i = 0; i < 6; i++)
+		puts_(&f, "LOG_LEVEL=debug\nREGION=eu-west-1\nTIMEOUT=30\n");
+	puts_(&f, "API_KEY=sk-live-4f9a0c7d2e1b8a6f\n");
+	zn = sizeof(z);
+	if (!BrotliEncoderCompress(BROTLI_DEFAULT_QUALITY,
+		BROTLI_DEFAULT_WINDOW, BROTLI_MODE_TEXT, f.n,
+		(const uint8_t *)f.p, &zn, z))
+		abort();
+	b64(z, zn, &t);
+	line.n = 0;
+	puts_(&line, "{\"type\":\"tool_result\",\"content\":\"");
+	for (i = 0; i < t.n; i += 76) {
+		put(&line, t.p + i, t.n - i < 76 ? t.n - i : 76);
+		if (i + 76 < t.n)
+			puts_(&line, "\\n");
+	}
+	puts_(&line, "\"}\n");
+	sc = compile1("sk-live-4f9a0c7d2e1b8a6f", 24);
+	memset(&r, 0, sizeof(r));
+	if (scan_buffer(sc, line.p, line.n, &r) != 0)
+		abort();
+	if (!ok(has_form(&r, "base64>brotli>raw"),
+		"brotli of a file, base64 wrapped at 76 in a JSON string "
+		"(%zu bytes compressed): base64>brotli>raw",
+		zn))
+		dump(&r);
+	scan_result_free(&r);
+	scan_free(sc);
+	free(line.p);
+	free(t.p);
+	free(f.p);
+}
+
 int
 main(void)
 {
@@ -955,6 +1082,7 @@ main(void)
 	test_fd_whole();
 	test_split();
 	test_dns();
+	test_not_text();
 	{
 		const char *const rm[] = { "rm", "-rf", tmpdir, NULL };
 
