@@ -831,11 +831,13 @@ function Run:claude()
   self.watch = watch.new(self.dir, self.session_id)
   repeat
     local left = deadline - core.now()
-    r = h:wait(math.max(0, math.min(M.WATCH_POLL, left)))
+    local slice = math.max(0, math.min(M.WATCH_POLL, left))
+    r = h:wait(self.watch:wait(slice) and 0 or slice)
     self.watch:poll()
     local dead = not r and core.now() >= next_check and (self:dead_carrier() or self:over_size())
     if not r and core.now() >= next_check then next_check = core.now() + M.CARRIER_POLL end
     if dead then
+      self.watch:close()
       h:kill("SIGTERM")
       if not h:wait(5) then h:kill("SIGKILL"); h:wait(5) end
       self.claude_h = nil
@@ -843,6 +845,7 @@ function Run:claude()
       self:fail("%s", dead)
     end
   until r or left <= M.WATCH_POLL
+  self.watch:close()
   if not r then
     self.timed_out = true
     h:kill("SIGTERM")
