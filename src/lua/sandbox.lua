@@ -337,6 +337,44 @@ function Run:interceptor()
   return self.subject and self.subject.interceptor
 end
 
+-- Where the run folder is while the run is on. The claude container's
+-- mount table (/proc/self/mountinfo) shows the source path of each bind
+-- mount, so for the run the folder moves to a neutral path,
+-- HIDE_BASE-<uid>/<run id> (a directory of ours alone, mode 0700), with a
+-- link at its own path; it moves back when the run ends (Run:unhide_dir).
+-- A rename only: where the two are on different file systems, or the
+-- base is not ours alone, the run stays where it is, and its path shows.
+M.HIDE_BASE = "/var/tmp/leakbench"
+
+function Run:hide_dir()
+  local uid = core.getuid()
+  local base = ("%s-%d"):format(M.HIDE_BASE, uid)
+  core.mkdir_p(base, 448)
+  local st = core.stat(base)
+  if not (st and st.type == "dir" and st.uid == uid and st.mode & 63 == 0) then return end
+  local hidden = base .. "/" .. self.run_id
+  if not os.rename(self.dir, hidden) then return end
+  if not core.symlink(hidden, self.dir) then
+    os.rename(hidden, self.dir)
+    return
+  end
+  self.shown_dir, self.dir = self.dir, hidden
+end
+
+-- The run folder back at its own path (where the link was).
+function Run:unhide_dir()
+  local shown = self.shown_dir
+  if not shown then return end
+  local st = core.stat(shown)
+  if st and st.type == "link" and os.remove(shown) then
+    if os.rename(self.dir, shown) then
+      self.dir, self.shown_dir = shown, nil
+    else
+      core.symlink(self.dir, shown)
+    end
+  end
+end
+
 -- Stage: project, home files, claude config, subject dir, script, records,
 -- the socket directories and the agent's resolv.conf and hosts.
 function Run:stage()
@@ -769,6 +807,8 @@ function Run:start_claude()
   local argv = { "run", "--rm", "--name", self.names.claude }
   append(argv, self:labels(), self:join_args("net"), {
     "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
+    -- the host kernel's command line is not the agent's to read
+    "--security-opt", "mask=/proc/cmdline",
   }, limit_flags(self:claude_limits()), self:fsize_flags(), {
     "-v", self.config .. ":/home/bench/.claude",
     "-v", self.project .. ":/work",
@@ -1060,6 +1100,7 @@ function Run:finally()
       if p and core.stat(p) then core.chown(p, uid, gid, true) end
     end
   end
+  self:unhide_dir()
 end
 
 -- The whole run. Returns a result table (never raises for run errors).
@@ -1067,7 +1108,10 @@ function Run:execute()
   local t0 = core.now()
   self.started = {}
   local ok, err = pcall(function()
-    self:phase("stage", function() self:stage() end)
+    self:phase("stage", function()
+      self:hide_dir()
+      self:stage()
+    end)
     if self.live then self:read_credential() end
     self:check_interrupted()
     self:phase("containers", function()
