@@ -869,11 +869,16 @@ function Run:claude()
   local deadline, r = core.now() + self.timeout
   local next_check = core.now() + M.CARRIER_POLL
   self.watch = watch.new(self.dir, self.session_id)
+  -- the CPU time the watcher costs this process (timings.watch_cpu)
+  local watch_cpu = 0
   repeat
     local left = deadline - core.now()
     local slice = math.max(0, math.min(M.WATCH_POLL, left))
     r = h:wait(self.watch:wait(slice) and 0 or slice)
+    local c0 = os.clock()
     self.watch:poll()
+    watch_cpu = watch_cpu + os.clock() - c0
+    self.timings.watch_cpu = watch_cpu
     local dead = not r and core.now() >= next_check and (self:dead_carrier() or self:over_size())
     if not r and core.now() >= next_check then next_check = core.now() + M.CARRIER_POLL end
     if dead then
