@@ -344,18 +344,29 @@ end
 -- link at its own path; it moves back when the run ends (Run:unhide_dir).
 -- A rename only: where the two are on different file systems, or the
 -- base is not ours alone, the run stays where it is, and its path shows.
+-- The folder is named <pid>-<run id> there, and <pid>-<run id>.from holds
+-- its own path, so that `leakbench clean` can move back the folder of a
+-- run whose process was killed (clean.sweep_hidden).
 M.HIDE_BASE = "/var/tmp/leakbench"
 
+function M.hide_base()
+  return ("%s-%d"):format(M.HIDE_BASE, core.getuid())
+end
+
 function Run:hide_dir()
-  local uid = core.getuid()
-  local base = ("%s-%d"):format(M.HIDE_BASE, uid)
+  local base = M.hide_base()
   core.mkdir_p(base, 448)
   local st = core.stat(base)
-  if not (st and st.type == "dir" and st.uid == uid and st.mode & 63 == 0) then return end
-  local hidden = base .. "/" .. self.run_id
-  if not os.rename(self.dir, hidden) then return end
+  if not (st and st.type == "dir" and st.uid == core.getuid() and st.mode & 63 == 0) then return end
+  local hidden = ("%s/%d-%s"):format(base, core.getpid(), self.run_id)
+  if not core.write_file(hidden .. ".from", self.dir, 384) then return end
+  if not os.rename(self.dir, hidden) then
+    os.remove(hidden .. ".from")
+    return
+  end
   if not core.symlink(hidden, self.dir) then
     os.rename(hidden, self.dir)
+    os.remove(hidden .. ".from")
     return
   end
   self.shown_dir, self.dir = self.dir, hidden
@@ -368,6 +379,7 @@ function Run:unhide_dir()
   local st = core.stat(shown)
   if st and st.type == "link" and os.remove(shown) then
     if os.rename(self.dir, shown) then
+      os.remove(self.dir .. ".from")
       self.dir, self.shown_dir = shown, nil
     else
       core.symlink(self.dir, shown)
