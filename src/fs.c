@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -476,15 +478,13 @@ fail:
 	return -1;
 }
 
-char *
-fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
-    struct fs_read_info *info, char *err, size_t errlen)
+int
+fs_open_beneath(const char *root, const char *rel, char *err, size_t errlen)
 {
-	char name[NAME_MAX + 1], *buf = NULL, *nb, probe;
-	size_t n = 0, size = 0, want;
+	char name[NAME_MAX + 1];
 	const char *last;
 	struct stat st;
-	ssize_t r;
+	size_t want;
 	int dfd, fd = -1, e = 0;
 
 	if ((dfd = open_parent_beneath(root, rel, &last, &e)) == -1)
@@ -518,6 +518,28 @@ fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
 		e = FS_ENOTREG; /* swapped since the fstatat */
 		goto fail;
 	}
+	close(dfd);
+	return fd;
+fail:
+	if (fd != -1)
+		close(fd);
+	if (dfd != -1)
+		close(dfd);
+	set_beneath_err(err, errlen, root, rel, e);
+	return -1;
+}
+
+char *
+fs_read_fd(int fd, size_t max, size_t *len, struct fs_read_info *info)
+{
+	char *buf = NULL, *nb, probe;
+	size_t n = 0, size = 0;
+	struct stat st;
+	ssize_t r;
+	int e;
+
+	if (fstat(fd, &st) == -1)
+		return NULL;
 	info->size = st.st_size;
 	info->mode = st.st_mode & 07777;
 	info->truncated = 0;
@@ -538,7 +560,7 @@ fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
 		}
 		/* buf was allocated just above: not NULL. */
 		/* cppcheck-suppress nullPointerArithmeticRedundantCheck */
-		r = read(fd, buf + n, size - n - 1);
+		r = pread(fd, buf + n, size - n - 1, (off_t)n);
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1) {
@@ -550,23 +572,83 @@ fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
 		n += (size_t)r;
 	}
 	if (n == max) {
-		while ((r = read(fd, &probe, 1)) == -1 && errno == EINTR)
+		while ((r = pread(fd, &probe, 1, (off_t)n)) == -1 &&
+		    errno == EINTR)
 			;
 		info->truncated = r > 0;
 	}
-	close(fd);
-	close(dfd);
 	buf[n] = '\0';
 	*len = n;
 	return buf;
 fail:
-	if (fd != -1)
-		close(fd);
-	if (dfd != -1)
-		close(dfd);
 	free(buf);
-	set_beneath_err(err, errlen, root, rel, e);
+	errno = e;
 	return NULL;
+}
+
+char *
+fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
+    struct fs_read_info *info, char *err, size_t errlen)
+{
+	char *buf;
+	int fd, e;
+
+	if ((fd = fs_open_beneath(root, rel, err, errlen)) == -1)
+		return NULL;
+	buf = fs_read_fd(fd, max, len, info);
+	e = errno;
+	close(fd);
+	if (buf == NULL)
+		set_beneath_err(err, errlen, root, rel, e);
+	return buf;
+}
+
+int
+fs_notify_open(void)
+{
+	return inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+}
+
+int
+fs_notify_add(int fd, const char *path)
+{
+	return inotify_add_watch(fd, path,
+	    IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE |
+		IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
+		IN_ONLYDIR | IN_DONT_FOLLOW);
+}
+
+int
+fs_notify_wait(int fd, int timeout_ms)
+{
+	char buf[4096]
+	    __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t r;
+	int rc, n = 0;
+
+	while ((rc = poll(&p, 1, timeout_ms)) == -1 && errno == EINTR)
+		;
+	if (rc == -1)
+		return -1;
+	for (;;) {
+		const char *q;
+
+		r = read(fd, buf, sizeof(buf));
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1 && errno == EAGAIN)
+			return n;
+		if (r <= 0)
+			return r == 0 ? n : -1;
+		for (q = buf; q < buf + r;) {
+			const struct inotify_event
+			    *ev = (const struct inotify_event *)(const void *)q;
+
+			n++;
+			q += sizeof(*ev) + ev->len;
+		}
+	}
 }
 
 struct walk {

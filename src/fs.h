@@ -56,6 +56,35 @@ char *fs_read_beneath(const char *root, const char *rel, size_t max,
     size_t *len, struct fs_read_info *info, char *err, size_t errlen);
 
 /*
+ * Opens root/rel for reading under the same rules as fs_read_beneath (no
+ * link followed, a regular file only, never blocking on a FIFO): the
+ * descriptor (the caller closes it), or -1 with err.
+ */
+int fs_open_beneath(const char *root, const char *rel, char *err,
+    size_t errlen);
+
+/*
+ * The first max bytes of the regular file open at fd, read with pread
+ * from offset 0 (fd's own offset is not moved), info filled: malloc'd and
+ * NUL-terminated (caller frees), *len their count; or NULL with errno.
+ */
+char *fs_read_fd(int fd, size_t max, size_t *len, struct fs_read_info *info);
+
+/*
+ * Change notification on directories (inotify), to wake a watcher when a
+ * file it follows may have changed; it says nothing of what changed.
+ * fs_notify_open: a non-blocking descriptor (the caller closes it), or -1
+ * with errno. fs_notify_add: watches the directory path (not a link, not
+ * a file) for writes, creations, renames and deletions of its entries; a
+ * watch descriptor, or -1 with errno. fs_notify_wait: waits up to
+ * timeout_ms (-1: no limit) for events and drains them: their count (0
+ * when none came), or -1 with errno.
+ */
+int fs_notify_open(void);
+int fs_notify_add(int fd, const char *path);
+int fs_notify_wait(int fd, int timeout_ms);
+
+/*
  * The regular files below root/rel, as sorted paths relative to it: a
  * list for fs_free_list, or NULL with err. rel itself (the root of the
  * walk) is reached without following a link, like everything below it:

@@ -12,6 +12,7 @@
 #include "l_args.h"
 #include "lhost.h"
 #include "l_proc.h"
+#include "l_watch.h"
 
 extern const luaL_Reg scan_funcs[]; /* l_scan.c: the leak scanner */
 extern const luaL_Reg sys_funcs[];  /* l_sys.c: the host's facts */
@@ -68,5 +69,6 @@ luaopen_leakbench_core(lua_State *L)
 	luaL_setfuncs(L, sys_funcs, 0);
 	luaL_setfuncs(L, fs_funcs, 0);
 	l_proc_register(L);
+	l_watch_register(L);
 	return 1;
 }

@@ -414,6 +414,19 @@ l_exe_path(lua_State *L)
 	return l_realpath(L);
 }
 
+/* symlink(target, path) -> true | nil, err: a link at path to target. */
+static int
+l_symlink(lua_State *L)
+{
+	const char *target = l_check_string(L, 1, "core.symlink", "target");
+	const char *path = l_check_string(L, 2, "core.symlink", "path");
+
+	if (symlink(target, path) == -1)
+		return l_fail_errno(L, "cannot make the link", path, errno);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 const luaL_Reg fs_funcs[] = { { "tmpdir", l_tmpdir }, { "rmtree", l_rmtree },
 	{ "mkdir_p", l_mkdir_p }, { "write_file", l_write_file },
 	{ "read_file", l_read_file }, { "read_beneath", l_read_beneath },
@@ -421,4 +434,4 @@ const luaL_Reg fs_funcs[] = { { "tmpdir", l_tmpdir }, { "rmtree", l_rmtree },
 	{ "disk_usage", l_disk_usage }, { "sha256_file", l_sha256_file },
 	{ "listdir", l_listdir }, { "stat", l_stat }, { "chown", l_chown },
 	{ "chmod", l_chmod }, { "realpath", l_realpath },
-	{ "exe_path", l_exe_path }, { NULL, NULL } };
+	{ "exe_path", l_exe_path }, { "symlink", l_symlink }, { NULL, NULL } };

@@ -182,3 +182,37 @@ describe("isolation, probed from inside the claude container", function()
     assert.truthy(log:find("listening", 1, true), log)
   end)
 end)
+
+-- What the claude container shows of the host: no host path in its mount
+-- table (the bind mounts' sources: the run folder, the user's --out dir)
+-- and not the host kernel's command line. Podman's own storage paths (the
+-- image layers of the root file system) are podman's, not the user's
+-- layout, and podman offers no way to hide them.
+describe("the host, seen from inside the claude container", function()
+  local dir = tmpdir()
+  teardown(function() sh.rmtree(dir) end)
+
+  it("shows no host path in its mount table and no host kernel command line", function()
+    local out = dir .. "/some-user-dir/runs"
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/isolation/host-paths.lua", "--out", out })
+    local run = results(out).runs[1]
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
+    local a = answer(run.dir)
+    local mounts = must(a:match("MOUNTINFO%-BEGIN\n(.-)MOUNTINFO%-END"), a)
+    local cmdline = must(a:match("CMDLINE%-BEGIN\n(.-)CMDLINE%-END"), a)
+    assert.matches(" /work ", mounts, 1, true)
+    assert.matches(" /home/bench/.claude ", mounts, 1, true)
+    local host = {
+      dir, out, run.dir, "some-user-dir", (sh.run({ "pwd" }).stdout:gsub("\n$", "")), "/root",
+      (os.getenv("HOME") or "/root"), (dir:match("^(/[^/]+/[^/]+)") or dir),
+    }
+    for _, p in ipairs(host) do
+      assert.is_nil(mounts:find(p, 1, true), ("'%s' is in the container's mount table:\n%s"):format(p, mounts))
+      assert.is_nil(cmdline:find(p, 1, true), cmdline)
+    end
+    local kernel = (read("/proc/cmdline") or ""):gsub("%s+$", "")
+    assert.truthy(#kernel > 0, "the host has no kernel command line to hide")
+    assert.is_nil(cmdline:find(kernel, 1, true), "the host's kernel command line is visible: " .. cmdline)
+    assert.are.equal("", cmdline)
+  end)
+end)

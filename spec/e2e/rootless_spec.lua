@@ -131,6 +131,27 @@ describe("leakbench run under rootless podman", function()
     assert.matches("REACH simulated%-198%.1[89]%.%d+%.%d+ yes", answer)
   end)
 
+  it("shows no path of the run, its --out dir or the source tree in the claude container's mount table", function()
+    local p = as_user("cd " .. quote(dir .. "/tree") .. " && ./leakbench run spec/fixtures/e2e/isolation/host-paths.lua"
+      .. " --out " .. quote(dir .. "/paths-out"))
+    local pdoc = cjson.decode(must(read(dir .. "/paths-out/results.json"), "no results.json: " .. p.stderr))
+    local prun = pdoc.runs[1]
+    assert.are.equal("pass", prun.verdict, tostring(prun.reason))
+    local answer = ""
+    for line in (read(prun.dir .. "/stream.jsonl") or ""):gmatch("[^\n]+") do
+      local ok, ev = pcall(cjson.decode, line)
+      if ok and ev.type == "result" then answer = ev.result end
+    end
+    local mounts = must(answer:match("MOUNTINFO%-BEGIN\n(.-)MOUNTINFO%-END"), answer)
+    assert.matches(" /work ", mounts, 1, true)
+    -- (podman's own storage, under the user's home, names the image
+    -- layers of the root file system: podman offers no way to hide it)
+    for _, path in ipairs({ dir, prun.dir }) do
+      assert.is_nil(mounts:find(path, 1, true), ("'%s' is in the mount table:\n%s"):format(path, mounts))
+    end
+    assert.are.equal("", must(answer:match("CMDLINE%-BEGIN\n(.-)CMDLINE%-END"), answer))
+  end)
+
   it("leaves no container and no network in the user's podman", function()
     assert.are.equal("", as_user("podman ps -a --filter label=leakbench=1 --format '{{.Names}}'").stdout)
     assert.are.equal("", as_user("podman network ls --filter label=leakbench=1 --format '{{.Name}}'").stdout)

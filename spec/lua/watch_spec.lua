@@ -9,8 +9,8 @@ local SID = "0b7e4a52-9c1d-4e8f-a3b2-1c0d9e8f7a6b"
 describe("watch", function()
   local dir, path, w
 
-  local function spit(p, text)
-    local f = assert(io.open(p, "wb"))
+  local function spit(p, text, mode)
+    local f = assert(io.open(p, mode or "wb"))
     f:write(text)
     f:close()
   end
@@ -61,6 +61,56 @@ describe("watch", function()
     for _, c in ipairs(w.changes) do how[#how + 1] = c.how end
     assert.are.same({ "rewritten", "truncated", "replaced", "deleted" }, how)
     assert.are.same({ "line one SECRET\n", "line one XXXXXX\n", "li", "new\n" }, versions())
+  end)
+
+  it("keeps what Claude Code appended after its last look, when another file is renamed over it", function()
+    spit(path, "line one\n")
+    w:poll()
+    -- between two looks: Claude Code appends the secret, the agent renames
+    -- a copy without it over the file
+    spit(path, "line two SECRET\n", "ab")
+    spit(path .. ".new", "line one\n")
+    os.rename(path .. ".new", path)
+    w:poll()
+    assert.are.equal(1, #w.changes)
+    assert.are.equal("replaced", w.changes[1].how)
+    assert.are.same({ "line one\nline two SECRET\n" }, versions())
+    -- and what comes after is followed in the new file
+    spit(path, "more\n", "ab")
+    w:poll()
+    assert.are.equal(1, #w.changes)
+    w:close()
+  end)
+
+  it("keeps what a deleted file held last, and names any other file in its place", function()
+    spit(path, "a\n")
+    w:poll()
+    spit(path, "b SECRET\n", "ab")
+    os.remove(path)
+    w:poll()
+    spit(path, "a\nb SECRET\n")   -- the same text, another file
+    w:poll()
+    spit(path .. ".new", "a\nb SECRET\nc\n")
+    os.rename(path .. ".new", path)
+    w:poll()
+    local how = {}
+    for _, c in ipairs(w.changes) do how[#how + 1] = c.how end
+    assert.are.same({ "deleted", "replaced" }, how)
+    assert.are.same({ "a\nb SECRET\n", "a\nb SECRET\n" }, versions())
+  end)
+
+  it("is woken by a write in the transcript folder, and waits its time out without one", function()
+    spit(path, "a\n")
+    w:poll()
+    assert.is_true(w:wait(0))
+    local t0 = core.now()
+    assert.is_true(w:wait(0.05))
+    assert.truthy(core.now() - t0 >= 0.04)
+    spit(path, "b\n", "ab")
+    t0 = core.now()
+    assert.is_true(w:wait(5))
+    assert.truthy(core.now() - t0 < 1, "the write did not wake the watcher")
+    w:close()
   end)
 
   it("names a transcript replaced by a link, and never follows it", function()

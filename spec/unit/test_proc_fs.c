@@ -265,6 +265,56 @@ test_read_beneath(void)
 	free(s);
 }
 
+/*
+ * fs_open_beneath + fs_read_fd: a file held open stays readable whole
+ * after another file is renamed over it, and after it is deleted; the
+ * open refuses what read_beneath refuses. fs_notify_*: a write in a
+ * watched directory wakes the wait, none lets it time out.
+ */
+static void
+test_held_files(void)
+{
+	struct fs_read_info info;
+	char *s;
+	size_t len;
+	int fd, nfd;
+
+	fs_mkdir_p(at("hf"), 0755, err, sizeof(err));
+	fs_write_file(at("hf/t"), "one\n", 4, 0644, 0, err, sizeof(err));
+	fd = fs_open_beneath(at("hf"), "t", err, sizeof(err));
+	ok(fd != -1, "open_beneath: a regular file (%s)", err);
+	nfd = fs_notify_open();
+	ok(nfd != -1 && fs_notify_add(nfd, at("hf")) != -1,
+	    "notify: a watch on a directory");
+	is_int(fs_notify_wait(nfd, 0), 0, "notify: no event yet");
+	{
+		int a = open(at("hf/t"), O_WRONLY | O_APPEND);
+
+		ok(a != -1 && write(a, "two\n", 4) == 4, "append");
+		if (a != -1)
+			close(a);
+	}
+	ok(fs_notify_wait(nfd, 1000) > 0, "notify: the append wakes the wait");
+	fs_write_file(at("hf/t.new"), "one\n", 4, 0644, 0, err, sizeof(err));
+	ok(rename(at("hf/t.new"), at("hf/t")) == 0, "rename over it");
+	s = fs_read_fd(fd, 64, &len, &info);
+	is_str(s, "one\ntwo\n",
+	    "read_fd: the file held, whole, after a rename");
+	free(s);
+	ok(unlink(at("hf/t")) == 0, "delete the new one");
+	s = fs_read_fd(fd, 3, &len, &info);
+	ok(s != NULL && len == 3 && info.truncated,
+	    "read_fd: capped at max, truncated said");
+	free(s);
+	close(fd);
+	ok(fs_notify_wait(nfd, 0) > 0, "notify: the rename and delete too");
+	close(nfd);
+	ok(symlink("/etc/passwd", at("hf/l")) == 0, "a link");
+	ok(fs_open_beneath(at("hf"), "l", err, sizeof(err)) == -1 &&
+		strstr(err, "is a symbolic link") != NULL,
+	    "open_beneath: refuses a link (%s)", err);
+}
+
 /* fs_files_beneath: never through a link, the root of the walk included. */
 static void
 test_files_beneath(void)
@@ -315,6 +365,7 @@ main(void)
 	test_rmtree();
 	test_chown();
 	test_read_beneath();
+	test_held_files();
 	test_files_beneath();
 	is_int(fs_rmtree(top, err, sizeof(err)), 0, "cleanup");
 	return tap_done();

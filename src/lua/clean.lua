@@ -33,6 +33,34 @@ function M.sweep_credentials(say, bases)
   return n
 end
 
+--- M.sweep_hidden([say], [base]) -> count. Moves back to its own path
+--- the run folder of each run whose leakbench process is gone and which
+--- was still at its neutral place (sandbox.hide_base(), Run:hide_dir):
+--- where a link to it still stands at the path its .from file names.
+function M.sweep_hidden(say, base)
+  say = say or function() end
+  base = base or sandbox.hide_base()
+  local n = 0
+  for _, name in ipairs(core.listdir(base) or {}) do
+    local pid = name:match("^(%d+)%-.*%.from$")
+    local hidden = base .. "/" .. name:gsub("%.from$", "")
+    if pid and not podman.live_owner({ ["leakbench.pid"] = pid }) then
+      local shown = core.read_file(base .. "/" .. name)
+      local at, st = shown and core.stat(shown), core.stat(hidden)
+      if at and at.type == "link" and st and st.type == "dir" and os.remove(shown) then
+        if os.rename(hidden, shown) then
+          os.remove(base .. "/" .. name)
+          n = n + 1
+          say(("moved run folder %s back (process %s is gone)"):format(shown, pid))
+        else
+          core.symlink(hidden, shown)
+        end
+      end
+    end
+  end
+  return n
+end
+
 --- M.prune_images(pm, keep, [say]) -> { removed = n, skipped = n }
 --- | nil, err. Removes the images labelled leakbench=1 except the refs in
 --- `keep` (a set) and the newest image of each subject repository: a tag
@@ -95,6 +123,7 @@ function M.main(args, pm, bases)
     return 1
   end
   local files = M.sweep_credentials(say, bases)
+  M.sweep_hidden(say)
   io.stdout:write(("removed %d container(s), %d network(s) and %d credential file(s)%s\n"):format(
     #removed.containers, #removed.networks, files,
     removed.kept > 0 and (", kept %d of live runs"):format(removed.kept) or ""))

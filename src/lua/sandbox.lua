@@ -337,6 +337,56 @@ function Run:interceptor()
   return self.subject and self.subject.interceptor
 end
 
+-- Where the run folder is while the run is on. The claude container's
+-- mount table (/proc/self/mountinfo) shows the source path of each bind
+-- mount, so for the run the folder moves to a neutral path,
+-- HIDE_BASE-<uid>/<run id> (a directory of ours alone, mode 0700), with a
+-- link at its own path; it moves back when the run ends (Run:unhide_dir).
+-- A rename only: where the two are on different file systems, or the
+-- base is not ours alone, the run stays where it is, and its path shows.
+-- The folder is named <pid>-<run id> there, and <pid>-<run id>.from holds
+-- its own path, so that `leakbench clean` can move back the folder of a
+-- run whose process was killed (clean.sweep_hidden).
+M.HIDE_BASE = "/var/tmp/leakbench"
+
+function M.hide_base()
+  return ("%s-%d"):format(M.HIDE_BASE, core.getuid())
+end
+
+function Run:hide_dir()
+  local base = M.hide_base()
+  core.mkdir_p(base, 448)
+  local st = core.stat(base)
+  if not (st and st.type == "dir" and st.uid == core.getuid() and st.mode & 63 == 0) then return end
+  local hidden = ("%s/%d-%s"):format(base, core.getpid(), self.run_id)
+  if not core.write_file(hidden .. ".from", self.dir, 384) then return end
+  if not os.rename(self.dir, hidden) then
+    os.remove(hidden .. ".from")
+    return
+  end
+  if not core.symlink(hidden, self.dir) then
+    os.rename(hidden, self.dir)
+    os.remove(hidden .. ".from")
+    return
+  end
+  self.shown_dir, self.dir = self.dir, hidden
+end
+
+-- The run folder back at its own path (where the link was).
+function Run:unhide_dir()
+  local shown = self.shown_dir
+  if not shown then return end
+  local st = core.stat(shown)
+  if st and st.type == "link" and os.remove(shown) then
+    if os.rename(self.dir, shown) then
+      os.remove(self.dir .. ".from")
+      self.dir, self.shown_dir = shown, nil
+    else
+      core.symlink(self.dir, shown)
+    end
+  end
+end
+
 -- Stage: project, home files, claude config, subject dir, script, records,
 -- the socket directories and the agent's resolv.conf and hosts.
 function Run:stage()
@@ -769,6 +819,8 @@ function Run:start_claude()
   local argv = { "run", "--rm", "--name", self.names.claude }
   append(argv, self:labels(), self:join_args("net"), {
     "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
+    -- the host kernel's command line is not the agent's to read
+    "--security-opt", "mask=/proc/cmdline",
   }, limit_flags(self:claude_limits()), self:fsize_flags(), {
     "-v", self.config .. ":/home/bench/.claude",
     "-v", self.project .. ":/work",
@@ -829,13 +881,20 @@ function Run:claude()
   local deadline, r = core.now() + self.timeout
   local next_check = core.now() + M.CARRIER_POLL
   self.watch = watch.new(self.dir, self.session_id)
+  -- the CPU time the watcher costs this process (timings.watch_cpu)
+  local watch_cpu = 0
   repeat
     local left = deadline - core.now()
-    r = h:wait(math.max(0, math.min(M.WATCH_POLL, left)))
+    local slice = math.max(0, math.min(M.WATCH_POLL, left))
+    r = h:wait(self.watch:wait(slice) and 0 or slice)
+    local c0 = os.clock()
     self.watch:poll()
+    watch_cpu = watch_cpu + os.clock() - c0
+    self.timings.watch_cpu = watch_cpu
     local dead = not r and core.now() >= next_check and (self:dead_carrier() or self:over_size())
     if not r and core.now() >= next_check then next_check = core.now() + M.CARRIER_POLL end
     if dead then
+      self.watch:close()
       h:kill("SIGTERM")
       if not h:wait(5) then h:kill("SIGKILL"); h:wait(5) end
       self.claude_h = nil
@@ -843,6 +902,7 @@ function Run:claude()
       self:fail("%s", dead)
     end
   until r or left <= M.WATCH_POLL
+  self.watch:close()
   if not r then
     self.timed_out = true
     h:kill("SIGTERM")
@@ -1057,6 +1117,7 @@ function Run:finally()
       if p and core.stat(p) then core.chown(p, uid, gid, true) end
     end
   end
+  self:unhide_dir()
 end
 
 -- The whole run. Returns a result table (never raises for run errors).
@@ -1064,7 +1125,10 @@ function Run:execute()
   local t0 = core.now()
   self.started = {}
   local ok, err = pcall(function()
-    self:phase("stage", function() self:stage() end)
+    self:phase("stage", function()
+      self:hide_dir()
+      self:stage()
+    end)
     if self.live then self:read_credential() end
     self:check_interrupted()
     self:phase("containers", function()

@@ -9,11 +9,18 @@
 -- the changes are listed as { file=, how=, t= } (how: "rewritten",
 -- "truncated", "replaced", "deleted", "replaced by a link" ...).
 --
--- It polls (stat, then a read only when size, inode or mtime moved): a
--- change made and undone between two polls, or made to bytes the watcher
--- had not read yet, is not seen. Files watched: the transcript by its
--- known path (the session id is the harness's) and the *.jsonl files below
--- its session folder (subagents), at most MAX_FILES of them.
+-- It holds each transcript file open from the moment it sees it, so a file
+-- renamed over it (sed -i) or a deletion loses nothing Claude Code wrote
+-- to it: the version kept is what that file held last, read through the
+-- watcher's own descriptor. And it is woken by inotify at each change of
+-- the transcript folders (polled too, every WATCH_POLL of sandbox.lua,
+-- where inotify is missing): a rewrite in place that the agent makes and
+-- undoes faster than the watcher reads (same file, same size) is the one
+-- change it can still miss. Any other file in the transcript's place is a
+-- change, whatever it holds: Claude Code never replaces its transcript.
+-- Files watched: the transcript by its known path (the session id is the
+-- harness's) and the *.jsonl files below its session folder (subagents),
+-- at most MAX_FILES of them held at once.
 local core = require "leakbench.core"
 
 local M = {}
@@ -27,11 +34,11 @@ local Watch = {}
 Watch.__index = Watch
 
 -- new(dir, session_id): DIR is the run folder; the transcripts are under
--- DIR/claude-config/projects/-work/.
+-- DIR/claude-config/projects/-work/. Close it with w:close().
 function M.new(dir, session_id)
   local base = "claude-config/projects/-work/" .. session_id
-  return setmetatable({ dir = dir, main = base .. ".jsonl", sub = base, files = {},
-    changes = {}, saved = 0, last_walk = 0 }, Watch)
+  return setmetatable({ dir = dir, main = base .. ".jsonl", sub = base, files = {}, held = 0,
+    changes = {}, saved = 0, last_walk = 0, notify = core.notify(), watched = {} }, Watch)
 end
 
 -- Keeps TEXT, the version of REL before a change, in transcript-versions/.
@@ -54,41 +61,75 @@ function Watch:change(rel, how)
     version_lost = (self.unsaved or 0) > 0 or nil }
 end
 
+-- The file REL held by ST is no longer at its path (HOW says what is
+-- there now): what it held last, read through the watcher's descriptor,
+-- is kept (and what the watcher had read, when the agent rewrote the file
+-- before it moved it away), and the descriptor is closed.
+function Watch:lost(rel, st, how)
+  local last = st.fh:read(M.MAX_BYTES) or ""
+  st.fh:close()
+  self.held = self.held - 1
+  if last:sub(1, #st.text) ~= st.text then self:save(rel, st.text) end
+  self:save(rel, last)
+  self.files[rel] = { gone = true }
+  self:change(rel, how)
+end
+
 -- One file: has it grown (kept), or changed otherwise (tampering)?
 function Watch:look(rel)
   local st = self.files[rel]
   local now = core.stat(self.dir .. "/" .. rel)
-  if not now then
-    if st and not st.gone then
-      st.gone = true
-      self:save(rel, st.text)
-      self:change(rel, "deleted")
+  if st and not st.gone and not (now and now.type == "file" and now.ino == st.ino) then
+    self:lost(rel, st, not now and "deleted" or now.type == "file" and "replaced"
+      or "replaced by a " .. (now.type == "dir" and "directory" or now.type))
+    st = self.files[rel]
+  end
+  if not now or now.type ~= "file" then return end
+  if not st or st.gone then
+    -- a file first seen, or one in the place of a file lost (counted)
+    if self.held >= M.MAX_FILES then return end
+    local fh = core.open_beneath(self.dir, rel)
+    local info = fh and fh:stat()
+    if not info then
+      if fh then fh:close() end
+      return
     end
+    self.held = self.held + 1
+    self.files[rel] = { fh = fh, ino = info.ino, size = info.size, mtime = info.mtime, ctime = info.ctime,
+      text = fh:read(M.MAX_BYTES) or "" }
     return
   end
-  if now.type ~= "file" then
-    if st and not st.gone then
-      st.gone = true
-      self:save(rel, st.text)
-      self:change(rel, "replaced by a " .. (now.type == "dir" and "directory" or now.type))
+  local info = st.fh:stat()
+  if not info or (info.size == st.size and info.mtime == st.mtime and info.ctime == st.ctime) then return end
+  local text = st.fh:read(M.MAX_BYTES) or ""
+  if text:sub(1, #st.text) ~= st.text then
+    self:save(rel, st.text)
+    self:change(rel, #text < #st.text and "truncated" or "rewritten")
+  end
+  st.size, st.mtime, st.ctime, st.text = info.size, info.mtime, info.ctime, text
+end
+
+-- Asks inotify to wake the watcher at changes in the transcript folders
+-- that exist by now (none is a link: each step is looked at first).
+function Watch:watch_dirs()
+  if not self.notify then return end
+  local rel = ""
+  for part in ("claude-config/projects/-work/" .. self.sub:match("[^/]+$") .. "/subagents"):gmatch("[^/]+") do
+    rel = rel == "" and part or rel .. "/" .. part
+    if not self.watched[rel] then
+      local st = core.stat(self.dir .. "/" .. rel)
+      if not st or st.type ~= "dir" then return end
+      if rel:find("/", 1, true) then self.watched[rel] = self.notify:add(self.dir .. "/" .. rel) or false end
     end
-    return
   end
-  if st and not st.gone and now.ino == st.ino and now.size == st.size and now.mtime == st.mtime then
-    return
-  end
-  local text = core.read_beneath(self.dir, rel, M.MAX_BYTES) or ""
-  if not st then
-    self.files[rel] = { ino = now.ino, size = now.size, mtime = now.mtime, text = text }
-    return
-  end
-  if st.gone or text:sub(1, #st.text) ~= st.text then
-    local how = st.gone and "replaced" or now.ino ~= st.ino and "replaced"
-      or #text < #st.text and "truncated" or "rewritten"
-    if not st.gone then self:save(rel, st.text) end
-    self:change(rel, how)
-  end
-  st.ino, st.size, st.mtime, st.text, st.gone = now.ino, now.size, now.mtime, text, nil
+end
+
+-- Waits up to SECONDS for a change in the transcript folders: true when
+-- it waited (inotify), false when the caller must wait instead.
+function Watch:wait(seconds)
+  if not self.notify then return false end
+  self:watch_dirs()
+  return self.notify:wait(seconds) ~= nil
 end
 
 -- Looks at every watched file; the session folder is walked at most
@@ -108,6 +149,15 @@ function Watch:poll()
   for rel in pairs(self.files) do
     if rel ~= self.main and rel:sub(1, #self.sub + 1) == self.sub .. "/" then self:look(rel) end
   end
+end
+
+-- Closes the files held and the notification; the changes stay.
+function Watch:close()
+  for _, st in pairs(self.files) do
+    if st.fh then st.fh:close() end
+  end
+  if self.notify then self.notify:close() end
+  self.held = 0
 end
 
 M.Watch = Watch

@@ -1,0 +1,224 @@
+/*
+ * Lua bindings for following files a hostile party writes, part of
+ * "leakbench.core" (the transcript watcher, lua/watch.lua, is their user):
+ *
+ *	core.open_beneath(root, rel) -> file | nil, err
+ *	file:read([max]) -> bytes, { size=, truncated= } | nil, err
+ *	file:stat() -> { ino=, size=, mtime=, ctime= } | nil, err
+ *	core.notify() -> notify | nil, err
+ *	notify:add(dir) -> true | nil, err
+ *	notify:wait(seconds) -> events | nil, err
+ *
+ * A file handle holds the descriptor of the file found at root/rel when it
+ * was opened (fs_open_beneath's rules: no link followed), so that what was
+ * written to that file stays readable after someone renames another file
+ * over it or deletes it. A notify handle wakes its waiter when a watched
+ * directory's entries change (fs_notify_*). Both are userdata, created
+ * closed before the descriptor is acquired; __gc, __close and close() are
+ * one idempotent function. Misuse raises in l_args.h's grammar; failures
+ * of the environment return nil, message.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+
+#include "fs.h"
+#include "l_args.h"
+#include "l_watch.h"
+
+#define FILE_MT	  "leakbench.file"
+#define NOTIFY_MT "leakbench.notify"
+
+struct lfd {
+	int fd; /* -1 when closed */
+};
+
+static struct lfd *
+new_handle(lua_State *L, const char *mt)
+{
+	struct lfd *h = lua_newuserdatauv(L, sizeof(*h), 0);
+
+	h->fd = -1;
+	luaL_setmetatable(L, mt);
+	return h;
+}
+
+/* The open handle at idx, or raise (a closed one is misuse). */
+static struct lfd *
+check_open(lua_State *L, const char *mt, const char *fn)
+{
+	struct lfd *h = luaL_checkudata(L, 1, mt);
+
+	if (h->fd == -1)
+		l_wrong(L, fn, "self", "the handle is closed");
+	return h;
+}
+
+static int
+l_handle_close(lua_State *L)
+{
+	struct lfd *h = lua_touserdata(L, 1);
+
+	if (h != NULL && h->fd != -1) {
+		close(h->fd);
+		h->fd = -1;
+	}
+	return 0;
+}
+
+/* open_beneath(root, rel) -> file | nil, err. */
+static int
+l_open_beneath(lua_State *L)
+{
+	const char *root = l_check_string(L, 1, "core.open_beneath", "root");
+	const char *rel = l_check_string(L, 2, "core.open_beneath", "rel");
+	struct lfd *h = new_handle(L, FILE_MT);
+	char err[512];
+
+	if ((h->fd = fs_open_beneath(root, rel, err, sizeof(err))) == -1)
+		return l_fail(L, err);
+	return 1;
+}
+
+/*
+ * file:read([max = 64 MiB]) -> the first max bytes of the file, from its
+ * start, and { size, truncated } | nil, err.
+ */
+static int
+l_file_read(lua_State *L)
+{
+	struct lfd *h = check_open(L, FILE_MT, "file:read");
+	struct fs_read_info info;
+	lua_Integer max = 64 << 20;
+	size_t len;
+	char *buf;
+
+	if (!lua_isnoneornil(L, 2)) {
+		if (!lua_isinteger(L, 2))
+			l_wrong_type(L, 2, "file:read", "max", "integer");
+		max = lua_tointeger(L, 2);
+		if (max < 0)
+			return l_wrong(L, "file:read", "max",
+			    "expected a non-negative integer, got %I",
+			    (lua_Integer)max);
+	}
+	if ((buf = fs_read_fd(h->fd, (size_t)max, &len, &info)) == NULL)
+		return l_fail_errno(L, "cannot read", "file", errno);
+	lua_pushlstring(L, buf, len);
+	free(buf);
+	lua_createtable(L, 0, 2);
+	lua_pushinteger(L, (lua_Integer)info.size);
+	lua_setfield(L, -2, "size");
+	lua_pushboolean(L, info.truncated);
+	lua_setfield(L, -2, "truncated");
+	return 2;
+}
+
+/* file:stat() -> { ino, size, mtime, ctime } of the open file | nil, err. */
+static int
+l_file_stat(lua_State *L)
+{
+	struct lfd *h = check_open(L, FILE_MT, "file:stat");
+	struct stat st;
+
+	if (fstat(h->fd, &st) == -1)
+		return l_fail_errno(L, "cannot stat", "file", errno);
+	lua_createtable(L, 0, 4);
+	lua_pushinteger(L, (lua_Integer)st.st_ino);
+	lua_setfield(L, -2, "ino");
+	lua_pushinteger(L, (lua_Integer)st.st_size);
+	lua_setfield(L, -2, "size");
+	lua_pushnumber(L,
+	    (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9);
+	lua_setfield(L, -2, "mtime");
+	lua_pushnumber(L,
+	    (double)st.st_ctim.tv_sec + (double)st.st_ctim.tv_nsec / 1e9);
+	lua_setfield(L, -2, "ctime");
+	return 1;
+}
+
+/* notify() -> notify | nil, err. */
+static int
+l_notify(lua_State *L)
+{
+	struct lfd *h = new_handle(L, NOTIFY_MT);
+
+	if ((h->fd = fs_notify_open()) == -1)
+		return l_fail_errno(L, "cannot watch", "files", errno);
+	return 1;
+}
+
+/* notify:add(dir) -> true | nil, err. */
+static int
+l_notify_add(lua_State *L)
+{
+	struct lfd *h = check_open(L, NOTIFY_MT, "notify:add");
+	const char *dir = l_check_string(L, 2, "notify:add", "dir");
+
+	if (fs_notify_add(h->fd, dir) == -1)
+		return l_fail_errno(L, "cannot watch", dir, errno);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/*
+ * notify:wait(seconds) -> the number of events that came (0: none before
+ * the timeout), all of them drained | nil, err.
+ */
+static int
+l_notify_wait(lua_State *L)
+{
+	struct lfd *h = check_open(L, NOTIFY_MT, "notify:wait");
+	double s;
+	int n;
+
+	if (lua_type(L, 2) != LUA_TNUMBER)
+		l_wrong_type(L, 2, "notify:wait", "seconds",
+		    "a number of seconds");
+	s = lua_tonumber(L, 2);
+	if (isnan(s) || s < 0 || s > 3600)
+		return l_wrong(L, "notify:wait", "seconds",
+		    "expected 0 to 3600 seconds, got %s", lua_tostring(L, 2));
+	if ((n = fs_notify_wait(h->fd, (int)ceil(s * 1000))) == -1)
+		return l_fail_errno(L, "cannot wait for", "file changes",
+		    errno);
+	lua_pushinteger(L, n);
+	return 1;
+}
+
+static const luaL_Reg watch_funcs[] = { { "open_beneath", l_open_beneath },
+	{ "notify", l_notify }, { NULL, NULL } };
+
+static const luaL_Reg file_methods[] = { { "read", l_file_read },
+	{ "stat", l_file_stat }, { "close", l_handle_close }, { NULL, NULL } };
+
+static const luaL_Reg notify_methods[] = { { "add", l_notify_add },
+	{ "wait", l_notify_wait }, { "close", l_handle_close },
+	{ NULL, NULL } };
+
+static const luaL_Reg handle_meta[] = { { "__gc", l_handle_close },
+	{ "__close", l_handle_close }, { NULL, NULL } };
+
+static void
+new_metatable(lua_State *L, const char *name, const luaL_Reg *methods)
+{
+	if (luaL_newmetatable(L, name)) {
+		luaL_setfuncs(L, handle_meta, 0);
+		lua_newtable(L);
+		luaL_setfuncs(L, methods, 0);
+		lua_setfield(L, -2, "__index");
+	}
+	lua_pop(L, 1);
+}
+
+void
+l_watch_register(lua_State *L)
+{
+	luaL_setfuncs(L, watch_funcs, 0);
+	new_metatable(L, FILE_MT, file_methods);
+	new_metatable(L, NOTIFY_MT, notify_methods);
+}
