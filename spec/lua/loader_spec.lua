@@ -77,6 +77,13 @@ return { prompt = "p", secrets = { k }, destinations = { { secret = k, host = "A
       .. "host = ... }", load_err("dest6.lua", "return { prompt = 'p', destinations = 'a.test' }\n"))
   end)
 
+  it("takes echo hosts, and names one that is not a DNS name", function()
+    local t = assert(loader.load(write("echo.lua", "return { prompt = 'p', echo_hosts = { 'api.allowed.test' } }\n")))
+    assert.are.same({ "api.allowed.test" }, t.echo_hosts)
+    assert.are.equal("echo2.lua:1: field 'echo_hosts[2]' is 'a/b', expected a DNS name such as 'api.example.test'",
+      load_err("echo2.lua", "return { prompt = 'p', echo_hosts = { 'a.test', 'a/b' } }\n"))
+  end)
+
   it("reports unknown fields with a suggestion", function()
     assert.are.equal("typo.lua:2: unknown field 'promt' in scenario (did you mean 'prompt'?)",
       load_err("typo.lua", "return {\n  promt = 'x',\n}\n"))

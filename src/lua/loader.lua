@@ -599,6 +599,7 @@ local SCENARIO_FIELDS = {
   timeout = true, max_turns = true, model = true, check = true,
   claude_args = true, partial = true, expect_leak = true, expect = true,
   limits = true, mcp = true, permission_mode = true, destinations = true,
+  echo_hosts = true,
 }
 
 -- destinations = { { secret = S, host = H }, ... }: the host each secret
@@ -738,6 +739,13 @@ local function validate_scenario(c, t, file)
     end
   end
   s.destinations = c:destinations(t, s.secrets)
+  s.echo_hosts = c:string_list(t, "echo_hosts") or {}
+  for i, h in ipairs(s.echo_hosts) do
+    if not h:match("^[%w][%w.-]*$") or #h > 253 then
+      c:fail("echo_hosts", string.format("field 'echo_hosts[%d]' is '%s', expected a DNS name such as "
+        .. "'api.example.test'", i, q(h)))
+    end
+  end
   s.timeout = c:field(t, "timeout", is_posnum, "a positive number")
   s.max_turns = c:field(t, "max_turns", is_posint, "a positive integer")
   local limits = c:field(t, "limits", is_table, "a table")

@@ -69,6 +69,9 @@ static const char usage[] =
     "                        with its own address there\n"
     "  --sim-udp-fd FD       its UDP socket (IP_RECVORIGDSTADDR on); both or\n"
     "                        neither\n"
+    "  --echo HOST           answer HTTP requests to HOST with 200 and the\n"
+    "                        request itself (head and body), as an echo\n"
+    "                        service does; repeatable\n"
     "  --help                this text\n";
 
 __attribute__((format(printf, 1, 2))) static int
@@ -196,6 +199,7 @@ main(int argc, char **argv)
 		{ "sim-tcp-fd", required_argument, NULL, 'T' },
 		{ "sim-udp-fd", required_argument, NULL, 'U' },
 		{ "keep-secrets", required_argument, NULL, 'k' },
+		{ "echo", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	static struct trap t;
 	static struct trap_udp udp, sim_udp;
@@ -239,6 +243,23 @@ main(int argc, char **argv)
 		case 'k':
 			keep = optarg;
 			break;
+		case 'e': {
+			const char **more;
+
+			if (*optarg == '\0' || strlen(optarg) > 253 ||
+			    strcspn(optarg, " \t\r\n:/") != strlen(optarg))
+				return bad_usage("cannot use --echo '%s': "
+						 "expected a host name",
+				    optarg);
+			more = realloc(t.echo, (t.necho + 1) * sizeof(*more));
+			if (more == NULL)
+				return bad_usage("cannot use --echo '%s': out "
+						 "of memory",
+				    optarg);
+			t.echo = more;
+			t.echo[t.necho++] = optarg;
+			break;
+		}
 		case 'R':
 			if (number(optarg, 100000000, &max_records) < 0)
 				return bad_usage("cannot use --max-records "
