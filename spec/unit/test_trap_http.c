@@ -812,8 +812,9 @@ test_echo(void)
 	    "Content-Length: 97\r\nConnection: close\r\n\r\n"
 	    "POST http://Echo.Test/x HTTP/1.1\r\nHost: echo.test\r\n"
 	    "Connection: close\r\nContent-Length: 6\r\n\r\nSECRET";
-	static const char in[] = "CONNECT echo.test:80 HTTP/1.1\r\n\r\n"
-				 "GET /in HTTP/1.1\r\nConnection: close\r\n\r\n";
+	static const char in[] =
+	    "CONNECT echo.test:80 HTTP/1.1\r\n\r\n"
+	    "GET /in HTTP/1.1\r\nConnection: close\r\n\r\n";
 	static const char want_in[] =
 	    "HTTP/1.1 200 Connection established\r\n\r\n"
 	    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"

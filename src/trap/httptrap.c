@@ -594,8 +594,7 @@ respond(struct conn *c, int status, int head_only, int keep)
  * target's host, else an absolute http:// target's host. 0, or -1.
  */
 static int
-request_host(const struct conn *c, const char *target, char *out,
-    size_t outlen)
+request_host(const struct conn *c, const char *target, char *out, size_t outlen)
 {
 	const char *s;
 	size_t n;
@@ -611,9 +610,9 @@ request_host(const struct conn *c, const char *target, char *out,
 	else
 		return -1;
 	n = strcspn(s, ":/?#@[");
-	if (n == 0 || n >= outlen || (s[n] != '\0' && s[n] != ':' &&
-					 s[n] != '/' && s[n] != '?' &&
-					 s[n] != '#'))
+	if (n == 0 || n >= outlen ||
+	    (s[n] != '\0' && s[n] != ':' && s[n] != '/' && s[n] != '?' &&
+		s[n] != '#'))
 		return -1;
 	memcpy(out, s, n);
 	out[n] = '\0';
@@ -627,8 +626,7 @@ echoes(const struct conn *c, const char *target)
 	char host[256];
 	size_t i;
 
-	if (c->t->necho == 0 ||
-	    request_host(c, target, host, sizeof(host)) < 0)
+	if (c->t->necho == 0 || request_host(c, target, host, sizeof(host)) < 0)
 		return 0;
 	for (i = 0; i < c->t->necho; i++)
 		if (strcasecmp(host, c->t->echo[i]) == 0)
