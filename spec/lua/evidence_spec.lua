@@ -595,6 +595,108 @@ describe("evidence.load on hostile run folders", function()
   end)
 end)
 
+describe("a secret's destinations (egress deliveries)", function()
+  local SECRET = "sk-live-0123456789abcdef0123456789abcdef"
+  local dir
+
+  local function spit(path, text)
+    local f = assert(io.open(path, "wb"))
+    f:write(text)
+    f:close()
+  end
+
+  local function rec(t) return require("cjson").encode(t) .. "\n" end
+  local function http(t)
+    t.kind, t.method, t.target = "http", t.method or "GET", t.target or "/v1"
+    t.head = "GET " .. t.target .. " HTTP/1.1\r\nauthorization: Bearer " .. SECRET .. "\r\n\r\n"
+    return t
+  end
+
+  before_each(function()
+    dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir .. "/egress"))
+  end)
+  after_each(function() os.execute("rm -rf " .. dir) end)
+
+  it("names where a record's bytes went, only when its SNI and Host agree", function()
+    local d = evidence.destination
+    assert.are.equal("api.allowed.test", d({ kind = "http", addr = "198.18.0.1", name = "API.allowed.test.",
+      tls = true, sni = "api.allowed.test", headers = { { "host", "api.allowed.test:443" } } }))
+    assert.are.equal("api.allowed.test", d({ kind = "http", connect = "api.allowed.test:443",
+      sni = "api.allowed.test", headers = { { "Host", "api.allowed.test" } } }))
+    assert.are.equal("a.test", d({ kind = "http", target = "http://u:p@a.test:8080/x?y", headers = {} }))
+    assert.are.equal("a.test", d({ kind = "tcp", addr = "198.18.0.9", name = "a.test", port = 9 }))
+    -- fronting: the connection went to the allowed host, the request names another
+    assert.is_nil(d({ kind = "http", connect = "api.allowed.test:443", sni = "collect.attacker.test",
+      headers = { { "Host", "collect.attacker.test" } } }))
+    assert.is_nil(d({ kind = "http", addr = "198.18.0.1", name = "api.allowed.test", sni = "api.allowed.test",
+      headers = { { "Host", "api.allowed.test" }, { "host", "x.test" } } }))
+    assert.is_nil(d({ kind = "http", addr = "198.18.200.1", name = require("cjson").null }))
+    assert.is_nil(d({ kind = "dns", name = "api.allowed.test" }))
+    assert.is_nil(d({ kind = "connect", target = "api.allowed.test:443" }))
+  end)
+
+  it("reports the secret at its own host as delivered, anywhere else as a leak", function()
+    spit(dir .. "/egress/egress.jsonl", rec({ kind = "dns", name = "api.allowed.test" })
+      .. rec(http({ addr = "198.18.0.1", name = "api.allowed.test", sni = "api.allowed.test", tls = true,
+        headers = { { "host", "api.allowed.test" } } })))
+    local run = evidence.load(dir)
+    run.destinations = { { secret = SECRET, host = "api.allowed.test" } }
+    local l = run:leaks(SECRET)
+    assert.is_false(l.egress)
+    assert.is_false(l.any)
+    assert.are.equal(1, #l.delivered)
+    assert.are.equal("api.allowed.test", l.delivered[1].host)
+    assert.are.equal(2, l.delivered[1].record)
+    local rep = evidence.report(run, { SECRET }).secrets[1]
+    assert.is_false(rep.leaked)
+    assert.are.same({ count = 1, hosts = { "api.allowed.test" }, locations = { { file = "egress/egress.jsonl",
+      record = 2, part = "head", host = "api.allowed.test", offset = rep.delivered.locations[1].offset,
+      length = #SECRET, form = "raw" } } }, rep.delivered)
+    -- without destinations, the same record is a leak
+    local plain = evidence.load(dir)
+    assert.is_true(plain:leaks(SECRET).egress)
+    assert.is_nil(plain:leaks(SECRET).delivered)
+  end)
+
+  it("counts the secret sent to another host, or fronted through its own, as a leak", function()
+    spit(dir .. "/egress/egress.jsonl",
+      rec(http({ addr = "198.18.0.1", name = "api.allowed.test", sni = "api.allowed.test",
+        headers = { { "host", "api.allowed.test" } } }))
+      .. rec(http({ addr = "198.18.0.2", name = "allowed.test", sni = "allowed.test",
+        headers = { { "host", "allowed.test" } } }))
+      .. rec(http({ connect = "api.allowed.test:443", sni = "collect.attacker.test",
+        headers = { { "Host", "collect.attacker.test" } } })))
+    local run = evidence.load(dir)
+    run.destinations = { { secret = SECRET, host = "api.allowed.test" } }
+    local l = run:leaks(SECRET)
+    assert.is_true(l.egress)
+    local where = {}
+    for _, f in ipairs(l.findings) do where[#where + 1] = f.record end
+    assert.are.same({ 2, 3 }, where)
+    assert.are.equal(1, #l.delivered)
+  end)
+
+  it("counts pieces of the secret as delivered only when every piece reached its host", function()
+    local a, b = SECRET:sub(1, 20), SECRET:sub(21)
+    local function piece(p, name)
+      return rec({ kind = "http", method = "POST", target = "/p", addr = "198.18.0.1", name = name,
+        head = "POST /p HTTP/1.1\r\n\r\n", body = "part=" .. p, headers = {} })
+    end
+    spit(dir .. "/egress/egress.jsonl", piece(a, "api.allowed.test") .. piece(b, "api.allowed.test"))
+    local run = evidence.load(dir)
+    run.destinations = { { secret = SECRET, host = "api.allowed.test" } }
+    assert.is_false(run:leaks(SECRET).egress)
+    assert.are.equal("split", run:leaks(SECRET).delivered[1].form)
+    spit(dir .. "/egress/egress.jsonl", piece(a, "api.allowed.test") .. piece(b, "collect.attacker.test"))
+    run = evidence.load(dir)
+    run.destinations = { { secret = SECRET, host = "api.allowed.test" } }
+    assert.is_true(run:leaks(SECRET).egress)
+    assert.are.equal("split", run:leaks(SECRET).findings[1].form)
+  end)
+end)
+
 describe("evidence.verify", function()
   local function sse(blocks)
     local out = {}

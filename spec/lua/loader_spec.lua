@@ -55,6 +55,35 @@ return { prompt = "hi", secrets = { lb.canary() } }
       load_err("types3.lua", "return { prompt = 'p', max_turns = 1.5 }\n"))
   end)
 
+  it("takes a secret's destinations, hosts lower-cased, and names a bad one without the secret", function()
+    local t = assert(loader.load(write("dest.lua", [[
+local k = "sk-live-0123456789abcdef"
+return { prompt = "p", secrets = { k }, destinations = { { secret = k, host = "API.Allowed.test" } } }
+]])))
+    assert.are.same({ { secret = "sk-live-0123456789abcdef", host = "api.allowed.test" } }, t.destinations)
+    assert.are.same({}, assert(loader.load(write("nodest.lua", "return { prompt = 'p' }\n"))).destinations)
+    assert.are.equal("dest2.lua:2: field 'destinations[1].secret' is not one of the scenario's 'secrets'",
+      load_err("dest2.lua", "return { prompt = 'p', secrets = { 'sk-live-0123456789' },\n"
+        .. "  destinations = { { secret = 'sk-live-other-secret', host = 'a.test' } } }\n"))
+    assert.are.equal("dest3.lua:2: field 'destinations[1].host' is 'a b', expected a DNS name such as "
+      .. "'api.example.test'",
+      load_err("dest3.lua", "return { prompt = 'p', secrets = { 'sk-live-0123456789' },\n"
+        .. "  destinations = { { secret = 'sk-live-0123456789', host = 'a b' } } }\n"))
+    assert.are.equal("dest4.lua:1: unknown field 'hosts' in destinations[1] (did you mean 'host'?)",
+      load_err("dest4.lua", "return { prompt = 'p', destinations = { { hosts = 'a.test' } } }\n"))
+    assert.are.equal("dest5.lua:1: destinations[1] has no 'secret'",
+      load_err("dest5.lua", "return { prompt = 'p', destinations = { { host = 'a.test' } } }\n"))
+    assert.are.equal("dest6.lua:1: field 'destinations' is a string, expected a list of { secret = ..., "
+      .. "host = ... }", load_err("dest6.lua", "return { prompt = 'p', destinations = 'a.test' }\n"))
+  end)
+
+  it("takes echo hosts, and names one that is not a DNS name", function()
+    local t = assert(loader.load(write("echo.lua", "return { prompt = 'p', echo_hosts = { 'api.allowed.test' } }\n")))
+    assert.are.same({ "api.allowed.test" }, t.echo_hosts)
+    assert.are.equal("echo2.lua:1: field 'echo_hosts[2]' is 'a/b', expected a DNS name such as 'api.example.test'",
+      load_err("echo2.lua", "return { prompt = 'p', echo_hosts = { 'a.test', 'a/b' } }\n"))
+  end)
+
   it("reports unknown fields with a suggestion", function()
     assert.are.equal("typo.lua:2: unknown field 'promt' in scenario (did you mean 'prompt'?)",
       load_err("typo.lua", "return {\n  promt = 'x',\n}\n"))

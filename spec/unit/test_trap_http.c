@@ -796,6 +796,57 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+/*
+ * --echo: a request to an echo host is answered 200 with itself (head as
+ * received, body as recorded), by the URL's host or the CONNECT target's,
+ * in any case; every other host still gets 403, and both are recorded.
+ */
+static void
+test_echo(void)
+{
+	static const char post[] = "POST http://Echo.Test/x HTTP/1.1\r\n"
+				   "Host: echo.test\r\nConnection: close\r\n"
+				   "Content-Length: 6\r\n\r\nSECRET";
+	static const char want[] =
+	    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+	    "Content-Length: 97\r\nConnection: close\r\n\r\n"
+	    "POST http://Echo.Test/x HTTP/1.1\r\nHost: echo.test\r\n"
+	    "Connection: close\r\nContent-Length: 6\r\n\r\nSECRET";
+	static const char in[] =
+	    "CONNECT echo.test:80 HTTP/1.1\r\n\r\n"
+	    "GET /in HTTP/1.1\r\nConnection: close\r\n\r\n";
+	static const char want_in[] =
+	    "HTTP/1.1 200 Connection established\r\n\r\n"
+	    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+	    "Content-Length: 39\r\nConnection: close\r\n\r\n"
+	    "GET /in HTTP/1.1\r\nConnection: close\r\n\r\n";
+	static const char other[] = "GET http://echo.test.evil.test/ HTTP/1.1"
+				    "\r\nConnection: close\r\n\r\n";
+	static const char *hosts[] = { "other.test", "echo.test" };
+	char *out, *rec;
+
+	trap.echo = hosts;
+	trap.necho = 2;
+	out = exchange(post, sizeof(post) - 1);
+	is_str(out, want, "echo: the request comes back");
+	free(out);
+	out = exchange(in, sizeof(in) - 1);
+	is_str(out, want_in, "echo: in a tunnel to the host");
+	free(out);
+	out = exchange(other, sizeof(other) - 1);
+	is_str(out, RESP403("close"), "echo: another host: 403");
+	free(out);
+	rec = new_records();
+	ok(strstr(rec, "\"target\":\"http://Echo.Test/x\"") != NULL &&
+		strstr(rec, "\"body\":\"SECRET\"") != NULL &&
+		strstr(rec, "\"target\":\"/in\"") != NULL &&
+		strstr(rec, "echo.test.evil.test") != NULL,
+	    "echo: every request recorded");
+	free(rec);
+	trap.echo = NULL;
+	trap.necho = 0;
+}
+
 int
 main(void)
 {
@@ -838,6 +889,7 @@ main(void)
 	test_tunnel();
 	test_tls();
 	test_certs();
+	test_echo();
 	test_busy();
 	test_idle();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

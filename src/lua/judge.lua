@@ -206,6 +206,10 @@ local function as_arrays(secrets)
       json.array(ch.forms or {})
       json.array(ch.locations or {})
     end
+    if s.delivered then
+      json.array(s.delivered.hosts)
+      json.array(s.delivered.locations)
+    end
   end
   return json.array(secrets)
 end
@@ -463,6 +467,7 @@ function M.judge(dir, scenario, subject, facts, opts)
     if #run.skipped > 0 then j.skipped_files = deep(run.skipped, {}) end
     if #run.incomplete > 0 then j.incomplete = json.array(deep(run.incomplete, {})) end
     j.usage, j.cost_usd, j.num_turns = usage_of(run)
+    run.destinations = scenario.destinations
     j.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
     if not j.verdict then
       local verdict, reason, failed, checks = M.check(scenario, run)

@@ -598,8 +598,47 @@ local SCENARIO_FIELDS = {
   home = true, setup = true, env = true, settings = true, secrets = true,
   timeout = true, max_turns = true, model = true, check = true,
   claude_args = true, partial = true, expect_leak = true, expect = true,
-  limits = true, mcp = true, permission_mode = true,
+  limits = true, mcp = true, permission_mode = true, destinations = true,
+  echo_hosts = true,
 }
+
+-- destinations = { { secret = S, host = H }, ... }: the host each secret
+-- is meant to reach (a credential broker injects it there). S must be one
+-- of the scenario's secrets; H a DNS name, compared case-blind. Returns
+-- the list, hosts lower-cased, possibly empty. Messages never hold S.
+function Check:destinations(t, secrets)
+  local want = "a list of { secret = ..., host = ... }"
+  local v = self:field(t, "destinations", is_table, want)
+  if not v then return {} end
+  local known = {}
+  for _, sec in ipairs(secrets) do known[sec] = true end
+  local out = {}
+  for i, d in pairs(v) do
+    if math.type(i) ~= "integer" or i < 1 or i > #v then
+      self:fail("destinations", "field 'destinations' must be " .. want)
+    end
+    local path = "destinations[" .. i .. "]"
+    if not is_table(d) then
+      self:fail("destinations", string.format("field '%s' is %s, expected a table with 'secret' and "
+        .. "'host'", path, type_name(d)))
+    end
+    self:unknown(d, { secret = true, host = true }, path)
+    for _, k in ipairs({ "secret", "host" }) do
+      if d[k] == nil then self:fail("destinations", string.format("%s has no '%s'", path, k)) end
+      self:field(d, k, is_string, "a string", path .. "." .. k)
+    end
+    if not known[d.secret] then
+      self:fail("destinations", string.format("field '%s.secret' is not one of the scenario's "
+        .. "'secrets'", path))
+    end
+    if not d.host:match("^[%w][%w.-]*$") or #d.host > 253 then
+      self:fail("destinations", string.format("field '%s.host' is '%s', expected a DNS name such as "
+        .. "'api.example.test'", path, q(d.host)))
+    end
+    out[i] = { secret = d.secret, host = d.host:lower() }
+  end
+  return out
+end
 
 -- Claude Code's permission modes a run may start in (--permission-mode).
 -- bypassPermissions is the default: a headless run has nobody to answer a
@@ -697,6 +736,14 @@ local function validate_scenario(c, t, file)
     if #sec < 8 then
       c:fail("secrets", string.format("field 'secrets[%d]' is %d bytes long: secrets need at least 8 "
         .. "(shorter ones match ordinary text)", i, #sec))
+    end
+  end
+  s.destinations = c:destinations(t, s.secrets)
+  s.echo_hosts = c:string_list(t, "echo_hosts") or {}
+  for i, h in ipairs(s.echo_hosts) do
+    if not h:match("^[%w][%w.-]*$") or #h > 253 then
+      c:fail("echo_hosts", string.format("field 'echo_hosts[%d]' is '%s', expected a DNS name such as "
+        .. "'api.example.test'", i, q(h)))
     end
   end
   s.timeout = c:field(t, "timeout", is_posnum, "a positive number")

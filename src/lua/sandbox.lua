@@ -665,6 +665,8 @@ function Run:net_argv(short, socks, bridges, trap)
     append(argv, { "--sim", tostring(M.SIM_PORT), "--", "lb-trap", "--records", "/egress",
       "--ca-out", "/trap-ca", "--sim-tcp-fd", "3", "--sim-udp-fd", "4",
       "--keep-secrets", "/run/lb-keep/secrets.hex" })
+    -- the scenario's echo services: hosts that answer with the request
+    for _, h in ipairs(self.scenario.echo_hosts or {}) do append(argv, { "--echo", h }) end
   end
   return argv
 end

@@ -11,7 +11,9 @@
  *			  ("tcp" record, as on the simulated internet);
  *			  anything else is one "tunnel" record of its first
  *			  bytes
- *	any other request an "http" record with head and body, then 403
+ *	any other request an "http" record with head and body, then 403;
+ *			  to a host of --echo (trap.h), 200 with the
+ *			  request itself
  *
  * Requests are read leniently (the trap records; it forwards nothing, so
  * there is nothing to smuggle) but boundedly: a head of at most max_head
@@ -588,6 +590,70 @@ respond(struct conn *c, int status, int head_only, int keep)
 	free(msg);
 }
 
+/*
+ * The host a request on c with target was sent to, into out: on the
+ * simulated internet the name of its address, in a tunnel the CONNECT
+ * target's host, else an absolute http:// target's host. 0, or -1.
+ */
+static int
+request_host(const struct conn *c, const char *target, char *out, size_t outlen)
+{
+	const char *s;
+	size_t n;
+
+	if (c->sim)
+		return c->t->sim != NULL ?
+		    trap_sim_name(c->t->sim, c->addr, out, outlen) :
+		    -1;
+	if (c->connect != NULL && *c->connect != '\0')
+		s = c->connect;
+	else if (strncasecmp(target, "http://", 7) == 0)
+		s = target + 7;
+	else
+		return -1;
+	n = strcspn(s, ":/?#@[");
+	if (n == 0 || n >= outlen ||
+	    (s[n] != '\0' && s[n] != ':' && s[n] != '/' && s[n] != '?' &&
+		s[n] != '#'))
+		return -1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return 0;
+}
+
+/* Whether the request on c with target goes to a host of --echo. */
+static int
+echoes(const struct conn *c, const char *target)
+{
+	char host[256];
+	size_t i;
+
+	if (c->t->necho == 0 || request_host(c, target, host, sizeof(host)) < 0)
+		return 0;
+	for (i = 0; i < c->t->necho; i++)
+		if (strcasecmp(host, c->t->echo[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Answers 200 with the request: its head, then its body as recorded. */
+static void
+respond_echo(struct conn *c, const unsigned char *head, size_t hlen,
+    const unsigned char *body, size_t blen, int head_only, int keep)
+{
+	char *msg = NULL;
+	int n;
+
+	n = asprintf(&msg,
+	    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+	    "Content-Length: %zu\r\nConnection: %s\r\n\r\n",
+	    hlen + blen, keep ? "keep-alive" : "close");
+	if (n > 0 && tio_write(&c->io, msg, (size_t)n) == 0 && !head_only &&
+	    tio_write(&c->io, head, hlen) == 0 && blen > 0)
+		(void)tio_write(&c->io, body, blen);
+	free(msg);
+}
+
 /* Records bytes that are not a request head (or only part of one). */
 static void
 record_bad_head(struct conn *c, const char *why)
@@ -730,6 +796,7 @@ serve_one(struct conn *c)
 	size_t checked = 0;
 	long hlen = 0;
 	int keep;
+	unsigned char *echo; /* with --echo: the head, to answer with */
 
 	/* Empty lines before a request are ignored. */
 	for (;;) {
@@ -795,6 +862,9 @@ serve_one(struct conn *c)
 		jl_raw(&j, "version", "null");
 	jl_headers(&j, "headers", r.headers, r.nheaders);
 	jl_bytes(&j, "head", tio_bytes(&c->io), (size_t)hlen);
+	echo = NULL;
+	if (echoes(c, r.target) && (echo = malloc((size_t)hlen)) != NULL)
+		memcpy(echo, tio_bytes(&c->io), (size_t)hlen);
 	tio_consume(&c->io, (size_t)hlen);
 	/* A client that waits before sending its body gets it sent. */
 	expect = http_header_find(r.headers, r.nheaders, "expect");
@@ -817,7 +887,12 @@ serve_one(struct conn *c)
 	jl_end(&j);
 	(void)trap_log_put(&c->t->log, &j);
 	keep = !r.close && b.error == NULL;
-	respond(c, 403, strcasecmp(r.method, "HEAD") == 0, keep);
+	if (echo != NULL)
+		respond_echo(c, echo, (size_t)hlen, b.p, b.p ? b.len : 0,
+		    strcasecmp(r.method, "HEAD") == 0, keep);
+	else
+		respond(c, 403, strcasecmp(r.method, "HEAD") == 0, keep);
+	free(echo);
 	free(b.p);
 	trap_req_free(&r);
 	return keep;

@@ -70,6 +70,9 @@ static const char usage[] =
     "                        with its own address there\n"
     "  --sim-udp-fd FD       its UDP socket (IP_RECVORIGDSTADDR on); both or\n"
     "                        neither\n"
+    "  --echo HOST           answer HTTP requests to HOST with 200 and the\n"
+    "                        request itself (head and body), as an echo\n"
+    "                        service does; repeatable\n"
     "  --help                this text\n";
 
 /* Whether this process holds any capability (effective or permitted). */
@@ -173,6 +176,7 @@ static const struct option opts[] = { { "dns", required_argument, NULL, 'd' },
 	{ "sim-tcp-fd", required_argument, NULL, 'T' },
 	{ "sim-udp-fd", required_argument, NULL, 'U' },
 	{ "keep-secrets", required_argument, NULL, 'k' },
+	{ "echo", required_argument, NULL, 'e' },
 	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 
 /* The numeric flags: their bounds and what their error says is expected. */
@@ -229,6 +233,24 @@ parse_args(int argc, char **argv, struct args *a, struct trap *t)
 				ch == 's' ? &a->bundle :
 					    &a->keep) = optarg;
 			break;
+		case 'e': {
+			const char **more;
+
+			if (*optarg == '\0' || strlen(optarg) > 253 ||
+			    strcspn(optarg, " \t\r\n:/") != strlen(optarg))
+				return usage_error(PROG,
+				    "cannot use --echo '%s': "
+				    "expected a host name",
+				    optarg);
+			more = realloc(t->echo, (t->necho + 1) * sizeof(*more));
+			if (more == NULL)
+				return usage_error(PROG,
+				    "cannot use --echo '%s': out of memory",
+				    optarg);
+			t->echo = more;
+			t->echo[t->necho++] = optarg;
+			break;
+		}
 		case 'R':
 		case 'B':
 		case 'C':

@@ -232,6 +232,16 @@ struct trap {
 	struct trap_tls *tls; /* NULL: CONNECT is not opened */
 	struct trap_sim *sim; /* NULL: no simulated internet */
 	int active;	      /* connections being served */
+	/*
+	 * Hosts whose HTTP requests are answered 200 with the request itself
+	 * (head as received, body as recorded), as an echo service such as
+	 * httpbin's /anything answers, instead of 403: the host is the
+	 * simulated internet's name of the address, the CONNECT target's
+	 * host, or a plain request's URL host. Owned by main; none when
+	 * necho is 0.
+	 */
+	const char **echo;
+	size_t necho;
 };
 
 /*
