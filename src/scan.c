@@ -2783,15 +2783,23 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 
 		if (!((sc->frag4[h >> 6] >> (h & 63)) & 1))
 			continue;
-		for (s = 0; s < sc->nsecrets; s++)
-			for (k = 0; k < sc->slen[s]; k++) {
-				m = 0;
+		/* each place in a secret its 4 bytes start, then as far as
+		 * they go on alike */
+		for (s = 0; s < sc->nsecrets; s++) {
+			const unsigned char *sp = sc->secret[s], *q = sp;
+
+			while ((size_t)(q - sp) + 4 <= sc->slen[s] &&
+			    (q = memmem(q, sc->slen[s] - (size_t)(q - sp),
+				 buf + lo + i, 4)) != NULL) {
+				k = (size_t)(q - sp);
+				m = 4;
 				while (i + m < wn && k + m < sc->slen[s] &&
 				    buf[lo + i + m] == sc->secret[s][k + m])
 					m++;
-				if (m >= 4)
-					memset(mark + i, -2, m);
+				memset(mark + i, -2, m);
+				q++;
 			}
+		}
 	}
 	/* findings overlapping the window (f is sorted by offset) */
 	span = 5 * (sc->maxlen + 2);
