@@ -1924,7 +1924,7 @@ scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
 }
 
 /* Is gram one of m's sampled grams (the exact table, not the bitmap)? */
-static int
+static inline int
 mlit_has(const struct mlit *m, uint32_t gram)
 {
 	uint32_t h = (gram * SLOT_MUL) >> (32 - m->sbits);
