@@ -700,8 +700,9 @@ static struct mlit *
 mlit_new(const unsigned char *const *pat, const size_t *plen, size_t npat)
 {
 	struct mlit *m;
-	struct gram_ent *g = NULL;
+	struct gram_ent *g = NULL, *t, *tmp;
 	size_t i, j, ng = 0, nuniq, w;
+	unsigned sh;
 	uint32_t h;
 
 	if (npat == 0 || npat > UINT32_MAX / 16)
@@ -736,7 +737,30 @@ mlit_new(const unsigned char *const *pat, const size_t *plen, size_t npat)
 			g[ng].off = (uint32_t)j;
 			ng++;
 		}
-	qsort(g, ng, sizeof(*g), gram_cmp);
+	/*
+	 * By gram, then pattern, then offset: g is in (pattern, offset)
+	 * order, so a stable sort by gram gives it (least significant
+	 * byte first, 4 passes). NULL t: qsort, the same order.
+	 */
+	t = malloc(ng * sizeof(*t));
+	if (t == NULL)
+		qsort(g, ng, sizeof(*g), gram_cmp);
+	else {
+		for (sh = 0; sh < 32; sh += 8) {
+			size_t cnt[257] = { 0 };
+
+			for (i = 0; i < ng; i++)
+				cnt[((g[i].gram >> sh) & 255) + 1]++;
+			for (i = 1; i < 257; i++)
+				cnt[i] += cnt[i - 1];
+			for (i = 0; i < ng; i++)
+				t[cnt[(g[i].gram >> sh) & 255]++] = g[i];
+			tmp = g;
+			g = t;
+			t = tmp;
+		}
+		free(t);
+	}
 	nuniq = 0;
 	for (i = 0; i < ng; i++)
 		if (i == 0 || g[i].gram != g[i - 1].gram)
@@ -909,6 +933,7 @@ struct scan {
 	size_t npats, capp;
 	struct buf arena;
 	char **names;
+	unsigned short name_slot[1024]; /* 1 + index of a name, by hash */
 	size_t nnames, capn;
 	struct mlit *m;
 
@@ -930,12 +955,20 @@ struct scan {
 static unsigned
 intern(struct scan *sc, const char *name)
 {
-	size_t i;
+	size_t i, h = 2166136261u, slot;
 	char **v;
 
-	for (i = 0; i < sc->nnames; i++)
-		if (strcmp(sc->names[i], name) == 0)
-			return (unsigned)i;
+	/* the names seen so far by hash (FNV-1a), then one by one */
+	for (i = 0; name[i] != '\0'; i++)
+		h = ((h ^ (unsigned char)name[i]) * 16777619u) & 0xffffffffu;
+	for (slot = h & 1023, i = 0; i < 1024 && sc->name_slot[slot] != 0;
+	     i++, slot = (slot + 1) & 1023)
+		if (strcmp(sc->names[sc->name_slot[slot] - 1], name) == 0)
+			return sc->name_slot[slot] - 1u;
+	if (i == 1024 || sc->nnames >= 512) /* (a table half full) */
+		for (i = 0; i < sc->nnames; i++)
+			if (strcmp(sc->names[i], name) == 0)
+				return (unsigned)i;
 	if (sc->nnames == sc->capn) {
 		size_t cap = sc->capn ? 2 * sc->capn : 64;
 
@@ -951,6 +984,12 @@ intern(struct scan *sc, const char *name)
 	if (sc->names[sc->nnames] == NULL) {
 		sc->oom = 1;
 		return 0;
+	}
+	if (sc->nnames < 512) {
+		for (slot = h & 1023; sc->name_slot[slot] != 0;
+		     slot = (slot + 1) & 1023)
+			;
+		sc->name_slot[slot] = (unsigned short)(sc->nnames + 1);
 	}
 	return (unsigned)sc->nnames++;
 }
@@ -1885,7 +1924,7 @@ scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
 }
 
 /* Is gram one of m's sampled grams (the exact table, not the bitmap)? */
-static int
+static inline int
 mlit_has(const struct mlit *m, uint32_t gram)
 {
 	uint32_t h = (gram * SLOT_MUL) >> (32 - m->sbits);
@@ -2783,15 +2822,23 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 
 		if (!((sc->frag4[h >> 6] >> (h & 63)) & 1))
 			continue;
-		for (s = 0; s < sc->nsecrets; s++)
-			for (k = 0; k < sc->slen[s]; k++) {
-				m = 0;
+		/* each place in a secret its 4 bytes start, then as far as
+		 * they go on alike */
+		for (s = 0; s < sc->nsecrets; s++) {
+			const unsigned char *sp = sc->secret[s], *q = sp;
+
+			while ((size_t)(q - sp) + 4 <= sc->slen[s] &&
+			    (q = memmem(q, sc->slen[s] - (size_t)(q - sp),
+				 buf + lo + i, 4)) != NULL) {
+				k = (size_t)(q - sp);
+				m = 4;
 				while (i + m < wn && k + m < sc->slen[s] &&
 				    buf[lo + i + m] == sc->secret[s][k + m])
 					m++;
-				if (m >= 4)
-					memset(mark + i, -2, m);
+				memset(mark + i, -2, m);
+				q++;
 			}
+		}
 	}
 	/* findings overlapping the window (f is sorted by offset) */
 	span = 5 * (sc->maxlen + 2);

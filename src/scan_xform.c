@@ -9,20 +9,31 @@
  * looks at and what it hands on.
  *
  * Candidates:
- *   - runs: 16 or more printable ASCII characters without a blank
- *     (found 16 bytes at a time, at every 8th byte). Each run is
+ *   - runs: printable ASCII characters without a blank, found 16 bytes
+ *     at a time (a window all of them, or 12 or more across the end of
+ *     one). Each run is
  *       - checked for rotations and reversals through the triggers
  *         (scan_int.h): its rotation signature against the patterns'
  *         (any rot-N over letters), the run itself against the patterns
  *         reversed and under rot47; on a hit the run is undone and
- *         scanned;
- *       - cut into tokens at punctuation that no radix uses; each token
- *         of 12 or more characters is decoded by every radix whose
- *         alphabet holds all of it (base64, base32 in four alphabets,
- *         hex, base58, base62, base36, decimal as one number either byte
+ *         scanned. A sample of the signature every few bytes is
+ *         checked first (scan_trig_maybe): the signature of the whole
+ *         run is computed only where one may be a trigger's;
+ *       - cut into tokens at punctuation that no radix uses and at
+ *         JSON-escaped line breaks (lines of 16 or more characters with
+ *         more after the break are one wrapped token); each token of 12
+ *         or more characters is decoded by every radix whose alphabet
+ *         holds all of it (base64, base32 in four alphabets, hex,
+ *         base58, base62, base36, decimal as one number either byte
  *         order, bits, octal bytes), and the whole run by base85/z85/
- *         Ascii85 and basE91; what decodes is scanned when it is short
- *         (a secret or a bit more), text, UTF-16 or a compressed magic;
+ *         Ascii85 and basE91.
+ *     What decodes is scanned when it is text (valid UTF-8, few control
+ *     bytes), UTF-16/32 or a compressed magic, or XOR of text; else,
+ *     from a radix token, tried as brotli; else, from basE91, scanned
+ *     for the literal forms alone (a binary secret). Random bytes (a
+ *     hash, an id, an image) are none of these, and a long token's first
+ *     32 bytes show it before the rest is decoded: plain data costs a
+ *     few table lookups per byte of a run, not a scan per decoder;
  *   - bits grouped by blanks or punctuation ("01110011 01101011");
  *   - NUL bytes: UTF-16LE/BE and UTF-32LE/BE text around them;
  *   - bytes from 0xc2: Unicode look-alikes (fullwidth, mathematical
