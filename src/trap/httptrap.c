@@ -782,21 +782,17 @@ static void tunnel(struct conn *c, const char *target);
 static void sim_busy(struct trap *t, int fd, int sim, uint32_t addr, int port);
 
 /*
- * Serves one request: 1 when the connection may carry another, 0 when it
- * is done.
+ * Reads a request head into r (empty lines before it ignored), within
+ * the head's deadline: its length; < 0 for a head that does not parse
+ * (*why says why); 0 when the connection ended or the deadline passed
+ * first (recorded when bytes had come).
  */
-static int
-serve_one(struct conn *c)
+static long
+read_head(struct conn *c, struct trap_req *r, const char **why)
 {
-	struct trap_req r;
-	struct body b;
-	struct jline j;
-	const char *why = NULL, *expect;
 	int64_t deadline = 0;
 	size_t checked = 0;
-	long hlen = 0;
-	int keep;
-	unsigned char *echo; /* with --echo: the head, to answer with */
+	long hlen;
 
 	/* Empty lines before a request are ignored. */
 	for (;;) {
@@ -815,9 +811,9 @@ serve_one(struct conn *c)
 		    memchr(tio_bytes(&c->io) + checked - 1, '\n',
 			c->io.in.len - checked + 1) != NULL) {
 			hlen = trap_parse_head(tio_bytes(&c->io), c->io.in.len,
-			    c->t->lim.max_head, &r, &why);
+			    c->t->lim.max_head, r, why);
 			if (hlen != 0)
-				break;
+				return hlen;
 		}
 		checked = c->io.in.len;
 		if (deadline != 0 && now_ms() > deadline) {
@@ -830,6 +826,44 @@ serve_one(struct conn *c)
 			return 0;
 		}
 	}
+}
+
+/* A CONNECT: recorded, answered 200, then the tunnel. */
+static void
+serve_connect(struct conn *c, struct trap_req *r, long hlen)
+{
+	static const char ok200[] =
+	    "HTTP/1.1 200 Connection established\r\n\r\n";
+	struct jline j;
+
+	jl_begin(&j, "connect");
+	jl_str(&j, "target", r->target, strlen(r->target));
+	jl_bytes(&j, "head", tio_bytes(&c->io), (size_t)hlen);
+	jl_end(&j);
+	(void)trap_log_put(&c->t->log, &j);
+	tio_consume(&c->io, (size_t)hlen);
+	if (tio_write(&c->io, ok200, sizeof(ok200) - 1) == 0)
+		tunnel(c, r->target);
+}
+
+/*
+ * Serves one request: 1 when the connection may carry another, 0 when it
+ * is done.
+ */
+static int
+serve_one(struct conn *c)
+{
+	struct trap_req r;
+	struct body b;
+	struct jline j;
+	const char *why = NULL, *expect;
+	long hlen;
+	int keep;
+	unsigned char *echo; /* with --echo: the head, to answer with */
+
+	hlen = read_head(c, &r, &why);
+	if (hlen == 0)
+		return 0;
 	if (hlen < 0) {
 		record_bad_head(c, why);
 		respond(c, 400, 0, 0);
@@ -837,17 +871,7 @@ serve_one(struct conn *c)
 	}
 	if (strcasecmp(r.method, "CONNECT") == 0 && c->connect == NULL &&
 	    !c->tls) {
-		static const char ok200[] =
-		    "HTTP/1.1 200 Connection established\r\n\r\n";
-
-		jl_begin(&j, "connect");
-		jl_str(&j, "target", r.target, strlen(r.target));
-		jl_bytes(&j, "head", tio_bytes(&c->io), (size_t)hlen);
-		jl_end(&j);
-		(void)trap_log_put(&c->t->log, &j);
-		tio_consume(&c->io, (size_t)hlen);
-		if (tio_write(&c->io, ok200, sizeof(ok200) - 1) == 0)
-			tunnel(c, r.target);
+		serve_connect(c, &r, hlen);
 		trap_req_free(&r);
 		return 0;
 	}
