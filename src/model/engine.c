@@ -76,14 +76,84 @@ mreq_free(struct mreq *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* Each message an object with a role and a content. 0, or -1 with err. */
+static int
+check_messages(json_t *messages, char *err, size_t errlen)
+{
+	const char *role;
+	json_t *m, *v;
+	size_t i;
+
+	json_array_foreach(messages, i, m)
+	{
+		if (!json_is_object(m)) {
+			snprintf(err, errlen,
+			    "messages.%zu: Input should be an "
+			    "object",
+			    i);
+			return -1;
+		}
+		v = json_object_get(m, "role");
+		role = json_is_string(v) ? json_string_value(v) : "";
+		if (strcmp(role, "user") != 0 &&
+		    strcmp(role, "assistant") != 0) {
+			snprintf(err, errlen,
+			    "messages.%zu.role: Input should "
+			    "be 'user' or 'assistant'",
+			    i);
+			return -1;
+		}
+		v = json_object_get(m, "content");
+		if (!json_is_string(v) && !json_is_array(v)) {
+			snprintf(err, errlen,
+			    "messages.%zu.content: Input "
+			    "should be a valid string or list",
+			    i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * max_tokens, required but for count_tokens, a whole number >= 0, into
+ * r->max_tokens. 0, or -1 with err.
+ */
+static int
+check_max_tokens(json_t *root, int count_tokens, struct mreq *r, char *err,
+    size_t errlen)
+{
+	json_t *v;
+
+	v = json_object_get(root, "max_tokens");
+	if (v == NULL && !count_tokens) {
+		snprintf(err, errlen, "max_tokens: Field required");
+		return -1;
+	}
+	if (v != NULL) {
+		if (!json_is_integer(v)) {
+			snprintf(err, errlen,
+			    "max_tokens: Input should be a "
+			    "valid integer");
+			return -1;
+		}
+		r->max_tokens = json_integer_value(v);
+		if (r->max_tokens < 0) {
+			snprintf(err, errlen,
+			    "max_tokens: Input should be "
+			    "greater than or equal to 0");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 mreq_parse(const void *body, size_t len, int count_tokens, struct mreq *r,
     char *err, size_t errlen)
 {
-	json_t *root, *v, *m;
+	json_t *root, *v;
 	json_error_t je;
-	const char *role;
-	size_t i;
 	int n;
 
 	memset(r, 0, sizeof(*r));
@@ -126,54 +196,9 @@ mreq_parse(const void *body, size_t len, int count_tokens, struct mreq *r,
 		goto bad;
 	}
 	r->messages = v;
-	json_array_foreach(r->messages, i, m)
-	{
-		if (!json_is_object(m)) {
-			snprintf(err, errlen,
-			    "messages.%zu: Input should be an "
-			    "object",
-			    i);
-			goto bad;
-		}
-		v = json_object_get(m, "role");
-		role = json_is_string(v) ? json_string_value(v) : "";
-		if (strcmp(role, "user") != 0 &&
-		    strcmp(role, "assistant") != 0) {
-			snprintf(err, errlen,
-			    "messages.%zu.role: Input should "
-			    "be 'user' or 'assistant'",
-			    i);
-			goto bad;
-		}
-		v = json_object_get(m, "content");
-		if (!json_is_string(v) && !json_is_array(v)) {
-			snprintf(err, errlen,
-			    "messages.%zu.content: Input "
-			    "should be a valid string or list",
-			    i);
-			goto bad;
-		}
-	}
-	v = json_object_get(root, "max_tokens");
-	if (v == NULL && !count_tokens) {
-		snprintf(err, errlen, "max_tokens: Field required");
+	if (check_messages(r->messages, err, errlen) < 0 ||
+	    check_max_tokens(root, count_tokens, r, err, errlen) < 0)
 		goto bad;
-	}
-	if (v != NULL) {
-		if (!json_is_integer(v)) {
-			snprintf(err, errlen,
-			    "max_tokens: Input should be a "
-			    "valid integer");
-			goto bad;
-		}
-		r->max_tokens = json_integer_value(v);
-		if (r->max_tokens < 0) {
-			snprintf(err, errlen,
-			    "max_tokens: Input should be "
-			    "greater than or equal to 0");
-			goto bad;
-		}
-	}
 	v = json_object_get(root, "stream");
 	if (v != NULL && !json_is_boolean(v) && !json_is_null(v)) {
 		snprintf(err, errlen,
