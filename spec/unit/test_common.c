@@ -5,18 +5,22 @@
  * base64, the growable buffer, the usage and number helpers, and the
  * chunked decoder (whole and a byte at a time: the same verdict).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <jansson.h>
 
 #include "common/buf.h"
 #include "common/chunked.h"
+#include "common/files.h"
 #include "common/jsonw.h"
 #include "common/usage.h"
 #include "tap.h"
@@ -501,6 +505,43 @@ test_servers_usage(void)
 	}
 }
 
+/* mkdir -p and whole writes. */
+static void
+test_files(void)
+{
+	char dir[] = "/tmp/lb-common-XXXXXX", path[128], back[16];
+	struct stat st;
+	int fd;
+
+	if (mkdtemp(dir) == NULL) {
+		ok(0, "files: a temporary directory");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/a/b/c", dir);
+	ok(file_mkdirs(path) == 0 && stat(path, &st) == 0 &&
+		S_ISDIR(st.st_mode),
+	    "files: mkdirs makes the parents");
+	ok(file_mkdirs(path) == 0, "files: mkdirs of an existing directory");
+	snprintf(path, sizeof(path), "%s/a/f", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ok(fd >= 0 && file_write_all(fd, "hello", 5) == 0 && close(fd) == 0,
+	    "files: write_all");
+	fd = open(path, O_RDONLY);
+	ok(fd >= 0 && read(fd, back, sizeof(back)) == 5 &&
+		memcmp(back, "hello", 5) == 0,
+	    "files: the bytes are there");
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s/a/f/g", dir);
+	errno = 0;
+	ok(file_mkdirs(path) < 0 && errno == ENOTDIR,
+	    "files: a file in the way is ENOTDIR");
+	ok(file_write_all(-1, "x", 1) < 0 && errno == EBADF,
+	    "files: a bad descriptor fails");
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ok(system(path) == 0, "files: cleaned up");
+}
+
 int
 main(void)
 {
@@ -515,5 +556,6 @@ main(void)
 	test_usage();
 	test_chunked();
 	test_servers_usage();
+	test_files();
 	return tap_done();
 }

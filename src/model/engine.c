@@ -76,14 +76,84 @@ mreq_free(struct mreq *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* Each message an object with a role and a content. 0, or -1 with err. */
+static int
+check_messages(json_t *messages, char *err, size_t errlen)
+{
+	const char *role;
+	json_t *m, *v;
+	size_t i;
+
+	json_array_foreach(messages, i, m)
+	{
+		if (!json_is_object(m)) {
+			snprintf(err, errlen,
+			    "messages.%zu: Input should be an "
+			    "object",
+			    i);
+			return -1;
+		}
+		v = json_object_get(m, "role");
+		role = json_is_string(v) ? json_string_value(v) : "";
+		if (strcmp(role, "user") != 0 &&
+		    strcmp(role, "assistant") != 0) {
+			snprintf(err, errlen,
+			    "messages.%zu.role: Input should "
+			    "be 'user' or 'assistant'",
+			    i);
+			return -1;
+		}
+		v = json_object_get(m, "content");
+		if (!json_is_string(v) && !json_is_array(v)) {
+			snprintf(err, errlen,
+			    "messages.%zu.content: Input "
+			    "should be a valid string or list",
+			    i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * max_tokens, required but for count_tokens, a whole number >= 0, into
+ * r->max_tokens. 0, or -1 with err.
+ */
+static int
+check_max_tokens(json_t *root, int count_tokens, struct mreq *r, char *err,
+    size_t errlen)
+{
+	json_t *v;
+
+	v = json_object_get(root, "max_tokens");
+	if (v == NULL && !count_tokens) {
+		snprintf(err, errlen, "max_tokens: Field required");
+		return -1;
+	}
+	if (v != NULL) {
+		if (!json_is_integer(v)) {
+			snprintf(err, errlen,
+			    "max_tokens: Input should be a "
+			    "valid integer");
+			return -1;
+		}
+		r->max_tokens = json_integer_value(v);
+		if (r->max_tokens < 0) {
+			snprintf(err, errlen,
+			    "max_tokens: Input should be "
+			    "greater than or equal to 0");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 mreq_parse(const void *body, size_t len, int count_tokens, struct mreq *r,
     char *err, size_t errlen)
 {
-	json_t *root, *v, *m;
+	json_t *root, *v;
 	json_error_t je;
-	const char *role;
-	size_t i;
 	int n;
 
 	memset(r, 0, sizeof(*r));
@@ -126,54 +196,9 @@ mreq_parse(const void *body, size_t len, int count_tokens, struct mreq *r,
 		goto bad;
 	}
 	r->messages = v;
-	json_array_foreach(r->messages, i, m)
-	{
-		if (!json_is_object(m)) {
-			snprintf(err, errlen,
-			    "messages.%zu: Input should be an "
-			    "object",
-			    i);
-			goto bad;
-		}
-		v = json_object_get(m, "role");
-		role = json_is_string(v) ? json_string_value(v) : "";
-		if (strcmp(role, "user") != 0 &&
-		    strcmp(role, "assistant") != 0) {
-			snprintf(err, errlen,
-			    "messages.%zu.role: Input should "
-			    "be 'user' or 'assistant'",
-			    i);
-			goto bad;
-		}
-		v = json_object_get(m, "content");
-		if (!json_is_string(v) && !json_is_array(v)) {
-			snprintf(err, errlen,
-			    "messages.%zu.content: Input "
-			    "should be a valid string or list",
-			    i);
-			goto bad;
-		}
-	}
-	v = json_object_get(root, "max_tokens");
-	if (v == NULL && !count_tokens) {
-		snprintf(err, errlen, "max_tokens: Field required");
+	if (check_messages(r->messages, err, errlen) < 0 ||
+	    check_max_tokens(root, count_tokens, r, err, errlen) < 0)
 		goto bad;
-	}
-	if (v != NULL) {
-		if (!json_is_integer(v)) {
-			snprintf(err, errlen,
-			    "max_tokens: Input should be a "
-			    "valid integer");
-			goto bad;
-		}
-		r->max_tokens = json_integer_value(v);
-		if (r->max_tokens < 0) {
-			snprintf(err, errlen,
-			    "max_tokens: Input should be "
-			    "greater than or equal to 0");
-			goto bad;
-		}
-	}
 	v = json_object_get(root, "stream");
 	if (v != NULL && !json_is_boolean(v) && !json_is_null(v)) {
 		snprintf(err, errlen,
@@ -809,13 +834,79 @@ turn_message(const struct engine *e, const struct script *s, uint32_t flag,
 	return 0;
 }
 
+/* The answer past the request cap: a 400. */
+static void
+cap_answer(const struct engine *e, struct answer *a)
+{
+	a->what = ANSWER_CAP;
+	a->status = 400;
+	snprintf(a->error_type, sizeof(a->error_type), "%s",
+	    "invalid_request_error");
+	snprintf(a->error_message, sizeof(a->error_message),
+	    "leakbench scripted model: request cap %d reached",
+	    e->max_requests);
+}
+
+/*
+ * Whether a->turn is a turn of play or its final answer (a->what), and
+ * the next fault the script left for it (cursor counts them per turn).
+ */
+static void
+pick_fault(struct engine *e, const struct script *play, size_t *cursor,
+    struct answer *a)
+{
+	const struct fault *faults;
+	size_t nfaults;
+
+	if (a->turn >= play->nturns) {
+		a->what = ANSWER_FINAL;
+		a->turn = play->nturns;
+		faults = play->final_faults;
+		nfaults = play->nfinal_faults;
+	} else {
+		a->what = ANSWER_TURN;
+		faults = play->turns[a->turn].faults;
+		nfaults = play->turns[a->turn].nfaults;
+	}
+	pthread_mutex_lock(&e->lock);
+	if (cursor[a->turn] < nfaults)
+		a->fault = faults[cursor[a->turn]++];
+	pthread_mutex_unlock(&e->lock);
+}
+
+/*
+ * The error a fault makes: 1 when it takes the message's place (an HTTP
+ * error); 0 when the message is still built (no fault, or a stream error,
+ * which goes after it).
+ */
+static int
+fault_error(const struct mreq *r, struct answer *a)
+{
+	if (a->fault.kind == FAULT_HTTP) {
+		a->status = a->fault.status;
+		snprintf(a->error_type, sizeof(a->error_type), "%s",
+		    script_error_type(a->fault.status));
+		snprintf(a->error_message, sizeof(a->error_message), "%s",
+		    error_text(a->error_type));
+		return 1;
+	}
+	if (a->fault.kind == FAULT_STREAM_ERROR) {
+		snprintf(a->error_type, sizeof(a->error_type), "%s",
+		    a->fault.error_type);
+		snprintf(a->error_message, sizeof(a->error_message), "%s",
+		    error_text(a->error_type));
+		if (!r->stream) /* nothing to stream: a plain error */
+			a->status = script_error_status(a->error_type);
+	}
+	return 0;
+}
+
 int
 engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 {
 	const struct script *s = e->script, *play;
-	const struct fault *faults;
 	unsigned long serial;
-	size_t nfaults, *cursor;
+	size_t *cursor;
 	uint32_t flag;
 	char *res = NULL, *text;
 	size_t res_len = 0, n;
@@ -834,13 +925,7 @@ engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 	ids_serial(&e->ids, "msg_01", serial, a->msg.id);
 
 	if (capped) {
-		a->what = ANSWER_CAP;
-		a->status = 400;
-		snprintf(a->error_type, sizeof(a->error_type), "%s",
-		    "invalid_request_error");
-		snprintf(a->error_message, sizeof(a->error_message),
-		    "leakbench scripted model: request cap %d reached",
-		    e->max_requests);
+		cap_answer(e, a);
 		return 0;
 	}
 	model = s->model ? s->model : r->model ? r->model : "claude-sonnet-4-5";
@@ -876,36 +961,9 @@ engine_answer(struct engine *e, const struct mreq *r, struct answer *a)
 	cursor = a->subagent ? e->sub_fault_next : e->fault_next;
 	a->nturns = play->nturns;
 	a->turn = position(e, play, flag, r->messages);
-	if (a->turn >= play->nturns) {
-		a->what = ANSWER_FINAL;
-		a->turn = play->nturns;
-		faults = play->final_faults;
-		nfaults = play->nfinal_faults;
-	} else {
-		a->what = ANSWER_TURN;
-		faults = play->turns[a->turn].faults;
-		nfaults = play->turns[a->turn].nfaults;
-	}
-	pthread_mutex_lock(&e->lock);
-	if (cursor[a->turn] < nfaults)
-		a->fault = faults[cursor[a->turn]++];
-	pthread_mutex_unlock(&e->lock);
-	if (a->fault.kind == FAULT_HTTP) {
-		a->status = a->fault.status;
-		snprintf(a->error_type, sizeof(a->error_type), "%s",
-		    script_error_type(a->fault.status));
-		snprintf(a->error_message, sizeof(a->error_message), "%s",
-		    error_text(a->error_type));
+	pick_fault(e, play, cursor, a);
+	if (fault_error(r, a))
 		goto done;
-	}
-	if (a->fault.kind == FAULT_STREAM_ERROR) {
-		snprintf(a->error_type, sizeof(a->error_type), "%s",
-		    a->fault.error_type);
-		snprintf(a->error_message, sizeof(a->error_message), "%s",
-		    error_text(a->error_type));
-		if (!r->stream) /* nothing to stream: a plain error */
-			a->status = script_error_status(a->error_type);
-	}
 	if (a->what == ANSWER_FINAL) {
 		a->msg.stop_reason = "end_turn";
 		text = engine_expand(play->final, res, res_len, &n);

@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "common/errmsg.h"
+#include "common/files.h"
 #include "common/jsonw.h"
 #include "proxy/record.h"
 
@@ -310,46 +311,6 @@ wire_request_bound(const struct http_request *req, const struct cred *cred)
 	return b;
 }
 
-/* mkdir that accepts an existing directory. 0 or -1. */
-static int
-mkdir_ok(const char *path)
-{
-	struct stat st;
-
-	if (mkdir(path, 0755) == 0)
-		return 0;
-	if (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return 0;
-	if (errno == EEXIST)
-		errno = ENOTDIR;
-	return -1;
-}
-
-/* mkdir -p. 0 or -1 (errno set). */
-static int
-mkdirs(const char *path)
-{
-	char *p = strdup(path), *s;
-	int rc = 0;
-
-	if (p == NULL)
-		return -1;
-	for (s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir_ok(p) < 0)
-			rc = -1;
-		*s = '/';
-		if (rc < 0)
-			break;
-	}
-	if (rc == 0)
-		rc = mkdir_ok(p);
-	free(p);
-	return rc;
-}
-
 /*
  * What earlier proxies left in DIR/responses: the bytes of its files, and
  * the highest NNNNNN of a NNNNNN.body (a sequence number to stay above).
@@ -400,12 +361,12 @@ wire_open(struct wire_log *w, const char *dir, const struct cred *cred,
 	w->fd = -1;
 	w->cred = cred;
 	w->next_seq = 1;
-	if (mkdirs(dir) < 0) {
+	if (file_mkdirs(dir) < 0) {
 		errmsg_set(err, errlen, "cannot create records directory", dir,
 		    errno);
 		return -1;
 	}
-	if (asprintf(&path, "%s/responses", dir) < 0 || mkdir_ok(path) < 0) {
+	if (asprintf(&path, "%s/responses", dir) < 0 || file_mkdirs(path) < 0) {
 		errmsg_set(err, errlen, "cannot create records directory",
 		    path ? path : dir, errno);
 		free(path);
@@ -510,24 +471,6 @@ wire_next_seq(struct wire_log *w)
 	return __atomic_fetch_add(&w->next_seq, 1, __ATOMIC_RELAXED);
 }
 
-static int
-write_fd_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int
 wire_write_response(struct wire_log *w, unsigned long seq, const void *data,
     size_t len, json_t *rec)
@@ -548,7 +491,7 @@ wire_write_response(struct wire_log *w, unsigned long seq, const void *data,
 	if (fd < 0)
 		return -1;
 	sc = cred_scrub(w->cred, data, len, &sl);
-	rc = sc ? write_fd_all(fd, sc, sl) : write_fd_all(fd, data, len);
+	rc = sc ? file_write_all(fd, sc, sl) : file_write_all(fd, data, len);
 	if (sc != NULL)
 		settle(w, len, sl);
 	free(sc);
@@ -664,7 +607,8 @@ write_line(struct wire_log *w, char *line, size_t len, size_t *written)
 
 	sc = cred_scrub(w->cred, line, len, &sl);
 	pthread_mutex_lock(&w->mu);
-	rc = sc ? write_fd_all(w->fd, sc, sl) : write_fd_all(w->fd, line, len);
+	rc = sc ? file_write_all(w->fd, sc, sl) :
+		  file_write_all(w->fd, line, len);
 	pthread_mutex_unlock(&w->mu);
 	*written = sc ? sl : len;
 	free(sc);

@@ -222,41 +222,102 @@ framing(struct trap_req *r)
 		r->close = 1;
 }
 
+/* The length of the head in buf (up to its empty line), or 0. */
+static size_t
+head_end(const unsigned char *buf, size_t len, size_t max_head)
+{
+	size_t i;
+
+	for (i = 0; i < len && i < max_head; i++) {
+		if (buf[i] != '\n')
+			continue;
+		if (i + 1 < len && buf[i + 1] == '\n')
+			return i + 2;
+		if (i + 2 < len && buf[i + 1] == '\r' && buf[i + 2] == '\n')
+			return i + 3;
+	}
+	return 0;
+}
+
+/*
+ * Whether buf may begin a request: a method (a token of at most 31 bytes)
+ * then a space, checked as soon as those bytes are there.
+ */
+static int
+method_ok(const unsigned char *buf, size_t len, size_t max_head)
+{
+	size_t lim = len < max_head ? len : max_head, ll, i;
+	const unsigned char *nl = memchr(buf, '\n', lim);
+
+	ll = nl ? (size_t)(nl - buf) : lim;
+	for (i = 0; i < ll && i < 32 && is_tchar(buf[i]); i++)
+		;
+	return !((i < ll && (i == 0 || buf[i] != ' ')) ||
+	    (i == ll && (nl != NULL || i >= 32)));
+}
+
+/*
+ * The header lines from line up to the empty line before end into r
+ * (folded lines joined; a line without a colon stays in the raw head
+ * only). 0, or -1 when out of memory.
+ */
+static int
+parse_header_lines(struct trap_req *r, const unsigned char *line,
+    const unsigned char *end)
+{
+	const unsigned char *nl;
+	size_t n;
+
+	for (; line < end; line = nl + 1) {
+		const unsigned char *colon, *v;
+		size_t vl;
+
+		nl = memchr(line, '\n', (size_t)(end - line));
+		n = (size_t)(nl - line);
+		if (n > 0 && line[n - 1] == '\r')
+			n--;
+		if (n == 0)
+			break;
+		if ((line[0] == ' ' || line[0] == '\t') && r->nheaders > 0 &&
+		    r->nheaders < MAX_HEADERS) {
+			v = line;
+			vl = n;
+			trim(&v, &vl);
+			if (fold_header(r, v, vl) < 0)
+				return -1;
+			continue;
+		}
+		colon = memchr(line, ':', n);
+		if (colon == NULL)
+			continue; /* in the raw head only */
+		{
+			const unsigned char *nm = line;
+			size_t nml = (size_t)(colon - line);
+
+			trim(&nm, &nml);
+			v = colon + 1;
+			vl = n - (size_t)(v - line);
+			trim(&v, &vl);
+			if (add_header(r, nm, nml, v, vl) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 long
 trap_parse_head(const unsigned char *buf, size_t len, size_t max_head,
     struct trap_req *r, const char **why)
 {
 	const unsigned char *p, *end, *line, *nl, *sp;
-	size_t hlen = 0, n, i;
+	size_t hlen, n;
 
 	memset(r, 0, sizeof(*r));
 	r->clen = -1;
-	/* The end of the head: an empty line. */
-	for (i = 0; i < len && i < max_head; i++) {
-		if (buf[i] != '\n')
-			continue;
-		if (i + 1 < len && buf[i + 1] == '\n') {
-			hlen = i + 2;
-			break;
-		}
-		if (i + 2 < len && buf[i + 1] == '\r' && buf[i + 2] == '\n') {
-			hlen = i + 3;
-			break;
-		}
-	}
-	/* The request line's method is checked as soon as it is there. */
-	{
-		size_t lim = len < max_head ? len : max_head, ll;
-
-		nl = memchr(buf, '\n', lim);
-		ll = nl ? (size_t)(nl - buf) : lim;
-		for (i = 0; i < ll && i < 32 && is_tchar(buf[i]); i++)
-			;
-		if ((i < ll && (i == 0 || buf[i] != ' ')) ||
-		    (i == ll && (nl != NULL || i >= 32))) {
-			*why = "not an HTTP request";
-			return -1;
-		}
+	hlen = head_end(buf, len, max_head);
+	if (!method_ok(buf, len, max_head)) {
+		*why = "not an HTTP request";
+		return -1;
 	}
 	if (hlen == 0 || hlen > max_head) {
 		if (len >= max_head) {
@@ -295,40 +356,8 @@ trap_parse_head(const unsigned char *buf, size_t len, size_t max_head,
 		*why = "not an HTTP request";
 		return -1;
 	}
-	for (line = nl + 1; line < end; line = nl + 1) {
-		const unsigned char *colon, *v;
-		size_t vl;
-
-		nl = memchr(line, '\n', (size_t)(end - line));
-		n = (size_t)(nl - line);
-		if (n > 0 && line[n - 1] == '\r')
-			n--;
-		if (n == 0)
-			break;
-		if ((line[0] == ' ' || line[0] == '\t') && r->nheaders > 0 &&
-		    r->nheaders < MAX_HEADERS) {
-			v = line;
-			vl = n;
-			trim(&v, &vl);
-			if (fold_header(r, v, vl) < 0)
-				goto oom;
-			continue;
-		}
-		colon = memchr(line, ':', n);
-		if (colon == NULL)
-			continue; /* in the raw head only */
-		{
-			const unsigned char *nm = line;
-			size_t nml = (size_t)(colon - line);
-
-			trim(&nm, &nml);
-			v = colon + 1;
-			vl = n - (size_t)(v - line);
-			trim(&v, &vl);
-			if (add_header(r, nm, nml, v, vl) < 0)
-				goto oom;
-		}
-	}
+	if (parse_header_lines(r, nl + 1, end) < 0)
+		goto oom;
 	framing(r);
 	if (r->clen == -1 && !r->chunked)
 		r->clen = 0; /* a request without framing has no body */
@@ -782,21 +811,17 @@ static void tunnel(struct conn *c, const char *target);
 static void sim_busy(struct trap *t, int fd, int sim, uint32_t addr, int port);
 
 /*
- * Serves one request: 1 when the connection may carry another, 0 when it
- * is done.
+ * Reads a request head into r (empty lines before it ignored), within
+ * the head's deadline: its length; < 0 for a head that does not parse
+ * (*why says why); 0 when the connection ended or the deadline passed
+ * first (recorded when bytes had come).
  */
-static int
-serve_one(struct conn *c)
+static long
+read_head(struct conn *c, struct trap_req *r, const char **why)
 {
-	struct trap_req r;
-	struct body b;
-	struct jline j;
-	const char *why = NULL, *expect;
 	int64_t deadline = 0;
 	size_t checked = 0;
-	long hlen = 0;
-	int keep;
-	unsigned char *echo; /* with --echo: the head, to answer with */
+	long hlen;
 
 	/* Empty lines before a request are ignored. */
 	for (;;) {
@@ -815,9 +840,9 @@ serve_one(struct conn *c)
 		    memchr(tio_bytes(&c->io) + checked - 1, '\n',
 			c->io.in.len - checked + 1) != NULL) {
 			hlen = trap_parse_head(tio_bytes(&c->io), c->io.in.len,
-			    c->t->lim.max_head, &r, &why);
+			    c->t->lim.max_head, r, why);
 			if (hlen != 0)
-				break;
+				return hlen;
 		}
 		checked = c->io.in.len;
 		if (deadline != 0 && now_ms() > deadline) {
@@ -830,6 +855,44 @@ serve_one(struct conn *c)
 			return 0;
 		}
 	}
+}
+
+/* A CONNECT: recorded, answered 200, then the tunnel. */
+static void
+serve_connect(struct conn *c, struct trap_req *r, long hlen)
+{
+	static const char ok200[] =
+	    "HTTP/1.1 200 Connection established\r\n\r\n";
+	struct jline j;
+
+	jl_begin(&j, "connect");
+	jl_str(&j, "target", r->target, strlen(r->target));
+	jl_bytes(&j, "head", tio_bytes(&c->io), (size_t)hlen);
+	jl_end(&j);
+	(void)trap_log_put(&c->t->log, &j);
+	tio_consume(&c->io, (size_t)hlen);
+	if (tio_write(&c->io, ok200, sizeof(ok200) - 1) == 0)
+		tunnel(c, r->target);
+}
+
+/*
+ * Serves one request: 1 when the connection may carry another, 0 when it
+ * is done.
+ */
+static int
+serve_one(struct conn *c)
+{
+	struct trap_req r;
+	struct body b;
+	struct jline j;
+	const char *why = NULL, *expect;
+	long hlen;
+	int keep;
+	unsigned char *echo; /* with --echo: the head, to answer with */
+
+	hlen = read_head(c, &r, &why);
+	if (hlen == 0)
+		return 0;
 	if (hlen < 0) {
 		record_bad_head(c, why);
 		respond(c, 400, 0, 0);
@@ -837,17 +900,7 @@ serve_one(struct conn *c)
 	}
 	if (strcasecmp(r.method, "CONNECT") == 0 && c->connect == NULL &&
 	    !c->tls) {
-		static const char ok200[] =
-		    "HTTP/1.1 200 Connection established\r\n\r\n";
-
-		jl_begin(&j, "connect");
-		jl_str(&j, "target", r.target, strlen(r.target));
-		jl_bytes(&j, "head", tio_bytes(&c->io), (size_t)hlen);
-		jl_end(&j);
-		(void)trap_log_put(&c->t->log, &j);
-		tio_consume(&c->io, (size_t)hlen);
-		if (tio_write(&c->io, ok200, sizeof(ok200) - 1) == 0)
-			tunnel(c, r.target);
+		serve_connect(c, &r, hlen);
 		trap_req_free(&r);
 		return 0;
 	}

@@ -56,6 +56,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/errmsg.h"
+#include "common/files.h"
 #include "common/jsonw.h"
 #include "trap/trap.h"
 
@@ -202,49 +204,6 @@ trap_escape_label(const unsigned char *s, size_t n, char *out, size_t outlen)
 	return o;
 }
 
-void
-trap_errf(char *err, size_t errlen, const char *what, const char *path, int e)
-{
-	char why[128];
-
-	snprintf(why, sizeof(why), "%s", strerror(e));
-	if (why[0] >= 'A' && why[0] <= 'Z' && why[1] >= 'a' && why[1] <= 'z')
-		why[0] = (char)(why[0] - 'A' + 'a');
-	snprintf(err, errlen, "%s '%s': %s", what, path, why);
-}
-
-int
-trap_mkdirs(const char *path)
-{
-	char *p = strdup(path), *s;
-	struct stat st;
-	int rc = 0;
-
-	if (p == NULL)
-		return -1;
-	for (s = p + 1;; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		{
-			char save = *s;
-
-			*s = '\0';
-			if (mkdir(p, 0755) < 0 &&
-			    !(errno == EEXIST && stat(p, &st) == 0 &&
-				S_ISDIR(st.st_mode))) {
-				if (errno == EEXIST)
-					errno = ENOTDIR;
-				rc = -1;
-			}
-			*s = save;
-		}
-		if (rc < 0 || *s == '\0')
-			break;
-	}
-	free(p);
-	return rc;
-}
-
 int
 trap_log_open(struct trap_log *l, const char *dir, unsigned long max_records,
     size_t max_bytes, char *err, size_t errlen)
@@ -255,8 +214,8 @@ trap_log_open(struct trap_log *l, const char *dir, unsigned long max_records,
 	l->fd = -1;
 	l->max_records = max_records < 1 ? 1 : max_records;
 	l->max_bytes = max_bytes < CAP_RESERVE ? CAP_RESERVE : max_bytes;
-	if (trap_mkdirs(dir) < 0) {
-		trap_errf(err, errlen, "cannot create records directory", dir,
+	if (file_mkdirs(dir) < 0) {
+		errmsg_set(err, errlen, "cannot create records directory", dir,
 		    errno);
 		return -1;
 	}
@@ -266,31 +225,14 @@ trap_log_open(struct trap_log *l, const char *dir, unsigned long max_records,
 	}
 	l->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (l->fd < 0) {
-		trap_errf(err, errlen, "cannot open records file", path, errno);
+		errmsg_set(err, errlen, "cannot open records file", path,
+		    errno);
 		free(path);
 		return -1;
 	}
 	(void)fchmod(l->fd, 0644);
 	free(path);
 	pthread_mutex_init(&l->mu, NULL);
-	return 0;
-}
-
-static int
-write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
 	return 0;
 }
 
@@ -305,7 +247,7 @@ put_cap(struct trap_log *l, const char *reason)
 	jl_int(&c, "records", (long long)l->records + 1);
 	jl_int(&c, "bytes", (long long)l->bytes);
 	jl_end(&c);
-	if (!c.b.oom && write_all(l->fd, c.b.p, c.b.len) == 0) {
+	if (!c.b.oom && file_write_all(l->fd, c.b.p, c.b.len) == 0) {
 		l->records++;
 		l->bytes += c.b.len;
 	}
@@ -336,7 +278,8 @@ trap_log_keep(struct trap_log *l, const char *path, char *err, size_t errlen)
 	int rc = -1, hi, lo;
 
 	if (f == NULL) {
-		trap_errf(err, errlen, "cannot read secrets file", path, errno);
+		errmsg_set(err, errlen, "cannot read secrets file", path,
+		    errno);
 		return -1;
 	}
 	while (n < 64 && fgets(line, sizeof(line), f) != NULL) {
@@ -391,7 +334,7 @@ keep_match(struct trap_log *l, const struct jline *j)
 	memset(&res, 0, sizeof(res));
 	found = scan_buffer(l->keep, j->b.p, j->b.len, &res) == 0 && res.n > 0;
 	scan_result_free(&res);
-	if (!found || write_all(l->fd, j->b.p, j->b.len) != 0)
+	if (!found || file_write_all(l->fd, j->b.p, j->b.len) != 0)
 		return 0;
 	l->kept++;
 	l->kept_bytes += j->b.len;
@@ -417,7 +360,7 @@ trap_log_put(struct trap_log *l, struct jline *j)
 	    l->bytes > l->max_bytes - CAP_RESERVE - j->b.len) {
 		put_cap(l, "bytes");
 		rc = keep_match(l, j) ? 0 : (l->dropped++, 1);
-	} else if (write_all(l->fd, j->b.p, j->b.len) == 0) {
+	} else if (file_write_all(l->fd, j->b.p, j->b.len) == 0) {
 		l->records++;
 		l->bytes += j->b.len;
 	} else {
@@ -442,7 +385,7 @@ trap_log_finish(struct trap_log *l)
 		jl_int(&d, "kept", (long long)l->kept);
 		jl_end(&d);
 		if (!d.b.oom)
-			(void)write_all(l->fd, d.b.p, d.b.len);
+			(void)file_write_all(l->fd, d.b.p, d.b.len);
 		jl_free(&d);
 		l->dropped = 0;
 	}

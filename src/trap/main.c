@@ -207,6 +207,25 @@ number_flag(int ch, const char *s, unsigned long long *v)
 	return 0;
 }
 
+/* Adds host to --echo's hosts: 0, or 2 once the error is said. */
+static int
+add_echo(struct trap *t, const char *host)
+{
+	const char **more;
+
+	if (*host == '\0' || strlen(host) > 253 ||
+	    strcspn(host, " \t\r\n:/") != strlen(host))
+		return usage_error(PROG,
+		    "cannot use --echo '%s': expected a host name", host);
+	more = realloc(t->echo, (t->necho + 1) * sizeof(*more));
+	if (more == NULL)
+		return usage_error(PROG,
+		    "cannot use --echo '%s': out of memory", host);
+	t->echo = more;
+	t->echo[t->necho++] = host;
+	return 0;
+}
+
 /*
  * The command line into a and t->lim. -1 to go on, else the exit status
  * (0 after --help, 2 on bad usage, said on stderr).
@@ -233,24 +252,10 @@ parse_args(int argc, char **argv, struct args *a, struct trap *t)
 				ch == 's' ? &a->bundle :
 					    &a->keep) = optarg;
 			break;
-		case 'e': {
-			const char **more;
-
-			if (*optarg == '\0' || strlen(optarg) > 253 ||
-			    strcspn(optarg, " \t\r\n:/") != strlen(optarg))
-				return usage_error(PROG,
-				    "cannot use --echo '%s': "
-				    "expected a host name",
-				    optarg);
-			more = realloc(t->echo, (t->necho + 1) * sizeof(*more));
-			if (more == NULL)
-				return usage_error(PROG,
-				    "cannot use --echo '%s': out of memory",
-				    optarg);
-			t->echo = more;
-			t->echo[t->necho++] = optarg;
+		case 'e':
+			if (add_echo(t, optarg) != 0)
+				return 2;
 			break;
-		}
 		case 'R':
 		case 'B':
 		case 'C':

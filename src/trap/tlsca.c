@@ -31,6 +31,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "common/errmsg.h"
+#include "common/files.h"
 #include "trap/trap.h"
 
 #define CACHE_MAX 4096
@@ -373,23 +375,6 @@ trap_tls_ctx(struct trap_tls *tls)
 	return tls->ctx;
 }
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * Writes a and then b to path through path.tmp and rename, mode 0644.
  * 0, or -1 with a message in err.
@@ -409,8 +394,8 @@ write_atomic(const char *path, const char *a, size_t alen, const char *b,
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		goto fail;
-	if (fchmod(fd, 0644) < 0 || write_all(fd, a, alen) < 0 ||
-	    write_all(fd, b, blen) < 0 || fsync(fd) < 0) {
+	if (fchmod(fd, 0644) < 0 || file_write_all(fd, a, alen) < 0 ||
+	    file_write_all(fd, b, blen) < 0 || fsync(fd) < 0) {
 		e = errno;
 		close(fd);
 		errno = e;
@@ -422,7 +407,7 @@ write_atomic(const char *path, const char *a, size_t alen, const char *b,
 	return 0;
 fail:
 	e = errno;
-	trap_errf(err, errlen, "cannot write", path, e);
+	errmsg_set(err, errlen, "cannot write", path, e);
 	(void)unlink(tmp);
 	free(tmp);
 	return -1;
@@ -470,8 +455,8 @@ trap_tls_write(const struct trap_tls *tls, const char *dir,
 	size_t slen = 0;
 	int rc = -1;
 
-	if (trap_mkdirs(dir) < 0) {
-		trap_errf(err, errlen, "cannot create directory", dir, errno);
+	if (file_mkdirs(dir) < 0) {
+		errmsg_set(err, errlen, "cannot create directory", dir, errno);
 		return -1;
 	}
 	if (asprintf(&path, "%s/ca.pem", dir) < 0)

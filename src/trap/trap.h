@@ -124,12 +124,6 @@ int trap_log_put(struct trap_log *l, struct jline *j);
 void trap_log_finish(struct trap_log *l);
 void trap_log_close(struct trap_log *l);
 
-/* mkdir -p. 0 or -1 (errno set). */
-int trap_mkdirs(const char *path);
-/* "WHAT 'PATH': strerror(e)" into err, lowercased. */
-void trap_errf(char *err, size_t errlen, const char *what, const char *path,
-    int e);
-
 /* Lossless presentation format of a DNS label's bytes (\. \\ \DDD). */
 size_t trap_escape_label(const unsigned char *s, size_t n, char *out,
     size_t outlen);
