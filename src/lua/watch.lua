@@ -176,5 +176,20 @@ function Watch:close()
   self.held = 0
 end
 
+-- unlock(dir): clears the append-only attribute of every file below
+-- DIR/claude-config/projects, as a run killed before its watcher closed
+-- left it (clean.sweep_hidden). Returns how many it cleared.
+function M.unlock(dir)
+  local n = 0
+  for _, rel in ipairs(core.files_beneath(dir, "claude-config/projects", 100000) or {}) do
+    local fh = core.open_beneath(dir, "claude-config/projects/" .. rel)
+    if fh then
+      if fh:append_only(false) then n = n + 1 end
+      fh:close()
+    end
+  end
+  return n
+end
+
 M.Watch = Watch
 return M
