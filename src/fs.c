@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -601,6 +603,17 @@ fs_read_beneath(const char *root, const char *rel, size_t max, size_t *len,
 	if (buf == NULL)
 		set_beneath_err(err, errlen, root, rel, e);
 	return buf;
+}
+
+int
+fs_set_append_only(int fd, int on)
+{
+	int flags;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == -1)
+		return -1;
+	flags = on ? flags | FS_APPEND_FL : flags & ~FS_APPEND_FL;
+	return ioctl(fd, FS_IOC_SETFLAGS, &flags);
 }
 
 int

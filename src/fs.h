@@ -71,6 +71,16 @@ int fs_open_beneath(const char *root, const char *rel, char *err,
 char *fs_read_fd(int fd, size_t max, size_t *len, struct fs_read_info *info);
 
 /*
+ * Sets (on) or clears the append-only attribute (FS_APPEND_FL, chattr +a)
+ * of the file open at fd: once set, no process without
+ * CAP_LINUX_IMMUTABLE can write it but by appending, truncate it, rename
+ * it, delete it or rename another file over it. 0, or -1 with errno
+ * (EPERM without that capability, ENOTTY or EOPNOTSUPP where the file
+ * system has no such attribute).
+ */
+int fs_set_append_only(int fd, int on);
+
+/*
  * Change notification on directories (inotify), to wake a watcher when a
  * file it follows may have changed; it says nothing of what changed.
  * fs_notify_open: a non-blocking descriptor (the caller closes it), or -1

@@ -5,6 +5,7 @@
  *	core.open_beneath(root, rel) -> file | nil, err
  *	file:read([max]) -> bytes, { size=, truncated= } | nil, err
  *	file:stat() -> { ino=, size=, mtime=, ctime= } | nil, err
+ *	file:append_only(on) -> true | nil, err
  *	core.notify() -> notify | nil, err
  *	notify:add(dir) -> true | nil, err
  *	notify:wait(seconds) -> events | nil, err
@@ -12,7 +13,8 @@
  * A file handle holds the descriptor of the file found at root/rel when it
  * was opened (fs_open_beneath's rules: no link followed), so that what was
  * written to that file stays readable after someone renames another file
- * over it or deletes it. A notify handle wakes its waiter when a watched
+ * over it or deletes it; where the harness may (CAP_LINUX_IMMUTABLE), it
+ * makes that file append-only. A notify handle wakes its waiter when a watched
  * directory's entries change (fs_notify_*). Both are userdata, created
  * closed before the descriptor is acquired; __gc, __close and close() are
  * one idempotent function. Misuse raises in l_args.h's grammar; failures
@@ -141,6 +143,22 @@ l_file_stat(lua_State *L)
 	return 1;
 }
 
+/*
+ * file:append_only(on) -> true | nil, err: sets or clears the file's
+ * append-only attribute (fs_set_append_only).
+ */
+static int
+l_file_append_only(lua_State *L)
+{
+	struct lfd *h = check_open(L, FILE_MT, "file:append_only");
+
+	if (fs_set_append_only(h->fd, lua_toboolean(L, 2)) == -1)
+		return l_fail_errno(L,
+		    "cannot set the append-only attribute of", "file", errno);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 /* notify() -> notify | nil, err. */
 static int
 l_notify(lua_State *L)
@@ -194,7 +212,8 @@ static const luaL_Reg watch_funcs[] = { { "open_beneath", l_open_beneath },
 	{ "notify", l_notify }, { NULL, NULL } };
 
 static const luaL_Reg file_methods[] = { { "read", l_file_read },
-	{ "stat", l_file_stat }, { "close", l_handle_close }, { NULL, NULL } };
+	{ "stat", l_file_stat }, { "append_only", l_file_append_only },
+	{ "close", l_handle_close }, { NULL, NULL } };
 
 static const luaL_Reg notify_methods[] = { { "add", l_notify_add },
 	{ "wait", l_notify_wait }, { "close", l_handle_close },

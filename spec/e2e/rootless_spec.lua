@@ -152,6 +152,20 @@ describe("leakbench run under rootless podman", function()
     assert.are.equal("", must(answer:match("CMDLINE%-BEGIN\n(.-)CMDLINE%-END"), answer))
   end)
 
+  it("keeps what Claude Code wrote to a transcript the agent rewrites, and says it changed (no append-only here)",
+    function()
+      local p = as_user("cd " .. quote(dir .. "/tree") .. " && ./leakbench run "
+        .. "spec/fixtures/e2e/evidence/tamper-rewrite.lua --out " .. quote(dir .. "/tamper-out"))
+      local tdoc = cjson.decode(must(read(dir .. "/tamper-out/results.json"), "no results.json: " .. p.stderr))
+      local trun = tdoc.runs[1]
+      assert.are.equal("pass", trun.verdict, tostring(trun.reason))
+      local final = must(read(trun.dir .. "/claude-config/projects/-work/" .. trun.session_id .. ".jsonl"))
+      assert.is_nil(final:find("sk%-tamper%-%x"), "the tamperer did not take the canary out")
+      assert.truthy(trun.leaks[1].channels.transcript.leaked, "T is gone")
+      assert.are.equal("replaced", must(trun.tampered, "no change recorded")[1].how)
+      assert.matches("^leak W T · tampered T", p.stdout:match("tamper%-rewrite%s+([^\n]*)"))
+    end)
+
   it("leaves no container and no network in the user's podman", function()
     assert.are.equal("", as_user("podman ps -a --filter label=leakbench=1 --format '{{.Names}}'").stdout)
     assert.are.equal("", as_user("podman network ls --filter label=leakbench=1 --format '{{.Name}}'").stdout)

@@ -71,15 +71,36 @@ describe("the run folder's neutral place", function()
     assert(core.write_file(hidden .. "/stream.jsonl", "kept\n", 420))
     assert(core.write_file(hidden .. ".from", shown, 384))
     assert(core.symlink(hidden, shown))
+    -- its transcript still append-only (a killed run's watcher never closed)
+    assert(core.mkdir_p(hidden .. "/claude-config/projects/-work", 493))
+    local tr = hidden .. "/claude-config/projects/-work/s.jsonl"
+    assert(core.write_file(tr, "t\n", 384))
+    local fh = assert(core.open_beneath(hidden, "claude-config/projects/-work/s.jsonl"))
+    local locked = fh:append_only(true)
+    fh:close()
+    -- a killed run whose run folder the user removed (the link with it)
+    local gone = base .. "/4194998-gonerun"
+    assert(core.mkdir_p(gone .. "/claude-config/projects/-work", 493))
+    assert(core.write_file(gone .. "/claude-config/projects/-work/s.jsonl", "t\n", 384))
+    fh = assert(core.open_beneath(gone, "claude-config/projects/-work/s.jsonl"))
+    fh:append_only(true)
+    fh:close()
+    assert(core.write_file(gone .. ".from", top .. "/removed/1", 384))
     -- and one of this live process, which stays
     local live = ("%s/%d-liverun"):format(base, core.getpid())
     assert(core.mkdir_p(live, 493))
     assert(core.write_file(live .. ".from", top .. "/elsewhere", 384))
     local said = {}
-    assert.are.equal(1, clean.sweep_hidden(function(l) said[#said + 1] = l end))
+    assert.are.equal(2, clean.sweep_hidden(function(l) said[#said + 1] = l end))
     assert.are.equal("dir", core.stat(shown).type)
     assert.are.equal("kept\n", core.read_file(shown .. "/stream.jsonl"))
-    assert.are.same({ "moved run folder " .. shown .. " back (process 4194999 is gone)" }, said)
+    assert.are.same({
+      "removed the folder of a killed run, " .. gone .. " (its run folder " .. top .. "/removed/1 is gone)",
+      "moved run folder " .. shown .. " back (process 4194999 is gone)",
+    }, said)
+    if locked then   -- (root) the attribute was cleared: the user can remove the transcript
+      assert.truthy(os.remove(shown .. "/claude-config/projects/-work/s.jsonl"))
+    end
     assert.are.same({ ("%d-liverun"):format(core.getpid()), ("%d-liverun.from"):format(core.getpid()) },
       core.listdir(base))
   end)

@@ -16,13 +16,20 @@ describe("watch", function()
   end
 
   before_each(function()
+    -- the detection, as without the right to make a file append-only
+    -- (rootless); the attribute has a case of its own below
+    watch.LOCK = false
     dir = os.tmpname()
     os.remove(dir)
     assert(core.mkdir_p(dir .. "/claude-config/projects/-work", 493))
     path = dir .. "/claude-config/projects/-work/" .. SID .. ".jsonl"
     w = watch.new(dir, SID)
   end)
-  after_each(function() core.rmtree(dir) end)
+  after_each(function()
+    w:close()
+    watch.LOCK = true
+    core.rmtree(dir)
+  end)
 
   local function versions()
     local out = {}
@@ -111,6 +118,29 @@ describe("watch", function()
     assert.is_true(w:wait(5))
     assert.truthy(core.now() - t0 < 1, "the write did not wake the watcher")
     w:close()
+  end)
+
+  it("makes each transcript append-only where it may, and clears it when it closes", function()
+    watch.LOCK = true
+    spit(path, "a SECRET\n")
+    w:poll()
+    if not w.files[w.main].locked then
+      -- not root, or a file system without the attribute: the detection holds there
+      assert.is_nil(w.locked)
+      return
+    end
+    spit(path, "b\n", "ab")            -- Claude Code's appends go on
+    assert.is_nil(io.open(path, "wb"))  -- a rewrite in place, a truncation
+    assert.is_nil(io.open(path, "r+b"))
+    spit(path .. ".new", "clean\n")
+    assert.is_nil(os.rename(path .. ".new", path))  -- sed -i
+    assert.is_nil(os.rename(path, path .. ".moved"))
+    assert.is_nil(os.remove(path))
+    w:poll()
+    assert.are.same({}, w.changes)
+    assert.are.equal("a SECRET\nb\n", core.read_file(path))
+    w:close()
+    assert.truthy(os.remove(path), "the attribute was not cleared")
   end)
 
   it("names a transcript replaced by a link, and never follows it", function()

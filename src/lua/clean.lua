@@ -5,6 +5,7 @@
 local podman = require "leakbench.podman"
 local core = require "leakbench.core"
 local sandbox = require "leakbench.sandbox"
+local watch = require "leakbench.watch"
 local cli = require "leakbench.cli"
 local images_mod = require "leakbench.images"
 
@@ -33,10 +34,13 @@ function M.sweep_credentials(say, bases)
   return n
 end
 
---- M.sweep_hidden([say], [base]) -> count. Moves back to its own path
---- the run folder of each run whose leakbench process is gone and which
---- was still at its neutral place (sandbox.hide_base(), Run:hide_dir):
---- where a link to it still stands at the path its .from file names.
+--- M.sweep_hidden([say], [base]) -> count. The run folders of runs whose
+--- leakbench process is gone and which were still at their neutral place
+--- (sandbox.hide_base(), Run:hide_dir): the append-only attribute of
+--- their transcripts is cleared (watch.unlock); a folder is moved back
+--- to the path its .from file names where a link to it still stands
+--- there, and removed where nothing does (the user removed the run's
+--- folder: a spec's teardown, rm -rf). Anything else there is left alone.
 function M.sweep_hidden(say, base)
   say = say or function() end
   base = base or sandbox.hide_base()
@@ -47,7 +51,15 @@ function M.sweep_hidden(say, base)
     if pid and not podman.live_owner({ ["leakbench.pid"] = pid }) then
       local shown = core.read_file(base .. "/" .. name)
       local at, st = shown and core.stat(shown), core.stat(hidden)
-      if at and at.type == "link" and st and st.type == "dir" and os.remove(shown) then
+      if st and st.type == "dir" then watch.unlock(hidden) end
+      if not st then
+        os.remove(base .. "/" .. name)
+      elseif shown and not at and st.type == "dir" then
+        core.rmtree(hidden)
+        os.remove(base .. "/" .. name)
+        n = n + 1
+        say(("removed the folder of a killed run, %s (its run folder %s is gone)"):format(hidden, shown))
+      elseif at and at.type == "link" and st.type == "dir" and os.remove(shown) then
         if os.rename(hidden, shown) then
           os.remove(base .. "/" .. name)
           n = n + 1

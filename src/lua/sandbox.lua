@@ -1072,6 +1072,8 @@ end
 -- Always: logs, containers, sockets. Never raises.
 function Run:finally()
   local pm = self.pm
+  -- the transcripts' append-only attribute goes before anything else
+  if self.watch then self.watch:close() end
   -- Every container of the run in one command.
   local names = {}
   for _, c in ipairs(self.started or {}) do names[#names + 1] = c.name end

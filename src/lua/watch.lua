@@ -9,7 +9,14 @@
 -- the changes are listed as { file=, how=, t= } (how: "rewritten",
 -- "truncated", "replaced", "deleted", "replaced by a link" ...).
 --
--- It holds each transcript file open from the moment it sees it, so a file
+-- Where the harness may (rootful podman: root has CAP_LINUX_IMMUTABLE),
+-- each transcript file is made append-only (chattr +a) the moment the
+-- watcher sees it, before any tool of the agent has run: Claude Code
+-- appends to it as before, and nothing in the container can rewrite,
+-- truncate, rename, delete or replace it. The attribute is cleared when
+-- the watcher closes (w:close(), once Claude Code has ended).
+--
+-- Otherwise (rootless) it holds each transcript file open from the moment it sees it, so a file
 -- renamed over it (sed -i) or a deletion loses nothing Claude Code wrote
 -- to it: the version kept is what that file held last, read through the
 -- watcher's own descriptor. And it is woken by inotify at each change of
@@ -29,6 +36,7 @@ M.MAX_FILES = 64
 M.MAX_BYTES = 256 << 20   -- what the watcher reads of a file
 M.MAX_SAVED = 512 << 20   -- what it keeps of versions, in all
 M.VERSIONS = "transcript-versions"
+M.LOCK = true             -- make the transcripts append-only where it may
 
 local Watch = {}
 Watch.__index = Watch
@@ -67,6 +75,7 @@ end
 -- before it moved it away), and the descriptor is closed.
 function Watch:lost(rel, st, how)
   local last = st.fh:read(M.MAX_BYTES) or ""
+  if st.locked then st.fh:append_only(false) end
   st.fh:close()
   self.held = self.held - 1
   if last:sub(1, #st.text) ~= st.text then self:save(rel, st.text) end
@@ -96,7 +105,8 @@ function Watch:look(rel)
     end
     self.held = self.held + 1
     self.files[rel] = { fh = fh, ino = info.ino, size = info.size, mtime = info.mtime, ctime = info.ctime,
-      text = fh:read(M.MAX_BYTES) or "" }
+      text = fh:read(M.MAX_BYTES) or "", locked = M.LOCK and fh:append_only(true) or nil }
+    if self.files[rel].locked then self.locked = (self.locked or 0) + 1 end
     return
   end
   local info = st.fh:stat()
@@ -151,13 +161,34 @@ function Watch:poll()
   end
 end
 
--- Closes the files held and the notification; the changes stay.
+-- Clears the append-only attribute it set, closes the files held and
+-- the notification; the changes stay. Closing twice is harmless.
 function Watch:close()
   for _, st in pairs(self.files) do
-    if st.fh then st.fh:close() end
+    if st.fh then
+      if st.locked then st.fh:append_only(false) end
+      st.fh:close()
+      st.fh = nil
+    end
   end
   if self.notify then self.notify:close() end
+  self.notify = nil
   self.held = 0
+end
+
+-- unlock(dir): clears the append-only attribute of every file below
+-- DIR/claude-config/projects, as a run killed before its watcher closed
+-- left it (clean.sweep_hidden). Returns how many it cleared.
+function M.unlock(dir)
+  local n = 0
+  for _, rel in ipairs(core.files_beneath(dir, "claude-config/projects", 100000) or {}) do
+    local fh = core.open_beneath(dir, "claude-config/projects/" .. rel)
+    if fh then
+      if fh:append_only(false) then n = n + 1 end
+      fh:close()
+    end
+  end
+  return n
 end
 
 M.Watch = Watch
