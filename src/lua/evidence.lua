@@ -977,6 +977,14 @@ local function locate(offs, offset)
   return lo
 end
 
+-- A form that is the secret itself or an escape of it (raw, JSON in any
+-- dialect, Unicode escapes): found in the decoded values of a segment
+-- where the text scan found the secret, it is that occurrence again, one
+-- escape level down (json2 in the text is json there).
+local function escape_form(form)
+  return form == "raw" or form:match("^json") ~= nil or form:match("^unicode%-escape") ~= nil
+end
+
 -- Scans every segment of every channel for secrets (a list), once. Fills
 -- self._cache[secret] = result for each.
 function Run:_scan(secrets, opts)
@@ -1039,7 +1047,7 @@ function Run:_scan(secrets, opts)
         local text, paths, offs = decoded_strings(seg)
         if text then
           for _, f in ipairs(sc:scan(text, SNIPPET_CONTEXT)) do
-            if not (found[f.secret] and (f.form == "raw" or found[f.secret .. "\0" .. f.form])) then
+            if not (found[f.secret] and (escape_form(f.form) or found[f.secret .. "\0" .. f.form])) then
               local k = locate(offs, f.offset)
               local to_dest = channel == "egress" and delivered(f.secret, seg)
               add(f.secret, { channel = channel, delivered = to_dest or nil,
