@@ -51,6 +51,9 @@ lhost_pcall(lua_State *L, int nargs, int nresults)
 	int status;
 
 	if (!lua_checkstack(L, 1)) {
+		/* as lua_pcall would: the function and its arguments give
+		 * way to the error message */
+		lua_settop(L, base - 1);
 		lua_pushliteral(L, "lhost_pcall: no room on the Lua stack");
 		return LUA_ERRMEM;
 	}
