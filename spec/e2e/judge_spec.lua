@@ -103,5 +103,12 @@ describe("a run's hard deadline", function()
       .. "killed", doc.runs[1].reason)
     local ps = sh.run({ "podman", "ps", "-a", "-q", "--filter", "label=leakbench.suite=" .. doc.suite_id })
     assert.are.equal("", ps.stdout, ps.stderr)
+    -- its run folder is back at its own path, not left at its neutral place
+    local rundir = out .. "/sleeper/deny-rules/1"
+    assert.are.equal(0, sh.run({ "test", "-d", rundir }).status, rundir)
+    assert.are_not.equal(0, sh.run({ "test", "-L", rundir }).status, rundir .. " is still a link")
+    local left = sh.run({ "grep", "-rlxF", rundir,
+      "/var/tmp/leakbench-" .. sh.run({ "id", "-u" }).stdout:match("%d+") })
+    assert.are.equal("", left.stdout)
   end)
 end)

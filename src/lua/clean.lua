@@ -41,14 +41,17 @@ end
 --- to the path its .from file names where a link to it still stands
 --- there, and removed where nothing does (the user removed the run's
 --- folder: a spec's teardown, rm -rf). Anything else there is left alone.
-function M.sweep_hidden(say, base)
+--- With only_pid, only the folders of that process (the runner's, for a
+--- run it killed at its hard deadline).
+function M.sweep_hidden(say, base, only_pid)
   say = say or function() end
   base = base or sandbox.hide_base()
   local n = 0
   for _, name in ipairs(core.listdir(base) or {}) do
     local pid = name:match("^(%d+)%-.*%.from$")
     local hidden = base .. "/" .. name:gsub("%.from$", "")
-    if pid and not podman.live_owner({ ["leakbench.pid"] = pid }) then
+    if pid and (not only_pid or pid == tostring(only_pid))
+        and not podman.live_owner({ ["leakbench.pid"] = pid }) then
       local shown = core.read_file(base .. "/" .. name)
       local at, st = shown and core.stat(shown), core.stat(hidden)
       if st and st.type == "dir" then watch.unlock(hidden) end

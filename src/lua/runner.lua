@@ -19,6 +19,7 @@ local html = require "leakbench.html"
 local images = require "leakbench.images"
 local podman = require "leakbench.podman"
 local progress_mod = require "leakbench.progress"
+local clean = require "leakbench.clean"
 
 local M = {}
 
@@ -341,6 +342,7 @@ function M.main(opts, paths, cli)
           -- a hard deadline: the run's timeout and a margin, then SIGKILL
           job.limit = (job.scenario.timeout or ctx.timeout) + M.margin()
           job.deadline = core.now() + job.limit
+          job.pid = h:pid()
           running[#running + 1] = job
           handles[#handles + 1] = h
         end
@@ -357,6 +359,8 @@ function M.main(opts, paths, cli)
       if job.killed then
         -- what the killed process left (its containers, networks) goes
         if pm then pm:remove_by_label("leakbench.run=" .. job.run_id) end
+        -- and its run folder comes back from its neutral place (Run:hide_dir)
+        clean.sweep_hidden(nil, nil, job.pid)
         r = error_result(job, job.killed)
         if core.interrupted() then r.verdict = "interrupted" end
       elseif not r then
