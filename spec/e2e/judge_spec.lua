@@ -110,5 +110,11 @@ describe("a run's hard deadline", function()
     local left = sh.run({ "grep", "-rlxF", rundir,
       "/var/tmp/leakbench-" .. sh.run({ "id", "-u" }).stdout:match("%d+") })
     assert.are.equal("", left.stdout)
+    -- and no transcript of it is left append-only (rm -rf would fail)
+    local attrs = sh.run({ "lsattr", "-R", rundir .. "/claude-config" }).stdout
+    for line in attrs:gmatch("[^\n]+") do
+      local flags = line:match("^(%S+)%s+/")
+      if flags then assert.is_nil(flags:find("a", 1, true), line) end
+    end
   end)
 end)

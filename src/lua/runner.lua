@@ -20,6 +20,7 @@ local images = require "leakbench.images"
 local podman = require "leakbench.podman"
 local progress_mod = require "leakbench.progress"
 local clean = require "leakbench.clean"
+local watch = require "leakbench.watch"
 
 local M = {}
 
@@ -359,8 +360,10 @@ function M.main(opts, paths, cli)
       if job.killed then
         -- what the killed process left (its containers, networks) goes
         if pm then pm:remove_by_label("leakbench.run=" .. job.run_id) end
-        -- and its run folder comes back from its neutral place (Run:hide_dir)
+        -- and its run folder comes back from its neutral place (Run:hide_dir),
+        -- its transcripts no longer append-only (where it stayed in place)
         clean.sweep_hidden(nil, nil, job.pid)
+        watch.unlock(job.dir)
         r = error_result(job, job.killed)
         if core.interrupted() then r.verdict = "interrupted" end
       elseif not r then
