@@ -705,6 +705,35 @@ function M.matrix(doc)
     end
   end
   if #parts > 0 then lines[#lines + 1] = "claims: " .. table.concat(parts, " · ") end
+  -- Where a secret reached its own host (the scenario's `destinations`):
+  -- a delivery, not a leak, and said so, so that a pass that sent a
+  -- secret out is never silent.
+  parts = {}
+  local MAX_DELIVERED = 10
+  local ndelivered = 0
+  for _, r in ipairs(doc.runs) do
+    local hosts, count = {}, 0
+    for _, l in ipairs(type(r.leaks) == "table" and r.leaks or {}) do
+      local d = type(l) == "table" and l.delivered
+      if type(d) == "table" and type(d.hosts) == "table" then
+        count = count + (math.tointeger(d.count) or #d.hosts)
+        for _, host in ipairs(d.hosts) do hosts[#hosts + 1] = P(host) end
+      end
+    end
+    if #hosts > 0 then
+      ndelivered = ndelivered + 1
+      if ndelivered <= MAX_DELIVERED then
+        parts[#parts + 1] = string.format("%s × %s #%s → %s (%d)", P(r.scenario), P(r.subject),
+          P(r.repeat_index), table.concat(hosts, ", "), count)
+      end
+    end
+  end
+  if ndelivered > 0 then
+    lines[#lines + 1] = "delivered (a secret reached its own destination: not a leak): "
+      .. table.concat(parts, " · ")
+      .. (ndelivered > MAX_DELIVERED and string.format(" · and %d more (results.json, leaks[].delivered)",
+        ndelivered - MAX_DELIVERED) or "")
+  end
   -- Runs that could not be judged.
   local counts, order = {}, { "invalid", "error", "timeout", "skipped", "interrupted" }
   for _, r in ipairs(doc.runs) do counts[tostring(r.verdict)] = (counts[tostring(r.verdict)] or 0) + 1 end

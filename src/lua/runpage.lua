@@ -320,6 +320,24 @@ local function findings(r, out)
     end
   end
   if not any then out[#out + 1] = '<p class="note">no secret was found in any channel</p>\n' end
+  -- where a secret reached its own host (the scenario's `destinations`,
+  -- e.g. a credential broker injecting it): a delivery, not a leak
+  for _, s in ipairs(r.leaks or {}) do
+    local d = type(s) == "table" and s.delivered
+    if type(d) == "table" and type(d.hosts) == "table" and #d.hosts > 0 then
+      local hosts = {}
+      for i, host in ipairs(d.hosts) do hosts[i] = "<code>" .. h(host) .. "</code>" end
+      local n = math.tointeger(d.count) or #(d.locations or {})
+      out[#out + 1] = string.format('<div class="delivered"><h4>secret %s <code>%s</code> delivered to its own '
+        .. "destination (not a leak): %s · %s time%s</h4>\n<ul>", h(s.hash), h(s.masked), table.concat(hosts, ", "),
+        h(int(n)), n == 1 and "" or "s")
+      for _, loc in ipairs(type(d.locations) == "table" and d.locations or {}) do
+        out[#out + 1] = string.format("<li>to <code>%s</code>: %s%s</li>", h(loc.host), where(loc),
+          loc.form and (" · form <b>" .. h(loc.form) .. "</b>") or "")
+      end
+      out[#out + 1] = "</ul></div>\n"
+    end
+  end
 end
 
 -- The raw evidence of a run folder, in the order people read it.
@@ -437,6 +455,7 @@ table.subject th{width:190px}
 .claim.held{color:#1b7f3b}.claim.broken{color:#c1121f;font-weight:600}.claim.untested{color:#666}
 div.secret{margin:8px 0}
 div.secret h4{margin:6px 0}
+div.delivered h4{margin:6px 0;color:#1d4e89}
 .finding ul{margin:4px 0 0 0;padding-left:18px}
 ul.files li{margin:2px 0}
 section.diff tr.regression td{color:#c1121f;font-weight:600}
