@@ -105,7 +105,8 @@ describe("srt (sandbox-runtime) wrapping Claude Code", function()
     local o = tool_output(runs["srt-probe/srt"].dir)
     -- srt's proxy, reached through socat inside the sandbox
     assert.truthy(o:match("^proxy=http://srt%.[%w%%]+:%x+@localhost:3128\n"), o)
-    assert.truthy(o:find("\nnoproxy=localhost,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16\n", 1, true), o)
+    local noproxy = "localhost,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16"
+    assert.truthy(o:find("\nnoproxy=" .. noproxy .. "\n", 1, true), o)
     -- leakbench's loopback bridge to the model is not in this namespace
     assert.truthy(o:find("\nloopback-8080=000\n", 1, true), o)
     -- the probe reads its own memory map but not Claude Code's: lb-nodump.so
