@@ -221,6 +221,31 @@ describe("the credential-broker audit", function()
     assert.are.same({ "gzip>raw" }, { b.leaks[1].delivered.locations[1].form })
   end)
 
+  it("names every delivery under the matrix and in its run's findings in report.html", function()
+    local line = must(r.stdout:match("\ndelivered %(a secret reached its own destination: not a leak%): ([^\n]+)"),
+      "no delivered line: " .. r.stdout)
+    local want = {}
+    for name, x in pairs(runs) do
+      local d = x.leaks[1].delivered
+      if d and d.hosts[1] then
+        want[#want + 1] = string.format("%s × %s #1 → api.allowed.test (%d)", x.scenario, x.subject, d.count)
+      else
+        assert.is_nil(line:find(x.scenario .. " × " .. x.subject .. " ", 1, true), name)
+      end
+    end
+    -- at least broker-plain, -launder-relay, -echo, -body-raw under the broker
+    assert.is_true(#want >= 4)
+    local shown, more = 0, tonumber(line:match(" · and (%d+) more %(results%.json, leaks%[%]%.delivered%)$") or 0)
+    for _, w in ipairs(want) do
+      if line:find(w, 1, true) then shown = shown + 1 end
+    end
+    assert.are.equal(#want, shown + more, line)
+    local page = must(read(out .. "/report.html"), "no report.html")
+    local _, n = page:gsub('<div class="delivered"><h4>secret %x+ <code>[^<]*</code> delivered to its own destination '
+      .. "%(not a leak%): <code>api%.allowed%.test</code>", "")
+    assert.are.equal(#want, n)
+  end)
+
   it("sends the placeholder over plain HTTP, even to the key's host (broker-plaintext)", function()
     local x = runs["broker-plaintext/claude-broker"]
     local q = request(x.dir)
