@@ -10,7 +10,8 @@
 --     Code's init event says it started), interceptor, agent layer, setup,
 --     and each of its claims with its verdict over the suite;
 --   the findings, grouped by secret, then channel, then form, each form
---     with its first location and the others folded;
+--     with its first location and the others folded; then each secret
+--     delivered to its own host (a scenario's `destinations`), not a leak;
 --   links to the raw evidence files of the run folder;
 --   timings, and tokens and cost for live runs only (a scripted run's
 --     cost is Claude Code's price list applied to a model that did not run).
