@@ -40,6 +40,13 @@ describe("a delivered secret", function()
     assert.is_nil(text:find("× baseline", 1, true), text)
   end)
 
+  it("names the repeat as a whole number when results.json was read back (1.0 from JSON)", function()
+    local doc = doc_with("api.allowed.test")
+    for _, r in ipairs(doc.runs) do r.repeat_index = 1.0 end
+    local text = report.matrix(doc)
+    assert.truthy(text:find("broker-plain × claude-broker #1 → api.allowed.test (2)", 1, true), text)
+  end)
+
   it("is not mentioned where nothing was delivered", function()
     local text = report.matrix(doc_with(nil))
     assert.is_nil(text:find("delivered", 1, true), text)

@@ -724,7 +724,7 @@ function M.matrix(doc)
       ndelivered = ndelivered + 1
       if ndelivered <= MAX_DELIVERED then
         parts[#parts + 1] = string.format("%s × %s #%s → %s (%d)", P(r.scenario), P(r.subject),
-          P(r.repeat_index), table.concat(hosts, ", "), count)
+          P(math.tointeger(r.repeat_index) or r.repeat_index), table.concat(hosts, ", "), count)
       end
     end
   end
