@@ -66,6 +66,18 @@ describe("a delivered secret", function()
       .. "offset 7 · form <b>raw</b></li>", 1, true))
   end)
 
+  it("survives a forged results.json whose delivery has the wrong types", function()
+    local doc = doc_with("api.allowed.test")
+    for _, r in ipairs(doc.runs) do
+      r.leaks[1].delivered = { count = "many", hosts = { {}, 7, "h" }, locations = { 3, "x", { host = {} } } }
+    end
+    local text = report.matrix(doc)
+    assert.truthy(text:find("broker-plain × claude-broker #1 → <table>, 7, h (3)", 1, true), text)
+    local page = html.render(doc, "/nonexistent")
+    assert.truthy(page:find("delivered to its own destination (not a leak): <code>&lt;table&gt;</code>, "
+      .. "<code>7</code>, <code>h</code> · 3 times", 1, true))
+  end)
+
   it("shows a hostile host name on the page escaped", function()
     local text = html.render(doc_with(EVIL), "/nonexistent")
     assert.is_nil(text:find("<script>x", 1, true))

@@ -333,8 +333,10 @@ local function findings(r, out)
         .. "destination (not a leak): %s · %s time%s</h4>\n<ul>", h(s.hash), h(s.masked), table.concat(hosts, ", "),
         h(int(n)), n == 1 and "" or "s")
       for _, loc in ipairs(type(d.locations) == "table" and d.locations or {}) do
-        out[#out + 1] = string.format("<li>to <code>%s</code>: %s%s</li>", h(loc.host), where(loc),
-          loc.form and (" · form <b>" .. h(loc.form) .. "</b>") or "")
+        if type(loc) == "table" then
+          out[#out + 1] = string.format("<li>to <code>%s</code>: %s%s</li>", h(loc.host), where(loc),
+            loc.form and (" · form <b>" .. h(loc.form) .. "</b>") or "")
+        end
       end
       out[#out + 1] = "</ul></div>\n"
     end
