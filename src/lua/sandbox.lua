@@ -80,23 +80,21 @@ local INIT_ROOT = "/opt/leakbench"
 M.INIT = INIT_ROOT .. "/usr/local/bin/lb-init"
 M.NODUMP = INIT_ROOT .. "/usr/local/lib/leakbench/lb-nodump.so"
 
--- The upstream container, offline: the scripted model on a socket of its
--- own (in the container's /tmp, mounted nowhere else), and the proxy once
--- the model listens. A model that dies before that ends the container, with
--- its log, at once.
-local UPSTREAM_SCRIPT = [[
-lb-model --script /script/script.json --listen unix:/tmp/model.sock >/logs/model.log 2>&1 &
-m=$!
-until grep -q "lb-model: listening" /logs/model.log 2>/dev/null; do
-  if ! kill -0 $m 2>/dev/null; then
-    echo "leakbench: the scripted model exited before it listened:" >&2
-    cat /logs/model.log >&2
-    exit 1
-  fi
-  sleep 0.01
-done
-exec lb-proxy --listen unix:/sock/up/api.sock --upstream http://lb-model --upstream-socket /tmp/model.sock --records /records --max-record-bytes "$1"
-]]
+-- The upstream container, offline: lb-net supervises the scripted model,
+-- on a socket of its own (in the container's /tmp, mounted nowhere else),
+-- and the proxy, started once the model's socket accepts. When either
+-- ends, at any time, lb-net says which and how ("lb-net: 'lb-model' was
+-- killed by signal 9") and ends the container, which the harness sees as
+-- a dead carrier (Run:dead_carrier): the run is an error naming it.
+local function upstream_offline(record_bytes)
+  return { "lb-net", "--",
+    "lb-model", "--script", "/script/script.json", "--listen", "unix:/tmp/model.sock",
+    "--log", "/logs/model.log",
+    "--once", "unix:/tmp/model.sock",
+    "lb-proxy", "--listen", "unix:/sock/up/api.sock", "--upstream", "http://lb-model",
+    "--upstream-socket", "/tmp/model.sock", "--records", "/records",
+    "--max-record-bytes", tostring(record_bytes) }
+end
 
 -- Environment for Claude Code that stops traffic the run does not need.
 local QUIET_ENV = {
@@ -623,7 +621,7 @@ function Run:up_argv()
     return append(argv, { "--network", "none",
       "-v", self.dir .. "/script.json:/script/script.json:ro",
       "-v", self.uplogs .. ":/logs",
-      self.images.proxy, "/bin/sh", "-c", UPSTREAM_SCRIPT, "upstream", self:record_bytes() })
+      self.images.proxy }, upstream_offline(self:record_bytes()))
   end
   local upstream = os.getenv("LEAKBENCH_UPSTREAM") or "https://api.anthropic.com"
   local proxy_args = { "lb-proxy", "--listen", "unix:/sock/up/api.sock", "--upstream", upstream,

@@ -3,13 +3,17 @@
  * scenario's script to the real Claude Code (see src/model/engine.h for
  * how it picks its answers and src/model/server.h for what it serves).
  *
- *	lb-model --script FILE [--listen ADDR] [--max-requests N]
+ *	lb-model --script FILE [--listen ADDR] [--max-requests N] [--log FILE]
  *
- * Environment fallbacks: LB_SCRIPT, LB_MODEL_LISTEN. The ready line
+ * Environment fallbacks: LB_SCRIPT, LB_MODEL_LISTEN. With --log FILE,
+ * stdout and stderr go to FILE once the socket listens, so that a start-up
+ * error stays where its supervisor's log shows it. The ready line
  * "lb-model: listening on ADDR" is printed (and flushed) only once the
  * socket accepts; with port 0 it names the port the kernel chose. Start-up
  * errors go to stderr and exit 1; bad usage exits 2.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -43,6 +47,9 @@ usage(FILE *f)
 	    "  --max-requests N    refuse /v1/messages after N requests "
 	    "(default:\n"
 	    "                      the script's max_requests, else 200)\n"
+	    "  --log FILE          once listening, write stdout and stderr to\n"
+	    "                      FILE (made, or emptied); errors before\n"
+	    "                      that stay on stderr\n"
 	    "  --record-dir DIR    save every request (head and body) as\n"
 	    "                      DIR/NNNN.http, mode 0600; a debugging aid:\n"
 	    "                      the bodies hold whatever the client sent\n"
@@ -55,14 +62,35 @@ static const struct option opts[] = { { "script", required_argument, NULL,
 	{ "listen", required_argument, NULL, 'l' },
 	{ "max-requests", required_argument, NULL, 'm' },
 	{ "record-dir", required_argument, NULL, 'r' },
+	{ "log", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+
+/*
+ * stdout and stderr to the file PATH (made 0644, or emptied): --log. 0, or
+ * -1 once said on stderr.
+ */
+static int
+to_log(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+		fprintf(stderr, "lb-model: cannot open log '%s': %s\n", path,
+		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
 
 int
 main(int argc, char **argv)
 {
 	const char *script_path = getenv("LB_SCRIPT");
 	const char *listen_addr = getenv("LB_MODEL_LISTEN");
-	const char *record_dir = NULL;
+	const char *record_dir = NULL, *log_path = NULL;
 	struct model_server srv;
 	struct script *script;
 	struct engine *engine;
@@ -87,6 +115,9 @@ main(int argc, char **argv)
 			break;
 		case 'r':
 			record_dir = optarg;
+			break;
+		case 'o':
+			log_path = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -129,6 +160,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 	http_listen_name(listen_addr, port, where, sizeof(where));
+	if (log_path != NULL && to_log(log_path) < 0) {
+		close(lfd);
+		model_server_fini(&srv);
+		engine_free(engine);
+		return 1;
+	}
 	printf("lb-model: listening on %s\n", where);
 	fflush(stdout);
 	http_serve(lfd, model_server_handle, &srv);

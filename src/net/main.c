@@ -2,14 +2,18 @@
  * lb-net: the network of a run's container, in a sidecar that shares its
  * network namespace (and nothing else) with it.
  *
- *	lb-net [--bridge LISTEN=CONNECT]... [--sim PORT] [-- PROGRAM [ARG...]]
+ *	lb-net [--bridge LISTEN=CONNECT]... [--sim PORT]
+ *	       [-- PROGRAM [ARG...] [--once unix:PATH PROGRAM [ARG...]]...]
  *
  * Binds every bridge (see net/bridge.h), prints "lb-net: listening on
  * LISTEN=CONNECT, ..." (flushed) once all are bound, then serves them. With
- * a PROGRAM (the egress trap), starts it and supervises it: when it ends,
- * for whatever reason, lb-net says so and exits 1, so that a trap that died
- * is seen by the harness as a dead sidecar, never as a quiet run. SIGTERM
- * and SIGINT end both.
+ * PROGRAMs (the egress trap in a network sidecar; the scripted model, then
+ * the recording proxy once the model's socket accepts, in the upstream
+ * container), starts them and supervises them (common/super.h): when one
+ * ends, for whatever reason, lb-net says which and how in one line, ends
+ * the others and exits 1, so that a program that died is seen by the
+ * harness as a dead container, never as a quiet run. SIGTERM and SIGINT
+ * are forwarded to the programs and end lb-net.
  *
  * With --sim PORT, first the simulated internet (net/sim.h): 198.18.0.0/15
  * made local and handed to a TCP listener and a UDP socket on
@@ -28,9 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/super.h"
 #include "common/usage.h"
 #include "net/bridge.h"
 #include "net/sim.h"
@@ -40,10 +44,13 @@
 
 static const char usage[] =
     "usage: lb-net [--bridge LISTEN=CONNECT]... [--sim PORT]\n"
-    "              [-- PROGRAM [ARG...]]\n"
+    "              [-- PROGRAM [ARG...] [--once unix:PATH PROGRAM "
+    "[ARG...]]...]\n"
     "\n"
-    "Bridges loopback TCP and Unix sockets, each way, and supervises PROGRAM:\n"
-    "when it ends, lb-net ends with status 1.\n"
+    "Bridges loopback TCP and Unix sockets, each way, and supervises the\n"
+    "PROGRAMs: when one ends, lb-net ends the others and exits with status "
+    "1.\n"
+    "After '--once unix:PATH', the next PROGRAM starts once PATH accepts.\n"
     "\n"
     "  --bridge LISTEN=CONNECT  endpoints are tcp:HOST:PORT or unix:PATH, "
     "e.g.\n"
@@ -54,16 +61,6 @@ static const char usage[] =
     "                           dropped); PROGRAM gets the sockets as fds 3\n"
     "                           (TCP) and 4 (UDP)\n"
     "  --help                   this text\n";
-
-static volatile sig_atomic_t child_pid;
-
-static void
-on_signal(int sig)
-{
-	if (child_pid > 0)
-		kill((pid_t)child_pid, sig);
-	_exit(0);
-}
 
 static void *
 serve_thread(void *p)
@@ -133,129 +130,139 @@ setup(struct bridge *bridges, const char *const *specs, int n, int sim_port,
 	return 0;
 }
 
+/* What every PROGRAM's child gets before exec. */
+struct prep {
+	struct bridge *bridges;
+	int n, sim_tcp, sim_udp;
+};
+
 /*
- * Starts PROGRAM (argv) in a child with the default signal dispositions,
- * without the bridges' sockets, with the simulated internet's as fds 3 and
- * 4 when there are (sim_tcp >= 0). Its pid, or -1 once said on stderr.
+ * In a PROGRAM's child: without the bridges' sockets, with the simulated
+ * internet's as fds 3 and 4 when there are (sim_tcp >= 0). 0, or -1 once
+ * said on stderr.
  */
-static pid_t
-start_program(char **argv, struct bridge *bridges, int n, int sim_tcp,
-    int sim_udp)
+static int
+prep_child(void *arg)
 {
-	struct sigaction sa;
-	pid_t pid = fork();
+	struct prep *p = arg;
 	int i;
 
-	if (pid < 0) {
-		fprintf(stderr, "lb-net: cannot start '%s': %s\n", argv[0],
+	for (i = 0; i < p->n; i++)
+		bridge_close(&p->bridges[i]);
+	if (p->sim_tcp >= 0 && give_fds(p->sim_tcp, p->sim_udp) < 0) {
+		fprintf(stderr,
+		    "lb-net: cannot hand the simulated internet's sockets "
+		    "over: %s\n",
 		    strerror(errno));
 		return -1;
 	}
-	if (pid > 0)
-		return pid;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGPIPE, &sa, NULL);
-	for (i = 0; i < n; i++)
-		bridge_close(&bridges[i]);
-	if (sim_tcp >= 0 && give_fds(sim_tcp, sim_udp) < 0) {
-		fprintf(stderr,
-		    "lb-net: cannot hand the "
-		    "simulated internet's sockets "
-		    "over: %s\n",
-		    strerror(errno));
-		_exit(127);
+	return 0;
+}
+
+/*
+ * Starts the PROGRAMs of argv (NULL-terminated; "--once unix:PATH"
+ * between two, as parse checked: the next once PATH accepts), cutting
+ * argv at each "--once". 0 once all started, else lb-net's exit status,
+ * every started program ended.
+ */
+static int
+start_programs(struct super *s, char **argv)
+{
+	char **next;
+	int r;
+
+	while (*argv != NULL) {
+		for (next = argv; *next != NULL; next++)
+			if (strcmp(*next, "--once") == 0)
+				break;
+		if (*next != NULL)
+			*next = NULL;
+		else
+			next = NULL;
+		if (super_spawn(s, (const char *const *)argv) < 0)
+			return 1;
+		if (next == NULL)
+			return 0;
+		if (super_await(s, next[1] + 5, &r) < 0)
+			return r;
+		argv = next + 2;
 	}
-	execvp(argv[0], argv);
-	fprintf(stderr, "lb-net: cannot start '%s': %s\n", argv[0],
-	    strerror(errno));
-	_exit(127);
+	return 0;
 }
 
-/* Waits for the program to end and says how it ended. */
-static void
-report_end(const char *name)
+/*
+ * The flags, and the --once between PROGRAMs. argv's index of the first
+ * PROGRAM (argc: none), or minus lb-net's exit status (0: --help).
+ */
+static int
+parse(int argc, char **argv, const char **specs, int *n, int *sim_port)
 {
-	int status;
-
-	while (waitpid((pid_t)child_pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFSIGNALED(status))
-		fprintf(stderr, "lb-net: '%s' was killed by signal %d\n", name,
-		    WTERMSIG(status));
-	else
-		fprintf(stderr, "lb-net: '%s' exited with status %d\n", name,
-		    WEXITSTATUS(status));
-}
-
-int
-main(int argc, char **argv)
-{
-	static struct bridge bridges[MAX_BRIDGES];
-	const char *specs[MAX_BRIDGES];
-	char line[4096];
-	struct sigaction sa;
-	pthread_t tid;
-	size_t used = 0;
-	int ch, n = 0, i, sim_port = 0, sim_tcp = -1, sim_udp = -1;
 	unsigned long long port;
+	int ch;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
-			if (n == MAX_BRIDGES)
-				return usage_error(PROG,
+			if (*n == MAX_BRIDGES)
+				return -usage_error(PROG,
 				    "cannot use --bridge '%s': at most %d "
 				    "bridges",
 				    optarg, MAX_BRIDGES);
-			specs[n++] = optarg;
+			specs[(*n)++] = optarg;
 			break;
 		case 's':
 			if (usage_count(optarg, 0, 65535, &port) < 0)
-				return usage_error(PROG,
+				return -usage_error(PROG,
 				    "cannot use --sim '%s': expected a port "
 				    "number",
 				    optarg);
-			sim_port = (int)port;
+			*sim_port = (int)port;
 			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
 		default:
-			return usage_bad_option(PROG, ch, argv, optind);
+			return -usage_bad_option(PROG, ch, argv, optind);
 		}
 	}
-	if (n == 0 && optind >= argc)
-		return usage_error(PROG,
+	if (*n == 0 && optind >= argc)
+		return -usage_error(PROG,
 		    "nothing to do: no --bridge and no PROGRAM");
+	for (ch = optind; ch < argc; ch++)
+		if (strcmp(argv[ch], "--once") == 0 &&
+		    (ch == optind || ch + 2 >= argc ||
+			strncmp(argv[ch + 1], "unix:", 5) != 0))
+			return -usage_error(PROG,
+			    "cannot use --once: expected PROGRAM before it, "
+			    "unix:PATH and PROGRAM after it");
+	return optind;
+}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+/*
+ * Serves every bridge in a thread of its own, SIGTERM and SIGINT blocked
+ * there (they are the supervisor's), and says so in the ready line. 0, or
+ * -1 once said on stderr.
+ */
+static int
+serve(struct bridge *bridges, int n)
+{
+	char line[4096];
+	size_t used;
+	sigset_t old;
+	pthread_t tid;
+	int i, err = 0;
 
-	if (setup(bridges, specs, n, sim_port, &sim_tcp, &sim_udp) < 0)
-		return 1;
-	if (optind < argc &&
-	    (child_pid = start_program(argv + optind, bridges, n, sim_tcp,
-		 sim_udp)) < 0)
-		return 1;
-	if (sim_tcp >= 0) {
-		close(sim_tcp);
-		close(sim_udp);
-	}
-	for (i = 0; i < n; i++) {
-		if (pthread_create(&tid, NULL, serve_thread, &bridges[i]) !=
-		    0) {
-			fprintf(stderr, "lb-net: cannot start a thread\n");
-			return 1;
-		}
-		pthread_detach(tid);
+	super_block_signals(SIG_BLOCK, &old);
+	for (i = 0; i < n && err == 0; i++)
+		if ((err = pthread_create(&tid, NULL, serve_thread,
+			 &bridges[i])) == 0)
+			pthread_detach(tid);
+	super_block_signals(SIG_SETMASK, &old);
+	if (err != 0) {
+		fprintf(stderr, "lb-net: cannot start a thread: %s\n",
+		    strerror(err));
+		return -1;
 	}
 	used = (size_t)snprintf(line, sizeof(line), "lb-net: listening on");
 	for (i = 0; i < n && used < sizeof(line); i++)
@@ -264,9 +271,35 @@ main(int argc, char **argv)
 		    bridges[i].connect);
 	printf("%s\n", line);
 	fflush(stdout);
-	if (child_pid == 0)
-		for (;;)
-			pause();
-	report_end(argv[optind]);
-	return 1;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct bridge bridges[MAX_BRIDGES];
+	const char *specs[MAX_BRIDGES];
+	struct sigaction sa;
+	struct super sup;
+	struct prep prep = { bridges, 0, -1, -1 };
+	int first, sim_port = 0, r;
+
+	if ((first = parse(argc, argv, specs, &prep.n, &sim_port)) <= 0)
+		return -first;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	if (super_init(&sup, PROG, prep_child, &prep) < 0 ||
+	    setup(bridges, specs, prep.n, sim_port, &prep.sim_tcp,
+		&prep.sim_udp) < 0)
+		return 1;
+	if ((r = start_programs(&sup, argv + first)) != 0)
+		return r;
+	if (prep.sim_tcp >= 0) {
+		close(prep.sim_tcp);
+		close(prep.sim_udp);
+	}
+	if (serve(bridges, prep.n) < 0)
+		return 1;
+	return super_watch(&sup);
 }

@@ -1,0 +1,58 @@
+-- The upstream container's supervisor, end to end: lb-net runs the
+-- scripted model and the recording proxy there, and a model that dies
+-- while Claude Code runs ends the container, so that the run is an error
+-- that names lb-model (it was a quiet run with a proxy answering 502s).
+-- The model is killed from the host, found by the upstream container's
+-- PID namespace, as a crash or the OOM killer would end it.
+package.path = "spec/e2e/support/?.lua;" .. package.path
+local sh = require "sh"
+local cjson = require "cjson"
+local pq = require "podman"
+local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
+
+local function results(out)
+  return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
+end
+
+-- Kills with SIGKILL, from the host, every process called COMM in the PID
+-- namespace of the container NAME. The number killed.
+local function kill_in(name, comm)
+  local r = sh.run({ "podman", "inspect", "--format", "{{.State.Pid}}", name })
+  local pid = must(r.stdout:match("%d+"), "no pid for " .. name .. ": " .. r.stderr)
+  local k = sh.run({ "sh", "-c", [[
+ns=$(readlink /proc/$1/ns/pid) || exit 1
+n=0
+for p in /proc/[0-9]*; do
+  [ "$(readlink $p/ns/pid 2>/dev/null)" = "$ns" ] || continue
+  [ "$(cat $p/comm 2>/dev/null)" = "$2" ] || continue
+  kill -9 ${p#/proc/} && n=$((n + 1))
+done
+echo $n]], "sh", pid, comm })
+  return tonumber(k.stdout:match("%d+")) or 0
+end
+
+describe("a scripted model that dies during the run", function()
+  local out = tmpdir()
+  teardown(function() sh.rmtree(out) end)
+
+  it("makes the run an error naming lb-model", function()
+    local pidf = out .. "/run.pid"
+    os.execute("sh -c " .. sh.quote(sh.quote(os.getenv("LEAKBENCH")) .. " run spec/fixtures/e2e/nap.lua --out "
+      .. sh.quote(out .. "/res") .. " >" .. sh.quote(out .. "/run.out") .. " 2>&1 & echo $! >" .. sh.quote(pidf)))
+    -- Once the claude container runs (Claude Code waits in its Bash call,
+    -- the model is idle), kill the model.
+    local up = sh.retry(60, function()
+      local names = pq.running(out .. "/res")
+      local claude = names:match("(lb%-[%w-]+)%-claude")
+      return claude and names:find(claude .. "-up", 1, true) and claude .. "-up" or nil
+    end)
+    assert.truthy(up, "never saw the upstream container")
+    assert.are.equal(1, kill_in(up, "lb-model"))
+    local pid = (read(pidf) or ""):match("%d+")
+    assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
+    local run = results(out .. "/res").runs[1]
+    assert.are.equal("error", run.verdict, run.reason)
+    assert.truthy(run.reason:match("^container 'lb%-[%w-]+%-up' died during the run; its log:\n"), run.reason)
+    assert.truthy(run.reason:find("lb-net: 'lb-model' was killed by signal 9", 1, true), run.reason)
+  end)
+end)
