@@ -214,12 +214,14 @@ describe("a carrier that dies while Claude Code runs", function()
     local pidf = out .. "/run.pid"
     os.execute("sh -c " .. sh.quote(sh.quote(os.getenv("LEAKBENCH")) .. " run " .. FIX .. "/long-nap.lua --out "
       .. sh.quote(out .. "/res") .. " >" .. sh.quote(out .. "/run.out") .. " 2>&1 & echo $! >" .. sh.quote(pidf)))
-    -- This run's own containers: its exec-run process names its run id.
+    -- This run's own containers: its exec-run process names its
+    -- runspec.json, which holds its run id.
     local net = sh.retry(90, function()
       local ps = sh.run({ "ps", "-eo", "args" }).stdout
       for line in ps:gmatch("[^\n]+") do
         if line:find("exec-run", 1, true) and line:find(out .. "/res/", 1, true) then
-          local id = line:match("%-%-run%-id (%S+)")
+          local spec = read(line:match("exec%-run (%S+)") or "")
+          local id = spec and cjson.decode(spec).run_id
           local tag = id and "lb-" .. id:sub(1, 12)
           local names = sh.run({ "podman", "ps", "--filter", "name=" .. tostring(tag), "--format", "{{.Names}}" })
             .stdout

@@ -184,15 +184,10 @@ local VERBS = {
     options = {}, fn = "help" },
   { name = "completion", hidden = true, summary = "print a bash completion script",
     usage = "leakbench completion bash", options = {}, fn = "completion" },
-  -- One run in its own process; started by "run", not by people.
+  -- One run in its own process; started by "run", not by people. Its
+  -- options are the run folder's runspec.json, which the runner wrote.
   { name = "exec-run", hidden = true, summary = "run one scenario (internal)",
-    usage = "leakbench exec-run --scenario FILE --dir DIR --run-id ID ...",
-    options = {
-      { "--scenario", arg = "FILE" }, { "--subject", arg = "FILE" }, { "--dir", arg = "DIR" },
-      { "--run-id", arg = "ID" }, { "--suite-id", arg = "ID" }, { "--repeat-index", arg = "N" },
-      { "--images", arg = "JSON" }, { "--model", arg = "ID" }, { "--timeout", arg = "S" },
-      { "--live" }, { "--keep-transcripts" },
-    }, module = "leakbench.runone" },
+    usage = "leakbench exec-run DIR/runspec.json", options = {}, module = "leakbench.runone" },
 }
 
 local by_name = {}

@@ -133,18 +133,21 @@ local function read_json(path)
   return ok and v or nil
 end
 
--- Starts one run's process. Returns the handle or nil, err.
+-- Starts one run's process: the run's options once, as DIR/runspec.json
+-- (what runone.execute takes: the job's files, folder, ids and images, and
+-- every field of CTX, the suite's run options with their defaults
+-- applied), then "leakbench exec-run DIR/runspec.json". The run folder is
+-- never mounted into a container, and exec-run reads the file before any
+-- container of the run exists. Returns the handle or nil, err.
 local function start_run(exe, job, ctx)
-  local argv = { exe, "exec-run", "--scenario", job.scenario.file, "--dir", job.dir,
-    "--run-id", job.run_id, "--suite-id", ctx.suite_id, "--repeat-index", tostring(job.repeat_index),
-    "--images", cjson.encode(job.images), "--model", ctx.model, "--timeout", tostring(ctx.timeout) }
-  if job.subject.file then
-    argv[#argv + 1] = "--subject"
-    argv[#argv + 1] = job.subject.file
-  end
-  if ctx.live then argv[#argv + 1] = "--live" end
-  if ctx.keep_transcripts then argv[#argv + 1] = "--keep-transcripts" end
-  return core.start({ argv = argv, stdout = job.dir .. "/runner.log", stderr = job.dir .. "/runner.log" })
+  local spec = { scenario = job.scenario.file, subject = job.subject.file, dir = job.dir,
+    run_id = job.run_id, repeat_index = job.repeat_index, images = job.images }
+  for k, v in pairs(ctx) do spec[k] = v end
+  local path = job.dir .. "/runspec.json"
+  local ok, err = core.write_file(path, cjson.encode(spec) .. "\n", 292, true)
+  if not ok then return nil, string.format("cannot write '%s': %s", path, err) end
+  return core.start({ argv = { exe, "exec-run", path }, stdout = job.dir .. "/runner.log",
+    stderr = job.dir .. "/runner.log" })
 end
 
 -- A result for a run that could not happen or whose process died.

@@ -6,7 +6,6 @@
 local json = require "leakbench.json"
 local explain = require "leakbench.explain"
 local core = require "leakbench.core"
-local defaults = require "leakbench.defaults"
 local loader = require "leakbench.loader"
 local sandbox = require "leakbench.sandbox"
 local judge = require "leakbench.judge"
@@ -49,7 +48,8 @@ local function credential_audit(dir, credential)
   return bad
 end
 
--- main(opts): opts from the hidden verb's flags.
+--- M.execute(o) -> the run's result, also written as DIR/result.json.
+--- O: the run's options, as M.read_spec reads them from its runspec.json.
 function M.execute(o)
   local t0 = core.now()
   local result = {
@@ -122,23 +122,50 @@ function M.execute(o)
   return result
 end
 
---- M.main(opts) -> exit status of "leakbench exec-run" (hidden; started by
---- the runner): 0 whatever the verdict, 130 when interrupted, 2 when a
---- required flag is missing. OPTS: cli.lua's parse of the verb's flags.
-function M.main(opts)
+-- The fields of a runspec.json (runner.lua writes it): what each must be.
+-- The runner has applied every default; nothing here applies one again.
+local SPEC = {
+  scenario = "string", subject = "string?", dir = "string", run_id = "string", suite_id = "string",
+  repeat_index = "number", images = "table", model = "string", timeout = "number",
+  live = "boolean?", keep_transcripts = "boolean?",
+}
+
+--- M.read_spec(path) -> the run's options | nil, err. PATH: the
+--- runspec.json the runner wrote; every field of SPEC checked.
+function M.read_spec(path)
+  local text, err = core.read_file(path)
+  if not text then return nil, string.format("cannot read '%s': %s", path, err) end
+  local ok, spec = pcall(cjson.decode, text)
+  if not ok or type(spec) ~= "table" or spec[1] ~= nil then return nil, string.format("'%s' is not a JSON object", path) end
+  local names = {}
+  for k in pairs(SPEC) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do
+    local want, v = SPEC[k], spec[k]
+    if v == cjson.null then v = nil spec[k] = nil end
+    if not (type(v) == want:gsub("%?$", "") or (want:sub(-1) == "?" and v == nil)) then
+      return nil, string.format("'%s': field '%s' is %s, expected %s", path, k, type(v), (want:gsub("%?$", "")))
+    end
+  end
+  return spec
+end
+
+--- M.main(opts, args) -> exit status of "leakbench exec-run
+--- DIR/runspec.json" (hidden; started by the runner): 0 whatever the
+--- verdict, 130 when interrupted, 2 when the runspec is missing or bad.
+function M.main(_, args)
   core.trap_signals()
-  local o = {
-    scenario = opts.scenario, subject = opts.subject, dir = opts.dir, run_id = opts.run_id,
-    suite_id = opts.suite_id, repeat_index = math.tointeger(tonumber(opts.repeat_index)) or 1,
-    images = cjson.decode(opts.images or "{}"), model = opts.model or defaults.MODEL,
-    timeout = tonumber(opts.timeout) or defaults.TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
-  }
-  if not (o.scenario and o.dir and o.run_id) then
-    io.stderr:write("leakbench: exec-run: --scenario, --dir and --run-id are required\n")
+  if #args ~= 1 then
+    io.stderr:write("leakbench: exec-run: expected one argument, the run's runspec.json\n")
     return 2
   end
-  local r = M.execute(o)
-  return r.verdict == "interrupted" and 130 or 0
+  local o, err = M.read_spec(args[1])
+  if not o then
+    io.stderr:write("leakbench: exec-run: ", err, "\n")
+    return 2
+  end
+  local result = M.execute(o)
+  return result.verdict == "interrupted" and 130 or 0
 end
 
 return M
