@@ -61,7 +61,7 @@ describe("docs/api.md", function()
     local fields = sorted_keys(run, function(k, v) return k:sub(1, 1) ~= "_" and type(v) ~= "function" end)
     assert.are.same({}, missing(text, fields, "`run.%s`"))
     local methods = sorted_keys(run, function(k, v) return k:sub(1, 1) ~= "_" and type(v) == "function" end)
-    for _, m in ipairs(sorted_keys(evidence.Run, function(k, v)
+    for _, m in ipairs(sorted_keys(evidence.Evidence, function(k, v)
       return k:sub(1, 1) ~= "_" and k ~= "__index" and type(v) == "function" end)) do
       methods[#methods + 1] = m
     end

@@ -669,8 +669,10 @@ local function concat_segments(segs, sep)
   return table.concat(out, sep)
 end
 
-local Run = {}
-Run.__index = Run
+-- The class of a run's evidence (M.load, M.from): what a scenario's check
+-- gets as `run`, with run:called, run:denied and run:leaks.
+local Evidence = {}
+Evidence.__index = Evidence
 
 -- Builds the run object from an artifact folder. Missing files are empty
 -- channels, not errors; a folder that cannot be read gives nil, msg (STYLE
@@ -685,7 +687,7 @@ function M.load(dir, opts)
   if not probe then
     return nil, "cannot read run folder '" .. dir .. "'"
   end
-  local run = setmetatable({ dir = dir, segments = {}, caps_hit = {}, skipped = {}, incomplete = {} }, Run)
+  local run = setmetatable({ dir = dir, segments = {}, caps_hit = {}, skipped = {}, incomplete = {} }, Evidence)
   -- The harness's own channels first, with a budget of their own.
   local read_file = new_reader(run, dir, M.HARNESS_CAP, "harness")
   local segs = run.segments
@@ -841,7 +843,7 @@ end
 -- fields events/stdout, stderr, wire (a list of body strings), transcript
 -- (a list of { file=, text= }), logs.
 function M.from(t)
-  local run = setmetatable({ segments = {} }, Run)
+  local run = setmetatable({ segments = {} }, Evidence)
   for _, c in ipairs(M.CHANNELS) do run.segments[c] = {} end
   local stdout = t.stdout or ""
   run.events, run.bad_lines, run.truncated = M.parse_stream(stdout)
@@ -892,7 +894,7 @@ end
 -- (any tool when nil) for lack of permission, refused by `by` ("hook",
 -- "rule", "mode", "unanswered"; any when nil)? Returns true and the
 -- denial (run.permission_denials), or false.
-function Run:denied(name, by)
+function Evidence:denied(name, by)
   for i, v in ipairs({ name or false, by or false }) do
     if v ~= false and type(v) ~= "string" then
       args.type(2, "run:denied", i == 1 and "name" or "by", "string", type(v))
@@ -907,7 +909,7 @@ end
 -- run:called(name [, needle]): was tool `name` called, with `needle` in one
 -- of the decoded string values of its input? Returns true and the call, or
 -- false.
-function Run:called(name, needle)
+function Evidence:called(name, needle)
   if type(name) ~= "string" then
     error("wrong parameter \"name\": expected string, got " .. type(name), 2)
   end
@@ -987,7 +989,7 @@ end
 
 -- Scans every segment of every channel for secrets (a list), once. Fills
 -- self._cache[secret] = result for each.
-function Run:_scan(secrets, opts)
+function Evidence:_scan(secrets, opts)
   opts = opts or {}
   local sc = core.scanner(secrets, opts.partial and { partial = true } or nil)
   local results = {}
@@ -1138,7 +1140,7 @@ end
 
 -- run:leaks(secret [, opts]) -> result (see the top of this file).
 -- opts.partial adds result.partial: the longest raw fragment found.
-function Run:leaks(secret, opts)
+function Evidence:leaks(secret, opts)
   check_secret(secret, 2)
   if opts ~= nil and type(opts) ~= "table" then
     error("wrong parameter \"opts\": expected table, got " .. type(opts), 2)
@@ -1230,5 +1232,5 @@ function M.report(run, secrets, opts)
   return { secrets = out }
 end
 
-M.Run = Run
+M.Evidence = Evidence
 return M

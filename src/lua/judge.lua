@@ -179,7 +179,7 @@ M.deep = deep
 function M.snapshot(run)
   local snap = deep(run, {})
   local methods = {}
-  for k, f in next, evidence.Run do
+  for k, f in next, evidence.Evidence do
     if type(f) == "function" then methods[k] = f end
   end
   snap.file = run.file
