@@ -136,7 +136,9 @@ function M.read_spec(path)
   local text, err = core.read_file(path)
   if not text then return nil, string.format("cannot read '%s': %s", path, err) end
   local ok, spec = pcall(cjson.decode, text)
-  if not ok or type(spec) ~= "table" or spec[1] ~= nil then return nil, string.format("'%s' is not a JSON object", path) end
+  if not ok or type(spec) ~= "table" or spec[1] ~= nil then
+    return nil, string.format("'%s' is not a JSON object", path)
+  end
   local names = {}
   for k in pairs(SPEC) do names[#names + 1] = k end
   table.sort(names)
