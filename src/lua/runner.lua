@@ -157,16 +157,18 @@ local function error_result(job, reason)
     run_id = job.run_id, dir = job.dir, verdict = "error", reason = reason, plan_index = job.plan_index }
 end
 
-function M.main(opts, paths, cli)
+-- The run verb's options and files checked: { scenarios, subjects,
+-- fail_on_leak, shard }, or nil and the exit status once said.
+local function check_options(opts, paths, cli)
   for _, k in ipairs({ "jobs", "repeat" }) do
     local ok, err = cli.int_opt("run", opts, k, 1)
-    if not ok then perr("%s", err) return 2 end
+    if not ok then perr("%s", err) return nil, 2 end
   end
   if opts.timeout then
     local t = tonumber(opts.timeout)
     if not t or t <= 0 then
       perr("run: option '--timeout' must be a positive number of seconds, got '%s'", opts.timeout)
-      return 2
+      return nil, 2
     end
     opts.timeout = t
   end
@@ -174,58 +176,80 @@ function M.main(opts, paths, cli)
   for _, w in ipairs(opts.fail_on or {}) do
     if w ~= "leak" then
       perr("run: option '--fail-on' takes 'leak', got '%s'", w)
-      return 2
+      return nil, 2
     end
     fail_on_leak = true
   end
   local shard
   if opts.shard then
     local i, n = shard_mod.parse(opts.shard)
-    if not i then perr("run: %s", n) return 2 end
+    if not i then perr("run: %s", n) return nil, 2 end
     shard = { index = i, count = n }
   end
   if #paths == 0 then paths = { "scenarios/" } end
   local scenarios, subjects, path_errs = M.plan(opts, paths)
   for _, e in ipairs(path_errs) do perr("%s", e) end
-  if #path_errs > 0 then return 2 end
+  if #path_errs > 0 then return nil, 2 end
   if #scenarios == 0 then
     perr("run: no scenario matched in %s", table.concat(paths, " "))
-    return 2
+    return nil, 2
   end
   if #subjects == 0 then
     perr("run: nothing to run: --no-baseline and no --subject")
-    return 2
+    return nil, 2
   end
+  return { scenarios = scenarios, subjects = subjects, fail_on_leak = fail_on_leak, shard = shard }
+end
 
-  local ctx = {
-    suite_id = core.uuid(), model = opts.model or defaults.MODEL,
-    timeout = opts.timeout or defaults.TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
-  }
-  local jobs_n = opts.jobs or core.ncpu()
-  local repeats = opts["repeat"] or 1
-  local out = opts.out or ("runs/" .. utc_stamp())
-  -- A fresh folder: old records are never appended to or mixed in.
+-- The output folder OUT, fresh (old records are never appended to or
+-- mixed in), with suite.json. true, or nil and the exit status once said.
+local function open_out(out, suite_id)
   local old = core.listdir(out)
   if old and #old > 0 then
     perr("run: output folder '%s' exists and is not empty: choose another --out, or remove it", out)
-    return 2
+    return nil, 2
   end
   local ok, err = core.mkdir_p(out, 493)
-  if not ok then perr("run: cannot create '%s': %s", out, err) return 1 end
+  if not ok then perr("run: cannot create '%s': %s", out, err) return nil, 1 end
   -- The suite's id, first: every container of the suite carries the label
   -- leakbench.suite=<id>, so whoever watches this folder (a user, a test)
   -- can address this suite's containers and no other's.
-  ok, err = core.write_file(out .. "/suite.json", ('{"suite_id":"%s"}\n'):format(ctx.suite_id))
-  if not ok then perr("run: cannot write '%s/suite.json': %s", out, err) return 1 end
-  core.trap_signals()
+  ok, err = core.write_file(out .. "/suite.json", ('{"suite_id":"%s"}\n'):format(suite_id))
+  if not ok then perr("run: cannot write '%s/suite.json': %s", out, err) return nil, 1 end
+  return true
+end
 
-  -- Images once for the whole suite, per Claude Code version: the claude
-  -- image of each, the proxy image, the interceptors' images (one per
-  -- subject, version-independent), and each agent layer on each version's
-  -- claude image. A version whose images cannot be built makes its runs
-  -- errors; the other versions go on.
-  local versions, verr = M.versions(opts)
-  if not versions then perr("%s", verr) return 2 end
+-- A subject's images on one version's tags (VI): its interceptor's
+-- (version-independent, once, in SUBJECT_IMAGES) and its agent layer.
+local function subject_images_of(pm, s, vi, subject_images)
+  if s.def and s.def.interceptor and subject_images[s.name] == nil and not s.error then
+    local tag, e = images.subject_image(pm, s.def, vi.tags.base)
+    if tag then subject_images[s.name] = tag else s.error = s.error or e end
+  end
+  if s.def and s.def.agent and not s.error then
+    local tag, e = images.ensure_agent(pm, s.def, vi.tags)
+    if tag then vi.agents[s.name] = tag else vi.agent_errors[s.name] = e end
+    if tag and s.def.agent.user_config then
+      local dir, ue = images.agent_user_config(pm, tag)
+      if dir then
+        vi.user_configs[s.name] = dir
+        for _, w in ipairs(loader.user_config_warnings(s.def, core.read_file(dir .. "/settings.json"))) do
+          perr("warning: %s", w)
+        end
+      else
+        vi.agent_errors[s.name] = string.format("subject '%s': %s", s.name, ue)
+      end
+    end
+  end
+end
+
+-- Images once for the whole suite, per Claude Code version: the claude
+-- image of each, the proxy image, the interceptors' images (one per
+-- subject, version-independent), and each agent layer on each version's
+-- claude image. A version whose images cannot be built makes its runs
+-- errors; the other versions go on. Returns by_version, subject_images
+-- and the podman handle (nil when there is none).
+local function build_images(versions, subjects)
   local pm, perr_msg = podman.new()
   local by_version, subject_images = {}, {}
   for _, v in ipairs(versions) do
@@ -237,46 +261,34 @@ function M.main(opts, paths, cli)
       vi.error = perr_msg
     end
     if vi.tags then
-      for _, s in ipairs(subjects) do
-        if s.def and s.def.interceptor and subject_images[s.name] == nil and not s.error then
-          local tag, e = images.subject_image(pm, s.def, vi.tags.base)
-          if tag then subject_images[s.name] = tag else s.error = s.error or e end
-        end
-        if s.def and s.def.agent and not s.error then
-          local tag, e = images.ensure_agent(pm, s.def, vi.tags)
-          if tag then vi.agents[s.name] = tag else vi.agent_errors[s.name] = e end
-          if tag and s.def.agent.user_config then
-            local dir, ue = images.agent_user_config(pm, tag)
-            if dir then
-              vi.user_configs[s.name] = dir
-              for _, w in ipairs(loader.user_config_warnings(s.def, core.read_file(dir .. "/settings.json"))) do
-                perr("warning: %s", w)
-              end
-            else
-              vi.agent_errors[s.name] = string.format("subject '%s': %s", s.name, ue)
-            end
-          end
-        end
-      end
+      for _, s in ipairs(subjects) do subject_images_of(pm, s, vi, subject_images) end
     end
   end
-  local first = by_version[versions[1]]
-  local tags = first.tags
+  return by_version, subject_images, pm
+end
+
+-- The header line of the progress display: version, images, mode, size.
+local function show_header(cli, ctx, set, versions, by_version, repeats)
   local claude_names = {}
   for _, v in ipairs(versions) do
     local t = by_version[v].tags
     claude_names[#claude_names + 1] = t and t.claude or ("claude-code " .. v .. ": no image")
   end
+  local scenarios, subjects = set.scenarios, set.subjects
   progress_mod.header({ "leakbench " .. cli.VERSION, table.concat(claude_names, ", "),
     ctx.live and "live API" or "scripted model",
     string.format("%d scenario%s × %d subject%s%s%s",
       #scenarios, #scenarios == 1 and "" or "s", #subjects, #subjects == 1 and "" or "s",
       #versions > 1 and (" × " .. #versions .. " Claude Code versions") or "",
       repeats > 1 and (" × " .. repeats .. " repeats") or "") })
+end
 
-  local queue, results = {}, {}
-  for _, sc in ipairs(scenarios) do
-    for _, sj in ipairs(subjects) do
+-- Every run of the suite, in plan order: scenario × subject × version ×
+-- repeat, each with its folder under OUT, ids and images.
+local function make_queue(out, set, versions, by_version, subject_images, repeats)
+  local queue = {}
+  for _, sc in ipairs(set.scenarios) do
+    for _, sj in ipairs(set.subjects) do
       for _, v in ipairs(versions) do
         local vi = by_version[v]
         for k = 1, repeats do
@@ -296,125 +308,181 @@ function M.main(opts, paths, cli)
       end
     end
   end
+  return queue
+end
 
+-- The state of a suite while its runs go (S): queue, qi (the next to
+-- start), running jobs and their handles, results, stop, progress, and
+-- what starting a run needs (exe, ctx, opts, pm, jobs_n).
+
+-- A finished run's result R, with the job's place in the plan.
+local function finish(S, job, r)
+  r.scenario = r.scenario or job.scenario.name
+  r.subject = r.subject or job.subject.name
+  r.repeat_index = job.repeat_index
+  r.claude_version = job.version
+  r.plan_index = job.plan_index
+  r.dir = job.dir
+  S.results[#S.results + 1] = r
+  S.progress:finished(r)
+  if S.opts.fail_fast and r.verdict ~= "pass" then S.stop = true end
+end
+
+-- Starts runs until --jobs run or the queue is empty; a run that cannot
+-- happen is an error result at once.
+local function start_due(S)
+  while not S.stop and #S.running < S.jobs_n and S.qi <= #S.queue do
+    local job = S.queue[S.qi]
+    S.qi = S.qi + 1
+    assert(core.mkdir_p(job.dir, 493))
+    if job.scenario.error then
+      finish(S, job, error_result(job, job.scenario.error))
+    elseif job.subject.error then
+      finish(S, job, error_result(job, job.subject.error))
+    elseif job.image_error then
+      finish(S, job, error_result(job, job.image_error))
+    else
+      local h, e = start_run(S.exe, job, S.ctx)
+      if not h then
+        finish(S, job, error_result(job, "cannot start the run: " .. tostring(e)))
+      else
+        -- a hard deadline: the run's timeout and a margin, then SIGKILL
+        job.limit = (job.scenario.timeout or S.ctx.timeout) + M.margin()
+        job.deadline = core.now() + job.limit
+        job.pid = h:pid()
+        S.running[#S.running + 1] = job
+        S.handles[#S.handles + 1] = h
+      end
+    end
+  end
+end
+
+-- The run at index I of S.running ended with status ST: its result.json,
+-- or an error result when it was killed or left none.
+local function collect(S, i, st)
+  local job = table.remove(S.running, i)
+  table.remove(S.handles, i)
+  local r = not job.killed and read_json(job.dir .. "/result.json")
+  if job.killed then
+    -- what the killed process left (its containers, networks) goes
+    if S.pm then S.pm:remove_by_label("leakbench.run=" .. job.run_id) end
+    -- and its run folder comes back from its neutral place (Run:hide_dir),
+    -- its transcripts no longer append-only (where it stayed in place)
+    clean.sweep_hidden(nil, nil, job.pid)
+    watch.unlock(job.dir)
+    r = error_result(job, job.killed)
+    if core.interrupted() then r.verdict = "interrupted" end
+  elseif not r then
+    local log = core.read_file(job.dir .. "/runner.log") or ""
+    r = error_result(job, string.format("the run's process ended (%s) without a result: %s",
+      st.signame or ("exit " .. tostring(st.status)), log:sub(-2000)))
+  end
+  finish(S, job, r)
+end
+
+-- On an interruption, SIGTERM to every run (once); no run outlives its
+-- deadline, nor the grace after SIGTERM.
+local function enforce(S)
+  if S.stop and core.interrupted() and not S.ctx.told then
+    S.ctx.told = true
+    for k, h in ipairs(S.handles) do
+      h:kill("SIGTERM")
+      S.running[k].grace = core.now() + M.GRACE
+    end
+  end
+  local now = core.now()
+  for k, job in ipairs(S.running) do
+    if not job.killed and now > job.deadline then
+      job.killed = string.format("the run did not end within %g s (its timeout and %g s for setup, "
+        .. "evidence and checks): killed", job.limit, M.margin())
+      S.handles[k]:kill("SIGKILL")
+    elseif not job.killed and job.grace and now > job.grace then
+      job.killed = string.format("interrupted: the run did not end within %g s of SIGTERM: killed", M.GRACE)
+      S.handles[k]:kill("SIGKILL")
+    end
+  end
+end
+
+-- Runs S.queue, at most S.jobs_n at a time, until it is done or stopped;
+-- the runs not started after an interruption are "skipped" results.
+local function run_queue(S)
+  while true do
+    if core.interrupted() then S.stop = true end
+    start_due(S)
+    S.progress.running = #S.running
+    if #S.running == 0 then break end
+    S.progress:tick()
+    local i, st = core.wait_any(S.handles, 0.5)
+    if i then
+      collect(S, i, st)
+    elseif core.interrupted() and not S.stop then
+      S.stop = true
+    end
+    enforce(S)
+  end
+  S.progress:close()
+  if core.interrupted() then
+    for j = S.qi, #S.queue do
+      local r = error_result(S.queue[j], "not run: interrupted")
+      r.verdict = "skipped"
+      S.results[#S.results + 1] = r
+    end
+    if S.pm then S.pm:remove_by_label("leakbench.suite=" .. S.ctx.suite_id) end
+  end
+end
+
+-- The claims each subject makes (its blocks), for the progress display.
+local function claims_of(subjects)
+  local claims = {}
+  for _, sj in ipairs(subjects) do
+    claims[sj.name] = {}
+    for _, b in ipairs(sj.blocks or {}) do claims[sj.name][b] = true end
+  end
+  return claims
+end
+
+--- M.main(opts, paths, cli) -> exit status, out: "leakbench run". Its
+--- phases: options, the output folder, images, the queue and this shard's
+--- part of it, the runs, then results.json, junit.xml, report.html and
+--- the matrix.
+function M.main(opts, paths, cli)
+  local set, status = check_options(opts, paths, cli)
+  if not set then return status end
+  local ctx = {
+    suite_id = core.uuid(), model = opts.model or defaults.MODEL,
+    timeout = opts.timeout or defaults.TIMEOUT, live = opts.live, keep_transcripts = opts.keep_transcripts,
+  }
+  local repeats = opts["repeat"] or 1
+  local out = opts.out or ("runs/" .. utc_stamp())
+  local ok
+  ok, status = open_out(out, ctx.suite_id)
+  if not ok then return status end
+  core.trap_signals()
+  local versions, verr = M.versions(opts)
+  if not versions then perr("%s", verr) return 2 end
+  local by_version, subject_images, pm = build_images(versions, set.subjects)
+  local tags = by_version[versions[1]].tags
+  show_header(cli, ctx, set, versions, by_version, repeats)
+  local queue = make_queue(out, set, versions, by_version, subject_images, repeats)
   -- The plan (every run, in this stable order) and this shard's part of it.
+  local shard = set.shard
   local plan = shard_mod.plan(queue, ctx, shard)
   if shard then
     queue = shard_mod.select(queue, shard.index, shard.count)
     io.stderr:write(string.format("shard %d/%d: %d of the plan's %d runs\n", shard.index, shard.count,
       #queue, plan.runs))
   end
-
-  local claims = {}
-  for _, sj in ipairs(subjects) do
-    claims[sj.name] = {}
-    for _, b in ipairs(sj.blocks or {}) do claims[sj.name][b] = true end
-  end
-  local progress = progress_mod.new(#queue, { multi = #versions > 1, claims = claims })
-  local running, handles = {}, {}
-  local exe = core.exe_path()
-  local stop = false
-  local qi = 1
-  local function finish(job, r)
-    r.scenario = r.scenario or job.scenario.name
-    r.subject = r.subject or job.subject.name
-    r.repeat_index = job.repeat_index
-    r.claude_version = job.version
-    r.plan_index = job.plan_index
-    r.dir = job.dir
-    results[#results + 1] = r
-    progress:finished(r)
-    if opts.fail_fast and r.verdict ~= "pass" then stop = true end
-  end
-  while true do
-    if core.interrupted() then stop = true end
-    while not stop and #running < jobs_n and qi <= #queue do
-      local job = queue[qi]
-      qi = qi + 1
-      assert(core.mkdir_p(job.dir, 493))
-      if job.scenario.error then
-        finish(job, error_result(job, job.scenario.error))
-      elseif job.subject.error then
-        finish(job, error_result(job, job.subject.error))
-      elseif job.image_error then
-        finish(job, error_result(job, job.image_error))
-      else
-        local h, e = start_run(exe, job, ctx)
-        if not h then
-          finish(job, error_result(job, "cannot start the run: " .. tostring(e)))
-        else
-          -- a hard deadline: the run's timeout and a margin, then SIGKILL
-          job.limit = (job.scenario.timeout or ctx.timeout) + M.margin()
-          job.deadline = core.now() + job.limit
-          job.pid = h:pid()
-          running[#running + 1] = job
-          handles[#handles + 1] = h
-        end
-      end
-    end
-    progress.running = #running
-    if #running == 0 then break end
-    progress:tick()
-    local i, st = core.wait_any(handles, 0.5)
-    if i then
-      local job = table.remove(running, i)
-      table.remove(handles, i)
-      local r = not job.killed and read_json(job.dir .. "/result.json")
-      if job.killed then
-        -- what the killed process left (its containers, networks) goes
-        if pm then pm:remove_by_label("leakbench.run=" .. job.run_id) end
-        -- and its run folder comes back from its neutral place (Run:hide_dir),
-        -- its transcripts no longer append-only (where it stayed in place)
-        clean.sweep_hidden(nil, nil, job.pid)
-        watch.unlock(job.dir)
-        r = error_result(job, job.killed)
-        if core.interrupted() then r.verdict = "interrupted" end
-      elseif not r then
-        local log = core.read_file(job.dir .. "/runner.log") or ""
-        r = error_result(job, string.format("the run's process ended (%s) without a result: %s",
-          st.signame or ("exit " .. tostring(st.status)), log:sub(-2000)))
-      end
-      finish(job, r)
-    elseif core.interrupted() and not stop then
-      stop = true
-    end
-    if stop and core.interrupted() and not ctx.told then
-      ctx.told = true
-      for k, h in ipairs(handles) do
-        h:kill("SIGTERM")
-        running[k].grace = core.now() + M.GRACE
-      end
-    end
-    -- No run outlives its deadline, nor the grace after SIGTERM.
-    local now = core.now()
-    for k, job in ipairs(running) do
-      if not job.killed and now > job.deadline then
-        job.killed = string.format("the run did not end within %g s (its timeout and %g s for setup, "
-          .. "evidence and checks): killed", job.limit, M.margin())
-        handles[k]:kill("SIGKILL")
-      elseif not job.killed and job.grace and now > job.grace then
-        job.killed = string.format("interrupted: the run did not end within %g s of SIGTERM: killed", M.GRACE)
-        handles[k]:kill("SIGKILL")
-      end
-    end
-  end
-  progress:close()
-  if core.interrupted() then
-    for j = qi, #queue do
-      local job = queue[j]
-      local r = error_result(job, "not run: interrupted")
-      r.verdict = "skipped"
-      results[#results + 1] = r
-    end
-    if pm then pm:remove_by_label("leakbench.suite=" .. ctx.suite_id) end
-  end
-
+  local S = { queue = queue, qi = 1, running = {}, handles = {}, results = {}, stop = false,
+    progress = progress_mod.new(#queue, { multi = #versions > 1, claims = claims_of(set.subjects) }),
+    exe = core.exe_path(), ctx = ctx, opts = opts, pm = pm, jobs_n = opts.jobs or core.ncpu() }
+  run_queue(S)
+  local results = S.results
   local doc = report.document(results, {
     suite_id = ctx.suite_id, version = cli.VERSION, live = ctx.live, model = ctx.model,
     images = tags and { claude = tags.claude, proxy = tags.proxy, base = tags.base },
     claude_versions = versions, claude_images = M.claude_images(by_version, versions),
-    scenarios = scenarios, subjects = subjects, repeats = repeats,
-    interrupted = core.interrupted() and true or false, fail_on_leak = fail_on_leak,
+    scenarios = set.scenarios, subjects = set.subjects, repeats = repeats,
+    interrupted = core.interrupted() and true or false, fail_on_leak = set.fail_on_leak,
   })
   doc.plan = plan
   report.write(out, doc)
