@@ -13,7 +13,6 @@ local MAX = 80
 -- only shrinks.
 local PENDING = {
   ["src/lua/diff.lua M.compare"] = "next to split",
-  ["src/lua/doctor.lua M.check"] = "next to split",
   ["src/lua/evidence.lua M.load"] = "evidence.lua is being rewritten by the evidence issue this round",
   ["src/lua/evidence.lua Evidence:_scan"] = "evidence.lua is being rewritten by the evidence issue this round",
   ["src/lua/html.lua M.render"] = "html.lua is being changed by the judge issue this round",

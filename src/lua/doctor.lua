@@ -228,20 +228,8 @@ local function has_subids(file, user, uid)
   return false
 end
 
---- M.check(pm, [opts]) -> list of { status = "ok" | "FAIL" | "note", what, fix }.
---- opts: root (source tree), trial_image (skip the image lookup).
-function M.check(pm, opts)
-  opts = opts or {}
-  local out = {}
-  local function add(status, what, fix) out[#out + 1] = { status = status, what = what, fix = fix } end
-
-  local version, err = pm:version()
-  if not version then
-    add("FAIL", "podman: " .. err, "apt-get install podman runc uidmap slirp4netns fuse-overlayfs")
-    return out
-  end
-  add("ok", ("podman %s (%s)"):format(version, pm.rootful and "rootful" or "rootless"))
-
+-- The runtime and ulimits podman is called with (M.check's part).
+local function check_runtime(pm, add)
   if pm.runtime then
     if pm.runtime == "runc" and not podman.find_program("runc") then
       add("FAIL", "runtime runc is not installed", "apt-get install runc")
@@ -262,42 +250,47 @@ function M.check(pm, opts)
     add("ok", "ulimits: podman's defaults (CAP_SYS_RESOURCE held)")
   end
 
-  if not pm.rootful then
-    local uid, user = core.getuid(), user_name()
-    if not has_subids("/etc/subuid", user, uid) or not has_subids("/etc/subgid", user, uid) then
-      add("FAIL", ("rootless: no /etc/subuid or /etc/subgid entry for '%s'"):format(user or uid),
-          ("usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s"):format(user or "$USER"))
-    else
-      add("ok", "rootless: subordinate uids and gids")
-    end
-    if podman.cgroup_mode() == "v1" then
-      add("note", "rootless on cgroup v1: podman ignores the containers' memory and pids limits "
-        .. "(\"Resource limits are not supported and ignored on cgroups V1 rootless systems\")",
-        "boot with systemd.unified_cgroup_hierarchy=1 (cgroup v2), or run leakbench as root")
-    end
-    local ok, why, fix = userns_allowed()
-    if ok then
-      add("ok", "rootless: user namespaces allowed")
-    else
-      add("FAIL", "rootless: user namespaces are off: " .. why, fix)
-    end
-    -- Only --live gives a container a network (the upstream's way out).
-    local tun = io.open("/dev/net/tun", "r+")
-    if tun then
-      tun:close()
-      add("ok", "rootless: /dev/net/tun is usable (the --live upstream can have a network)")
-    else
-      add("note", "rootless: /dev/net/tun is not usable by this user: --live runs cannot reach the API "
-          .. "(offline runs need no network)", "as root: chmod 0666 /dev/net/tun (or run leakbench as root)")
-    end
-    if not podman.find_program("slirp4netns") then
-      add("note", "rootless: slirp4netns is not installed: --live runs cannot reach the API",
-          "apt-get install slirp4netns")
-    end
-  end
+end
 
-  -- The network backend matters to --live only: offline runs create no
-  -- network and use none.
+-- A rootless user's subordinate ids, user namespaces, cgroups, and what
+-- --live needs (M.check's part).
+local function check_rootless(add)
+  local uid, user = core.getuid(), user_name()
+  if not has_subids("/etc/subuid", user, uid) or not has_subids("/etc/subgid", user, uid) then
+    add("FAIL", ("rootless: no /etc/subuid or /etc/subgid entry for '%s'"):format(user or uid),
+        ("usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s"):format(user or "$USER"))
+  else
+    add("ok", "rootless: subordinate uids and gids")
+  end
+  if podman.cgroup_mode() == "v1" then
+    add("note", "rootless on cgroup v1: podman ignores the containers' memory and pids limits "
+      .. "(\"Resource limits are not supported and ignored on cgroups V1 rootless systems\")",
+      "boot with systemd.unified_cgroup_hierarchy=1 (cgroup v2), or run leakbench as root")
+  end
+  local ok, why, fix = userns_allowed()
+  if ok then
+    add("ok", "rootless: user namespaces allowed")
+  else
+    add("FAIL", "rootless: user namespaces are off: " .. why, fix)
+  end
+  -- Only --live gives a container a network (the upstream's way out).
+  local tun = io.open("/dev/net/tun", "r+")
+  if tun then
+    tun:close()
+    add("ok", "rootless: /dev/net/tun is usable (the --live upstream can have a network)")
+  else
+    add("note", "rootless: /dev/net/tun is not usable by this user: --live runs cannot reach the API "
+        .. "(offline runs need no network)", "as root: chmod 0666 /dev/net/tun (or run leakbench as root)")
+  end
+  if not podman.find_program("slirp4netns") then
+    add("note", "rootless: slirp4netns is not installed: --live runs cannot reach the API",
+        "apt-get install slirp4netns")
+  end
+end
+
+-- The network backend, which matters to --live only: offline runs create
+-- no network and use none (M.check's part).
+local function check_network(pm, add)
   local info = pm:podman({ "info", "--format", "{{.Host.NetworkBackend}}" }, { timeout = 30 })
   local backend = info and info.stdout:match("%S+")
   if backend then
@@ -308,10 +301,13 @@ function M.check(pm, opts)
     end
   end
   add("ok", "--init is not used: catatonit is not needed")
+end
 
-  -- The images of each Claude Code version asked for (--claude-version,
-  -- as `run` takes it); the trials below use the first version's.
-  local tags
+-- The images of each Claude Code version asked for (--claude-version,
+-- as `run` takes it); the trials use the first version's. Returns its
+-- tags (nil when they cannot be known) and the images present.
+local function check_images(pm, opts, add)
+  local tags, err
   local present = images.local_images(pm) or {}
   local versions = opts.claude_versions or {}
   if #versions == 0 then versions = { false } end
@@ -332,7 +328,12 @@ function M.check(pm, opts)
       end
     end
   end
+  return tags, present
+end
 
+-- A trial container, a trial topology and a trial build, each once its
+-- image exists (M.check's part).
+local function check_trials(pm, opts, tags, present, add)
   local trial = opts.trial_image
   if not trial and tags then
     for _, what in ipairs { "base", "proxy", "claude" } do
@@ -346,8 +347,7 @@ function M.check(pm, opts)
     argv[#argv + 1] = "true"
     argv[#argv + 1] = trial
     local t0 = core.now()
-    local r
-    r, err = pm:podman(argv, { timeout = 60 })
+    local r, err = pm:podman(argv, { timeout = 60 })
     if r then
       add("ok", ("trial container (--network none): started and stopped in %.2f s"):format(core.now() - t0))
     else
@@ -376,6 +376,11 @@ function M.check(pm, opts)
     add("note", "trial build: skipped until the base image exists", "leakbench build")
   end
 
+end
+
+-- What building and --live need on the host: the base image's tool, the
+-- CA bundle, the credential (M.check's part).
+local function check_host(pm, tags, present, add)
   if not (tags and present[tags.base]) then
     local tool = pm.rootful and "debootstrap" or "mmdebstrap"
     if podman.find_program(tool) then
@@ -402,6 +407,27 @@ function M.check(pm, opts)
     add("note", "credential for --live: none (offline runs need none)",
         "set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, or log in with `claude`")
   end
+end
+
+--- M.check(pm, [opts]) -> list of { status = "ok" | "FAIL" | "note", what, fix }.
+--- opts: root (source tree), trial_image (skip the image lookup).
+function M.check(pm, opts)
+  opts = opts or {}
+  local out = {}
+  local function add(status, what, fix) out[#out + 1] = { status = status, what = what, fix = fix } end
+
+  local version, err = pm:version()
+  if not version then
+    add("FAIL", "podman: " .. err, "apt-get install podman runc uidmap slirp4netns fuse-overlayfs")
+    return out
+  end
+  add("ok", ("podman %s (%s)"):format(version, pm.rootful and "rootful" or "rootless"))
+  check_runtime(pm, add)
+  if not pm.rootful then check_rootless(add) end
+  check_network(pm, add)
+  local tags, present = check_images(pm, opts, add)
+  check_trials(pm, opts, tags, present, add)
+  check_host(pm, tags, present, add)
   return out
 end
 
