@@ -82,75 +82,51 @@ local function id(r)
     math.tointeger(r.repeat_index) or 1), 300)
 end
 
-function M.main(opts, rest, cli)
-  local dir = rest[1]
-  if not dir then
-    perr("rescore: usage: leakbench rescore DIR [PATH...]")
-    return report.EXIT.usage
+-- Today's scenario files by name, from PATHS (nil when there are none:
+-- each run's own file then). nil, false once an error is said.
+local function scenario_files(paths)
+  if #paths == 0 then return nil, true end
+  local by_name = {}
+  local files, errs = loader.find(paths, core.listdir)
+  for _, e in ipairs(errs) do perr("rescore: %s", e) end
+  if #errs > 0 then return nil, false end
+  for _, f in ipairs(files) do
+    local t, lerr = loader.load(f)
+    if not t then perr("rescore: %s", lerr)
+    elseif t.kind == "scenario" then by_name[t.name] = f end
   end
-  local doc, err = M.read_results(dir)
-  if not doc then
-    perr("rescore: %s", err)
-    return report.EXIT.usage
-  end
-  -- Today's scenario files: PATHs by scenario name, else each run's own.
-  local paths = table.move(rest, 2, #rest, 1, {})
-  local by_name
-  if #paths > 0 then
-    by_name = {}
-    local files, errs = loader.find(paths, core.listdir)
-    for _, e in ipairs(errs) do perr("rescore: %s", e) end
-    if #errs > 0 then return report.EXIT.usage end
-    for _, f in ipairs(files) do
-      local t, lerr = loader.load(f)
-      if not t then perr("rescore: %s", lerr)
-      elseif t.kind == "scenario" then by_name[t.name] = f end
-    end
-  end
-  local out = opts.out or string.format("%s/rescore-%s", dir, os.date("!%Y%m%dT%H%M%SZ"))
-  local old = core.listdir(out)
-  if old and #old > 0 then
-    perr("rescore: output folder '%s' exists and is not empty: choose another --out, or remove it", out)
-    return report.EXIT.usage
-  end
+  return by_name, true
+end
 
-  local results, pairs_, kept, refused = {}, {}, {}, {}
-  local today = {}
-  local versions = {}
-  for _, r in ipairs(doc.runs) do versions[tostring(r.claude_version)] = true end
-  several_versions = next(versions, next(versions)) ~= nil
-  for _, r in ipairs(doc.runs) do
-    local file = by_name and by_name[r.scenario] or (not by_name and r.scenario_file) or nil
-    local nr, why
-    if not file then
-      why = by_name and "not among the scenarios in " .. table.concat(paths, " ") or "no scenario file recorded"
-    elseif type(r.harness) ~= "table" then
-      why = "it never ran, or ran before leakbench kept the harness's facts (" .. tostring(r.verdict) .. ")"
-    else
-      local rdir = html.run_dir(dir, r)
-      if not rdir then
-        why = "its folder is not there (" .. tostring(r.dir) .. ")"
-        refused[#refused + 1] = id(r) .. ": " .. why
-      else
-        local scenario
-        nr, why, scenario = M.rescore_run(r, rdir, file)
-        if nr then
-          nr.dir = rdir
-          today[r.scenario] = scenario
-        else
-          refused[#refused + 1] = id(r) .. ": " .. why
-        end
-      end
-    end
-    if not nr then
-      nr = copy(r)
-      nr.claim = nil
-      kept[#kept + 1] = id(r) .. ": " .. why
-    end
-    results[#results + 1] = nr
-    pairs_[#pairs_ + 1] = { old = r, new = nr }
+-- One run R of the document in DIR judged again: the new result, or nil
+-- and why it was not rescored; REFUSED gets the runs that should have
+-- been (a folder gone, a scenario changed). TODAY[name] gets the
+-- scenario as loaded today.
+local function rescore_one(r, dir, file, by_name, paths, refused, today)
+  if not file then
+    return nil, by_name and "not among the scenarios in " .. table.concat(paths, " ") or "no scenario file recorded"
+  elseif type(r.harness) ~= "table" then
+    return nil, "it never ran, or ran before leakbench kept the harness's facts (" .. tostring(r.verdict) .. ")"
   end
+  local rdir = html.run_dir(dir, r)
+  if not rdir then
+    local why = "its folder is not there (" .. tostring(r.dir) .. ")"
+    refused[#refused + 1] = id(r) .. ": " .. why
+    return nil, why
+  end
+  local nr, why, scenario = M.rescore_run(r, rdir, file)
+  if not nr then
+    refused[#refused + 1] = id(r) .. ": " .. why
+    return nil, why
+  end
+  nr.dir = rdir
+  today[r.scenario] = scenario
+  return nr
+end
 
+-- The new results document of DOC's RESULTS (TODAY: the scenarios as
+-- loaded today), with the runs whose cell changed, and what was kept.
+local function new_document(doc, dir, results, pairs_, kept, today, cli)
   local scenarios = {}
   for i, s in ipairs(doc.scenarios) do
     local t = today[s.name]
@@ -180,13 +156,12 @@ function M.main(opts, rest, cli)
   new.rescore = { from = dir .. "/results.json", from_finished = doc.finished,
     at = os.date("!%Y-%m-%dT%H:%M:%SZ"), changed = json.array(changed), kept = json.array(kept),
     rescored = #results - #kept }
-  local ok, merr = core.mkdir_p(out, 493)
-  if not ok then
-    perr("rescore: cannot create '%s': %s", out, merr)
-    return report.EXIT.failed
-  end
-  report.write(out, new)
-  local page = html.try_write(out, new, dir)
+  return new, changed
+end
+
+-- The matrix, what changed, what was kept and where the results are, on
+-- stdout; the runs that could not be rescored on stderr.
+local function tell(new, out, page, results, changed, kept, refused)
   io.write(report.matrix(new))
   io.write(string.format("rescored %d of %d runs with today's checks and detector; %d changed%s\n",
     #results - #kept, #results, #changed, #changed > 0 and ":" or ""))
@@ -203,6 +178,56 @@ function M.main(opts, rest, cli)
     if i > 10 then perr("rescore: ... and %d more", #refused - 10) break end
     perr("rescore: not rescored: %s", why)
   end
+end
+
+--- M.main(opts, rest, cli) -> exit status, out: "leakbench rescore DIR
+--- [PATH...]": every run of DIR's results.json judged again, written
+--- beside it.
+function M.main(opts, rest, cli)
+  local dir = rest[1]
+  if not dir then
+    perr("rescore: usage: leakbench rescore DIR [PATH...]")
+    return report.EXIT.usage
+  end
+  local doc, err = M.read_results(dir)
+  if not doc then
+    perr("rescore: %s", err)
+    return report.EXIT.usage
+  end
+  -- Today's scenario files: PATHs by scenario name, else each run's own.
+  local paths = table.move(rest, 2, #rest, 1, {})
+  local by_name, found = scenario_files(paths)
+  if not found then return report.EXIT.usage end
+  local out = opts.out or string.format("%s/rescore-%s", dir, os.date("!%Y%m%dT%H%M%SZ"))
+  local old = core.listdir(out)
+  if old and #old > 0 then
+    perr("rescore: output folder '%s' exists and is not empty: choose another --out, or remove it", out)
+    return report.EXIT.usage
+  end
+
+  local results, pairs_, kept, refused, today, versions = {}, {}, {}, {}, {}, {}
+  for _, r in ipairs(doc.runs) do versions[tostring(r.claude_version)] = true end
+  several_versions = next(versions, next(versions)) ~= nil
+  for _, r in ipairs(doc.runs) do
+    local file = by_name and by_name[r.scenario] or (not by_name and r.scenario_file) or nil
+    local nr, why = rescore_one(r, dir, file, by_name, paths, refused, today)
+    if not nr then
+      nr = copy(r)
+      nr.claim = nil
+      kept[#kept + 1] = id(r) .. ": " .. why
+    end
+    results[#results + 1] = nr
+    pairs_[#pairs_ + 1] = { old = r, new = nr }
+  end
+  local new, changed = new_document(doc, dir, results, pairs_, kept, today, cli)
+  local ok, merr = core.mkdir_p(out, 493)
+  if not ok then
+    perr("rescore: cannot create '%s': %s", out, merr)
+    return report.EXIT.failed
+  end
+  report.write(out, new)
+  local page = html.try_write(out, new, dir)
+  tell(new, out, page, results, changed, kept, refused)
   local status = report.explain(new.status)
   if #refused > 0 and status == report.EXIT.ok then status = report.EXIT.unjudged end
   return status, out
