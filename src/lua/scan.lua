@@ -173,20 +173,9 @@ local function read_all(path)
   return text
 end
 
-function M.main(args, out, err)
-  out = out or io.stdout
-  err = err or io.stderr
-  local o, msg = parse(args or {})
-  if not o then return usage_error(err, msg) end
-  if o.help then
-    out:write(M.USAGE)
-    return 0
-  end
-  if o.forms then
-    for _, f in ipairs(core.scan_forms()) do out:write(f, "\n") end
-    return 0
-  end
-  -- one scanner over the distinct secrets
+-- One scanner over the distinct secrets of O: { sc, secrets, min_for,
+-- hash, mask }, or nil and the scanner's error.
+local function make_scanner(o)
   local secrets, index = {}, {}
   for _, s in ipairs(o.secrets) do
     if not index[s.value] then
@@ -202,66 +191,100 @@ function M.main(args, out, err)
   end
   local ok, sc = pcall(core.scanner, secrets,
     o.partial and { partial = true, partial_min = pmin } or nil)
-  if not ok then return usage_error(err, tostring(sc)) end
+  if not ok then return nil, tostring(sc) end
   local hash, mask = {}, {}
   for i = 1, #secrets do
     hash[i], mask[i] = sc:hash(i), sc:mask(i)
   end
+  return { sc = sc, secrets = secrets, min_for = min_for, hash = hash, mask = mask }
+end
 
+-- The findings of one FILE: the list, its text (with --partial or from
+-- standard input), or nil and the read error.
+local function scan_one(S, o, file)
+  local list, text, rerr
+  if file.stdin then
+    text = io.stdin:read("a") or ""
+    list = S.sc:scan(text, CONTEXT)
+  elseif o.partial then
+    text, rerr = read_all(file.path)
+    if text then list = S.sc:scan(text, CONTEXT) end
+  else
+    list, rerr = S.sc:scan_file(file.path, CONTEXT)
+  end
+  return list, text, rerr
+end
+
+-- Says or keeps (--json: in RESULTS) the findings of LIST in the file
+-- NAME, then, with --partial, the fragments of a secret that is not there
+-- whole. The number of findings.
+local function report_one(S, o, out, name, list, text, results)
+  local found = 0
+  for _, f in ipairs(list) do
+    found = found + 1
+    local r = { file = name, offset = f.offset, length = f.length,
+      secret = S.hash[f.secret], masked = S.mask[f.secret], form = f.form,
+      snippet = f.snippet }
+    if o.json then
+      results[#results + 1] = r
+    else
+      out:write(("%s:%d: secret %s (%s) form %s: %s\n"):format(name,
+        f.offset, r.secret, r.masked, f.form, f.snippet))
+    end
+  end
+  if not o.partial then return found end
+  local whole = {}
+  for _, f in ipairs(list) do
+    if f.form == "raw" then whole[f.secret] = true end
+  end
+  for i, p in ipairs(S.sc:partial(text)) do
+    if p and not whole[i] and p.length >= S.min_for[i] then
+      found = found + 1
+      local r = { file = name, offset = p.offset, length = p.length,
+        secret = S.hash[i], masked = S.mask[i], form = "fragment",
+        fragment = { length = p.length, secret_offset = p.secret_offset,
+          secret_length = #S.secrets[i] } }
+      if o.json then
+        results[#results + 1] = r
+      else
+        out:write(("%s:%d: secret %s (%s) fragment of %d/%d bytes " ..
+          "(from byte %d of the secret)\n"):format(name, p.offset,
+          r.secret, r.masked, p.length, #S.secrets[i], p.secret_offset))
+      end
+    end
+  end
+  return found
+end
+
+--- M.main(args, [out], [err]) -> exit status of "leakbench scan": 1 when
+--- a secret was found, 2 on misuse or a file that could not be read, 0.
+function M.main(args, out, err)
+  out = out or io.stdout
+  err = err or io.stderr
+  local o, msg = parse(args or {})
+  if not o then return usage_error(err, msg) end
+  if o.help then
+    out:write(M.USAGE)
+    return 0
+  end
+  if o.forms then
+    for _, f in ipairs(core.scan_forms()) do out:write(f, "\n") end
+    return 0
+  end
+  local S, serr = make_scanner(o)
+  if not S then return usage_error(err, serr) end
   local found, errors, results = 0, 0, {}
   for _, file in ipairs(expand(o.files)) do
-    local list, text, rerr
-    if file.stdin then
-      text = io.stdin:read("a") or ""
-      list = sc:scan(text, CONTEXT)
-    elseif o.partial then
-      text, rerr = read_all(file.path)
-      if text then list = sc:scan(text, CONTEXT) end
-    else
-      list, rerr = sc:scan_file(file.path, CONTEXT)
-    end
+    local list, text, rerr = scan_one(S, o, file)
     if not list then
       errors = errors + 1
       err:write("leakbench scan: ", rerr, "\n")
     else
       local name = file.stdin and "(standard input)" or file.path
-      for _, f in ipairs(list) do
-        found = found + 1
-        local r = { file = name, offset = f.offset, length = f.length,
-          secret = hash[f.secret], masked = mask[f.secret], form = f.form,
-          snippet = f.snippet }
-        if o.json then
-          results[#results + 1] = r
-        else
-          out:write(("%s:%d: secret %s (%s) form %s: %s\n"):format(name,
-            f.offset, r.secret, r.masked, f.form, f.snippet))
-        end
-      end
-      if o.partial then
-        local whole = {}
-        for _, f in ipairs(list) do
-          if f.form == "raw" then whole[f.secret] = true end
-        end
-        for i, p in ipairs(sc:partial(text)) do
-          if p and not whole[i] and p.length >= min_for[i] then
-            found = found + 1
-            local r = { file = name, offset = p.offset, length = p.length,
-              secret = hash[i], masked = mask[i], form = "fragment",
-              fragment = { length = p.length, secret_offset = p.secret_offset,
-                secret_length = #secrets[i] } }
-            if o.json then
-              results[#results + 1] = r
-            else
-              out:write(("%s:%d: secret %s (%s) fragment of %d/%d bytes " ..
-                "(from byte %d of the secret)\n"):format(name, p.offset,
-                r.secret, r.masked, p.length, #secrets[i], p.secret_offset))
-            end
-          end
-        end
-      end
+      found = found + report_one(S, o, out, name, list, text, results)
     end
   end
-  sc:close()
+  S.sc:close()
   if o.json then
     for _, r in ipairs(results) do out:write(cjson.encode(r), "\n") end
   end
