@@ -149,6 +149,86 @@ end
 ---     wire = { { subject, a = {k, n}, b = {k, n}, paired = {pairs, diff, lo, hi, p} } },
 ---     utility = { { subject, a = {k, n}, b = {k, n}, lost = {...}, gained = {...} } },
 ---     status }
+-- The cells of SCEN x COLS whose letters differ between IA and IB (the
+-- indexes of documents A and B) into D.cells; D.cells_total counts them all.
+local function compare_cells(d, ia, ib, scen, cols)
+  d.cells_total = 0
+  for _, sc in ipairs(scen) do
+    for _, col in ipairs(cols) do
+      local key = sc .. "\0" .. col
+      local ra, rb = ia.cells[key], ib.cells[key]
+      if ra or rb then
+        d.cells_total = d.cells_total + 1
+        local ca = ra and report.cell_repeats(ra) or "-"
+        local cb = rb and report.cell_repeats(rb) or "-"
+        if ca ~= cb then
+          d.cells[#d.cells + 1] = { scenario = sc, subject = col, a = ca, b = cb }
+        end
+      end
+    end
+  end
+end
+
+-- The claims that changed into D.claims, those held in A and broken in B
+-- also into D.regressions.
+local function compare_claims(d, ia, ib, scen, cols)
+  for _, col in ipairs(cols) do
+    local ca, cb = ia.claims[col] or {}, ib.claims[col] or {}
+    for _, sc in ipairs(scen) do
+      local sa, sb = ca[sc], cb[sc]
+      if (sa or sb) and sa ~= sb then
+        d.claims[#d.claims + 1] = { subject = col, scenario = sc, a = sa or "none", b = sb or "none" }
+        if sa == "held" and sb == "broken" then
+          d.regressions[#d.regressions + 1] = { subject = col, scenario = sc }
+        end
+      end
+    end
+  end
+end
+
+-- Column COL's wire leaks in A and B, and its runs paired by repeat.
+local function compare_wire(d, ia, ib, scen, col)
+  local wa, na, wb, nb, pairs_ = 0, 0, 0, 0, {}
+  for _, sc in ipairs(scen) do
+    for _, r in ipairs(ia.cells[sc .. "\0" .. col] or {}) do
+      if JUDGED[r.verdict] then
+        na = na + 1
+        if report.leaked(r).wire then wa = wa + 1 end
+      end
+    end
+    for _, r in ipairs(ib.cells[sc .. "\0" .. col] or {}) do
+      if JUDGED[r.verdict] then
+        nb = nb + 1
+        local lb = report.leaked(r).wire ~= nil
+        if lb then wb = wb + 1 end
+        local key = sc .. "\0" .. col .. "\0" .. (math.tointeger(r.repeat_index) or 1)
+        local ra = ia.by_rep[key]
+        if ra and JUDGED[ra.verdict] then
+          pairs_[#pairs_ + 1] = { lb, report.leaked(ra).wire ~= nil }
+        end
+      end
+    end
+  end
+  local p = stats.paired(pairs_)
+  d.wire[#d.wire + 1] = { subject = col, a = { k = wa, n = na }, b = { k = wb, n = nb },
+    paired = { pairs = p.n, diff = p.diff, lo = p.lo, hi = p.hi, p = p.p,
+      only_a = p.c, only_b = p.b } }
+end
+
+-- Column COL's utility in A and B, and the scenarios it lost or gained.
+local function compare_utility(d, ia, ib, scen, col)
+  local ka, ta, sa = utility_of(ia, col)
+  local kb, tb, sb = utility_of(ib, col)
+  if ta + tb == 0 then return end
+  local lost, gained = {}, {}
+  for _, sc in ipairs(scen) do
+    if sa[sc] == true and sb[sc] == false then lost[#lost + 1] = sc end
+    if sa[sc] == false and sb[sc] == true then gained[#gained + 1] = sc end
+  end
+  d.utility[#d.utility + 1] = { subject = col, a = { k = ka, n = ta }, b = { k = kb, n = tb },
+    lost = json.array(lost), gained = json.array(gained) }
+end
+
 function M.compare(a, b, paths)
   paths = paths or {}
   local by_version = #report.versions(a) > 1 or #report.versions(b) > 1
@@ -166,71 +246,12 @@ function M.compare(a, b, paths)
   for _, x in ipairs(ia.scen) do add_once(scen, scen_set, x) end
   for _, x in ipairs(ib.cols) do add_once(cols, col_set, x) end
   for _, x in ipairs(ia.cols) do add_once(cols, col_set, x) end
-  d.cells_total = 0
-  for _, sc in ipairs(scen) do
-    for _, col in ipairs(cols) do
-      local key = sc .. "\0" .. col
-      local ra, rb = ia.cells[key], ib.cells[key]
-      if ra or rb then
-        d.cells_total = d.cells_total + 1
-        local ca = ra and report.cell_repeats(ra) or "-"
-        local cb = rb and report.cell_repeats(rb) or "-"
-        if ca ~= cb then
-          d.cells[#d.cells + 1] = { scenario = sc, subject = col, a = ca, b = cb }
-        end
-      end
-    end
-  end
+  compare_cells(d, ia, ib, scen, cols)
+  compare_claims(d, ia, ib, scen, cols)
   for _, col in ipairs(cols) do
-    local ca, cb = ia.claims[col] or {}, ib.claims[col] or {}
-    for _, sc in ipairs(scen) do
-      local sa, sb = ca[sc], cb[sc]
-      if (sa or sb) and sa ~= sb then
-        d.claims[#d.claims + 1] = { subject = col, scenario = sc, a = sa or "none", b = sb or "none" }
-        if sa == "held" and sb == "broken" then
-          d.regressions[#d.regressions + 1] = { subject = col, scenario = sc }
-        end
-      end
-    end
-  end
-  for _, col in ipairs(cols) do
-    local wa, na, wb, nb, pairs_ = 0, 0, 0, 0, {}
     if ia.ran[col] and ib.ran[col] then
-      for _, sc in ipairs(scen) do
-        for _, r in ipairs(ia.cells[sc .. "\0" .. col] or {}) do
-          if JUDGED[r.verdict] then
-            na = na + 1
-            if report.leaked(r).wire then wa = wa + 1 end
-          end
-        end
-        for _, r in ipairs(ib.cells[sc .. "\0" .. col] or {}) do
-          if JUDGED[r.verdict] then
-            nb = nb + 1
-            local lb = report.leaked(r).wire ~= nil
-            if lb then wb = wb + 1 end
-            local key = sc .. "\0" .. col .. "\0" .. (math.tointeger(r.repeat_index) or 1)
-            local ra = ia.by_rep[key]
-            if ra and JUDGED[ra.verdict] then
-              pairs_[#pairs_ + 1] = { lb, report.leaked(ra).wire ~= nil }
-            end
-          end
-        end
-      end
-      local p = stats.paired(pairs_)
-      d.wire[#d.wire + 1] = { subject = col, a = { k = wa, n = na }, b = { k = wb, n = nb },
-        paired = { pairs = p.n, diff = p.diff, lo = p.lo, hi = p.hi, p = p.p,
-          only_a = p.c, only_b = p.b } }
-      local ka, ta, sa = utility_of(ia, col)
-      local kb, tb, sb = utility_of(ib, col)
-      if ta + tb > 0 then
-        local lost, gained = {}, {}
-        for _, sc in ipairs(scen) do
-          if sa[sc] == true and sb[sc] == false then lost[#lost + 1] = sc end
-          if sa[sc] == false and sb[sc] == true then gained[#gained + 1] = sc end
-        end
-        d.utility[#d.utility + 1] = { subject = col, a = { k = ka, n = ta }, b = { k = kb, n = tb },
-          lost = json.array(lost), gained = json.array(gained) }
-      end
+      compare_wire(d, ia, ib, scen, col)
+      compare_utility(d, ia, ib, scen, col)
     end
   end
   d.status = #d.regressions > 0 and M.EXIT.regression or M.EXIT.ok
