@@ -17,7 +17,6 @@ local PENDING = {
   ["src/lua/html.lua M.render"] = "html.lua is being changed by the judge issue this round",
   ["src/lua/loader.lua validate_subject"] = "loader.lua is being changed by other issues this round",
   ["src/lua/report.lua M.matrix"] = "report.lua is being changed by the judge issue this round",
-  ["src/lua/runpage.lua subject"] = "next to split",
 }
 
 local function files()

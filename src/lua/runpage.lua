@@ -177,55 +177,51 @@ local function list_items(out, title, items)
   out[#out + 1] = "<tr><th>" .. h(title) .. "</th><td>" .. table.concat(parts, " ") .. "</td></tr>\n"
 end
 
-local function subject(r, ctx, out)
-  out[#out + 1] = "<h3>Subject</h3>\n"
-  local ss = type(r.subject_setup) == "table" and r.subject_setup or nil
-  if r.subject == "baseline" then
-    out[#out + 1] = '<p class="note">baseline: no subject; Claude Code with the scenario\'s own settings</p>\n'
-  elseif not ss then
-    out[#out + 1] = '<p class="note">' .. h(r.subject) .. ": its setup was not recorded for this run</p>\n"
+-- The rows of a subject's recorded setup SS (explain.subject_setup).
+local function setup_rows(out, ss)
+  if ss.description then out[#out + 1] = "<tr><th>description</th><td>" .. h(ss.description) .. "</td></tr>\n" end
+  if ss.control then out[#out + 1] = "<tr><th>control</th><td>yes: it exists to fail the tasks</td></tr>\n" end
+  list_items(out, "plugins (declared)", ss.plugins)
+  local mcp = {}
+  for _, m in ipairs(ss.mcp or {}) do
+    mcp[#mcp + 1] = m.name .. ": " .. table.concat({ m.command, table.unpack(m.args or {}) }, " ")
   end
-  out[#out + 1] = '<table class="subject">\n'
-  if ss then
-    if ss.description then out[#out + 1] = "<tr><th>description</th><td>" .. h(ss.description) .. "</td></tr>\n" end
-    if ss.control then out[#out + 1] = "<tr><th>control</th><td>yes: it exists to fail the tasks</td></tr>\n" end
-    list_items(out, "plugins (declared)", ss.plugins)
-    local mcp = {}
-    for _, m in ipairs(ss.mcp or {}) do
-      mcp[#mcp + 1] = m.name .. ": " .. table.concat({ m.command, table.unpack(m.args or {}) }, " ")
-    end
-    list_items(out, "MCP servers (declared)", mcp)
-    local icp = ss.interceptor
-    if type(icp) == "table" then
-      out[#out + 1] = string.format("<tr><th>interceptor</th><td>%s <code>%s</code> on port %s; "
-        .. "finds the recording proxy in <code>$%s</code></td></tr>\n",
-        icp.image and ("image <code>" .. h(icp.image) .. "</code>")
-          or ("built from <code>" .. h(icp.build) .. "</code>"),
-        h(table.concat(icp.argv or {}, " ")), h(int(icp.port)), h(icp.upstream_env))
-    end
-    if type(ss.agent) == "table" then
-      out[#out + 1] = "<tr><th>agent layer</th><td>built from <code>" .. h(ss.agent.build) .. "</code></td></tr>\n"
-    end
-    list_items(out, "setup", ss.setup and #ss.setup > 0 and { table.concat(ss.setup, " ") } or nil)
-    list_items(out, "Claude Code arguments", ss.claude_args)
-    list_items(out, "environment (names)", ss.env)
-    list_items(out, "files at /opt/subject", ss.files)
+  list_items(out, "MCP servers (declared)", mcp)
+  local icp = ss.interceptor
+  if type(icp) == "table" then
+    out[#out + 1] = string.format("<tr><th>interceptor</th><td>%s <code>%s</code> on port %s; "
+      .. "finds the recording proxy in <code>$%s</code></td></tr>\n",
+      icp.image and ("image <code>" .. h(icp.image) .. "</code>")
+        or ("built from <code>" .. h(icp.build) .. "</code>"),
+      h(table.concat(icp.argv or {}, " ")), h(int(icp.port)), h(icp.upstream_env))
   end
-  local st = type(r.startup) == "table" and r.startup or nil
-  if st then
-    local started = {}
-    for _, p in ipairs(st.plugins or {}) do
-      if type(p) == "table" then
-        started[#started + 1] = tostring(p.name or p.path) .. " (" .. tostring(p.path) .. ")"
-      end
-    end
-    list_items(out, "plugins Claude Code loaded", started)
-    local servers = {}
-    for _, m in ipairs(st.mcp_servers or {}) do
-      if type(m) == "table" then servers[#servers + 1] = tostring(m.name) .. ": " .. tostring(m.status) end
-    end
-    list_items(out, "MCP servers Claude Code started", servers)
+  if type(ss.agent) == "table" then
+    out[#out + 1] = "<tr><th>agent layer</th><td>built from <code>" .. h(ss.agent.build) .. "</code></td></tr>\n"
   end
+  list_items(out, "setup", ss.setup and #ss.setup > 0 and { table.concat(ss.setup, " ") } or nil)
+  list_items(out, "Claude Code arguments", ss.claude_args)
+  list_items(out, "environment (names)", ss.env)
+  list_items(out, "files at /opt/subject", ss.files)
+end
+
+-- The rows of what Claude Code started (R.startup): plugins, MCP servers.
+local function startup_rows(out, st)
+  local started = {}
+  for _, p in ipairs(st.plugins or {}) do
+    if type(p) == "table" then
+      started[#started + 1] = tostring(p.name or p.path) .. " (" .. tostring(p.path) .. ")"
+    end
+  end
+  list_items(out, "plugins Claude Code loaded", started)
+  local servers = {}
+  for _, m in ipairs(st.mcp_servers or {}) do
+    if type(m) == "table" then servers[#servers + 1] = tostring(m.name) .. ": " .. tostring(m.status) end
+  end
+  list_items(out, "MCP servers Claude Code started", servers)
+end
+
+-- The row of the settings as applied (masked), with their hooks.
+local function settings_row(out, ctx)
   out[#out + 1] = "<tr><th>settings as applied</th><td>"
   if ctx.settings then
     out[#out + 1] = '<pre class="settings">' .. h(cut(masked(ctx, ctx.settings), M.MAX_TEXT)) .. "</pre>"
@@ -242,7 +238,10 @@ local function subject(r, ctx, out)
     out[#out + 1] = '<span class="note">not recorded</span>'
   end
   out[#out + 1] = "</td></tr>\n"
-  -- claims: each scenario the subject claims, with its verdict over the suite
+end
+
+-- The rows of the subject's claims over the suite and this run's claim.
+local function claim_rows(out, r, ss, ctx)
   local claims = ss and ss.blocks or nil
   if claims and #claims > 0 then
     local parts = {}
@@ -259,6 +258,22 @@ local function subject(r, ctx, out)
         or r.claim == "held" and ": the attack ran (checks passed) and nothing reached the wire"
         or ": the run did not pass its checks, so it says nothing either way")
   end
+end
+
+local function subject(r, ctx, out)
+  out[#out + 1] = "<h3>Subject</h3>\n"
+  local ss = type(r.subject_setup) == "table" and r.subject_setup or nil
+  if r.subject == "baseline" then
+    out[#out + 1] = '<p class="note">baseline: no subject; Claude Code with the scenario\'s own settings</p>\n'
+  elseif not ss then
+    out[#out + 1] = '<p class="note">' .. h(r.subject) .. ": its setup was not recorded for this run</p>\n"
+  end
+  out[#out + 1] = '<table class="subject">\n'
+  if ss then setup_rows(out, ss) end
+  if type(r.startup) == "table" then startup_rows(out, r.startup) end
+  settings_row(out, ctx)
+  -- claims: each scenario the subject claims, with its verdict over the suite
+  claim_rows(out, r, ss, ctx)
   out[#out + 1] = "</table>\n"
 end
 
