@@ -251,6 +251,13 @@ test_buf(void)
 	buf_reset(&b);
 	ok(b.len == 0 && b.p[0] == '\0' && b.cap >= 100001,
 	    "buf: reset keeps the memory");
+	buf_adds(&b, "abcdef");
+	buf_drop(&b, 2);
+	is_str(b.p, "cdef", "buf: drop moves the rest to the front");
+	ok(b.len == 4, "buf: drop shortens");
+	buf_drop(&b, 99);
+	ok(b.len == 0 && b.p[0] == '\0',
+	    "buf: dropping more than held empties");
 	buf_adds(&b, "abc");
 	p = buf_take(&b, &len);
 	is_str(p, "abc", "buf: take hands the bytes over");

@@ -57,6 +57,20 @@ buf_adds(struct buf *b, const char *s)
 }
 
 void
+buf_drop(struct buf *b, size_t n)
+{
+	if (n >= b->len) {
+		b->len = 0;
+		if (b->p != NULL)
+			b->p[0] = '\0';
+		return;
+	}
+	memmove(b->p, b->p + n, b->len - n);
+	b->len -= n;
+	b->p[b->len] = '\0';
+}
+
+void
 buf_reset(struct buf *b)
 {
 	b->len = 0;

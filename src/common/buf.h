@@ -32,6 +32,12 @@ int buf_add(struct buf *b, const void *s, size_t n);
 /* Appends a NUL-terminated string. 0, or -1 (and oom set). */
 int buf_adds(struct buf *b, const char *s);
 
+/*
+ * Drops the first n bytes (all of them when n >= len): what a reader has
+ * used. The rest moves to the front, NUL-terminated.
+ */
+void buf_drop(struct buf *b, size_t n);
+
 /* Empties the buffer and clears oom; the memory is kept. */
 void buf_reset(struct buf *b);
 

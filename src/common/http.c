@@ -186,18 +186,6 @@ fill(struct http_conn *c, int idle_ms, int64_t deadline)
 	return n;
 }
 
-/* Drops the first n bytes of the buffer. */
-static void
-consume(struct http_conn *c, size_t n)
-{
-	if (n >= c->in.len) {
-		c->in.len = 0;
-		return;
-	}
-	memmove(cbuf(c), cbuf(c) + n, c->in.len - n);
-	c->in.len -= n;
-}
-
 static int
 is_tchar(unsigned char ch)
 {
@@ -483,7 +471,7 @@ read_sized_body(struct http_conn *c, struct http_request *req, size_t clen,
 		return HTTP_IO;
 	got = c->in.len < clen ? c->in.len : clen;
 	memcpy(req->body, cbuf(c), got);
-	consume(c, got);
+	buf_drop(&c->in, got);
 	while (got < clen) {
 		/* Bounded by what is left, so the next request stays unread. */
 		n = read_some(c, req->body + got, clen - got, idle_ms, 0);
@@ -557,7 +545,7 @@ read_chunked_body(struct http_conn *c, struct http_request *req,
 		return HTTP_IO;
 	for (;;) {
 		rc = chunked_feed(&d, c->in.p, c->in.len, &used, body_sink, &b);
-		consume(c, used);
+		buf_drop(&c->in, used);
 		if (rc == CHUNKED_DONE)
 			break;
 		if (rc == CHUNKED_TOO_LARGE)
@@ -643,7 +631,7 @@ http_read_request(struct http_conn *c, struct http_request *req,
 		    (cbuf(c)[0] == '\n' ||
 			(cbuf(c)[0] == '\r' && c->in.len > 1 &&
 			    cbuf(c)[1] == '\n')))
-			consume(c, cbuf(c)[0] == '\n' ? 1 : 2);
+			buf_drop(&c->in, cbuf(c)[0] == '\n' ? 1 : 2);
 		hlen = find_head_end(cbuf(c), c->in.len, &scanned);
 		if (hlen > 0)
 			break;
@@ -665,7 +653,7 @@ http_read_request(struct http_conn *c, struct http_request *req,
 	if (rc != HTTP_OK)
 		goto fail;
 	set_keep_alive(req);
-	consume(c, hlen);
+	buf_drop(&c->in, hlen);
 	if (chunked || clen > 0)
 		maybe_continue(c, req);
 	if (chunked)

@@ -424,17 +424,6 @@ tio_fill(struct tio *io)
 	return r;
 }
 
-static void
-tio_consume(struct tio *io, size_t n)
-{
-	if (n >= io->in.len) {
-		io->in.len = 0;
-		return;
-	}
-	memmove(io->in.p, io->in.p + n, io->in.len - n);
-	io->in.len -= n;
-}
-
 static int
 tio_write(struct tio *io, const void *p, size_t n)
 {
@@ -733,7 +722,7 @@ body_take(struct conn *c, struct body *b, size_t want)
 		return r;
 	n = c->io.in.len < want ? c->io.in.len : want;
 	body_add(b, tio_bytes(&c->io), n, c->t->lim.body_cap);
-	tio_consume(&c->io, n);
+	buf_drop(&c->io.in, n);
 	return (ssize_t)n;
 }
 
@@ -789,7 +778,7 @@ read_body(struct conn *c, const struct trap_req *r, struct body *b)
 	for (;;) {
 		rc = chunked_feed(&d, c->io.in.p, c->io.in.len, &used,
 		    chunk_payload, &k);
-		tio_consume(&c->io, used);
+		buf_drop(&c->io.in, used);
 		if (rc == CHUNKED_DONE)
 			return;
 		if (rc == CHUNKED_SINK) {
@@ -829,7 +818,7 @@ read_head(struct conn *c, struct trap_req *r, const char **why)
 		    (tio_bytes(&c->io)[0] == '\n' ||
 			(tio_bytes(&c->io)[0] == '\r' && c->io.in.len > 1 &&
 			    tio_bytes(&c->io)[1] == '\n')))
-			tio_consume(&c->io,
+			buf_drop(&c->io.in,
 			    tio_bytes(&c->io)[0] == '\n' ? 1 : 2);
 		if (c->io.in.len > 0 && deadline == 0)
 			deadline = now_ms() + c->t->lim.head_ms;
@@ -870,7 +859,7 @@ serve_connect(struct conn *c, struct trap_req *r, long hlen)
 	jl_bytes(&j, "head", tio_bytes(&c->io), (size_t)hlen);
 	jl_end(&j);
 	(void)trap_log_put(&c->t->log, &j);
-	tio_consume(&c->io, (size_t)hlen);
+	buf_drop(&c->io.in, (size_t)hlen);
 	if (tio_write(&c->io, ok200, sizeof(ok200) - 1) == 0)
 		tunnel(c, r->target);
 }
@@ -918,7 +907,7 @@ serve_one(struct conn *c)
 	echo = NULL;
 	if (echoes(c, r.target) && (echo = malloc((size_t)hlen)) != NULL)
 		memcpy(echo, tio_bytes(&c->io), (size_t)hlen);
-	tio_consume(&c->io, (size_t)hlen);
+	buf_drop(&c->io.in, (size_t)hlen);
 	/* A client that waits before sending its body gets it sent. */
 	expect = http_header_find(r.headers, r.nheaders, "expect");
 	if (expect != NULL && strcasecmp(expect, "100-continue") == 0 &&
@@ -1374,7 +1363,7 @@ sim_dialog(struct conn *c, int ftp)
 		memcpy(line, tio_bytes(&c->io), ll);
 		line[ll] = '\0';
 		line[strcspn(line, "\r\n")] = '\0';
-		tio_consume(&c->io, n);
+		buf_drop(&c->io.in, n);
 		reply[0] = '\0';
 		if (ftp)
 			ftp_reply(&d, c, line, reply, sizeof(reply));
