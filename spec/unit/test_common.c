@@ -2,12 +2,14 @@
  * Tests for src/common/, the servers' plain-C base: the JSON string
  * writer's one dialect (pinned byte for byte: src/lua/json.lua writes the
  * same, see spec/lua/json_spec.lua), UTF-8 validation, Latin-1 text,
- * base64, the growable buffer, the usage and number helpers, and the
- * chunked decoder (whole and a byte at a time: the same verdict).
+ * base64, the growable buffer, the usage and number helpers, the bound
+ * sockets, and the chunked decoder (whole and a byte at a time: the same
+ * verdict).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <jansson.h>
 
@@ -22,6 +27,7 @@
 #include "common/chunked.h"
 #include "common/files.h"
 #include "common/jsonw.h"
+#include "common/sock.h"
 #include "common/usage.h"
 #include "tap.h"
 
@@ -512,6 +518,48 @@ test_servers_usage(void)
 	}
 }
 
+/* sock_bind: TCP listening, UDP bound, the port told, errors kept apart. */
+static void
+test_sock(void)
+{
+	int port = -1, gai = -1, fd, fd2, type = 0;
+	socklen_t tl = sizeof(type);
+
+	fd = sock_bind("127.0.0.1", "0", SOCK_STREAM, AI_NUMERICHOST, &port,
+	    &gai);
+	ok(fd >= 0 && gai == 0 && port > 0,
+	    "sock: TCP on port 0 tells its port");
+	ok(fd >= 0 &&
+		getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &type, &tl) == 0 &&
+		type == 1,
+	    "sock: and listens");
+	fd2 = sock_bind("127.0.0.1", "0", SOCK_DGRAM, AI_NUMERICHOST, &port,
+	    &gai);
+	ok(fd2 >= 0 && port > 0, "sock: UDP bound, its port told");
+	if (fd2 >= 0)
+		close(fd2);
+	if (fd >= 0) {
+		char p[16];
+		struct sockaddr_in sa;
+		socklen_t sl = sizeof(sa);
+
+		getsockname(fd, (struct sockaddr *)&sa, &sl);
+		snprintf(p, sizeof(p), "%d", ntohs(sa.sin_port));
+		errno = 0;
+		/* SO_REUSEADDR does not let two listeners share a port. */
+		fd2 = sock_bind("127.0.0.1", p, SOCK_STREAM, AI_NUMERICHOST,
+		    NULL, &gai);
+		ok(fd2 < 0 && gai == 0 && errno == EADDRINUSE,
+		    "sock: a taken port is errno EADDRINUSE");
+		close(fd);
+	}
+	fd = sock_bind("localhost", "0", SOCK_STREAM, AI_NUMERICHOST, NULL,
+	    &gai);
+	ok(fd < 0 && gai != 0,
+	    "sock: a name with AI_NUMERICHOST is a "
+	    "getaddrinfo error");
+}
+
 /* mkdir -p and whole writes. */
 static void
 test_files(void)
@@ -559,6 +607,7 @@ main(void)
 	test_utf8();
 	test_base64();
 	test_buf();
+	test_sock();
 	test_numbers();
 	test_usage();
 	test_chunked();

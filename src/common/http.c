@@ -43,6 +43,7 @@
 #include "common/chunked.h"
 #include "common/errmsg.h"
 #include "common/http.h"
+#include "common/sock.h"
 
 #define READ_CHUNK     (64 * 1024)
 #define MAX_HEADERS    512
@@ -893,10 +894,7 @@ int
 http_listen(const char *addr, int *port_out, char *err, size_t errlen)
 {
 	char host[256], port[16];
-	struct addrinfo hints, *res = NULL, *ai;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	int any, fd = -1, on = 1, rc, saved = 0;
+	int any, fd, gai;
 
 	if (strncmp(addr, "unix:", 5) == 0) {
 		if (port_out != NULL)
@@ -911,48 +909,10 @@ http_listen(const char *addr, int *port_out, char *err, size_t errlen)
 		    addr);
 		return -1;
 	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	rc = getaddrinfo(any ? NULL : host, port, &hints, &res);
-	if (rc != 0) {
+	fd = sock_bind(any ? NULL : host, port, SOCK_STREAM, 0, port_out, &gai);
+	if (fd < 0)
 		snprintf(err, errlen, "cannot listen on '%s': %s", addr,
-		    gai_strerror(rc));
-		return -1;
-	}
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-		    ai->ai_protocol);
-		if (fd < 0) {
-			saved = errno;
-			continue;
-		}
-		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
-		    listen(fd, SOMAXCONN) == 0)
-			break;
-		saved = errno;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot listen on '%s': %s", addr,
-		    strerror(saved ? saved : EADDRNOTAVAIL));
-		return -1;
-	}
-	if (port_out != NULL) {
-		*port_out = 0;
-		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
-			if (ss.ss_family == AF_INET)
-				*port_out = ntohs(
-				    ((struct sockaddr_in *)&ss)->sin_port);
-			else if (ss.ss_family == AF_INET6)
-				*port_out = ntohs(
-				    ((struct sockaddr_in6 *)&ss)->sin6_port);
-		}
-	}
+		    gai != 0 ? gai_strerror(gai) : strerror(errno));
 	return fd;
 }
 

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "common/sock.h"
 #include "trap/trap.h"
 
 #define DNS_HEADER   12
@@ -314,13 +315,10 @@ int
 trap_bind(const char *addr, int socktype, int *port_out, char *err,
     size_t errlen)
 {
-	char host[256], port[16];
+	char host[256], port[16], why[128];
 	const char *colon = strrchr(addr, ':');
-	struct addrinfo hints, *res = NULL, *ai;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
 	size_t hl;
-	int fd = -1, rc, saved = 0, on = 1;
+	int fd, gai;
 
 	if (colon == NULL || colon == addr || colon[1] == '\0' ||
 	    (hl = (size_t)(colon - addr)) >= sizeof(host) ||
@@ -337,54 +335,15 @@ trap_bind(const char *addr, int socktype, int *port_out, char *err,
 		host[hl] = '\0';
 	}
 	strcpy(port, colon + 1);
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = socktype;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST;
-	rc = getaddrinfo(host, port, &hints, &res);
-	if (rc != 0) {
-		snprintf(err, errlen, "cannot bind '%s': %s", addr,
-		    gai_strerror(rc));
-		return -1;
-	}
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-		    ai->ai_protocol);
-		if (fd < 0) {
-			saved = errno;
-			continue;
-		}
-		if (socktype == SOCK_STREAM)
-			(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on,
-			    sizeof(on));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
-		    (socktype != SOCK_STREAM || listen(fd, SOMAXCONN) == 0))
-			break;
-		saved = errno;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		char why[128];
-
-		snprintf(why, sizeof(why), "%s",
-		    strerror(saved ? saved : EADDRNOTAVAIL));
-		if (why[0] >= 'A' && why[0] <= 'Z' && why[1] >= 'a')
-			why[0] = (char)(why[0] - 'A' + 'a');
-		snprintf(err, errlen, "cannot bind '%s': %s", addr, why);
-		return -1;
-	}
-	*port_out = 0;
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
-		if (ss.ss_family == AF_INET)
-			*port_out = ntohs(
-			    ((struct sockaddr_in *)(void *)&ss)->sin_port);
-		else if (ss.ss_family == AF_INET6)
-			*port_out = ntohs(
-			    ((struct sockaddr_in6 *)(void *)&ss)->sin6_port);
-	}
-	return fd;
+	fd = sock_bind(host, port, socktype, AI_NUMERICHOST, port_out, &gai);
+	if (fd >= 0)
+		return fd;
+	snprintf(why, sizeof(why), "%s",
+	    gai != 0 ? gai_strerror(gai) : strerror(errno));
+	if (gai == 0 && why[0] >= 'A' && why[0] <= 'Z' && why[1] >= 'a')
+		why[0] = (char)(why[0] - 'A' + 'a');
+	snprintf(err, errlen, "cannot bind '%s': %s", addr, why);
+	return -1;
 }
 
 void *
