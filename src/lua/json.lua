@@ -2,12 +2,14 @@
 -- the model's script, settings): keys sorted so the output is stable, and
 -- empty lists written as [] when marked with json.array (Debian's
 -- lua-cjson has no array metatable, and writes every empty table as {}).
--- Strings that are not valid UTF-8 get U+FFFD for each bad byte, so the
--- output is always valid JSON. Strings are escaped in the one dialect of
--- the C side's records (src/common/jsonw.h): \b \f \n \r \t short, every
--- other control byte and DEL as \u00xx in lowercase (spec/lua/json_spec.lua
--- and spec/unit/test_common.c pin the same bytes). Decoding stays with
--- cjson.
+-- Strings that are not valid UTF-8 get U+FFFD for each bad byte
+-- (printable.utf8, the one such repair), so the output is always valid
+-- JSON. Strings are escaped in the one dialect of the C side's records
+-- (src/common/jsonw.h): \b \f \n \r \t short, every other control byte
+-- and DEL as \u00xx in lowercase (spec/lua/json_spec.lua and
+-- spec/unit/test_common.c pin the same bytes). Decoding stays with cjson.
+local printable = require "leakbench.printable"
+
 local M = {}
 
 local ARRAY = { __jsontype = "array" }
@@ -20,27 +22,8 @@ end
 local ESC = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
   ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
 
-local function valid_utf8(s)
-  if utf8.len(s) then return s end
-  local out, i = {}, 1
-  while i <= #s do
-    local ok, n = pcall(utf8.len, s, i, i)
-    local c = s:byte(i)
-    local len = c < 0x80 and 1 or c >= 0xF0 and 4 or c >= 0xE0 and 3 or c >= 0xC0 and 2 or 1
-    local piece = s:sub(i, i + len - 1)
-    if ok and n and utf8.len(piece) == 1 then
-      out[#out + 1] = piece
-      i = i + len
-    else
-      out[#out + 1] = "\u{FFFD}"
-      i = i + 1
-    end
-  end
-  return table.concat(out)
-end
-
 local function str(s)
-  s = valid_utf8(s)
+  s = printable.utf8(s)
   return '"' .. s:gsub('[%c"\\]', function(c)
     return ESC[c] or string.format("\\u%04x", c:byte())
   end) .. '"'
