@@ -305,6 +305,36 @@ fault_word(const struct answer *a, char *out, size_t outlen)
 	}
 }
 
+/*
+ * The body of REQ as a Messages API request into *r (COUNT: as
+ * count_tokens takes it; see mreq_parse). 0; or -1 once answered 400 (a
+ * content type that is not JSON, a body that is not such a request), with
+ * what the handler returns in *sent.
+ */
+static int
+read_mreq(struct model_server *srv, int fd, const struct http_request *req,
+    int keep, int count, struct mreq *r, int *sent)
+{
+	char err[256];
+
+	if (!json_content_type(req)) {
+		logf_req(srv, req,
+		    "error 400 content-type is not "
+		    "application/json");
+		*sent = send_error(srv, fd, 400, "invalid_request_error",
+		    "content-type must be application/json", NULL, -1, keep);
+		return -1;
+	}
+	if (mreq_parse(req->body, req->body_len, count, r, err, sizeof(err)) <
+	    0) {
+		logf_req(srv, req, "error 400 %s", err);
+		*sent = send_error(srv, fd, 400, "invalid_request_error", err,
+		    NULL, -1, keep);
+		return -1;
+	}
+	return 0;
+}
+
 /* POST /v1/messages. Returns 0 to keep the connection, -1 to close. */
 static int
 messages(struct model_server *srv, int fd, const struct http_request *req,
@@ -314,21 +344,11 @@ messages(struct model_server *srv, int fd, const struct http_request *req,
 	struct buf body = { 0 };
 	struct answer a;
 	struct mreq r;
-	char err[256], fw[96];
+	char fw[96];
 	int rc;
 
-	if (!json_content_type(req)) {
-		logf_req(srv, req,
-		    "error 400 content-type is not "
-		    "application/json");
-		return send_error(srv, fd, 400, "invalid_request_error",
-		    "content-type must be application/json", NULL, -1, keep);
-	}
-	if (mreq_parse(req->body, req->body_len, 0, &r, err, sizeof(err)) < 0) {
-		logf_req(srv, req, "error 400 %s", err);
-		return send_error(srv, fd, 400, "invalid_request_error", err,
-		    NULL, -1, keep);
-	}
+	if (read_mreq(srv, fd, req, keep, 0, &r, &rc) < 0)
+		return rc;
 	if (r.stream)
 		mode = "stream";
 	r.subagent = http_header(req, "x-claude-code-agent-id") != NULL;
@@ -389,23 +409,13 @@ static int
 count_tokens(struct model_server *srv, int fd, const struct http_request *req,
     int keep)
 {
-	char err[256], rid[IDS_BUF], hdr[256], body[64];
+	char rid[IDS_BUF], hdr[256], body[64];
 	struct mreq r;
 	long long n;
 	int len;
 
-	if (!json_content_type(req)) {
-		logf_req(srv, req,
-		    "error 400 content-type is not "
-		    "application/json");
-		return send_error(srv, fd, 400, "invalid_request_error",
-		    "content-type must be application/json", NULL, -1, keep);
-	}
-	if (mreq_parse(req->body, req->body_len, 1, &r, err, sizeof(err)) < 0) {
-		logf_req(srv, req, "error 400 %s", err);
-		return send_error(srv, fd, 400, "invalid_request_error", err,
-		    NULL, -1, keep);
-	}
+	if (read_mreq(srv, fd, req, keep, 1, &r, &len) < 0)
+		return len;
 	n = (long long)(req->body_len / 4) + 1;
 	mreq_free(&r);
 	logf_req(srv, req, "200 input_tokens=%lld", n);
