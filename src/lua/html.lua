@@ -75,25 +75,6 @@ function M.run_dir(base, r)
   return nil
 end
 
--- The scenarios and subjects in matrix order (as report.matrix: declared,
--- then as seen), and the Claude Code versions seen in runs.
-local function orders(doc)
-  local scen, subj, vers, ss, sj, sv = {}, {}, {}, {}, {}, {}
-  for _, s in ipairs(doc.scenarios or {}) do
-    if not ss[s.name] then ss[s.name] = true scen[#scen + 1] = s.name end
-  end
-  for _, s in ipairs(doc.subjects or {}) do
-    if not sj[s.name] then sj[s.name] = true subj[#subj + 1] = s.name end
-  end
-  for _, r in ipairs(doc.runs) do
-    if not ss[r.scenario] then ss[r.scenario] = true scen[#scen + 1] = r.scenario end
-    if not sj[r.subject] then sj[r.subject] = true subj[#subj + 1] = r.subject end
-    local v = r.claude_version
-    if v and not sv[v] then sv[v] = true vers[#vers + 1] = v end
-  end
-  return scen, subj, vers
-end
-
 -- The color class of a cell of RUNS: the worst of its runs.
 local RANK = { pass = 1, leak = 2, invalid = 3, fail = 4, timeout = 5, error = 6,
   skipped = 5, interrupted = 5 }
@@ -267,7 +248,9 @@ end
 -- (leakbench diff --report: the changes since another result). Returns the
 -- HTML text and the list of every run's secrets.
 function M.render(doc, base, page_dir, opts)
-  local scen, subj, vers = orders(doc)
+  -- The matrix's order and versions, as report.matrix has them.
+  local scen, subj = report.orders(doc)
+  local vers = report.versions(doc)
   local multi = #vers > 1
   several_versions = multi
   local claim_states = runpage.claim_states(doc, multi)

@@ -288,7 +288,8 @@ local function summarize(doc, subj_order)
   return out
 end
 
--- The order of scenarios and subjects: as declared, then as seen in runs.
+-- The order of scenarios and subjects: as declared, then as seen in runs
+-- (the matrix's, and report.html's).
 local function orders(doc)
   local scen, subj, ss, sj = {}, {}, {}, {}
   for _, s in ipairs(doc.scenarios or {}) do
@@ -303,6 +304,7 @@ local function orders(doc)
   end
   return scen, subj
 end
+M.orders = orders
 
 -- The Claude Code versions of DOC's runs, in order: doc.claude_versions,
 -- then any other a run names.
