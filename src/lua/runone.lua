@@ -1,5 +1,7 @@
--- One run in its own process: "leakbench exec-run" (hidden), started by the
--- runner. Loads the scenario and the subject afresh (so the canaries are
+-- One run in its own process: "leakbench exec-run DIR/runspec.json"
+-- (hidden), started by the runner, which wrote the run's options there
+-- once (M.read_spec checks them; nothing here applies a default again).
+-- Loads the scenario and the subject afresh (so the canaries are
 -- this run's own), runs the sandbox, builds the evidence, runs the checks
 -- and writes DIR/result.json. The exit status is 0 whatever the verdict; a
 -- crash of this process is the runner's "error".
