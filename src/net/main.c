@@ -6,7 +6,8 @@
  *	       [-- PROGRAM [ARG...] [--once unix:PATH PROGRAM [ARG...]]...]
  *
  * Binds every bridge (see net/bridge.h), prints "lb-net: listening on
- * LISTEN=CONNECT, ..." (flushed) once all are bound, then serves them. With
+ * LISTEN=CONNECT, ..." (flushed) once all are bound (no line without a
+ * bridge), then serves them. With
  * PROGRAMs (the egress trap in a network sidecar; the scripted model, then
  * the recording proxy once the model's socket accepts, in the upstream
  * container), starts them and supervises them (common/super.h): when one
@@ -241,8 +242,8 @@ parse(int argc, char **argv, const char **specs, int *n, int *sim_port)
 
 /*
  * Serves every bridge in a thread of its own, SIGTERM and SIGINT blocked
- * there (they are the supervisor's), and says so in the ready line. 0, or
- * -1 once said on stderr.
+ * there (they are the supervisor's), and says so in the ready line (none
+ * without a bridge). 0, or -1 once said on stderr.
  */
 static int
 serve(struct bridge *bridges, int n)
@@ -264,6 +265,8 @@ serve(struct bridge *bridges, int n)
 		    strerror(err));
 		return -1;
 	}
+	if (n == 0) /* nothing listens: no ready line */
+		return 0;
 	used = (size_t)snprintf(line, sizeof(line), "lb-net: listening on");
 	for (i = 0; i < n && used < sizeof(line); i++)
 		used += (size_t)snprintf(line + used, sizeof(line) - used,
