@@ -22,18 +22,7 @@ local function records(dir)
   return t
 end
 
-local function tool_results(dir)
-  local t = {}
-  for line in (read(dir .. "/stream.jsonl") or ""):gmatch("[^\n]+") do
-    local ok, ev = pcall(cjson.decode, line)
-    if ok and ev.type == "user" then
-      for _, c in ipairs(ev.message.content) do
-        if type(c.content) == "string" then t[#t + 1] = c.content end
-      end
-    end
-  end
-  return t
-end
+local tool_results = require("results").tool_results
 
 local function header(rec, name)
   for _, h in ipairs(rec.headers or {}) do
@@ -148,22 +137,15 @@ describe("a trap that dies during the run", function()
   teardown(function() sh.rmtree(out) end)
 
   it("makes the run an error naming the sidecar", function()
-    local pidf = out .. "/run.pid"
-    os.execute("sh -c " .. sh.quote(sh.quote(os.getenv("LEAKBENCH")) .. " run spec/fixtures/e2e/nap.lua --out "
-      .. sh.quote(out .. "/res") .. " >" .. sh.quote(out .. "/run.out") .. " 2>&1 & echo $! >" .. sh.quote(pidf)))
+    local pid = pq.start_run("spec/fixtures/e2e/nap.lua", out)
     -- Once the claude container runs, kill the trap from the host.
-    local net = sh.retry(60, function()
-      local names = pq.running(out .. "/res")
-      local claude = names:match("(lb%-[%w-]+)%-claude")
-      return claude and names:find(claude .. "-net", 1, true) and claude .. "-net" or nil
-    end)
+    local net = pq.await_sibling(out, "net", 60)
     assert.truthy(net, "never saw the network sidecar")
     local k = sh.run({ "podman", "exec", net, "sh", "-c",
       "for p in /proc/[0-9]*; do [ \"$(cat $p/comm)\" = lb-trap ] && kill -9 ${p#/proc/}; done; echo killed" })
     -- 137: the exec's shell went down with the container, which ends as
     -- soon as lb-net sees its trap die, sometimes before the shell's echo.
     assert.truthy(k.status == 0 or k.status == 137, tostring(k.status) .. " " .. k.stderr)
-    local pid = (read(pidf) or ""):match("%d+")
     assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
     local run = results(out .. "/res").runs[1]
     assert.are.equal("error", run.verdict)

@@ -8,19 +8,7 @@ local sh = require "sh"
 local cjson = require "cjson"
 local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
--- The text of the tool results in a run's stream.jsonl.
-local function tool_results(dir)
-  local t = {}
-  for line in (read(dir .. "/stream.jsonl") or ""):gmatch("[^\n]+") do
-    local ok, ev = pcall(cjson.decode, line)
-    if ok and ev.type == "user" then
-      for _, c in ipairs(ev.message.content) do
-        if type(c.content) == "string" then t[#t + 1] = c.content end
-      end
-    end
-  end
-  return t
-end
+local tool_results = require("results").tool_results
 
 describe("a run's runspec.json", function()
   local out = tmpdir()

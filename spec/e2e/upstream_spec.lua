@@ -36,19 +36,12 @@ describe("a scripted model that dies during the run", function()
   teardown(function() sh.rmtree(out) end)
 
   it("makes the run an error naming lb-model", function()
-    local pidf = out .. "/run.pid"
-    os.execute("sh -c " .. sh.quote(sh.quote(os.getenv("LEAKBENCH")) .. " run spec/fixtures/e2e/nap.lua --out "
-      .. sh.quote(out .. "/res") .. " >" .. sh.quote(out .. "/run.out") .. " 2>&1 & echo $! >" .. sh.quote(pidf)))
+    local pid = pq.start_run("spec/fixtures/e2e/nap.lua", out)
     -- Once the claude container runs (Claude Code waits in its Bash call,
     -- the model is idle), kill the model.
-    local up = sh.retry(60, function()
-      local names = pq.running(out .. "/res")
-      local claude = names:match("(lb%-[%w-]+)%-claude")
-      return claude and names:find(claude .. "-up", 1, true) and claude .. "-up" or nil
-    end)
+    local up = pq.await_sibling(out, "up", 60)
     assert.truthy(up, "never saw the upstream container")
     assert.are.equal(1, kill_in(up, "lb-model"))
-    local pid = (read(pidf) or ""):match("%d+")
     assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
     local run = results(out .. "/res").runs[1]
     assert.are.equal("error", run.verdict, run.reason)

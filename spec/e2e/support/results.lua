@@ -19,4 +19,22 @@ function M.leaked(r)
   return out
 end
 
+-- The text of the tool results in the stream.jsonl of the run folder DIR.
+function M.tool_results(dir)
+  local cjson = require "cjson"
+  local f = io.open(dir .. "/stream.jsonl", "rb")
+  local text = f and f:read("a") or ""
+  if f then f:close() end
+  local t = {}
+  for line in text:gmatch("[^\n]+") do
+    local ok, ev = pcall(cjson.decode, line)
+    if ok and ev.type == "user" then
+      for _, c in ipairs(ev.message.content) do
+        if type(c.content) == "string" then t[#t + 1] = c.content end
+      end
+    end
+  end
+  return t
+end
+
 return M
