@@ -826,6 +826,57 @@ local INTERCEPTOR_FIELDS = {
   port = true, env = true,
 }
 
+-- A build table B ({ context =, containerfile = }) at WHERE ("agent.build",
+-- "interceptor.build"): its context (relative to the subject FILE's
+-- directory) and Containerfile, both inside the subject's directory.
+local function build_of(c, b, file, where)
+  c:unknown(b, { context = true, containerfile = true }, where)
+  local ctx = c:field(b, "context", is_string, "a string", where .. ".context") or "."
+  local cf = c:field(b, "containerfile", is_string, "a string", where .. ".containerfile")
+    or "Containerfile"
+  if ctx:sub(1, 1) ~= "/" then ctx = dirname(file) .. "/" .. ctx end
+  c:inside(file, ctx, where .. ".context", "build")
+  c:inside(file, ctx .. "/" .. cf, where .. ".containerfile", "build")
+  return { context = ctx, containerfile = cf }
+end
+
+-- agent = { build =, user_config = }: software added to the claude
+-- container, built FROM the claude image (--build-arg CLAUDE_IMAGE). The
+-- context, like an interceptor's, lies inside the subject's directory.
+local function agent_of(c, agent, file)
+  c:unknown(agent, { build = true, user_config = true }, "agent")
+  if agent.build == nil then c:fail("agent", "agent has no 'build'") end
+  local b = c:field(agent, "build", is_table, "a table", "agent.build")
+  local a = { build = build_of(c, b, file, "agent.build") }
+  -- user_config = true: the layer ran the package's own installer, which
+  -- wrote user-scope config under ~/.claude (/home/bench/.claude): each
+  -- run's config dir starts from it, and Claude Code reads it
+  -- (--setting-sources user,project).
+  a.user_config = c:field(agent, "user_config", function(v) return type(v) == "boolean" end,
+    "a boolean", "agent.user_config") or false
+  return a
+end
+
+-- The interceptor table ICP of a subject, checked (INTERCEPTOR_FIELDS).
+local function interceptor_of(c, icp, file)
+  c:unknown(icp, INTERCEPTOR_FIELDS, "interceptor")
+  if icp.argv == nil then c:fail("interceptor", "interceptor has no 'argv'") end
+  c:argv(icp.argv, "interceptor.argv", "argv")
+  local i = { argv = icp.argv }
+  i.upstream_env = c:field(icp, "upstream_env", is_string, "a string", "interceptor.upstream_env")
+    or "UPSTREAM_URL"
+  i.ready = c:field(icp, "ready", is_string, "a string", "interceptor.ready") or "listening"
+  i.port = c:field(icp, "port", is_posint, "a positive integer", "interceptor.port") or 8080
+  i.env = icp.env and c:string_map(icp, "env") or {}
+  if (icp.build == nil) == (icp.image == nil) then
+    c:fail("interceptor", "interceptor needs exactly one of 'build' and 'image'")
+  end
+  i.image = c:field(icp, "image", is_string, "a string", "interceptor.image")
+  local b = c:field(icp, "build", is_table, "a table", "interceptor.build")
+  if b then i.build = build_of(c, b, file, "interceptor.build") end
+  return i
+end
+
 local function validate_subject(c, t, file)
   c:unknown(t, SUBJECT_FIELDS, "subject")
   local s = {}
@@ -858,58 +909,10 @@ local function validate_subject(c, t, file)
         .. "the claude container (e.g. /opt/subject/%s)", i, q(p), q((p:gsub("^/*", "")))))
     end
   end
-  -- agent.build = { context =, containerfile = }: software added to the
-  -- claude container, built FROM the claude image (--build-arg
-  -- CLAUDE_IMAGE). The context, like an interceptor's, lies inside the
-  -- subject's directory.
   local agent = c:field(t, "agent", is_table, "a table with 'build'")
-  if agent then
-    c:unknown(agent, { build = true, user_config = true }, "agent")
-    if agent.build == nil then c:fail("agent", "agent has no 'build'") end
-    local b = c:field(agent, "build", is_table, "a table", "agent.build")
-    c:unknown(b, { context = true, containerfile = true }, "agent.build")
-    local ctx = c:field(b, "context", is_string, "a string", "agent.build.context") or "."
-    local cf = c:field(b, "containerfile", is_string, "a string", "agent.build.containerfile")
-      or "Containerfile"
-    if ctx:sub(1, 1) ~= "/" then ctx = dirname(file) .. "/" .. ctx end
-    c:inside(file, ctx, "agent.build.context", "build")
-    c:inside(file, ctx .. "/" .. cf, "agent.build.containerfile", "build")
-    s.agent = { build = { context = ctx, containerfile = cf } }
-    -- user_config = true: the layer ran the package's own installer, which
-    -- wrote user-scope config under ~/.claude (/home/bench/.claude): each
-    -- run's config dir starts from it, and Claude Code reads it
-    -- (--setting-sources user,project).
-    s.agent.user_config = c:field(agent, "user_config", function(v) return type(v) == "boolean" end,
-      "a boolean", "agent.user_config") or false
-  end
+  if agent then s.agent = agent_of(c, agent, file) end
   local icp = c:field(t, "interceptor", is_table, "a table")
-  if icp then
-    c:unknown(icp, INTERCEPTOR_FIELDS, "interceptor")
-    if icp.argv == nil then c:fail("interceptor", "interceptor has no 'argv'") end
-    c:argv(icp.argv, "interceptor.argv", "argv")
-    local i = { argv = icp.argv }
-    i.upstream_env = c:field(icp, "upstream_env", is_string, "a string", "interceptor.upstream_env")
-      or "UPSTREAM_URL"
-    i.ready = c:field(icp, "ready", is_string, "a string", "interceptor.ready") or "listening"
-    i.port = c:field(icp, "port", is_posint, "a positive integer", "interceptor.port") or 8080
-    i.env = icp.env and c:string_map(icp, "env") or {}
-    if (icp.build == nil) == (icp.image == nil) then
-      c:fail("interceptor", "interceptor needs exactly one of 'build' and 'image'")
-    end
-    i.image = c:field(icp, "image", is_string, "a string", "interceptor.image")
-    local b = c:field(icp, "build", is_table, "a table", "interceptor.build")
-    if b then
-      c:unknown(b, { context = true, containerfile = true }, "interceptor.build")
-      local ctx = c:field(b, "context", is_string, "a string", "interceptor.build.context") or "."
-      local cf = c:field(b, "containerfile", is_string, "a string", "interceptor.build.containerfile")
-        or "Containerfile"
-      if ctx:sub(1, 1) ~= "/" then ctx = dirname(file) .. "/" .. ctx end
-      c:inside(file, ctx, "interceptor.build.context", "build")
-      c:inside(file, ctx .. "/" .. cf, "interceptor.build.containerfile", "build")
-      i.build = { context = ctx, containerfile = cf }
-    end
-    s.interceptor = i
-  end
+  if icp then s.interceptor = interceptor_of(c, icp, file) end
   local setup = c:field(t, "setup", is_table, "a table with 'argv'")
   if setup then
     c:unknown(setup, { argv = true }, "setup")
