@@ -186,7 +186,7 @@ test_child_ends(void)
 	is_str(o.err,
 	    "lb-test: cannot start '/nonexistent/lb-nothing': No such file or "
 	    "directory\n"
-	    "lb-test: '/nonexistent/lb-nothing' exited with status 127\n",
+	    "lb-test: 'lb-nothing' exited with status 127\n",
 	    "a missing program: why, then its status");
 }
 
@@ -358,7 +358,7 @@ static void
 test_lb_net(void)
 {
 	const char *build = getenv("LB_BUILD");
-	char cmd[sizeof(self) * 3];
+	char cmd[sizeof(self) * 3], path[300], log[256];
 	struct outcome o;
 
 	if (build == NULL) {
@@ -373,6 +373,34 @@ test_lb_net(void)
 	is_int(o.status, 1, "lb-net: a PROGRAM ended, status 1");
 	is_str(o.err, "lb-net: 'sh' exited with status 6\n",
 	    "lb-net: the second PROGRAM ran once the first listened, named");
+	/* The upstream container's layout: the model, its log, then more. */
+	snprintf(cmd, sizeof(cmd),
+	    "printf '%%s' '{\"version\":1,\"model\":\"m\",\"final\":\"x\","
+	    "\"turns\":[]}' >%s/script.json && "
+	    "'%s/lb-net' -- '%s/lb-model' --script %s/script.json --listen "
+	    "unix:%s/model.sock --log %s/model.log --once unix:%s/model.sock "
+	    "sh -c 'exit 7'",
+	    dir, build, build, dir, dir, dir, dir);
+	o = shell(cmd);
+	is_int(o.status, 1, "lb-net: lb-model, then a PROGRAM that ends: 1");
+	is_str(o.err, "lb-net: 'sh' exited with status 7\n",
+	    "lb-net: lb-model said nothing on stderr, ended quietly");
+	snprintf(path, sizeof(path), "%s/model.log", dir);
+	slurp(path, log, sizeof(log));
+	ok(strncmp(log, "lb-model: listening on unix:", 28) == 0,
+	    "lb-model --log: the ready line is in its log");
+	/* A model that cannot start: why, where the container's log shows it. */
+	snprintf(cmd, sizeof(cmd),
+	    "printf '{' >%s/bad.json && '%s/lb-net' -- '%s/lb-model' --script "
+	    "%s/bad.json --listen unix:%s/m2.sock --log %s/m2.log --once "
+	    "unix:%s/m2.sock sh -c 'exit 7'",
+	    dir, build, build, dir, dir, dir, dir);
+	o = shell(cmd);
+	is_int(o.status, 1, "lb-net: a model that cannot start: 1");
+	ok(strncmp(o.err, "lb-model: cannot load script '", 30) == 0 &&
+		strstr(o.err, "\nlb-net: 'lb-model' exited with status 1\n") !=
+		    NULL,
+	    "lb-net: the model's reason, then its end, on stderr");
 	snprintf(cmd, sizeof(cmd), "'%s/lb-net' -- sh --once unix:/x", build);
 	o = shell(cmd);
 	is_int(o.status, 2, "lb-net: --once without a PROGRAM after it, 2");

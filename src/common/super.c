@@ -109,7 +109,8 @@ super_spawn(struct super *s, const char *const argv[])
 	}
 	if (pid == 0)
 		child(s, argv);
-	s->name[s->n] = argv[0];
+	s->name[s->n] = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 :
+						argv[0];
 	s->pid[s->n] = pid;
 	s->n++;
 	return pid;

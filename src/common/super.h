@@ -34,7 +34,8 @@ struct super {
 	void *prep_arg;
 	int n;				      /* children started */
 	volatile sig_atomic_t pid[SUPER_MAX]; /* 0 once reaped */
-	const char *name[SUPER_MAX]; /* each child's argv[0], borrowed */
+	const char *name[SUPER_MAX]; /* each child's program name (argv[0]
+					without its directory), borrowed */
 };
 
 /*
