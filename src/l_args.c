@@ -69,3 +69,14 @@ l_opt_string(lua_State *L, int idx, const char *fn, const char *what)
 	return lua_isnoneornil(L, idx) ? NULL :
 					 l_check_string(L, idx, fn, what);
 }
+
+lua_Integer
+l_opt_count(lua_State *L, int idx, const char *fn, const char *what,
+    lua_Integer def)
+{
+	if (lua_isnoneornil(L, idx))
+		return def;
+	if (!lua_isinteger(L, idx) || lua_tointeger(L, idx) < 0)
+		l_wrong_type(L, idx, fn, what, "a non-negative integer");
+	return lua_tointeger(L, idx);
+}

@@ -41,4 +41,11 @@ const char *l_check_string(lua_State *, int idx, const char *fn,
 const char *l_opt_string(lua_State *, int idx, const char *fn,
     const char *what);
 
+/*
+ * The non-negative integer at idx, or def for nil or none; raises
+ * ("expected a non-negative integer") otherwise.
+ */
+lua_Integer l_opt_count(lua_State *, int idx, const char *fn, const char *what,
+    lua_Integer def);
+
 #endif

@@ -190,25 +190,16 @@ l_files_beneath(lua_State *L)
 {
 	const char *root = l_check_string(L, 1, "core.files_beneath", "root");
 	const char *rel = l_check_string(L, 2, "core.files_beneath", "rel");
-	lua_Integer max = 100000, depth = 256;
+	lua_Integer max = l_opt_count(L, 3, "core.files_beneath", "max_files",
+	    100000);
+	lua_Integer depth = l_opt_count(L, 4, "core.files_beneath", "max_depth",
+	    256);
 	struct fs_walk_cuts cuts;
 	char err[512], **names;
 	size_t n, i;
 
-	if (!lua_isnoneornil(L, 3)) {
-		if (!lua_isinteger(L, 3) || lua_tointeger(L, 3) < 0)
-			l_wrong_type(L, 3, "core.files_beneath", "max_files",
-			    "a non-negative integer");
-		max = lua_tointeger(L, 3);
-	}
-	if (!lua_isnoneornil(L, 4)) {
-		if (!lua_isinteger(L, 4) || lua_tointeger(L, 4) < 0)
-			l_wrong_type(L, 4, "core.files_beneath", "max_depth",
-			    "a non-negative integer");
-		depth = lua_tointeger(L, 4);
-		if (depth > 256)
-			depth = 256;
-	}
+	if (depth > 256)
+		depth = 256;
 	names = fs_files_beneath_cut(root, rel, (size_t)max, (int)depth, &n,
 	    &cuts, err, sizeof(err));
 	if (names == NULL)
@@ -240,16 +231,11 @@ l_disk_usage(lua_State *L)
 {
 	const char *root = l_check_string(L, 1, "core.disk_usage", "root");
 	const char *rel = l_check_string(L, 2, "core.disk_usage", "rel");
-	lua_Integer max = 1000000;
+	lua_Integer max = l_opt_count(L, 3, "core.disk_usage", "max_files",
+	    1000000);
 	unsigned long long bytes;
 	size_t n;
 
-	if (!lua_isnoneornil(L, 3)) {
-		if (!lua_isinteger(L, 3) || lua_tointeger(L, 3) < 0)
-			l_wrong_type(L, 3, "core.disk_usage", "max_files",
-			    "a non-negative integer");
-		max = lua_tointeger(L, 3);
-	}
 	if (fs_disk_usage(root, rel, (size_t)max, &bytes, &n) != 0)
 		return l_fail_errno(L, "cannot measure", root, errno);
 	lua_pushinteger(L, (lua_Integer)bytes);

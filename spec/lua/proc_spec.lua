@@ -276,6 +276,22 @@ describe("file helpers", function()
     assert.equal(1000, core.stat(dir .. "/p/q").uid)
   end)
 
+  it("take optional counts as non-negative integers, by one check (l_opt_count)", function()
+    local function err(f, ...)
+      local ok, e = pcall(f, ...)
+      assert.is_false(ok)
+      return (tostring(e):gsub("^[^:]*:%d+: ", ""))
+    end
+    assert.equal('core.files_beneath: wrong parameter "max_files": expected a non-negative integer, got number',
+      err(core.files_beneath, "/tmp", "", -1))
+    assert.equal('core.files_beneath: wrong parameter "max_depth": expected a non-negative integer, got number',
+      err(core.files_beneath, "/tmp", "", 5, 1.5))
+    assert.equal('core.disk_usage: wrong parameter "max_files": expected a non-negative integer, got string',
+      err(core.disk_usage, "/tmp", "", "x"))
+    local _, cuts = core.files_beneath("/etc", "", 2, 0)
+    assert.is_true(cuts.count)
+  end)
+
   it("know the process and its limits", function()
     assert.is_true(core.pid_alive(core.getpid()))
     local soft, hard = core.getrlimit("nofile")
