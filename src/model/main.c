@@ -35,6 +35,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: lb-model --script FILE [--listen ADDR] [--max-requests N]\n"
+	    "                [--record-dir DIR] [--log FILE]\n"
 	    "\n"
 	    "The scripted model: a Messages API server that plays a script.\n"
 	    "\n"
@@ -85,39 +86,42 @@ to_log(const char *path)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
-{
-	const char *script_path = getenv("LB_SCRIPT");
-	const char *listen_addr = getenv("LB_MODEL_LISTEN");
-	const char *record_dir = NULL, *log_path = NULL;
-	struct model_server srv;
-	struct script *script;
-	struct engine *engine;
-	char err[512], where[300];
-	unsigned long long max_requests = 0;
-	struct ids ids;
-	int c, lfd, port;
+/* The command line. */
+struct flags {
+	const char *script_path, *listen_addr, *record_dir, *log_path;
+	unsigned long long max_requests;
+};
 
+/*
+ * The flags and the environment into *f. -1 to go on, else the exit
+ * status (0 after --help, 2 on bad usage, said on stderr).
+ */
+static int
+parse_args(int argc, char **argv, struct flags *f)
+{
+	int c;
+
+	f->script_path = getenv("LB_SCRIPT");
+	f->listen_addr = getenv("LB_MODEL_LISTEN");
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 		case 'l':
-			*(c == 's' ? &script_path : &listen_addr) = optarg;
+			*(c == 's' ? &f->script_path :
+				     &f->listen_addr) = optarg;
 			break;
 		case 'm':
-			if (usage_count(optarg, 0, INT_MAX, &max_requests) < 0)
+			if (usage_count(optarg, 0, INT_MAX, &f->max_requests) <
+			    0)
 				return usage_error(PROG,
 				    "cannot use --max-requests '%s': expected "
 				    "a positive whole number",
 				    optarg);
 			break;
 		case 'r':
-			record_dir = optarg;
-			break;
 		case 'o':
-			log_path = optarg;
+			*(c == 'r' ? &f->record_dir : &f->log_path) = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -129,16 +133,31 @@ main(int argc, char **argv)
 	if (optind < argc)
 		return usage_error(PROG, "unexpected argument '%s'",
 		    argv[optind]);
-	if (script_path == NULL || *script_path == '\0')
+	if (f->script_path == NULL || *f->script_path == '\0')
 		return usage_error(PROG,
 		    "no script given (--script FILE or LB_SCRIPT)");
-	if (listen_addr == NULL || *listen_addr == '\0')
-		listen_addr = DEFAULT_LISTEN;
+	if (f->listen_addr == NULL || *f->listen_addr == '\0')
+		f->listen_addr = DEFAULT_LISTEN;
+	return -1;
+}
 
+int
+main(int argc, char **argv)
+{
+	struct flags f = { 0 };
+	struct model_server srv;
+	struct script *script;
+	struct engine *engine;
+	char err[512], where[300];
+	struct ids ids;
+	int lfd, port, rc;
+
+	if ((rc = parse_args(argc, argv, &f)) >= 0)
+		return rc;
 	signal(SIGPIPE, SIG_IGN);
-	if ((script = script_load(script_path, err, sizeof(err))) == NULL) {
+	if ((script = script_load(f.script_path, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "lb-model: cannot load script '%s': %s\n",
-		    script_path, err);
+		    f.script_path, err);
 		return 1;
 	}
 	if (ids_init(&ids) < 0) {
@@ -146,31 +165,27 @@ main(int argc, char **argv)
 		fprintf(stderr, "lb-model: cannot read random bytes for ids\n");
 		return 1;
 	}
-	if ((engine = engine_new(script, &ids, (int)max_requests)) == NULL ||
+	if ((engine = engine_new(script, &ids, (int)f.max_requests)) == NULL ||
 	    model_server_init(&srv, engine, stdout) < 0) {
 		engine_free(engine);
 		fprintf(stderr, "lb-model: cannot start: out of memory\n");
 		return 1;
 	}
-	srv.record_dir = record_dir;
-	if ((lfd = http_listen(listen_addr, &port, err, sizeof(err))) < 0) {
+	srv.record_dir = f.record_dir;
+	if ((lfd = http_listen(f.listen_addr, &port, err, sizeof(err))) < 0) {
 		fprintf(stderr, "lb-model: %s\n", err);
-		model_server_fini(&srv);
-		engine_free(engine);
-		return 1;
+		goto out;
 	}
-	http_listen_name(listen_addr, port, where, sizeof(where));
-	if (log_path != NULL && to_log(log_path) < 0) {
-		close(lfd);
-		model_server_fini(&srv);
-		engine_free(engine);
-		return 1;
-	}
+	http_listen_name(f.listen_addr, port, where, sizeof(where));
+	if (f.log_path != NULL && to_log(f.log_path) < 0)
+		goto out;
 	printf("lb-model: listening on %s\n", where);
 	fflush(stdout);
 	http_serve(lfd, model_server_handle, &srv);
 	fprintf(stderr, "lb-model: cannot accept connections on '%s'\n", where);
-	close(lfd);
+out:
+	if (lfd >= 0)
+		close(lfd);
 	model_server_fini(&srv);
 	engine_free(engine);
 	return 1;
