@@ -588,12 +588,9 @@ local function width(s)
   return utf8.len(s) or #s
 end
 
--- The matrix and the per-subject summary, as text.
-function M.matrix(doc)
-  local full = doc
-  local versions
-  doc, versions = columns_view(doc)
-  local scen_order, subj_order = orders(doc)
+-- The text of every cell of the matrix (TEXT[scenario][subject]), the
+-- width of each subject's column (WIDTHS) and of the scenarios' (W0).
+local function cell_texts(doc, scen_order, subj_order)
   local cells = {}
   for _, r in ipairs(doc.runs) do
     cells[r.scenario] = cells[r.scenario] or {}
@@ -613,72 +610,48 @@ function M.matrix(doc)
       widths[j] = math.max(widths[j], utf8.len(text[sc][sj]) or #text[sc][sj])
     end
   end
-  -- Where the versions disagree: each scenario x subject whose cells
-  -- differ between versions gets a mark on every one of its cells, and a
-  -- line below the table lists them.
+  return text, widths, w0
+end
+
+-- Where the versions disagree: each scenario x subject whose cells
+-- differ between versions gets a mark on every one of its cells (in TEXT,
+-- WIDTHS grown to fit), and a line of the list returned.
+local function mark_disagreements(text, widths, scen_order, subj_order, versions)
   local disagree = {}
-  if #versions > 1 then
-    local subjects = {}
-    for _, sj in ipairs(subj_order) do
-      local name = sj:match("^(.*)@[^@]*$") or sj
-      if subjects[#subjects] ~= name then subjects[#subjects + 1] = name end
-    end
-    for _, sc in ipairs(scen_order) do
-      for _, name in ipairs(subjects) do
-        local seen, differ, parts = nil, false, {}
-        for _, v in ipairs(versions) do
-          local t = text[sc][name .. "@" .. v]
-          if t and t ~= "-" then
-            if seen and t ~= seen then differ = true end
-            seen = seen or t
-            parts[#parts + 1] = P(v) .. " " .. t
-          end
+  local subjects = {}
+  for _, sj in ipairs(subj_order) do
+    local name = sj:match("^(.*)@[^@]*$") or sj
+    if subjects[#subjects] ~= name then subjects[#subjects + 1] = name end
+  end
+  for _, sc in ipairs(scen_order) do
+    for _, name in ipairs(subjects) do
+      local seen, differ, parts = nil, false, {}
+      for _, v in ipairs(versions) do
+        local t = text[sc][name .. "@" .. v]
+        if t and t ~= "-" then
+          if seen and t ~= seen then differ = true end
+          seen = seen or t
+          parts[#parts + 1] = P(v) .. " " .. t
         end
-        if differ then
-          disagree[#disagree + 1] = string.format("%s × %s: %s", P(sc), P(name), table.concat(parts, " · "))
-          for j, sj in ipairs(subj_order) do
-            if (sj:match("^(.*)@[^@]*$") or sj) == name and text[sc][sj] ~= "-" then
-              text[sc][sj] = text[sc][sj] .. " ≠"
-              widths[j] = math.max(widths[j], utf8.len(text[sc][sj]) or #text[sc][sj])
-            end
+      end
+      if differ then
+        disagree[#disagree + 1] = string.format("%s × %s: %s", P(sc), P(name), table.concat(parts, " · "))
+        for j, sj in ipairs(subj_order) do
+          if (sj:match("^(.*)@[^@]*$") or sj) == name and text[sc][sj] ~= "-" then
+            text[sc][sj] = text[sc][sj] .. " ≠"
+            widths[j] = math.max(widths[j], utf8.len(text[sc][sj]) or #text[sc][sj])
           end
         end
       end
     end
   end
-  local lines = {}
-  local function row(first, items)
-    first = P(first)
-    local parts = { first .. string.rep(" ", w0 - width(first)) }
-    for j, it in ipairs(items) do
-      parts[#parts + 1] = it .. string.rep(" ", widths[j] - (utf8.len(it) or #it))
-    end
-    lines[#lines + 1] = (table.concat(parts, "  "):gsub("%s+$", ""))
-  end
-  local heads = {}
-  for j, sj in ipairs(subj_order) do heads[j] = P(sj) end
-  row("scenario", heads)
-  for _, sc in ipairs(scen_order) do
-    local items = {}
-    for _, sj in ipairs(subj_order) do items[#items + 1] = text[sc][sj] end
-    row(sc, items)
-  end
-  local summary = full.summary and full.summary.subjects
-  if not summary then
-    local scen, subj = orders(doc)
-    summary = summarize(doc, subj, scen)
-  end
-  if #versions > 1 then
-    lines[#lines + 1] = ""
-    if #disagree > 0 then
-      lines[#lines + 1] = string.format("Claude Code versions disagree (≠) on %d cell%s:", #disagree,
-        #disagree == 1 and "" or "s")
-      for _, d in ipairs(disagree) do lines[#lines + 1] = "  " .. d end
-    else
-      lines[#lines + 1] = "Claude Code versions agree on every cell: " .. Plist(versions)
-    end
-  end
-  lines[#lines + 1] = ""
+  return disagree
+end
+
+-- The lines under the table: leaks on the wire, utility, claims, the runs
+-- not judged and the note on the paired difference, from SUMMARY (one
+-- entry per subject) and DOC's runs, appended to LINES.
+local function summary_lines(lines, summary, doc)
   -- Leaks on the wire, with the paired difference against the baseline.
   local parts = {}
   for _, s in ipairs(summary) do
@@ -752,6 +725,53 @@ function M.matrix(doc)
     lines[#lines + 1] = "(difference: the subject's wire leak rate minus the baseline's, paired by "
       .. "scenario and repeat; 95% Newcombe interval, exact McNemar p)"
   end
+end
+
+--- M.matrix(doc) -> the matrix and the per-subject summary, as text: a
+--- row per scenario, a column per subject (per subject and version when
+--- the runs span several), the versions' disagreements, then the summary
+--- lines and the legend.
+function M.matrix(doc)
+  local full = doc
+  local versions
+  doc, versions = columns_view(doc)
+  local scen_order, subj_order = orders(doc)
+  local text, widths, w0 = cell_texts(doc, scen_order, subj_order)
+  local disagree = #versions > 1 and mark_disagreements(text, widths, scen_order, subj_order, versions) or {}
+  local lines = {}
+  local function row(first, items)
+    first = P(first)
+    local parts = { first .. string.rep(" ", w0 - width(first)) }
+    for j, it in ipairs(items) do
+      parts[#parts + 1] = it .. string.rep(" ", widths[j] - (utf8.len(it) or #it))
+    end
+    lines[#lines + 1] = (table.concat(parts, "  "):gsub("%s+$", ""))
+  end
+  local heads = {}
+  for j, sj in ipairs(subj_order) do heads[j] = P(sj) end
+  row("scenario", heads)
+  for _, sc in ipairs(scen_order) do
+    local items = {}
+    for _, sj in ipairs(subj_order) do items[#items + 1] = text[sc][sj] end
+    row(sc, items)
+  end
+  local summary = full.summary and full.summary.subjects
+  if not summary then
+    local scen, subj = orders(doc)
+    summary = summarize(doc, subj, scen)
+  end
+  if #versions > 1 then
+    lines[#lines + 1] = ""
+    if #disagree > 0 then
+      lines[#lines + 1] = string.format("Claude Code versions disagree (≠) on %d cell%s:", #disagree,
+        #disagree == 1 and "" or "s")
+      for _, d in ipairs(disagree) do lines[#lines + 1] = "  " .. d end
+    else
+      lines[#lines + 1] = "Claude Code versions agree on every cell: " .. Plist(versions)
+    end
+  end
+  lines[#lines + 1] = ""
+  summary_lines(lines, summary, doc)
   lines[#lines + 1] = M.LEGEND
   return table.concat(lines, "\n") .. "\n"
 end
