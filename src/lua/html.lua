@@ -242,51 +242,53 @@ local function run_context(base, r)
   return ctx, secrets
 end
 
--- The page for DOC (a results document). BASE: the folder of its
--- results.json; PAGE_DIR (default BASE): where the page goes, for the
--- links to the runs' evidence files; OPTS.top: HTML put above the matrix
--- (leakbench diff --report: the changes since another result). Returns the
--- HTML text and the list of every run's secrets.
-function M.render(doc, base, page_dir, opts)
-  -- The matrix's order and versions, as report.matrix has them.
-  local scen, subj = report.orders(doc)
-  local vers = report.versions(doc)
-  local multi = #vers > 1
-  several_versions = multi
-  local claim_states = runpage.claim_states(doc, multi)
-  local cols = {}
-  for _, sj in ipairs(subj) do
-    if multi then
-      for _, v in ipairs(vers) do cols[#cols + 1] = { subject = sj, version = v } end
+-- The matrix's layout for DOC (L): scenarios and subjects in the order
+-- report.matrix has them, the versions, its columns, its runs by cell,
+-- and the tags of each scenario and of all.
+local function layout(doc)
+  local L = {}
+  L.scen, L.subj = report.orders(doc)
+  L.vers = report.versions(doc)
+  L.multi = #L.vers > 1
+  L.cols = {}
+  for _, sj in ipairs(L.subj) do
+    if L.multi then
+      for _, v in ipairs(L.vers) do L.cols[#L.cols + 1] = { subject = sj, version = v } end
     else
-      cols[#cols + 1] = { subject = sj }
+      L.cols[#L.cols + 1] = { subject = sj }
     end
   end
-  local cells, tags = {}, {}
+  L.cells = {}
   for _, r in ipairs(doc.runs) do
-    local key = r.scenario .. "\0" .. r.subject .. "\0" .. (multi and tostring(r.claude_version) or "")
-    cells[key] = cells[key] or {}
-    table.insert(cells[key], r)
+    local key = r.scenario .. "\0" .. r.subject .. "\0" .. (L.multi and tostring(r.claude_version) or "")
+    L.cells[key] = L.cells[key] or {}
+    table.insert(L.cells[key], r)
   end
-  local scen_tags, all_tags = {}, {}
+  local tags = {}
+  L.scen_tags, L.all_tags = {}, {}
   for _, s in ipairs(doc.scenarios or {}) do
-    scen_tags[s.name] = s.tags or {}
+    L.scen_tags[s.name] = s.tags or {}
     for _, t in ipairs(s.tags or {}) do
-      if not tags[t] then tags[t] = true all_tags[#all_tags + 1] = t end
+      if not tags[t] then tags[t] = true L.all_tags[#L.all_tags + 1] = t end
     end
   end
-  table.sort(all_tags)
+  table.sort(L.all_tags)
+  return L
+end
 
-  local out = { '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n',
-    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; ',
-    'script-src \'unsafe-inline\'; img-src data:; form-action \'none\'; base-uri \'none\'">\n',
-    '<meta name="viewport" content="width=device-width">\n<title>leakbench report</title>\n<style>', CSS,
-    runpage.CSS, '</style></head><body>\n' }
+-- The page's head, its header line, OPTS.top and the rescore note.
+local function head_html(out, doc, L, opts)
+  out[#out + 1] = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+  out[#out + 1] = '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+    .. 'style-src \'unsafe-inline\'; script-src \'unsafe-inline\'; img-src data:; form-action \'none\'; '
+    .. 'base-uri \'none\'">\n'
+  out[#out + 1] = '<meta name="viewport" content="width=device-width">\n<title>leakbench report</title>\n<style>'
+    .. CSS .. runpage.CSS .. '</style></head><body>\n'
   local images = type(doc.images) == "table" and doc.images or {}
   out[#out + 1] = string.format('<header><h1>leakbench report</h1><div class="meta">leakbench %s · %s%s · %s model%s · '
     .. '%d scenarios × %d subjects · %d runs · finished %s%s</div></header>\n', h(doc.leakbench),
-    multi and ("claude-code " .. h(table.concat(vers, ", "))) or h(images.claude or "no images"),
-    "", h(doc.mode or "scripted"), doc.model and (" " .. h(doc.model)) or "", #scen, #subj, #doc.runs,
+    L.multi and ("claude-code " .. h(table.concat(L.vers, ", "))) or h(images.claude or "no images"),
+    "", h(doc.mode or "scripted"), doc.model and (" " .. h(doc.model)) or "", #L.scen, #L.subj, #doc.runs,
     h(doc.finished or "?"), doc.plan and (" · plan " .. h(doc.plan.hash and doc.plan.hash:sub(1, 12) or "")) or "")
   out[#out + 1] = "<main>\n"
   if opts and opts.top then out[#out + 1] = opts.top end
@@ -295,76 +297,90 @@ function M.render(doc, base, page_dir, opts)
       h(doc.rescore.at or ""), h(doc.rescore.from or ""), #(doc.rescore.changed or {}),
       #(doc.rescore.changed or {}) == 1 and "" or "s")
   end
-  -- filters
+end
+
+-- The filters above the matrix: tag, verdict, subjects.
+local function filters_html(out, L)
   out[#out + 1] = '<div class="filters"><span><label for="f-tag">tag</label>'
     .. '<select id="f-tag"><option value="">all</option>'
-  for _, t in ipairs(all_tags) do out[#out + 1] = '<option value="' .. h(t) .. '">' .. h(t) .. "</option>" end
+  for _, t in ipairs(L.all_tags) do out[#out + 1] = '<option value="' .. h(t) .. '">' .. h(t) .. "</option>" end
   out[#out + 1] = '</select></span><span><label for="f-verdict">verdict</label>'
     .. '<select id="f-verdict"><option value="">all</option>'
   for _, v in ipairs({ "pass", "leak", "fail", "invalid", "error", "timeout", "skipped", "interrupted", "broken" }) do
     out[#out + 1] = '<option value="' .. v .. '">' .. (v == "broken" and "claim broken" or v) .. "</option>"
   end
   out[#out + 1] = "</select></span><span>subjects "
-  for _, sj in ipairs(subj) do
+  for _, sj in ipairs(L.subj) do
     out[#out + 1] = string.format('<label><input type="checkbox" class="f-subject" value="%s" checked> %s</label>',
       h(sj), h(sj))
   end
   out[#out + 1] = "</span></div>\n"
-  -- matrix
-  out[#out + 1] = '<table id="matrix"><thead><tr><th rowspan="' .. (multi and 2 or 1) .. '">scenario</th>'
-  for _, sj in ipairs(subj) do
+end
+
+-- One cell of the matrix: scenario SC, column C.
+local function cell_html(out, L, sc, c)
+  local runs = L.cells[sc .. "\0" .. c.subject .. "\0" .. (c.version or "")]
+  if not runs then
+    out[#out + 1] = string.format('<td class="cell none" data-subject="%s" data-verdicts="">–</td>', h(c.subject))
+  else
+    local cls, kinds = cell_class(runs)
+    -- a pass beside an invalid baseline proves nothing: the attack did
+    -- not happen where the scenario says it does
+    local base_runs = c.subject ~= "baseline" and L.cells[sc .. "\0baseline\0" .. (c.version or "")]
+    local unproven = false
+    for _, b in ipairs(base_runs or {}) do unproven = unproven or b.verdict == "invalid" end
+    if unproven and cls == "pass" then cls = "unproven" end
+    local text = report.cell_repeats(runs)
+    text = h(text):gsub("leak ([WTASLE][WTASLE ]*)", function(l)
+      return 'leak <span class="letters">' .. l .. "</span>"
+    end)
+    local links = {}
+    if #runs == 1 then
+      text = string.format('<a href="#%s">%s</a>', h(M.anchor(runs[1])), text)
+    else
+      for _, r in ipairs(runs) do
+        links[#links + 1] = string.format('<a href="#%s" style="display:inline">#%d</a>', h(M.anchor(r)),
+          math.tointeger(r.repeat_index) or 1)
+      end
+    end
+    out[#out + 1] = string.format('<td class="cell %s%s" data-subject="%s" data-verdicts="%s"%s>%s%s</td>', cls,
+      kinds:find("broken") and " broken" or "", h(c.subject), h(kinds),
+      unproven and ' title="the baseline of this row is invalid: this cell proves nothing"' or "", text,
+      #links > 0 and ("<div>" .. table.concat(links, " ") .. "</div>") or "")
+  end
+end
+
+-- The matrix: a row per scenario, a column per subject (and version).
+local function matrix_html(out, L)
+  out[#out + 1] = '<table id="matrix"><thead><tr><th rowspan="' .. (L.multi and 2 or 1) .. '">scenario</th>'
+  for _, sj in ipairs(L.subj) do
     out[#out + 1] = string.format('<th data-subject="%s"%s>%s</th>', h(sj),
-      multi and (' colspan="' .. #vers .. '"') or "", h(sj))
+      L.multi and (' colspan="' .. #L.vers .. '"') or "", h(sj))
   end
   out[#out + 1] = "</tr>"
-  if multi then
+  if L.multi then
     out[#out + 1] = "<tr>"
-    for _, c in ipairs(cols) do
+    for _, c in ipairs(L.cols) do
       out[#out + 1] = string.format('<th data-subject="%s" class="version">%s</th>', h(c.subject), h(c.version))
     end
     out[#out + 1] = "</tr>"
   end
   out[#out + 1] = "</thead><tbody>\n"
-  for _, sc in ipairs(scen) do
+  for _, sc in ipairs(L.scen) do
     out[#out + 1] = string.format('<tr data-scenario="%s" data-tags="%s"><th>%s</th>', h(sc),
-      h(table.concat(scen_tags[sc] or {}, " ")), h(sc))
-    for _, c in ipairs(cols) do
-      local runs = cells[sc .. "\0" .. c.subject .. "\0" .. (c.version or "")]
-      if not runs then
-        out[#out + 1] = string.format('<td class="cell none" data-subject="%s" data-verdicts="">–</td>', h(c.subject))
-      else
-        local cls, kinds = cell_class(runs)
-        -- a pass beside an invalid baseline proves nothing: the attack did
-        -- not happen where the scenario says it does
-        local base_runs = c.subject ~= "baseline" and cells[sc .. "\0baseline\0" .. (c.version or "")]
-        local unproven = false
-        for _, b in ipairs(base_runs or {}) do unproven = unproven or b.verdict == "invalid" end
-        if unproven and cls == "pass" then cls = "unproven" end
-        local text = report.cell_repeats(runs)
-        text = h(text):gsub("leak ([WTASLE][WTASLE ]*)", function(l)
-          return 'leak <span class="letters">' .. l .. "</span>"
-        end)
-        local links = {}
-        if #runs == 1 then
-          text = string.format('<a href="#%s">%s</a>', h(M.anchor(runs[1])), text)
-        else
-          for _, r in ipairs(runs) do
-            links[#links + 1] = string.format('<a href="#%s" style="display:inline">#%d</a>', h(M.anchor(r)),
-              math.tointeger(r.repeat_index) or 1)
-          end
-        end
-        out[#out + 1] = string.format('<td class="cell %s%s" data-subject="%s" data-verdicts="%s"%s>%s%s</td>', cls,
-          kinds:find("broken") and " broken" or "", h(c.subject), h(kinds),
-          unproven and ' title="the baseline of this row is invalid: this cell proves nothing"' or "", text,
-          #links > 0 and ("<div>" .. table.concat(links, " ") .. "</div>") or "")
-      end
+      h(table.concat(L.scen_tags[sc] or {}, " ")), h(sc))
+    for _, c in ipairs(L.cols) do
+      cell_html(out, L, sc, c)
     end
     out[#out + 1] = "</tr>\n"
   end
   out[#out + 1] = "</tbody></table>\n"
   out[#out + 1] = '<div class="legend">' .. h(report.LEGEND)
     .. ". A cell names the form when it was not the raw text.</div>\n"
-  -- summary
+end
+
+-- The summary table, a row per subject, and the exit status's reasons.
+local function summary_html(out, doc)
   local summary = (doc.summary or {}).subjects or {}
   out[#out + 1] = '<h2>Summary</h2>\n<table id="summary"><thead><tr><th>subject</th><th>leaks on the wire</th>'
     .. "<th>vs baseline (paired)</th><th>any channel</th><th>utility (tasks done)</th><th>claims</th>"
@@ -400,8 +416,12 @@ function M.render(doc, base, page_dir, opts)
       out[#out + 1] = "</ul>\n"
     end
   end
-  out[#out + 1] = "</main>\n"
-  -- a page per run
+end
+
+-- A page per run of DOC, each scanned for its own secrets; every run's
+-- secrets returned.
+local function run_pages(out, doc, base, page_dir, L)
+  local claim_states = runpage.claim_states(doc, L.multi)
   local all = {}
   for _, r in ipairs(doc.runs) do
     local ctx, secrets = run_context(base, r)
@@ -411,10 +431,29 @@ function M.render(doc, base, page_dir, opts)
     for _, s in ipairs(secrets) do if #s >= 8 then scan_list[#scan_list + 1] = s end end
     if #scan_list > 0 then scanner = core.scanner(scan_list) ctx.secrets = scan_list ctx.scanner = scanner end
     ctx.page_dir, ctx.live = page_dir or base, doc.mode == "live"
-    ctx.claims = claim_states[r.subject .. (multi and ("@" .. tostring(r.claude_version)) or "")]
+    ctx.claims = claim_states[r.subject .. (L.multi and ("@" .. tostring(r.claude_version)) or "")]
     run_page(r, ctx, out)
     if scanner then scanner:close() end
   end
+  return all
+end
+
+-- The page for DOC (a results document). BASE: the folder of its
+-- results.json; PAGE_DIR (default BASE): where the page goes, for the
+-- links to the runs' evidence files; OPTS.top: HTML put above the matrix
+-- (leakbench diff --report: the changes since another result). Returns the
+-- HTML text and the list of every run's secrets.
+function M.render(doc, base, page_dir, opts)
+  -- The matrix's order and versions, as report.matrix has them.
+  local L = layout(doc)
+  several_versions = L.multi
+  local out = {}
+  head_html(out, doc, L, opts)
+  filters_html(out, L)
+  matrix_html(out, L)
+  summary_html(out, doc)
+  out[#out + 1] = "</main>\n"
+  local all = run_pages(out, doc, base, page_dir, L)
   out[#out + 1] = "<script>" .. JS .. "</script>\n</body></html>\n"
   return table.concat(out), all
 end
