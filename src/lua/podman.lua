@@ -179,17 +179,142 @@ function Podman:run_args()
   return a
 end
 
+--- M.labels(ids) -> the labels of everything leakbench creates, as an
+--- ordered list of { key, value }: leakbench=1, leakbench.run=IDS.run,
+--- leakbench.suite=IDS.suite (each only when given) and leakbench.pid=<our
+--- pid>, so that `leakbench clean` can tell live runs from leftovers. The one
+--- place labels are written: label_args and run_argv use it.
+function M.labels(ids)
+  ids = ids or {}
+  local l = { { "leakbench", "1" } }
+  if ids.run then l[#l + 1] = { "leakbench.run", ids.run } end
+  if ids.suite then l[#l + 1] = { "leakbench.suite", ids.suite } end
+  l[#l + 1] = { "leakbench.pid", tostring(core.getpid()) }
+  return l
+end
+
 --- pm:label_args(run_id) -> { "--label", "leakbench=1", "--label",
 --- "leakbench.run=ID", "--label", "leakbench.pid=PID" } (no run label
 --- without a run_id).
 function Podman:label_args(run_id)
-  local a = { "--label", "leakbench=1" }
-  if run_id then
+  local a = {}
+  for _, kv in ipairs(M.labels { run = run_id }) do
     a[#a + 1] = "--label"
-    a[#a + 1] = "leakbench.run=" .. run_id
+    a[#a + 1] = kv[1] .. "=" .. kv[2]
   end
-  a[#a + 1] = "--label"
-  a[#a + 1] = "leakbench.pid=" .. core.getpid()
+  return a
+end
+
+-- The hardening of every container leakbench starts, written once: no
+-- capability (a container's spec adds back only what it names in
+-- cap_add), no privilege gained through exec, a read-only root. run_argv
+-- and the service's create request (create_spec) both apply it.
+M.HARDENING = { cap_drop = "all", no_new_privileges = true, read_only = true }
+
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
+local SPEC_FIELDS = { name = "string", image = "string", entrypoint = "string", command = "table",
+  detach = "boolean", rm = "boolean", stdin = "boolean", labels = "table", network = "string",
+  join = "string", limits = "table", ulimits = "table", mounts = "table", env = "table",
+  workdir = "string", cap_add = "table", sysctls = "table", masks = "table", log = "table",
+  ready = "table", role = "string", what = "string" }
+
+--- M.check_spec(spec): raises (misuse) when SPEC is not a container spec
+--- as run_argv documents it.
+function M.check_spec(spec)
+  if type(spec) ~= "table" then error("container spec: expected a table, got " .. type(spec), 3) end
+  for k, v in pairs(spec) do
+    local want = SPEC_FIELDS[k]
+    if not want then error(("container spec: unknown field '%s'"):format(tostring(k)), 3) end
+    if type(v) ~= want then
+      error(("container spec: field '%s' is a %s, expected a %s"):format(k, type(v), want), 3)
+    end
+  end
+  if not spec.name or not spec.image then error("container spec: 'name' and 'image' are required", 3) end
+  if (spec.network == nil) == (spec.join == nil) then
+    error(("container spec '%s': exactly one of 'network' and 'join'"):format(spec.name), 3)
+  end
+end
+
+--- pm:run_argv(spec) -> the `podman run` argv (verb first, no program) of
+--- one container, described as data (sandbox.lua's topology; doctor's
+--- trial). SPEC fields:
+---   name, image          required
+---   entrypoint, command  the program (entrypoint) and what follows the image
+---   detach, rm, stdin    -d, --rm, -i
+---   labels               M.labels' list of { key, value }
+---   network              "none" or "default" (podman's default network), or
+---   join                 the name of a container whose network namespace it
+---                        joins (rootless: its user namespace too: a netns
+---                        owned by another user namespace cannot get /sys
+---                        mounted), then as uid 1000 (--user)
+---   limits               memory, pids, cpus, tmp (a size-capped /tmp), home
+---                        (a size-capped /home/bench)
+---   ulimits              { name = n } beyond this machine's (pm.ulimits)
+---   mounts               list of { src, dst, ro = bool } (bind) or
+---                        { image = ref, dst } (an image, read-only)
+---   env                  { NAME = value }, passed sorted
+---   workdir, cap_add (list), sysctls (list of { key, value }), masks (paths)
+---   log                  { dir =, name = }: the k8s-file log and conmon pid
+---                        file (pm:log_args)
+---   ready, role, what    for the caller (readiness lines, names), not podman's
+--- Every container gets M.HARDENING and runs as uid 1000 (user_args).
+function Podman:run_argv(spec)
+  M.check_spec(spec)
+  local a = { "run" }
+  local function add(...)
+    for _, v in ipairs({ ... }) do a[#a + 1] = v end
+  end
+  if spec.detach then add("-d") end
+  if spec.rm then add("--rm") end
+  if spec.stdin then add("-i") end
+  add("--name", spec.name)
+  for _, kv in ipairs(spec.labels or {}) do add("--label", kv[1] .. "=" .. kv[2]) end
+  for _, v in ipairs(self:ulimit_args()) do add(v) end
+  for _, k in ipairs(sorted_keys(spec.ulimits)) do
+    add("--ulimit", ("%s=%d:%d"):format(k, spec.ulimits[k], spec.ulimits[k]))
+  end
+  if spec.join then
+    add("--network", "container:" .. spec.join)
+    if not self.rootful then add("--userns", "container:" .. spec.join) end
+    add("--user", ("%d:%d"):format(M.UID, M.UID))
+  else
+    for _, v in ipairs(self:user_args()) do add(v) end
+    if spec.network ~= "default" then add("--network", spec.network) end
+  end
+  if spec.log then
+    for _, v in ipairs(self:log_args(spec.log.dir, spec.log.name)) do add(v) end
+  end
+  local h = M.HARDENING
+  add("--cap-drop=" .. h.cap_drop)
+  if h.no_new_privileges then add("--security-opt=no-new-privileges") end
+  if h.read_only then add("--read-only") end
+  for _, c in ipairs(spec.cap_add or {}) do add("--cap-add=" .. c) end
+  for _, m in ipairs(spec.masks or {}) do add("--security-opt", "mask=" .. m) end
+  for _, kv in ipairs(spec.sysctls or {}) do add("--sysctl", kv[1] .. "=" .. kv[2]) end
+  local l = spec.limits
+  if l then
+    add("--memory=" .. l.memory, "--pids-limit=" .. l.pids, "--cpus=" .. tostring(l.cpus),
+      "--tmpfs", "/tmp:rw,mode=1777,size=" .. l.tmp)
+    if l.home then add("--tmpfs", "/home/bench:rw,mode=1777,size=" .. l.home) end
+  end
+  for _, m in ipairs(spec.mounts or {}) do
+    if m.image then
+      add("--mount", "type=image,source=" .. m.image .. ",destination=" .. m[1])
+    else
+      add("-v", m[1] .. ":" .. m[2] .. (m.ro and ":ro" or ""))
+    end
+  end
+  for _, k in ipairs(sorted_keys(spec.env)) do add("-e", k .. "=" .. spec.env[k]) end
+  if spec.workdir then add("-w", spec.workdir) end
+  if spec.entrypoint then add("--entrypoint", spec.entrypoint) end
+  add(spec.image)
+  for _, v in ipairs(spec.command or {}) do add(v) end
   return a
 end
 
