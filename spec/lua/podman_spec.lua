@@ -586,3 +586,42 @@ describe("doctor", function()
     end
   end)
 end)
+
+describe("core.uhttp", function()
+  local lb = require "leakbench"
+  local model = os.getenv("LB_MODEL")
+
+  it("sends a request over a Unix socket and returns the status and the body", function()
+    if not model then pending("LB_MODEL is not set (run through spec/run)") return end
+    local sock = dir .. "/m.sock"
+    assert(core.write_file(dir .. "/s.json", lb.script_json(lb.script { lb.say("hello") })))
+    local h = assert(core.start { argv = { model, "--script", dir .. "/s.json", "--listen", "unix:" .. sock },
+      stdout = dir .. "/m.log", stderr = dir .. "/m.log" })
+    local ok, err = pcall(function()
+      local deadline = core.now() + 10
+      while not core.stat(sock) and core.now() < deadline do core.sleep(0.02) end
+      local status, body = core.uhttp(sock, "POST", "/v1/messages",
+        '{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}', 10)
+      assert.equal(200, status, body)
+      assert.truthy(body:find('"type":"message"', 1, true), body)
+      status = core.uhttp(sock, "GET", "/nothing/here")
+      assert.equal(404, status)
+    end)
+    h:kill("SIGTERM")
+    h:wait(5)
+    h:close()
+    assert(ok, err)
+  end)
+
+  it("returns nil, msg when nothing listens, and raises on misuse", function()
+    local status, msg = core.uhttp(dir .. "/none.sock", "GET", "/_ping", nil, 5)
+    assert.is_nil(status)
+    assert.matches("^cannot request '/_ping' on '.*/none%.sock': ", msg)
+    assert.has_error(function() core.uhttp(dir .. "/none.sock", "GET", 3) end,
+      'core.uhttp: wrong parameter "path": expected string, got number')
+    assert.has_error(function() core.uhttp("s", "GET", "/", {}) end,
+      'core.uhttp: wrong parameter "body": expected string, got table')
+    assert.has_error(function() core.uhttp("s", "GET", "/", nil, -1) end,
+      'core.uhttp: wrong parameter "timeout": expected 0 < seconds <= 86400')
+  end)
+end)
