@@ -318,6 +318,102 @@ function Podman:run_argv(spec)
   return a
 end
 
+-- Bytes of a size such as "512m" (k, m, g: powers of 1024).
+local function size_bytes(v)
+  local n, unit = tostring(v):match("^(%d+)([kKmMgG]?)$")
+  if not n then error(("container spec: '%s' is not a size"):format(tostring(v)), 3) end
+  local shift = ({ k = 10, m = 20, g = 30 })[unit:lower()] or 0
+  return math.tointeger(tonumber(n)) << shift
+end
+
+-- Where the CLI's --read-only puts a writable tmpfs (podman 4.3's
+-- --read-only-tmpfs, on by default), unless a mount is there already.
+local READ_ONLY_TMPFS = { "/tmp", "/var/tmp", "/run" }
+
+--- pm:create_spec(spec) -> the body of the service's POST
+--- /libpod/containers/create (podman 4.3's SpecGenerator) for the same
+--- container spec run_argv turns into `podman run`: the same hardening
+--- (M.HARDENING), limits, mounts, namespaces and labels, with what the
+--- CLI fills in itself (the read-only tmpfs mounts, the runtime). A spec
+--- test compares `podman inspect` of both.
+function Podman:create_spec(spec)
+  M.check_spec(spec)
+  local g = { name = spec.name, image = spec.image, remove = spec.rm or nil, stdin = spec.stdin or nil,
+              labels = {}, env = {}, oci_runtime = self.runtime, work_dir = spec.workdir,
+              entrypoint = spec.entrypoint and { spec.entrypoint } or nil, command = spec.command }
+  for _, kv in ipairs(spec.labels or {}) do g.labels[kv[1]] = kv[2] end
+  for k, v in pairs(spec.env or {}) do g.env[k] = v end
+  -- what the CLI's defaults set: no terminal, sd_notify handled by the container
+  g.annotations, g.sdnotifyMode = { ["io.kubernetes.cri-o.TTY"] = "false" }, "container"
+  local rl = {}
+  local function rlimit(name, n) rl[#rl + 1] = { type = name, soft = n, hard = n } end
+  if self.ulimits then
+    rlimit("nofile", self.ulimits.nofile)
+    rlimit("nproc", self.ulimits.nproc)
+  end
+  for _, k in ipairs(sorted_keys(spec.ulimits)) do rlimit(k, spec.ulimits[k]) end
+  if #rl > 0 then g.r_limits = rl end
+  local user = ("%d:%d"):format(M.UID, M.UID)
+  if spec.join then
+    g.netns = { nsmode = "container", value = spec.join }
+    if not self.rootful then g.userns = { nsmode = "container", value = spec.join } end
+    g.user = user
+  else
+    if self.rootful then
+      g.user = user
+    else
+      g.userns = { nsmode = "keep-id", value = ("uid=%d,gid=%d"):format(M.UID, M.UID) }
+    end
+    if spec.network == "none" then g.netns = { nsmode = "none" } end
+  end
+  if spec.log then
+    -- the CLI reads --log-opt max-size in decimal units (64m: 64,000,000)
+    g.log_configuration = { driver = "k8s-file", path = spec.log.dir .. "/" .. spec.log.name .. ".ctr.log",
+                            size = size_bytes(M.LOG_MAX) // (1 << 20) * 1000000 }
+    g.conmon_pid_file = spec.log.dir .. "/" .. spec.log.name .. ".conmon.pid"
+  end
+  local h = M.HARDENING
+  g.cap_drop = { h.cap_drop }
+  g.no_new_privileges = h.no_new_privileges
+  g.read_only_filesystem = h.read_only
+  g.cap_add = spec.cap_add
+  g.mask = spec.masks
+  if spec.sysctls then
+    g.sysctl = {}
+    for _, kv in ipairs(spec.sysctls) do g.sysctl[kv[1]] = kv[2] end
+  end
+  local mounts, at = {}, {}
+  local function tmpfs(dst, opts)
+    mounts[#mounts + 1] = { destination = dst, type = "tmpfs", source = "tmpfs", options = opts }
+    at[dst] = true
+  end
+  local l = spec.limits
+  if l then
+    tmpfs("/tmp", { "rw", "mode=1777", "size=" .. l.tmp })
+    if l.home then tmpfs("/home/bench", { "rw", "mode=1777", "size=" .. l.home }) end
+    local quota = math.tointeger(math.floor(l.cpus * 100000 + 0.5))
+    g.resource_limits = { memory = { limit = size_bytes(l.memory) }, pids = { limit = l.pids },
+                          cpu = { quota = quota, period = 100000 } }
+  end
+  for _, m in ipairs(spec.mounts or {}) do
+    if m.image then
+      g.image_volumes = g.image_volumes or {}
+      g.image_volumes[#g.image_volumes + 1] = { Source = m.image, Destination = m[1], ReadWrite = false }
+      at[m[1]] = true
+    else
+      mounts[#mounts + 1] = { destination = m[2], type = "bind", source = m[1], options = m.ro and { "ro" } or nil }
+      at[m[2]] = true
+    end
+  end
+  if h.read_only then
+    for _, dst in ipairs(READ_ONLY_TMPFS) do
+      if not at[dst] then tmpfs(dst, { "rw", "rprivate", "nosuid", "nodev", "tmpcopyup" }) end
+    end
+  end
+  if #mounts > 0 then g.mounts = mounts end
+  return g
+end
+
 --- pm:argv(argv) -> the full command line: program, global args, argv.
 function Podman:argv(argv)
   local full = { self.program }
@@ -682,6 +778,122 @@ function M.clean(pm, opts)
     end
   end
   return removed
+end
+
+-- One podman service for a suite (`podman system service`), and its REST
+-- client: the libpod API of podman 4.3 over a Unix socket, through
+-- core.uhttp (libcurl). Every podman CLI call is a fresh Go process that
+-- costs about 0.25 CPU-s before it does anything; a request to the
+-- service costs a few milliseconds. The runner starts it for the suite's
+-- life (M.service_start) and hands its socket to each run's process in
+-- LEAKBENCH_PODMAN_SOCKET (M.SOCKET_ENV); a run then creates its detached
+-- containers with pm:create_spec's body and removes them through it.
+M.SOCKET_ENV = "LEAKBENCH_PODMAN_SOCKET"
+M.API = "/v4.3.1/libpod"
+M.SERVICE_START_TIMEOUT = 20
+-- sun_path holds 108 bytes, the NUL included
+M.SOCKET_PATH_MAX = 107
+
+local Service = {}
+Service.__index = Service
+
+--- M.service_start(pm, dir) -> svc | nil, err. Starts `podman system
+--- service --time=0 unix://DIR/podman.sock` (its output in
+--- DIR/podman-service.log) and waits until it answers /_ping. The caller
+--- stops it (svc:stop(); also its __close and __gc).
+function M.service_start(pm, dir)
+  local sock = dir .. "/podman.sock"
+  if #sock > M.SOCKET_PATH_MAX then
+    return nil, ("cannot start the podman service: the socket path '%s' is longer than %d bytes")
+      :format(printable.line(sock, 200), M.SOCKET_PATH_MAX)
+  end
+  os.remove(sock)
+  local h, err = core.start { argv = pm:argv { "system", "service", "--time=0", "unix://" .. sock },
+    stdout = dir .. "/podman-service.log", stderr = dir .. "/podman-service.log" }
+  if not h then return nil, "cannot start the podman service: " .. err end
+  local svc = setmetatable({ sock = sock, h = h, dir = dir }, Service)
+  local deadline = core.now() + M.SERVICE_START_TIMEOUT
+  while true do
+    if core.stat(sock) then
+      local status = core.uhttp(sock, "GET", M.API .. "/_ping", nil, 5)
+      if status == 200 then return svc end
+    end
+    local why
+    if h:done() then
+      why = "it exited: " .. ((core.read_file(dir .. "/podman-service.log") or ""):match("[^\n]+") or "no message")
+    elseif core.interrupted() then
+      why = "interrupted"
+    elseif core.now() > deadline then
+      why = ("it did not answer within %d s"):format(M.SERVICE_START_TIMEOUT)
+    end
+    if why then
+      svc:stop()
+      return nil, "cannot start the podman service: " .. why
+    end
+    core.sleep(0.02)
+  end
+end
+
+--- svc:stop(). Ends the service (SIGTERM, then SIGKILL) and removes its
+--- socket. Idempotent; never raises.
+function Service:stop()
+  local h = self.h
+  if h then
+    self.h = nil
+    h:kill("SIGTERM")
+    if not h:wait(10) then
+      h:kill("SIGKILL")
+      h:wait(5)
+    end
+    h:close()
+  end
+  if self.sock then os.remove(self.sock) end
+end
+Service.__close = Service.stop
+Service.__gc = Service.stop
+
+--- M.client(sock) -> a client of the service listening on SOCK (no
+--- process of its own: what a run uses).
+function M.client(sock)
+  return setmetatable({ sock = sock }, Service)
+end
+
+--- svc:request(method, path, [body]) -> status, decoded body | nil, err.
+--- PATH under M.API; BODY a table (sent as JSON).
+function Service:request(method, path, body)
+  local status, text = core.uhttp(self.sock, method, M.API .. path, body and cjson.encode(body) or nil,
+    M.DEFAULT_TIMEOUT)
+  if not status then return nil, text end
+  local ok, doc = pcall(cjson.decode, text ~= "" and text or "null")
+  return status, ok and doc or text
+end
+
+-- The message of a failed request: podman's own ("cause", "message").
+local function api_failure(what, name, status, doc)
+  local msg = type(doc) == "table" and (doc.message or doc.cause) or tostring(doc)
+  return ("podman service: cannot %s container '%s' (HTTP %d): %s"):format(what, name, status,
+    printable.line(tostring(msg), 400))
+end
+
+--- svc:run(pm, spec) -> true | nil, err. Creates the container of SPEC
+--- (pm:create_spec) and starts it, detached: what `podman run -d` does.
+function Service:run(pm, spec)
+  local status, doc = self:request("POST", "/containers/create", pm:create_spec(spec))
+  if not status then return nil, doc end
+  if status ~= 201 then return nil, api_failure("create", spec.name, status, doc) end
+  status, doc = self:request("POST", "/containers/" .. spec.name .. "/start")
+  if not status then return nil, doc end
+  if status ~= 204 and status ~= 304 then return nil, api_failure("start", spec.name, status, doc) end
+  return true
+end
+
+--- svc:rm(name) -> true | nil, err. Force-removes, at once; a missing
+--- container is success.
+function Service:rm(name)
+  local status, doc = self:request("DELETE", "/containers/" .. name .. "?force=true&timeout=0")
+  if not status then return nil, doc end
+  if status == 200 or status == 204 or status == 404 then return true end
+  return nil, api_failure("remove", name, status, doc)
 end
 
 return M

@@ -133,6 +133,10 @@ local function read_json(path)
   return ok and v or nil
 end
 
+-- Set to 1, the suite's runs go through one podman service (podman.lua's
+-- Service) instead of a podman CLI process per step.
+M.SERVICE_ENV = "LEAKBENCH_PODMAN_SERVICE"
+
 -- Starts one run's process. Returns the handle or nil, err.
 local function start_run(exe, job, ctx)
   local argv = { exe, "exec-run", "--scenario", job.scenario.file, "--dir", job.dir,
@@ -144,7 +148,8 @@ local function start_run(exe, job, ctx)
   end
   if ctx.live then argv[#argv + 1] = "--live" end
   if ctx.keep_transcripts then argv[#argv + 1] = "--keep-transcripts" end
-  return core.start({ argv = argv, stdout = job.dir .. "/runner.log", stderr = job.dir .. "/runner.log" })
+  return core.start({ argv = argv, stdout = job.dir .. "/runner.log", stderr = job.dir .. "/runner.log",
+    env = ctx.podman_env })
 end
 
 -- A result for a run that could not happen or whose process died.
@@ -308,6 +313,21 @@ function M.main(opts, paths, cli)
     for _, b in ipairs(sj.blocks or {}) do claims[sj.name][b] = true end
   end
   local progress = progress_mod.new(#queue, { multi = #versions > 1, claims = claims })
+  -- One podman service for the suite (M.SERVICE_ENV=1; off by default):
+  -- its socket in the run folder, handed to every run's process; stopped
+  -- when the suite ends, however it ends (<close>: an error too; SIGINT
+  -- only sets a flag, and the loop below ends). When it cannot start, the
+  -- runs use the podman CLI, and stderr says so.
+  local started, svc_err
+  if pm and os.getenv(M.SERVICE_ENV) == "1" and #queue > 0 then
+    started, svc_err = podman.service_start(pm, core.realpath(out) or out)
+    if started then
+      ctx.podman_env = { [podman.SOCKET_ENV] = started.sock }
+    else
+      io.stderr:write(("leakbench: %s: the runs use the podman CLI\n"):format(svc_err))
+    end
+  end
+  local svc <close> = started
   local running, handles = {}, {}
   local exe = core.exe_path()
   local stop = false
@@ -396,6 +416,7 @@ function M.main(opts, paths, cli)
     end
   end
   progress:close()
+  if svc then svc:stop() end
   if core.interrupted() then
     for j = qi, #queue do
       local job = queue[j]

@@ -298,6 +298,10 @@ function M.new(opts)
   }
   self.timings = {}
   self.session_id = core.uuid()
+  -- The suite's podman service (runner.lua), when there is one: detached
+  -- containers are created and removed through it, not by the CLI.
+  local sock = os.getenv(podman.SOCKET_ENV)
+  if sock and sock ~= "" then self.api = podman.client(sock) end
   return self
 end
 
@@ -522,6 +526,10 @@ end
 -- raises on the first failure, after all have ended (nothing is left
 -- running behind the error).
 function Sandbox:podman_all(specs)
+  if self.api then
+    for _, spec in ipairs(specs) do self:api_run(spec) end
+    return
+  end
   local handles, argvs = {}, {}
   for i, spec in ipairs(specs) do
     argvs[i] = self.pm:run_argv(spec)
@@ -540,6 +548,15 @@ function Sandbox:podman_all(specs)
     failed = failed or msg
   end
   if failed then self:fail("%s", failed) end
+end
+
+-- Creates and starts the container of SPEC through the suite's podman
+-- service; raises a run error when it cannot. timings.podman_api counts
+-- them (none: the run used the CLI only).
+function Sandbox:api_run(spec)
+  local ok, err = self.api:run(self.pm, spec)
+  if not ok then self:fail("%s", err) end
+  self.timings.podman_api = (self.timings.podman_api or 0) + 1
 end
 
 -- What every detached container of the run shares, as a container spec
@@ -728,6 +745,7 @@ function Sandbox:start_interceptor()
   local spec = self.topo.icp
   if not spec then return end
   self.started[#self.started + 1] = { name = spec.name, short = "icp", log = "interceptor.log" }
+  if self.api then return self:api_run(spec) end
   self:podman(self.pm:run_argv(spec))
 end
 
@@ -1073,8 +1091,16 @@ function Sandbox:finally()
   local names = {}
   for _, c in ipairs(self.started or {}) do names[#names + 1] = c.name end
   for i = 1, #self.scenario.setup + 1 do names[#names + 1] = self.names.setup .. "-" .. i end
-  local rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
-    { uninterruptible = true, timeout = 60 })
+  local rm_ok
+  if self.api then
+    -- the last started first: a container that joins another's
+    -- namespaces goes before it
+    rm_ok = true
+    for i = #names, 1, -1 do rm_ok = self.api:rm(names[i]) and rm_ok end
+  else
+    rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
+      { uninterruptible = true, timeout = 60 })
+  end
   -- The containers are gone: their attached podman runs end now (reaped
   -- here when the run failed before Claude Code's turn).
   for _, k in ipairs({ "claude_h", "up_h" }) do

@@ -1,0 +1,110 @@
+-- The suite's podman service (LEAKBENCH_PODMAN_SERVICE=1, podman.lua's
+-- Service): runs create their detached containers through its REST API,
+-- with exactly the hardening the CLI gives them (podman inspect of both
+-- compared, container by container of one run's topology); the service
+-- ends with the suite, SIGINT included, leaving no process, socket or
+-- container; a service that cannot start leaves the runs to the CLI, and
+-- stderr says so.
+package.path = "spec/e2e/support/?.lua;" .. package.path
+local sh = require "sh"
+local pq = require "podman"
+local cjson = require "cjson"
+local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
+
+local ON = { LEAKBENCH_PODMAN_SERVICE = "1" }
+
+local function results(out)
+  return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
+end
+
+-- Processes whose command line names PATH (the service's socket).
+local function processes_naming(path)
+  local r = sh.run({ "ps", "-eo", "pid=,args=" })
+  local out = {}
+  for line in r.stdout:gmatch("[^\n]+") do
+    if line:find(path, 1, true) and not line:find("ps -eo", 1, true) then out[#out + 1] = line end
+  end
+  return out
+end
+
+describe("the podman service", function()
+  local dir = tmpdir()
+  teardown(function() sh.rmtree(dir) end)
+
+  it("creates a run's containers with the CLI's hardening, field by field", function()
+    local out = dir .. "/images"
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out, "--jobs", "1" })
+    local imgs = results(out).images
+    assert.truthy(imgs and imgs.claude and imgs.proxy, r.stderr)
+    local scratch = dir .. "/compare"
+    os.execute("mkdir -p " .. sh.quote(scratch))
+    local c = sh.leakbench({ "lua", "spec/e2e/support/service_compare.lua", scratch, imgs.claude, imgs.proxy })
+    assert.are.equal(0, c.status, c.stderr)
+    assert.are.equal("", c.stderr)
+    local doc = cjson.decode(c.stdout)
+    local roles = {}
+    for role, v in pairs(doc.containers) do
+      roles[#roles + 1] = role
+      -- where each writes its log differs by name only
+      v.cli.log.Path, v.api.log.Path = nil, nil
+      assert.are.same(v.cli, v.api, role)
+      assert.are.same({ "no-new-privileges" }, v.api.security_opt, role)
+      assert.is_true(v.api.readonly, role)
+      assert.truthy(v.api.pids > 0 and v.api.memory > 0, role)
+    end
+    table.sort(roles)
+    assert.are.same({ "claude", "net", "up" }, roles)
+    assert.are.same({ "CAP_NET_ADMIN" }, doc.containers.net.api.effective_caps)
+    assert.are.equal(cjson.null, doc.containers.claude.api.effective_caps)
+    assert.are.equal("container:net", doc.containers.claude.api.netns)
+    assert.are.equal("none", doc.containers.up.api.netns)
+  end)
+
+  it("carries a suite: the runs' containers go through it, and nothing is left", function()
+    local out = dir .. "/on"
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out, "--jobs", "1" }, { env = ON })
+    local doc = results(out)
+    local run = doc.runs[1]
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. r.stderr)
+    assert.are.equal(2, run.timings.podman_api, "the upstream and the sidecar, through the service")
+    assert.is_nil(read(out .. "/podman.sock"))
+    assert.are.same({}, processes_naming(out .. "/podman.sock"))
+    assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
+  end)
+
+  it("stops with the suite on SIGINT: no service, no socket, no container", function()
+    local out = dir .. "/int"
+    local script = dir .. "/run.sh"
+    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 " .. sh.quote(os.getenv("LEAKBENCH"))
+      .. " run spec/fixtures/runner/scenarios/d-slow.lua spec/fixtures/runner/scenarios/a-pass.lua"
+      .. " --jobs 1 --out " .. sh.quote(out .. "/res") .. " >" .. sh.quote(dir .. "/stdout") .. " 2>"
+      .. sh.quote(dir .. "/stderr") .. " &\necho $! > " .. sh.quote(dir .. "/pid") .. "\nwait $!\necho $? > "
+      .. sh.quote(dir .. "/status") .. "\n")
+    os.execute("sh " .. sh.quote(script) .. " &")
+    local pid = sh.retry(10, function() return (read(dir .. "/pid") or ""):match("%d+") end)
+    assert.truthy(pid, "the run did not start")
+    local sock = out .. "/res/podman.sock"
+    local started = sh.retry(300, function() return read(out .. "/res/d-slow/baseline/1/stream.jsonl") end)
+    assert.truthy(started, "claude never started: " .. tostring(read(dir .. "/stderr")))
+    assert.truthy(#processes_naming(sock) > 0, "no service while the suite runs")
+    os.execute("kill -INT " .. pid)
+    local status = sh.retry(60, function() return (read(dir .. "/status") or ""):match("%d+") end)
+    assert.are.equal("130", status, read(dir .. "/stderr"))
+    local doc = results(out .. "/res")
+    assert.is_true(doc.interrupted)
+    assert.are.same({}, processes_naming(sock))
+    assert.is_nil(sh.run({ "test", "-e", sock }).status == 0 and sock or nil)
+    assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
+  end)
+
+  it("falls back to the CLI when it cannot start, and says so", function()
+    -- a run folder whose socket path is longer than a Unix socket's
+    local out = dir .. "/" .. string.rep("x", 110)
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out, "--jobs", "1" }, { env = ON })
+    assert.matches("leakbench: cannot start the podman service: the socket path '[^\n]*' is longer than "
+      .. "107 bytes: the runs use the podman CLI\n", r.stderr)
+    local run = results(out).runs[1]
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. r.stderr)
+    assert.is_nil(run.timings.podman_api)
+  end)
+end)
