@@ -62,11 +62,15 @@ describe("the podman service", function()
 
   it("carries a suite: the runs' containers go through it, and nothing is left", function()
     local out = dir .. "/on"
-    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out, "--jobs", "1" }, { env = ON })
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "spec/fixtures/runner/scenarios/a-pass.lua",
+      "--out", out, "--jobs", "1" }, { env = ON })
     local doc = results(out)
-    local run = doc.runs[1]
-    assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. r.stderr)
-    assert.are.equal(2, run.timings.podman_api, "the upstream and the sidecar, through the service")
+    assert.are.equal(2, #doc.runs, r.stderr)
+    for _, run in ipairs(doc.runs) do
+      assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. r.stderr)
+      assert.are.equal(2, run.timings.podman_api, "the upstream and the sidecar, through the service")
+      assert.is_nil(read(run.dir .. "/containers-to-remove.txt"))
+    end
     assert.is_nil(read(out .. "/podman.sock"))
     assert.are.same({}, processes_naming(out .. "/podman.sock"))
     assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))

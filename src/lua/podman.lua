@@ -780,6 +780,34 @@ function M.clean(pm, opts)
   return removed
 end
 
+-- Cleanup off a run's critical path: a run that ended well, started by
+-- the runner with DEFER_ENV=1, leaves its carrier containers (stopped by
+-- nothing: their work is done) to the runner, named in DIR/DEFERRED_RM;
+-- the runner removes them while the next run starts (runner.lua), and
+-- before the suite ends.
+M.DEFER_ENV = "LEAKBENCH_DEFER_RM"
+M.DEFERRED_RM = "containers-to-remove.txt"
+
+--- M.defer_rm(dir, names) -> true | nil, err: writes the list.
+function M.defer_rm(dir, names)
+  return core.write_file(dir .. "/" .. M.DEFERRED_RM, table.concat(names, "\n") .. "\n", 384)
+end
+
+--- M.take_deferred(dir, run_id) -> the names DIR/DEFERRED_RM lists, each
+--- a container of run RUN_ID (named lb-<its first 12 characters>-...;
+--- any other line is dropped), and the file removed; {} when there is none.
+function M.take_deferred(dir, run_id)
+  local path = dir .. "/" .. M.DEFERRED_RM
+  local text = core.read_file(path)
+  if not text then return {} end
+  os.remove(path)
+  local prefix, names = "lb-" .. run_id:sub(1, 12) .. "-", {}
+  for line in text:gmatch("[^\n]+") do
+    if line:sub(1, #prefix) == prefix and line:match("^[%w%-]+$") then names[#names + 1] = line end
+  end
+  return names
+end
+
 -- One podman service for a suite (`podman system service`), and its REST
 -- client: the libpod API of podman 4.3 over a Unix socket, through
 -- core.uhttp (libcurl). Every podman CLI call is a fresh Go process that
@@ -838,16 +866,15 @@ end
 --- socket. Idempotent; never raises.
 function Service:stop()
   local h = self.h
-  if h then
-    self.h = nil
-    h:kill("SIGTERM")
-    if not h:wait(10) then
-      h:kill("SIGKILL")
-      h:wait(5)
-    end
-    h:close()
+  if not h then return end   -- stopped, or a client (M.client): not ours to stop
+  self.h = nil
+  h:kill("SIGTERM")
+  if not h:wait(10) then
+    h:kill("SIGKILL")
+    h:wait(5)
   end
-  if self.sock then os.remove(self.sock) end
+  h:close()
+  os.remove(self.sock)
 end
 Service.__close = Service.stop
 Service.__gc = Service.stop

@@ -318,16 +318,44 @@ function M.main(opts, paths, cli)
   -- when the suite ends, however it ends (<close>: an error too; SIGINT
   -- only sets a flag, and the loop below ends). When it cannot start, the
   -- runs use the podman CLI, and stderr says so.
+  ctx.podman_env = { [podman.DEFER_ENV] = "1" }
   local started, svc_err
   if pm and os.getenv(M.SERVICE_ENV) == "1" and #queue > 0 then
     started, svc_err = podman.service_start(pm, core.realpath(out) or out)
     if started then
-      ctx.podman_env = { [podman.SOCKET_ENV] = started.sock }
+      ctx.podman_env[podman.SOCKET_ENV] = started.sock
     else
       io.stderr:write(("leakbench: %s: the runs use the podman CLI\n"):format(svc_err))
     end
   end
   local svc <close> = started
+  -- The containers ended runs left to us (podman.DEFER_ENV), removed once
+  -- the next runs have started: through the service, or by podman rm
+  -- processes in the background, reaped as they end and awaited at the end.
+  local deferred, removing, rm_failed = {}, {}, false
+  local function remove_deferred()
+    for _, job in ipairs(deferred) do
+      local names = podman.take_deferred(job.dir, job.run_id)
+      if svc and #names > 0 then
+        for i = #names, 1, -1 do rm_failed = not svc:rm(names[i]) or rm_failed end
+      elseif #names > 0 then
+        local argv = { "rm", "-f", "-i", "-t", "0" }
+        for _, n in ipairs(names) do argv[#argv + 1] = n end
+        local h = pm and core.start { argv = pm:argv(argv), stdout = "/dev/null", stderr = "/dev/null",
+          uninterruptible = true }
+        if h then removing[#removing + 1] = h end
+      end
+    end
+    deferred = {}
+    for i = #removing, 1, -1 do
+      if removing[i]:done() then
+        local r = removing[i]:wait(0)
+        rm_failed = not (r and r.status == 0) or rm_failed
+        removing[i]:close()
+        table.remove(removing, i)
+      end
+    end
+  end
   local running, handles = {}, {}
   local exe = core.exe_path()
   local stop = false
@@ -369,6 +397,7 @@ function M.main(opts, paths, cli)
         end
       end
     end
+    remove_deferred()
     progress.running = #running
     if #running == 0 then break end
     progress:tick()
@@ -391,6 +420,7 @@ function M.main(opts, paths, cli)
         r = error_result(job, string.format("the run's process ended (%s) without a result: %s",
           st.signame or ("exit " .. tostring(st.status)), log:sub(-2000)))
       end
+      deferred[#deferred + 1] = job
       finish(job, r)
     elseif core.interrupted() and not stop then
       stop = true
@@ -416,6 +446,15 @@ function M.main(opts, paths, cli)
     end
   end
   progress:close()
+  remove_deferred()
+  for _, h in ipairs(removing) do
+    local r = h:wait(60)
+    if not r then h:kill("SIGKILL") h:wait(5) end
+    rm_failed = not (r and r.status == 0) or rm_failed
+    h:close()
+  end
+  -- what a removal missed goes by the suite's label
+  if rm_failed and pm and not core.interrupted() then pm:remove_by_label("leakbench.suite=" .. ctx.suite_id) end
   if svc then svc:stop() end
   if core.interrupted() then
     for j = qi, #queue do

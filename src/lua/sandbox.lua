@@ -1092,7 +1092,18 @@ function Sandbox:finally()
   for _, c in ipairs(self.started or {}) do names[#names + 1] = c.name end
   for i = 1, #self.scenario.setup + 1 do names[#names + 1] = self.names.setup .. "-" .. i end
   local rm_ok
-  if self.api then
+  if self.ok and not self.live and os.getenv(podman.DEFER_ENV) == "1" then
+    -- The runner removes the carriers while the next run starts; Claude
+    -- Code's container (--rm) is gone already, and so are the setup
+    -- steps'. Their logs are whole: nothing writes to them any more.
+    local carriers = {}
+    for _, c in ipairs(self.started) do
+      if c.short then carriers[#carriers + 1] = c.name end
+    end
+    rm_ok = podman.defer_rm(self.dir, carriers)
+    if not rm_ok then rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
+      { uninterruptible = true, timeout = 60 }) end
+  elseif self.api then
     -- the last started first: a container that joins another's
     -- namespaces goes before it
     rm_ok = true
