@@ -20,6 +20,14 @@
 -- interceptor, net's bridge goes straight to sock/up. Nothing is addressed
 -- by name, so nothing needs DNS or depends on netavark or CNI.
 --
+-- The topology is data: Sandbox:topology() describes each container as a
+-- container spec (image, mounts, env, limits, labels, the netns it joins,
+-- its readiness lines), and podman.lua alone turns a spec into a `podman
+-- run` argv (pm:run_argv) or a create request to the suite's podman
+-- service (pm:create_spec), with the hardening (podman.HARDENING) and the
+-- labels (podman.labels) written once. `leakbench doctor` starts the same
+-- table in trial mode (Sandbox:trial).
+--
 -- Everything the run creates carries the labels leakbench=1,
 -- leakbench.run=<run id>, leakbench.suite=<suite id>, leakbench.pid=<our
 -- pid>. Whatever happens (success, timeout, error, SIGINT, SIGTERM) the
