@@ -60,6 +60,47 @@ describe("the podman service", function()
     assert.are.equal("none", doc.containers.up.api.netns)
   end)
 
+  -- Rootless too (the user .ci/rootless-setup makes, with the images that
+  -- rootless_spec puts in its store): a run through the service, and the
+  -- same comparison.
+  it("rootless: runs through it, with the CLI's hardening", function()
+    local user = "lbrootless"
+    if sh.run({ "id", user }).status ~= 0 then pending("no user " .. user) return end
+    local imgs = results(dir .. "/images").images
+    for _, t in ipairs({ imgs.claude, imgs.proxy }) do
+      if sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd ~ && podman image exists " .. sh.quote(t) }).status ~= 0 then
+        pending("the rootless user has no image " .. t .. " (rootless_spec loads them)")
+        return
+      end
+    end
+    local top = sh.run({ "pwd" }).stdout:gsub("\n$", "")
+    local rdir = must(sh.run({ "mktemp", "-d", "/tmp/lb-rootless-svc.XXXXXX" }).stdout:match("%S+"))
+    finally(function() sh.rmtree(rdir) end)
+    for _, rel in ipairs({ "Makefile", "containers", "src", "spec/fixtures/e2e", "spec/e2e/support" }) do
+      sh.run({ "mkdir", "-p", rdir .. "/tree/" .. rel:match("^(.-)/?[^/]*$") })
+      assert.are.equal(0, sh.run({ "cp", "-r", top .. "/" .. rel, rdir .. "/tree/" .. rel }).status)
+    end
+    assert.are.equal(0, sh.run({ "cp", os.getenv("LEAKBENCH"), rdir .. "/tree/leakbench" }).status)
+    sh.run({ "mkdir", "-p", rdir .. "/cmp" })
+    assert.are.equal(0, sh.run({ "chown", "-R", user .. ":", rdir }).status)
+    assert.are.equal(0, sh.run({ "chmod", "755", rdir }).status)
+    local function as_user(cmd)
+      return sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd " .. sh.quote(rdir .. "/tree") .. " && " .. cmd })
+    end
+    local r = as_user("LEAKBENCH_PODMAN_SERVICE=1 ./leakbench run spec/fixtures/e2e/three-turns.lua --out "
+      .. sh.quote(rdir .. "/out"))
+    local doc = results(rdir .. "/out")
+    assert.are.equal("pass", doc.runs[1].verdict, tostring(doc.runs[1].reason) .. "\n" .. r.stderr)
+    assert.are.equal(2, doc.runs[1].timings.podman_api)
+    local c = as_user("./leakbench lua spec/e2e/support/service_compare.lua " .. sh.quote(rdir .. "/cmp") .. " "
+      .. sh.quote(imgs.claude) .. " " .. sh.quote(imgs.proxy))
+    assert.are.equal(0, c.status, c.stderr)
+    for role, v in pairs(cjson.decode(c.stdout).containers) do
+      v.cli.log.Path, v.api.log.Path = nil, nil
+      assert.are.same(v.cli, v.api, role)
+    end
+  end)
+
   it("carries a suite: the runs' containers go through it, and nothing is left", function()
     local out = dir .. "/on"
     local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "spec/fixtures/runner/scenarios/a-pass.lua",

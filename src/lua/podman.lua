@@ -29,6 +29,7 @@
 local core = require "leakbench.core"
 local cjson = require "cjson"
 local printable = require "leakbench.printable"
+local json = require "leakbench.json"
 
 local M = {}
 
@@ -352,8 +353,12 @@ function Podman:create_spec(spec)
     rlimit("nproc", self.ulimits.nproc)
   end
   for _, k in ipairs(sorted_keys(spec.ulimits)) do rlimit(k, spec.ulimits[k]) end
-  if #rl > 0 then g.r_limits = rl end
+  -- a list even when empty: the service reads a missing one as "no
+  -- rlimits at all" (the service's own), the CLI sends an empty one
+  g.r_limits = json.array(rl)
   local user = ("%d:%d"):format(M.UID, M.UID)
+  -- as the CLI fills it in (util.ParseIDMapping): the host's ids, but for keep-id
+  g.idmappings = { HostUIDMapping = true, HostGIDMapping = true }
   if spec.join then
     g.netns = { nsmode = "container", value = spec.join }
     if not self.rootful then g.userns = { nsmode = "container", value = spec.join } end
@@ -363,6 +368,7 @@ function Podman:create_spec(spec)
       g.user = user
     else
       g.userns = { nsmode = "keep-id", value = ("uid=%d,gid=%d"):format(M.UID, M.UID) }
+      g.idmappings = { HostUIDMapping = false, HostGIDMapping = false }
     end
     if spec.network == "none" then g.netns = { nsmode = "none" } end
   end
@@ -888,7 +894,7 @@ end
 --- svc:request(method, path, [body]) -> status, decoded body | nil, err.
 --- PATH under M.API; BODY a table (sent as JSON).
 function Service:request(method, path, body)
-  local status, text = core.uhttp(self.sock, method, M.API .. path, body and cjson.encode(body) or nil,
+  local status, text = core.uhttp(self.sock, method, M.API .. path, body and json.encode(body) or nil,
     M.DEFAULT_TIMEOUT)
   if not status then return nil, text end
   local ok, doc = pcall(cjson.decode, text ~= "" and text or "null")
