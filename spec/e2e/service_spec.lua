@@ -68,7 +68,8 @@ describe("the podman service", function()
     if sh.run({ "id", user }).status ~= 0 then pending("no user " .. user) return end
     local imgs = results(dir .. "/images").images
     for _, t in ipairs({ imgs.claude, imgs.proxy }) do
-      if sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd ~ && podman image exists " .. sh.quote(t) }).status ~= 0 then
+      local has = sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd ~ && podman image exists " .. sh.quote(t) })
+      if has.status ~= 0 then
         pending("the rootless user has no image " .. t .. " (rootless_spec loads them)")
         return
       end
