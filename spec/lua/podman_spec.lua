@@ -150,6 +150,58 @@ describe("podman flags", function()
       rootless:run_argv { name = "c3", image = "img", network = "default" })
   end)
 
+  it("turn the same spec into the service's create request, with the same hardening", function()
+    local json = require "leakbench.json"
+    local spec = { name = "c1", image = "img", entrypoint = "/e", command = { "a" }, detach = true,
+      labels = podman.labels { run = "r1" }, network = "none",
+      limits = { memory = "1g", pids = 8, cpus = 1.5, tmp = "4m" }, ulimits = { fsize = 10 },
+      mounts = { { "/h", "/c" }, { "/r", "/ro", ro = true }, { "/opt/x", image = "img2" } },
+      env = { A = "1" }, workdir = "/w", cap_add = { "NET_ADMIN" }, sysctls = { { "k", "v" } },
+      masks = { "/proc/cmdline" }, log = { dir = "/d", name = "c" } }
+    local rootful = podman.new { podman = fake, runtime = "runc", rootful = true }
+    rootful.ulimits = { nofile = 5, nproc = 6 }
+    local g = rootful:create_spec(spec)
+    assert.same({ "all" }, g.cap_drop)
+    assert.is_true(g.no_new_privileges)
+    assert.is_true(g.read_only_filesystem)
+    assert.same({ "NET_ADMIN" }, g.cap_add)
+    assert.same({ "/proc/cmdline" }, g.mask)
+    assert.same({ k = "v" }, g.sysctl)
+    assert.equal("runc", g.oci_runtime)
+    assert.equal("1000:1000", g.user)
+    assert.same({ nsmode = "none" }, g.netns)
+    assert.is_nil(g.userns)
+    assert.same({ { type = "nofile", soft = 5, hard = 5 }, { type = "nproc", soft = 6, hard = 6 },
+      { type = "fsize", soft = 10, hard = 10 } }, g.r_limits)
+    assert.same({ memory = { limit = 1 << 30 }, pids = { limit = 8 }, cpu = { quota = 150000, period = 100000 } },
+      g.resource_limits)
+    assert.same({
+      { destination = "/tmp", type = "tmpfs", source = "tmpfs", options = { "rw", "mode=1777", "size=4m" } },
+      { destination = "/c", type = "bind", source = "/h" },
+      { destination = "/ro", type = "bind", source = "/r", options = { "ro" } },
+      -- what the CLI's --read-only adds where nothing is mounted
+      { destination = "/var/tmp", type = "tmpfs", source = "tmpfs",
+        options = { "rw", "rprivate", "nosuid", "nodev", "tmpcopyup" } },
+      { destination = "/run", type = "tmpfs", source = "tmpfs",
+        options = { "rw", "rprivate", "nosuid", "nodev", "tmpcopyup" } } }, g.mounts)
+    assert.same({ { Source = "img2", Destination = "/opt/x", ReadWrite = false } }, g.image_volumes)
+    assert.same({ driver = "k8s-file", path = "/d/c.ctr.log", size = 64000000 }, g.log_configuration)
+    assert.equal("/d/c.conmon.pid", g.conmon_pid_file)
+    assert.same({ leakbench = "1", ["leakbench.run"] = "r1", ["leakbench.pid"] = tostring(core.getpid()) }, g.labels)
+    -- rootless: keep-id, or the joined container's user namespace; rlimits a list even when empty
+    local rootless = podman.new { podman = fake, runtime = "", rootful = false }
+    rootless.ulimits = nil
+    g = rootless:create_spec { name = "c2", image = "img", network = "none" }
+    assert.same({ nsmode = "keep-id", value = "uid=1000,gid=1000" }, g.userns)
+    assert.same({ HostUIDMapping = false, HostGIDMapping = false }, g.idmappings)
+    assert.is_nil(g.user)
+    assert.truthy(json.encode(g):find('"r_limits":[]', 1, true), json.encode(g))
+    g = rootless:create_spec { name = "c3", image = "img", join = "side" }
+    assert.same({ nsmode = "container", value = "side" }, g.userns)
+    assert.same({ nsmode = "container", value = "side" }, g.netns)
+    assert.equal("1000:1000", g.user)
+  end)
+
   it("refuse a container spec it cannot read", function()
     local pm = podman.new { podman = fake, runtime = "" }
     assert.has_error(function() pm:run_argv { name = "c", image = "i", network = "none", mount = {} } end,
