@@ -143,6 +143,33 @@ describe("the podman service", function()
     assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
   end)
 
+  it("ends when the runner is killed outright (SIGKILL)", function()
+    local out = dir .. "/kill"
+    local script = dir .. "/kill.sh"
+    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 " .. sh.quote(os.getenv("LEAKBENCH"))
+      .. " run spec/fixtures/runner/scenarios/d-slow.lua --jobs 1 --out " .. sh.quote(out)
+      .. " >/dev/null 2>&1 &\necho $! > " .. sh.quote(dir .. "/kill.pid") .. "\n")
+    os.execute("sh " .. sh.quote(script))
+    local pid = sh.retry(10, function() return (read(dir .. "/kill.pid") or ""):match("%d+") end)
+    assert.truthy(pid, "the run did not start")
+    local sock = out .. "/podman.sock"
+    local started = sh.retry(300, function() return read(out .. "/d-slow/baseline/1/stream.jsonl") end)
+    assert.truthy(started, "claude never started")
+    assert.truthy(#processes_naming(sock) > 0, "no service while the suite runs")
+    os.execute("kill -KILL " .. pid)
+    assert.truthy(sh.retry(30, function() return #processes_naming(sock) == 0 end),
+      table.concat(processes_naming(sock), "\n"))
+    -- The run's own process goes on to its end; what the killed suite
+    -- leaves is `leakbench clean`'s, as after any kill: removed here by its
+    -- suite's label (other suites may be running on this machine).
+    local suite = must(pq.suite_of(out))
+    assert.truthy(sh.retry(120, function() return read(out .. "/d-slow/baseline/1/result.json") end))
+    for _, name in ipairs(pq.containers("leakbench.suite=" .. suite)) do
+      sh.run({ "podman", "rm", "-f", "-i", "-t", "0", name })
+    end
+    assert.are.same({}, pq.containers("leakbench.suite=" .. suite))
+  end)
+
   it("falls back to the CLI when it cannot start, and says so", function()
     -- a run folder whose socket path is longer than a Unix socket's
     local out = dir .. "/" .. string.rep("x", 110)

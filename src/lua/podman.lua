@@ -842,7 +842,13 @@ function M.service_start(pm, dir)
       :format(printable.line(sock, 200), M.SOCKET_PATH_MAX)
   end
   os.remove(sock)
-  local h, err = core.start { argv = pm:argv { "system", "service", "--time=0", "unix://" .. sock },
+  -- It must not outlive us when we are killed (SIGKILL ends no <close>):
+  -- where util-linux's setpriv is, it runs with SIGTERM as its parent-death
+  -- signal (kept across its exec of podman).
+  local argv = pm:argv { "system", "service", "--time=0", "unix://" .. sock }
+  local setpriv = find_program("setpriv")
+  if setpriv then argv = table.move(argv, 1, #argv, 4, { setpriv, "--pdeathsig", "TERM" }) end
+  local h, err = core.start { argv = argv,
     stdout = dir .. "/podman-service.log", stderr = dir .. "/podman-service.log" }
   if not h then return nil, "cannot start the podman service: " .. err end
   local svc = setmetatable({ sock = sock, h = h, dir = dir }, Service)
