@@ -14,9 +14,10 @@
 #include "l_proc.h"
 #include "l_watch.h"
 
-extern const luaL_Reg scan_funcs[]; /* l_scan.c: the leak scanner */
-extern const luaL_Reg sys_funcs[];  /* l_sys.c: the host's facts */
-extern const luaL_Reg fs_funcs[];   /* l_fs.c: files and directories */
+extern const luaL_Reg scan_funcs[];  /* l_scan.c: the leak scanner */
+extern const luaL_Reg sys_funcs[];   /* l_sys.c: the host's facts */
+extern const luaL_Reg fs_funcs[];    /* l_fs.c: files and directories */
+extern const luaL_Reg uhttp_funcs[]; /* l_uhttp.c: HTTP over a Unix socket */
 
 /*
  * canary([prefix]) -> string. The prefix, then 32 random hex digits from
@@ -68,6 +69,7 @@ luaopen_leakbench_core(lua_State *L)
 	luaL_setfuncs(L, scan_funcs, 0);
 	luaL_setfuncs(L, sys_funcs, 0);
 	luaL_setfuncs(L, fs_funcs, 0);
+	luaL_setfuncs(L, uhttp_funcs, 0);
 	l_proc_register(L);
 	l_watch_register(L);
 	return 1;

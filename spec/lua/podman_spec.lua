@@ -47,10 +47,14 @@ case "$*" in
     done; exit $rc ;;
   *"info --format {{.Host.NetworkBackend}}"*) echo cni ;;
   *"--network container:"*"--entrypoint /bin/bash"*)
-    if [ -e "$d/topology-leaks" ]; then printf 'ifaces eth0 lo \nroutes 2\nlisten 127.0.0.1:8080 \nhttp 200\n'
-    else printf 'ifaces lo \nroutes 0\nlisten 127.0.0.1:8080 \nhttp 200\n'; fi ;;
-  *"run --rm --network none"*"--entrypoint true"*) [ -e "$d/trial-fails" ] &&
+    l='listen 127.0.0.1:1 127.0.0.1:3128 127.0.0.1:53 127.0.0.1:8080 '
+    if [ -e "$d/topology-leaks" ]; then printf 'ifaces eth0 lo \nroutes 2\n%%s\nhttp 200\n' "$l"
+    else printf 'ifaces lo \nroutes 0\n%%s\nhttp 200\n' "$l"; fi ;;
+  *"run --rm --name lb-doctor-"*"--entrypoint true"*) [ -e "$d/trial-fails" ] &&
     { echo "Error: runc: cgroups in hybrid mode not supported" >&2; exit 126; } ;;
+  *"run -d --name "*) # a detached container's k8s-file log: its servers' ready lines
+    for a; do case $a in path=*) for w in lb-net lb-trap lb-proxy; do
+      printf '2026-12-01T00:00:00Z stdout F %%s: listening\n' "$w"; done > "${a#path=}" ;; esac; done ;;
 esac
 exit 0
 ]]
@@ -107,6 +111,105 @@ describe("podman flags", function()
     elseif podman.cgroup_mode() == "v2" then
       assert.same({}, auto:args())
     end
+  end)
+
+  it("turn a container spec into one podman run argv, hardening and labels written once", function()
+    local spec = { name = "c1", image = "img", entrypoint = "/e", command = { "a", "b" }, detach = true,
+      labels = podman.labels { run = "r1", suite = "s1" }, network = "none",
+      limits = { memory = "1g", pids = 8, cpus = 1, tmp = "4m", home = "2m" }, ulimits = { fsize = 10 },
+      mounts = { { "/h", "/c" }, { "/r", "/ro", ro = true }, { "/opt/x", image = "img2" } },
+      env = { B = "2", A = "1" }, workdir = "/w", cap_add = { "NET_ADMIN" },
+      sysctls = { { "k", "v" } }, masks = { "/proc/cmdline" }, log = { dir = "/d", name = "c" } }
+    local pid = core.getpid()
+    local rootful = podman.new { podman = fake, runtime = "", rootful = true }
+    rootful.ulimits = { nofile = 5, nproc = 6 }
+    assert.same({ "run", "-d", "--name", "c1", "--label", "leakbench=1", "--label", "leakbench.run=r1",
+      "--label", "leakbench.suite=s1", "--label", "leakbench.pid=" .. pid,
+      "--ulimit", "nofile=5:5", "--ulimit", "nproc=6:6", "--ulimit", "fsize=10:10",
+      "--user", "1000:1000", "--network", "none",
+      "--log-driver", "k8s-file", "--log-opt", "path=/d/c.ctr.log", "--log-opt", "max-size=64m",
+      "--conmon-pidfile", "/d/c.conmon.pid",
+      "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "--cap-add=NET_ADMIN",
+      "--security-opt", "mask=/proc/cmdline", "--sysctl", "k=v",
+      "--memory=1g", "--pids-limit=8", "--cpus=1", "--tmpfs", "/tmp:rw,mode=1777,size=4m",
+      "--tmpfs", "/home/bench:rw,mode=1777,size=2m",
+      "-v", "/h:/c", "-v", "/r:/ro:ro", "--mount", "type=image,source=img2,destination=/opt/x",
+      "-e", "A=1", "-e", "B=2", "-w", "/w", "--entrypoint", "/e", "img", "a", "b" }, rootful:run_argv(spec))
+    -- Joining a sidecar's netns: rootless, its user namespace too; uid 1000 either way.
+    local join = { name = "c2", image = "img", join = "side", rm = true }
+    rootful.ulimits = nil
+    assert.same({ "run", "--rm", "--name", "c2", "--network", "container:side", "--user", "1000:1000",
+      "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "img" }, rootful:run_argv(join))
+    local rootless = podman.new { podman = fake, runtime = "", rootful = false }
+    rootless.ulimits = nil
+    assert.same({ "run", "--rm", "--name", "c2", "--network", "container:side", "--userns", "container:side",
+      "--user", "1000:1000", "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "img" },
+      rootless:run_argv(join))
+    assert.same({ "run", "--name", "c3", "--userns=keep-id:uid=1000,gid=1000",
+      "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "img" },
+      rootless:run_argv { name = "c3", image = "img", network = "default" })
+  end)
+
+  it("turn the same spec into the service's create request, with the same hardening", function()
+    local json = require "leakbench.json"
+    local spec = { name = "c1", image = "img", entrypoint = "/e", command = { "a" }, detach = true,
+      labels = podman.labels { run = "r1" }, network = "none",
+      limits = { memory = "1g", pids = 8, cpus = 1.5, tmp = "4m" }, ulimits = { fsize = 10 },
+      mounts = { { "/h", "/c" }, { "/r", "/ro", ro = true }, { "/opt/x", image = "img2" } },
+      env = { A = "1" }, workdir = "/w", cap_add = { "NET_ADMIN" }, sysctls = { { "k", "v" } },
+      masks = { "/proc/cmdline" }, log = { dir = "/d", name = "c" } }
+    local rootful = podman.new { podman = fake, runtime = "runc", rootful = true }
+    rootful.ulimits = { nofile = 5, nproc = 6 }
+    local g = rootful:create_spec(spec)
+    assert.same({ "all" }, g.cap_drop)
+    assert.is_true(g.no_new_privileges)
+    assert.is_true(g.read_only_filesystem)
+    assert.same({ "NET_ADMIN" }, g.cap_add)
+    assert.same({ "/proc/cmdline" }, g.mask)
+    assert.same({ k = "v" }, g.sysctl)
+    assert.equal("runc", g.oci_runtime)
+    assert.equal("1000:1000", g.user)
+    assert.same({ nsmode = "none" }, g.netns)
+    assert.is_nil(g.userns)
+    assert.same({ { type = "nofile", soft = 5, hard = 5 }, { type = "nproc", soft = 6, hard = 6 },
+      { type = "fsize", soft = 10, hard = 10 } }, g.r_limits)
+    assert.same({ memory = { limit = 1 << 30 }, pids = { limit = 8 }, cpu = { quota = 150000, period = 100000 } },
+      g.resource_limits)
+    assert.same({
+      { destination = "/tmp", type = "tmpfs", source = "tmpfs", options = { "rw", "mode=1777", "size=4m" } },
+      { destination = "/c", type = "bind", source = "/h" },
+      { destination = "/ro", type = "bind", source = "/r", options = { "ro" } },
+      -- what the CLI's --read-only adds where nothing is mounted
+      { destination = "/var/tmp", type = "tmpfs", source = "tmpfs",
+        options = { "rw", "rprivate", "nosuid", "nodev", "tmpcopyup" } },
+      { destination = "/run", type = "tmpfs", source = "tmpfs",
+        options = { "rw", "rprivate", "nosuid", "nodev", "tmpcopyup" } } }, g.mounts)
+    assert.same({ { Source = "img2", Destination = "/opt/x", ReadWrite = false } }, g.image_volumes)
+    assert.same({ driver = "k8s-file", path = "/d/c.ctr.log", size = 64000000 }, g.log_configuration)
+    assert.equal("/d/c.conmon.pid", g.conmon_pid_file)
+    assert.same({ leakbench = "1", ["leakbench.run"] = "r1", ["leakbench.pid"] = tostring(core.getpid()) }, g.labels)
+    -- rootless: keep-id, or the joined container's user namespace; rlimits a list even when empty
+    local rootless = podman.new { podman = fake, runtime = "", rootful = false }
+    rootless.ulimits = nil
+    g = rootless:create_spec { name = "c2", image = "img", network = "none" }
+    assert.same({ nsmode = "keep-id", value = "uid=1000,gid=1000" }, g.userns)
+    assert.same({ HostUIDMapping = false, HostGIDMapping = false }, g.idmappings)
+    assert.is_nil(g.user)
+    assert.truthy(json.encode(g):find('"r_limits":[]', 1, true), json.encode(g))
+    g = rootless:create_spec { name = "c3", image = "img", join = "side" }
+    assert.same({ nsmode = "container", value = "side" }, g.userns)
+    assert.same({ nsmode = "container", value = "side" }, g.netns)
+    assert.equal("1000:1000", g.user)
+  end)
+
+  it("refuse a container spec it cannot read", function()
+    local pm = podman.new { podman = fake, runtime = "" }
+    assert.has_error(function() pm:run_argv { name = "c", image = "i", network = "none", mount = {} } end,
+      "container spec: unknown field 'mount'")
+    assert.has_error(function() pm:run_argv { name = "c", image = "i", network = "none", join = "x" } end,
+      "container spec 'c': exactly one of 'network' and 'join'")
+    assert.has_error(function() pm:run_argv { name = "c", image = "i", network = "none", env = "A=1" } end,
+      "container spec: field 'env' is a string, expected a table")
   end)
 
   it("label everything with the run and the owning process", function()
@@ -481,14 +584,16 @@ describe("doctor", function()
     end
     assert.same({}, fails)
     local trial = table.concat(argv_log(), "\n")
-    assert.matches("run %-%-rm %-%-network none [^\n]*%-%-user 1000:1000 %-%-entrypoint true ", trial)
-    -- The topology: an upstream on a socket, a bridge, a probe in its netns.
-    assert.matches("%-d %-%-network none %-v [^\n]*/sock:/sock [^\n]*lb%-model %-%-script /script.json "
-      .. "%-%-listen unix:/sock/api.sock", trial)
-    assert.matches("lb%-net %-%-bridge tcp:127.0.0.1:8080=unix:/sock/api.sock", trial)
-    assert.matches("%-%-rm %-%-network container:lb%-doctor%-%x+%-net %-%-user 1000:1000 "
-      .. "%-%-entrypoint /bin/bash", trial)
-    assert.matches("rm %-f %-i %-t 0 lb%-doctor%-%x+%-probe lb%-doctor%-%x+%-net lb%-doctor%-%x+%-up", trial)
+    assert.matches("run %-%-rm %-%-name lb%-doctor%-%x+ [^\n]*%-%-user 1000:1000 %-%-network none "
+      .. "%-%-cap%-drop=all %-%-security%-opt=no%-new%-privileges %-%-read%-only [^\n]*%-%-entrypoint true ", trial)
+    -- The topology: the run's own (sandbox's trial mode): the upstream on
+    -- a socket, the sidecar's bridge, a probe in the claude container.
+    assert.matches("run %-d %-%-name lb%-[%x%-]+%-up [^\n]*%-%-network none [^\n]*/sock/up:/sock/up "
+      .. "[^\n]* lb%-net %-%- lb%-model [^\n]* %-%-once unix:/tmp/model.sock lb%-proxy ", trial)
+    assert.matches("lb%-net %-%-bridge tcp:127.0.0.1:8080=unix:/sock/up/api.sock %-%-sim 1 %-%- lb%-trap ", trial)
+    assert.matches("run %-%-rm %-%-name lb%-[%x%-]+%-claude [^\n]*%-%-network container:lb%-[%x%-]+%-net "
+      .. "%-%-user 1000:1000 [^\n]*%-%-cap%-drop=all [^\n]*%-%-entrypoint /bin/bash ", trial)
+    assert.matches("rm %-f %-i %-t 0 lb%-[%x%-]+%-net lb%-[%x%-]+%-up lb%-[%x%-]+%-claude", trial)
     local ok = false
     for _, c in ipairs(checks) do
       if c.status == "ok" and c.what:match("^trial topology: a request through a socket bridge") then ok = true end
@@ -531,5 +636,44 @@ describe("doctor", function()
     else
       assert.truthy(text:find("note  credential for --live: none", 1, true))
     end
+  end)
+end)
+
+describe("core.uhttp", function()
+  local lb = require "leakbench"
+  local model = os.getenv("LB_MODEL")
+
+  it("sends a request over a Unix socket and returns the status and the body", function()
+    if not model then pending("LB_MODEL is not set (run through spec/run)") return end
+    local sock = dir .. "/m.sock"
+    assert(core.write_file(dir .. "/s.json", lb.script_json(lb.script { lb.say("hello") })))
+    local h = assert(core.start { argv = { model, "--script", dir .. "/s.json", "--listen", "unix:" .. sock },
+      stdout = dir .. "/m.log", stderr = dir .. "/m.log" })
+    local ok, err = pcall(function()
+      local deadline = core.now() + 10
+      while not core.stat(sock) and core.now() < deadline do core.sleep(0.02) end
+      local status, body = core.uhttp(sock, "POST", "/v1/messages",
+        '{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}', 10)
+      assert.equal(200, status, body)
+      assert.truthy(body:find('"type":"message"', 1, true), body)
+      status = core.uhttp(sock, "GET", "/nothing/here")
+      assert.equal(404, status)
+    end)
+    h:kill("SIGTERM")
+    h:wait(5)
+    h:close()
+    assert(ok, err)
+  end)
+
+  it("returns nil, msg when nothing listens, and raises on misuse", function()
+    local status, msg = core.uhttp(dir .. "/none.sock", "GET", "/_ping", nil, 5)
+    assert.is_nil(status)
+    assert.matches("^cannot request '/_ping' on '.*/none%.sock': ", msg)
+    assert.has_error(function() core.uhttp(dir .. "/none.sock", "GET", 3) end,
+      'core.uhttp: wrong parameter "path": expected string, got number')
+    assert.has_error(function() core.uhttp("s", "GET", "/", {}) end,
+      'core.uhttp: wrong parameter "body": expected string, got table')
+    assert.has_error(function() core.uhttp("s", "GET", "/", nil, -1) end,
+      'core.uhttp: wrong parameter "timeout": expected 0 < seconds <= 86400')
   end)
 end)

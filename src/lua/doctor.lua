@@ -5,10 +5,12 @@
 -- --live), the network backend and a stale CNI bridge (--live only: offline
 -- runs create no network), the images, the tools to build a base image
 -- offline, and which credential --live would use (its source only: a
--- credential is never printed). Then it builds a run's real topology once
--- (M.trial_topology): an upstream on a Unix socket, a sidecar bridging
--- 127.0.0.1:8080 to it, and a container in the sidecar's netns that sends
--- one request through and checks that nothing else is there.
+-- credential is never printed). Then it tries a run's topology once
+-- (M.trial_topology, the sandbox's trial mode: the very table of
+-- containers a run starts): the upstream on a Unix socket, the sidecar
+-- bridging 127.0.0.1:8080 to it, and the claude container, whose program
+-- is a probe that sends one request through and checks that nothing else
+-- is there.
 --
 -- Exit status: 0 when nothing is wrong, 1 otherwise. Notes (a missing
 -- credential, which only --live needs) do not count as problems.
@@ -18,6 +20,7 @@ local podman = require "leakbench.podman"
 local images = require "leakbench.images"
 local lb = require "leakbench"
 local cli = require "leakbench.cli"
+local sandbox = require "leakbench.sandbox"
 
 local M = {}
 
@@ -77,58 +80,32 @@ echo "http $(curl -s -o /dev/null -m 10 -w '%{http_code}' -X POST -H 'content-ty
   http://127.0.0.1:8080/v1/messages)"
 ]]
 
---- M.trial_topology(pm, tags) -> true, seconds | nil, what, fix. Starts,
---- with the run's own flags, the scripted model on a Unix socket in a
---- temporary directory (proxy image, --network none), a sidecar that
---- bridges 127.0.0.1:8080 to it, and a claude-image container in the
---- sidecar's netns that posts one Messages request through the bridge and
---- reports its interfaces, routes and listeners. Removes everything.
+-- What listens in the claude container's netns in a run (TCP): lb-net's
+-- bridge to the proxy, the egress trap's DNS and HTTP proxy, and where
+-- lb-net hands the simulated internet to the trap (sorted as the probe
+-- prints them).
+M.TRIAL_LISTEN = ("127.0.0.1:%d 127.0.0.1:3128 127.0.0.1:53 127.0.0.1:8080 "):format(sandbox.SIM_PORT)
+
+--- M.trial_topology(pm, tags) -> true, seconds | nil, what, fix. Tries a
+--- run's topology in the sandbox's trial mode (Sandbox:trial: the same
+--- table of containers a run starts, staged in a temporary folder for a
+--- one-line scripted model): the upstream, claude's network sidecar with
+--- its trap, and the claude container, whose program is a probe that
+--- posts one Messages request through the bridge and reports its
+--- interfaces, routes and listeners. Removes everything.
 function M.trial_topology(pm, tags)
   local dir, err = core.tmpdir("leakbench-doctor-")
   if not dir then return nil, "trial topology: " .. err, "check that $TMPDIR is writable" end
-  local tag = core.uuid():sub(1, 8)
-  local names = { up = "lb-doctor-" .. tag .. "-up", net = "lb-doctor-" .. tag .. "-net",
-                  probe = "lb-doctor-" .. tag .. "-probe" }
   local t0 = core.now()
-  local function base(name, joins)
-    local a = { "run", "--name", name, "--label", "leakbench=1", "--label", "leakbench.pid=" .. core.getpid(),
-      "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "--tmpfs", "/tmp:rw,mode=1777" }
-    for _, v in ipairs(joins and pm:ulimit_args() or pm:run_args()) do a[#a + 1] = v end
-    return a
-  end
   local function run()
-    assert(core.mkdir_p(dir .. "/sock", 511))
-    assert(core.write_file(dir .. "/script.json", lb.script_json(lb.script { lb.say("ok") }), 420))
-    if pm.rootful then assert(core.chown(dir .. "/sock", pm.UID or 1000, pm.UID or 1000)) end
-    local up = base(names.up)
-    for _, v in ipairs({ "-d", "--network", "none", "-v", dir .. "/sock:/sock",
-      "-v", dir .. "/script.json:/script.json:ro", tags.proxy,
-      "lb-model", "--script", "/script.json", "--listen", "unix:/sock/api.sock" }) do up[#up + 1] = v end
-    local r, e = pm:podman(up, { timeout = 60 })
-    if not r then return nil, "trial topology: the upstream did not start: " .. e end
-    local net = base(names.net)
-    for _, v in ipairs({ "-d", "--network", "none", "-v", dir .. "/sock:/sock", tags.proxy,
-      "lb-net", "--bridge", "tcp:127.0.0.1:8080=unix:/sock/api.sock" }) do net[#net + 1] = v end
-    r, e = pm:podman(net, { timeout = 60 })
-    if not r then return nil, "trial topology: the network sidecar did not start: " .. e end
-    local probe = base(names.probe, true)
-    -- As a run's claude container joins its sidecar (sandbox's join_args):
-    -- rootless, the sidecar's user namespace too.
-    local join = { "--rm", "--network", "container:" .. names.net }
-    if not pm.rootful then
-      for _, v in ipairs({ "--userns", "container:" .. names.net }) do join[#join + 1] = v end
-    end
-    join[#join + 1] = "--user"
-    join[#join + 1] = "1000:1000"
-    for _, v in ipairs(join) do probe[#probe + 1] = v end
-    for _, v in ipairs({ "--entrypoint", "/bin/bash", tags.claude, "-c", TRIAL_PROBE }) do
-      probe[#probe + 1] = v
-    end
-    r, e = pm:podman(probe, { timeout = 60 })
-    if not r then return nil, "trial topology: the probe container failed: " .. e end
-    local out = r.stdout
+    local scenario = { name = "doctor-trial", prompt = "hi", files = {}, home = {}, env = {}, settings = {},
+                       secrets = {}, setup = {}, model = lb.script { lb.say("ok") } }
+    local sb = sandbox.new { scenario = scenario, dir = dir, pm = pm, run_id = core.uuid(),
+                             images = { proxy = tags.proxy, claude = tags.claude }, model = "m", timeout = 60 }
+    local r, e = sb:trial(TRIAL_PROBE)
+    if not r then return nil, "trial topology: " .. e end
     local facts = {}
-    for k, v in out:gmatch("(%a+) ([^\n]*)") do facts[k] = v end
+    for k, v in r.stdout:gmatch("(%a+) ([^\n]*)") do facts[k] = v end
     if facts.http ~= "200" then
       return nil, ("trial topology: a request through the bridge got HTTP %s, not 200")
         :format(facts.http or "nothing")
@@ -137,15 +114,13 @@ function M.trial_topology(pm, tags)
       return nil, ("trial topology: the sandbox has interfaces '%s' and %s routes; only lo and none expected")
         :format(facts.ifaces or "?", facts.routes or "?")
     end
-    if facts.listen ~= "127.0.0.1:8080 " then
-      return nil, ("trial topology: listening in the sandbox: '%s'; only the bridge expected")
+    if facts.listen ~= M.TRIAL_LISTEN then
+      return nil, ("trial topology: listening in the sandbox: '%s'; only the bridge and the trap expected")
         :format(facts.listen or "?")
     end
     return true
   end
   local ok, res, what = pcall(run)
-  pm:podman({ "rm", "-f", "-i", "-t", "0", names.probe, names.net, names.up },
-    { uninterruptible = true, timeout = 60 })
   core.rmtree(dir)
   if not ok then return nil, "trial topology: " .. tostring(res), "report this: it is a leakbench bug" end
   if not res then
@@ -341,11 +316,8 @@ local function check_trials(pm, opts, tags, present, add)
     end
   end
   if trial then
-    local argv = { "run", "--rm", "--network", "none" }
-    for _, v in ipairs(pm:run_args()) do argv[#argv + 1] = v end
-    argv[#argv + 1] = "--entrypoint"
-    argv[#argv + 1] = "true"
-    argv[#argv + 1] = trial
+    local argv = pm:run_argv { name = "lb-doctor-" .. core.uuid():sub(1, 8), rm = true,
+      labels = podman.labels(), network = "none", entrypoint = "true", image = trial }
     local t0 = core.now()
     local r, err = pm:podman(argv, { timeout = 60 })
     if r then

@@ -29,6 +29,7 @@
 local core = require "leakbench.core"
 local cjson = require "cjson"
 local printable = require "leakbench.printable"
+local json = require "leakbench.json"
 
 local M = {}
 
@@ -179,18 +180,257 @@ function Podman:run_args()
   return a
 end
 
+--- M.labels(ids) -> the labels of everything leakbench creates, as an
+--- ordered list of { key, value }: leakbench=1, leakbench.run=IDS.run,
+--- leakbench.suite=IDS.suite (each only when given) and leakbench.pid=<our
+--- pid>, so that `leakbench clean` can tell live runs from leftovers. The one
+--- place labels are written: label_args and run_argv use it.
+function M.labels(ids)
+  ids = ids or {}
+  local l = { { "leakbench", "1" } }
+  if ids.run then l[#l + 1] = { "leakbench.run", ids.run } end
+  if ids.suite then l[#l + 1] = { "leakbench.suite", ids.suite } end
+  l[#l + 1] = { "leakbench.pid", tostring(core.getpid()) }
+  return l
+end
+
 --- pm:label_args(run_id) -> { "--label", "leakbench=1", "--label",
 --- "leakbench.run=ID", "--label", "leakbench.pid=PID" } (no run label
 --- without a run_id).
 function Podman:label_args(run_id)
-  local a = { "--label", "leakbench=1" }
-  if run_id then
+  local a = {}
+  for _, kv in ipairs(M.labels { run = run_id }) do
     a[#a + 1] = "--label"
-    a[#a + 1] = "leakbench.run=" .. run_id
+    a[#a + 1] = kv[1] .. "=" .. kv[2]
   end
-  a[#a + 1] = "--label"
-  a[#a + 1] = "leakbench.pid=" .. core.getpid()
   return a
+end
+
+-- The hardening of every container leakbench starts, written once: no
+-- capability (a container's spec adds back only what it names in
+-- cap_add), no privilege gained through exec, a read-only root. run_argv
+-- and the service's create request (create_spec) both apply it.
+M.HARDENING = { cap_drop = "all", no_new_privileges = true, read_only = true }
+
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
+local SPEC_FIELDS = { name = "string", image = "string", entrypoint = "string", command = "table",
+  detach = "boolean", rm = "boolean", stdin = "boolean", labels = "table", network = "string",
+  join = "string", limits = "table", ulimits = "table", mounts = "table", env = "table",
+  workdir = "string", cap_add = "table", sysctls = "table", masks = "table", log = "table",
+  ready = "table", role = "string", what = "string" }
+
+--- M.check_spec(spec): raises (misuse) when SPEC is not a container spec
+--- as run_argv documents it.
+function M.check_spec(spec)
+  if type(spec) ~= "table" then error("container spec: expected a table, got " .. type(spec), 3) end
+  for k, v in pairs(spec) do
+    local want = SPEC_FIELDS[k]
+    if not want then error(("container spec: unknown field '%s'"):format(tostring(k)), 3) end
+    if type(v) ~= want then
+      error(("container spec: field '%s' is a %s, expected a %s"):format(k, type(v), want), 3)
+    end
+  end
+  if not spec.name or not spec.image then error("container spec: 'name' and 'image' are required", 3) end
+  if (spec.network == nil) == (spec.join == nil) then
+    error(("container spec '%s': exactly one of 'network' and 'join'"):format(spec.name), 3)
+  end
+end
+
+--- pm:run_argv(spec) -> the `podman run` argv (verb first, no program) of
+--- one container, described as data (sandbox.lua's topology; doctor's
+--- trial). SPEC fields:
+---   name, image          required
+---   entrypoint, command  the program (entrypoint) and what follows the image
+---   detach, rm, stdin    -d, --rm, -i
+---   labels               M.labels' list of { key, value }
+---   network              "none" or "default" (podman's default network), or
+---   join                 the name of a container whose network namespace it
+---                        joins (rootless: its user namespace too: a netns
+---                        owned by another user namespace cannot get /sys
+---                        mounted), then as uid 1000 (--user)
+---   limits               memory, pids, cpus, tmp (a size-capped /tmp), home
+---                        (a size-capped /home/bench)
+---   ulimits              { name = n } beyond this machine's (pm.ulimits)
+---   mounts               list of { src, dst, ro = bool } (bind) or
+---                        { image = ref, dst } (an image, read-only)
+---   env                  { NAME = value }, passed sorted
+---   workdir, cap_add (list), sysctls (list of { key, value }), masks (paths)
+---   log                  { dir =, name = }: the k8s-file log and conmon pid
+---                        file (pm:log_args)
+---   ready, role, what    for the caller (readiness lines, names), not podman's
+--- Every container gets M.HARDENING and runs as uid 1000 (user_args).
+function Podman:run_argv(spec)
+  M.check_spec(spec)
+  local a = { "run" }
+  local function add(...)
+    for _, v in ipairs({ ... }) do a[#a + 1] = v end
+  end
+  if spec.detach then add("-d") end
+  if spec.rm then add("--rm") end
+  if spec.stdin then add("-i") end
+  add("--name", spec.name)
+  for _, kv in ipairs(spec.labels or {}) do add("--label", kv[1] .. "=" .. kv[2]) end
+  for _, v in ipairs(self:ulimit_args()) do add(v) end
+  for _, k in ipairs(sorted_keys(spec.ulimits)) do
+    add("--ulimit", ("%s=%d:%d"):format(k, spec.ulimits[k], spec.ulimits[k]))
+  end
+  if spec.join then
+    add("--network", "container:" .. spec.join)
+    if not self.rootful then add("--userns", "container:" .. spec.join) end
+    add("--user", ("%d:%d"):format(M.UID, M.UID))
+  else
+    for _, v in ipairs(self:user_args()) do add(v) end
+    if spec.network ~= "default" then add("--network", spec.network) end
+  end
+  if spec.log then
+    for _, v in ipairs(self:log_args(spec.log.dir, spec.log.name)) do add(v) end
+  end
+  local h = M.HARDENING
+  add("--cap-drop=" .. h.cap_drop)
+  if h.no_new_privileges then add("--security-opt=no-new-privileges") end
+  if h.read_only then add("--read-only") end
+  for _, c in ipairs(spec.cap_add or {}) do add("--cap-add=" .. c) end
+  for _, m in ipairs(spec.masks or {}) do add("--security-opt", "mask=" .. m) end
+  for _, kv in ipairs(spec.sysctls or {}) do add("--sysctl", kv[1] .. "=" .. kv[2]) end
+  local l = spec.limits
+  if l then
+    add("--memory=" .. l.memory, "--pids-limit=" .. l.pids, "--cpus=" .. tostring(l.cpus),
+      "--tmpfs", "/tmp:rw,mode=1777,size=" .. l.tmp)
+    if l.home then add("--tmpfs", "/home/bench:rw,mode=1777,size=" .. l.home) end
+  end
+  for _, m in ipairs(spec.mounts or {}) do
+    if m.image then
+      add("--mount", "type=image,source=" .. m.image .. ",destination=" .. m[1])
+    else
+      add("-v", m[1] .. ":" .. m[2] .. (m.ro and ":ro" or ""))
+    end
+  end
+  for _, k in ipairs(sorted_keys(spec.env)) do add("-e", k .. "=" .. spec.env[k]) end
+  if spec.workdir then add("-w", spec.workdir) end
+  if spec.entrypoint then add("--entrypoint", spec.entrypoint) end
+  add(spec.image)
+  for _, v in ipairs(spec.command or {}) do add(v) end
+  return a
+end
+
+-- Bytes of a size such as "512m" (k, m, g: powers of 1024).
+local function size_bytes(v)
+  local n, unit = tostring(v):match("^(%d+)([kKmMgG]?)$")
+  if not n then error(("container spec: '%s' is not a size"):format(tostring(v)), 3) end
+  local shift = ({ k = 10, m = 20, g = 30 })[unit:lower()] or 0
+  return math.tointeger(tonumber(n)) << shift
+end
+
+-- Where the CLI's --read-only puts a writable tmpfs (podman 4.3's
+-- --read-only-tmpfs, on by default), unless a mount is there already.
+local READ_ONLY_TMPFS = { "/tmp", "/var/tmp", "/run" }
+
+-- The create request's user, user namespace, id mappings and network
+-- namespace (in G), as the CLI sets them for SPEC on this podman.
+local function create_namespaces(pm, spec, g)
+  local user = ("%d:%d"):format(M.UID, M.UID)
+  -- as the CLI fills it in (util.ParseIDMapping): the host's ids, but for keep-id
+  g.idmappings = { HostUIDMapping = true, HostGIDMapping = true }
+  if spec.join then
+    g.netns = { nsmode = "container", value = spec.join }
+    if not pm.rootful then g.userns = { nsmode = "container", value = spec.join } end
+    g.user = user
+  else
+    if pm.rootful then
+      g.user = user
+    else
+      g.userns = { nsmode = "keep-id", value = ("uid=%d,gid=%d"):format(M.UID, M.UID) }
+      g.idmappings = { HostUIDMapping = false, HostGIDMapping = false }
+    end
+    if spec.network == "none" then g.netns = { nsmode = "none" } end
+  end
+end
+
+-- The create request's mounts, image volumes and resource limits (in G)
+-- for SPEC: its tmpfs mounts and binds, and the CLI's read-only tmpfs
+-- mounts where nothing is mounted already.
+local function create_mounts(spec, g)
+  local mounts, at = {}, {}
+  local function tmpfs(dst, opts)
+    mounts[#mounts + 1] = { destination = dst, type = "tmpfs", source = "tmpfs", options = opts }
+    at[dst] = true
+  end
+  local l = spec.limits
+  if l then
+    tmpfs("/tmp", { "rw", "mode=1777", "size=" .. l.tmp })
+    if l.home then tmpfs("/home/bench", { "rw", "mode=1777", "size=" .. l.home }) end
+    local quota = math.tointeger(math.floor(l.cpus * 100000 + 0.5))
+    g.resource_limits = { memory = { limit = size_bytes(l.memory) }, pids = { limit = l.pids },
+                          cpu = { quota = quota, period = 100000 } }
+  end
+  for _, m in ipairs(spec.mounts or {}) do
+    if m.image then
+      g.image_volumes = g.image_volumes or {}
+      g.image_volumes[#g.image_volumes + 1] = { Source = m.image, Destination = m[1], ReadWrite = false }
+      at[m[1]] = true
+    else
+      mounts[#mounts + 1] = { destination = m[2], type = "bind", source = m[1], options = m.ro and { "ro" } or nil }
+      at[m[2]] = true
+    end
+  end
+  if M.HARDENING.read_only then
+    for _, dst in ipairs(READ_ONLY_TMPFS) do
+      if not at[dst] then tmpfs(dst, { "rw", "rprivate", "nosuid", "nodev", "tmpcopyup" }) end
+    end
+  end
+  if #mounts > 0 then g.mounts = mounts end
+end
+
+--- pm:create_spec(spec) -> the body of the service's POST
+--- /libpod/containers/create (podman 4.3's SpecGenerator) for the same
+--- container spec run_argv turns into `podman run`: the same hardening
+--- (M.HARDENING), limits, mounts, namespaces and labels, with what the
+--- CLI fills in itself (the read-only tmpfs mounts, the runtime). A spec
+--- test compares `podman inspect` of both.
+function Podman:create_spec(spec)
+  M.check_spec(spec)
+  local g = { name = spec.name, image = spec.image, remove = spec.rm or nil, stdin = spec.stdin or nil,
+              labels = {}, env = {}, oci_runtime = self.runtime, work_dir = spec.workdir,
+              entrypoint = spec.entrypoint and { spec.entrypoint } or nil, command = spec.command }
+  for _, kv in ipairs(spec.labels or {}) do g.labels[kv[1]] = kv[2] end
+  for k, v in pairs(spec.env or {}) do g.env[k] = v end
+  -- what the CLI's defaults set: no terminal, sd_notify handled by the container
+  g.annotations, g.sdnotifyMode = { ["io.kubernetes.cri-o.TTY"] = "false" }, "container"
+  local rl = {}
+  local function rlimit(name, n) rl[#rl + 1] = { type = name, soft = n, hard = n } end
+  if self.ulimits then
+    rlimit("nofile", self.ulimits.nofile)
+    rlimit("nproc", self.ulimits.nproc)
+  end
+  for _, k in ipairs(sorted_keys(spec.ulimits)) do rlimit(k, spec.ulimits[k]) end
+  -- a list even when empty: the service reads a missing one as "no
+  -- rlimits at all" (the service's own), the CLI sends an empty one
+  g.r_limits = json.array(rl)
+  create_namespaces(self, spec, g)
+  if spec.log then
+    -- the CLI reads --log-opt max-size in decimal units (64m: 64,000,000)
+    g.log_configuration = { driver = "k8s-file", path = spec.log.dir .. "/" .. spec.log.name .. ".ctr.log",
+                            size = size_bytes(M.LOG_MAX) // (1 << 20) * 1000000 }
+    g.conmon_pid_file = spec.log.dir .. "/" .. spec.log.name .. ".conmon.pid"
+  end
+  local h = M.HARDENING
+  g.cap_drop = { h.cap_drop }
+  g.no_new_privileges = h.no_new_privileges
+  g.read_only_filesystem = h.read_only
+  g.cap_add = spec.cap_add
+  g.mask = spec.masks
+  if spec.sysctls then
+    g.sysctl = {}
+    for _, kv in ipairs(spec.sysctls) do g.sysctl[kv[1]] = kv[2] end
+  end
+  create_mounts(spec, g)
+  return g
 end
 
 --- pm:argv(argv) -> the full command line: program, global args, argv.
@@ -557,6 +797,155 @@ function M.clean(pm, opts)
     end
   end
   return removed
+end
+
+-- Cleanup off a run's critical path: a run that ended well, started by
+-- the runner with DEFER_ENV=1, leaves its carrier containers (stopped by
+-- nothing: their work is done) to the runner, named in DIR/DEFERRED_RM;
+-- the runner removes them while the next run starts (runner.lua), and
+-- before the suite ends.
+M.DEFER_ENV = "LEAKBENCH_DEFER_RM"
+M.DEFERRED_RM = "containers-to-remove.txt"
+
+--- M.defer_rm(dir, names) -> true | nil, err: writes the list.
+function M.defer_rm(dir, names)
+  return core.write_file(dir .. "/" .. M.DEFERRED_RM, table.concat(names, "\n") .. "\n", 384)
+end
+
+--- M.take_deferred(dir, run_id) -> the names DIR/DEFERRED_RM lists, each
+--- a container of run RUN_ID (named lb-<its first 12 characters>-...;
+--- any other line is dropped), and the file removed; {} when there is none.
+function M.take_deferred(dir, run_id)
+  local path = dir .. "/" .. M.DEFERRED_RM
+  local text = core.read_file(path)
+  if not text then return {} end
+  os.remove(path)
+  local prefix, names = "lb-" .. run_id:sub(1, 12) .. "-", {}
+  for line in text:gmatch("[^\n]+") do
+    if line:sub(1, #prefix) == prefix and line:match("^[%w%-]+$") then names[#names + 1] = line end
+  end
+  return names
+end
+
+-- One podman service for a suite (`podman system service`), and its REST
+-- client: the libpod API of podman 4.3 over a Unix socket, through
+-- core.uhttp (libcurl). Every podman CLI call is a fresh Go process that
+-- costs about 0.25 CPU-s before it does anything; a request to the
+-- service costs a few milliseconds. The runner starts it for the suite's
+-- life (M.service_start) and hands its socket to each run's process in
+-- LEAKBENCH_PODMAN_SOCKET (M.SOCKET_ENV); a run then creates its detached
+-- containers with pm:create_spec's body and removes them through it.
+M.SOCKET_ENV = "LEAKBENCH_PODMAN_SOCKET"
+M.API = "/v4.3.1/libpod"
+M.SERVICE_START_TIMEOUT = 20
+-- sun_path holds 108 bytes, the NUL included
+M.SOCKET_PATH_MAX = 107
+
+local Service = {}
+Service.__index = Service
+
+--- M.service_start(pm, dir) -> svc | nil, err. Starts `podman system
+--- service --time=0 unix://DIR/podman.sock` (its output in
+--- DIR/podman-service.log) and waits until it answers /_ping. The caller
+--- stops it (svc:stop(); also its __close and __gc).
+function M.service_start(pm, dir)
+  local sock = dir .. "/podman.sock"
+  if #sock > M.SOCKET_PATH_MAX then
+    return nil, ("cannot start the podman service: the socket path '%s' is longer than %d bytes")
+      :format(printable.line(sock, 200), M.SOCKET_PATH_MAX)
+  end
+  os.remove(sock)
+  -- It must not outlive us when we are killed (SIGKILL ends no <close>):
+  -- where util-linux's setpriv is, it runs with SIGTERM as its parent-death
+  -- signal (kept across its exec of podman).
+  local argv = pm:argv { "system", "service", "--time=0", "unix://" .. sock }
+  local setpriv = find_program("setpriv")
+  if setpriv then argv = table.move(argv, 1, #argv, 4, { setpriv, "--pdeathsig", "TERM" }) end
+  local h, err = core.start { argv = argv,
+    stdout = dir .. "/podman-service.log", stderr = dir .. "/podman-service.log" }
+  if not h then return nil, "cannot start the podman service: " .. err end
+  local svc = setmetatable({ sock = sock, h = h, dir = dir }, Service)
+  local deadline = core.now() + M.SERVICE_START_TIMEOUT
+  while true do
+    if core.stat(sock) then
+      local status = core.uhttp(sock, "GET", M.API .. "/_ping", nil, 5)
+      if status == 200 then return svc end
+    end
+    local why
+    if h:done() then
+      why = "it exited: " .. ((core.read_file(dir .. "/podman-service.log") or ""):match("[^\n]+") or "no message")
+    elseif core.interrupted() then
+      why = "interrupted"
+    elseif core.now() > deadline then
+      why = ("it did not answer within %d s"):format(M.SERVICE_START_TIMEOUT)
+    end
+    if why then
+      svc:stop()
+      return nil, "cannot start the podman service: " .. why
+    end
+    core.sleep(0.02)
+  end
+end
+
+--- svc:stop(). Ends the service (SIGTERM, then SIGKILL) and removes its
+--- socket. Idempotent; never raises.
+function Service:stop()
+  local h = self.h
+  if not h then return end   -- stopped, or a client (M.client): not ours to stop
+  self.h = nil
+  h:kill("SIGTERM")
+  if not h:wait(10) then
+    h:kill("SIGKILL")
+    h:wait(5)
+  end
+  h:close()
+  os.remove(self.sock)
+end
+Service.__close = Service.stop
+Service.__gc = Service.stop
+
+--- M.client(sock) -> a client of the service listening on SOCK (no
+--- process of its own: what a run uses).
+function M.client(sock)
+  return setmetatable({ sock = sock }, Service)
+end
+
+--- svc:request(method, path, [body]) -> status, decoded body | nil, err.
+--- PATH under M.API; BODY a table (sent as JSON).
+function Service:request(method, path, body)
+  local status, text = core.uhttp(self.sock, method, M.API .. path, body and json.encode(body) or nil,
+    M.DEFAULT_TIMEOUT)
+  if not status then return nil, text end
+  local ok, doc = pcall(cjson.decode, text ~= "" and text or "null")
+  return status, ok and doc or text
+end
+
+-- The message of a failed request: podman's own ("cause", "message").
+local function api_failure(what, name, status, doc)
+  local msg = type(doc) == "table" and (doc.message or doc.cause) or tostring(doc)
+  return ("podman service: cannot %s container '%s' (HTTP %d): %s"):format(what, name, status,
+    printable.line(tostring(msg), 400))
+end
+
+--- svc:run(pm, spec) -> true | nil, err. Creates the container of SPEC
+--- (pm:create_spec) and starts it, detached: what `podman run -d` does.
+function Service:run(pm, spec)
+  local status, doc = self:request("POST", "/containers/create", pm:create_spec(spec))
+  if not status then return nil, doc end
+  if status ~= 201 then return nil, api_failure("create", spec.name, status, doc) end
+  status, doc = self:request("POST", "/containers/" .. spec.name .. "/start")
+  if not status then return nil, doc end
+  if status ~= 204 and status ~= 304 then return nil, api_failure("start", spec.name, status, doc) end
+  return true
+end
+
+--- svc:rm(name) -> true | nil, err. Force-removes, at once; a missing
+--- container is success.
+function Service:rm(name)
+  local status, doc = self:request("DELETE", "/containers/" .. name .. "?force=true&timeout=0")
+  if not status then return nil, doc end
+  if status == 200 or status == 204 or status == 404 then return true end
+  return nil, api_failure("remove", name, status, doc)
 end
 
 return M

@@ -133,13 +133,19 @@ local function read_json(path)
   return ok and v or nil
 end
 
+-- Set to 1, the suite's runs go through one podman service (podman.lua's
+-- Service) instead of a podman CLI process per step.
+M.SERVICE_ENV = "LEAKBENCH_PODMAN_SERVICE"
+
 -- Starts one run's process: the run's options once, as DIR/runspec.json
 -- (what runone.execute takes: the job's files, folder, ids and images, and
 -- every field of CTX, the suite's run options with their defaults
 -- applied), then "leakbench exec-run DIR/runspec.json". The run folder is
 -- never mounted into a container, and exec-run reads the file before any
--- container of the run exists. Returns the handle or nil, err.
-local function start_run(exe, job, ctx)
+-- container of the run exists. ENV: what the run's process gets added to
+-- its environment (the podman service's socket). Returns the handle or
+-- nil, err.
+local function start_run(exe, job, ctx, env)
   local spec = { scenario = job.scenario.file, subject = job.subject.file, dir = job.dir,
     run_id = job.run_id, repeat_index = job.repeat_index, images = job.images }
   for k, v in pairs(ctx) do spec[k] = v end
@@ -147,7 +153,7 @@ local function start_run(exe, job, ctx)
   local ok, err = core.write_file(path, cjson.encode(spec) .. "\n", 292, true)
   if not ok then return nil, string.format("cannot write '%s': %s", path, err) end
   return core.start({ argv = { exe, "exec-run", path }, stdout = job.dir .. "/runner.log",
-    stderr = job.dir .. "/runner.log" })
+    stderr = job.dir .. "/runner.log", env = env })
 end
 
 -- A result for a run that could not happen or whose process died.
@@ -312,8 +318,10 @@ local function make_queue(out, set, versions, by_version, subject_images, repeat
 end
 
 -- The state of a suite while its runs go (S): queue, qi (the next to
--- start), running jobs and their handles, results, stop, progress, and
--- what starting a run needs (exe, ctx, opts, pm, jobs_n).
+-- start), running jobs and their handles, results, stop, progress, what
+-- starting a run needs (exe, ctx, opts, pm, jobs_n, podman_env), the
+-- suite's podman service (svc) and the ended runs whose containers are
+-- still to be removed (deferred, removing, rm_failed).
 
 -- A finished run's result R, with the job's place in the plan.
 local function finish(S, job, r)
@@ -326,6 +334,69 @@ local function finish(S, job, r)
   S.results[#S.results + 1] = r
   S.progress:finished(r)
   if S.opts.fail_fast and r.verdict ~= "pass" then S.stop = true end
+end
+
+-- One podman service for the suite (M.SERVICE_ENV=1; off by default):
+-- its socket in the run folder, handed to every run's process in
+-- S.podman_env. The caller holds it in a <close> variable, so that it
+-- stops however the suite ends (an error too; SIGINT only sets a flag,
+-- and run_queue ends). When it cannot start, the runs use the podman CLI,
+-- and stderr says so. Returns the service, or nil.
+local function start_service(S, out)
+  S.podman_env = { [podman.DEFER_ENV] = "1" }
+  if not (S.pm and os.getenv(M.SERVICE_ENV) == "1" and #S.queue > 0) then return nil end
+  local svc, err = podman.service_start(S.pm, core.realpath(out) or out)
+  if svc then
+    S.podman_env[podman.SOCKET_ENV] = svc.sock
+  else
+    io.stderr:write(("leakbench: %s: the runs use the podman CLI\n"):format(err))
+  end
+  S.svc = svc
+  return svc
+end
+
+-- The containers ended runs left to us (podman.DEFER_ENV, S.deferred),
+-- removed once the next runs have started: through the service, or by
+-- podman rm processes in the background (S.removing), reaped as they end.
+local function remove_deferred(S)
+  for _, job in ipairs(S.deferred) do
+    local names = podman.take_deferred(job.dir, job.run_id)
+    if S.svc and #names > 0 then
+      for i = #names, 1, -1 do S.rm_failed = not S.svc:rm(names[i]) or S.rm_failed end
+    elseif #names > 0 and S.pm then
+      local argv = { "rm", "-f", "-i", "-t", "0" }
+      for _, n in ipairs(names) do argv[#argv + 1] = n end
+      local h = core.start { argv = S.pm:argv(argv), stdout = "/dev/null", stderr = "/dev/null",
+        uninterruptible = true }
+      if h then S.removing[#S.removing + 1] = h end
+    end
+  end
+  S.deferred = {}
+  for i = #S.removing, 1, -1 do
+    if S.removing[i]:done() then
+      local r = S.removing[i]:wait(0)
+      S.rm_failed = not (r and r.status == 0) or S.rm_failed
+      S.removing[i]:close()
+      table.remove(S.removing, i)
+    end
+  end
+end
+
+-- At the suite's end: the last deferred removals, awaited; what a removal
+-- missed goes by the suite's label; then the service stops.
+local function drain_deferred(S)
+  remove_deferred(S)
+  for _, h in ipairs(S.removing) do
+    local r = h:wait(60)
+    if not r then h:kill("SIGKILL") h:wait(5) end
+    S.rm_failed = not (r and r.status == 0) or S.rm_failed
+    h:close()
+  end
+  S.removing = {}
+  if S.rm_failed and S.pm and not core.interrupted() then
+    S.pm:remove_by_label("leakbench.suite=" .. S.ctx.suite_id)
+  end
+  if S.svc then S.svc:stop() end
 end
 
 -- Starts runs until --jobs run or the queue is empty; a run that cannot
@@ -342,7 +413,7 @@ local function start_due(S)
     elseif job.image_error then
       finish(S, job, error_result(job, job.image_error))
     else
-      local h, e = start_run(S.exe, job, S.ctx)
+      local h, e = start_run(S.exe, job, S.ctx, S.podman_env)
       if not h then
         finish(S, job, error_result(job, "cannot start the run: " .. tostring(e)))
       else
@@ -377,6 +448,7 @@ local function collect(S, i, st)
     r = error_result(job, string.format("the run's process ended (%s) without a result: %s",
       st.signame or ("exit " .. tostring(st.status)), log:sub(-2000)))
   end
+  S.deferred[#S.deferred + 1] = job
   finish(S, job, r)
 end
 
@@ -409,6 +481,7 @@ local function run_queue(S)
   while true do
     if core.interrupted() then S.stop = true end
     start_due(S)
+    remove_deferred(S)
     S.progress.running = #S.running
     if #S.running == 0 then break end
     S.progress:tick()
@@ -421,6 +494,7 @@ local function run_queue(S)
     enforce(S)
   end
   S.progress:close()
+  drain_deferred(S)
   if core.interrupted() then
     for j = S.qi, #S.queue do
       local r = error_result(S.queue[j], "not run: interrupted")
@@ -473,8 +547,10 @@ function M.main(opts, paths, cli)
       #queue, plan.runs))
   end
   local S = { queue = queue, qi = 1, running = {}, handles = {}, results = {}, stop = false,
+    deferred = {}, removing = {}, rm_failed = false,
     progress = progress_mod.new(#queue, { multi = #versions > 1, claims = claims_of(set.subjects) }),
     exe = core.exe_path(), ctx = ctx, opts = opts, pm = pm, jobs_n = opts.jobs or core.ncpu() }
+  local svc <close> = start_service(S, out)  -- luacheck: ignore 211 (held for its <close>)
   run_queue(S)
   local results = S.results
   local doc = report.document(results, {

@@ -20,6 +20,14 @@
 -- interceptor, net's bridge goes straight to sock/up. Nothing is addressed
 -- by name, so nothing needs DNS or depends on netavark or CNI.
 --
+-- The topology is data: Sandbox:topology() describes each container as a
+-- container spec (image, mounts, env, limits, labels, the netns it joins,
+-- its readiness lines), and podman.lua alone turns a spec into a `podman
+-- run` argv (pm:run_argv) or a create request to the suite's podman
+-- service (pm:create_spec), with the hardening (podman.HARDENING) and the
+-- labels (podman.labels) written once. `leakbench doctor` starts the same
+-- table in trial mode (Sandbox:trial).
+--
 -- Everything the run creates carries the labels leakbench=1,
 -- leakbench.run=<run id>, leakbench.suite=<suite id>, leakbench.pid=<our
 -- pid>. Whatever happens (success, timeout, error, SIGINT, SIGTERM) the
@@ -85,7 +93,7 @@ M.NODUMP = INIT_ROOT .. "/usr/local/lib/leakbench/lb-nodump.so"
 -- and the proxy, started once the model's socket accepts. When either
 -- ends, at any time, lb-net says which and how ("lb-net: 'lb-model' was
 -- killed by signal 9") and ends the container, which the harness sees as
--- a dead carrier (Run:dead_carrier): the run is an error naming it.
+-- a dead carrier (Sandbox:dead_carrier): the run is an error naming it.
 local function upstream_offline(record_bytes)
   return { "lb-net", "--",
     "lb-model", "--script", "/script/script.json", "--listen", "unix:/tmp/model.sock",
@@ -272,8 +280,8 @@ local function stage_files(dir, files)
   end
 end
 
-local Run = {}
-Run.__index = Run
+local Sandbox = {}
+Sandbox.__index = Sandbox
 
 -- new(opts): opts.scenario, opts.subject (or nil), opts.dir (the run's
 -- artifact directory, created by the caller; made absolute here, since
@@ -282,7 +290,7 @@ Run.__index = Run
 -- opts.run_id, opts.suite_id, opts.live, opts.model, opts.timeout,
 -- opts.keep_transcripts.
 function M.new(opts)
-  local self = setmetatable({}, Run)
+  local self = setmetatable({}, Sandbox)
   for k, v in pairs(opts) do self[k] = v end
   self.dir = core.realpath(self.dir) or self.dir
   self.tag = self.run_id:sub(1, 12)
@@ -296,42 +304,43 @@ function M.new(opts)
   }
   self.timings = {}
   self.session_id = core.uuid()
+  -- The suite's podman service (runner.lua), when there is one: detached
+  -- containers are created and removed through it, not by the CLI.
+  local sock = os.getenv(podman.SOCKET_ENV)
+  if sock and sock ~= "" then self.api = podman.client(sock) end
   return self
 end
 
-function Run:labels()
-  return {
-    "--label", "leakbench=1",
-    "--label", "leakbench.run=" .. self.run_id,
-    "--label", "leakbench.suite=" .. (self.suite_id or self.run_id),
-    "--label", "leakbench.pid=" .. core.getpid(),
-  }
+-- The labels of everything the run creates (podman.labels): leakbench=1,
+-- the run, the suite and this process.
+function Sandbox:labels()
+  return podman.labels { run = self.run_id, suite = self.suite_id or self.run_id }
 end
 
 -- podman(argv, opts) -> result or raises {stage=, msg=}.
-function Run:podman(argv, opts)
+function Sandbox:podman(argv, opts)
   local r, err = self.pm:podman(argv, opts)
   if not r then error({ run_error = true, msg = err }, 0) end
   return r
 end
 
-function Run:fail(fmt, ...)
+function Sandbox:fail(fmt, ...)
   error({ run_error = true, msg = string.format(fmt, ...) }, 0)
 end
 
-function Run:phase(name, fn)
+function Sandbox:phase(name, fn)
   local t0 = core.now()
   local ok, err = pcall(fn)
   self.timings[name] = core.now() - t0
   if not ok then error(err, 0) end
 end
 
-function Run:check_interrupted()
+function Sandbox:check_interrupted()
   local sig = core.interrupted()
   if sig then error({ run_error = true, interrupted = sig, msg = "interrupted by " .. sig }, 0) end
 end
 
-function Run:interceptor()
+function Sandbox:interceptor()
   return self.subject and self.subject.interceptor
 end
 
@@ -339,7 +348,7 @@ end
 -- mount table (/proc/self/mountinfo) shows the source path of each bind
 -- mount, so for the run the folder moves to a neutral path,
 -- HIDE_BASE-<uid>/<run id> (a directory of ours alone, mode 0700), with a
--- link at its own path; it moves back when the run ends (Run:unhide_dir).
+-- link at its own path; it moves back when the run ends (Sandbox:unhide_dir).
 -- A rename only: where the two are on different file systems, or the
 -- base is not ours alone, the run stays where it is, and its path shows.
 -- The folder is named <pid>-<run id> there, and <pid>-<run id>.from holds
@@ -351,7 +360,7 @@ function M.hide_base()
   return ("%s-%d"):format(M.HIDE_BASE, core.getuid())
 end
 
-function Run:hide_dir()
+function Sandbox:hide_dir()
   local base = M.hide_base()
   core.mkdir_p(base, 448)
   local st = core.stat(base)
@@ -371,7 +380,7 @@ function Run:hide_dir()
 end
 
 -- The run folder back at its own path (where the link was).
-function Run:unhide_dir()
+function Sandbox:unhide_dir()
   local shown = self.shown_dir
   if not shown then return end
   local st = core.stat(shown)
@@ -387,7 +396,7 @@ end
 
 -- Stage: project, home files, claude config, subject dir, script, records,
 -- the socket directories and the agent's resolv.conf and hosts.
-function Run:stage()
+function Sandbox:stage()
   local d = self.dir
   self.project = d .. "/project"
   self.config = d .. "/claude-config"
@@ -467,7 +476,7 @@ end
 -- (M.user_settings; what was removed goes to user-config.txt in the run
 -- folder); .claude.json's keys merged into CACHE (the feature-flag cache's
 -- own keys win). Raises a run error when the copy cannot be read.
-function Run:stage_user_config(cache)
+function Sandbox:stage_user_config(cache)
   local src = self.images and self.images.user_config
   if not src then return end
   local removed = {}
@@ -501,7 +510,7 @@ end
 -- Where credential files of older versions lived (they handed the
 -- credential to the proxy in a file); `leakbench clean` still sweeps such
 -- leftovers. The credential now reaches the proxy on its standard input
--- only (Run:start_network).
+-- only (Sandbox:start_network).
 M.CREDENTIAL_PREFIX = "leakbench-cred-"
 function M.credential_base()
   local base = os.getenv("XDG_RUNTIME_DIR")
@@ -511,7 +520,7 @@ end
 
 -- The real credential, for --live: kept in this process's memory until
 -- the proxy has read it from its standard input.
-function Run:read_credential()
+function Sandbox:read_credential()
   local real, kind_or_err = auth.host(os.getenv, core.read_file)
   if not real then self:fail("%s", kind_or_err) end
   self.auth_kind = kind_or_err
@@ -519,12 +528,18 @@ function Run:read_credential()
   self.real_credential = real:match("^%a+:(.*)$")
 end
 
--- Runs several podman commands at once; raises on the first failure, after
--- all have ended (nothing is left running behind the error).
-function Run:podman_all(argvs)
-  local handles = {}
-  for i, argv in ipairs(argvs) do
-    local h, err = core.start({ argv = self.pm:argv(argv), timeout = self.pm.timeout })
+-- Starts several containers at once (their specs, podman.run_argv);
+-- raises on the first failure, after all have ended (nothing is left
+-- running behind the error).
+function Sandbox:podman_all(specs)
+  if self.api then
+    for _, spec in ipairs(specs) do self:api_run(spec) end
+    return
+  end
+  local handles, argvs = {}, {}
+  for i, spec in ipairs(specs) do
+    argvs[i] = self.pm:run_argv(spec)
+    local h, err = core.start({ argv = self.pm:argv(argvs[i]), timeout = self.pm.timeout })
     if not h then
       for _, o in ipairs(handles) do o:wait() end
       self:fail("%s", err)
@@ -541,53 +556,44 @@ function Run:podman_all(argvs)
   if failed then self:fail("%s", failed) end
 end
 
--- The resource flags of a container: memory, pids, CPUs, a size-capped
--- /tmp (and home, where it has one).
-local function limit_flags(l)
-  local f = { "--memory=" .. l.memory, "--pids-limit=" .. l.pids, "--cpus=" .. tostring(l.cpus),
-              "--tmpfs", "/tmp:rw,mode=1777,size=" .. l.tmp }
-  if l.home then append(f, { "--tmpfs", "/home/bench:rw,mode=1777,size=" .. l.home }) end
-  return f
+-- Creates and starts the container of SPEC through the suite's podman
+-- service; raises a run error when it cannot. timings.podman_api counts
+-- them (none: the run used the CLI only).
+function Sandbox:api_run(spec)
+  local ok, err = self.api:run(self.pm, spec)
+  if not ok then self:fail("%s", err) end
+  self.timings.podman_api = (self.timings.podman_api or 0) + 1
 end
 
--- How a container that joins the netns of sidecar NET runs as uid 1000.
--- Rootless, it must share the sidecar's user namespace too: a netns owned
--- by another user namespace cannot get /sys mounted ("mount sysfs ...
--- operation not permitted"). The sidecar has keep-id, so the mapping is
--- the same one.
-function Run:join_args(net)
-  local a = append(self.pm:ulimit_args(), { "--network", "container:" .. self.names[net] })
-  if not self.pm.rootful then append(a, { "--userns", "container:" .. self.names[net] }) end
-  return append(a, { "--user", ("%d:%d"):format(UID, UID) })
+-- What every detached container of the run shares, as a container spec
+-- (podman.run_argv): its name, the run's labels, its log (pm:log_args)
+-- and its limits (M.LIMITS); FIELDS add to it.
+function Sandbox:base_spec(short, fields)
+  local spec = { name = self.names[short], role = short, labels = self:labels(), detach = true,
+                 log = { dir = self.ctrdir, name = short },
+                 limits = M.LIMITS[short == "icpnet" and "net" or short] }
+  for k, v in pairs(fields) do spec[k] = v end
+  return spec
 end
 
--- Flags every detached container of the run gets; `short` names it, its
--- log (see pm:log_args) and its limits (M.LIMITS). `attached`: run
--- without -d. `net`: the sidecar whose namespaces it joins (Run:join_args).
-function Run:base_flags(short, attached, net)
-  local argv = { "run" }
-  if not attached then argv[#argv + 1] = "-d" end
-  return append(argv, { "--name", self.names[short] }, self:labels(),
-    net and self:join_args(net) or self.pm:run_args(),
-    self.pm:log_args(self.ctrdir, short), {
-    "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
-  }, limit_flags(M.LIMITS[short == "icpnet" and "net" or short]))
-end
-
-function Run:wait_ready(short, line, what)
-  local ok, logs, why = podman.wait_ready(self.ctrdir, short, line, READY_TIMEOUT)
-  if not ok then
-    self:check_interrupted()
-    self:fail("%s container '%s' %s; its log:\n%s", what, self.names[short],
-      why == "exited" and "exited before it was ready"
-        or ("did not start within " .. READY_TIMEOUT .. " s"),
-      logs ~= "" and logs or "(empty)")
+-- Waits for every readiness line of container SHORT of the topology.
+function Sandbox:await(short)
+  local spec = self.topo[short]
+  for _, r in ipairs(spec.ready) do
+    local ok, logs, why = podman.wait_ready(self.ctrdir, short, r[1], READY_TIMEOUT)
+    if not ok then
+      self:check_interrupted()
+      self:fail("%s container '%s' %s; its log:\n%s", r[2], spec.name,
+        why == "exited" and "exited before it was ready"
+          or ("did not start within " .. READY_TIMEOUT .. " s"),
+        logs ~= "" and logs or "(empty)")
+    end
   end
 end
 
 -- The scenario's limits over the defaults: the claude container's, and
 -- the proxy's record bytes.
-function Run:claude_limits()
+function Sandbox:claude_limits()
   local l, own = {}, self.scenario.limits or {}
   for k, v in pairs(M.LIMITS.claude) do l[k] = own[k] or v end
   return l
@@ -596,15 +602,14 @@ end
 -- The kernel's cap on any one file the claude container's processes
 -- write (RLIMIT_FSIZE): one byte past the smaller of limits.project and
 -- limits.config, so that a single file can never pass its mount's cap
--- (the write fails at cap + 1 bytes, and Run:over_size then stops the run).
--- What many files add up to is watched (Run:over_size).
-function Run:fsize_flags()
+-- (the write fails at cap + 1 bytes, and Sandbox:over_size then stops the run).
+-- What many files add up to is watched (Sandbox:over_size).
+function Sandbox:fsize()
   local l = self:claude_limits()
-  local n = math.min(M.size_bytes(l.project), M.size_bytes(l.config)) + 1
-  return { "--ulimit", ("fsize=%d:%d"):format(n, n) }
+  return math.min(M.size_bytes(l.project), M.size_bytes(l.config)) + 1
 end
 
-function Run:record_bytes()
+function Sandbox:record_bytes()
   return (self.scenario.limits or {}).record_bytes or M.RECORD_BYTES
 end
 
@@ -612,27 +617,28 @@ end
 -- front of the scripted model (offline) or the real API (--live: the only
 -- container with a route out, on podman's default network; the credential
 -- arrives on its standard input, never in a file, env or argv).
-function Run:up_argv()
-  local argv = append(self:base_flags("up", self.live), {
-    "-v", self.records .. ":/records",
-    "-v", self.sock .. "/up:/sock/up",
-  })
+function Sandbox:up_spec()
+  local spec = self:base_spec("up", { detach = not self.live, image = self.images.proxy,
+    ready = { { "lb-proxy: listening", "recording proxy" } },
+    mounts = { { self.records, "/records" }, { self.sock .. "/up", "/sock/up" } } })
   if not self.live then
-    return append(argv, { "--network", "none",
-      "-v", self.dir .. "/script.json:/script/script.json:ro",
-      "-v", self.uplogs .. ":/logs",
-      self.images.proxy }, upstream_offline(self:record_bytes()))
+    spec.network = "none"
+    append(spec.mounts, { { self.dir .. "/script.json", "/script/script.json", ro = true },
+      { self.uplogs, "/logs" } })
+    spec.command = upstream_offline(self:record_bytes())
+    return spec
   end
   local upstream = os.getenv("LEAKBENCH_UPSTREAM") or "https://api.anthropic.com"
   local proxy_args = { "lb-proxy", "--listen", "unix:/sock/up/api.sock", "--upstream", upstream,
     "--records", "/records", "--credential-file", "/dev/stdin", "--max-record-bytes", self:record_bytes() }
-  append(argv, { "-i" })
+  spec.network, spec.stdin = "default", true
   local ca = os.getenv("LEAKBENCH_UPSTREAM_CA")
   if ca and ca ~= "" then
-    append(argv, { "-v", ca .. ":/run/upstream-ca.pem:ro" })
+    append(spec.mounts, { { ca, "/run/upstream-ca.pem", ro = true } })
     append(proxy_args, { "--ca-file", "/run/upstream-ca.pem" })
   end
-  return append(argv, { self.images.proxy }, proxy_args)
+  spec.command = proxy_args
+  return spec
 end
 
 -- A network sidecar: a container of our servers image with loopback only,
@@ -645,117 +651,135 @@ end
 -- egress/ (mounted here only, so the agent can neither alter nor delete
 -- it) and answer that nothing exists; its CA (certificate only, the key
 -- never leaves its memory) goes to trap-ca/ for the claude container.
-function Run:net_argv(short, socks, bridges, trap)
-  local argv = append(self:base_flags(short), { "--network", "none",
-    "--sysctl", "net.ipv4.ip_unprivileged_port_start=0",
-    "--sysctl", "net.ipv4.ping_group_range=1000 1000" })
-  for _, s in ipairs(socks) do append(argv, { "-v", self.sock .. "/" .. s .. ":/sock/" .. s }) end
+function Sandbox:net_spec(short, socks, bridges, trap)
+  local spec = self:base_spec(short, { network = "none", image = self.images.proxy, mounts = {},
+    sysctls = { { "net.ipv4.ip_unprivileged_port_start", "0" }, { "net.ipv4.ping_group_range", "1000 1000" } },
+    command = { "lb-net" },
+    ready = { { "lb-net: listening", short == "net" and "network sidecar" or "interceptor's network sidecar" } } })
+  for _, s in ipairs(socks) do append(spec.mounts, { { self.sock .. "/" .. s, "/sock/" .. s } }) end
+  for _, b in ipairs(bridges) do append(spec.command, { "--bridge", b }) end
   if trap then
-    append(argv, { "-v", self.egress .. ":/egress", "-v", self.trapca .. ":/trap-ca",
-      "-v", self.trapkeep .. ":/run/lb-keep:ro" })
+    append(spec.mounts, { { self.egress, "/egress" }, { self.trapca, "/trap-ca" },
+      { self.trapkeep, "/run/lb-keep", ro = true } })
     -- The simulated internet (lb-net --sim): CAP_NET_ADMIN in this netns
     -- only, which lb-net drops once 198.18.0.0/15 is set up.
-    append(argv, { "--cap-add=NET_ADMIN" })
-  end
-  append(argv, { self.images.proxy, "lb-net" })
-  for _, b in ipairs(bridges) do append(argv, { "--bridge", b }) end
-  if trap then
-    append(argv, { "--sim", tostring(M.SIM_PORT), "--", "lb-trap", "--records", "/egress",
+    spec.cap_add = { "NET_ADMIN" }
+    append(spec.command, { "--sim", tostring(M.SIM_PORT), "--", "lb-trap", "--records", "/egress",
       "--ca-out", "/trap-ca", "--sim-tcp-fd", "3", "--sim-udp-fd", "4",
       "--keep-secrets", "/run/lb-keep/secrets.hex" })
     -- the scenario's echo services: hosts that answer with the request
-    for _, h in ipairs(self.scenario.echo_hosts or {}) do append(argv, { "--echo", h }) end
+    for _, h in ipairs(self.scenario.echo_hosts or {}) do append(spec.command, { "--echo", h }) end
+    append(spec.ready, { { "lb-trap: listening", "egress trap in the network sidecar" } })
   end
-  return argv
+  return spec
 end
 
 -- The interceptor's port in its netns, and the port of its bridge to the
 -- proxy (its UPSTREAM_URL), which must differ.
-function Run:icp_ports()
+function Sandbox:icp_ports()
   local port = self:interceptor().port
   return port, port == UPSTREAM_PORT and UPSTREAM_PORT + 1 or UPSTREAM_PORT
 end
 
--- Starts, together, the containers that carry the network: the upstream,
--- claude's sidecar, and the interceptor's sidecar when there is one.
-function Run:start_network()
+-- The interceptor, in its sidecar's netns: it listens on its port there
+-- and reaches the proxy at 127.0.0.1:UPSTREAM_PORT.
+function Sandbox:icp_spec()
+  local icp = self:interceptor()
+  local _, up_port = self:icp_ports()
+  local env = {}
+  for k, v in pairs(icp.env) do env[k] = v end
+  -- its own env, where it names the same variable, came last and won
+  if env[icp.upstream_env] == nil then env[icp.upstream_env] = "http://127.0.0.1:" .. up_port end
+  return self:base_spec("icp", { join = self.names.icpnet, image = self.images.subject,
+    mounts = { { self.project, "/work", ro = true } }, workdir = "/work", env = env,
+    command = table.move(icp.argv, 1, #icp.argv, 1, {}), ready = { { icp.ready, "interceptor" } } })
+end
+
+--- sb:topology() -> the run's containers as data, in the order they
+--- start: a list of container specs (podman.run_argv: image, mounts, env,
+--- limits, labels, the netns each joins, its readiness lines), each also
+--- under its role (t.net, t.icpnet, t.up, t.claude, t.icp). The hardening
+--- is podman's (podman.HARDENING), the same for all. After stage().
+function Sandbox:topology()
+  local t = {}
+  local function add(spec) t[#t + 1], t[spec.role] = spec, spec end
   local icp = self:interceptor()
   local first = icp and "icp" or "up"
-  local argvs = {
-    self:net_argv("net", { first },
-      { "tcp:127.0.0.1:" .. API_PORT .. "=unix:/sock/" .. first .. "/api.sock" }, true),
-  }
-  self.started[#self.started + 1] = { name = self.names.net, short = "net", log = "net.log" }
+  add(self:net_spec("net", { first },
+    { "tcp:127.0.0.1:" .. API_PORT .. "=unix:/sock/" .. first .. "/api.sock" }, true))
   if icp then
     local port, up_port = self:icp_ports()
-    argvs[#argvs + 1] = self:net_argv("icpnet", { "icp", "up" }, {
+    add(self:net_spec("icpnet", { "icp", "up" }, {
       "unix:/sock/icp/api.sock=tcp:127.0.0.1:" .. port,
       "tcp:127.0.0.1:" .. up_port .. "=unix:/sock/up/api.sock",
-    })
-    self.started[#self.started + 1] = { name = self.names.icpnet, short = "icpnet", log = "icpnet.log" }
+    }))
   end
-  self.started[#self.started + 1] = { name = self.names.up, short = "up", log = "proxy.log" }
+  add(self:up_spec())
+  add(self:claude_spec())
+  if icp then add(self:icp_spec()) end
+  return t
+end
+
+-- Starts, together, the containers that carry the network: the upstream,
+-- claude's sidecar, and the interceptor's sidecar when there is one.
+function Sandbox:start_network()
+  self.topo = self.topo or self:topology()
+  local t = self.topo
+  local specs = { t.net }
+  self.started[#self.started + 1] = { name = t.net.name, short = "net", log = "net.log" }
+  if t.icpnet then
+    specs[#specs + 1] = t.icpnet
+    self.started[#self.started + 1] = { name = t.icpnet.name, short = "icpnet", log = "icpnet.log" }
+  end
+  self.started[#self.started + 1] = { name = t.up.name, short = "up", log = "proxy.log" }
   if self.live then
     -- Attached (-i): the credential is written to its standard input,
     -- which is then closed; the proxy reads it to the end.
-    local h, err = core.start { argv = self.pm:argv(self:up_argv()), stdin = self.credential_line,
+    local h, err = core.start { argv = self.pm:argv(self.pm:run_argv(t.up)), stdin = self.credential_line,
       stdout = "/dev/null", stderr = self.ctrdir .. "/up.podman.txt" }
     self.credential_line = nil
     if not h then self:fail("%s", err) end
     self.up_h = h
   else
-    table.insert(argvs, 1, self:up_argv())
+    table.insert(specs, 1, t.up)
   end
-  self:podman_all(argvs)
+  self:podman_all(specs)
 end
 
--- The interceptor, in its sidecar's netns: it listens on its port there
--- and reaches the proxy at 127.0.0.1:UPSTREAM_PORT.
-function Run:start_interceptor()
-  local icp = self:interceptor()
-  if not icp then return end
-  local _, up_port = self:icp_ports()
-  local argv = append(self:base_flags("icp", false, "icpnet"), {
-    "-v", self.project .. ":/work:ro",
-    "-w", "/work",
-    "-e", icp.upstream_env .. "=http://127.0.0.1:" .. up_port,
-  })
-  local names = {}
-  for k in pairs(icp.env) do names[#names + 1] = k end
-  table.sort(names)
-  for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. icp.env[k] }) end
-  append(argv, { self.images.subject }, icp.argv)
-  self.started[#self.started + 1] = { name = self.names.icp, short = "icp", log = "interceptor.log" }
-  self:podman(argv)
+-- The interceptor, in its sidecar's netns.
+function Sandbox:start_interceptor()
+  local spec = self.topo.icp
+  if not spec then return end
+  self.started[#self.started + 1] = { name = spec.name, short = "icp", log = "interceptor.log" }
+  if self.api then return self:api_run(spec) end
+  self:podman(self.pm:run_argv(spec))
 end
 
 -- Claude's sidecar is ready (its bridge and its trap, whose CA the claude
 -- container mounts): before the claude container is created.
-function Run:await_net()
-  self:wait_ready("net", "lb-net: listening", "network sidecar")
-  self:wait_ready("net", "lb-trap: listening", "egress trap in the network sidecar")
+function Sandbox:await_net()
+  self:await("net")
 end
 
 -- Every other container of the network is ready, each by its own log.
-function Run:await_network()
-  self:wait_ready("up", "lb-proxy: listening", "recording proxy")
-  local icp = self:interceptor()
-  if icp then
-    self:wait_ready("icpnet", "lb-net: listening", "interceptor's network sidecar")
-    self:wait_ready("icp", icp.ready, "interceptor")
+function Sandbox:await_network()
+  self:await("up")
+  if self.topo.icp then
+    self:await("icpnet")
+    self:await("icp")
   end
 end
 
 -- The image of the claude container: the subject's agent layer (built
 -- FROM the claude image) when it has one, else the claude image.
-function Run:claude_image()
+function Sandbox:claude_image()
   return self.images.agent or self.images.claude
 end
 
 -- Setup commands run in the project, as uid 1000, with no network: the
 -- scenario's (in the claude container's image), then the subject's (in its
 -- interceptor's image, else the same).
-function Run:setup()
+function Sandbox:setup()
   local steps = {}
   for _, argv in ipairs(self.scenario.setup) do
     steps[#steps + 1] = { image = self:claude_image(), argv = argv }
@@ -765,14 +789,10 @@ function Run:setup()
   end
   local log = {}
   for i, step in ipairs(steps) do
-    local argv = append({ "run", "--rm", "--name", self.names.setup .. "-" .. i }, self:labels(),
-      self.pm:run_args(), {
-        "--network", "none", "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
-      }, limit_flags(M.LIMITS.setup), {
-        "-e", "HOME=/home/bench",
-        "-v", self.project .. ":/work", "-w", "/work",
-        "--entrypoint", step.argv[1], step.image,
-      }, table.move(step.argv, 2, #step.argv, 1, {}))
+    local argv = self.pm:run_argv { name = self.names.setup .. "-" .. i, role = "setup", rm = true,
+      labels = self:labels(), network = "none", limits = M.LIMITS.setup, env = { HOME = "/home/bench" },
+      mounts = { { self.project, "/work" } }, workdir = "/work",
+      entrypoint = step.argv[1], image = step.image, command = table.move(step.argv, 2, #step.argv, 1, {}) }
     local r, err, raw = self.pm:podman(argv, { timeout = 300 })
     r = r or raw
     if not r then self:fail("setup command %d (%s): %s", i, step.argv[1], err) end
@@ -789,7 +809,7 @@ end
 
 -- Claude Code's environment: quiet, the dummy credential, the scenario's
 -- and the subject's own, the first hop on loopback.
-function Run:claude_env()
+function Sandbox:claude_env()
   local env = {}
   for k, v in pairs(QUIET_ENV) do env[k] = v end
   for k, v in pairs(auth.dummy_env(self.auth_kind)) do env[k] = v end
@@ -813,45 +833,46 @@ function Run:claude_env()
   return env
 end
 
--- Creates the claude container in the netns of its sidecar; it waits at
--- the gate (lb-init --gate) until Run:claude() opens it.
-function Run:start_claude()
-  local argv = { "run", "--rm", "--name", self.names.claude }
-  append(argv, self:labels(), self:join_args("net"), {
-    "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
-    -- the host kernel's command line is not the agent's to read
-    "--security-opt", "mask=/proc/cmdline",
-  }, limit_flags(self:claude_limits()), self:fsize_flags(), {
-    "-v", self.config .. ":/home/bench/.claude",
-    "-v", self.project .. ":/work",
-    "-v", self.subject_dir .. ":/opt/subject:ro",
-    "-v", self.gate .. ":" .. GATE .. ":ro",
-    "-v", self.etc .. "/resolv.conf:/etc/resolv.conf:ro",
-    "-v", self.etc .. "/hosts:/etc/hosts:ro",
-    "-v", self.trapca .. ":" .. CA_DIR .. ":ro",
-    "-v", self.trapca .. "/bundle.pem:/etc/ssl/certs/ca-certificates.crt:ro",
-    "-w", "/work",
-  })
+-- The claude container, in the netns of its sidecar: lb-init waits at
+-- the gate (lb-init --gate) until Sandbox:claude() opens it, then becomes
+-- Claude Code. Attached: its stdout and stderr are the run's stream.jsonl
+-- and stderr.txt.
+function Sandbox:claude_spec()
+  local mounts = {
+    { self.config, "/home/bench/.claude" },
+    { self.project, "/work" },
+    { self.subject_dir, "/opt/subject", ro = true },
+    { self.gate, GATE, ro = true },
+    { self.etc .. "/resolv.conf", "/etc/resolv.conf", ro = true },
+    { self.etc .. "/hosts", "/etc/hosts", ro = true },
+    { self.trapca, CA_DIR, ro = true },
+    { self.trapca .. "/bundle.pem", "/etc/ssl/certs/ca-certificates.crt", ro = true },
+  }
   if self.home_dir then
     local names = {}
     for k in pairs(self.scenario.home) do names[#names + 1] = k end
     table.sort(names)
     for _, rel in ipairs(names) do
-      append(argv, { "-v", self.home_dir .. "/" .. rel .. ":/home/bench/" .. rel .. ":ro" })
+      mounts[#mounts + 1] = { self.home_dir .. "/" .. rel, "/home/bench/" .. rel, ro = true }
     end
   end
-  local env = self:claude_env()
-  local names = {}
-  for k in pairs(env) do names[#names + 1] = k end
-  table.sort(names)
-  for _, k in ipairs(names) do append(argv, { "-e", k .. "=" .. env[k] }) end
-  append(argv, { "--mount", "type=image,source=" .. self.images.proxy .. ",destination=" .. INIT_ROOT,
-    "--entrypoint", M.INIT, self:claude_image(),
-    "--gate", GATE .. "/open", "--nodump", M.NODUMP, "--", "/usr/local/bin/claude" },
-    M.claude_argv(self.scenario, self.session_id, self.model, self.subject, self.mcp))
-  self.started[#self.started + 1] = { name = self.names.claude }
+  mounts[#mounts + 1] = { INIT_ROOT, image = self.images.proxy }
+  return { name = self.names.claude, role = "claude", rm = true, labels = self:labels(),
+    join = self.names.net, limits = self:claude_limits(), ulimits = { fsize = self:fsize() },
+    -- the host kernel's command line is not the agent's to read
+    masks = { "/proc/cmdline" },
+    mounts = mounts, env = self:claude_env(), workdir = "/work",
+    entrypoint = M.INIT, image = self:claude_image(),
+    command = append({ "--gate", GATE .. "/open", "--nodump", M.NODUMP, "--", "/usr/local/bin/claude" },
+      M.claude_argv(self.scenario, self.session_id, self.model, self.subject, self.mcp)) }
+end
+
+-- Creates the claude container; it waits at the gate.
+function Sandbox:start_claude()
+  local spec = self.topo.claude
+  self.started[#self.started + 1] = { name = spec.name }
   local h, err = core.start {
-    argv = self.pm:argv(argv),
+    argv = self.pm:argv(self.pm:run_argv(spec)),
     stdout = self.dir .. "/stream.jsonl", stderr = self.dir .. "/stderr.txt",
   }
   if not h then self:fail("%s", err) end
@@ -859,7 +880,7 @@ function Run:start_claude()
 end
 
 -- Fails when the claude container ended before the gate opened.
-function Run:check_claude_waiting()
+function Sandbox:check_claude_waiting()
   local h = self.claude_h
   if not h:done() then return end
   local r = h:wait(0)
@@ -869,7 +890,7 @@ function Run:check_claude_waiting()
 end
 
 -- Opens the gate and waits for Claude Code, at most the run's timeout.
-function Run:claude()
+function Sandbox:claude()
   self:check_claude_waiting()
   assert(core.write_file(self.gate .. "/open", "", 420))
   local h = self.claude_h
@@ -940,7 +961,7 @@ ls -A hooks 2>/dev/null | sed 's|^|hooks/|'
 -- folder is listed in the claude image by a short container of the run
 -- (no network, every sandbox flag). Returns a sentence, or nil when the
 -- folder cannot be looked at.
-function Run:plugin_diagnosis(dir)
+function Sandbox:plugin_diagnosis(dir)
   local names, missing = {}, false
   local rel = dir:match("^/opt/subject/(.*)$")
   if rel then
@@ -955,9 +976,9 @@ function Run:plugin_diagnosis(dir)
       end
     end
   else
-    local argv = append({ "run", "--rm", "--name", self.names.claude .. "-ls" }, self:labels(),
-      self.pm:run_args(), { "--network", "none", "--cap-drop=all", "--security-opt=no-new-privileges",
-        "--read-only", "--entrypoint", "/bin/sh", self:claude_image(), "-c", PLUGIN_LS, "sh", dir })
+    local argv = self.pm:run_argv { name = self.names.claude .. "-ls", role = "ls", rm = true,
+      labels = self:labels(), network = "none", limits = M.LIMITS.setup,
+      entrypoint = "/bin/sh", image = self:claude_image(), command = { "-c", PLUGIN_LS, "sh", dir } }
     local r = self.pm:podman(argv, { timeout = 60 })
     if not r then return nil end
     for line in r.stdout:gmatch("[^\n]+") do
@@ -994,7 +1015,7 @@ M.WATCH_POLL = 0.02    -- seconds between looks at the transcript (watch.lua)
 
 -- The message naming the first carrier container of the run that is no
 -- longer running (its conmon is gone), with its log; nil when all run.
-function Run:dead_carrier()
+function Sandbox:dead_carrier()
   for _, c in ipairs(self.started) do
     if c.short then
       local pid = math.tointeger(tonumber((core.read_file(self.ctrdir .. "/" .. c.short
@@ -1020,9 +1041,9 @@ M.size_bytes = size_bytes
 -- size is capped by watching (limits.project, limits.config; the claude
 -- container's other writable mounts are size-capped tmpfs). Returns the
 -- message naming the mount over its cap, or nil. One file is held to its
--- cap by the kernel (Run:fsize_flags); a burst of many files between two
+-- cap by the kernel (Sandbox:fsize); a burst of many files between two
 -- looks (CARRIER_POLL) can overshoot by what the agent writes meanwhile.
-function Run:over_size()
+function Sandbox:over_size()
   local l = self:claude_limits()
   for _, m in ipairs({ { "project", "/work", self.project }, { "config", "/home/bench/.claude", self.config } }) do
     local cap = size_bytes(l[m[1]])
@@ -1033,7 +1054,7 @@ function Run:over_size()
   end
 end
 
-function Run:check_alive()
+function Sandbox:check_alive()
   local dead = self:dead_carrier()
   if dead then self:fail("%s", dead) end
 end
@@ -1048,7 +1069,7 @@ end
 -- them, so they must not buy an error. They stay in caps.json.
 M.ERROR_CAPS = { records = true, record_bytes = true, response_file = true }
 
-function Run:check_caps()
+function Sandbox:check_caps()
   local text = core.read_file(self.records .. "/caps.json")
   if not text then return end
   local ok, caps = pcall(require("cjson").decode, text)
@@ -1068,7 +1089,7 @@ function Run:check_caps()
 end
 
 -- Always: logs, containers, sockets. Never raises.
-function Run:finally()
+function Sandbox:finally()
   local pm = self.pm
   -- the transcripts' append-only attribute goes before anything else
   if self.watch then self.watch:close() end
@@ -1076,8 +1097,27 @@ function Run:finally()
   local names = {}
   for _, c in ipairs(self.started or {}) do names[#names + 1] = c.name end
   for i = 1, #self.scenario.setup + 1 do names[#names + 1] = self.names.setup .. "-" .. i end
-  local rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
-    { uninterruptible = true, timeout = 60 })
+  local rm_ok
+  if self.ok and not self.live and os.getenv(podman.DEFER_ENV) == "1" then
+    -- The runner removes the carriers while the next run starts; Claude
+    -- Code's container (--rm) is gone already, and so are the setup
+    -- steps'. Their logs are whole: nothing writes to them any more.
+    local carriers = {}
+    for _, c in ipairs(self.started) do
+      if c.short then carriers[#carriers + 1] = c.name end
+    end
+    rm_ok = podman.defer_rm(self.dir, carriers)
+    if not rm_ok then rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
+      { uninterruptible = true, timeout = 60 }) end
+  elseif self.api then
+    -- the last started first: a container that joins another's
+    -- namespaces goes before it
+    rm_ok = true
+    for i = #names, 1, -1 do rm_ok = self.api:rm(names[i]) and rm_ok end
+  else
+    rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
+      { uninterruptible = true, timeout = 60 })
+  end
   -- The containers are gone: their attached podman runs end now (reaped
   -- here when the run failed before Claude Code's turn).
   for _, k in ipairs({ "claude_h", "up_h" }) do
@@ -1123,7 +1163,7 @@ function Run:finally()
 end
 
 -- The whole run. Returns a result table (never raises for run errors).
-function Run:execute()
+function Sandbox:execute()
   local t0 = core.now()
   self.started = {}
   local ok, err = pcall(function()
@@ -1162,5 +1202,33 @@ function Run:execute()
   return { verdict = self.timed_out and "timeout" or nil }
 end
 
-M.Run = Run
+--- sb:trial(script) -> result | nil, err. Doctor's trial mode: the run's
+--- own topology (Sandbox:topology, the same table a run starts), staged and
+--- started as a run starts it; then, in place of lb-init and Claude Code,
+--- the claude container's spec with /bin/bash -c SCRIPT as its program
+--- (same image, mounts, namespaces, hardening and limits), attached. Its
+--- podman result (stdout: what SCRIPT printed). Everything is removed
+--- before it returns, as after a run.
+function Sandbox:trial(script)
+  self.started = {}
+  local ok, res = pcall(function()
+    self:stage()
+    self:start_network()
+    self:await_net()
+    self:await_network()
+    local spec = {}
+    for k, v in pairs(self.topo.claude) do spec[k] = v end
+    spec.entrypoint, spec.command = "/bin/bash", { "-c", script }
+    self.started[#self.started + 1] = { name = spec.name }
+    return self:podman(self.pm:run_argv(spec), { timeout = 60 })
+  end)
+  self.ok = ok
+  self:finally()
+  if not ok then
+    return nil, type(res) == "table" and res.run_error and res.msg or tostring(res)
+  end
+  return res
+end
+
+M.Sandbox = Sandbox
 return M

@@ -1,0 +1,183 @@
+-- The suite's podman service (LEAKBENCH_PODMAN_SERVICE=1, podman.lua's
+-- Service): runs create their detached containers through its REST API,
+-- with exactly the hardening the CLI gives them (podman inspect of both
+-- compared, container by container of one run's topology); the service
+-- ends with the suite, SIGINT included, leaving no process, socket or
+-- container; a service that cannot start leaves the runs to the CLI, and
+-- stderr says so.
+package.path = "spec/e2e/support/?.lua;" .. package.path
+local sh = require "sh"
+local pq = require "podman"
+local cjson = require "cjson"
+local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
+
+local ON = { LEAKBENCH_PODMAN_SERVICE = "1" }
+
+local function results(out)
+  return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
+end
+
+-- Processes whose command line names PATH (the service's socket).
+local function processes_naming(path)
+  local r = sh.run({ "ps", "-eo", "pid=,args=" })
+  local out = {}
+  for line in r.stdout:gmatch("[^\n]+") do
+    if line:find(path, 1, true) and not line:find("ps -eo", 1, true) then out[#out + 1] = line end
+  end
+  return out
+end
+
+describe("the podman service", function()
+  local dir = tmpdir()
+  teardown(function() sh.rmtree(dir) end)
+
+  it("creates a run's containers with the CLI's hardening, field by field", function()
+    local out = dir .. "/images"
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out, "--jobs", "1" })
+    local imgs = results(out).images
+    assert.truthy(imgs and imgs.claude and imgs.proxy, r.stderr)
+    local scratch = dir .. "/compare"
+    os.execute("mkdir -p " .. sh.quote(scratch))
+    local c = sh.leakbench({ "lua", "spec/e2e/support/service_compare.lua", scratch, imgs.claude, imgs.proxy })
+    assert.are.equal(0, c.status, c.stderr)
+    assert.are.equal("", c.stderr)
+    local doc = cjson.decode(c.stdout)
+    local roles = {}
+    for role, v in pairs(doc.containers) do
+      roles[#roles + 1] = role
+      -- where each writes its log differs by name only
+      v.cli.log.Path, v.api.log.Path = nil, nil
+      assert.are.same(v.cli, v.api, role)
+      assert.are.same({ "no-new-privileges" }, v.api.security_opt, role)
+      assert.is_true(v.api.readonly, role)
+      assert.truthy(v.api.pids > 0 and v.api.memory > 0, role)
+    end
+    table.sort(roles)
+    assert.are.same({ "claude", "net", "up" }, roles)
+    assert.are.same({ "CAP_NET_ADMIN" }, doc.containers.net.api.effective_caps)
+    assert.are.equal(cjson.null, doc.containers.claude.api.effective_caps)
+    assert.are.equal("container:net", doc.containers.claude.api.netns)
+    assert.are.equal("none", doc.containers.up.api.netns)
+  end)
+
+  -- Rootless too (the user .ci/rootless-setup makes, with the images that
+  -- rootless_spec puts in its store): a run through the service, and the
+  -- same comparison.
+  it("rootless: runs through it, with the CLI's hardening", function()
+    local user = "lbrootless"
+    if sh.run({ "id", user }).status ~= 0 then pending("no user " .. user) return end
+    local imgs = results(dir .. "/images").images
+    for _, t in ipairs({ imgs.claude, imgs.proxy }) do
+      local has = sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd ~ && podman image exists " .. sh.quote(t) })
+      if has.status ~= 0 then
+        pending("the rootless user has no image " .. t .. " (rootless_spec loads them)")
+        return
+      end
+    end
+    local top = sh.run({ "pwd" }).stdout:gsub("\n$", "")
+    local rdir = must(sh.run({ "mktemp", "-d", "/tmp/lb-rootless-svc.XXXXXX" }).stdout:match("%S+"))
+    finally(function() sh.rmtree(rdir) end)
+    for _, rel in ipairs({ "Makefile", "containers", "src", "spec/fixtures/e2e", "spec/e2e/support" }) do
+      sh.run({ "mkdir", "-p", rdir .. "/tree/" .. rel:match("^(.-)/?[^/]*$") })
+      assert.are.equal(0, sh.run({ "cp", "-r", top .. "/" .. rel, rdir .. "/tree/" .. rel }).status)
+    end
+    assert.are.equal(0, sh.run({ "cp", os.getenv("LEAKBENCH"), rdir .. "/tree/leakbench" }).status)
+    sh.run({ "mkdir", "-p", rdir .. "/cmp" })
+    assert.are.equal(0, sh.run({ "chown", "-R", user .. ":", rdir }).status)
+    assert.are.equal(0, sh.run({ "chmod", "755", rdir }).status)
+    local function as_user(cmd)
+      return sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd " .. sh.quote(rdir .. "/tree") .. " && " .. cmd })
+    end
+    local r = as_user("LEAKBENCH_PODMAN_SERVICE=1 ./leakbench run spec/fixtures/e2e/three-turns.lua --out "
+      .. sh.quote(rdir .. "/out"))
+    local doc = results(rdir .. "/out")
+    assert.are.equal("pass", doc.runs[1].verdict, tostring(doc.runs[1].reason) .. "\n" .. r.stderr)
+    assert.are.equal(2, doc.runs[1].timings.podman_api)
+    local c = as_user("./leakbench lua spec/e2e/support/service_compare.lua " .. sh.quote(rdir .. "/cmp") .. " "
+      .. sh.quote(imgs.claude) .. " " .. sh.quote(imgs.proxy))
+    assert.are.equal(0, c.status, c.stderr)
+    for role, v in pairs(cjson.decode(c.stdout).containers) do
+      v.cli.log.Path, v.api.log.Path = nil, nil
+      assert.are.same(v.cli, v.api, role)
+    end
+  end)
+
+  it("carries a suite: the runs' containers go through it, and nothing is left", function()
+    local out = dir .. "/on"
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "spec/fixtures/runner/scenarios/a-pass.lua",
+      "--out", out, "--jobs", "1" }, { env = ON })
+    local doc = results(out)
+    assert.are.equal(2, #doc.runs, r.stderr)
+    for _, run in ipairs(doc.runs) do
+      assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. r.stderr)
+      assert.are.equal(2, run.timings.podman_api, "the upstream and the sidecar, through the service")
+      assert.is_nil(read(run.dir .. "/containers-to-remove.txt"))
+    end
+    assert.is_nil(read(out .. "/podman.sock"))
+    assert.are.same({}, processes_naming(out .. "/podman.sock"))
+    assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
+  end)
+
+  it("stops with the suite on SIGINT: no service, no socket, no container", function()
+    local out = dir .. "/int"
+    local script = dir .. "/run.sh"
+    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 " .. sh.quote(os.getenv("LEAKBENCH"))
+      .. " run spec/fixtures/runner/scenarios/d-slow.lua spec/fixtures/runner/scenarios/a-pass.lua"
+      .. " --jobs 1 --out " .. sh.quote(out .. "/res") .. " >" .. sh.quote(dir .. "/stdout") .. " 2>"
+      .. sh.quote(dir .. "/stderr") .. " &\necho $! > " .. sh.quote(dir .. "/pid") .. "\nwait $!\necho $? > "
+      .. sh.quote(dir .. "/status") .. "\n")
+    os.execute("sh " .. sh.quote(script) .. " &")
+    local pid = sh.retry(10, function() return (read(dir .. "/pid") or ""):match("%d+") end)
+    assert.truthy(pid, "the run did not start")
+    local sock = out .. "/res/podman.sock"
+    local started = sh.retry(300, function() return read(out .. "/res/d-slow/baseline/1/stream.jsonl") end)
+    assert.truthy(started, "claude never started: " .. tostring(read(dir .. "/stderr")))
+    assert.truthy(#processes_naming(sock) > 0, "no service while the suite runs")
+    os.execute("kill -INT " .. pid)
+    local status = sh.retry(60, function() return (read(dir .. "/status") or ""):match("%d+") end)
+    assert.are.equal("130", status, read(dir .. "/stderr"))
+    local doc = results(out .. "/res")
+    assert.is_true(doc.interrupted)
+    assert.are.same({}, processes_naming(sock))
+    assert.is_nil(sh.run({ "test", "-e", sock }).status == 0 and sock or nil)
+    assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
+  end)
+
+  it("ends when the runner is killed outright (SIGKILL)", function()
+    local out = dir .. "/kill"
+    local script = dir .. "/kill.sh"
+    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 " .. sh.quote(os.getenv("LEAKBENCH"))
+      .. " run spec/fixtures/runner/scenarios/d-slow.lua --jobs 1 --out " .. sh.quote(out)
+      .. " >/dev/null 2>&1 &\necho $! > " .. sh.quote(dir .. "/kill.pid") .. "\n")
+    os.execute("sh " .. sh.quote(script))
+    local pid = sh.retry(10, function() return (read(dir .. "/kill.pid") or ""):match("%d+") end)
+    assert.truthy(pid, "the run did not start")
+    local sock = out .. "/podman.sock"
+    local started = sh.retry(300, function() return read(out .. "/d-slow/baseline/1/stream.jsonl") end)
+    assert.truthy(started, "claude never started")
+    assert.truthy(#processes_naming(sock) > 0, "no service while the suite runs")
+    os.execute("kill -KILL " .. pid)
+    assert.truthy(sh.retry(30, function() return #processes_naming(sock) == 0 end),
+      table.concat(processes_naming(sock), "\n"))
+    -- The run's own process goes on to its end; what the killed suite
+    -- leaves is `leakbench clean`'s, as after any kill: removed here by its
+    -- suite's label (other suites may be running on this machine).
+    local suite = must(pq.suite_of(out))
+    assert.truthy(sh.retry(120, function() return read(out .. "/d-slow/baseline/1/result.json") end))
+    for _, name in ipairs(pq.containers("leakbench.suite=" .. suite)) do
+      sh.run({ "podman", "rm", "-f", "-i", "-t", "0", name })
+    end
+    assert.are.same({}, pq.containers("leakbench.suite=" .. suite))
+  end)
+
+  it("falls back to the CLI when it cannot start, and says so", function()
+    -- a run folder whose socket path is longer than a Unix socket's
+    local out = dir .. "/" .. string.rep("x", 110)
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out, "--jobs", "1" }, { env = ON })
+    assert.matches("leakbench: cannot start the podman service: the socket path '[^\n]*' is longer than "
+      .. "107 bytes: the runs use the podman CLI\n", r.stderr)
+    local run = results(out).runs[1]
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. r.stderr)
+    assert.is_nil(run.timings.podman_api)
+  end)
+end)
