@@ -900,6 +900,10 @@ function Service:stop()
   end
   h:close()
   os.remove(self.sock)
+  -- its log stays only when it says something
+  local log = self.dir .. "/podman-service.log"
+  local st = core.stat(log)
+  if st and st.size == 0 then os.remove(log) end
 end
 Service.__close = Service.stop
 Service.__gc = Service.stop
