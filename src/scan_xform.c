@@ -48,6 +48,13 @@
  *     has no magic; zstd and lz4 have, and scan_decode.c finds them).
  * A transform's finding that holds a finding of the same secret made
  * without a transform (a literal form, a dump) is dropped by scan_at().
+ *
+ * A run seen before at the top level of the same scan (scan_buffer, or
+ * all of scan_fd's chunks) is not decoded again: the memo (scan_int.h)
+ * gives its findings at the new place and spends its work units and
+ * decoded bytes again, so a scan finds and reports what it would without
+ * the memo. The wire resends the whole conversation with every request:
+ * most runs of a wire come back.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -1752,6 +1759,224 @@ try_xor(struct xp *x)
 }
 
 /* ---------------------------------------------------------------- */
+/* Runs already decoded (scan_int.h, struct scan_memo). */
+
+#define MEMO_MIN	 MIN_RUN     /* characters of a run worth keeping */
+#define MEMO_BYTES	 (16u << 20) /* bytes of runs kept, at most */
+#define MEMO_MAX_ENTRIES (1u << 19)  /* runs kept, at most */
+
+/* The table: a run's hash and its entry (number + 1; 0: empty). */
+struct memo_slot {
+	uint64_t h;
+	uint32_t ent;
+};
+
+struct memo_ent {
+	size_t off, len; /* in bytes */
+	size_t f, nf;	 /* its findings */
+	uint64_t work;	 /* work units decoding it spent */
+	size_t left;	 /* decoded bytes it spent */
+	unsigned hit;	 /* budget bits it set (depth) */
+};
+
+void
+scan_memo_clear(struct scan_memo *m)
+{
+	free(m->slot);
+	free(m->ent);
+	free(m->bytes);
+	free(m->f);
+	memset(m, 0, sizeof(*m));
+}
+
+static uint64_t
+memo_hash(const unsigned char *p, size_t n, uint64_t seed)
+{
+	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15u), w;
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9u;
+		h ^= h >> 31;
+	}
+	w = 0;
+	memcpy(&w, p + i, n - i);
+	h = (h ^ w) * 0x94d049bb133111ebu;
+	return h ^ (h >> 29);
+}
+
+/* The slot of p[0..n) (hash h), or the empty slot where it would go. */
+static struct memo_slot *
+memo_find(const struct scan_memo *m, const unsigned char *p, size_t n,
+    uint64_t h)
+{
+	size_t i = (size_t)(h >> 20) & (m->nslot - 1);
+	struct memo_slot *sl;
+	const struct memo_ent *en;
+
+	for (;; i = (i + 1) & (m->nslot - 1)) {
+		sl = &m->slot[i];
+		if (sl->ent == 0)
+			return sl;
+		if (sl->h != h)
+			continue;
+		en = &m->ent[sl->ent - 1];
+		if (en->len == n && memcmp(m->bytes + en->off, p, n) == 0)
+			return sl;
+	}
+}
+
+/* Room for one more run of n bytes and nf findings; 0 when none. */
+static int
+memo_room(struct scan_memo *m, size_t n, size_t nf)
+{
+	size_t i, cap;
+	void *q;
+
+	if (m->full || m->nbytes + n > MEMO_BYTES ||
+	    m->nent >= MEMO_MAX_ENTRIES)
+		return m->full = 1, 0;
+	if (m->nent + 1 > m->nslot / 2) {
+		struct memo_slot *old = m->slot;
+		size_t nold = m->nslot;
+
+		m->nslot = nold ? 2 * nold : 4096;
+		if ((m->slot = calloc(m->nslot, sizeof(*m->slot))) == NULL) {
+			m->slot = old;
+			m->nslot = nold;
+			return m->full = 1, 0;
+		}
+		for (i = 0; i < nold; i++)
+			if (old[i].ent != 0) {
+				size_t k = (size_t)(old[i].h >> 20) &
+				    (m->nslot - 1);
+
+				while (m->slot[k].ent != 0)
+					k = (k + 1) & (m->nslot - 1);
+				m->slot[k] = old[i];
+			}
+		free(old);
+	}
+	if (m->nent == m->capent) {
+		cap = m->capent ? 2 * m->capent : 1024;
+		if ((q = realloc(m->ent, cap * sizeof(*m->ent))) == NULL)
+			return m->full = 1, 0;
+		m->ent = q;
+		m->capent = cap;
+	}
+	if (m->nbytes + n > m->capbytes) {
+		for (cap = m->capbytes ? m->capbytes : 65536;
+		     cap < m->nbytes + n; cap *= 2)
+			;
+		if ((q = realloc(m->bytes, cap)) == NULL)
+			return m->full = 1, 0;
+		m->bytes = q;
+		m->capbytes = cap;
+	}
+	if (m->nf + nf > m->capf) {
+		for (cap = m->capf ? m->capf : 64; cap < m->nf + nf; cap *= 2)
+			;
+		if ((q = realloc(m->f, cap * sizeof(*m->f))) == NULL)
+			return m->full = 1, 0;
+		m->f = q;
+		m->capf = cap;
+	}
+	return 1;
+}
+
+static int
+res_add(struct scan_result *res, const struct scan_finding *f)
+{
+	if (res->n == res->cap) {
+		size_t cap = res->cap ? 2 * res->cap : 16;
+		struct scan_finding *v = realloc(res->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		res->v = v;
+		res->cap = cap;
+	}
+	res->v[res->n++] = *f;
+	return 0;
+}
+
+static int on_run(struct xp *x, size_t s, size_t e);
+
+/*
+ * on_run through the memo: a run decoded before gives its findings again
+ * at s and spends what decoding it spent (when that much is left: else
+ * it is decoded again, and the budget stops it where it would have).
+ */
+static int
+memo_run(struct xp *x, size_t s, size_t e)
+{
+	struct scan_memo *m = x->bg->memo;
+	struct scan_budget *bg = x->bg;
+	const unsigned char *p = x->buf + s;
+	size_t n = e - s, n0, i;
+	struct memo_slot *sl = NULL;
+	struct memo_ent *en;
+	uint64_t h, w0;
+	size_t l0;
+	unsigned saved, got;
+
+	if (m->seed == 0)
+		m->seed = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15u | 1;
+	h = memo_hash(p, n, m->seed);
+	if (m->nslot > 0) {
+		sl = memo_find(m, p, n, h);
+		en = sl->ent ? &m->ent[sl->ent - 1] : NULL;
+		if (en != NULL && bg->work > en->work && bg->left >= en->left) {
+			scan_budget_spend(bg, en->work);
+			bg->left -= en->left;
+			bg->hit |= en->hit;
+			for (i = 0; i < en->nf; i++) {
+				struct scan_finding f = m->f[en->f + i];
+
+				f.offset += s;
+				if (res_add(x->res, &f) != 0)
+					return -1;
+			}
+			return 0;
+		}
+		if (en != NULL)
+			sl = NULL; /* decoded again, kept as it was */
+	}
+	saved = bg->hit;
+	bg->hit = 0;
+	w0 = bg->work;
+	l0 = bg->left;
+	n0 = x->res->n;
+	if (on_run(x, s, e) != 0)
+		return -1;
+	got = bg->hit;
+	bg->hit |= saved;
+	if ((got & (SCAN_BUDGET_WORK | SCAN_BUDGET_BYTES)) || bg->work == 0 ||
+	    (m->nslot > 0 && sl == NULL) || !memo_room(m, n, x->res->n - n0))
+		return 0;
+	sl = memo_find(m, p, n, h);
+	en = &m->ent[m->nent];
+	en->off = m->nbytes;
+	en->len = n;
+	en->f = m->nf;
+	en->nf = x->res->n - n0;
+	en->work = w0 - bg->work;
+	en->left = l0 - bg->left;
+	en->hit = got;
+	sl->h = h;
+	sl->ent = (uint32_t)++m->nent;
+	memcpy(m->bytes + m->nbytes, p, n);
+	m->nbytes += n;
+	for (i = n0; i < x->res->n; i++) {
+		m->f[m->nf] = x->res->v[i];
+		m->f[m->nf].offset -= s;
+		m->nf++;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
 /* The pass. */
 
 #ifdef __SSE2__
@@ -1778,10 +2003,27 @@ runmask16(const unsigned char *p)
 }
 #endif
 
-/* Bit k set when p[k] is '0', '1' or a separator of bit groups. */
+/*
+ * Bit k set when p[k] is '0', '1' or a separator of bit groups, all 16
+ * of them and 8 or more bits; else 0.
+ */
 static inline unsigned
 bitsmask16(const unsigned char *p)
 {
+#ifdef __SSE2__
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i b = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('0')),
+	    _mm_cmpeq_epi8(v, _mm_set1_epi8('1')));
+	__m128i sep = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v,
+						    _mm_set1_epi8(' ')),
+				       _mm_cmpeq_epi8(v, _mm_set1_epi8(','))),
+	    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')),
+		_mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
+	unsigned mb = (unsigned)_mm_movemask_epi8(b);
+	unsigned m = mb | (unsigned)_mm_movemask_epi8(sep);
+
+	return m == 0xffff && __builtin_popcount(mb) >= 8 ? m : 0;
+#else
 	unsigned m = 0, k, bits = 0;
 
 	for (k = 0; k < 16; k++) {
@@ -1795,20 +2037,32 @@ bitsmask16(const unsigned char *p)
 			return 0;
 	}
 	return bits >= 8 ? m : 0;
+#endif
 }
 
-/* Bit k set when p[k] is from 0xc2, '&' or '='. */
+/*
+ * Bit k set when p[k] is from 0xc2, '&' before a letter or '#' (what
+ * entity() reads), or '=' before '?' (what on_mime() reads); p[16] is
+ * read.
+ */
 static inline unsigned
 specmask16(const unsigned char *p)
 {
 #ifdef __SSE2__
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i w = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
 	__m128i hi = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)0xc2)),
 	    v);
-	__m128i sp = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
-	    _mm_cmpeq_epi8(v, _mm_set1_epi8('=')));
+	__m128i l = _mm_sub_epi8(_mm_or_si128(w, _mm_set1_epi8(0x20)),
+	    _mm_set1_epi8('a'));
+	__m128i letter = _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(25)), l);
+	__m128i amp = _mm_and_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
+	    _mm_or_si128(letter, _mm_cmpeq_epi8(w, _mm_set1_epi8('#'))));
+	__m128i mime = _mm_and_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('=')),
+	    _mm_cmpeq_epi8(w, _mm_set1_epi8('?')));
 
-	return (unsigned)_mm_movemask_epi8(_mm_or_si128(hi, sp));
+	return (unsigned)_mm_movemask_epi8(
+	    _mm_or_si128(hi, _mm_or_si128(amp, mime)));
 #else
 	unsigned m = 0, k;
 
@@ -1903,7 +2157,9 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 			;
 		if (scan_budget_late(bg))
 			break;
-		if (on_run(&x, s, e) != 0)
+		if ((depth == 0 && bg->memo != NULL && e - s >= MEMO_MIN ?
+			    memo_run(&x, s, e) :
+			    on_run(&x, s, e)) != 0)
 			goto fail;
 		floor = e;
 		if (e >= i + 16) { /* on after the run */
@@ -1943,7 +2199,7 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 	}
 	/* look-alikes, invisibles, entities, MIME words: in text */
 	for (floor = 0, i = bin ? len : 0; i < len; i += 16) {
-		unsigned m = i + 16 <= len ? specmask16(buf + i) :
+		unsigned m = i + 17 <= len ? specmask16(buf + i) :
 					     (unsigned)((1u << (len - i)) - 1);
 
 		while (m != 0 && !x.oom) {
