@@ -2143,8 +2143,7 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 		}
 		top = ntop;
 		if (e == 0) {
-			if (m != 0xffff && i >= floor && i + 16 <= len &&
-			    bitc[buf[i]] && bitc[buf[i + 15]] &&
+			if (i >= floor && i + 16 <= len &&
 			    bitsmask16(buf + i) == 0xffff)
 				floor = on_bits(&x, i);
 			continue;
