@@ -92,7 +92,8 @@ const char *const scan_forms[] = { "raw",
 	"base64, base32, base32hex, base32-crockford, zbase32, hex, base58, "
 	"base62, base36, dec, dec-le, bits, octal, ascii85, base85, z85, "
 	"base91 (tokens of a run, any prefix)",
-	"rot1..rot25, rot47, reverse (over a literal form, through triggers)",
+	"rot1..rot25, rot47, reverse (over a literal form, through triggers; "
+	"over any other text where undoing them gives text a decoder reads)",
 	"xor (one byte, over a literal form, below the top level)",
 	"utf16le, utf16be, utf32le, utf32be (with or without a BOM)",
 	"unicode-fold (fullwidth, mathematical, circled folded; zero-width, "

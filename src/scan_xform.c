@@ -19,6 +19,9 @@
  *         scanned. A sample of the signature every few bytes is
  *         checked first (scan_trig_maybe): the signature of the whole
  *         run is computed only where one may be a trigger's;
+ *       - undone by a reversal, rot47 or a rotation without a trigger
+ *         where that gives text a decoder reads (undo_run(): over a
+ *         transform with no literal form of the secret);
  *       - cut into tokens at punctuation that no radix uses and at
  *         JSON-escaped line breaks (lines of 16 or more characters with
  *         more after the break are one wrapped token); each token of 12
@@ -276,6 +279,8 @@ struct xp {
 	size_t ucap;
 	unsigned char *v; /* a third (XOR deltas) */
 	size_t vcap;
+	unsigned char *w; /* a run undone (undo_run) */
+	size_t wcap;
 	size_t maxsecret;
 	int oom;
 	/* what a trigger scan saw, in run */
@@ -971,29 +976,13 @@ try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s,
  * characters in the alphabet (padding at the end only), and what the
  * alphabet implies.
  */
-static int
-on_token(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e)
+/*
+ * The radixes a token of body characters may be read in: all, the
+ * radixes holding every one of them; the rest, whether any is so.
+ */
+static unsigned
+fit_bits(unsigned m, int lower, int upper, int digit, int nonhex, size_t body)
 {
-	unsigned m, lower, upper, nonhex, digit;
-	uint32_t all = 0xffff, any = 0;
-	size_t i, body = n;
-	int r;
-
-	while (body > 0 && p[body - 1] == '=')
-		body--;
-	if (body < MIN_TOKEN || n > MAX_TOKEN)
-		return 0;
-	for (i = 0; i < body; i++) {
-		all &= tcls[p[i]];
-		any |= tcls[p[i]];
-	}
-	m = any & T_PAD ? 0 : all & 0xffff;
-	if (m == 0)
-		return 0;
-	lower = (any & T_LOWER) != 0;
-	upper = (any & T_UPPER) != 0;
-	digit = (any & T_DIGIT) != 0;
-	nonhex = (any & T_NONHEX) != 0;
 	/* the big numbers read text that a smaller alphabet does not */
 	if (!nonhex)
 		m &= ~(unsigned)((1u << R_B58) | (1u << R_B62) | (1u << R_B36) |
@@ -1013,9 +1002,358 @@ on_token(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e)
 		m &= (1u << R_OCT) | (1u << R_DEC) | (1u << R_HEX);
 	if (m & (1u << R_DEC) && body < 19)
 		m &= ~(unsigned)(1u << R_DEC);
+	return m;
+}
+
+static unsigned
+fit_body(const unsigned char *p, size_t body)
+{
+	uint32_t all = 0xffff, any = 0;
+	size_t i;
+
+	for (i = 0; i < body; i++) {
+		all &= tcls[p[i]];
+		any |= tcls[p[i]];
+	}
+	if (any & T_PAD)
+		return 0;
+	return fit_bits(all & 0xffff, (any & T_LOWER) != 0,
+	    (any & T_UPPER) != 0, (any & T_DIGIT) != 0, (any & T_NONHEX) != 0,
+	    body);
+}
+
+static int
+on_token(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e)
+{
+	unsigned m;
+	size_t body = n;
+	int r;
+
+	while (body > 0 && p[body - 1] == '=')
+		body--;
+	if (body < MIN_TOKEN || n > MAX_TOKEN)
+		return 0;
+	if ((m = fit_body(p, body)) == 0)
+		return 0;
 	for (r = 0; r < R_COUNT; r++)
 		if ((m & (1u << r)) && try_radix(x, r, p, n, s, e) != 0)
 			return -1;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/*
+ * Undoing a rotation, rot47 or a reversal without a trigger: over a
+ * transform with no literal form of the secret (rot47 of base91, a
+ * reversed base32 of hex), no pattern shows where. A run (or its part
+ * after a key) is undone when what that gives is read by a decoder: its
+ * characters in a radix's alphabet (or the base85 family's, basE91's)
+ * and the first bytes that radix decodes from it text, UTF-16/32 or a
+ * compressed stream (worth()). The run undone is then scanned one level
+ * deeper, where every decoder runs on it. A rotation is tried only for
+ * the alphabets its letters can come from (a rotated hex run has letters
+ * past 'f'), rot47 only when it gives a run of one alphabet, so plain
+ * runs cost a pass over their bytes.
+ */
+
+#define UNDO_MIN 16	 /* characters of a run undone */
+#define UNDO_MAX 4096	 /* ... at most */
+#define PROBE	 48	 /* bytes a probe decodes */
+#define R_ALL	 0x0fffu /* every radix */
+
+static uint32_t lset[R_COUNT], uset[R_COUNT]; /* letters of each alphabet */
+/*
+ * Per byte c, for one pass over a run: uall[c] is ANDed (the alphabets
+ * holding every byte), uany[c] ORed (its letters and kinds):
+ *   uall  0..11  radixes holding c           (U_RAW)
+ *        12..15  base85 family, basE91        (U_FAM)
+ *        16      base64 holds c
+ *        20..31  radixes holding rot47(c)     (U_RAW47)
+ *        32..35  families holding rot47(c)    (U_FAM47)
+ *        36      base64 holds rot47(c)
+ *        40..51  radixes holding c, all of them for a letter or '='
+ *   uany  0..25  c a lower-case letter, 26..51 upper-case
+ *        52..55  T_LOWER..T_NONHEX of c, 56..59 of rot47(c)
+ */
+static uint64_t uall[256], uany[256];
+/* unrot[k][c]: c rotated back by k (1..25); unrot[0]: rot47 */
+static unsigned char unrot[26][256];
+
+static unsigned char
+rot47(unsigned c)
+{
+	return (
+	    unsigned char)(c > 0x20 && c < 0x7f ? 33 + (c - 33 + 47) % 94 : c);
+}
+
+static uint64_t
+tkind(unsigned c)
+{
+	return (tcls[c] >> 16) & 15; /* T_LOWER, T_UPPER, T_DIGIT, T_NONHEX */
+}
+
+static void
+undo_init(void)
+{
+	int r, c;
+
+	for (r = 0; r < R_COUNT; r++)
+		for (c = 0; c < 26; c++) {
+			if (rval[r]['a' + c] >= 0)
+				lset[r] |= 1u << c;
+			if (rval[r]['A' + c] >= 0)
+				uset[r] |= 1u << c;
+		}
+	for (r = 0; r < 26; r++)
+		for (c = 0; c < 256; c++) {
+			unsigned b = c >= 'a' ? 'a' : 'A';
+
+			unrot[r][c] = r == 0 ?
+			    rot47((unsigned)c) :
+			    scan_is_letter((unsigned)c) ?
+			    (unsigned char)(b +
+				((unsigned)c - b + 26 - (unsigned)r) % 26) :
+			    (unsigned char)c;
+		}
+	for (c = 0; c < 256; c++) {
+		unsigned q = rot47((unsigned)c);
+		uint64_t fam = (rcls[c] / RC_X) & 15,
+			 fq = (rcls[q] / RC_X) & 15;
+		uint64_t nl = scan_is_letter((unsigned)c) || c == '=' ?
+		    R_ALL :
+		    rmask[c];
+
+		uall[c] = (uint64_t)rmask[c] | fam << 12 |
+		    (uint64_t)((rcls[c] & RC_B64) != 0) << 16 |
+		    (uint64_t)rmask[q] << 20 | fq << 32 |
+		    (uint64_t)((rcls[q] & RC_B64) != 0) << 36 | nl << 40;
+		uany[c] = (c >= 'a' && c <= 'z' ? (uint64_t)1 << (c - 'a') :
+				  c >= 'A' && c <= 'Z' ? (uint64_t)1
+				      << (26 + c - 'A') :
+							 0) |
+		    tkind((unsigned)c) << 52 | tkind(q) << 56;
+	}
+}
+
+static void
+undo_init_once(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, undo_init);
+}
+
+/*
+ * Does u[0..k) (the first k of n characters of a run undone, '='
+ * stripped before it) read as one of the radixes m, or of the families
+ * fam (RC_X bits), into text? Decodes its start; a big number only when
+ * k is all of it.
+ */
+static int
+probe(struct xp *x, const unsigned char *u, size_t k, size_t n, unsigned m,
+    uint32_t fam)
+{
+	size_t dn, l;
+	int r, a;
+
+	for (r = 0; r < R_COUNT; r++) {
+		if (!(m & (1u << r)))
+			continue;
+		switch (r) {
+		case R_B64:
+		case R_HEX:
+		case R_BITS:
+			l = r == R_B64 ? 6 : r == R_HEX ? 4 : 1;
+			if (r == R_HEX && n % 2)
+				continue;
+			dn = dec_pow2(x, r, u,
+			    k < PROBE * 8 / l ? k : PROBE * 8 / l, (int)l);
+			break;
+		case R_B58:
+		case R_B62:
+		case R_B36:
+		case R_DEC:
+			if (k < n)
+				continue;
+			dn = dec_big(x, r,
+			    r == R_B58	   ? 58 :
+				r == R_B62 ? 62 :
+				r == R_B36 ? 36 :
+					     10,
+			    u, k);
+			break;
+		case R_OCT:
+			if (n % 3)
+				continue;
+			l = k < 3 * PROBE ? k : 3 * PROBE;
+			dn = dec_oct(x, u, l - l % 3);
+			break;
+		default: /* base32 in its alphabets */
+			dn = dec_pow2(x, r, u,
+			    k < PROBE * 8 / 5 ? k : PROBE * 8 / 5, 5);
+			break;
+		}
+		if (x->oom)
+			return 0;
+		scan_budget_spend(x->bg, dn + PROBE);
+		if (dn >= SCAN_MIN_SECRET && worth(x->t, dn))
+			return 1;
+	}
+	for (a = 0; a < X_COUNT; a++) {
+		if (!(fam & (1u << a)))
+			continue;
+		/* two groups first: 8 bytes of random data are text 1 in 10^4 */
+		dn = a == X_B91 ? dec_b91(x, u, 10) : dec_b85(x, a, u, 10);
+		if (x->oom)
+			return 0;
+		if (dn < 8 || text_bad(x->t, 8, 8, 0) > 0)
+			continue;
+		l = k < 60 ? k : 60;
+		dn = a == X_B91 ? dec_b91(x, u, l) : dec_b85(x, a, u, l);
+		if (x->oom)
+			return 0;
+		scan_budget_spend(x->bg, dn + l);
+		if (dn >= SCAN_MIN_SECRET && worth(x->t, dn))
+			return 1;
+	}
+	return 0;
+}
+
+#define UNDO_PRE 160 /* characters of a run undone for a probe */
+
+/*
+ * undo(p[i]) for i < k into u, by kind: 0 reversal, 1..25 a rotation
+ * back, 47 rot47.
+ */
+static void
+undo_bytes(const unsigned char *p, size_t n, unsigned char *u, size_t k,
+    int kind)
+{
+	const unsigned char *t = unrot[kind == 47 ? 0 : kind];
+	size_t i;
+
+	if (kind == 0)
+		for (i = 0; i < k; i++)
+			u[i] = p[n - 1 - i];
+	else
+		for (i = 0; i < k; i++)
+			u[i] = t[p[i]];
+}
+
+/*
+ * The run p[0..n) (buf[s..e)) undone by kind when its start probes
+ * alive in radixes m or families fam: scanned one level deeper.
+ */
+static int
+undo_try(struct xp *x, const unsigned char *p, size_t n, int kind, unsigned m,
+    uint32_t fam, size_t s, size_t e)
+{
+	unsigned char *u;
+	size_t k = UNDO_PRE, a = 0;
+
+	if (m == 0 && fam == 0)
+		return 0;
+	/* what the probes read: 64 characters but of a big number */
+	if (!(m &
+		((1u << R_B58) | (1u << R_B62) | (1u << R_B36) | (1u << R_DEC) |
+		    (1u << R_BITS) | (1u << R_OCT))))
+		k = 64;
+	if (k > n)
+		k = n;
+	if ((u = scratch(&x->w, &x->wcap, n, &x->oom)) == NULL)
+		return -1;
+	undo_bytes(p, n, u, k, kind);
+	while (a < k && u[a] == '=')
+		a++;
+	if (!probe(x, u + a, k - a, n - a, m, fam))
+		return x->oom ? -1 : 0;
+	/*
+	 * Reversed, the run is in the same alphabets: when it reads as text
+	 * as it is too (reversed hex of text is text), the reversal shows
+	 * nothing the decoders do not read already.
+	 */
+	for (a = 0; kind == 0 && a < k && p[a] == '='; a++)
+		;
+	if (kind == 0 && probe(x, p + a, k - a, n - a, m, fam))
+		return x->oom ? -1 : 0;
+	undo_bytes(p, n, u, n, kind);
+	return xemit(x, u, n,
+	    kind == 0	   ? "reverse" :
+		kind == 47 ? "rot47" :
+			     rot_name[kind],
+	    s, e);
+}
+
+/*
+ * The run p[0..n) (buf[s..e)) undone by a reversal, rot47 and each
+ * rotation where a decoder may read what that gives (see above); done:
+ * what the triggers undid already. One pass over the run; a probe only
+ * where an alphabet fits.
+ */
+static int
+undo_run(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e,
+    uint32_t done_rots, unsigned done_kinds)
+{
+	uint64_t all = ~(uint64_t)0, any = 0;
+	uint32_t low, up, lm, um, rfam, ifam;
+	unsigned raw, iraw, nl, cand, t, ti, m;
+	size_t i;
+	int k, r;
+
+	/* (a guess, not a decoder that read its input: no level left, no
+	 * guess, and no depth budget said) */
+	if (n < UNDO_MIN || n > UNDO_MAX || x->depth + 1 > x->bg->maxdepth)
+		return 0;
+	undo_init_once();
+	scan_budget_spend(x->bg, n);
+	for (i = 0; i < n; i++) {
+		all &= uall[p[i]];
+		any |= uany[p[i]];
+	}
+	raw = (unsigned)all & R_ALL;
+	rfam = (all >> 16) & 1 ? 0 : (uint32_t)(all >> 12) & 15;
+	iraw = (unsigned)(all >> 20) & R_ALL;
+	ifam = (all >> 36) & 1 ? 0 : (uint32_t)(all >> 32) & 15;
+	nl = (unsigned)(all >> 40) & R_ALL;
+	low = (uint32_t)any & 0x3ffffff;
+	up = (uint32_t)(any >> 26) & 0x3ffffff;
+	t = (unsigned)(any >> 52) & 15;
+	ti = (unsigned)(any >> 56) & 15;
+	/* reversed: the same alphabets */
+	m = fit_bits(raw, t & 1, t & 2, t & 4, t & 8, n);
+	if (!(done_kinds & TRIG_REV) &&
+	    undo_try(x, p, n, 0, m, rfam, s, e) != 0)
+		return -1;
+	/* rot47: an alphabet the run is not in */
+	m = fit_bits(iraw & ~raw, ti & 1, ti & 2, ti & 4, ti & 8, n);
+	if (!(done_kinds & TRIG_R47) &&
+	    undo_try(x, p, n, 47, m, ifam & ~rfam, s, e) != 0)
+		return -1;
+	/*
+	 * Rotations: an alphabet the run is not in that its letters rotated
+	 * back fit (base64 is the same under every rotation: no rotation of
+	 * it shows).
+	 */
+	nl &= ~raw;
+	if ((low | up) == 0 || nl == 0)
+		return 0;
+	for (k = 1; k < 26; k++) {
+		if (done_rots & ((uint32_t)1 << k))
+			continue;
+		/* the letters before the rotation: c - k */
+		lm = ((low >> k) | (low << (26 - k))) & 0x3ffffff;
+		um = ((up >> k) | (up << (26 - k))) & 0x3ffffff;
+		for (cand = 0, r = 0; r < R_COUNT; r++)
+			if ((nl & (1u << r)) && !(lm & ~lset[r]) &&
+			    !(um & ~uset[r]))
+				cand |= 1u << r;
+		if (cand == 0)
+			continue;
+		m = fit_bits(cand, lm != 0, um != 0, t & 4,
+		    ((lm | um) & ~(uint32_t)0x3f) != 0, n);
+		if (undo_try(x, p, n, k, m, 0, s, e) != 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -1239,6 +1577,10 @@ on_run(struct xp *x, size_t s, size_t e)
 		if (try_decoded(x, x->t, dn, x_name[a], s + from, e, 0) != 0)
 			return -1;
 	}
+	/* undone without a trigger: the run, and its part after a key */
+	if (undo_run(x, p, n, s, e, x->rots, x->kinds) != 0 ||
+	    (kts > 0 && undo_run(x, p + kts, n - kts, s + kts, e, 0, 0) != 0))
+		return -1;
 	return x->oom ? -1 : 0;
 }
 
@@ -2238,10 +2580,12 @@ out:
 	free(x.t);
 	free(x.u);
 	free(x.v);
+	free(x.w);
 	return 0;
 fail:
 	free(x.t);
 	free(x.u);
 	free(x.v);
+	free(x.w);
 	return -1;
 }
