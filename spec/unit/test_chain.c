@@ -10,8 +10,12 @@
  * encoding wrapped over lines. Property 1: the secret is found, and one
  * finding names the chain (outermost first; "base64>rot7>hex"). Property
  * 2: the same chains over near misses (one byte changed, a prefix, a
- * suffix, a masked secret, a hash of it, another canary) find nothing.
- * A failure prints its seed; CHAIN_SEED=N runs that one case again.
+ * suffix, a masked secret, a hash of it, another canary) find nothing;
+ * a near miss whose bytes hold the secret after all (a compressor's
+ * framing completing it) is drawn again, and the control (the same
+ * cases built with the secret itself) must be found, so the property
+ * can fail. A failure prints its seed; CHAIN_SEED=N runs that one case
+ * again.
  *
  *	CHAIN_CASES=N      cases per property (default 1500; make fuzz: more)
  *	CHAIN_SEED=N       one case, verbose
@@ -1171,12 +1175,16 @@ holds_secret(const struct chain *c, const struct str *secret)
 	return held;
 }
 
+/* miss_case() with the secret itself: its control, which must fail. */
+static int control;
+
 /* Property 2 for one seed: 1 when nothing is found. */
 static int
 miss_case(uint64_t seed, char *why, size_t whylen)
 {
 	static const char *const kinds[] = { "one byte changed", "a prefix",
-		"a suffix", "masked", "its SHA-256", "another canary" };
+		"a suffix", "masked", "its SHA-256", "another canary",
+		"the secret itself" };
 	struct str secret = { 0 }, near = { 0 }, payload = { 0 }, t0 = { 0 },
 		   t1 = { 0 };
 	struct scan_secret v;
@@ -1193,8 +1201,11 @@ miss_case(uint64_t seed, char *why, size_t whylen)
 	canary(&secret);
 again:
 	near.n = 0;
-	k = pick(6);
+	k = control ? 6 : pick(6);
 	switch (k) {
+	case 6: /* the control: the secret itself */
+		put(&near, secret.p, secret.n);
+		break;
 	case 0:
 		put(&near, secret.p, secret.n);
 		i = pick((unsigned)secret.n);
@@ -1237,7 +1248,7 @@ again:
 	 * the secret (and the secret) is looked for in each later output of
 	 * the near miss; where one is, another near miss is drawn.
 	 */
-	if (holds_secret(&c, &secret)) {
+	if (!control && holds_secret(&c, &secret)) {
 		for (j = 0; j <= MAXCHAIN; j++)
 			free(c.mid[j].p);
 		memset(&c, 0, sizeof(c));
@@ -1358,5 +1369,14 @@ main(void)
 	    "%u near misses through generated chains: nothing found (%u "
 	    "found)",
 	    cases, dirty);
+	/* the control: the same cases with the secret itself are found */
+	control = 1;
+	for (i = 1, dirty = 0; i <= 100; i++)
+		dirty += !miss_case(i, why, sizeof(why));
+	control = 0;
+	ok(dirty >= 95,
+	    "control: the near-miss cases of seeds 1 to 100 built with the "
+	    "secret itself find it (%u of 100)",
+	    dirty);
 	return tap_done();
 }
