@@ -2183,7 +2183,7 @@ memo_room(struct scan_memo *m, size_t n, size_t nf)
 		struct memo_slot *old = m->slot;
 		size_t nold = m->nslot;
 
-		m->nslot = nold ? 2 * nold : 4096;
+		m->nslot = nold ? 2 * nold : 64;
 		if ((m->slot = calloc(m->nslot, sizeof(*m->slot))) == NULL) {
 			m->slot = old;
 			m->nslot = nold;
@@ -2201,14 +2201,14 @@ memo_room(struct scan_memo *m, size_t n, size_t nf)
 		free(old);
 	}
 	if (m->nent == m->capent) {
-		cap = m->capent ? 2 * m->capent : 1024;
+		cap = m->capent ? 2 * m->capent : 32;
 		if ((q = realloc(m->ent, cap * sizeof(*m->ent))) == NULL)
 			return m->full = 1, 0;
 		m->ent = q;
 		m->capent = cap;
 	}
 	if (m->nbytes + n > m->capbytes) {
-		for (cap = m->capbytes ? m->capbytes : 65536;
+		for (cap = m->capbytes ? m->capbytes : 4096;
 		     cap < m->nbytes + n; cap *= 2)
 			;
 		if ((q = realloc(m->bytes, cap)) == NULL)
@@ -2217,7 +2217,7 @@ memo_room(struct scan_memo *m, size_t n, size_t nf)
 		m->capbytes = cap;
 	}
 	if (m->nf + nf > m->capf) {
-		for (cap = m->capf ? m->capf : 64; cap < m->nf + nf; cap *= 2)
+		for (cap = m->capf ? m->capf : 16; cap < m->nf + nf; cap *= 2)
 			;
 		if ((q = realloc(m->f, cap * sizeof(*m->f))) == NULL)
 			return m->full = 1, 0;
