@@ -1267,15 +1267,6 @@ undo_try(struct xp *x, const unsigned char *p, size_t n, int kind, unsigned m,
 		a++;
 	if (!probe(x, u + a, k - a, n - a, m, fam))
 		return x->oom ? -1 : 0;
-	/*
-	 * Reversed, the run is in the same alphabets: when it reads as text
-	 * as it is too (reversed hex of text is text), the reversal shows
-	 * nothing the decoders do not read already.
-	 */
-	for (a = 0; kind == 0 && a < k && p[a] == '='; a++)
-		;
-	if (kind == 0 && probe(x, p + a, k - a, n - a, m, fam))
-		return x->oom ? -1 : 0;
 	undo_bytes(p, n, u, n, kind);
 	return xemit(x, u, n,
 	    kind == 0	   ? "reverse" :
@@ -1319,8 +1310,21 @@ undo_run(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e,
 	up = (uint32_t)(any >> 26) & 0x3ffffff;
 	t = (unsigned)(any >> 52) & 15;
 	ti = (unsigned)(any >> 56) & 15;
-	/* reversed: the same alphabets */
+	/*
+	 * A run that reads as text as it is is read by the decoders: undone
+	 * too, text of low entropy (bits, hex of text) reads as text again
+	 * under most rotations and reversed, a guess each level deeper.
+	 */
 	m = fit_bits(raw, t & 1, t & 2, t & 4, t & 8, n);
+	if (m != 0 || rfam != 0) {
+		size_t l = n < UNDO_PRE ? n : UNDO_PRE, a = 0;
+
+		while (a < l && p[a] == '=')
+			a++;
+		if (probe(x, p + a, l - a, n - a, m, rfam) || x->oom)
+			return x->oom ? -1 : 0;
+	}
+	/* reversed: the same alphabets */
 	if (!(done_kinds & TRIG_REV) &&
 	    undo_try(x, p, n, 0, m, rfam, s, e) != 0)
 		return -1;
