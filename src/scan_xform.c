@@ -1056,7 +1056,7 @@ on_token(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e)
  * runs cost a pass over their bytes.
  */
 
-#define UNDO_MIN 16	 /* characters of a run undone */
+#define UNDO_MIN 20	 /* characters of a run undone */
 #define UNDO_MAX 4096	 /* ... at most */
 #define PROBE	 48	 /* bytes a probe decodes */
 #define R_ALL	 0x0fffu /* every radix */
