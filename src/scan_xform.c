@@ -1596,8 +1596,8 @@ on_bits(struct xp *x, size_t i)
 {
 	size_t s = i, e = i, nb = 0, o = 0;
 	unsigned acc = 0;
-	int bits = 0;
-	unsigned char *d;
+	int bits = 0, rev;
+	unsigned char *d, *w;
 
 	while (s > 0 &&
 	    (x->buf[s - 1] == '0' || x->buf[s - 1] == '1' ||
@@ -1622,7 +1622,35 @@ on_bits(struct xp *x, size_t i)
 			bits = 0;
 		}
 	}
-	if (nb >= 64 && xemit(x, d, o, "bits", s, e) != 0)
+	if (nb < 64)
+		return e;
+	rev = !worth(d, o);
+	if (xemit(x, d, o, "bits", s, e) != 0) {
+		x->oom = 1;
+		return e;
+	}
+	/*
+	 * Not text forward: read backwards (the groups reversed, and the
+	 * bits in each), text there is a reversal over the bits: undone,
+	 * and read one level deeper.
+	 */
+	if (!rev || x->depth + 1 > x->bg->maxdepth ||
+	    (d = scratch(&x->u, &x->ucap, o + 1, &x->oom)) == NULL ||
+	    (w = scratch(&x->w, &x->wcap, e - s, &x->oom)) == NULL)
+		return e;
+	for (o = 0, bits = 0, acc = 0, i = e; i > s; i--) {
+		w[e - i] = x->buf[i - 1];
+		if (x->buf[i - 1] != '0' && x->buf[i - 1] != '1')
+			continue;
+		acc = (acc << 1) | (unsigned)(x->buf[i - 1] - '0');
+		if (++bits == 8) {
+			d[o++] = (unsigned char)acc;
+			acc = 0;
+			bits = 0;
+		}
+	}
+	scan_budget_spend(x->bg, e - s);
+	if (worth(d, o) && xemit(x, w, e - s, "reverse", s, e) != 0)
 		x->oom = 1;
 	return e;
 }

@@ -1105,6 +1105,17 @@ step(struct str *s, const char *how)
 			snprintf(h, sizeof(h), "%02x", (unsigned char)s->p[i]);
 			put(&o, h, 2);
 		}
+	else if (strcmp(how, "bits") == 0) /* grouped by bytes */
+		for (i = 0; i < s->n; i++) {
+			int b;
+
+			for (b = 7; b >= 0; b--)
+				put(&o,
+				    (unsigned char)s->p[i] >> b & 1 ? "1" : "0",
+				    1);
+			if (i + 1 < s->n)
+				put(&o, " ", 1);
+		}
 	else if (strcmp(how, "reverse") == 0)
 		for (i = s->n; i > 0; i--)
 			put(&o, s->p + i - 1, 1);
@@ -1154,6 +1165,7 @@ test_undo(void)
 		{ { "base91", "reverse", NULL }, "reverse>base91>raw" },
 		{ { "base64", "hex", "rot5" }, "rot5>hex>base64@0" },
 		{ { "base91", "hex", "rot11" }, "rot11>hex>base91>raw" },
+		{ { "bits", "reverse", NULL }, "reverse>bits>raw" },
 	};
 	struct scan *sc = compile1(S1, strlen(S1));
 	struct str enc = { 0 }, text = { 0 };
