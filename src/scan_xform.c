@@ -1275,6 +1275,19 @@ undo_try(struct xp *x, const unsigned char *p, size_t n, int kind, unsigned m,
 	    s, e);
 }
 
+/* probe() on the start of the run p[0..n) as it is, '=' skipped. */
+static int
+probe_run(struct xp *x, const unsigned char *p, size_t n, unsigned m,
+    uint32_t fam)
+{
+	const unsigned char *q = p, *end = p + (n < UNDO_PRE ? n : UNDO_PRE);
+
+	while (q < end && *q == '=')
+		q++;
+	return probe(x, q, (size_t)(end - q), n - (size_t)(q - p), m, fam) ||
+	    x->oom;
+}
+
 /*
  * The run p[0..n) (buf[s..e)) undone by a reversal, rot47 and each
  * rotation where a decoder may read what that gives (see above); done:
@@ -1316,14 +1329,8 @@ undo_run(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e,
 	 * under most rotations and reversed, a guess each level deeper.
 	 */
 	m = fit_bits(raw, t & 1, t & 2, t & 4, t & 8, n);
-	if (m != 0 || rfam != 0) {
-		size_t l = n < UNDO_PRE ? n : UNDO_PRE, a = 0;
-
-		while (a < l && p[a] == '=')
-			a++;
-		if (probe(x, p + a, l - a, n - a, m, rfam) || x->oom)
-			return x->oom ? -1 : 0;
-	}
+	if ((m != 0 || rfam != 0) && probe_run(x, p, n, m, rfam))
+		return x->oom ? -1 : 0;
 	/* reversed: the same alphabets */
 	if (!(done_kinds & TRIG_REV) &&
 	    undo_try(x, p, n, 0, m, rfam, s, e) != 0)
