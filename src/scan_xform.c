@@ -1203,7 +1203,8 @@ probe(struct xp *x, const unsigned char *u, size_t k, size_t n, unsigned m,
 		if (!(fam & (1u << a)))
 			continue;
 		/* two groups first: 8 bytes of random data are text 1 in 10^4 */
-		dn = a == X_B91 ? dec_b91(x, u, 10) : dec_b85(x, a, u, 10);
+		l = k < 10 ? k : 10;
+		dn = a == X_B91 ? dec_b91(x, u, l) : dec_b85(x, a, u, l);
 		if (x->oom)
 			return 0;
 		if (dn < 8 || text_bad(x->t, 8, 8, 0) > 0)

@@ -1211,11 +1211,17 @@ again:
 		i = pick((unsigned)secret.n);
 		near.p[i] = near.p[i] == 'a' ? 'b' : 'a';
 		break;
+	/*
+	 * A prefix or suffix 3 to 6 bytes short: text beside a radix's
+	 * partial group reads as the missing bytes 1 time in 256 each (seed
+	 * 85630: "_KEY=" before Ascii85 of a suffix one byte short decoded
+	 * to ... and that byte, which holds the whole secret).
+	 */
 	case 1:
-		put(&near, secret.p, secret.n - 1 - pick(4));
+		put(&near, secret.p, secret.n - 3 - pick(4));
 		break;
 	case 2:
-		i = 1 + pick(4);
+		i = 3 + pick(4);
 		put(&near, secret.p + i, secret.n - i);
 		break;
 	case 3:
