@@ -92,7 +92,8 @@ const char *const scan_forms[] = { "raw",
 	"base64, base32, base32hex, base32-crockford, zbase32, hex, base58, "
 	"base62, base36, dec, dec-le, bits, octal, ascii85, base85, z85, "
 	"base91 (tokens of a run, any prefix)",
-	"rot1..rot25, rot47, reverse (over a literal form, through triggers)",
+	"rot1..rot25, rot47, reverse (over a literal form, through triggers; "
+	"over any other text where undoing them gives text a decoder reads)",
 	"xor (one byte, over a literal form, below the top level)",
 	"utf16le, utf16be, utf32le, utf32be (with or without a BOM)",
 	"unicode-fold (fullwidth, mathematical, circled folded; zero-width, "
@@ -2470,8 +2471,8 @@ finding_cmp(const void *a, const void *b)
 }
 
 int
-scan_buffer(const struct scan *sc, const void *data, size_t len,
-    struct scan_result *res)
+scan_buffer_memo(const struct scan *sc, const void *data, size_t len,
+    struct scan_result *res, struct scan_memo *memo)
 {
 	struct scan_budget bg;
 	int rc;
@@ -2483,8 +2484,22 @@ scan_buffer(const struct scan *sc, const void *data, size_t len,
 	bg.work = SCAN_DECODE_WORK_MIN +
 	    (uint64_t)len * SCAN_DECODE_WORK_PER_BYTE;
 	bg.hit = 0;
+	bg.memo = memo;
 	rc = scan_at(sc, data, len, 0, &bg, res);
 	res->budget |= bg.hit;
+	return rc;
+}
+
+int
+scan_buffer(const struct scan *sc, const void *data, size_t len,
+    struct scan_result *res)
+{
+	struct scan_memo memo;
+	int rc;
+
+	memset(&memo, 0, sizeof(memo));
+	rc = scan_buffer_memo(sc, data, len, res, &memo);
+	scan_memo_clear(&memo);
 	return rc;
 }
 
@@ -2607,6 +2622,7 @@ int
 scan_fd(const struct scan *sc, int fd, struct scan_result *res)
 {
 	struct scan_result r = { 0 };
+	struct scan_memo memo; /* one for the whole file: runs come back */
 	size_t carry = 5 * (sc->maxlen + 2) + 4096;
 	size_t chunk = carry * 4 > (512u << 10) ? carry * 4 : (512u << 10);
 	size_t cap = chunk + 2 * carry, have = 0, own = 0, limit, keep, i;
@@ -2626,6 +2642,7 @@ scan_fd(const struct scan *sc, int fd, struct scan_result *res)
 		cap = (size_t)st.st_size + 1;
 	if ((buf = malloc(cap)) == NULL)
 		return -1;
+	memset(&memo, 0, sizeof(memo));
 	for (;;) {
 		while (have < cap && !eof) {
 			got = read(fd, buf + have, cap - have);
@@ -2639,7 +2656,7 @@ scan_fd(const struct scan *sc, int fd, struct scan_result *res)
 		}
 		limit = eof ? have : have - carry;
 		r.n = 0;
-		if (scan_buffer(sc, buf, have, &r) != 0) {
+		if (scan_buffer_memo(sc, buf, have, &r, &memo) != 0) {
 			errno = ENOMEM;
 			goto fail;
 		}
@@ -2666,11 +2683,13 @@ scan_fd(const struct scan *sc, int fd, struct scan_result *res)
 	}
 	free(r.v);
 	free(buf);
+	scan_memo_clear(&memo);
 	return 0;
 fail:
 	e = errno;
 	free(r.v);
 	free(buf);
+	scan_memo_clear(&memo);
 	errno = e;
 	return -1;
 }

@@ -18,11 +18,46 @@
 
 #include "scan.h"
 
+/*
+ * Runs the transform pass has already decoded at the top level (the wire
+ * resends the whole conversation with every request, so the same runs
+ * come back): by their bytes, what decoding one gave (its findings, at
+ * offsets from the run's start) and what it cost. A run seen again is not
+ * decoded again: its findings are reported at its own place and its cost
+ * is spent again, so the findings and the budgets are those of decoding
+ * it (scan_xform.c). Zeroed to start; scan_memo_clear frees it.
+ */
+struct memo_slot;
+struct memo_ent;
+
+struct scan_memo {
+	struct memo_slot *slot; /* a hash table of the entries */
+	size_t nslot;
+	struct memo_ent *ent;
+	size_t nent, capent;
+	unsigned char *bytes; /* the runs' bytes, one after another */
+	size_t nbytes, capbytes;
+	struct scan_finding *f; /* their findings */
+	size_t nf, capf;
+	uint64_t seed;
+	int full; /* no more runs are kept */
+};
+
+void scan_memo_clear(struct scan_memo *m);
+
+/*
+ * scan_buffer with memo (kept from call to call: scan_fd's chunks), or
+ * with none (NULL: every run decoded, for tests that compare).
+ */
+int scan_buffer_memo(const struct scan *sc, const void *data, size_t len,
+    struct scan_result *res, struct scan_memo *memo);
+
 struct scan_budget {
 	size_t left; /* decoded bytes still allowed */
 	unsigned maxdepth;
-	uint64_t work; /* work units still allowed (scan.h) */
-	unsigned hit;  /* SCAN_BUDGET_* */
+	uint64_t work;		/* work units still allowed (scan.h) */
+	unsigned hit;		/* SCAN_BUDGET_* */
+	struct scan_memo *memo; /* or NULL */
 };
 
 /* Spends n work units (down to none). */

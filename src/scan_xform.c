@@ -19,6 +19,9 @@
  *         scanned. A sample of the signature every few bytes is
  *         checked first (scan_trig_maybe): the signature of the whole
  *         run is computed only where one may be a trigger's;
+ *       - undone by a reversal, rot47 or a rotation without a trigger
+ *         where that gives text a decoder reads (undo_run(): over a
+ *         transform with no literal form of the secret);
  *       - cut into tokens at punctuation that no radix uses and at
  *         JSON-escaped line breaks (lines of 16 or more characters with
  *         more after the break are one wrapped token); each token of 12
@@ -48,6 +51,13 @@
  *     has no magic; zstd and lz4 have, and scan_decode.c finds them).
  * A transform's finding that holds a finding of the same secret made
  * without a transform (a literal form, a dump) is dropped by scan_at().
+ *
+ * A run seen before at the top level of the same scan (scan_buffer, or
+ * all of scan_fd's chunks) is not decoded again: the memo (scan_int.h)
+ * gives its findings at the new place and spends its work units and
+ * decoded bytes again, so a scan finds and reports what it would without
+ * the memo. The wire resends the whole conversation with every request:
+ * most runs of a wire come back.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -269,6 +279,8 @@ struct xp {
 	size_t ucap;
 	unsigned char *v; /* a third (XOR deltas) */
 	size_t vcap;
+	unsigned char *w; /* a run undone (undo_run) */
+	size_t wcap;
 	size_t maxsecret;
 	int oom;
 	/* what a trigger scan saw, in run */
@@ -964,29 +976,13 @@ try_radix(struct xp *x, int r, const unsigned char *p, size_t n, size_t s,
  * characters in the alphabet (padding at the end only), and what the
  * alphabet implies.
  */
-static int
-on_token(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e)
+/*
+ * The radixes a token of body characters may be read in: all, the
+ * radixes holding every one of them; the rest, whether any is so.
+ */
+static unsigned
+fit_bits(unsigned m, int lower, int upper, int digit, int nonhex, size_t body)
 {
-	unsigned m, lower, upper, nonhex, digit;
-	uint32_t all = 0xffff, any = 0;
-	size_t i, body = n;
-	int r;
-
-	while (body > 0 && p[body - 1] == '=')
-		body--;
-	if (body < MIN_TOKEN || n > MAX_TOKEN)
-		return 0;
-	for (i = 0; i < body; i++) {
-		all &= tcls[p[i]];
-		any |= tcls[p[i]];
-	}
-	m = any & T_PAD ? 0 : all & 0xffff;
-	if (m == 0)
-		return 0;
-	lower = (any & T_LOWER) != 0;
-	upper = (any & T_UPPER) != 0;
-	digit = (any & T_DIGIT) != 0;
-	nonhex = (any & T_NONHEX) != 0;
 	/* the big numbers read text that a smaller alphabet does not */
 	if (!nonhex)
 		m &= ~(unsigned)((1u << R_B58) | (1u << R_B62) | (1u << R_B36) |
@@ -1006,9 +1002,370 @@ on_token(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e)
 		m &= (1u << R_OCT) | (1u << R_DEC) | (1u << R_HEX);
 	if (m & (1u << R_DEC) && body < 19)
 		m &= ~(unsigned)(1u << R_DEC);
+	return m;
+}
+
+static unsigned
+fit_body(const unsigned char *p, size_t body)
+{
+	uint32_t all = 0xffff, any = 0;
+	size_t i;
+
+	for (i = 0; i < body; i++) {
+		all &= tcls[p[i]];
+		any |= tcls[p[i]];
+	}
+	if (any & T_PAD)
+		return 0;
+	return fit_bits(all & 0xffff, (any & T_LOWER) != 0,
+	    (any & T_UPPER) != 0, (any & T_DIGIT) != 0, (any & T_NONHEX) != 0,
+	    body);
+}
+
+static int
+on_token(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e)
+{
+	unsigned m;
+	size_t body = n;
+	int r;
+
+	while (body > 0 && p[body - 1] == '=')
+		body--;
+	if (body < MIN_TOKEN || n > MAX_TOKEN)
+		return 0;
+	if ((m = fit_body(p, body)) == 0)
+		return 0;
 	for (r = 0; r < R_COUNT; r++)
 		if ((m & (1u << r)) && try_radix(x, r, p, n, s, e) != 0)
 			return -1;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/*
+ * Undoing a rotation, rot47 or a reversal without a trigger: over a
+ * transform with no literal form of the secret (rot47 of base91, a
+ * reversed base32 of hex), no pattern shows where. A run (or its part
+ * after a key) is undone when what that gives is read by a decoder: its
+ * characters in a radix's alphabet (or the base85 family's, basE91's)
+ * and the first bytes that radix decodes from it text, UTF-16/32 or a
+ * compressed stream (worth()). The run undone is then scanned one level
+ * deeper, where every decoder runs on it. A rotation is tried only for
+ * the alphabets its letters can come from (a rotated hex run has letters
+ * past 'f'), rot47 only when it gives a run of one alphabet, so plain
+ * runs cost a pass over their bytes.
+ */
+
+#define UNDO_MIN 20	 /* characters of a run undone */
+#define UNDO_MAX 4096	 /* ... at most */
+#define PROBE	 48	 /* bytes a probe decodes */
+#define R_ALL	 0x0fffu /* every radix */
+
+static uint32_t lset[R_COUNT], uset[R_COUNT]; /* letters of each alphabet */
+/*
+ * Per byte c, for one pass over a run: uall[c] is ANDed (the alphabets
+ * holding every byte), uany[c] ORed (its letters and kinds):
+ *   uall  0..11  radixes holding c           (U_RAW)
+ *        12..15  base85 family, basE91        (U_FAM)
+ *        16      base64 holds c
+ *        20..31  radixes holding rot47(c)     (U_RAW47)
+ *        32..35  families holding rot47(c)    (U_FAM47)
+ *        36      base64 holds rot47(c)
+ *        40..51  radixes holding c, all of them for a letter or '='
+ *   uany  0..25  c a lower-case letter, 26..51 upper-case
+ *        52..55  T_LOWER..T_NONHEX of c, 56..59 of rot47(c)
+ */
+static uint64_t uall[256], uany[256];
+/* unrot[k][c]: c rotated back by k (1..25); unrot[0]: rot47 */
+static unsigned char unrot[26][256];
+
+static unsigned char
+rot47(unsigned c)
+{
+	return (
+	    unsigned char)(c > 0x20 && c < 0x7f ? 33 + (c - 33 + 47) % 94 : c);
+}
+
+static uint64_t
+tkind(unsigned c)
+{
+	return (tcls[c] >> 16) & 15; /* T_LOWER, T_UPPER, T_DIGIT, T_NONHEX */
+}
+
+static void
+undo_init(void)
+{
+	int r, c;
+
+	for (r = 0; r < R_COUNT; r++)
+		for (c = 0; c < 26; c++) {
+			if (rval[r]['a' + c] >= 0)
+				lset[r] |= 1u << c;
+			if (rval[r]['A' + c] >= 0)
+				uset[r] |= 1u << c;
+		}
+	for (r = 0; r < 26; r++)
+		for (c = 0; c < 256; c++) {
+			unsigned b = c >= 'a' ? 'a' : 'A';
+
+			unrot[r][c] = r == 0 ?
+			    rot47((unsigned)c) :
+			    scan_is_letter((unsigned)c) ?
+			    (unsigned char)(b +
+				((unsigned)c - b + 26 - (unsigned)r) % 26) :
+			    (unsigned char)c;
+		}
+	for (c = 0; c < 256; c++) {
+		unsigned q = rot47((unsigned)c);
+		uint64_t fam = (rcls[c] / RC_X) & 15,
+			 fq = (rcls[q] / RC_X) & 15;
+		uint64_t nl = scan_is_letter((unsigned)c) || c == '=' ?
+		    R_ALL :
+		    rmask[c];
+
+		uall[c] = (uint64_t)rmask[c] | fam << 12 |
+		    (uint64_t)((rcls[c] & RC_B64) != 0) << 16 |
+		    (uint64_t)rmask[q] << 20 | fq << 32 |
+		    (uint64_t)((rcls[q] & RC_B64) != 0) << 36 | nl << 40;
+		uany[c] = (c >= 'a' && c <= 'z' ? (uint64_t)1 << (c - 'a') :
+				  c >= 'A' && c <= 'Z' ? (uint64_t)1
+				      << (26 + c - 'A') :
+							 0) |
+		    tkind((unsigned)c) << 52 | tkind(q) << 56;
+	}
+}
+
+static void
+undo_init_once(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, undo_init);
+}
+
+/*
+ * Does u[0..k) (the first k of n characters of a run undone, '='
+ * stripped before it) read as one of the radixes m, or of the families
+ * fam (RC_X bits), into text? Decodes its start; a big number only when
+ * k is all of it.
+ */
+static int
+probe(struct xp *x, const unsigned char *u, size_t k, size_t n, unsigned m,
+    uint32_t fam)
+{
+	size_t dn, l;
+	int r, a;
+
+	for (r = 0; r < R_COUNT; r++) {
+		if (!(m & (1u << r)))
+			continue;
+		switch (r) {
+		case R_B64:
+		case R_HEX:
+		case R_BITS:
+			l = r == R_B64 ? 6 : r == R_HEX ? 4 : 1;
+			if (r == R_HEX && n % 2)
+				continue;
+			dn = dec_pow2(x, r, u,
+			    k < PROBE * 8 / l ? k : PROBE * 8 / l, (int)l);
+			break;
+		case R_B58:
+		case R_B62:
+		case R_B36:
+		case R_DEC:
+			if (k < n)
+				continue;
+			dn = dec_big(x, r,
+			    r == R_B58	   ? 58 :
+				r == R_B62 ? 62 :
+				r == R_B36 ? 36 :
+					     10,
+			    u, k);
+			break;
+		case R_OCT:
+			if (n % 3)
+				continue;
+			l = k < 3 * PROBE ? k : 3 * PROBE;
+			dn = dec_oct(x, u, l - l % 3);
+			break;
+		default: /* base32 in its alphabets */
+			dn = dec_pow2(x, r, u,
+			    k < PROBE * 8 / 5 ? k : PROBE * 8 / 5, 5);
+			break;
+		}
+		if (x->oom)
+			return 0;
+		scan_budget_spend(x->bg, dn + PROBE);
+		if (dn >= SCAN_MIN_SECRET && worth(x->t, dn))
+			return 1;
+	}
+	for (a = 0; a < X_COUNT; a++) {
+		if (!(fam & (1u << a)))
+			continue;
+		/* two groups first: 8 bytes of random data are text 1 in 10^4 */
+		l = k < 10 ? k : 10;
+		dn = a == X_B91 ? dec_b91(x, u, l) : dec_b85(x, a, u, l);
+		if (x->oom)
+			return 0;
+		if (dn < 8 || text_bad(x->t, 8, 8, 0) > 0)
+			continue;
+		l = k < 60 ? k : 60;
+		dn = a == X_B91 ? dec_b91(x, u, l) : dec_b85(x, a, u, l);
+		if (x->oom)
+			return 0;
+		scan_budget_spend(x->bg, dn + l);
+		if (dn >= SCAN_MIN_SECRET && worth(x->t, dn))
+			return 1;
+	}
+	return 0;
+}
+
+#define UNDO_PRE 160 /* characters of a run undone for a probe */
+
+/*
+ * undo(p[i]) for i < k into u, by kind: 0 reversal, 1..25 a rotation
+ * back, 47 rot47.
+ */
+static void
+undo_bytes(const unsigned char *p, size_t n, unsigned char *u, size_t k,
+    int kind)
+{
+	const unsigned char *t = unrot[kind == 47 ? 0 : kind];
+	size_t i;
+
+	if (kind == 0)
+		for (i = 0; i < k; i++)
+			u[i] = p[n - 1 - i];
+	else
+		for (i = 0; i < k; i++)
+			u[i] = t[p[i]];
+}
+
+/*
+ * The run p[0..n) (buf[s..e)) undone by kind when its start probes
+ * alive in radixes m or families fam: scanned one level deeper.
+ */
+static int
+undo_try(struct xp *x, const unsigned char *p, size_t n, int kind, unsigned m,
+    uint32_t fam, size_t s, size_t e)
+{
+	unsigned char *u;
+	size_t k = UNDO_PRE, a = 0;
+
+	if (m == 0 && fam == 0)
+		return 0;
+	/* what the probes read: 64 characters but of a big number */
+	if (!(m &
+		((1u << R_B58) | (1u << R_B62) | (1u << R_B36) | (1u << R_DEC) |
+		    (1u << R_BITS) | (1u << R_OCT))))
+		k = 64;
+	if (k > n)
+		k = n;
+	if ((u = scratch(&x->w, &x->wcap, n, &x->oom)) == NULL)
+		return -1;
+	undo_bytes(p, n, u, k, kind);
+	while (a < k && u[a] == '=')
+		a++;
+	if (!probe(x, u + a, k - a, n - a, m, fam))
+		return x->oom ? -1 : 0;
+	undo_bytes(p, n, u, n, kind);
+	return xemit(x, u, n,
+	    kind == 0	   ? "reverse" :
+		kind == 47 ? "rot47" :
+			     rot_name[kind],
+	    s, e);
+}
+
+/* probe() on the start of the run p[0..n) as it is, '=' skipped. */
+static int
+probe_run(struct xp *x, const unsigned char *p, size_t n, unsigned m,
+    uint32_t fam)
+{
+	const unsigned char *q = p, *end = p + (n < UNDO_PRE ? n : UNDO_PRE);
+
+	while (q < end && *q == '=')
+		q++;
+	return probe(x, q, (size_t)(end - q), n - (size_t)(q - p), m, fam) ||
+	    x->oom;
+}
+
+/*
+ * The run p[0..n) (buf[s..e)) undone by a reversal, rot47 and each
+ * rotation where a decoder may read what that gives (see above); done:
+ * what the triggers undid already. One pass over the run; a probe only
+ * where an alphabet fits.
+ */
+static int
+undo_run(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e,
+    uint32_t done_rots, unsigned done_kinds)
+{
+	uint64_t all = ~(uint64_t)0, any = 0;
+	uint32_t low, up, lm, um, rfam, ifam;
+	unsigned raw, iraw, nl, cand, t, ti, m;
+	size_t i;
+	int k, r;
+
+	/* (a guess, not a decoder that read its input: no level left, no
+	 * guess, and no depth budget said) */
+	if (n < UNDO_MIN || n > UNDO_MAX || x->depth + 1 > x->bg->maxdepth)
+		return 0;
+	undo_init_once();
+	scan_budget_spend(x->bg, n);
+	for (i = 0; i < n; i++) {
+		all &= uall[p[i]];
+		any |= uany[p[i]];
+	}
+	raw = (unsigned)all & R_ALL;
+	rfam = (all >> 16) & 1 ? 0 : (uint32_t)(all >> 12) & 15;
+	iraw = (unsigned)(all >> 20) & R_ALL;
+	ifam = (all >> 36) & 1 ? 0 : (uint32_t)(all >> 32) & 15;
+	nl = (unsigned)(all >> 40) & R_ALL;
+	low = (uint32_t)any & 0x3ffffff;
+	up = (uint32_t)(any >> 26) & 0x3ffffff;
+	t = (unsigned)(any >> 52) & 15;
+	ti = (unsigned)(any >> 56) & 15;
+	/*
+	 * A run that reads as text as it is is read by the decoders: undone
+	 * too, text of low entropy (bits, hex of text) reads as text again
+	 * under most rotations and reversed, a guess each level deeper.
+	 */
+	m = fit_bits(raw, t & 1, t & 2, t & 4, t & 8, n);
+	if ((m != 0 || rfam != 0) && probe_run(x, p, n, m, rfam))
+		return x->oom ? -1 : 0;
+	/* reversed: the same alphabets */
+	if (!(done_kinds & TRIG_REV) &&
+	    undo_try(x, p, n, 0, m, rfam, s, e) != 0)
+		return -1;
+	/* rot47: an alphabet the run is not in */
+	m = fit_bits(iraw & ~raw, ti & 1, ti & 2, ti & 4, ti & 8, n);
+	if (!(done_kinds & TRIG_R47) &&
+	    undo_try(x, p, n, 47, m, ifam & ~rfam, s, e) != 0)
+		return -1;
+	/*
+	 * Rotations: an alphabet the run is not in that its letters rotated
+	 * back fit (base64 is the same under every rotation: no rotation of
+	 * it shows).
+	 */
+	nl &= ~raw;
+	if ((low | up) == 0 || nl == 0)
+		return 0;
+	for (k = 1; k < 26; k++) {
+		if (done_rots & ((uint32_t)1 << k))
+			continue;
+		/* the letters before the rotation: c - k */
+		lm = ((low >> k) | (low << (26 - k))) & 0x3ffffff;
+		um = ((up >> k) | (up << (26 - k))) & 0x3ffffff;
+		for (cand = 0, r = 0; r < R_COUNT; r++)
+			if ((nl & (1u << r)) && !(lm & ~lset[r]) &&
+			    !(um & ~uset[r]))
+				cand |= 1u << r;
+		if (cand == 0)
+			continue;
+		m = fit_bits(cand, lm != 0, um != 0, t & 4,
+		    ((lm | um) & ~(uint32_t)0x3f) != 0, n);
+		if (undo_try(x, p, n, k, m, 0, s, e) != 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -1232,6 +1589,10 @@ on_run(struct xp *x, size_t s, size_t e)
 		if (try_decoded(x, x->t, dn, x_name[a], s + from, e, 0) != 0)
 			return -1;
 	}
+	/* undone without a trigger: the run, and its part after a key */
+	if (undo_run(x, p, n, s, e, x->rots, x->kinds) != 0 ||
+	    (kts > 0 && undo_run(x, p + kts, n - kts, s + kts, e, 0, 0) != 0))
+		return -1;
 	return x->oom ? -1 : 0;
 }
 
@@ -1243,8 +1604,8 @@ on_bits(struct xp *x, size_t i)
 {
 	size_t s = i, e = i, nb = 0, o = 0;
 	unsigned acc = 0;
-	int bits = 0;
-	unsigned char *d;
+	int bits = 0, rev;
+	unsigned char *d, *w;
 
 	while (s > 0 &&
 	    (x->buf[s - 1] == '0' || x->buf[s - 1] == '1' ||
@@ -1269,7 +1630,35 @@ on_bits(struct xp *x, size_t i)
 			bits = 0;
 		}
 	}
-	if (nb >= 64 && xemit(x, d, o, "bits", s, e) != 0)
+	if (nb < 64)
+		return e;
+	rev = !worth(d, o);
+	if (xemit(x, d, o, "bits", s, e) != 0) {
+		x->oom = 1;
+		return e;
+	}
+	/*
+	 * Not text forward: read backwards (the groups reversed, and the
+	 * bits in each), text there is a reversal over the bits: undone,
+	 * and read one level deeper.
+	 */
+	if (!rev || x->depth + 1 > x->bg->maxdepth ||
+	    (d = scratch(&x->u, &x->ucap, o + 1, &x->oom)) == NULL ||
+	    (w = scratch(&x->w, &x->wcap, e - s, &x->oom)) == NULL)
+		return e;
+	for (o = 0, bits = 0, acc = 0, i = e; i > s; i--) {
+		w[e - i] = x->buf[i - 1];
+		if (x->buf[i - 1] != '0' && x->buf[i - 1] != '1')
+			continue;
+		acc = (acc << 1) | (unsigned)(x->buf[i - 1] - '0');
+		if (++bits == 8) {
+			d[o++] = (unsigned char)acc;
+			acc = 0;
+			bits = 0;
+		}
+	}
+	scan_budget_spend(x->bg, e - s);
+	if (worth(d, o) && xemit(x, w, e - s, "reverse", s, e) != 0)
 		x->oom = 1;
 	return e;
 }
@@ -1752,6 +2141,224 @@ try_xor(struct xp *x)
 }
 
 /* ---------------------------------------------------------------- */
+/* Runs already decoded (scan_int.h, struct scan_memo). */
+
+#define MEMO_MIN	 MIN_RUN     /* characters of a run worth keeping */
+#define MEMO_BYTES	 (16u << 20) /* bytes of runs kept, at most */
+#define MEMO_MAX_ENTRIES (1u << 19)  /* runs kept, at most */
+
+/* The table: a run's hash and its entry (number + 1; 0: empty). */
+struct memo_slot {
+	uint64_t h;
+	uint32_t ent;
+};
+
+struct memo_ent {
+	size_t off, len; /* in bytes */
+	size_t f, nf;	 /* its findings */
+	uint64_t work;	 /* work units decoding it spent */
+	size_t left;	 /* decoded bytes it spent */
+	unsigned hit;	 /* budget bits it set (depth) */
+};
+
+void
+scan_memo_clear(struct scan_memo *m)
+{
+	free(m->slot);
+	free(m->ent);
+	free(m->bytes);
+	free(m->f);
+	memset(m, 0, sizeof(*m));
+}
+
+static uint64_t
+memo_hash(const unsigned char *p, size_t n, uint64_t seed)
+{
+	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15u), w;
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9u;
+		h ^= h >> 31;
+	}
+	w = 0;
+	memcpy(&w, p + i, n - i);
+	h = (h ^ w) * 0x94d049bb133111ebu;
+	return h ^ (h >> 29);
+}
+
+/* The slot of p[0..n) (hash h), or the empty slot where it would go. */
+static struct memo_slot *
+memo_find(const struct scan_memo *m, const unsigned char *p, size_t n,
+    uint64_t h)
+{
+	size_t i = (size_t)(h >> 20) & (m->nslot - 1);
+	struct memo_slot *sl;
+	const struct memo_ent *en;
+
+	for (;; i = (i + 1) & (m->nslot - 1)) {
+		sl = &m->slot[i];
+		if (sl->ent == 0)
+			return sl;
+		if (sl->h != h)
+			continue;
+		en = &m->ent[sl->ent - 1];
+		if (en->len == n && memcmp(m->bytes + en->off, p, n) == 0)
+			return sl;
+	}
+}
+
+/* Room for one more run of n bytes and nf findings; 0 when none. */
+static int
+memo_room(struct scan_memo *m, size_t n, size_t nf)
+{
+	size_t i, cap;
+	void *q;
+
+	if (m->full || m->nbytes + n > MEMO_BYTES ||
+	    m->nent >= MEMO_MAX_ENTRIES)
+		return m->full = 1, 0;
+	if (m->nent + 1 > m->nslot / 2) {
+		struct memo_slot *old = m->slot;
+		size_t nold = m->nslot;
+
+		m->nslot = nold ? 2 * nold : 64;
+		if ((m->slot = calloc(m->nslot, sizeof(*m->slot))) == NULL) {
+			m->slot = old;
+			m->nslot = nold;
+			return m->full = 1, 0;
+		}
+		for (i = 0; i < nold; i++)
+			if (old[i].ent != 0) {
+				size_t k = (size_t)(old[i].h >> 20) &
+				    (m->nslot - 1);
+
+				while (m->slot[k].ent != 0)
+					k = (k + 1) & (m->nslot - 1);
+				m->slot[k] = old[i];
+			}
+		free(old);
+	}
+	if (m->nent == m->capent) {
+		cap = m->capent ? 2 * m->capent : 32;
+		if ((q = realloc(m->ent, cap * sizeof(*m->ent))) == NULL)
+			return m->full = 1, 0;
+		m->ent = q;
+		m->capent = cap;
+	}
+	if (m->nbytes + n > m->capbytes) {
+		for (cap = m->capbytes ? m->capbytes : 4096;
+		     cap < m->nbytes + n; cap *= 2)
+			;
+		if ((q = realloc(m->bytes, cap)) == NULL)
+			return m->full = 1, 0;
+		m->bytes = q;
+		m->capbytes = cap;
+	}
+	if (m->nf + nf > m->capf) {
+		for (cap = m->capf ? m->capf : 16; cap < m->nf + nf; cap *= 2)
+			;
+		if ((q = realloc(m->f, cap * sizeof(*m->f))) == NULL)
+			return m->full = 1, 0;
+		m->f = q;
+		m->capf = cap;
+	}
+	return 1;
+}
+
+static int
+res_add(struct scan_result *res, const struct scan_finding *f)
+{
+	if (res->n == res->cap) {
+		size_t cap = res->cap ? 2 * res->cap : 16;
+		struct scan_finding *v = realloc(res->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		res->v = v;
+		res->cap = cap;
+	}
+	res->v[res->n++] = *f;
+	return 0;
+}
+
+static int on_run(struct xp *x, size_t s, size_t e);
+
+/*
+ * on_run through the memo: a run decoded before gives its findings again
+ * at s and spends what decoding it spent (when that much is left: else
+ * it is decoded again, and the budget stops it where it would have).
+ */
+static int
+memo_run(struct xp *x, size_t s, size_t e)
+{
+	struct scan_memo *m = x->bg->memo;
+	struct scan_budget *bg = x->bg;
+	const unsigned char *p = x->buf + s;
+	size_t n = e - s, n0, i;
+	struct memo_slot *sl = NULL;
+	struct memo_ent *en;
+	uint64_t h, w0;
+	size_t l0;
+	unsigned saved, got;
+
+	if (m->seed == 0)
+		m->seed = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15u | 1;
+	h = memo_hash(p, n, m->seed);
+	if (m->nslot > 0) {
+		sl = memo_find(m, p, n, h);
+		en = sl->ent ? &m->ent[sl->ent - 1] : NULL;
+		if (en != NULL && bg->work > en->work && bg->left >= en->left) {
+			scan_budget_spend(bg, en->work);
+			bg->left -= en->left;
+			bg->hit |= en->hit;
+			for (i = 0; i < en->nf; i++) {
+				struct scan_finding f = m->f[en->f + i];
+
+				f.offset += s;
+				if (res_add(x->res, &f) != 0)
+					return -1;
+			}
+			return 0;
+		}
+		if (en != NULL)
+			sl = NULL; /* decoded again, kept as it was */
+	}
+	saved = bg->hit;
+	bg->hit = 0;
+	w0 = bg->work;
+	l0 = bg->left;
+	n0 = x->res->n;
+	if (on_run(x, s, e) != 0)
+		return -1;
+	got = bg->hit;
+	bg->hit |= saved;
+	if ((got & (SCAN_BUDGET_WORK | SCAN_BUDGET_BYTES)) || bg->work == 0 ||
+	    (m->nslot > 0 && sl == NULL) || !memo_room(m, n, x->res->n - n0))
+		return 0;
+	sl = memo_find(m, p, n, h);
+	en = &m->ent[m->nent];
+	en->off = m->nbytes;
+	en->len = n;
+	en->f = m->nf;
+	en->nf = x->res->n - n0;
+	en->work = w0 - bg->work;
+	en->left = l0 - bg->left;
+	en->hit = got;
+	sl->h = h;
+	sl->ent = (uint32_t)++m->nent;
+	memcpy(m->bytes + m->nbytes, p, n);
+	m->nbytes += n;
+	for (i = n0; i < x->res->n; i++) {
+		m->f[m->nf] = x->res->v[i];
+		m->f[m->nf].offset -= s;
+		m->nf++;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
 /* The pass. */
 
 #ifdef __SSE2__
@@ -1778,10 +2385,27 @@ runmask16(const unsigned char *p)
 }
 #endif
 
-/* Bit k set when p[k] is '0', '1' or a separator of bit groups. */
+/*
+ * Bit k set when p[k] is '0', '1' or a separator of bit groups, all 16
+ * of them and 8 or more bits; else 0.
+ */
 static inline unsigned
 bitsmask16(const unsigned char *p)
 {
+#ifdef __SSE2__
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i b = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('0')),
+	    _mm_cmpeq_epi8(v, _mm_set1_epi8('1')));
+	__m128i sep = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v,
+						    _mm_set1_epi8(' ')),
+				       _mm_cmpeq_epi8(v, _mm_set1_epi8(','))),
+	    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')),
+		_mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
+	unsigned mb = (unsigned)_mm_movemask_epi8(b);
+	unsigned m = mb | (unsigned)_mm_movemask_epi8(sep);
+
+	return m == 0xffff && __builtin_popcount(mb) >= 8 ? m : 0;
+#else
 	unsigned m = 0, k, bits = 0;
 
 	for (k = 0; k < 16; k++) {
@@ -1795,20 +2419,32 @@ bitsmask16(const unsigned char *p)
 			return 0;
 	}
 	return bits >= 8 ? m : 0;
+#endif
 }
 
-/* Bit k set when p[k] is from 0xc2, '&' or '='. */
+/*
+ * Bit k set when p[k] is from 0xc2, '&' before a letter or '#' (what
+ * entity() reads), or '=' before '?' (what on_mime() reads); p[16] is
+ * read.
+ */
 static inline unsigned
 specmask16(const unsigned char *p)
 {
 #ifdef __SSE2__
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i w = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
 	__m128i hi = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)0xc2)),
 	    v);
-	__m128i sp = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
-	    _mm_cmpeq_epi8(v, _mm_set1_epi8('=')));
+	__m128i l = _mm_sub_epi8(_mm_or_si128(w, _mm_set1_epi8(0x20)),
+	    _mm_set1_epi8('a'));
+	__m128i letter = _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(25)), l);
+	__m128i amp = _mm_and_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
+	    _mm_or_si128(letter, _mm_cmpeq_epi8(w, _mm_set1_epi8('#'))));
+	__m128i mime = _mm_and_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('=')),
+	    _mm_cmpeq_epi8(w, _mm_set1_epi8('?')));
 
-	return (unsigned)_mm_movemask_epi8(_mm_or_si128(hi, sp));
+	return (unsigned)_mm_movemask_epi8(
+	    _mm_or_si128(hi, _mm_or_si128(amp, mime)));
 #else
 	unsigned m = 0, k;
 
@@ -1889,8 +2525,7 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 		}
 		top = ntop;
 		if (e == 0) {
-			if (m != 0xffff && i >= floor && i + 16 <= len &&
-			    bitc[buf[i]] && bitc[buf[i + 15]] &&
+			if (i >= floor && i + 16 <= len &&
 			    bitsmask16(buf + i) == 0xffff)
 				floor = on_bits(&x, i);
 			continue;
@@ -1903,7 +2538,9 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 			;
 		if (scan_budget_late(bg))
 			break;
-		if (on_run(&x, s, e) != 0)
+		if ((depth == 0 && bg->memo != NULL && e - s >= MEMO_MIN ?
+			    memo_run(&x, s, e) :
+			    on_run(&x, s, e)) != 0)
 			goto fail;
 		floor = e;
 		if (e >= i + 16) { /* on after the run */
@@ -1943,7 +2580,7 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 	}
 	/* look-alikes, invisibles, entities, MIME words: in text */
 	for (floor = 0, i = bin ? len : 0; i < len; i += 16) {
-		unsigned m = i + 16 <= len ? specmask16(buf + i) :
+		unsigned m = i + 17 <= len ? specmask16(buf + i) :
 					     (unsigned)((1u << (len - i)) - 1);
 
 		while (m != 0 && !x.oom) {
@@ -1983,10 +2620,12 @@ out:
 	free(x.t);
 	free(x.u);
 	free(x.v);
+	free(x.w);
 	return 0;
 fail:
 	free(x.t);
 	free(x.u);
 	free(x.v);
+	free(x.w);
 	return -1;
 }

@@ -21,8 +21,10 @@
 #include <unistd.h>
 
 #include <brotli/encode.h>
+#include <zlib.h>
 
 #include "scan.h"
+#include "scan_int.h"
 #include "tap.h"
 
 #define S1   "sk-live-0123456789abcdef"
@@ -741,8 +743,8 @@ tower:
 		if (i + 2 <= SCAN_DECODE_DEPTH) {
 			if (!ok(r.n == 1 && r.budget == 0,
 				"a tower of gzip and "
-				"%zu hex levels is found",
-				i + 1))
+				"%zu hex levels is found (budget %u)",
+				i + 1, r.budget))
 				dump(&r);
 		} else
 			ok(r.n == 0 && (r.budget & SCAN_BUDGET_DEPTH) != 0,
@@ -1067,6 +1069,303 @@ test_not_text(void)
 	free(f.p);
 }
 
+/* Do two lists hold the same findings, in the same order? */
+static int
+same_findings(const struct scan_result *a, const struct scan_result *b)
+{
+	size_t i;
+
+	if (a->n != b->n || a->budget != b->budget)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (a->v[i].offset != b->v[i].offset ||
+		    a->v[i].length != b->v[i].length ||
+		    a->v[i].secret != b->v[i].secret ||
+		    strcmp(a->v[i].form, b->v[i].form) != 0)
+			return 0;
+	return 1;
+}
+
+/* One step of test_undo's chains, applied to s in place. */
+static void
+step(struct str *s, const char *how)
+{
+	struct str o = { 0 };
+	size_t i;
+
+	put(&o, "", 0);
+	if (strcmp(how, "base64") == 0)
+		b64((unsigned char *)s->p, s->n, &o);
+	else if (strcmp(how, "base91") == 0)
+		b91((unsigned char *)s->p, s->n, &o);
+	else if (strcmp(how, "hex") == 0)
+		for (i = 0; i < s->n; i++) {
+			char h[3];
+
+			snprintf(h, sizeof(h), "%02x", (unsigned char)s->p[i]);
+			put(&o, h, 2);
+		}
+	else if (strcmp(how, "bits") == 0) /* grouped by bytes */
+		for (i = 0; i < s->n; i++) {
+			int b;
+
+			for (b = 7; b >= 0; b--)
+				put(&o,
+				    (unsigned char)s->p[i] >> b & 1 ? "1" : "0",
+				    1);
+			if (i + 1 < s->n)
+				put(&o, " ", 1);
+		}
+	else if (strcmp(how, "reverse") == 0)
+		for (i = s->n; i > 0; i--)
+			put(&o, s->p + i - 1, 1);
+	else if (strcmp(how, "rot47") == 0)
+		for (i = 0; i < s->n; i++) {
+			unsigned char c = (unsigned char)s->p[i];
+
+			if (c > 0x20 && c < 0x7f)
+				c = (unsigned char)(33 + (c - 33 + 47) % 94);
+			put(&o, &c, 1);
+		}
+	else if (strncmp(how, "rot", 3) == 0)
+		for (i = 0; i < s->n; i++) {
+			char c = s->p[i];
+			int k = atoi(how + 3);
+
+			if (c >= 'a' && c <= 'z')
+				c = (char)('a' + (c - 'a' + k) % 26);
+			else if (c >= 'A' && c <= 'Z')
+				c = (char)('A' + (c - 'A' + k) % 26);
+			put(&o, &c, 1);
+		}
+	else
+		abort();
+	s->n = 0;
+	put(s, o.p, o.n);
+	free(o.p);
+}
+
+/*
+ * A rotation, rot47 or reversal over a transform with no literal form
+ * of the secret (base64 of its hex, basE91): no trigger shows where, the
+ * run is undone where a decoder reads what that gives. Each chain is
+ * found with its name, in a line and as a JSON value; the same chains
+ * over a near miss (the last byte off) find nothing.
+ */
+static void
+test_undo(void)
+{
+	static const struct {
+		const char *steps[3]; /* innermost first */
+		const char *form;
+	} cases[] = {
+		{ { "hex", "base64", "rot47" }, "rot47>base64>hex" },
+		{ { "hex", "base64", "reverse" }, "reverse>base64>hex" },
+		{ { "base91", "base64", "rot47" }, "rot47>base64>base91>raw" },
+		{ { "base91", "reverse", NULL }, "reverse>base91>raw" },
+		{ { "base64", "hex", "rot5" }, "rot5>hex>base64@0" },
+		{ { "base91", "hex", "rot11" }, "rot11>hex>base91>raw" },
+		{ { "bits", "reverse", NULL }, "reverse>bits>raw" },
+	};
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct str enc = { 0 }, text = { 0 };
+	struct scan_result r;
+	size_t i, j;
+	int miss;
+
+	for (miss = 0; miss < 2; miss++)
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			enc.n = 0;
+			puts_(&enc, miss ? MISS : S1);
+			for (j = 0; j < 3 && cases[i].steps[j] != NULL; j++)
+				step(&enc, cases[i].steps[j]);
+			text.n = 0;
+			puts_(&text, "# notes\ntoken: ");
+			put(&text, enc.p, enc.n);
+			puts_(&text, "\nnext line\n");
+			memset(&r, 0, sizeof(r));
+			if (scan_buffer(sc, text.p, text.n, &r) != 0)
+				abort();
+			if (miss)
+				ok(r.n == 0,
+				    "near miss: %s of the secret one byte off "
+				    "(%zu findings)",
+				    cases[i].form, r.n);
+			else if (!ok(has_form(&r, cases[i].form),
+				     "undone without a trigger: %s",
+				     cases[i].form))
+				dump(&r);
+			scan_result_free(&r);
+		}
+	free(enc.p);
+	free(text.p);
+	scan_free(sc);
+}
+
+/*
+ * Runs come back (the wire resends the conversation): the transform pass
+ * decodes a run once and reports what it found at every place it is
+ * (scan_int.h, struct scan_memo). A scan with the memo must give what
+ * one without it gives, findings and budget bits, wherever the runs
+ * repeat: transforms found through triggers, runs that hit the depth
+ * budget, runs that hit the bytes budget (a bomb: never kept), and
+ * through scan_fd's chunks, where one memo serves the whole file.
+ */
+static void
+test_memo(void)
+{
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct str d = { 0 }, rot = { 0 }, t = { 0 }, z = { 0 };
+	struct scan_result a, b, c;
+	struct scan_memo memo;
+	unsigned char *zb;
+	uLongf zn;
+	size_t i, k, n7, dl;
+	int pfd[2];
+	pid_t pid;
+
+	/* rot7 of the secret and rot47 of it, in runs that come back */
+	for (i = 0; S1[i] != '\0'; i++) {
+		char ch = S1[i];
+
+		if (ch >= 'a' && ch <= 'z')
+			ch = (char)('a' + (ch - 'a' + 7) % 26);
+		put(&rot, &ch, 1);
+	}
+	for (i = 0; i < 60; i++) {
+		char ln[160];
+
+		snprintf(ln, sizeof(ln),
+		    "{\"n\":%zu,\"text\":\"export TOKEN=%s; path=/srv/%zu/x\"}"
+		    "\\n",
+		    i % 7, rot.p, i % 3);
+		puts_(&d, ln);
+		if (i % 5 == 0)
+			puts_(&d,
+			    "{\"k\":\"!sp\\\\=:G6\\\\_`a2bcde7\\\\89:;<=>?@"
+			    "23456789\"}\n");
+	}
+	dl = d.n;
+	/* a run of base64 of a bomb, three times: the bytes budget */
+	zn = compressBound(1u << 20);
+	zb = malloc(zn);
+	put(&z, "", 0);
+	for (i = 0; i < (1u << 20) / 64; i++)
+		puts_(&z,
+		    "                                                          "
+		    "      ");
+	puts_(&z, S1);
+	if (zb == NULL ||
+	    compress2(zb, &zn, (unsigned char *)z.p, z.n, 9) != Z_OK)
+		abort();
+	for (k = 0; k < 3; k++) {
+		puts_(&d, " blob=");
+		b64(zb, zn, &d);
+		puts_(&d, " \n");
+	}
+	/* runs deeper than the depth budget: hex of hex ... of rot7 */
+	put(&t, rot.p, rot.n);
+	for (k = 0; k < SCAN_DECODE_DEPTH + 1; k++) {
+		struct str h = { 0 };
+
+		for (i = 0; i < t.n; i++) {
+			char x2[3];
+
+			snprintf(x2, sizeof(x2), "%02x", (unsigned char)t.p[i]);
+			put(&h, x2, 2);
+		}
+		t.n = 0;
+		put(&t, h.p, h.n);
+		free(h.p);
+	}
+	for (k = 0; k < 4; k++) {
+		puts_(&d, "deep ");
+		put(&d, t.p, t.n);
+		puts_(&d, "\n");
+	}
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&c, 0, sizeof(c));
+	if (scan_buffer_memo(sc, d.p, d.n, &a, NULL) != 0 ||
+	    scan_buffer(sc, d.p, d.n, &b) != 0)
+		abort();
+	for (i = 0, n7 = 0; i < b.n; i++)
+		n7 += strncmp(b.v[i].form, "rot7>", 5) == 0;
+	if (!ok(same_findings(&a, &b) && n7 >= 60,
+		"runs that come back: the memo gives every finding a scan "
+		"without it gives (%zu and %zu findings, %zu rot7 of 60, "
+		"budget %u and %u)",
+		a.n, b.n, n7, a.budget, b.budget)) {
+		dump(&a);
+		dump(&b);
+	}
+	ok((b.budget & SCAN_BUDGET_DEPTH) != 0,
+	    "and the depth budget a run hit is said again (%u)", b.budget);
+	/* one memo for two calls: as if each were scanned alone */
+	memset(&memo, 0, sizeof(memo));
+	scan_result_free(&b);
+	memset(&b, 0, sizeof(b));
+	if (scan_buffer_memo(sc, d.p, d.n, &c, &memo) != 0 ||
+	    scan_buffer_memo(sc, d.p, d.n, &b, &memo) != 0)
+		abort();
+	ok(same_findings(&a, &b) && same_findings(&a, &c),
+	    "a memo kept from one call to the next changes nothing (%zu, "
+	    "%zu findings)",
+	    c.n, b.n);
+	scan_memo_clear(&memo);
+	scan_result_free(&b);
+	memset(&b, 0, sizeof(b));
+	/* scan_fd: 1.5 MB of the lines through a pipe, in chunks */
+	t.n = 0;
+	while (t.n < (3u << 19))
+		put(&t, d.p, dl);
+	scan_result_free(&a);
+	memset(&a, 0, sizeof(a));
+	if (scan_buffer_memo(sc, t.p, t.n, &a, NULL) != 0)
+		abort();
+	if (pipe(pfd) == -1 || (pid = fork()) == -1)
+		abort();
+	if (pid == 0) {
+		size_t off = 0;
+		ssize_t w;
+
+		close(pfd[0]);
+		while (
+		    off < t.n && (w = write(pfd[1], t.p + off, t.n - off)) > 0)
+			off += (size_t)w;
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (scan_fd(sc, pfd[0], &b) != 0)
+		abort();
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	for (i = 0, n7 = 0; i < b.n; i++)
+		n7 += strncmp(b.v[i].form, "rot7>", 5) == 0;
+	if (!ok(same_findings(&a, &b) && n7 == 60 * (t.n / dl),
+		"through scan_fd's chunks too (%zu and %zu findings, %zu "
+		"rot7)",
+		a.n, b.n, n7)) {
+		for (i = 0; i < a.n && i < b.n; i++)
+			if (a.v[i].offset != b.v[i].offset ||
+			    strcmp(a.v[i].form, b.v[i].form) != 0)
+				printf("#   %zu: %s at %zu+%zu, %s at "
+				       "%zu+%zu\n",
+				    i, a.v[i].form, a.v[i].offset,
+				    a.v[i].length, b.v[i].form, b.v[i].offset,
+				    b.v[i].length);
+	}
+	scan_result_free(&a);
+	scan_result_free(&b);
+	scan_result_free(&c);
+	free(zb);
+	free(d.p);
+	free(rot.p);
+	free(t.p);
+	free(z.p);
+	scan_free(sc);
+}
+
 int
 main(void)
 {
@@ -1083,6 +1382,8 @@ main(void)
 	test_split();
 	test_dns();
 	test_not_text();
+	test_memo();
+	test_undo();
 	{
 		const char *const rm[] = { "rm", "-rf", tmpdir, NULL };
 
