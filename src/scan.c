@@ -637,6 +637,8 @@ struct mslot {
 struct ment {
 	uint32_t pat;
 	uint32_t off;
+	uint32_t len;  /* the pattern's length */
+	uint32_t tail; /* its last 4 bytes: most candidates fail on them */
 };
 
 struct mlit {
@@ -720,7 +722,7 @@ mlit_new(const unsigned char *const *pat, const size_t *plen, size_t npat)
 	for (i = 0; i < npat; i++) {
 		m->pat[i] = pat[i];
 		m->plen[i] = plen[i];
-		if (plen[i] < 4)
+		if (plen[i] < 4 || plen[i] > UINT32_MAX)
 			goto fail;
 		if (plen[i] < m->minlen)
 			m->minlen = plen[i];
@@ -781,6 +783,8 @@ mlit_new(const unsigned char *const *pat, const size_t *plen, size_t npat)
 	for (i = 0; i < ng; i++) {
 		m->ents[i].pat = g[i].pat;
 		m->ents[i].off = g[i].off;
+		m->ents[i].len = (uint32_t)plen[g[i].pat];
+		m->ents[i].tail = load32(pat[g[i].pat] + plen[g[i].pat] - 4);
 		if (i > 0 && g[i].gram == g[i - 1].gram)
 			continue;
 		h = (g[i].gram * GRAM_MUL) >> (32 - m->bbits);
@@ -827,8 +831,8 @@ mlit_verify(const struct mlit *m, const unsigned char *buf, size_t n, size_t i,
 		if (e->off > i)
 			continue;
 		s = i - e->off;
-		len = m->plen[e->pat];
-		if (len > n - s)
+		len = e->len;
+		if (len > n - s || load32(buf + s + len - 4) != e->tail)
 			continue;
 		if (memcmp(buf + s, m->pat[e->pat], len) != 0)
 			continue;
