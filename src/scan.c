@@ -1285,65 +1285,77 @@ static const unsigned form_json[] = { 0, J_SLASH, J_UNICODE,
 	J_UNICODE | J_UPPER, J_HTML, J_HTML | J_APOS, J_HTML | J_UPPER, J_CTRLU,
 	J_CTRLU | J_UPPER };
 
+/*
+ * A secret's forms are generated in phases, each adding its patterns in
+ * a fixed order (pattern numbers follow it): the state they share.
+ */
+struct gen {
+	struct scan *sc;
+	size_t idx, first;
+	const unsigned char *s;
+	size_t n;
+	struct buf b, j2;
+};
+
+/* Adds g->b as a pattern of form, and empties g->b. */
 static void
-gen_secret(struct scan *sc, size_t idx)
+gen_add(struct gen *g, const char *form)
 {
-	const unsigned char *s = sc->secret[idx];
-	size_t n = sc->slen[idx], first = sc->npats, i, nbase, nend, p;
-	struct buf b = { 0 }, j2 = { 0 };
+	add_pat(g->sc, g->idx, g->first, &g->b, form);
+	g->b.n = 0;
+}
+
+/* The secret as it is, its JSON dialects and the same escaped once more
+ * (json2); the dialects that change it. */
+static unsigned
+gen_json(struct gen *g)
+{
+	const unsigned char *s = g->s;
+	size_t n = g->n;
 	char name[96];
 	unsigned fl, rel;
-	int up;
-	static const char *const seps[] = { " ", ":", "-" };
-	static const char *const oxseps[] = { ", ", ",", " " };
-	/* (NUL between bytes is utf16) */
-	static const char *const every[] = { " ", "\t", "-", "_", ".", ",", ":",
-		"|", "\n", ", ", "\xe2\x80\x8b" };
-	static const char *const keep_unreserved = "-._~";
-	static const char *const keep_js = "-_.!~*'()";
-	static const char *const keep_uri = "-_.!~*'();/?:@&=+$,#";
-	static const char *const keep_form = "*-._";
 
-#define ADD(form) \
-	do { \
-		add_pat(sc, idx, first, &b, (form)); \
-		b.n = 0; \
-	} while (0)
-
-	buf_put(&b, s, n);
-	ADD("raw");
-
-	/* JSON dialects, and the same escaped once more (json2). */
+	buf_put(&g->b, s, n);
+	gen_add(g, "raw");
 	rel = json_relevant(s, n);
 	for (fl = 0; fl < J_COMBOS; fl++) {
 		if ((fl & J_APOS) && !(fl & J_HTML))
 			continue;
 		if (fl & ~rel)
 			continue; /* the same bytes as a smaller set */
-		enc_json(&b, s, n, fl);
+		enc_json(&g->b, s, n, fl);
 		json_name(name, sizeof(name), "json", fl);
-		ADD(name);
+		gen_add(g, name);
 	}
 	for (fl = 0; fl < J_COMBOS; fl++) {
 		if ((fl & J_APOS) && !(fl & J_HTML))
 			continue;
 		if (fl & ~rel)
 			continue;
-		enc_json(&j2, s, n, fl);
-		enc_json(&b, j2.p, j2.n, 0);
-		j2.n = 0;
+		enc_json(&g->j2, s, n, fl);
+		enc_json(&g->b, g->j2.p, g->j2.n, 0);
+		g->j2.n = 0;
 		json_name(name, sizeof(name), "json2", fl);
-		ADD(name);
+		gen_add(g, name);
 	}
-	if (j2.oom)
-		sc->oom = 1;
-	enc_json(&b, s, n, J_ALL);
-	ADD("unicode-escape");
-	enc_json(&b, s, n, J_ALL | J_UPPER);
-	ADD("unicode-escape-upper");
+	if (g->j2.oom)
+		g->sc->oom = 1;
+	enc_json(&g->b, s, n, J_ALL);
+	gen_add(g, "unicode-escape");
+	enc_json(&g->b, s, n, J_ALL | J_UPPER);
+	gen_add(g, "unicode-escape-upper");
+	return rel;
+}
 
-	/* Everything below is also added JSON-escaped afterwards. */
-	nbase = sc->npats;
+/* The radixes: RFC 4648 and its kin, base85, big numbers; and a JSON
+ * file's text encoded (cat config.json | base64) when JSON changes it. */
+static void
+gen_radix(struct gen *g, unsigned rel)
+{
+	struct scan *sc = g->sc;
+	const unsigned char *s = g->s;
+	size_t n = g->n, idx = g->idx, first = g->first;
+
 	add_radix(sc, idx, first, s, n, AL_B64, 6, 3, "base64");
 	add_radix(sc, idx, first, s, n, AL_B64URL, 6, 3, "base64url");
 	add_radix(sc, idx, first, s, n, AL_B32, 5, 5, "base32");
@@ -1356,204 +1368,259 @@ gen_secret(struct scan *sc, size_t idx)
 	add_radix(sc, idx, first, s, n, AL_B32HEX, 5, 5, "base32hex");
 	add_radix(sc, idx, first, s, n, AL_CROCK, 5, 5, "base32-crockford");
 	add_radix(sc, idx, first, s, n, AL_ZB32, 5, 5, "zbase32");
-	enc_bignum(&b, s, n,
+	enc_bignum(&g->b, s, n,
 	    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 58,
 	    0);
-	ADD("base58");
-	enc_bignum(&b, s, n,
+	gen_add(g, "base58");
+	enc_bignum(&g->b, s, n,
 	    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
 	    62, 0);
-	ADD("base62");
-	enc_bignum(&b, s, n, "0123456789abcdefghijklmnopqrstuvwxyz", 36, 0);
-	ADD("base36");
-	enc_bignum(&b, s, n, "0123456789", 10, 0);
-	ADD("dec");
-	enc_bignum(&b, s, n, "0123456789", 10, 1);
-	ADD("dec-le");
-
-	/* a JSON file's text, then encoded: cat config.json | base64 */
-	if (rel & J_CHANGES) {
-		enc_json(&j2, s, n, 0);
-		if (j2.oom)
-			sc->oom = 1;
-		else {
-			add_radix(sc, idx, first, j2.p, j2.n, AL_B64, 6, 3,
-			    "json+base64");
-			add_radix(sc, idx, first, j2.p, j2.n, AL_B64URL, 6, 3,
-			    "json+base64url");
-			enc_hex(&b, j2.p, j2.n, 0, "", "");
-			ADD("json+hex");
-		}
-		j2.n = 0;
+	gen_add(g, "base62");
+	enc_bignum(&g->b, s, n, "0123456789abcdefghijklmnopqrstuvwxyz", 36, 0);
+	gen_add(g, "base36");
+	enc_bignum(&g->b, s, n, "0123456789", 10, 0);
+	gen_add(g, "dec");
+	enc_bignum(&g->b, s, n, "0123456789", 10, 1);
+	gen_add(g, "dec-le");
+	if (!(rel & J_CHANGES))
+		return;
+	enc_json(&g->j2, s, n, 0);
+	if (g->j2.oom)
+		sc->oom = 1;
+	else {
+		add_radix(sc, idx, first, g->j2.p, g->j2.n, AL_B64, 6, 3,
+		    "json+base64");
+		add_radix(sc, idx, first, g->j2.p, g->j2.n, AL_B64URL, 6, 3,
+		    "json+base64url");
+		enc_hex(&g->b, g->j2.p, g->j2.n, 0, "", "");
+		gen_add(g, "json+hex");
 	}
+	g->j2.n = 0;
+}
 
-	enc_hex(&b, s, n, 0, "", "");
-	ADD("hex");
-	enc_hex(&b, s, n, 1, "", "");
-	ADD("hex-upper");
+/* Hex with its separators and prefixes, byte lists (Python, JS, JSON,
+ * C arrays), octal, bits and escape runs. */
+static void
+gen_bytes(struct gen *g)
+{
+	static const char *const seps[] = { " ", ":", "-" };
+	static const char *const oxseps[] = { ", ", ",", " " };
+	const unsigned char *s = g->s;
+	size_t n = g->n, i;
+	int up, bit;
+
+	enc_hex(&g->b, s, n, 0, "", "");
+	gen_add(g, "hex");
+	enc_hex(&g->b, s, n, 1, "", "");
+	gen_add(g, "hex-upper");
 	for (up = 0; up < 2; up++) {
 		for (i = 0; i < sizeof(seps) / sizeof(seps[0]); i++) {
-			enc_hex(&b, s, n, up, "", seps[i]);
-			ADD("hex-sep");
+			enc_hex(&g->b, s, n, up, "", seps[i]);
+			gen_add(g, "hex-sep");
 		}
-		enc_hex(&b, s, n, up, "\\x", "");
-		ADD("hex-escape");
+		enc_hex(&g->b, s, n, up, "\\x", "");
+		gen_add(g, "hex-escape");
 		for (i = 0; i < sizeof(oxseps) / sizeof(oxseps[0]); i++) {
-			enc_hex(&b, s, n, up, "0x", oxseps[i]);
-			ADD("hex-0x");
+			enc_hex(&g->b, s, n, up, "0x", oxseps[i]);
+			gen_add(g, "hex-0x");
 		}
 	}
-
-	/* byte lists: Python, JS, JSON, C arrays; escape runs */
 	for (i = 0; i < sizeof(oxseps) / sizeof(oxseps[0]); i++) {
-		enc_list(&b, s, n, "", 10, 1, oxseps[i]);
-		ADD("dec-list");
-		enc_list(&b, s, n, "0", 8, 1, oxseps[i]);
-		ADD("octal-list");
+		enc_list(&g->b, s, n, "", 10, 1, oxseps[i]);
+		gen_add(g, "dec-list");
+		enc_list(&g->b, s, n, "0", 8, 1, oxseps[i]);
+		gen_add(g, "octal-list");
 	}
-	enc_list(&b, s, n, "", 8, 3, " ");
-	ADD("octal-sep");
-	enc_list(&b, s, n, "", 8, 3, "");
-	ADD("octal");
-	for (i = 0; i < n; i++) {
-		int bit;
-
+	enc_list(&g->b, s, n, "", 8, 3, " ");
+	gen_add(g, "octal-sep");
+	enc_list(&g->b, s, n, "", 8, 3, "");
+	gen_add(g, "octal");
+	for (i = 0; i < n; i++)
 		for (bit = 7; bit >= 0; bit--)
-			buf_putc(&b, '0' + ((s[i] >> bit) & 1));
-	}
-	ADD("bits");
-	enc_list(&b, s, n, "\\", 8, 3, "");
-	ADD("octal-escape");
-	enc_list(&b, s, n, "\\", 8, 1, "");
-	ADD("octal-escape");
-	enc_list(&b, s, n, "\\u", 16, 4, "");
-	ADD("unicode-escape-bytes");
-	enc_pybytes(&b, s, n);
-	ADD("python-bytes");
+			buf_putc(&g->b, '0' + ((s[i] >> bit) & 1));
+	gen_add(g, "bits");
+	enc_list(&g->b, s, n, "\\", 8, 3, "");
+	gen_add(g, "octal-escape");
+	enc_list(&g->b, s, n, "\\", 8, 1, "");
+	gen_add(g, "octal-escape");
+	enc_list(&g->b, s, n, "\\u", 16, 4, "");
+	gen_add(g, "unicode-escape-bytes");
+	enc_pybytes(&g->b, s, n);
+	gen_add(g, "python-bytes");
+}
 
-	/* a separator between every character */
+/* Every character as a numeric HTML entity (UTF-8 decoded), HTML,
+ * quoted-printable, rot13, reversed, UTF-16. */
+static void
+gen_markup(struct gen *g)
+{
+	const unsigned char *s = g->s;
+	size_t n = g->n;
+
+	if (utf8_valid(s, n)) {
+		enc_entities(&g->b, s, n, 0);
+		gen_add(g, "html-entities");
+		enc_entities(&g->b, s, n, 1);
+		gen_add(g, "html-entities");
+	}
+	enc_html(&g->b, s, n, "&#39;");
+	gen_add(g, "html");
+	enc_html(&g->b, s, n, "&#x27;");
+	gen_add(g, "html");
+	enc_qp(&g->b, s, n);
+	gen_add(g, "quoted-printable");
+	enc_rot13(&g->b, s, n);
+	gen_add(g, "rot13");
+	enc_reverse(&g->b, s, n);
+	gen_add(g, "reversed");
+	enc_reverse_bytes(&g->b, s, n);
+	gen_add(g, "reversed-bytes");
+	if (utf8_valid(s, n)) {
+		enc_utf16(&g->b, s, n, 0);
+		gen_add(g, "utf16le");
+		enc_utf16(&g->b, s, n, 1);
+		gen_add(g, "utf16be");
+	}
+}
+
+/*
+ * Text forms: a separator between every character, case folded (its own
+ * form when the secret has letters of one case only, folding loses
+ * nothing; "-lossy" when it had both), percent-encodings, HTML,
+ * quoted-printable, rot13, reversals, UTF-16.
+ */
+static void
+gen_text(struct gen *g)
+{
+	/* (NUL between bytes is utf16) */
+	static const char *const every[] = { " ", "\t", "-", "_", ".", ",", ":",
+		"|", "\n", ", ", "\xe2\x80\x8b" };
+	static const char *const keep_unreserved = "-._~";
+	static const char *const keep_js = "-_.!~*'()";
+	static const char *const keep_uri = "-_.!~*'();/?:@&=+$,#";
+	static const char *const keep_form = "*-._";
+	const unsigned char *s = g->s;
+	size_t n = g->n, i;
+	int lower = 0, upper = 0;
+
 	for (i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
-		enc_sep(&b, s, n, every[i], strlen(every[i]), utf8_valid(s, n));
-		ADD("sep");
+		enc_sep(&g->b, s, n, every[i], strlen(every[i]),
+		    utf8_valid(s, n));
+		gen_add(g, "sep");
 	}
+	for (i = 0; i < n; i++) {
+		lower |= s[i] >= 'a' && s[i] <= 'z';
+		upper |= s[i] >= 'A' && s[i] <= 'Z';
+	}
+	if (enc_case(&g->b, s, n, 1))
+		gen_add(g, upper ? "case-upper-lossy" : "case-upper");
+	g->b.n = 0;
+	if (enc_case(&g->b, s, n, 0))
+		gen_add(g, lower ? "case-lower-lossy" : "case-lower");
+	g->b.n = 0;
+	enc_percent(&g->b, s, n, keep_unreserved, 1, 0);
+	gen_add(g, "percent");
+	enc_percent(&g->b, s, n, keep_unreserved, 0, 0);
+	gen_add(g, "percent-lower");
+	enc_percent(&g->b, s, n, keep_js, 1, 0);
+	gen_add(g, "percent-js");
+	enc_percent(&g->b, s, n, keep_uri, 1, 0);
+	gen_add(g, "percent-uri");
+	enc_percent(&g->b, s, n, keep_unreserved, 1, 1);
+	gen_add(g, "percent-plus");
+	enc_percent(&g->b, s, n, keep_form, 1, 1);
+	gen_add(g, "percent-form");
+	enc_percent(&g->b, s, n, NULL, 1, 0);
+	gen_add(g, "percent-all");
+	enc_percent(&g->b, s, n, NULL, 0, 0);
+	gen_add(g, "percent-all-lower");
+	gen_markup(g);
+}
 
+/* Pattern src JSON-escaped in each dialect of form_json that changes it,
+ * with src's radix edges. */
+static void
+gen_json_of(struct gen *g, size_t p)
+{
+	struct scan *sc = g->sc;
+	struct pat src = sc->pats[p];
+	const char *fname = sc->names[src.form];
+	char name[96], full[160];
+	unsigned rel;
+	size_t i;
+	long pi;
+	int few;
+
+	rel = json_relevant(sc->arena.p + src.off, src.len);
 	/*
-	 * Case folded: its own form when the secret has letters of one case
-	 * only (folding loses nothing), "-lossy" when it had both.
+	 * The forms added for dumps, base85 and uuencode: JSON as most
+	 * encoders write it (plain, or Go's HTML-safe) only; each dialect
+	 * is a pattern more for every secret.
 	 */
-	{
-		int lower = 0, upper = 0;
+	few = strncmp(fname, "ascii85", 7) == 0 ||
+	    strncmp(fname, "base85", 6) == 0 || strncmp(fname, "z85", 3) == 0 ||
+	    strncmp(fname, "uuencode", 8) == 0 || strcmp(fname, "sep") == 0;
+	for (i = 0; i < sizeof(form_json) / sizeof(form_json[0]); i++) {
+		if (few && form_json[i] != 0 && form_json[i] != J_HTML)
+			continue;
+		if ((form_json[i] & ~rel) ||
+		    (form_json[i] == 0 && !(rel & J_CHANGES)))
+			continue;
+		g->b.n = 0;
+		enc_json(&g->b, sc->arena.p + src.off, src.len, form_json[i]);
+		if (g->b.n == src.len &&
+		    memcmp(g->b.p, sc->arena.p + src.off, g->b.n) == 0)
+			continue;
+		json_name(name, sizeof(name), "json", form_json[i]);
+		snprintf(full, sizeof(full), "%s+%s", sc->names[src.form],
+		    name);
+		pi = add_pat(sc, g->idx, g->first, &g->b, full);
+		if (pi >= 0) {
+			struct pat *q = &sc->pats[pi];
 
-		for (i = 0; i < n; i++) {
-			lower |= s[i] >= 'a' && s[i] <= 'z';
-			upper |= s[i] >= 'A' && s[i] <= 'Z';
+			q->alpha = src.alpha;
+			q->width = src.width;
+			q->lead_bits = src.lead_bits;
+			q->lead_val = src.lead_val;
+			q->trail_bits = src.trail_bits;
+			q->trail_val = src.trail_val;
+			q->b85 = src.b85;
+			q->b85_lead = src.b85_lead;
+			q->b85_trail = src.b85_trail;
 		}
-		if (enc_case(&b, s, n, 1))
-			ADD(upper ? "case-upper-lossy" : "case-upper");
-		b.n = 0;
-		if (enc_case(&b, s, n, 0))
-			ADD(lower ? "case-lower-lossy" : "case-lower");
-		b.n = 0;
 	}
+}
 
-	enc_percent(&b, s, n, keep_unreserved, 1, 0);
-	ADD("percent");
-	enc_percent(&b, s, n, keep_unreserved, 0, 0);
-	ADD("percent-lower");
-	enc_percent(&b, s, n, keep_js, 1, 0);
-	ADD("percent-js");
-	enc_percent(&b, s, n, keep_uri, 1, 0);
-	ADD("percent-uri");
-	enc_percent(&b, s, n, keep_unreserved, 1, 1);
-	ADD("percent-plus");
-	enc_percent(&b, s, n, keep_form, 1, 1);
-	ADD("percent-form");
-	enc_percent(&b, s, n, NULL, 1, 0);
-	ADD("percent-all");
-	enc_percent(&b, s, n, NULL, 0, 0);
-	ADD("percent-all-lower");
+/*
+ * Every form of secret idx, as patterns: the JSON dialects of the secret,
+ * then its encodings, then each encoding JSON-escaped where that changes
+ * it.
+ */
+static void
+gen_secret(struct scan *sc, size_t idx)
+{
+	struct gen g;
+	size_t nbase, nend, p;
+	unsigned rel;
 
-	/* every character as a numeric HTML entity (UTF-8 decoded) */
-	if (utf8_valid(s, n)) {
-		enc_entities(&b, s, n, 0);
-		ADD("html-entities");
-		enc_entities(&b, s, n, 1);
-		ADD("html-entities");
-	}
-	enc_html(&b, s, n, "&#39;");
-	ADD("html");
-	enc_html(&b, s, n, "&#x27;");
-	ADD("html");
-	enc_qp(&b, s, n);
-	ADD("quoted-printable");
-	enc_rot13(&b, s, n);
-	ADD("rot13");
-	enc_reverse(&b, s, n);
-	ADD("reversed");
-	enc_reverse_bytes(&b, s, n);
-	ADD("reversed-bytes");
-	if (utf8_valid(s, n)) {
-		enc_utf16(&b, s, n, 0);
-		ADD("utf16le");
-		enc_utf16(&b, s, n, 1);
-		ADD("utf16be");
-	}
-
-	/* Each encoded form, JSON-escaped where that changes it. */
+	memset(&g, 0, sizeof(g));
+	g.sc = sc;
+	g.idx = idx;
+	g.first = sc->npats;
+	g.s = sc->secret[idx];
+	g.n = sc->slen[idx];
+	rel = gen_json(&g);
+	nbase = sc->npats;
+	gen_radix(&g, rel);
+	gen_bytes(&g);
+	gen_text(&g);
 	nend = sc->npats;
-	for (p = nbase; p < nend && !sc->oom; p++) {
-		struct pat src = sc->pats[p];
-		char full[160];
-		long pi;
-		int few;
-
-		rel = json_relevant(sc->arena.p + src.off, src.len);
-		/*
-		 * The forms added for dumps, base85 and uuencode: JSON as
-		 * most encoders write it (plain, or Go's HTML-safe) only;
-		 * each dialect is a pattern more for every secret.
-		 */
-		few = strncmp(sc->names[src.form], "ascii85", 7) == 0 ||
-		    strncmp(sc->names[src.form], "base85", 6) == 0 ||
-		    strncmp(sc->names[src.form], "z85", 3) == 0 ||
-		    strncmp(sc->names[src.form], "uuencode", 8) == 0 ||
-		    strcmp(sc->names[src.form], "sep") == 0;
-		for (i = 0; i < sizeof(form_json) / sizeof(form_json[0]); i++) {
-			if (few && form_json[i] != 0 && form_json[i] != J_HTML)
-				continue;
-			if ((form_json[i] & ~rel) ||
-			    (form_json[i] == 0 && !(rel & J_CHANGES)))
-				continue;
-			b.n = 0;
-			enc_json(&b, sc->arena.p + src.off, src.len,
-			    form_json[i]);
-			if (b.n == src.len &&
-			    memcmp(b.p, sc->arena.p + src.off, b.n) == 0)
-				continue;
-			json_name(name, sizeof(name), "json", form_json[i]);
-			snprintf(full, sizeof(full), "%s+%s",
-			    sc->names[src.form], name);
-			pi = add_pat(sc, idx, first, &b, full);
-			if (pi >= 0) {
-				struct pat *q = &sc->pats[pi];
-
-				q->alpha = src.alpha;
-				q->width = src.width;
-				q->lead_bits = src.lead_bits;
-				q->lead_val = src.lead_val;
-				q->trail_bits = src.trail_bits;
-				q->trail_val = src.trail_val;
-				q->b85 = src.b85;
-				q->b85_lead = src.b85_lead;
-				q->b85_trail = src.b85_trail;
-			}
-		}
-	}
-	if (b.oom)
+	for (p = nbase; p < nend && !sc->oom; p++)
+		gen_json_of(&g, p);
+	if (g.b.oom)
 		sc->oom = 1;
-	free(b.p);
-	free(j2.p);
-#undef ADD
+	free(g.b.p);
+	free(g.j2.p);
 }
 
 static int
