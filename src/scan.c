@@ -695,6 +695,40 @@ gram_cmp(const void *a, const void *b)
 }
 
 /*
+ * Sorts g by gram, then pattern, then offset: g is in (pattern, offset)
+ * order, so a stable sort by gram gives it (least significant byte
+ * first, 4 passes). Out of memory for the radix sort: qsort, the same
+ * order.
+ */
+static void
+gram_sort(struct gram_ent *g, size_t ng)
+{
+	struct gram_ent *t = malloc(ng * sizeof(*t)), *tmp;
+	unsigned sh;
+	size_t i;
+
+	if (t == NULL) {
+		qsort(g, ng, sizeof(*g), gram_cmp);
+		return;
+	}
+	for (sh = 0; sh < 32; sh += 8) {
+		size_t cnt[257] = { 0 };
+
+		for (i = 0; i < ng; i++)
+			cnt[((g[i].gram >> sh) & 255) + 1]++;
+		for (i = 1; i < 257; i++)
+			cnt[i] += cnt[i - 1];
+		for (i = 0; i < ng; i++)
+			t[cnt[(g[i].gram >> sh) & 255]++] = g[i];
+		tmp = g;
+		g = t;
+		t = tmp;
+	}
+	/* 4 passes: the sorted entries are back in the caller's array */
+	free(t);
+}
+
+/*
  * Builds a matcher over npat patterns, each at least 4 bytes; the arrays
  * are copied, the bytes are borrowed and must outlive it. NULL when out of
  * memory or when a pattern is shorter than 4 bytes.
@@ -703,9 +737,8 @@ static struct mlit *
 mlit_new(const unsigned char *const *pat, const size_t *plen, size_t npat)
 {
 	struct mlit *m;
-	struct gram_ent *g = NULL, *t, *tmp;
+	struct gram_ent *g = NULL;
 	size_t i, j, ng = 0, nuniq, w;
-	unsigned sh;
 	uint32_t h;
 
 	if (npat == 0 || npat > UINT32_MAX / 16)
@@ -740,30 +773,7 @@ mlit_new(const unsigned char *const *pat, const size_t *plen, size_t npat)
 			g[ng].off = (uint32_t)j;
 			ng++;
 		}
-	/*
-	 * By gram, then pattern, then offset: g is in (pattern, offset)
-	 * order, so a stable sort by gram gives it (least significant
-	 * byte first, 4 passes). NULL t: qsort, the same order.
-	 */
-	t = malloc(ng * sizeof(*t));
-	if (t == NULL)
-		qsort(g, ng, sizeof(*g), gram_cmp);
-	else {
-		for (sh = 0; sh < 32; sh += 8) {
-			size_t cnt[257] = { 0 };
-
-			for (i = 0; i < ng; i++)
-				cnt[((g[i].gram >> sh) & 255) + 1]++;
-			for (i = 1; i < 257; i++)
-				cnt[i] += cnt[i - 1];
-			for (i = 0; i < ng; i++)
-				t[cnt[(g[i].gram >> sh) & 255]++] = g[i];
-			tmp = g;
-			g = t;
-			t = tmp;
-		}
-		free(t);
-	}
+	gram_sort(g, ng);
 	nuniq = 0;
 	for (i = 0; i < ng; i++)
 		if (i == 0 || g[i].gram != g[i - 1].gram)
