@@ -1852,6 +1852,65 @@ add_trig(struct scan *sc, unsigned kind, const struct pat *p,
 	buf_put(&sc->tarena, t, n);
 }
 
+/* The triggers of pattern p; b is scratch. -1: out of memory. */
+static int
+pat_triggers(struct scan *sc, const struct pat *p, struct buf *b)
+{
+	const unsigned char *o = sc->arena.p + p->off;
+	uint64_t seen[4] = { 0, 0, 0, 0 };
+	unsigned nv = 0;
+	size_t j, first;
+
+	b->n = 0;
+	buf_grow(b, p->len);
+	if (b->oom)
+		return -1;
+	scan_rot_sig(o, p->len, b->p);
+	for (first = 0; first < p->len && !scan_is_letter(o[first]); first++)
+		;
+	if (first + 1 < p->len)
+		add_trig(sc, TRIG_SIG, p, o, b->p + first + 1,
+		    p->len - first - 1, first + 1);
+	for (j = 0; j < p->len; j++)
+		b->p[j] = o[p->len - 1 - j];
+	add_trig(sc, TRIG_REV, p, o, b->p, p->len, 0);
+	/* reversed, then rotated: found as reverse, rotated inside */
+	for (j = 0; j < p->len; j++)
+		b->p[j] = o[p->len - 1 - j] >= 33 && o[p->len - 1 - j] <= 126 ?
+		    (unsigned char)(33 + (o[p->len - 1 - j] - 33 + 47) % 94) :
+		    o[p->len - 1 - j];
+	add_trig(sc, TRIG_R47 | TRIG_REV, p, o, b->p, p->len, 0);
+	if (b->n < 2 * p->len) {
+		buf_grow(b, 2 * p->len);
+		if (b->oom)
+			return -1;
+	}
+	for (j = 0; j < p->len; j++)
+		b->p[p->len + j] = o[p->len - 1 - j];
+	scan_rot_sig(b->p + p->len, p->len, b->p);
+	for (first = 0; first < p->len && !scan_is_letter(b->p[p->len + first]);
+	     first++)
+		;
+	if (first + 1 < p->len)
+		add_trig(sc, TRIG_SIG | TRIG_REV, p, o, b->p + first + 1,
+		    p->len - first - 1, first + 1);
+	for (j = 0; j < p->len; j++)
+		b->p[j] = o[j] >= 33 && o[j] <= 126 ?
+		    (unsigned char)(33 + (o[j] - 33 + 47) % 94) :
+		    o[j];
+	add_trig(sc, TRIG_R47, p, o, b->p, p->len, 0);
+	/* a delta of few values (bits, digits) finds noise */
+	for (j = 0; j + 1 < p->len; j++) {
+		b->p[j] = o[j] ^ o[j + 1];
+		if (!(seen[b->p[j] >> 6] >> (b->p[j] & 63) & 1))
+			nv++;
+		seen[b->p[j] >> 6] |= (uint64_t)1 << (b->p[j] & 63);
+	}
+	if (nv >= 8)
+		add_trig(sc, TRIG_DELTA, p, o, b->p, p->len - 1, 0);
+	return 0;
+}
+
 /*
  * For each pattern of a trigger form: its rotation signature (any rot-N),
  * its reversal, its rot47; for each secret its XOR delta (any one-byte
@@ -1864,73 +1923,16 @@ build_triggers(struct scan *sc)
 {
 	struct buf b = { 0 };
 	const unsigned char **pp = NULL;
-	size_t *pl = NULL, i, j, first;
+	size_t *pl = NULL, i, j;
 	int rc = -1, k;
 
 	for (i = 0; i < sc->npats && !sc->oom; i++) {
 		const struct pat *p = &sc->pats[i];
-		const unsigned char *o = sc->arena.p + p->off;
 
 		if (!trig_form(sc->names[p->form]))
 			continue;
-		b.n = 0;
-		buf_grow(&b, p->len);
-		if (b.oom)
+		if (pat_triggers(sc, p, &b) != 0)
 			goto out;
-		scan_rot_sig(o, p->len, b.p);
-		for (first = 0; first < p->len && !scan_is_letter(o[first]);
-		     first++)
-			;
-		if (first + 1 < p->len)
-			add_trig(sc, TRIG_SIG, p, o, b.p + first + 1,
-			    p->len - first - 1, first + 1);
-		for (j = 0; j < p->len; j++)
-			b.p[j] = o[p->len - 1 - j];
-		add_trig(sc, TRIG_REV, p, o, b.p, p->len, 0);
-		/* reversed, then rotated: found as reverse, rotated inside */
-		for (j = 0; j < p->len; j++)
-			b.p[j] = o[p->len - 1 - j] >= 33 &&
-				o[p->len - 1 - j] <= 126 ?
-			    (unsigned char)(33 +
-				(o[p->len - 1 - j] - 33 + 47) % 94) :
-			    o[p->len - 1 - j];
-		add_trig(sc, TRIG_R47 | TRIG_REV, p, o, b.p, p->len, 0);
-		if (b.n < 2 * p->len) {
-			buf_grow(&b, 2 * p->len);
-			if (b.oom)
-				goto out;
-		}
-		for (j = 0; j < p->len; j++)
-			b.p[p->len + j] = o[p->len - 1 - j];
-		scan_rot_sig(b.p + p->len, p->len, b.p);
-		for (first = 0;
-		     first < p->len && !scan_is_letter(b.p[p->len + first]);
-		     first++)
-			;
-		if (first + 1 < p->len)
-			add_trig(sc, TRIG_SIG | TRIG_REV, p, o, b.p + first + 1,
-			    p->len - first - 1, first + 1);
-		for (j = 0; j < p->len; j++)
-			b.p[j] = o[j] >= 33 && o[j] <= 126 ?
-			    (unsigned char)(33 + (o[j] - 33 + 47) % 94) :
-			    o[j];
-		add_trig(sc, TRIG_R47, p, o, b.p, p->len, 0);
-		{
-			/* a delta of few values (bits, digits) finds noise */
-			uint64_t seen[4] = { 0, 0, 0, 0 };
-			unsigned nv = 0;
-
-			for (j = 0; j + 1 < p->len; j++) {
-				b.p[j] = o[j] ^ o[j + 1];
-				if (!(seen[b.p[j] >> 6] >> (b.p[j] & 63) & 1))
-					nv++;
-				seen[b.p[j] >> 6] |= (uint64_t)1
-				    << (b.p[j] & 63);
-			}
-			if (nv >= 8)
-				add_trig(sc, TRIG_DELTA, p, o, b.p, p->len - 1,
-				    0);
-		}
 	}
 	if (sc->oom || sc->tarena.oom)
 		goto out;
