@@ -2468,41 +2468,21 @@ binary(const unsigned char *p, size_t n)
 	return bad * 8 > i;
 }
 
-int
-xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
-    unsigned depth, struct scan_budget *bg, struct scan_result *res)
+/*
+ * Runs, and bit groups (windows of '0', '1' and separators). A run of 16
+ * or more either holds a whole window or crosses one window's end into
+ * the next: the ones at the top of one mask and at the bottom of the next
+ * add up to 16. -1: out of memory.
+ */
+static int
+runs_scan(struct xp *x)
 {
-	struct xp x;
-	size_t i, s, e, floor = 0, k;
+	const unsigned char *buf = x->buf;
+	size_t len = x->n, i, s, e, floor = 0, k;
+	struct scan_budget *bg = x->bg;
 	unsigned top;
-	int bin;
-	const unsigned char *z;
 
-	tables_init();
-	memset(&x, 0, sizeof(x));
-	x.sc = sc;
-	x.buf = buf;
-	x.n = len;
-	x.depth = depth;
-	x.bg = bg;
-	x.res = res;
-	for (k = 0; k < scan_nsecrets(sc); k++) {
-		size_t l;
-
-		scan_secret_bytes(sc, k, &l);
-		if (l > x.maxsecret)
-			x.maxsecret = l;
-	}
-	if (depth + 1 > bg->maxdepth)
-		goto out;
-	bin = depth > 0 && binary(buf, len);
-	/*
-	 * Runs, and bit groups (windows of '0', '1' and separators). A run
-	 * of 16 or more either holds a whole window or crosses one window's
-	 * end into the next: the ones at the top of one mask and at the
-	 * bottom of the next add up to 16.
-	 */
-	for (i = 0, top = 0; i < len && !x.oom; i += 16) {
+	for (i = 0, top = 0; i < len && !x->oom; i += 16) {
 		unsigned m = 0, bottom, ntop;
 
 		if (i + 16 <= len)
@@ -2527,7 +2507,7 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 		if (e == 0) {
 			if (i >= floor && i + 16 <= len &&
 			    bitsmask16(buf + i) == 0xffff)
-				floor = on_bits(&x, i);
+				floor = on_bits(x, i);
 			continue;
 		}
 		for (; s > floor && runc[buf[s - 1]]; s--)
@@ -2538,19 +2518,26 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 			;
 		if (scan_budget_late(bg))
 			break;
-		if ((depth == 0 && bg->memo != NULL && e - s >= MEMO_MIN ?
-			    memo_run(&x, s, e) :
-			    on_run(&x, s, e)) != 0)
-			goto fail;
+		if ((x->depth == 0 && bg->memo != NULL && e - s >= MEMO_MIN ?
+			    memo_run(x, s, e) :
+			    on_run(x, s, e)) != 0)
+			return -1;
 		floor = e;
 		if (e >= i + 16) { /* on after the run */
 			i = (e & ~(size_t)15) - 16;
 			top = 0;
 		}
 	}
-	if (x.oom)
-		goto fail;
-	/* NULs: UTF-16 and UTF-32 */
+	return x->oom ? -1 : 0;
+}
+
+/* NULs: UTF-16 and UTF-32. -1: out of memory. */
+static int
+nuls_scan(struct xp *x)
+{
+	const unsigned char *buf = x->buf, *z;
+	size_t len = x->n, i, e, floor, k;
+
 	for (floor = 0, i = 0; i < len; i = k) {
 		z = memchr(buf + i, '\0', len - i);
 		if (z == NULL)
@@ -2571,19 +2558,29 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 			k++;
 			continue;
 		}
-		if (scan_budget_late(bg))
+		if (scan_budget_late(x->bg))
 			break;
-		k = on_nul(&x, k, floor);
+		k = on_nul(x, k, floor);
 		floor = k;
-		if (x.oom)
-			goto fail;
+		if (x->oom)
+			return -1;
 	}
-	/* look-alikes, invisibles, entities, MIME words: in text */
-	for (floor = 0, i = bin ? len : 0; i < len; i += 16) {
+	return 0;
+}
+
+/* Look-alikes, invisibles, entities, MIME words: in text. -1: out of
+ * memory. */
+static int
+specials_scan(struct xp *x)
+{
+	const unsigned char *buf = x->buf;
+	size_t len = x->n, i, floor;
+
+	for (floor = 0, i = 0; i < len; i += 16) {
 		unsigned m = i + 17 <= len ? specmask16(buf + i) :
 					     (unsigned)((1u << (len - i)) - 1);
 
-		while (m != 0 && !x.oom) {
+		while (m != 0 && !x->oom) {
 			size_t j = i + (size_t)__builtin_ctz(m);
 			unsigned c = buf[j];
 
@@ -2591,41 +2588,66 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 			if (j < floor)
 				continue;
 			if (c >= 0xc2 && c != 0xc3 && foldable(buf, len, j)) {
-				if (scan_budget_late(bg))
-					goto done;
-				floor = on_unicode(&x, j, floor);
+				if (scan_budget_late(x->bg))
+					return 0;
+				floor = on_unicode(x, j, floor);
 			} else if (c == '&' && j + 2 < len) {
-				if (scan_budget_late(bg))
-					goto done;
-				floor = on_amp(&x, j, floor);
+				if (scan_budget_late(x->bg))
+					return 0;
+				floor = on_amp(x, j, floor);
 			} else if (c == '=' && j + 1 < len &&
 			    buf[j + 1] == '?') {
-				if (scan_budget_late(bg))
-					goto done;
-				floor = on_mime(&x, j);
+				if (scan_budget_late(x->bg))
+					return 0;
+				floor = on_mime(x, j);
 			}
 		}
-		if (x.oom)
-			goto fail;
+		if (x->oom)
+			return -1;
 	}
-done:
-	if (depth > 0 && (len <= 4 * x.maxsecret + 64 || bin) &&
+	return 0;
+}
+
+int
+xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
+    unsigned depth, struct scan_budget *bg, struct scan_result *res)
+{
+	struct xp x;
+	size_t k;
+	int bin, rc = 0;
+
+	tables_init();
+	memset(&x, 0, sizeof(x));
+	x.sc = sc;
+	x.buf = buf;
+	x.n = len;
+	x.depth = depth;
+	x.bg = bg;
+	x.res = res;
+	for (k = 0; k < scan_nsecrets(sc); k++) {
+		size_t l;
+
+		scan_secret_bytes(sc, k, &l);
+		if (l > x.maxsecret)
+			x.maxsecret = l;
+	}
+	if (depth + 1 > bg->maxdepth)
+		goto out;
+	bin = depth > 0 && binary(buf, len);
+	if (runs_scan(&x) != 0 || nuls_scan(&x) != 0 ||
+	    (!bin && specials_scan(&x) != 0))
+		rc = -1;
+	else if (depth > 0 && (len <= 4 * x.maxsecret + 64 || bin) &&
 	    try_xor(&x) != 0)
-		goto fail;
+		rc = -1;
 	/* bytes a decoder gave that are not text: a brotli stream too */
-	if (depth > 0 && bin && len <= 4096 &&
+	else if (depth > 0 && bin && len <= 4096 &&
 	    try_brotli(&x, buf, len, NULL, 0, len) != 0)
-		goto fail;
+		rc = -1;
 out:
 	free(x.t);
 	free(x.u);
 	free(x.v);
 	free(x.w);
-	return 0;
-fail:
-	free(x.t);
-	free(x.u);
-	free(x.v);
-	free(x.w);
-	return -1;
+	return rc;
 }
