@@ -1450,24 +1450,17 @@ unwrap(struct xp *x, const unsigned char *p, size_t n, size_t *len)
 	return d;
 }
 
-/* The run buf[s..e): its rotations, reversal and rot47, then tokens. */
+/*
+ * The run x->run of n at buf[s..e): the rotations, reversal and rot47
+ * its triggers show, each emitted; sig is n bytes of scratch.
+ */
 static int
-on_run(struct xp *x, size_t s, size_t e)
+run_triggers(struct xp *x, size_t n, size_t s, size_t e, unsigned char *sig)
 {
-	const unsigned char *p = x->buf + s;
-	size_t n = e - s, i, j, ts, ls, nw, tn = 0, kts;
-	uint32_t lead = ~0u, fam = ~0u;
-	unsigned char *sig;
+	const unsigned char *p = x->run;
+	size_t i;
 	int k;
 
-	scan_budget_spend(x->bg, 2 * n);
-	if (n > MAX_TOKEN)
-		return 0;
-	if ((sig = scratch(&x->u, &x->ucap, n, &x->oom)) == NULL)
-		return -1;
-	x->run = p;
-	x->rots = 0;
-	x->kinds = 0;
 	/* the signature only where a sample of it may be a trigger's */
 	if (scan_trig_maybe(x->sc, p, n, 1)) {
 		scan_rot_sig(p, n, sig);
@@ -1505,18 +1498,31 @@ on_run(struct xp *x, size_t s, size_t e)
 		if (xemit(x, sig, n, "rot47", s, e) != 0)
 			return -1;
 	}
-	/*
-	 * One pass over the run: the alphabets of the base85 family and
-	 * basE91 that hold all of it (from its start, and after a key in
-	 * its first 40 characters), whether base64 lacks a character of it,
-	 * and the tokens.
-	 *
-	 * Tokens: cut at punctuation no radix uses ('=' inside a token) and
-	 * at a JSON-escaped line break, all of it (the line after it starts
-	 * a token of its own, not "n..."), except where a line of
-	 * WRAP_LINE or more characters goes on after the break: a wrapped
-	 * run, joined into one token.
-	 */
+	return 0;
+}
+
+/*
+ * One pass over the run: the alphabets of the base85 family and
+ * basE91 that hold all of it (from its start, and after a key in
+ * its first 40 characters), whether base64 lacks a character of it,
+ * and the tokens. *kts: where the part after a key starts (0: none);
+ * *lead, *fam: the alphabets that hold the run, and its part after
+ * the key.
+ *
+ * Tokens: cut at punctuation no radix uses ('=' inside a token) and
+ * at a JSON-escaped line break, all of it (the line after it starts
+ * a token of its own, not "n..."), except where a line of
+ * WRAP_LINE or more characters goes on after the break: a wrapped
+ * run, joined into one token.
+ */
+static int
+run_tokens(struct xp *x, size_t n, size_t s, size_t *kts_, uint32_t *lead_,
+    uint32_t *fam_)
+{
+	const unsigned char *p = x->run;
+	size_t i, j, ts, ls, nw, tn = 0, kts;
+	uint32_t lead = ~0u, fam = ~0u;
+
 	for (kts = 0; kts < n && kts < 40 && p[kts] != '=' && p[kts] != ':';
 	     kts++)
 		lead &= rcls[p[kts]];
@@ -1568,11 +1574,24 @@ on_run(struct xp *x, size_t s, size_t e)
 		i = ts - 1;
 		nw = 0;
 	}
-	/*
-	 * The whole run by the base85 family and basE91, or after a key;
-	 * only a run with a character base64 lacks (base85 text of 20 bytes
-	 * has one but 3 times in 1000).
-	 */
+	*kts_ = kts;
+	*lead_ = lead;
+	*fam_ = fam;
+	return 0;
+}
+
+/*
+ * The whole run by the base85 family and basE91, or after a key;
+ * only a run with a character base64 lacks (base85 text of 20 bytes
+ * has one but 3 times in 1000).
+ */
+static int
+run_whole(struct xp *x, size_t n, size_t s, size_t e, size_t kts, uint32_t lead,
+    uint32_t fam)
+{
+	const unsigned char *p = x->run;
+	int k;
+
 	for (k = (lead & fam) & RC_B64 ? 2 * X_COUNT : 0; k < 2 * X_COUNT;
 	     k++) {
 		size_t dn, from = k < X_COUNT ? 0 : kts;
@@ -1589,6 +1608,30 @@ on_run(struct xp *x, size_t s, size_t e)
 		if (try_decoded(x, x->t, dn, x_name[a], s + from, e, 0) != 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* The run buf[s..e): its rotations, reversal and rot47, then tokens. */
+static int
+on_run(struct xp *x, size_t s, size_t e)
+{
+	const unsigned char *p = x->buf + s;
+	size_t n = e - s, kts;
+	uint32_t lead, fam;
+	unsigned char *sig;
+
+	scan_budget_spend(x->bg, 2 * n);
+	if (n > MAX_TOKEN)
+		return 0;
+	if ((sig = scratch(&x->u, &x->ucap, n, &x->oom)) == NULL)
+		return -1;
+	x->run = p;
+	x->rots = 0;
+	x->kinds = 0;
+	if (run_triggers(x, n, s, e, sig) != 0 ||
+	    run_tokens(x, n, s, &kts, &lead, &fam) != 0 ||
+	    run_whole(x, n, s, e, kts, lead, fam) != 0)
+		return -1;
 	/* undone without a trigger: the run, and its part after a key */
 	if (undo_run(x, p, n, s, e, x->rots, x->kinds) != 0 ||
 	    (kts > 0 && undo_run(x, p + kts, n - kts, s + kts, e, 0, 0) != 0))
