@@ -1421,23 +1421,18 @@ probe_at(const unsigned char *buf, size_t s, size_t e, int hex,
 }
 
 /*
- * The base64 or hex run around the all-run window at i (not before
- * floor): decoded and scanned when long enough and its first bytes are a
- * magic or text; else tried as raw deflate. Returns where the run ends,
- * or LINE_BAD when out of memory.
+ * The extent [*s, returned) of the base64 or hex run around the all-run
+ * window at i (not before floor), through escaped slashes and line
+ * breaks; *count: its run characters; *hex: whether all are hex digits.
  */
 static size_t
-try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
-    size_t floor, unsigned depth, struct scan_budget *bg,
-    struct scan_result *res, struct probe *pz)
+run_extent(const unsigned char *buf, size_t n, size_t i, size_t floor,
+    size_t *s_, size_t *count, int *hex_)
 {
-	size_t s = i, e = i, count = 0, t;
-	struct out o, z;
-	int hex = 1, rc = 0, kind = 0;
-	unsigned char probe[48];
-	struct out po;
+	size_t s = i, e = i, t;
+	int hex = 1;
 
-	memset(&po, 0, sizeof(po));
+	*count = 0;
 	while (s > floor && runch[buf[s - 1]])
 		s--;
 	while (e < n) {
@@ -1456,7 +1451,7 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 				hex &= hexch[buf[f]];
 				f++;
 			}
-			count += f - e;
+			*count += f - e;
 			e = f;
 		} else if (buf[e] == '\\' && e + 1 < n && buf[e + 1] == '/') {
 			hex = 0;
@@ -1467,6 +1462,90 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 		} else
 			break;
 	}
+	*s_ = s;
+	*hex_ = hex;
+	return e;
+}
+
+/*
+ * Letters glued before a compressed stream's base64 ("lorH4sI..."): the
+ * run from the magic's digits. Returns where that run starts, or s.
+ */
+static size_t
+glued_magic(const unsigned char *buf, size_t s, size_t e,
+    const struct scan_budget *bg)
+{
+	static const char *const mag[] = { "H4sI", "eJ", "eNo", "eAE", "eF4",
+		"QlpoO", "/Td6WFo", "UEsDB" };
+	unsigned char p2[48];
+	size_t m, q, n2;
+
+	for (q = s + 1; q < s + 16 && q + 8 < e; q++) {
+		unsigned c = buf[q];
+
+		if (c != 'H' && c != 'e' && c != 'Q' && c != '/' && c != 'U')
+			continue;
+		for (m = 0; m < sizeof(mag) / sizeof(mag[0]); m++)
+			if (memcmp(buf + q, mag[m], strlen(mag[m])) == 0 &&
+			    (n2 = probe_at(buf, q, e, 0, p2, bg)) > 0 &&
+			    has_magic(p2, n2))
+				return q;
+	}
+	return s;
+}
+
+/*
+ * Whether the probe's pn bytes get through raw deflate without an error
+ * and give what looks like text (or a magic): random bytes read as fixed
+ * Huffman codes give random bytes. One inflate state for every probe of
+ * the pass.
+ */
+static int
+raw_deflate_ok(struct probe *pz, unsigned char *probe, size_t pn)
+{
+	z_stream zs;
+	unsigned char sink[512];
+	int zr;
+
+	sink[0] = 0; /* (for cppcheck: inflate fills what is read) */
+	/* BTYPE 3 is invalid: a quarter of random runs end here */
+	if (pn == 0 || ((probe[0] >> 1) & 3) == 3)
+		return 0;
+	if (!pz->init) {
+		memset(&pz->z, 0, sizeof(pz->z));
+		if (inflateInit2(&pz->z, -15) != Z_OK)
+			return 0;
+		pz->init = 1;
+	} else if (inflateReset(&pz->z) != Z_OK)
+		return 0;
+	pz->z.next_in = probe;
+	pz->z.avail_in = (unsigned)pn;
+	pz->z.next_out = sink;
+	pz->z.avail_out = sizeof(sink);
+	zr = inflate(&pz->z, Z_NO_FLUSH);
+	zs = pz->z;
+	return !((zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) ||
+	    sizeof(sink) - zs.avail_out < 16 ||
+	    (!printable(sink, 16) && !has_magic(sink, 16)));
+}
+
+/*
+ * The base64 or hex run around the all-run window at i (not before
+ * floor): decoded and scanned when long enough and its first bytes are a
+ * magic or text; else tried as raw deflate. Returns where the run ends,
+ * or LINE_BAD when out of memory.
+ */
+static size_t
+try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
+    size_t floor, unsigned depth, struct scan_budget *bg,
+    struct scan_result *res, struct probe *pz)
+{
+	size_t s, e, count, pn, q;
+	struct out o, z;
+	int hex, rc = 0, kind = 0;
+	unsigned char probe[48];
+
+	e = run_extent(buf, n, i, floor, &s, &count, &hex);
 	if (count < MIN_RUN)
 		return e;
 	scan_budget_spend(bg, e - s);
@@ -1479,74 +1558,20 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 		buf[s] == '1' || (buf[s] | 0x20) == 'f'))
 		return e;
 	/* the first bytes decide */
-	po.n = probe_at(buf, s, e, hex, probe, bg);
-	if (has_magic(probe, po.n))
+	pn = probe_at(buf, s, e, hex, probe, bg);
+	if (has_magic(probe, pn))
 		kind = 1;
-	else if (printable(probe, po.n) || utf16ish(probe, po.n))
+	else if (printable(probe, pn) || utf16ish(probe, pn))
 		kind = 2;
 	else if (hex)
 		return e;
-	else {
-		/*
-		 * Letters glued before a compressed stream's base64
-		 * ("lorH4sI..."): the run from the magic's digits.
-		 */
-		static const char *const mag[] = { "H4sI", "eJ", "eNo", "eAE",
-			"eF4", "QlpoO", "/Td6WFo", "UEsDB" };
-		unsigned char p2[sizeof(probe)];
-		size_t m, q, n2;
-
-		kind = 3; /* else maybe raw deflate */
-		for (q = s + 1; kind == 3 && q < s + 16 && q + 8 < e; q++) {
-			unsigned c = buf[q];
-
-			if (c != 'H' && c != 'e' && c != 'Q' && c != '/' &&
-			    c != 'U')
-				continue;
-			for (m = 0; m < sizeof(mag) / sizeof(mag[0]); m++)
-				if (memcmp(buf + q, mag[m], strlen(mag[m])) ==
-					0 &&
-				    (n2 = probe_at(buf, q, e, 0, p2, bg)) > 0 &&
-				    has_magic(p2, n2)) {
-					s = q;
-					kind = 1;
-					break;
-				}
-		}
-	}
-	if (kind == 3) {
-		/* raw deflate must get through the probe without an error */
-		z_stream zs;
-		unsigned char sink[512];
-		int zr;
-
-		sink[0] = 0; /* (for cppcheck: inflate fills what is read) */
-		/* BTYPE 3 is invalid: a quarter of random runs end here */
-		if (po.n == 0 || ((probe[0] >> 1) & 3) == 3)
-			return e;
-		/* one inflate state for every probe of the pass */
-		if (!pz->init) {
-			memset(&pz->z, 0, sizeof(pz->z));
-			if (inflateInit2(&pz->z, -15) != Z_OK)
-				return e;
-			pz->init = 1;
-		} else if (inflateReset(&pz->z) != Z_OK)
-			return e;
-		pz->z.next_in = probe;
-		pz->z.avail_in = (unsigned)po.n;
-		pz->z.next_out = sink;
-		pz->z.avail_out = sizeof(sink);
-		zr = inflate(&pz->z, Z_NO_FLUSH);
-		zs = pz->z;
-		/*
-		 * What it gives must look like text (or a magic): random
-		 * bytes read as fixed Huffman codes give random bytes.
-		 */
-		if ((zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) ||
-		    sizeof(sink) - zs.avail_out < 16 ||
-		    (!printable(sink, 16) && !has_magic(sink, 16)))
-			return e;
-	}
+	else if ((q = glued_magic(buf, s, e, bg)) != s) {
+		s = q;
+		kind = 1;
+	} else if (!raw_deflate_ok(pz, probe, pn))
+		return e;
+	else
+		kind = 3;
 	if (depth + 1 > bg->maxdepth) {
 		bg->hit |= SCAN_BUDGET_DEPTH;
 		return e;
