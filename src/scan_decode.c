@@ -454,64 +454,149 @@ parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
 	return le;
 }
 
+/* A list of byte values: Python, JS, JSON, C arrays. Appends them to o;
+ * returns le, or LINE_BAD when the line is not one. */
+static size_t
+parse_list_line(const unsigned char *buf, size_t ls, size_t le,
+    const struct dstate *st, struct out *o)
+{
+	size_t p = ls, t, count = 0;
+
+	while (p < le &&
+	    (is_blank(buf[p]) || buf[p] == '[' || buf[p] == '{' ||
+		buf[p] == '('))
+		p++;
+	while (p < le) {
+		unsigned v = 0;
+		int base = 10;
+
+		t = p;
+		if (p + 2 < le && buf[p] == '0' &&
+		    (buf[p + 1] == 'x' || buf[p + 1] == 'X')) {
+			base = 16;
+			t = p + 2;
+		} else if (st->interp == I_LISTOCT && buf[p] == '0' &&
+		    p + 1 < le && buf[p + 1] >= '0' && buf[p + 1] <= '7')
+			base = 8;
+		p = t;
+		while (t < le && t - p < 3 && hexval(buf[t]) >= 0 &&
+		    hexval(buf[t]) < base) {
+			v = v * (unsigned)base + (unsigned)hexval(buf[t]);
+			t++;
+		}
+		if (t == p || v > 255 || (t < le && hexval(buf[t]) >= 0))
+			return LINE_BAD;
+		out_byte(o, v, p);
+		count++;
+		p = t;
+		while (p < le && is_blank(buf[p]))
+			p++;
+		if (p < le && buf[p] == ',') {
+			p++;
+			while (p < le && is_blank(buf[p]))
+				p++;
+			continue;
+		}
+		while (p < le &&
+		    (is_blank(buf[p]) || buf[p] == ']' || buf[p] == '}' ||
+			buf[p] == ')' || buf[p] == ';'))
+			p++;
+		if (p < le)
+			return LINE_BAD;
+	}
+	return count > 0 ? le : LINE_BAD;
+}
+
+/* od -c's cells of 4 columns from p: a character, an escape, or octal
+ * (od -b's lines are all octal cells and are not od -c's). Returns how
+ * many, or 0 when the line is not od -c's. */
+static size_t
+parse_odc_cells(const unsigned char *buf, size_t p, size_t le, struct out *o)
+{
+	size_t count = 0;
+	int chars = 0;
+
+	while (p + 4 <= le) {
+		const unsigned char *c = buf + p;
+		unsigned v;
+
+		if (c[0] == ' ' && c[1] == ' ' && c[2] == ' ' && c[3] >= 0x20 &&
+		    c[3] < 0x7f)
+			v = c[3], chars = 1;
+		else if (c[0] == ' ' && c[1] == ' ' && c[2] == '\\') {
+			const char *e = strchr("0abtnvfr", c[3]);
+			static const unsigned char val[] = { 0, 7, 8, 9, 10, 11,
+				12, 13 };
+
+			if (e == NULL || c[3] == '\0')
+				return 0;
+			v = val[e - "0abtnvfr"];
+			chars = 1;
+		} else if (c[0] == ' ' && c[1] >= '0' && c[1] <= '3' &&
+		    c[2] >= '0' && c[2] <= '7' && c[3] >= '0' && c[3] <= '7')
+			v = (unsigned)((c[1] - '0') * 64 + (c[2] - '0') * 8 +
+			    (c[3] - '0'));
+		else
+			return 0;
+		out_byte(o, v, p);
+		count++;
+		p += 4;
+	}
+	if (p != le || !chars)
+		return 0;
+	return count;
+}
+
+/* od -b, od -tu1 and od -td1's numbers from p. Returns how many, or
+ * LINE_BAD when the line is not such. */
+static size_t
+parse_od_nums(const unsigned char *buf, size_t p, size_t le,
+    const struct dstate *st, struct out *o)
+{
+	size_t t, count = 0;
+
+	while (p < le) {
+		unsigned v = 0;
+		int neg = 0;
+
+		while (p < le && is_blank(buf[p]))
+			p++;
+		if (p >= le)
+			break;
+		if (st->interp == I_DEC && buf[p] == '-') {
+			neg = 1;
+			p++;
+		}
+		t = p;
+		while (t < le && buf[t] >= '0' && buf[t] <= '9' && t - p < 3) {
+			if (st->interp == I_OCT && buf[t] > '7')
+				return LINE_BAD;
+			v = v * (st->interp == I_OCT ? 8 : 10) +
+			    (unsigned)(buf[t] - '0');
+			t++;
+		}
+		if (t == p || (t < le && !is_blank(buf[t])) ||
+		    (st->interp == I_OCT && t - p != 3) ||
+		    (neg ? v > 128 : v > 255))
+			return LINE_BAD;
+		out_byte(o, neg ? 256 - v : v, p);
+		count++;
+		p = t;
+	}
+	return count;
+}
+
 /* od -b, od -tu1/-td1 and od -c lines; lists. */
 static size_t
 parse_num_line(const unsigned char *buf, size_t ls, size_t le,
     struct dstate *st, struct out *o, int *only_offset)
 {
-	size_t p = ls, t, count = 0, before = o->n;
+	size_t p = ls, t, count, before = o->n;
 	int oct;
 
 	*only_offset = 0;
-	if (st->interp == I_LIST || st->interp == I_LISTOCT) {
-		while (p < le &&
-		    (is_blank(buf[p]) || buf[p] == '[' || buf[p] == '{' ||
-			buf[p] == '('))
-			p++;
-		while (p < le) {
-			unsigned v = 0;
-			int base = 10;
-
-			t = p;
-			if (p + 2 < le && buf[p] == '0' &&
-			    (buf[p + 1] == 'x' || buf[p + 1] == 'X')) {
-				base = 16;
-				t = p + 2;
-			} else if (st->interp == I_LISTOCT && buf[p] == '0' &&
-			    p + 1 < le && buf[p + 1] >= '0' &&
-			    buf[p + 1] <= '7')
-				base = 8;
-			p = t;
-			while (t < le && t - p < 3 && hexval(buf[t]) >= 0 &&
-			    hexval(buf[t]) < base) {
-				v = v * (unsigned)base +
-				    (unsigned)hexval(buf[t]);
-				t++;
-			}
-			if (t == p || v > 255 ||
-			    (t < le && hexval(buf[t]) >= 0))
-				return LINE_BAD;
-			out_byte(o, v, p);
-			count++;
-			p = t;
-			while (p < le && is_blank(buf[p]))
-				p++;
-			if (p < le && buf[p] == ',') {
-				p++;
-				while (p < le && is_blank(buf[p]))
-					p++;
-				continue;
-			}
-			while (p < le &&
-			    (is_blank(buf[p]) || buf[p] == ']' ||
-				buf[p] == '}' || buf[p] == ')' ||
-				buf[p] == ';'))
-				p++;
-			if (p < le)
-				return LINE_BAD;
-		}
-		return count > 0 ? le : LINE_BAD;
-	}
+	if (st->interp == I_LIST || st->interp == I_LISTOCT)
+		return parse_list_line(buf, ls, le, st, o);
 	/* the od forms: an optional 7-digit offset first */
 	while (p < le && is_blank(buf[p]) && st->interp != I_CHAR)
 		p++;
@@ -529,68 +614,10 @@ parse_num_line(const unsigned char *buf, size_t ls, size_t le,
 	} else if (st->interp == I_CHAR)
 		p = ls; /* od -An -c: cells from column 0 */
 	if (st->interp == I_CHAR) {
-		int chars = 0; /* od -b's lines are all octal cells */
-
-		while (p + 4 <= le) {
-			const unsigned char *c = buf + p;
-			unsigned v;
-
-			if (c[0] == ' ' && c[1] == ' ' && c[2] == ' ' &&
-			    c[3] >= 0x20 && c[3] < 0x7f)
-				v = c[3], chars = 1;
-			else if (c[0] == ' ' && c[1] == ' ' && c[2] == '\\') {
-				const char *e = strchr("0abtnvfr", c[3]);
-				static const unsigned char val[] = { 0, 7, 8, 9,
-					10, 11, 12, 13 };
-
-				if (e == NULL || c[3] == '\0')
-					return LINE_BAD;
-				v = val[e - "0abtnvfr"];
-				chars = 1;
-			} else if (c[0] == ' ' && c[1] >= '0' && c[1] <= '3' &&
-			    c[2] >= '0' && c[2] <= '7' && c[3] >= '0' &&
-			    c[3] <= '7')
-				v = (unsigned)((c[1] - '0') * 64 +
-				    (c[2] - '0') * 8 + (c[3] - '0'));
-			else
-				return LINE_BAD;
-			out_byte(o, v, p);
-			count++;
-			p += 4;
-		}
-		if (p != le || !chars)
+		if ((count = parse_odc_cells(buf, p, le, o)) == 0)
 			return LINE_BAD;
-	} else {
-		while (p < le) {
-			unsigned v = 0;
-			int neg = 0;
-
-			while (p < le && is_blank(buf[p]))
-				p++;
-			if (p >= le)
-				break;
-			if (st->interp == I_DEC && buf[p] == '-') {
-				neg = 1;
-				p++;
-			}
-			t = p;
-			while (t < le && buf[t] >= '0' && buf[t] <= '9' &&
-			    t - p < 3) {
-				if (st->interp == I_OCT && buf[t] > '7')
-					return LINE_BAD;
-				v = v * (st->interp == I_OCT ? 8 : 10) +
-				    (unsigned)(buf[t] - '0');
-				t++;
-			}
-			if (t == p || (t < le && !is_blank(buf[t])) ||
-			    (st->interp == I_OCT && t - p != 3) ||
-			    (neg ? v > 128 : v > 255))
-				return LINE_BAD;
-			out_byte(o, neg ? 256 - v : v, p);
-			count++;
-			p = t;
-		}
-	}
+	} else if ((count = parse_od_nums(buf, p, le, st, o)) == LINE_BAD)
+		return LINE_BAD;
 	st->last_from = before;
 	st->last_n = o->n - before;
 	return count > 0 ? le : LINE_BAD;
