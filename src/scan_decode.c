@@ -323,6 +323,68 @@ offset_value(const unsigned char *p, size_t len, int *octal)
 }
 
 /*
+ * Whether the token buf[p..t) of tl digits on the line to le is an offset
+ * column (followed by a colon, by nothing, or by a token of another
+ * length); if so, notes its value and moves *pp past it. 1: the line is
+ * an offset alone.
+ */
+static int
+hex_offset(const unsigned char *buf, size_t *pp, size_t t, size_t next,
+    size_t le, int colon, struct dstate *st)
+{
+	size_t p = *pp, tl = t - p, n2 = colon ? t + 1 : next, e2;
+	int oct;
+
+	if (tl < 6 || tl > 10)
+		return 0;
+	while (n2 < le && is_blank(buf[n2]))
+		n2++;
+	e2 = n2;
+	while (e2 < le && hexval(buf[e2]) >= 0)
+		e2++;
+	if (!(colon || e2 == n2 || e2 - n2 != tl))
+		return 0;
+	/* an offset column */
+	st->last_off = offset_value(buf + p, tl, &oct);
+	st->last_has_off = 1;
+	*pp = colon ? t + 1 : t;
+	return e2 == n2 && !colon;
+}
+
+/*
+ * A gutter (xxd's after the data, hexdump -C's between bars) shows
+ * the bytes: the reading whose bytes it does not show is not this
+ * dump's (xxd's 2-byte groups are big-endian, xxd -e's little). 0: the
+ * gutter shows other bytes than o's from before.
+ */
+static int
+gutter_agrees(const unsigned char *buf, size_t p, size_t dend, size_t le,
+    int colon, const struct out *o, size_t before)
+{
+	const unsigned char *g = NULL;
+	size_t gl = 0, q;
+
+	if (colon && dend < le) {
+		for (q = dend; q < le && is_blank(buf[q]); q++)
+			;
+		g = buf + q;
+		gl = le - q;
+	} else if (p < le && buf[p] == '|') {
+		g = buf + p + 1;
+		gl = le - p - 1;
+	}
+	if (g == NULL || gl < o->n - before)
+		return 1;
+	for (q = 0; q < o->n - before; q++) {
+		unsigned b = o->p[before + q];
+
+		if (b >= 0x20 && b < 0x7f ? g[q] != b : g[q] != '.')
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * One line of a hex dump: [offset[:]] groups of hex digits [gutter].
  * Appends its bytes to o; returns LINE_BAD when the line is not one.
  */
@@ -331,7 +393,7 @@ parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
     struct dstate *st, struct out *o, int *only_offset)
 {
 	size_t p = ls, t, tl, nl = 0, next, dend = le, i, k, before = o->n;
-	int colon = 0, oct;
+	int colon = 0;
 	size_t tok[MAX_LINE_BYTES], tlen[MAX_LINE_BYTES];
 
 	*only_offset = 0;
@@ -349,24 +411,9 @@ parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
 		next++;
 	if (t < le && buf[t] == ':')
 		colon = 1;
-	if (tl >= 6 && tl <= 10) {
-		size_t n2 = colon ? t + 1 : next, e2;
-
-		while (n2 < le && is_blank(buf[n2]))
-			n2++;
-		e2 = n2;
-		while (e2 < le && hexval(buf[e2]) >= 0)
-			e2++;
-		if (colon || e2 == n2 || e2 - n2 != tl) {
-			/* an offset column */
-			st->last_off = offset_value(buf + p, tl, &oct);
-			st->last_has_off = 1;
-			p = colon ? t + 1 : t;
-			if (e2 == n2 && !colon) {
-				*only_offset = 1;
-				return le;
-			}
-		}
+	if (hex_offset(buf, &p, t, next, le, colon, st)) {
+		*only_offset = 1;
+		return le;
 	}
 	if (colon) {
 		if (st->gutter == 0) {
@@ -421,34 +468,9 @@ parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
 			    tok[i] + 2 * j);
 		}
 	}
-	/*
-	 * A gutter (xxd's after the data, hexdump -C's between bars) shows
-	 * the bytes: the reading whose bytes it does not show is not this
-	 * dump's (xxd's 2-byte groups are big-endian, xxd -e's little).
-	 */
-	if (st->lines == 0 && o->n > before) {
-		const unsigned char *g = NULL;
-		size_t gl = 0, q;
-
-		if (colon && dend < le) {
-			for (q = dend; q < le && is_blank(buf[q]); q++)
-				;
-			g = buf + q;
-			gl = le - q;
-		} else if (p < le && buf[p] == '|') {
-			g = buf + p + 1;
-			gl = le - p - 1;
-		}
-		if (g != NULL && gl >= o->n - before) {
-			for (q = 0; q < o->n - before; q++) {
-				unsigned b = o->p[before + q];
-
-				if (b >= 0x20 && b < 0x7f ? g[q] != b :
-							    g[q] != '.')
-					return LINE_BAD;
-			}
-		}
-	}
+	if (st->lines == 0 && o->n > before &&
+	    !gutter_agrees(buf, p, dend, le, colon, o, before))
+		return LINE_BAD;
 	st->last_from = before;
 	st->last_n = o->n - before;
 	return le;
