@@ -2891,34 +2891,14 @@ scan_mask(const void *secret, size_t len)
 	return out;
 }
 
-char *
-scan_snippet(const struct scan *sc, const void *data, size_t len,
-    const struct scan_finding *f, size_t nf, size_t which, size_t ctx)
+/* Marks -2 in mark[0..wn) the fragments of 4 bytes or more of any
+ * secret in buf[lo..lo+wn). */
+static void
+mark_fragments(const struct scan *sc, const unsigned char *buf, size_t lo,
+    size_t wn, signed char *mark)
 {
-	const unsigned char *buf = data;
-	struct buf out = { 0 };
-	size_t lo, hi, i, k, s, m, wn, span;
-	signed char *mark; /* -1 plain, -2 fragment, >= 0 finding */
-	size_t *who;
+	size_t i, k, s, m;
 
-	if (which >= nf)
-		return NULL;
-	lo = f[which].offset > ctx ? f[which].offset - ctx : 0;
-	hi = f[which].offset + f[which].length;
-	hi = hi > len ? len : hi;
-	hi = len - hi > ctx ? hi + ctx : len;
-	if (lo > hi)
-		lo = hi;
-	wn = hi - lo;
-	mark = malloc(wn + 1);
-	who = malloc((wn + 1) * sizeof(*who));
-	if (mark == NULL || who == NULL) {
-		free(mark);
-		free(who);
-		return NULL;
-	}
-	memset(mark, -1, wn + 1);
-	/* fragments of 4+ bytes of any secret */
 	for (i = 0; i + 4 <= wn; i++) {
 		uint32_t h = (load32(buf + lo + i) * GRAM_MUL) >> 16;
 
@@ -2942,7 +2922,16 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 			}
 		}
 	}
-	/* findings overlapping the window (f is sorted by offset) */
+}
+
+/* Marks 0 in mark, and the secret in who, the bytes of the findings that
+ * overlap the window [lo, hi) (f is sorted by offset). */
+static void
+mark_findings(const struct scan *sc, const struct scan_finding *f, size_t nf,
+    size_t which, size_t lo, size_t hi, signed char *mark, size_t *who)
+{
+	size_t i, k, span;
+
 	span = 5 * (sc->maxlen + 2);
 	k = which;
 	while (k > 0 && f[k - 1].offset + span > lo)
@@ -2959,37 +2948,80 @@ scan_snippet(const struct scan *sc, const void *data, size_t len,
 			who[i - lo] = f[k].secret;
 		}
 	}
+}
+
+/* The window's bytes as text: findings as «secret:HASH», fragments as
+ * '*', other bytes escaped. */
+static void
+render_window(const struct scan *sc, const unsigned char *buf, size_t len,
+    size_t lo, size_t hi, const signed char *mark, const size_t *who,
+    struct buf *out)
+{
+	size_t i, wn = hi - lo;
+
 	if (lo > 0)
-		buf_puts(&out, "\xe2\x80\xa6");
+		buf_puts(out, "\xe2\x80\xa6");
 	for (i = 0; i < wn; i++) {
 		unsigned char ch = buf[lo + i];
 
 		if (mark[i] == 0) {
 			if (i == 0 || mark[i - 1] != 0 ||
 			    who[i - 1] != who[i]) {
-				buf_puts(&out,
+				buf_puts(out,
 				    "\xc2\xab"
 				    "secret:");
-				buf_puts(&out, sc->hash[who[i]]);
-				buf_puts(&out, "\xc2\xbb");
+				buf_puts(out, sc->hash[who[i]]);
+				buf_puts(out, "\xc2\xbb");
 			}
 		} else if (mark[i] == -2) {
-			buf_putc(&out, '*');
+			buf_putc(out, '*');
 		} else if (ch == '\n') {
-			buf_puts(&out, "\\n");
+			buf_puts(out, "\\n");
 		} else if (ch == '\t') {
-			buf_puts(&out, "\\t");
+			buf_puts(out, "\\t");
 		} else if (ch == '\r') {
-			buf_puts(&out, "\\r");
+			buf_puts(out, "\\r");
 		} else if (ch < 0x20 || ch >= 0x7f) {
-			buf_puts(&out, "\\x");
-			buf_hex2(&out, ch, 0);
+			buf_puts(out, "\\x");
+			buf_hex2(out, ch, 0);
 		} else {
-			buf_putc(&out, ch);
+			buf_putc(out, ch);
 		}
 	}
 	if (hi < len)
-		buf_puts(&out, "\xe2\x80\xa6");
+		buf_puts(out, "\xe2\x80\xa6");
+}
+
+char *
+scan_snippet(const struct scan *sc, const void *data, size_t len,
+    const struct scan_finding *f, size_t nf, size_t which, size_t ctx)
+{
+	const unsigned char *buf = data;
+	struct buf out = { 0 };
+	size_t lo, hi, wn;
+	signed char *mark; /* -1 plain, -2 fragment, >= 0 finding */
+	size_t *who;
+
+	if (which >= nf)
+		return NULL;
+	lo = f[which].offset > ctx ? f[which].offset - ctx : 0;
+	hi = f[which].offset + f[which].length;
+	hi = hi > len ? len : hi;
+	hi = len - hi > ctx ? hi + ctx : len;
+	if (lo > hi)
+		lo = hi;
+	wn = hi - lo;
+	mark = malloc(wn + 1);
+	who = malloc((wn + 1) * sizeof(*who));
+	if (mark == NULL || who == NULL) {
+		free(mark);
+		free(who);
+		return NULL;
+	}
+	memset(mark, -1, wn + 1);
+	mark_fragments(sc, buf, lo, wn, mark);
+	mark_findings(sc, f, nf, which, lo, hi, mark, who);
+	render_window(sc, buf, len, lo, hi, mark, who, &out);
 	buf_putc(&out, '\0');
 	free(mark);
 	free(who);
