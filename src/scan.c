@@ -1699,19 +1699,14 @@ scan_free(struct scan *sc)
 	free(sc);
 }
 
-static int build_triggers(struct scan *sc);
-
-int
-scan_compile(struct scan **out, const struct scan_secret *secrets,
-    size_t nsecrets, unsigned flags, size_t partial_min, char *err,
+/* The secrets' count and lengths: -1 with err when one is out of
+ * bounds. */
+static int
+check_secrets(const struct scan_secret *secrets, size_t nsecrets, char *err,
     size_t errlen)
 {
-	struct scan *sc;
-	const unsigned char **pp = NULL;
-	size_t *pl = NULL, i;
+	size_t i;
 
-	*out = NULL;
-	radix_init();
 	if (nsecrets == 0) {
 		snprintf(err, errlen, "no secret given");
 		return -1;
@@ -1732,6 +1727,24 @@ scan_compile(struct scan **out, const struct scan_secret *secrets,
 			return -1;
 		}
 	}
+	return 0;
+}
+
+static int build_triggers(struct scan *sc);
+
+int
+scan_compile(struct scan **out, const struct scan_secret *secrets,
+    size_t nsecrets, unsigned flags, size_t partial_min, char *err,
+    size_t errlen)
+{
+	struct scan *sc;
+	const unsigned char **pp = NULL;
+	size_t *pl = NULL, i;
+
+	*out = NULL;
+	radix_init();
+	if (check_secrets(secrets, nsecrets, err, errlen) != 0)
+		return -1;
 	if (partial_min == 0)
 		partial_min = SCAN_MIN_SECRET;
 	if (partial_min < 4) {
