@@ -865,6 +865,60 @@ b85_flush(struct out *o, uint64_t v, int nd, size_t src)
 		out_byte(o, g[k], src);
 }
 
+/* Cheap: the first W_MIN_LINE characters from ls must be digits of w,
+ * and not all base64 or hex on a line on_line reads as such. */
+static int
+b85_maybe(const unsigned char *buf, size_t n, size_t ls, int w, int b64_line)
+{
+	size_t k = ls, from;
+	int other = 0;
+
+	if (w == W_A85 && n - ls >= 2 && buf[ls] == '<' && buf[ls + 1] == '~')
+		k += 2;
+	for (from = k; k < n && k - from < W_MIN_LINE; k++) {
+		if (w_value[w][buf[k]] < 0 && !(w == W_A85 && buf[k] == 'z'))
+			return 0;
+		other |= !runch[buf[k]];
+	}
+	return other || w == W_GIT || !b64_line;
+}
+
+/*
+ * The digits of the line [*k, *le) of a block of w: without a CR, Ascii85's
+ * "<~" on the first line and "~>" (then *last), git's length letter (0:
+ * the line's length is not the letter's).
+ */
+static int
+b85_line(const unsigned char *buf, int w, int lines, size_t *k_, size_t *le_,
+    int *last)
+{
+	size_t k = *k_, le = *le_;
+
+	if (le > k && buf[le - 1] == '\r')
+		le--;
+	if (lines == 0 && w == W_A85 && le - k >= 2 && buf[k] == '<' &&
+	    buf[k + 1] == '~')
+		k += 2;
+	if (w == W_A85 && le - k >= 2 && buf[le - 2] == '~' &&
+	    buf[le - 1] == '>') {
+		le -= 2;
+		*last = 1;
+	}
+	if (w == W_GIT) {
+		unsigned c = k < le ? buf[k] : 0;
+		size_t len = c >= 'A' && c <= 'Z' ? c - 'A' + 1 :
+		    c >= 'a' && c <= 'z'	  ? c - 'a' + 27 :
+						    0;
+
+		if (len == 0 || le - k - 1 != (len + 3) / 4 * 5)
+			return 0;
+		k++;
+	}
+	*k_ = k;
+	*le_ = le;
+	return 1;
+}
+
 static size_t
 try_b85(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
     int w, int b64_line, unsigned depth, struct scan_budget *bg,
@@ -872,23 +926,13 @@ try_b85(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct out o;
-	size_t p = ls, le, first = 0, end = ls, k, from;
+	size_t p = ls, le, first = 0, end = ls, k;
 	uint64_t v = 0;
-	int nd = 0, lines = 0, rc, last = 0, other;
+	int nd = 0, lines = 0, rc, last = 0;
 
 	pthread_once(&once, w_setup);
-	/* cheap: the first W_MIN_LINE characters must be digits */
-	k = ls;
-	if (w == W_A85 && n - ls >= 2 && buf[ls] == '<' && buf[ls + 1] == '~')
-		k += 2;
-	other = 0;
-	for (from = k; k < n && k - from < W_MIN_LINE; k++) {
-		if (w_value[w][buf[k]] < 0 && !(w == W_A85 && buf[k] == 'z'))
-			return ls;
-		other |= !runch[buf[k]];
-	}
-	if (!other && w != W_GIT && b64_line)
-		return ls; /* base64 or hex, not base85 (on_line) */
+	if (!b85_maybe(buf, n, ls, w, b64_line))
+		return ls;
 	memset(&o, 0, sizeof(o));
 	o.bg = bg;
 	while (p < n && !last) {
@@ -896,33 +940,15 @@ try_b85(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 		if (le == LINE_BAD)
 			break;
 		k = p;
-		if (le > k && buf[le - 1] == '\r')
-			le--;
-		if (lines == 0 && w == W_A85 && le - k >= 2 && buf[k] == '<' &&
-		    buf[k + 1] == '~')
-			k += 2;
-		if (w == W_A85 && le - k >= 2 && buf[le - 2] == '~' &&
-		    buf[le - 1] == '>') {
-			le -= 2;
-			last = 1;
-		}
-		if (w == W_GIT) {
-			unsigned c = k < le ? buf[k] : 0;
-			size_t len = c >= 'A' && c <= 'Z' ? c - 'A' + 1 :
-			    c >= 'a' && c <= 'z'	  ? c - 'a' + 27 :
-							    0;
-
-			if (len == 0 || le - k - 1 != (len + 3) / 4 * 5)
-				break;
-			k++;
-		}
+		if (!b85_line(buf, w, lines, &k, &le, &last))
+			break;
 		if (le - k < (lines == 0 ? W_MIN_LINE : 1))
 			break;
 		if (lines == 0)
 			first = le - p;
 		else if (le - p > first)
 			break;
-		for (from = k; k < le; k++) {
+		for (; k < le; k++) {
 			int d = w_value[w][buf[k]];
 
 			if (w == W_A85 && buf[k] == 'z' && nd == 0) {
