@@ -646,6 +646,40 @@ parse_num_line(const unsigned char *buf, size_t ls, size_t le,
 }
 
 /*
+ * A '*' line: the previous line's cnt bytes at o->p[from] repeated until
+ * this line's offset (prev: the previous line's), this line's bytes moved
+ * after the repeats.
+ */
+static void
+expand_repeat(struct out *o, const struct dstate *st, size_t from, size_t cnt,
+    unsigned long prev)
+{
+	unsigned long gap = st->last_off - prev, j;
+	size_t add = o->n - st->last_from, base;
+	unsigned char *tmp;
+	size_t *tm;
+
+	gap = gap > cnt && gap < 65536 ? gap - cnt : 0;
+	base = o->n - add;
+	for (j = 0; j < gap && !o->oom && !o->full; j++)
+		out_byte(o, o->p[from + j % cnt], o->map[from + j % cnt]);
+	if (o->oom || o->full || add == 0 || gap == 0)
+		return;
+	tmp = malloc(add);
+	tm = malloc(add * sizeof(*tm));
+	if (tmp != NULL && tm != NULL) {
+		memcpy(tmp, o->p + base, add);
+		memcpy(tm, o->map + base, add * sizeof(*tm));
+		memmove(o->p + base, o->p + base + add, gap);
+		memmove(o->map + base, o->map + base + add, gap * sizeof(*tm));
+		memcpy(o->p + base + gap, tmp, add);
+		memcpy(o->map + base + gap, tm, add * sizeof(*tm));
+	}
+	free(tmp);
+	free(tm);
+}
+
+/*
  * The region of lines from ls that parse under interp; scans it. Returns
  * the end of the region (ls when no line parsed), or LINE_BAD when out
  * of memory.
@@ -689,39 +723,8 @@ try_region(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 				    &only_off);
 			if (r == LINE_BAD)
 				break;
-			if (st.repeat && had && st.last_has_off && cnt > 0) {
-				/* '*': the previous line until this offset */
-				unsigned long gap = st.last_off - prev, j;
-				size_t add = o.n - st.last_from, base;
-
-				gap = gap > cnt && gap < 65536 ? gap - cnt : 0;
-				/* move this line's bytes after the repeats */
-				base = o.n - add;
-				for (j = 0; j < gap && !o.oom && !o.full; j++)
-					out_byte(&o, o.p[from + j % cnt],
-					    o.map[from + j % cnt]);
-				if (!o.oom && !o.full && add > 0 && gap > 0) {
-					unsigned char *tmp = malloc(add);
-					size_t *tm = malloc(add * sizeof(*tm));
-
-					if (tmp != NULL && tm != NULL) {
-						memcpy(tmp, o.p + base, add);
-						memcpy(tm, o.map + base,
-						    add * sizeof(*tm));
-						memmove(o.p + base,
-						    o.p + base + add, gap);
-						memmove(o.map + base,
-						    o.map + base + add,
-						    gap * sizeof(*tm));
-						memcpy(o.p + base + gap, tmp,
-						    add);
-						memcpy(o.map + base + gap, tm,
-						    add * sizeof(*tm));
-					}
-					free(tmp);
-					free(tm);
-				}
-			}
+			if (st.repeat && had && st.last_has_off && cnt > 0)
+				expand_repeat(&o, &st, from, cnt, prev);
 			st.repeat = 0;
 			if (only_off) {
 				end = le;
