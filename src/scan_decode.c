@@ -1953,6 +1953,66 @@ events1(struct pass *ps, size_t i)
 	    c < 0x20 && c != '\t' && c != '\n' && c != '\r');
 }
 
+#ifdef __SSE2__
+/*
+ * The windows of 16 bytes of ps's buffer: the events of its bytes below
+ * 0x20 (line breaks, NULs, control bytes), and every other window all of
+ * base64 characters the run around it. Returns where the windows end,
+ * or LINE_BAD when out of memory.
+ */
+static size_t
+decode_windows(struct pass *ps)
+{
+	const unsigned char *buf = ps->buf;
+	size_t len = ps->n, i = 0;
+	const __m128i c1f = _mm_set1_epi8(0x1f), nl = _mm_set1_epi8('\n');
+	const __m128i tab = _mm_set1_epi8('\t'), cr = _mm_set1_epi8('\r');
+	size_t r;
+
+	for (; i + 16 <= len; i += 16) {
+		__m128i v = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(buf + i));
+		unsigned hm;
+
+		/* bytes below 0x20: line breaks, NULs, control bytes */
+		unsigned em = (unsigned)_mm_movemask_epi8(
+		    _mm_cmpeq_epi8(_mm_min_epu8(v, c1f), v));
+
+		if (em != 0) {
+			__m128i nlz = _mm_or_si128(_mm_cmpeq_epi8(v, nl),
+			    _mm_cmpeq_epi8(v, _mm_setzero_si128()));
+			unsigned lm = (unsigned)_mm_movemask_epi8(nlz);
+			unsigned ws = (unsigned)_mm_movemask_epi8(
+			    _mm_or_si128(_mm_cmpeq_epi8(v, nl),
+				_mm_or_si128(_mm_cmpeq_epi8(v, tab),
+				    _mm_cmpeq_epi8(v, cr))));
+			unsigned after = em >> 1;
+
+			/* byte 16 is the next window's first */
+			if (i + 16 < len && buf[i + 16] < 0x20 &&
+			    buf[i + 16] != '\t')
+				after |= 0x8000;
+			if (i + 16 >= len)
+				after |= 0x8000;
+			lm &= ~after;
+			if (events(ps, i, 16, lm, (em & ~ws) != 0) != 0)
+				return LINE_BAD;
+		}
+		/* every other window: all base64 characters? */
+		if ((i & 16) != 0 || i < ps->run_floor)
+			continue;
+		if (run_mask16(buf + i, &hm) == 0xffff) {
+			r = try_run(ps->sc, buf, len, i, ps->run_floor,
+			    ps->depth, ps->bg, ps->res, &ps->pz);
+			if (r == LINE_BAD)
+				return LINE_BAD;
+			ps->run_floor = r;
+		}
+	}
+	return i;
+}
+#endif
+
 int
 decode_pass(const struct scan *sc, const unsigned char *buf, size_t len,
     unsigned depth, struct scan_budget *bg, struct scan_result *res)
@@ -1971,56 +2031,8 @@ decode_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 	if (on_line(&ps, 0) != 0)
 		return -1;
 #ifdef __SSE2__
-	{
-		const __m128i c1f = _mm_set1_epi8(0x1f),
-			      nl = _mm_set1_epi8('\n');
-		const __m128i tab = _mm_set1_epi8('\t'),
-			      cr = _mm_set1_epi8('\r');
-		size_t r;
-
-		for (; i + 16 <= len; i += 16) {
-			__m128i v = _mm_loadu_si128(
-			    (const __m128i *)(const void *)(buf + i));
-			unsigned hm;
-
-			/* bytes below 0x20: line breaks, NULs, control bytes */
-			unsigned em = (unsigned)_mm_movemask_epi8(
-			    _mm_cmpeq_epi8(_mm_min_epu8(v, c1f), v));
-
-			if (em != 0) {
-				__m128i nlz = _mm_or_si128(_mm_cmpeq_epi8(v,
-							       nl),
-				    _mm_cmpeq_epi8(v, _mm_setzero_si128()));
-				unsigned lm = (unsigned)_mm_movemask_epi8(nlz);
-				unsigned ws = (unsigned)_mm_movemask_epi8(
-				    _mm_or_si128(_mm_cmpeq_epi8(v, nl),
-					_mm_or_si128(_mm_cmpeq_epi8(v, tab),
-					    _mm_cmpeq_epi8(v, cr))));
-				unsigned after = em >> 1;
-
-				/* byte 16 is the next window's first */
-				if (i + 16 < len && buf[i + 16] < 0x20 &&
-				    buf[i + 16] != '\t')
-					after |= 0x8000;
-				if (i + 16 >= len)
-					after |= 0x8000;
-				lm &= ~after;
-				if (events(&ps, i, 16, lm, (em & ~ws) != 0) !=
-				    0)
-					goto fail;
-			}
-			/* every other window: all base64 characters? */
-			if ((i & 16) != 0 || i < ps.run_floor)
-				continue;
-			if (run_mask16(buf + i, &hm) == 0xffff) {
-				r = try_run(sc, buf, len, i, ps.run_floor,
-				    depth, bg, res, &ps.pz);
-				if (r == LINE_BAD)
-					goto fail;
-				ps.run_floor = r;
-			}
-		}
-	}
+	if ((i = decode_windows(&ps)) == LINE_BAD)
+		goto fail;
 #endif
 	for (; i < len; i++) {
 		if (buf[i] < 0x20 && events1(&ps, i) != 0)
