@@ -1213,6 +1213,35 @@ le32(const unsigned char *p)
 	return le16(p) | le16(p + 2) << 16;
 }
 
+/* The compressed stream whose magic p's avail (8 or more) bytes start
+ * with: its name, or NULL. */
+static const char *
+magic_name(const unsigned char *p, size_t avail)
+{
+	if (p[0] == 0x1f && p[1] == 0x8b && p[2] == 8)
+		return "gzip";
+	if (p[0] == 0x78 &&
+	    (p[1] == 0x01 || p[1] == 0x5e || p[1] == 0x9c || p[1] == 0xda))
+		return "zlib";
+	if (memcmp(p, "BZh", 3) == 0 && p[3] >= '1' && p[3] <= '9' &&
+	    avail >= 10 && memcmp(p + 4, "1AY&SY", 6) == 0)
+		return "bzip2";
+	/* cppcheck-suppress knownConditionTrueFalse */
+	if (avail >= 6 &&
+	    memcmp(p,
+		"\xfd"
+		"7zXZ\0",
+		6) == 0)
+		return "xz";
+	if (avail >= 30 && memcmp(p, "PK\x03\x04", 4) == 0)
+		return "zip";
+	if (memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0)
+		return "zstd";
+	if (memcmp(p, "\x04\x22\x4d\x18", 4) == 0)
+		return "lz4";
+	return NULL;
+}
+
 /*
  * A compressed stream starting at q? Decodes and scans it. Returns the
  * input bytes it took (0: no magic, nothing done), or LINE_BAD when out
@@ -1233,28 +1262,7 @@ try_magic(const struct scan *sc, const unsigned char *buf, size_t n, size_t q,
 	o.bg = bg;
 	if (avail < 8)
 		return 0;
-	if (p[0] == 0x1f && p[1] == 0x8b && p[2] == 8) {
-		name = "gzip";
-	} else if (p[0] == 0x78 &&
-	    (p[1] == 0x01 || p[1] == 0x5e || p[1] == 0x9c || p[1] == 0xda)) {
-		name = "zlib";
-	} else if (memcmp(p, "BZh", 3) == 0 && p[3] >= '1' && p[3] <= '9' &&
-	    avail >= 10 && memcmp(p + 4, "1AY&SY", 6) == 0) {
-		name = "bzip2";
-		/* cppcheck-suppress knownConditionTrueFalse */
-	} else if (avail >= 6 &&
-	    memcmp(p,
-		"\xfd"
-		"7zXZ\0",
-		6) == 0) {
-		name = "xz";
-	} else if (avail >= 30 && memcmp(p, "PK\x03\x04", 4) == 0) {
-		name = "zip";
-	} else if (memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0) {
-		name = "zstd";
-	} else if (memcmp(p, "\x04\x22\x4d\x18", 4) == 0) {
-		name = "lz4";
-	} else
+	if ((name = magic_name(p, avail)) == NULL)
 		return 0;
 	if (depth + 1 > bg->maxdepth) {
 		bg->hit |= SCAN_BUDGET_DEPTH;
