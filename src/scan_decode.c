@@ -384,6 +384,25 @@ gutter_agrees(const unsigned char *buf, size_t p, size_t dend, size_t le,
 	return 1;
 }
 
+/* Where the data of an offset-and-colon line [ls, le) ends, its data
+ * from p: the column the first line's first double blank is at. */
+static size_t
+data_end(const unsigned char *buf, size_t ls, size_t p, size_t le,
+    struct dstate *st)
+{
+	size_t i;
+
+	if (st->gutter == 0) {
+		/* line 1: the data ends at the first double blank */
+		for (i = p + 1; i + 1 < le; i++)
+			if (is_blank(buf[i]) && is_blank(buf[i + 1]) &&
+			    i > p + 1)
+				break;
+		st->gutter = i - ls;
+	}
+	return ls + st->gutter < le ? ls + st->gutter : le;
+}
+
 /*
  * One line of a hex dump: [offset[:]] groups of hex digits [gutter].
  * Appends its bytes to o; returns LINE_BAD when the line is not one.
@@ -415,18 +434,8 @@ parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
 		*only_offset = 1;
 		return le;
 	}
-	if (colon) {
-		if (st->gutter == 0) {
-			/* line 1: the data ends at the first double blank */
-			for (i = p + 1; i + 1 < le; i++)
-				if (is_blank(buf[i]) && is_blank(buf[i + 1]) &&
-				    i > p + 1)
-					break;
-			st->gutter = i - ls;
-		}
-		if (ls + st->gutter < le)
-			dend = ls + st->gutter;
-	}
+	if (colon)
+		dend = data_end(buf, ls, p, le, st);
 	while (p < dend) {
 		while (p < dend && is_blank(buf[p]))
 			p++;
