@@ -2566,6 +2566,49 @@ finding_cmp(const void *a, const void *b)
 	return (int)x->wrapped - (int)y->wrapped;
 }
 
+/*
+ * Sorts r's findings, and keeps one per (offset, secret, pattern), the
+ * unwrapped first, and none of a transform that holds a finding of the
+ * same secret made without one.
+ */
+static void
+findings_sort(struct scan_result *r)
+{
+	size_t i, k;
+
+	if (r->n > 1)
+		qsort(r->v, r->n, sizeof(*r->v), finding_cmp);
+	/* one finding per (offset, secret, pattern): the unwrapped first */
+	for (i = 0, k = 0; i < r->n; i++) {
+		if (k > 0 && r->v[k - 1].offset == r->v[i].offset &&
+		    r->v[k - 1].secret == r->v[i].secret &&
+		    r->v[k - 1].pattern == r->v[i].pattern &&
+		    (!r->v[i].xform || r->v[k - 1].form == r->v[i].form))
+			continue;
+		r->v[k++] = r->v[i];
+	}
+	r->n = k;
+	/*
+	 * A transform's finding that holds a finding of the same secret
+	 * made without one (a literal form, a dump) says nothing more.
+	 */
+	for (i = 0, k = 0; i < r->n; i++) {
+		size_t j, a = r->v[i].offset, b = a + r->v[i].length;
+		int held = 0;
+
+		for (j = i; j > 0 && r->v[j - 1].offset == a; j--)
+			;
+		for (; j < r->n && r->v[j].offset < b && r->v[i].xform && !held;
+		     j++)
+			held = !r->v[j].xform &&
+			    r->v[j].secret == r->v[i].secret &&
+			    r->v[j].offset + r->v[j].length <= b;
+		if (!held)
+			r->v[k++] = r->v[i];
+	}
+	r->n = k;
+}
+
 int
 scan_buffer_memo(const struct scan *sc, const void *data, size_t len,
     struct scan_result *res, struct scan_memo *memo)
@@ -2625,7 +2668,7 @@ scan_at_(const struct scan *sc, const unsigned char *data, size_t len,
 	struct scan_result r = { 0 };
 	struct wrap_state w;
 	struct scan_ctx c;
-	size_t i, k, need, block, from;
+	size_t need, block, from;
 
 	memset(&c, 0, sizeof(c));
 	c.sc = sc;
@@ -2648,37 +2691,7 @@ scan_at_(const struct scan *sc, const unsigned char *data, size_t len,
 	    (decode_pass(sc, buf, len, depth, bg, &r) != 0 ||
 		xform_pass(sc, buf, len, depth, bg, &r) != 0))
 		goto oom;
-	if (r.n > 1)
-		qsort(r.v, r.n, sizeof(*r.v), finding_cmp);
-	/* one finding per (offset, secret, pattern): the unwrapped first */
-	for (i = 0, k = 0; i < r.n; i++) {
-		if (k > 0 && r.v[k - 1].offset == r.v[i].offset &&
-		    r.v[k - 1].secret == r.v[i].secret &&
-		    r.v[k - 1].pattern == r.v[i].pattern &&
-		    (!r.v[i].xform || r.v[k - 1].form == r.v[i].form))
-			continue;
-		r.v[k++] = r.v[i];
-	}
-	r.n = k;
-	/*
-	 * A transform's finding that holds a finding of the same secret
-	 * made without one (a literal form, a dump) says nothing more.
-	 */
-	for (i = 0, k = 0; i < r.n; i++) {
-		size_t j, a = r.v[i].offset, b = a + r.v[i].length;
-		int held = 0;
-
-		for (j = i; j > 0 && r.v[j - 1].offset == a; j--)
-			;
-		for (; j < r.n && r.v[j].offset < b && r.v[i].xform && !held;
-		     j++)
-			held = !r.v[j].xform &&
-			    r.v[j].secret == r.v[i].secret &&
-			    r.v[j].offset + r.v[j].length <= b;
-		if (!held)
-			r.v[k++] = r.v[i];
-	}
-	r.n = k;
+	findings_sort(&r);
 	free(w.jn.j.p);
 	free(w.jn.seg_j);
 	free(w.jn.seg_o);
