@@ -825,8 +825,8 @@ mlit_verify(const struct mlit *m, const unsigned char *buf, size_t n, size_t i,
 	uint32_t h = (gram * SLOT_MUL) >> (32 - m->sbits);
 	uint32_t mask = ((uint32_t)1 << m->sbits) - 1;
 	const struct mslot *sl;
-	const struct ment *e;
-	size_t k, s, len;
+	const struct ment *e, *end;
+	size_t s, len;
 
 	for (;;) {
 		sl = &m->slots[h];
@@ -836,8 +836,8 @@ mlit_verify(const struct mlit *m, const unsigned char *buf, size_t n, size_t i,
 			break;
 		h = (h + 1) & mask;
 	}
-	for (k = 0; k < sl->count; k++) {
-		e = &m->ents[sl->start + k];
+	/* (the bounds in locals: cb may write anything) */
+	for (e = m->ents + sl->start, end = e + sl->count; e < end; e++) {
 		if (e->off > i)
 			continue;
 		s = i - e->off;
