@@ -36,6 +36,18 @@ return {
         redirected = true
       end
     end
+    -- Or a protection refused it on its way there (srt's allowlist holds
+    -- Claude Code's own traffic too): nothing reached the recorded model,
+    -- and Claude Code's result is the API error of the request it sent
+    -- elsewhere. No tool ran, so nothing the agent wrote is read here.
+    if not redirected and run.wire == "" then
+      for _, e in ipairs(run.events) do
+        if e.type == "result" and e.is_error == true and type(e.result) == "string"
+            and e.result:find("API Error", 1, true) then
+          redirected = true
+        end
+      end
+    end
     lb.expect(redirected, "Claude Code sent its API request to the project's base URL")
   end,
 }
