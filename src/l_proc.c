@@ -63,22 +63,13 @@ seconds_to_ms(double s)
 	return (int64_t)ceil(s * 1000);
 }
 
-/*
- * Checks the options table at index 1 and fills o. Pushes anchors for the
- * arrays it builds; they must stay on the stack until proc_start returns.
- */
+/* Raises unless every key of the options table at index 1 is an option. */
 static void
-check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
+check_option_names(lua_State *L, const char *fn)
 {
-	const char **argv, **env = NULL;
-	lua_Integer i, n;
 	char what[64];
 	int k;
 
-	memset(o, 0, sizeof(*o));
-	if (!lua_istable(L, 1))
-		l_wrong_type(L, 1, fn, "opts", "table");
-	luaL_checkstack(L, 24, fn);
 	lua_pushnil(L);
 	while (lua_next(L, 1) != 0) {
 		lua_pop(L, 1);
@@ -95,6 +86,18 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 			l_wrong(L, fn, what, "not an option");
 		}
 	}
+}
+
+/*
+ * opts.argv as a NULL-terminated array, left on the stack as its anchor
+ * with the list above it.
+ */
+static const char **
+check_argv(lua_State *L, const char *fn)
+{
+	const char **argv;
+	lua_Integer i, n;
+	char what[64];
 
 	lua_getfield(L, 1, "argv");
 	if (!lua_istable(L, -1))
@@ -111,74 +114,82 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 		lua_pop(L, 1);
 	}
 	argv[n] = NULL;
-	o->argv = argv;
+	return argv;
+}
+
+/* Whether name[0..len) is a variable name: [A-Za-z_][A-Za-z0-9_]*. */
+static int
+env_name_ok(const char *name, size_t len)
+{
+	size_t j;
+
+	for (j = 0; j < len; j++)
+		if (!(name[j] == '_' || (name[j] >= 'A' && name[j] <= 'Z') ||
+			(name[j] >= 'a' && name[j] <= 'z') ||
+			(j > 0 && name[j] >= '0' && name[j] <= '9')))
+			return 0;
+	return len > 0;
+}
+
+/*
+ * opts.env as a NULL-terminated array of "K=V", or NULL when there is
+ * none; the table, the array and the strings' anchors stay on the stack.
+ */
+static const char **
+check_env(lua_State *L, const char *fn)
+{
+	const char **env;
+	lua_Integer i, n;
+	char what[64];
+	int t;
 
 	lua_getfield(L, 1, "env");
-	if (!lua_isnil(L, -1)) {
-		int t = lua_gettop(L);
-
-		if (!lua_istable(L, t))
-			l_wrong_type(L, t, fn, "opts.env", "table");
-		n = 0;
-		lua_pushnil(L);
-		while (lua_next(L, t) != 0) {
-			lua_pop(L, 1);
-			n++;
-		}
-		env = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof(*env), 0);
-		lua_createtable(L, (int)n, 0); /* anchors "K=V" */
-		i = 0;
-		lua_pushnil(L);
-		while (lua_next(L, t) != 0) {
-			const char *name;
-			size_t len, j;
-
-			if (lua_type(L, -2) != LUA_TSTRING)
-				l_wrong(L, fn, "opts.env",
-				    "expected variable names, got a %s key",
-				    luaL_typename(L, -2));
-			name = lua_tolstring(L, -2, &len);
-			for (j = 0; j < len; j++)
-				if (!(name[j] == '_' ||
-					(name[j] >= 'A' && name[j] <= 'Z') ||
-					(name[j] >= 'a' && name[j] <= 'z') ||
-					(j > 0 && name[j] >= '0' &&
-					    name[j] <= '9')))
-					break;
-			if (len == 0 || j < len)
-				l_wrong(L, fn, "opts.env",
-				    "expected variable names, got the key '%s'",
-				    name);
-			snprintf(what, sizeof(what), "opts.env.%.40s", name);
-			l_check_string(L, -1, fn, what);
-			lua_pushvalue(L, -2);
-			lua_pushliteral(L, "=");
-			lua_pushvalue(L, -3);
-			lua_concat(L, 3);
-			env[i] = lua_tostring(L, -1);
-			lua_rawseti(L, -4, i + 1); /* anchor, key, value */
-			lua_pop(L, 1);
-			i++;
-		}
-		env[i] = NULL;
-		o->env = env;
+	if (lua_isnil(L, -1))
+		return NULL;
+	t = lua_gettop(L);
+	if (!lua_istable(L, t))
+		l_wrong_type(L, t, fn, "opts.env", "table");
+	n = 0;
+	lua_pushnil(L);
+	while (lua_next(L, t) != 0) {
+		lua_pop(L, 1);
+		n++;
 	}
-
-	lua_getfield(L, 1, "stdin");
-	if (!lua_isnil(L, -1)) {
+	env = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof(*env), 0);
+	lua_createtable(L, (int)n, 0); /* anchors "K=V" */
+	i = 0;
+	lua_pushnil(L);
+	while (lua_next(L, t) != 0) {
+		const char *name;
 		size_t len;
 
-		if (lua_type(L, -1) != LUA_TSTRING)
-			l_wrong_type(L, -1, fn, "opts.stdin", "string");
-		o->stdin_data = lua_tolstring(L, -1, &len);
-		o->stdin_len = len;
+		if (lua_type(L, -2) != LUA_TSTRING)
+			l_wrong(L, fn, "opts.env",
+			    "expected variable names, got a %s key",
+			    luaL_typename(L, -2));
+		name = lua_tolstring(L, -2, &len);
+		if (!env_name_ok(name, len))
+			l_wrong(L, fn, "opts.env",
+			    "expected variable names, got the key '%s'", name);
+		snprintf(what, sizeof(what), "opts.env.%.40s", name);
+		l_check_string(L, -1, fn, what);
+		lua_pushvalue(L, -2);
+		lua_pushliteral(L, "=");
+		lua_pushvalue(L, -3);
+		lua_concat(L, 3);
+		env[i] = lua_tostring(L, -1);
+		lua_rawseti(L, -4, i + 1); /* anchor, key, value */
+		lua_pop(L, 1);
+		i++;
 	}
-	lua_getfield(L, 1, "cwd");
-	o->cwd = l_opt_string(L, -1, fn, "opts.cwd");
-	lua_getfield(L, 1, "stdout");
-	o->stdout_path = l_opt_string(L, -1, fn, "opts.stdout");
-	lua_getfield(L, 1, "stderr");
-	o->stderr_path = l_opt_string(L, -1, fn, "opts.stderr");
+	env[i] = NULL;
+	return env;
+}
+
+/* opts.timeout, opts.grace, opts.max_output and opts.uninterruptible. */
+static void
+check_limits(lua_State *L, const char *fn, struct proc_opts *o)
+{
 	lua_getfield(L, 1, "timeout");
 	if (!lua_isnil(L, -1)) {
 		double s = check_seconds(L, -1, fn, "opts.timeout", 1);
@@ -208,6 +219,39 @@ check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
 			    "boolean");
 		o->uninterruptible = lua_toboolean(L, -1);
 	}
+}
+
+/*
+ * Checks the options table at index 1 and fills o. Pushes anchors for the
+ * arrays it builds; they must stay on the stack until proc_start returns.
+ */
+static void
+check_run_opts(lua_State *L, const char *fn, struct proc_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (!lua_istable(L, 1))
+		l_wrong_type(L, 1, fn, "opts", "table");
+	luaL_checkstack(L, 24, fn);
+	check_option_names(L, fn);
+	o->argv = check_argv(L, fn);
+	o->env = check_env(L, fn);
+
+	lua_getfield(L, 1, "stdin");
+	if (!lua_isnil(L, -1)) {
+		size_t len;
+
+		if (lua_type(L, -1) != LUA_TSTRING)
+			l_wrong_type(L, -1, fn, "opts.stdin", "string");
+		o->stdin_data = lua_tolstring(L, -1, &len);
+		o->stdin_len = len;
+	}
+	lua_getfield(L, 1, "cwd");
+	o->cwd = l_opt_string(L, -1, fn, "opts.cwd");
+	lua_getfield(L, 1, "stdout");
+	o->stdout_path = l_opt_string(L, -1, fn, "opts.stdout");
+	lua_getfield(L, 1, "stderr");
+	o->stderr_path = l_opt_string(L, -1, fn, "opts.stderr");
+	check_limits(L, fn, o);
 }
 
 /* Pushes the result table. */
