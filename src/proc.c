@@ -313,33 +313,21 @@ close_fd(int *fd)
 
 static void feed(struct proc *);
 
-struct proc *
-proc_start(const struct proc_opts *o, char *err, size_t errlen)
+/*
+ * The child's standard input, output and error: a pipe each, or the files
+ * o names (stdin from /dev/null when o gives no input, whose copy goes in
+ * p). 0, or -1 with err set; what was opened is in the arrays either way,
+ * for the caller to close.
+ */
+static int
+open_stdio(const struct proc_opts *o, struct proc *p, int in[2], int out[2],
+    int errp[2], char *err, size_t errlen)
 {
-	struct proc *p;
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 };
-	int rep[2] = { -1, -1 }, e;
-	const char **env = NULL;
-	struct spawn_error se;
-	ssize_t n;
-
-	if (o->argv == NULL || o->argv[0] == NULL) {
-		snprintf(err, errlen, "cannot run an empty command");
-		return NULL;
-	}
-	if ((p = calloc(1, sizeof(*p))) == NULL)
-		goto nomem;
-	p->pidfd = p->in_fd = p->out.fd = p->err.fd = -1;
-	p->cap = o->cap ? o->cap : PROC_CAP_DEFAULT;
-	p->grace_ms = o->grace_ms > 0 ? o->grace_ms : PROC_GRACE_DEFAULT;
-	p->deadline_ms = o->deadline_ms;
-	p->uninterruptible = o->uninterruptible;
-	if ((env = make_env(o->env)) == NULL)
-		goto nomem;
-
 	if (o->stdin_data != NULL) {
-		if ((p->in_data = malloc(o->stdin_len + 1)) == NULL)
-			goto nomem;
+		if ((p->in_data = malloc(o->stdin_len + 1)) == NULL) {
+			set_err(err, errlen, "cannot run", o->argv[0], ENOMEM);
+			return -1;
+		}
 		memcpy(p->in_data, o->stdin_data, o->stdin_len);
 		p->in_len = o->stdin_len;
 		if (make_pipe(in) == -1)
@@ -347,14 +335,14 @@ proc_start(const struct proc_opts *o, char *err, size_t errlen)
 	} else if ((in[0] = high_fd(open("/dev/null", O_RDONLY | O_CLOEXEC))) ==
 	    -1) {
 		set_err(err, errlen, "cannot open", "/dev/null", errno);
-		goto free_p;
+		return -1;
 	}
 	if (o->stdout_path == NULL) {
 		if (make_pipe(out) == -1)
 			goto pipe_failed;
 	} else if ((out[1] = open_out(o->stdout_path)) == -1) {
 		set_err(err, errlen, "cannot open", o->stdout_path, errno);
-		goto free_p;
+		return -1;
 	}
 	if (o->stderr_path == NULL) {
 		if (make_pipe(errp) == -1)
@@ -365,16 +353,39 @@ proc_start(const struct proc_opts *o, char *err, size_t errlen)
 			goto pipe_failed;
 	} else if ((errp[1] = open_out(o->stderr_path)) == -1) {
 		set_err(err, errlen, "cannot open", o->stderr_path, errno);
-		goto free_p;
+		return -1;
 	}
-	if (make_pipe(rep) == -1)
-		goto pipe_failed;
+	return 0;
 
+pipe_failed:
+	set_err(err, errlen, "cannot run", o->argv[0], errno);
+	return -1;
+}
+
+/*
+ * Forks p's child on in[0], out[1] and errp[1] (closed here in the parent)
+ * and waits for its exec, whose failure the child reports on a pipe of its
+ * own. 0, or -1 with err set.
+ */
+static int
+spawn(const struct proc_opts *o, const char **env, struct proc *p, int in[2],
+    int out[2], int errp[2], char *err, size_t errlen)
+{
+	int rep[2] = { -1, -1 };
+	struct spawn_error se;
+	ssize_t n;
+
+	if (make_pipe(rep) == -1) {
+		set_err(err, errlen, "cannot run", o->argv[0], errno);
+		return -1;
+	}
 	p->start_ms = proc_now_ms();
 	p->pid = fork();
 	if (p->pid == -1) {
 		set_err(err, errlen, "cannot run", o->argv[0], errno);
-		goto free_p;
+		close_fd(&rep[0]);
+		close_fd(&rep[1]);
+		return -1;
 	}
 	if (p->pid == 0)
 		child(o, env, in[0], out[1], errp[1], rep[1]);
@@ -394,8 +405,35 @@ proc_start(const struct proc_opts *o, char *err, size_t errlen)
 			    o->cwd, se.err);
 		else
 			set_err(err, errlen, "cannot run", o->argv[0], se.err);
-		goto free_p;
+		return -1;
 	}
+	return 0;
+}
+
+struct proc *
+proc_start(const struct proc_opts *o, char *err, size_t errlen)
+{
+	struct proc *p;
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	const char **env = NULL;
+	int e;
+
+	if (o->argv == NULL || o->argv[0] == NULL) {
+		snprintf(err, errlen, "cannot run an empty command");
+		return NULL;
+	}
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		goto nomem;
+	p->pidfd = p->in_fd = p->out.fd = p->err.fd = -1;
+	p->cap = o->cap ? o->cap : PROC_CAP_DEFAULT;
+	p->grace_ms = o->grace_ms > 0 ? o->grace_ms : PROC_GRACE_DEFAULT;
+	p->deadline_ms = o->deadline_ms;
+	p->uninterruptible = o->uninterruptible;
+	if ((env = make_env(o->env)) == NULL)
+		goto nomem;
+	if (open_stdio(o, p, in, out, errp, err, errlen) == -1 ||
+	    spawn(o, env, p, in, out, errp, err, errlen) == -1)
+		goto free_p;
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 	p->in_fd = in[1];
 	p->out.fd = out[0];
@@ -421,10 +459,7 @@ proc_start(const struct proc_opts *o, char *err, size_t errlen)
 	return p;
 
 nomem:
-	errmsg_set(err, errlen, "cannot run", o->argv[0], ENOMEM);
-	goto free_p;
-pipe_failed:
-	set_err(err, errlen, "cannot run", o->argv[0], errno);
+	set_err(err, errlen, "cannot run", o->argv[0], ENOMEM);
 free_p:
 	close_fd(&in[0]);
 	close_fd(&in[1]);
@@ -432,8 +467,6 @@ free_p:
 	close_fd(&out[1]);
 	close_fd(&errp[0]);
 	close_fd(&errp[1]);
-	close_fd(&rep[0]);
-	close_fd(&rep[1]);
 	free(env);
 	if (p != NULL) {
 		free(p->in_data);
