@@ -248,6 +248,86 @@ l_scanner_scan(lua_State *L)
 }
 
 /*
+ * The findings of b->r that reach into the GOT bytes read from offset lo,
+ * finding i and its neighbours, copied to b->win with offsets from lo
+ * (one that starts before lo is cut there). Returns how many; *me is
+ * finding i's place among them.
+ */
+static size_t
+window_of(struct box *b, size_t i, size_t span, size_t lo, size_t got,
+    size_t *me)
+{
+	size_t j = i, nw = 0;
+
+	while (j > 0 && b->r.v[j - 1].offset + span > lo)
+		j--;
+	for (; j < b->r.n && b->r.v[j].offset < lo + got; j++) {
+		b->win[nw] = b->r.v[j];
+		if (b->win[nw].offset < lo) { /* starts before */
+			size_t cut = lo - b->win[nw].offset;
+
+			b->win[nw].length = b->win[nw].length > cut ?
+			    b->win[nw].length - cut :
+			    0;
+			b->win[nw].offset = 0;
+		} else
+			b->win[nw].offset -= lo;
+		if (j == i)
+			*me = nw;
+		nw++;
+	}
+	return nw;
+}
+
+/*
+ * The snippet of each finding of b->r, set in the list of findings on top
+ * of the stack: the window around it read again from b->fd, with its
+ * neighbours. 0, or -1 (errno) when the file cannot be read.
+ */
+static int
+add_snippets(lua_State *L, const struct scan *sc, struct box *b, size_t ctx,
+    const char *path)
+{
+	size_t i, span = scan_maxspan(sc);
+
+	b->maplen = ctx * 2 + span + 2;
+	b->map = malloc(b->maplen);
+	b->win = malloc(b->r.n * sizeof(*b->win));
+	if (b->map == NULL || b->win == NULL)
+		return luaL_error(L, "cannot scan '%s': out of memory", path);
+	for (i = 0; i < b->r.n; i++) {
+		const struct scan_finding *f = &b->r.v[i];
+		size_t lo = f->offset > ctx + 1 ? f->offset - ctx - 1 : 0;
+		size_t want = f->offset - lo + f->length + ctx + 1;
+		size_t nw, me = 0, sl;
+		ssize_t got;
+		char *snip, *d;
+		luaL_Buffer lb;
+
+		if (want > b->maplen)
+			want = b->maplen;
+		got = pread(b->fd, b->map, want, (off_t)lo);
+		if (got < 0)
+			return -1;
+		nw = window_of(b, i, span, lo, (size_t)got, &me);
+		snip = scan_snippet(sc, b->map, (size_t)got, b->win, nw, me,
+		    ctx);
+		if (snip == NULL)
+			return luaL_error(L, "cannot scan '%s': out of memory",
+			    path);
+		lua_rawgeti(L, -1, (lua_Integer)i + 1);
+		sl = strlen(snip);
+		d = luaL_buffinitsize(L, &lb, sl);
+		memcpy(d, snip, sl);
+		free(snip);
+		luaL_pushresultsize(&lb, sl);
+		lua_setfield(L, -2, "snippet");
+		lua_pop(L, 1);
+	}
+	return 0;
+}
+
+/*
  * scanner:scan_file(path [, ctx]): read in chunks (scan_fd); snippets
  * from a window read again around each finding.
  */
@@ -259,7 +339,6 @@ l_scanner_scan_file(lua_State *L)
 	lua_Integer ctx = opt_ctx(L, 3);
 	struct box *b = box_new(L);
 	struct stat st;
-	size_t i, j, span = scan_maxspan(sc);
 	int e;
 
 	b->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -277,67 +356,9 @@ l_scanner_scan_file(lua_State *L)
 	}
 	push_findings(L, sc, NULL, 0, &b->r, -1);
 	push_budget(L, b->r.budget);
-	if (ctx < 0 || b->r.n == 0) {
-		box_gc_now(b);
-		return 1;
-	}
-	/* snippets: the window around each finding, with its neighbours */
-	b->maplen = (size_t)ctx * 2 + span + 2;
-	b->map = malloc(b->maplen);
-	b->win = malloc(b->r.n * sizeof(*b->win));
-	if (b->map == NULL || b->win == NULL)
-		return luaL_error(L, "cannot scan '%s': out of memory", path);
-	for (i = 0; i < b->r.n; i++) {
-		const struct scan_finding *f = &b->r.v[i];
-		size_t lo = f->offset > (size_t)ctx + 1 ?
-		    f->offset - (size_t)ctx - 1 :
-		    0;
-		size_t want = f->offset - lo + f->length + (size_t)ctx + 1;
-		size_t nw = 0, me = 0;
-		ssize_t got;
-		char *snip;
-
-		if (want > b->maplen)
-			want = b->maplen;
-		got = pread(b->fd, b->map, want, (off_t)lo);
-		if (got < 0)
-			goto fail;
-		j = i;
-		while (j > 0 && b->r.v[j - 1].offset + span > lo)
-			j--;
-		for (; j < b->r.n && b->r.v[j].offset < lo + (size_t)got; j++) {
-			b->win[nw] = b->r.v[j];
-			if (b->win[nw].offset < lo) { /* starts before */
-				size_t cut = lo - b->win[nw].offset;
-
-				b->win[nw].length = b->win[nw].length > cut ?
-				    b->win[nw].length - cut :
-				    0;
-				b->win[nw].offset = 0;
-			} else
-				b->win[nw].offset -= lo;
-			if (j == i)
-				me = nw;
-			nw++;
-		}
-		snip = scan_snippet(sc, b->map, (size_t)got, b->win, nw, me,
-		    (size_t)ctx);
-		if (snip == NULL)
-			return luaL_error(L, "cannot scan '%s': out of memory",
-			    path);
-		lua_rawgeti(L, -1, (lua_Integer)i + 1);
-		{
-			luaL_Buffer lb;
-			size_t sl = strlen(snip);
-			char *d = luaL_buffinitsize(L, &lb, sl);
-
-			memcpy(d, snip, sl);
-			free(snip);
-			luaL_pushresultsize(&lb, sl);
-		}
-		lua_setfield(L, -2, "snippet");
-		lua_pop(L, 1);
-	}
+	if (ctx >= 0 && b->r.n > 0 &&
+	    add_snippets(L, sc, b, (size_t)ctx, path) == -1)
+		goto fail;
 	box_gc_now(b);
 	return 1;
 fail:
