@@ -606,13 +606,99 @@ engine_side_kind(json_t *root)
 	return kind;
 }
 
+static json_t *example(json_t *schema, const char *name, int depth);
+
+/*
+ * The type a schema names: its "type", the first that is not "null" of a
+ * list of them, or without one "object" when it has properties, else
+ * "string".
+ */
+static const char *
+schema_type(json_t *schema)
+{
+	json_t *type = json_object_get(schema, "type"), *x;
+	size_t i;
+
+	if (json_is_string(type))
+		return json_string_value(type);
+	if (json_is_array(type)) {
+		json_array_foreach(type, i, x)
+		{
+			if (json_is_string(x) &&
+			    strcmp(json_string_value(x), "null") != 0)
+				return json_string_value(x);
+		}
+	}
+	return json_is_object(json_object_get(schema, "properties")) ?
+	    "object" :
+	    "string";
+}
+
+/* Whether key is in the schema's "required" list, or there is none. */
+static int
+is_required(json_t *schema, const char *key)
+{
+	json_t *req = json_object_get(schema, "required"), *v;
+	size_t i;
+
+	if (!json_is_array(req) || json_array_size(req) == 0)
+		return 1;
+	json_array_foreach(req, i, v)
+	{
+		if (json_is_string(v) && strcmp(json_string_value(v), key) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* An object schema's example: its required properties' examples. */
+static json_t *
+example_object(json_t *schema, int depth)
+{
+	json_t *props = json_object_get(schema, "properties"), *out, *x;
+	const char *key;
+
+	if ((out = json_object()) == NULL)
+		return NULL;
+	json_object_foreach(props, key, x)
+	{
+		if (!is_required(schema, key))
+			continue;
+		if (json_object_set_new(out, key, example(x, key, depth + 1)) <
+		    0) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+/* An array schema's example: minItems (at most 8) of its items'. */
+static json_t *
+example_array(json_t *schema, const char *name, int depth)
+{
+	json_t *out, *v;
+	long long n;
+
+	if ((out = json_array()) == NULL)
+		return NULL;
+	v = json_object_get(schema, "minItems");
+	n = json_is_integer(v) ? json_integer_value(v) : 0;
+	for (; n > 0 && json_array_size(out) < 8; n--)
+		if (json_array_append_new(out,
+			example(json_object_get(schema, "items"), name,
+			    depth + 1)) < 0) {
+			json_decref(out);
+			return NULL;
+		}
+	return out;
+}
+
 static json_t *
 example(json_t *schema, const char *name, int depth)
 {
-	json_t *v, *type, *props, *req, *out, *x;
-	const char *t = NULL, *key;
-	long long n;
-	size_t i;
+	json_t *v;
+	const char *t;
 
 	if (!json_is_object(schema) || depth > SCHEMA_MAX_DEPTH)
 		return json_string("scripted");
@@ -626,56 +712,11 @@ example(json_t *schema, const char *name, int depth)
 		v = json_object_get(schema, "oneOf");
 	if (json_is_array(v) && json_array_size(v) > 0)
 		return example(json_array_get(v, 0), name, depth + 1);
-	type = json_object_get(schema, "type");
-	if (json_is_string(type))
-		t = json_string_value(type);
-	else if (json_is_array(type)) {
-		json_array_foreach(type, i, x) if (json_is_string(x) &&
-		    strcmp(json_string_value(x), "null") != 0)
-		{
-			t = json_string_value(x);
-			break;
-		}
-	}
-	props = json_object_get(schema, "properties");
-	if (t == NULL)
-		t = json_is_object(props) ? "object" : "string";
-	if (strcmp(t, "object") == 0) {
-		if ((out = json_object()) == NULL)
-			return NULL;
-		req = json_object_get(schema, "required");
-		json_object_foreach(props, key, x)
-		{
-			if (json_is_array(req) && json_array_size(req) > 0) {
-				json_array_foreach(req, i,
-				    v) if (json_is_string(v) &&
-				    strcmp(json_string_value(v), key) ==
-					0) break;
-				if (i == json_array_size(req))
-					continue;
-			}
-			if (json_object_set_new(out, key,
-				example(x, key, depth + 1)) < 0) {
-				json_decref(out);
-				return NULL;
-			}
-		}
-		return out;
-	}
-	if (strcmp(t, "array") == 0) {
-		if ((out = json_array()) == NULL)
-			return NULL;
-		v = json_object_get(schema, "minItems");
-		n = json_is_integer(v) ? json_integer_value(v) : 0;
-		for (; n > 0 && json_array_size(out) < 8; n--)
-			if (json_array_append_new(out,
-				example(json_object_get(schema, "items"), name,
-				    depth + 1)) < 0) {
-				json_decref(out);
-				return NULL;
-			}
-		return out;
-	}
+	t = schema_type(schema);
+	if (strcmp(t, "object") == 0)
+		return example_object(schema, depth);
+	if (strcmp(t, "array") == 0)
+		return example_array(schema, name, depth);
 	if (strcmp(t, "integer") == 0 || strcmp(t, "number") == 0) {
 		v = json_object_get(schema, "minimum");
 		return json_is_number(v) ? json_deep_copy(v) : json_integer(0);
