@@ -100,6 +100,58 @@ static const struct option opts[] = { { "listen", required_argument, NULL,
 	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 
 /*
+ * The value arg of the numeric flag ch (as in opts) into cfg. -1 to go on,
+ * else 2 after saying on stderr what is wrong.
+ */
+static int
+set_number(struct proxy_config *cfg, int ch, const char *arg)
+{
+	unsigned long long v;
+
+	switch (ch) {
+	case 't':
+		if (usage_seconds(arg, 86400, &cfg->upstream_timeout) < 0)
+			return usage_error(PROG,
+			    "cannot use --upstream-timeout '%s': expected a "
+			    "number of seconds",
+			    arg);
+		break;
+	case 'T':
+		if (usage_seconds(arg, 86400, &cfg->client_timeout) < 0)
+			return usage_error(PROG,
+			    "cannot use --client-timeout '%s': expected a "
+			    "number of seconds",
+			    arg);
+		break;
+	case 'C':
+		if (usage_count(arg, 0, 100000, &v) < 0)
+			return usage_error(PROG,
+			    "cannot use --max-connections '%s': expected a "
+			    "whole number from 1 to 100000",
+			    arg);
+		cfg->max_conns = (int)v;
+		break;
+	case 'R':
+		if (usage_count(arg, 0, 1000000000, &v) < 0)
+			return usage_error(PROG,
+			    "cannot use --max-records '%s': expected a whole "
+			    "number from 1 to 1000000000",
+			    arg);
+		cfg->max_records = (unsigned long)v;
+		break;
+	case 'B':
+		if (usage_count(arg, 1, 1ULL << 50, &v) < 0)
+			return usage_error(PROG,
+			    "cannot use --max-record-bytes '%s': expected a "
+			    "number of bytes, K, M or G after it",
+			    arg);
+		cfg->max_record_bytes = v;
+		break;
+	}
+	return -1;
+}
+
+/*
  * The command line into cfg and *listen_addr. -1 to go on, else the exit
  * status (0 after --help, 2 on bad usage, said on stderr).
  */
@@ -107,8 +159,7 @@ static int
 parse_args(int argc, char **argv, struct proxy_config *cfg,
     const char **listen_addr)
 {
-	unsigned long long v;
-	int ch;
+	int ch, status;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
@@ -127,51 +178,12 @@ parse_args(int argc, char **argv, struct proxy_config *cfg,
 					    &cfg->ca_file) = optarg;
 			break;
 		case 't':
-			if (usage_seconds(optarg, 86400,
-				&cfg->upstream_timeout) < 0)
-				return usage_error(PROG,
-				    "cannot use --upstream-timeout "
-				    "'%s': expected a number of seconds",
-				    optarg);
-			break;
 		case 'T':
-			if (usage_seconds(optarg, 86400, &cfg->client_timeout) <
-			    0)
-				return usage_error(PROG,
-				    "cannot use --client-timeout "
-				    "'%s': expected a number of "
-				    "seconds",
-				    optarg);
-			break;
 		case 'C':
-			if (usage_count(optarg, 0, 100000, &v) < 0)
-				return usage_error(PROG,
-				    "cannot use --max-connections "
-				    "'%s': expected a whole "
-				    "number from 1 to "
-				    "100000",
-				    optarg);
-			cfg->max_conns = (int)v;
-			break;
 		case 'R':
-			if (usage_count(optarg, 0, 1000000000, &v) < 0)
-				return usage_error(PROG,
-				    "cannot use --max-records '%s': "
-				    "expected a whole number from 1 to "
-				    "1000000000",
-				    optarg);
-			cfg->max_records = (unsigned long)v;
-			break;
 		case 'B':
-			if (usage_count(optarg, 1, 1ULL << 50, &v) < 0)
-				return usage_error(PROG,
-				    "cannot use "
-				    "--max-record-bytes "
-				    "'%s': expected a number of "
-				    "bytes, K, M or G "
-				    "after it",
-				    optarg);
-			cfg->max_record_bytes = v;
+			if ((status = set_number(cfg, ch, optarg)) != -1)
+				return status;
 			break;
 		case 'h':
 			fputs(usage, stdout);
