@@ -48,6 +48,25 @@ sink_write(char *data, size_t size, size_t n, void *arg)
 	return add;
 }
 
+/*
+ * The request on c: method on url through the Unix socket sock, within
+ * timeout_ms, its error in cerr (CURL_ERROR_SIZE bytes), the answer to s.
+ */
+static void
+set_request(CURL *c, const char *sock, const char *url, const char *method,
+    long timeout_ms, char *cerr, struct sink *s)
+{
+	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+}
+
 int
 uhttp_request(const char *sock, const char *method, const char *path,
     const char *body, size_t len, long timeout_ms, struct uhttp_resp *resp,
@@ -73,15 +92,7 @@ uhttp_request(const char *sock, const char *method, const char *path,
 		    path);
 		return -1;
 	}
-	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+	set_request(c, sock, url, method, timeout_ms, cerr, &s);
 	if (body != NULL) {
 		hdr = curl_slist_append(hdr, "Content-Type: application/json");
 		if (hdr == NULL) {
