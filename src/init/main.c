@@ -193,30 +193,31 @@ non_dumpable(pid_t pid)
 	return st.st_uid != getuid();
 }
 
-int
-main(int argc, char **argv)
+/* The signals from outside that go to PROGRAM. */
+static const int fwd[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+#define NFWD ((int)(sizeof(fwd) / sizeof(fwd[0])))
+
+/*
+ * The flags into *gate and *nodump; optind is then PROGRAM's. -1 to go on,
+ * else the exit status (0 after --help, 2 on bad usage, said on stderr).
+ */
+static int
+parse_args(int argc, char **argv, const char **gate, const char **nodump)
 {
 	static const struct option opts[] = { { "gate", required_argument, NULL,
 						  'g' },
 		{ "nodump", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	static const int fwd[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
-	const char *gate = NULL, *nodump = NULL;
-	int out[2], err[2], open_out = 1, open_err = 1, checked = 0;
-	int ch, i, rc, status = 0, done = 0;
-	struct sigaction sa;
-	sigset_t none;
-	pid_t child, w;
+	int ch;
 
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'g':
-			gate = optarg;
+			*gate = optarg;
 			break;
 		case 'n':
-			nodump = optarg;
+			*nodump = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -233,75 +234,96 @@ main(int argc, char **argv)
 		msg("nothing to run: no", "PROGRAM", 0);
 		return 2;
 	}
-	if (pipe2(sigpipe_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
-		msg("cannot make", "pipe", errno);
-		return 125;
-	}
+	return -1;
+}
+
+/*
+ * The forwarded signals and SIGCHLD recorded by on_signal (which wakes
+ * the main loop through sigpipe_fds), SIGPIPE ignored. 0, or -1 (errno).
+ */
+static int
+set_handlers(void)
+{
+	struct sigaction sa;
+	int i;
+
+	if (pipe2(sigpipe_fds, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NOCLDSTOP;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < (int)(sizeof(fwd) / sizeof(fwd[0])); i++)
+	for (i = 0; i < NFWD; i++)
 		sigaction(fwd[i], &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	sa.sa_flags = 0;
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	return 0;
+}
 
-	if (gate != NULL && (rc = wait_gate(gate)) != 0)
-		return rc;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out) < 0 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, err) < 0) {
-		msg("cannot make", "socketpair", errno);
-		return 125;
-	}
-	if (nodump != NULL && preload(nodump) < 0) {
-		msg("cannot set", "LD_PRELOAD", errno);
-		return 125;
-	}
+/*
+ * Starts PROGRAM (prog, its argv) with its stdout on out[1] and its stderr
+ * on err[1], its signals as they were before set_handlers. The child's
+ * pid, or -1 (errno).
+ */
+static pid_t
+start(char **prog, const int out[2], const int err[2])
+{
+	struct sigaction sa;
+	sigset_t none;
+	pid_t child;
+	int i;
+
 	child = fork();
-	if (child < 0) {
-		msg("cannot start", argv[optind], errno);
-		return 125;
-	}
-	if (child == 0) {
-		sa.sa_handler = SIG_DFL;
-		for (i = 0; i < (int)(sizeof(fwd) / sizeof(fwd[0])); i++)
-			sigaction(fwd[i], &sa, NULL);
-		sigaction(SIGCHLD, &sa, NULL);
-		sigaction(SIGPIPE, &sa, NULL);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		shutdown(out[1], SHUT_RD);
-		shutdown(err[1], SHUT_RD);
-		if (dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
-			_exit(125);
-		execvp(argv[optind], argv + optind);
-		msg("cannot start", argv[optind], errno);
-		_exit(127);
-	}
-	close(out[1]);
-	close(err[1]);
-	shutdown(out[0], SHUT_WR);
-	shutdown(err[0], SHUT_WR);
-	fcntl(out[0], F_SETFL, O_NONBLOCK);
-	fcntl(err[0], F_SETFL, O_NONBLOCK);
+	if (child != 0)
+		return child;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NFWD; i++)
+		sigaction(fwd[i], &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	shutdown(out[1], SHUT_RD);
+	shutdown(err[1], SHUT_RD);
+	if (dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+		_exit(125);
+	execvp(prog[0], prog);
+	msg("cannot start", prog[0], errno);
+	_exit(127);
+}
+
+/*
+ * Relays what child (PROGRAM, named prog) writes on out and err until it
+ * ends, forwarding the signals from outside and reaping orphans; with
+ * nodump, checks that child is not dumpable when it first writes. Returns
+ * lb-init's exit status.
+ */
+static int
+relay_all(pid_t child, int out, int err, const char *nodump, const char *prog)
+{
+	int open_out = 1, open_err = 1, checked = 0, status = 0, done = 0;
+	int i, rc;
+	pid_t w;
 
 	while (!done) {
 		struct pollfd p[3] = { { sigpipe_fds[0], POLLIN, 0 },
-			{ open_out ? out[0] : -1, POLLIN, 0 },
-			{ open_err ? err[0] : -1, POLLIN, 0 } };
+			{ open_out ? out : -1, POLLIN, 0 },
+			{ open_err ? err : -1, POLLIN, 0 } };
 		char drain[64];
 
 		if (poll(p, 3, -1) < 0 && errno != EINTR)
 			break;
 		while (read(sigpipe_fds[0], drain, sizeof(drain)) > 0)
 			;
-		if (p[1].revents && (rc = relay(out[0], 1)) >= 0) {
+		if (p[1].revents && (rc = relay(out, 1)) >= 0) {
 			if (rc == 0)
 				open_out = 0;
 		}
-		if (p[2].revents && (rc = relay(err[0], 2)) >= 0) {
+		if (p[2].revents && (rc = relay(err, 2)) >= 0) {
 			if (rc == 0)
 				open_err = 0;
 		}
@@ -314,12 +336,12 @@ main(int argc, char **argv)
 				    "lb-init: '%s' is still dumpable after "
 				    "preloading '%s': its output could be "
 				    "forged, so it was stopped\n",
-				    argv[optind], nodump);
+				    prog, nodump);
 				fflush(stderr);
 				return 125;
 			}
 		}
-		for (i = 0; i < (int)(sizeof(fwd) / sizeof(fwd[0])); i++) {
+		for (i = 0; i < NFWD; i++) {
 			if (pending[fwd[i]]) {
 				pending[fwd[i]] = 0;
 				kill(child, fwd[i]);
@@ -334,11 +356,49 @@ main(int argc, char **argv)
 		}
 	}
 	/* What PROGRAM wrote before it ended is in the buffers: all of it. */
-	while (open_out && relay(out[0], 1) > 0)
+	while (open_out && relay(out, 1) > 0)
 		;
-	while (open_err && relay(err[0], 2) > 0)
+	while (open_err && relay(err, 2) > 0)
 		;
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *gate = NULL, *nodump = NULL;
+	int out[2], err[2], rc;
+	pid_t child;
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if ((rc = parse_args(argc, argv, &gate, &nodump)) != -1)
+		return rc;
+	if (set_handlers() < 0) {
+		msg("cannot make", "pipe", errno);
+		return 125;
+	}
+	if (gate != NULL && (rc = wait_gate(gate)) != 0)
+		return rc;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, err) < 0) {
+		msg("cannot make", "socketpair", errno);
+		return 125;
+	}
+	if (nodump != NULL && preload(nodump) < 0) {
+		msg("cannot set", "LD_PRELOAD", errno);
+		return 125;
+	}
+	if ((child = start(argv + optind, out, err)) < 0) {
+		msg("cannot start", argv[optind], errno);
+		return 125;
+	}
+	close(out[1]);
+	close(err[1]);
+	shutdown(out[0], SHUT_WR);
+	shutdown(err[0], SHUT_WR);
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	fcntl(err[0], F_SETFL, O_NONBLOCK);
+	return relay_all(child, out[0], err[0], nodump, argv[optind]);
 }
