@@ -290,22 +290,37 @@ push_result(lua_State *L, const struct proc_result *r)
 }
 
 /*
+ * Checks the options at index 1 (fn's) and starts the process under a
+ * handle on top of the stack, which __gc reaps if a later step raises.
+ * The handle, or NULL with err set.
+ */
+static struct lproc *
+start_handle(lua_State *L, const char *fn, char *err, size_t errlen)
+{
+	struct proc_opts o;
+	struct lproc *h;
+
+	check_run_opts(L, fn, &o);
+	h = lua_newuserdatauv(L, sizeof(*h), 0);
+	h->p = NULL;
+	luaL_setmetatable(L, PROCESS_MT);
+	if ((h->p = proc_start(&o, err, errlen)) == NULL)
+		return NULL;
+	return h;
+}
+
+/*
  * run(opts) -> result | nil, err. Raises on misuse. The child is always
  * reaped before this returns, also when a memory error is raised.
  */
 static int
 l_run(lua_State *L)
 {
-	struct proc_opts o;
 	struct proc_result r;
 	struct lproc *h;
 	char err[512];
 
-	check_run_opts(L, "core.run", &o);
-	h = lua_newuserdatauv(L, sizeof(*h), 0);
-	h->p = NULL;
-	luaL_setmetatable(L, PROCESS_MT); /* reaped by __gc if we raise */
-	if ((h->p = proc_start(&o, err, sizeof(err))) == NULL)
+	if ((h = start_handle(L, "core.run", err, sizeof(err))) == NULL)
 		return l_fail(L, err);
 	proc_wait(h->p, -1, &r);
 	push_result(L, &r);
@@ -318,15 +333,9 @@ l_run(lua_State *L)
 static int
 l_start(lua_State *L)
 {
-	struct proc_opts o;
-	struct lproc *h;
 	char err[512];
 
-	check_run_opts(L, "core.start", &o);
-	h = lua_newuserdatauv(L, sizeof(*h), 0);
-	h->p = NULL;
-	luaL_setmetatable(L, PROCESS_MT);
-	if ((h->p = proc_start(&o, err, sizeof(err))) == NULL)
+	if (start_handle(L, "core.start", err, sizeof(err)) == NULL)
 		return l_fail(L, err);
 	return 1;
 }
