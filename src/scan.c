@@ -729,6 +729,56 @@ gram_sort(struct gram_ent *g, size_t ng)
 }
 
 /*
+ * M's index over its NG grams G, sorted by gram: the bitmap that rejects
+ * most positions at once, and the slots (open addressing) that hold each
+ * distinct gram's run of entries, each entry with its pattern's length
+ * and last 4 bytes. 0, or -1 when out of memory.
+ */
+static int
+mlit_index(struct mlit *m, const struct gram_ent *g, size_t ng,
+    const unsigned char *const *pat, const size_t *plen)
+{
+	size_t i, j, nuniq;
+	uint32_t h;
+
+	nuniq = 0;
+	for (i = 0; i < ng; i++)
+		if (i == 0 || g[i].gram != g[i - 1].gram)
+			nuniq++;
+
+	for (m->bbits = 12;
+	     m->bbits < 23 && ((size_t)1 << m->bbits) < 64 * nuniq; m->bbits++)
+		;
+	for (m->sbits = 4; ((size_t)1 << m->sbits) < 2 * nuniq; m->sbits++)
+		;
+	m->bitmap = calloc(((size_t)1 << m->bbits) / 64, sizeof(uint64_t));
+	m->slots = calloc((size_t)1 << m->sbits, sizeof(*m->slots));
+	m->ents = malloc(ng * sizeof(*m->ents));
+	if (m->bitmap == NULL || m->slots == NULL || m->ents == NULL)
+		return -1;
+	m->nents = ng;
+	for (i = 0; i < ng; i++) {
+		m->ents[i].pat = g[i].pat;
+		m->ents[i].off = g[i].off;
+		m->ents[i].len = (uint32_t)plen[g[i].pat];
+		m->ents[i].tail = load32(pat[g[i].pat] + plen[g[i].pat] - 4);
+		if (i > 0 && g[i].gram == g[i - 1].gram)
+			continue;
+		h = (g[i].gram * GRAM_MUL) >> (32 - m->bbits);
+		m->bitmap[h >> 6] |= (uint64_t)1 << (h & 63);
+		h = (g[i].gram * SLOT_MUL) >> (32 - m->sbits);
+		while (m->slots[h].count != 0)
+			h = (h + 1) & (((uint32_t)1 << m->sbits) - 1);
+		m->slots[h].gram = g[i].gram;
+		m->slots[h].start = (uint32_t)i;
+		for (j = i; j < ng && g[j].gram == g[i].gram; j++)
+			;
+		m->slots[h].count = (uint32_t)(j - i);
+	}
+	return 0;
+}
+
+/*
  * Builds a matcher over npat patterns, each at least 4 bytes; the arrays
  * are copied, the bytes are borrowed and must outlive it. NULL when out of
  * memory or when a pattern is shorter than 4 bytes.
@@ -738,8 +788,7 @@ mlit_new(const unsigned char *const *pat, const size_t *plen, size_t npat)
 {
 	struct mlit *m;
 	struct gram_ent *g = NULL;
-	size_t i, j, ng = 0, nuniq, w;
-	uint32_t h;
+	size_t i, j, ng = 0, w;
 
 	if (npat == 0 || npat > UINT32_MAX / 16)
 		return NULL;
@@ -774,40 +823,8 @@ mlit_new(const unsigned char *const *pat, const size_t *plen, size_t npat)
 			ng++;
 		}
 	gram_sort(g, ng);
-	nuniq = 0;
-	for (i = 0; i < ng; i++)
-		if (i == 0 || g[i].gram != g[i - 1].gram)
-			nuniq++;
-
-	for (m->bbits = 12;
-	     m->bbits < 23 && ((size_t)1 << m->bbits) < 64 * nuniq; m->bbits++)
-		;
-	for (m->sbits = 4; ((size_t)1 << m->sbits) < 2 * nuniq; m->sbits++)
-		;
-	m->bitmap = calloc(((size_t)1 << m->bbits) / 64, sizeof(uint64_t));
-	m->slots = calloc((size_t)1 << m->sbits, sizeof(*m->slots));
-	m->ents = malloc(ng * sizeof(*m->ents));
-	if (m->bitmap == NULL || m->slots == NULL || m->ents == NULL)
+	if (mlit_index(m, g, ng, pat, plen) != 0)
 		goto fail;
-	m->nents = ng;
-	for (i = 0; i < ng; i++) {
-		m->ents[i].pat = g[i].pat;
-		m->ents[i].off = g[i].off;
-		m->ents[i].len = (uint32_t)plen[g[i].pat];
-		m->ents[i].tail = load32(pat[g[i].pat] + plen[g[i].pat] - 4);
-		if (i > 0 && g[i].gram == g[i - 1].gram)
-			continue;
-		h = (g[i].gram * GRAM_MUL) >> (32 - m->bbits);
-		m->bitmap[h >> 6] |= (uint64_t)1 << (h & 63);
-		h = (g[i].gram * SLOT_MUL) >> (32 - m->sbits);
-		while (m->slots[h].count != 0)
-			h = (h + 1) & (((uint32_t)1 << m->sbits) - 1);
-		m->slots[h].gram = g[i].gram;
-		m->slots[h].start = (uint32_t)i;
-		for (j = i; j < ng && g[j].gram == g[i].gram; j++)
-			;
-		m->slots[h].count = (uint32_t)(j - i);
-	}
 	free(g);
 	return m;
 fail:
@@ -3340,38 +3357,25 @@ scan_split_add(struct scan_split *sp, const void *data, size_t len,
 	return 0;
 }
 
-int
-scan_split_result(struct scan_split *sp, size_t secret,
-    const struct scan_piece **v, size_t *n)
+/*
+ * The shortest chain, over the pieces of SS in channel order: via[i] is
+ * the fewest pieces of a chain that ends with piece i and covers the
+ * secret's bytes [0, end of i); prev[i] the piece before i in it. A piece
+ * that is the whole secret (SLEN bytes) takes no part (the raw form found
+ * it). Quadratic in the pieces of one secret, at most
+ * SCAN_SPLIT_MAX_PIECES. Returns the chain's last piece, or SIZE_MAX.
+ */
+static size_t
+shortest_chain(const struct split_secret *ss, size_t slen, size_t *prev,
+    size_t *via)
 {
-	struct split_secret *ss = &sp->ss[secret];
-	size_t slen = sp->slen[secret], i, k, last = SIZE_MAX;
-	size_t *prev = NULL, *via = NULL;
+	size_t i, last = SIZE_MAX;
 
-	*v = NULL;
-	*n = 0;
-	free(ss->chain);
-	ss->chain = NULL;
-	ss->nchain = 0;
-	if (ss->n < 2)
-		return 0;
-	/*
-	 * The shortest chain, over the pieces in channel order: best[i] is
-	 * the fewest pieces of a chain that ends with piece i and covers the
-	 * secret's bytes [0, end of i); prev[i] the piece before i in it. A
-	 * piece that is the whole secret takes no part (the raw form found
-	 * it). Quadratic in the pieces of one secret, at most
-	 * SCAN_SPLIT_MAX_PIECES.
-	 */
-	prev = malloc(ss->n * sizeof(*prev));
-	via = malloc(ss->n * sizeof(*via));
-	if (prev == NULL || via == NULL)
-		goto oom;
 	for (i = 0; i < ss->n; i++) {
 		const struct scan_piece *p = &ss->v[i];
 		size_t end = p->secret_offset + p->length, j;
 
-		via[i] = SIZE_MAX; /* best[i]: unreachable */
+		via[i] = SIZE_MAX; /* unreachable */
 		prev[i] = SIZE_MAX;
 		if (p->length == slen)
 			continue;
@@ -3397,8 +3401,32 @@ scan_split_result(struct scan_split *sp, size_t secret,
 		    ss->v[i].secret_offset + ss->v[i].length == slen &&
 		    (last == SIZE_MAX || via[i] < via[last]))
 			last = i;
+	return last;
+}
+
+int
+scan_split_result(struct scan_split *sp, size_t secret,
+    const struct scan_piece **v, size_t *n)
+{
+	struct split_secret *ss = &sp->ss[secret];
+	size_t slen = sp->slen[secret], i, k, last;
+	size_t *prev = NULL, *via = NULL;
+
+	*v = NULL;
+	*n = 0;
+	free(ss->chain);
+	ss->chain = NULL;
+	ss->nchain = 0;
+	if (ss->n < 2)
+		return 0;
+	prev = malloc(ss->n * sizeof(*prev));
+	via = malloc(ss->n * sizeof(*via));
+	if (prev == NULL || via == NULL)
+		goto oom;
+	last = shortest_chain(ss, slen, prev, via);
 	if (last == SIZE_MAX)
 		goto none;
+	/* the chain, from its last piece back (via reused for its indexes) */
 	for (k = 0, i = last; i != SIZE_MAX; i = prev[i])
 		via[k++] = i;
 	if (k < 2)
