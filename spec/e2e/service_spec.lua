@@ -27,6 +27,12 @@ local function processes_naming(path)
   return out
 end
 
+-- The claude container of the run in DIR has started: its conmon's log
+-- (through the service) or its attached podman's output file (the CLI).
+local function claude_started(dir)
+  return read(dir .. "/containers/claude.ctr.log") or read(dir .. "/stream.jsonl")
+end
+
 describe("the podman service", function()
   local dir = tmpdir()
   teardown(function() sh.rmtree(dir) end)
@@ -42,10 +48,12 @@ describe("the podman service", function()
     assert.are.equal(0, c.status, c.stderr)
     assert.are.equal("", c.stderr)
     local doc = cjson.decode(c.stdout)
-    local roles = {}
+    local roles, paths = {}, {}
     for role, v in pairs(doc.containers) do
       roles[#roles + 1] = role
       -- where each writes its log differs by name only
+      paths[role] = v.api.log.Path
+      assert.are.equal((v.cli.log.Path:gsub("%-cli%.ctr%.log$", "")), (v.api.log.Path:gsub("%-api%.ctr%.log$", "")))
       v.cli.log.Path, v.api.log.Path = nil, nil
       assert.are.same(v.cli, v.api, role)
       assert.are.same({ "no-new-privileges" }, v.api.security_opt, role)
@@ -58,6 +66,24 @@ describe("the podman service", function()
     assert.are.equal(cjson.null, doc.containers.claude.api.effective_caps)
     assert.are.equal("container:net", doc.containers.claude.api.netns)
     assert.are.equal("none", doc.containers.up.api.netns)
+    -- the claude container, as a run through the service creates it: its
+    -- output in a log with no cap (a cap starts it over), its own limits
+    local claude = doc.containers.claude.api
+    assert.are.equal("k8s-file", claude.log.Type)
+    assert.are.equal("0B", claude.log.Size)
+    assert.matches("/containers/claude%-api%.ctr%.log$", paths.claude)
+    local fsize, masked, image_mount = false, false, false
+    for _, u in ipairs(claude.ulimits or {}) do
+      if u.Name == "RLIMIT_FSIZE" and u.Hard > 0 and u.Hard == u.Soft then fsize = true end
+    end
+    for _, m in ipairs(claude.masked or {}) do masked = masked or m == "/proc/cmdline" end
+    for _, m in ipairs(claude.mounts) do
+      if m.destination == "/opt/leakbench" then image_mount = m.type == "image" and m.rw == false end
+    end
+    assert.is_true(fsize, "no fsize limit on the claude container")
+    assert.is_true(masked, "/proc/cmdline is not masked in the claude container")
+    assert.is_true(image_mount, "lb-init's image is not mounted read-only")
+    assert.are.equal("1000:1000", claude.user)
   end)
 
   -- Rootless too (the user .ci/rootless-setup makes, with the images that
@@ -92,7 +118,7 @@ describe("the podman service", function()
       .. sh.quote(rdir .. "/out"))
     local doc = results(rdir .. "/out")
     assert.are.equal("pass", doc.runs[1].verdict, tostring(doc.runs[1].reason) .. "\n" .. r.stderr)
-    assert.are.equal(2, doc.runs[1].timings.podman_api)
+    assert.are.equal(3, doc.runs[1].timings.podman_api)
     local c = as_user("./leakbench lua spec/e2e/support/service_compare.lua " .. sh.quote(rdir .. "/cmp") .. " "
       .. sh.quote(imgs.claude) .. " " .. sh.quote(imgs.proxy))
     assert.are.equal(0, c.status, c.stderr)
@@ -110,7 +136,9 @@ describe("the podman service", function()
     assert.are.equal(2, #doc.runs, r.stderr)
     for _, run in ipairs(doc.runs) do
       assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. r.stderr)
-      assert.are.equal(2, run.timings.podman_api, "the upstream and the sidecar, through the service")
+      assert.are.equal(3, run.timings.podman_api, "the upstream, the sidecar and claude, through the service")
+      -- Claude Code's output, from its container's log
+      assert.matches('"type":"result"', read(run.dir .. "/stream.jsonl"))
       assert.is_nil(read(run.dir .. "/containers-to-remove.txt"))
     end
     assert.is_nil(read(out .. "/podman.sock"))
@@ -130,7 +158,7 @@ describe("the podman service", function()
     local pid = sh.retry(10, function() return (read(dir .. "/pid") or ""):match("%d+") end)
     assert.truthy(pid, "the run did not start")
     local sock = out .. "/res/podman.sock"
-    local started = sh.retry(300, function() return read(out .. "/res/d-slow/baseline/1/stream.jsonl") end)
+    local started = sh.retry(300, function() return claude_started(out .. "/res/d-slow/baseline/1") end)
     assert.truthy(started, "claude never started: " .. tostring(read(dir .. "/stderr")))
     assert.truthy(#processes_naming(sock) > 0, "no service while the suite runs")
     os.execute("kill -INT " .. pid)
@@ -153,7 +181,7 @@ describe("the podman service", function()
     local pid = sh.retry(10, function() return (read(dir .. "/kill.pid") or ""):match("%d+") end)
     assert.truthy(pid, "the run did not start")
     local sock = out .. "/podman.sock"
-    local started = sh.retry(300, function() return read(out .. "/d-slow/baseline/1/stream.jsonl") end)
+    local started = sh.retry(300, function() return claude_started(out .. "/d-slow/baseline/1") end)
     assert.truthy(started, "claude never started")
     assert.truthy(#processes_naming(sock) > 0, "no service while the suite runs")
     os.execute("kill -KILL " .. pid)

@@ -338,6 +338,19 @@ describe("container logs in files (k8s-file)", function()
       podman.k8s_log_text(raw))
   end)
 
+  it("splits a k8s-file log into the container's stdout and stderr (the claude container's)", function()
+    local raw = "2026-11-29T18:47:18.6+00:00 stdout P {\"type\": \"a\n"
+      .. "2026-11-29T18:47:18.7+00:00 stderr P warn\n"
+      .. "2026-11-29T18:47:18.8+00:00 stdout F  b\"}\n"
+      .. "2026-11-29T18:47:18.9+00:00 stderr F ing\n"
+      .. "2026-11-29T18:47:19+00:00 stdout F\n"
+      .. "not a log line\n"
+      .. "2026-11-29T18:47:19+00:00 stdout P no newline at the end\n"
+    local out, err = podman.k8s_log_streams(raw)
+    assert.equal("{\"type\": \"a b\"}\n\nno newline at the end", out)
+    assert.equal("warning\nnot a log line\n", err)
+  end)
+
   it("waits for the ready line, and stops when the container's conmon is gone", function()
     local d = dir .. "/ctr"
     core.mkdir_p(d)

@@ -261,8 +261,8 @@ end
 ---                        { image = ref, dst } (an image, read-only)
 ---   env                  { NAME = value }, passed sorted
 ---   workdir, cap_add (list), sysctls (list of { key, value }), masks (paths)
----   log                  { dir =, name = }: the k8s-file log and conmon pid
----                        file (pm:log_args)
+---   log                  { dir =, name =, max = }: the k8s-file log and conmon
+---                        pid file (pm:log_args; max = false: no size cap)
 ---   ready, role, what    for the caller (readiness lines, names), not podman's
 --- Every container gets M.HARDENING and runs as uid 1000 (user_args).
 function Podman:run_argv(spec)
@@ -289,7 +289,7 @@ function Podman:run_argv(spec)
     if spec.network ~= "default" then add("--network", spec.network) end
   end
   if spec.log then
-    for _, v in ipairs(self:log_args(spec.log.dir, spec.log.name)) do add(v) end
+    for _, v in ipairs(self:log_args(spec.log.dir, spec.log.name, spec.log.max)) do add(v) end
   end
   local h = M.HARDENING
   add("--cap-drop=" .. h.cap_drop)
@@ -416,7 +416,7 @@ function Podman:create_spec(spec)
   if spec.log then
     -- the CLI reads --log-opt max-size in decimal units (64m: 64,000,000)
     g.log_configuration = { driver = "k8s-file", path = spec.log.dir .. "/" .. spec.log.name .. ".ctr.log",
-                            size = size_bytes(M.LOG_MAX) // (1 << 20) * 1000000 }
+                            size = spec.log.max ~= false and size_bytes(M.LOG_MAX) // (1 << 20) * 1000000 or nil }
     g.conmon_pid_file = spec.log.dir .. "/" .. spec.log.name .. ".conmon.pid"
   end
   local h = M.HARDENING
@@ -700,11 +700,13 @@ end
 --- (M.wait_ready, M.log_text). The files outlive the container. A log is
 --- capped at M.LOG_MAX (conmon then starts it over), so that a hostile
 --- interceptor cannot fill the disk.
+--- MAX false: no cap (Claude Code's output, whose start a cap would lose).
 M.LOG_MAX = "64m"
-function Podman:log_args(dir, name)
-  return { "--log-driver", "k8s-file", "--log-opt", "path=" .. dir .. "/" .. name .. ".ctr.log",
-           "--log-opt", "max-size=" .. M.LOG_MAX,
-           "--conmon-pidfile", dir .. "/" .. name .. ".conmon.pid" }
+function Podman:log_args(dir, name, max)
+  local a = { "--log-driver", "k8s-file", "--log-opt", "path=" .. dir .. "/" .. name .. ".ctr.log" }
+  if max ~= false then a[#a + 1], a[#a + 2] = "--log-opt", "max-size=" .. M.LOG_MAX end
+  a[#a + 1], a[#a + 2] = "--conmon-pidfile", dir .. "/" .. name .. ".conmon.pid"
+  return a
 end
 
 --- M.k8s_log_text(raw) -> the text a container printed, from a k8s-file
@@ -722,6 +724,26 @@ function M.k8s_log_text(raw)
     end
   end
   return table.concat(out)
+end
+
+--- M.k8s_log_streams(raw) -> stdout, stderr: what the container wrote to
+--- each, from a k8s-file log (M.k8s_log_text, stream by stream). A line
+--- of another shape goes to stderr, as it is.
+function M.k8s_log_streams(raw)
+  local out = { stdout = {}, stderr = {} }
+  for line in raw:gmatch("([^\n]*)\n") do
+    local stream, tag, text = line:match("^%S+ (std%a+) ([FP]) ?(.*)$")
+    local t = out[stream or "stderr"]
+    if not t then
+      t, tag, text = out.stderr, nil, nil
+    end
+    if not tag then
+      t[#t + 1] = line .. "\n"
+    else
+      t[#t + 1] = tag == "F" and text .. "\n" or text
+    end
+  end
+  return table.concat(out.stdout), table.concat(out.stderr)
 end
 
 --- M.log_text(dir, name) -> what the container started with log_args(dir,
@@ -942,6 +964,66 @@ function Service:run(pm, spec)
   if status ~= 204 and status ~= 304 then return nil, api_failure("start", spec.name, status, doc) end
   return true
 end
+
+-- A container started through the service, awaited as core.start's
+-- handles are (Sandbox:claude): its conmon ending is the container's.
+local Handle = {}
+Handle.__index = Handle
+M.HANDLE_POLL = 0.01   -- seconds between looks at the conmon
+
+--- svc:start_handle(pm, spec) -> h | nil, err. Creates and starts the
+--- container of SPEC (svc:run), which writes a k8s-file log (spec.log:
+--- its output is there, M.k8s_log_streams) and is not removed when it
+--- ends (no spec.rm: its exit code is asked for after). h:done(),
+--- h:wait([timeout]) -> { status =, interrupted = } | nil (still running),
+--- h:kill(signal), h:close(), as core.start's. An interrupt (SIGINT,
+--- SIGTERM) sends the container SIGTERM, then SIGKILL 5 s later.
+function Service:start_handle(pm, spec)
+  if not spec.log or spec.rm then error("start_handle: a spec with a log and without rm", 2) end
+  local ok, err = self:run(pm, spec)
+  if not ok then return nil, err end
+  local pidfile = spec.log.dir .. "/" .. spec.log.name .. ".conmon.pid"
+  local pid = math.tointeger(tonumber((core.read_file(pidfile) or ""):match("%d+") or ""))
+  if not pid then
+    self:rm(spec.name)
+    return nil, ("podman service: container '%s' started, but its conmon wrote no pid to %s")
+      :format(spec.name, pidfile)
+  end
+  return setmetatable({ svc = self, name = spec.name, pid = pid }, Handle)
+end
+
+function Handle:done()
+  return self.result ~= nil or not core.pid_alive(self.pid)
+end
+
+function Handle:kill(signal)
+  self.svc:request("POST", "/containers/" .. self.name .. "/kill?signal=" .. signal)
+end
+
+function Handle:wait(timeout)
+  if self.result then return self.result end
+  local deadline = timeout and core.now() + timeout
+  while core.pid_alive(self.pid) do
+    local now = core.now()
+    if core.interrupted() and not self.interrupted then
+      self.interrupted, self.kill_at = true, now + 5
+      self:kill("SIGTERM")
+    end
+    if self.kill_at and now >= self.kill_at then
+      self.kill_at = nil
+      self:kill("SIGKILL")
+    end
+    if deadline and now >= deadline then return nil end
+    core.sleep(deadline and math.max(0, math.min(M.HANDLE_POLL, deadline - now)) or M.HANDLE_POLL)
+  end
+  -- conmon has written the exit code: the service reads it
+  local status, doc = self.svc:request("POST", "/containers/" .. self.name .. "/wait?condition=exited")
+  self.result = { status = status == 200 and type(doc) == "number" and math.tointeger(doc) or nil, interrupted = self.interrupted,
+                  error = status ~= 200 and api_failure("wait for", self.name, status or 0, doc) or nil }
+  return self.result
+end
+
+function Handle:close() end
 
 --- svc:rm(name) -> true | nil, err. Force-removes, at once; a missing
 --- container is success.

@@ -283,6 +283,8 @@ end
 local Sandbox = {}
 Sandbox.__index = Sandbox
 
+M.CLAUDE_SERVICE_ENV = "LEAKBENCH_PODMAN_SERVICE_CLAUDE"
+
 -- new(opts): opts.scenario, opts.subject (or nil), opts.dir (the run's
 -- artifact directory, created by the caller; made absolute here, since
 -- podman reads a relative -v source as a volume name), opts.images
@@ -308,6 +310,8 @@ function M.new(opts)
   -- containers are created and removed through it, not by the CLI.
   local sock = os.getenv(podman.SOCKET_ENV)
   if sock and sock ~= "" then self.api = podman.client(sock) end
+  -- The claude container through it too (M.CLAUDE_SERVICE_ENV=0: the CLI)
+  self.api_claude = self.api and os.getenv(M.CLAUDE_SERVICE_ENV) ~= "0" or nil
   return self
 end
 
@@ -835,8 +839,12 @@ end
 
 -- The claude container, in the netns of its sidecar: lb-init waits at
 -- the gate (lb-init --gate) until Sandbox:claude() opens it, then becomes
--- Claude Code. Attached: its stdout and stderr are the run's stream.jsonl
--- and stderr.txt.
+-- Claude Code. Its stdout and stderr (lb-init's relay) are the run's
+-- stream.jsonl and stderr.txt: by the CLI, attached; through the suite's
+-- service (self.api_claude), written by its conmon to a k8s-file log in
+-- the run's containers/ folder (no size cap: a cap starts the file over),
+-- which no container mounts, and split into both once it has ended
+-- (Sandbox:claude_streams); it is then removed with the carriers.
 function Sandbox:claude_spec()
   local mounts = {
     { self.config, "/home/bench/.claude" },
@@ -857,7 +865,8 @@ function Sandbox:claude_spec()
     end
   end
   mounts[#mounts + 1] = { INIT_ROOT, image = self.images.proxy }
-  return { name = self.names.claude, role = "claude", rm = true, labels = self:labels(),
+  return { name = self.names.claude, role = "claude", rm = not self.api_claude, labels = self:labels(),
+    log = self.api_claude and { dir = self.ctrdir, name = "claude", max = false } or nil,
     join = self.names.net, limits = self:claude_limits(), ulimits = { fsize = self:fsize() },
     -- the host kernel's command line is not the agent's to read
     masks = { "/proc/cmdline" },
@@ -871,6 +880,13 @@ end
 function Sandbox:start_claude()
   local spec = self.topo.claude
   self.started[#self.started + 1] = { name = spec.name }
+  if self.api_claude then
+    local h, err = self.api:start_handle(self.pm, spec)
+    if not h then self:fail("%s", err) end
+    self.timings.podman_api = (self.timings.podman_api or 0) + 1
+    self.claude_h = h
+    return
+  end
   local h, err = core.start {
     argv = self.pm:argv(self.pm:run_argv(spec)),
     stdout = self.dir .. "/stream.jsonl", stderr = self.dir .. "/stderr.txt",
@@ -884,6 +900,7 @@ function Sandbox:check_claude_waiting()
   local h = self.claude_h
   if not h:done() then return end
   local r = h:wait(0)
+  self:claude_streams()
   local text = core.read_file(self.dir .. "/stderr.txt") or ""
   self:fail("the claude container ended before Claude Code started (exit %s): %s",
     tostring(r and (r.status or r.signal)), text:match("[^\n]+") or "no message")
@@ -935,11 +952,26 @@ function Sandbox:claude()
   end
   self.claude_h = nil
   h:close()
+  self:claude_streams()
   if not r then self:fail("podman run of the claude container did not end") end
+  if r.error then self:fail("%s", r.error) end
   self.returncode = r.status
   if r.interrupted then
     error({ run_error = true, interrupted = core.interrupted() or "SIGINT", msg = "interrupted" }, 0)
   end
+end
+
+-- Through the service: stream.jsonl and stderr.txt from the claude
+-- container's log (Sandbox:claude_spec), once its conmon has ended.
+function Sandbox:claude_streams()
+  if not self.api_claude or self.streams_written or not self.ctrdir then return end
+  local raw = core.read_file(self.ctrdir .. "/claude.ctr.log")
+  if not raw then return end
+  self.streams_written = true
+  local out, err = podman.k8s_log_streams(raw)
+  raw = nil
+  core.write_file(self.dir .. "/stream.jsonl", out, 420)
+  core.write_file(self.dir .. "/stderr.txt", err, 420)
 end
 
 -- What Claude Code looks for in a --plugin-dir, for the message of a
@@ -1106,6 +1138,9 @@ function Sandbox:finally()
     for _, c in ipairs(self.started) do
       if c.short then carriers[#carriers + 1] = c.name end
     end
+    -- through the service, Claude Code's container is still there: the
+    -- last in the list, the first removed (it joins the sidecar's netns)
+    if self.api_claude then carriers[#carriers + 1] = self.names.claude end
     rm_ok = podman.defer_rm(self.dir, carriers)
     if not rm_ok then rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
       { uninterruptible = true, timeout = 60 }) end
@@ -1129,6 +1164,7 @@ function Sandbox:finally()
     end
   end
   self.credential_line = nil
+  self:claude_streams()
   -- The logs were written to files as the containers ran (pm:log_args).
   for _, c in ipairs(self.started or {}) do
     if c.log and self.ctrdir then

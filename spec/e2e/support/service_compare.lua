@@ -20,6 +20,8 @@ local scenario = { name = "compare", prompt = "hi", files = {}, home = {}, env =
 local sb = sandbox.new { scenario = scenario, dir = dir .. "/run", pm = pm, run_id = core.uuid(),
                          images = { proxy = proxy, claude = claude }, model = "m", timeout = 60 }
 assert(core.mkdir_p(dir .. "/run", 493))
+-- the claude container as a run through the service creates it
+sb.api_claude = true
 sb:stage()
 -- what the trap writes when it starts (the claude container mounts it)
 assert(core.write_file(sb.trapca .. "/bundle.pem", "", 420))
@@ -31,7 +33,7 @@ local function copy(spec, suffix, names)
   for k, v in pairs(spec) do s[k] = v end
   s.name = spec.name .. suffix
   if s.join then s.join = names[s.join] end
-  if s.log then s.log = { dir = s.log.dir, name = s.log.name .. suffix } end
+  if s.log then s.log = { dir = s.log.dir, name = s.log.name .. suffix, max = s.log.max } end
   return s
 end
 local names = { cli = {}, api = {} }
@@ -74,7 +76,7 @@ local function facts(name, role_of)
   local mounts = {}
   for _, m in ipairs(c.Mounts or {}) do
     mounts[#mounts + 1] = { type = m.Type, source = m.Source, destination = m.Destination, rw = m.RW,
-                            options = m.Options or cjson.empty_array }
+                            options = m.Options or cjson.empty_array, name = m.Name }
   end
   table.sort(mounts, function(x, y) return x.destination < y.destination end)
   local labels = {}
