@@ -351,6 +351,19 @@ describe("container logs in files (k8s-file)", function()
     assert.equal("warning\nnot a log line\n", err)
   end)
 
+  it("tells a running process from a zombie (an ended conmon PID 1 has not reaped yet)", function()
+    assert.is_true(podman.running(core.getpid()))
+    local h = assert(core.start { argv = { "true" } })
+    local pid = h:pid()
+    local deadline = core.now() + 10
+    while podman.running(pid) and core.now() < deadline do core.sleep(0.01) end
+    assert.is_false(podman.running(pid), "an ended child, not reaped, counts as running")
+    assert.is_true(core.pid_alive(pid), "the child was reaped already")
+    h:wait(5)
+    h:close()
+    assert.is_false(podman.running(999999999))
+  end)
+
   it("waits for the ready line, and stops when the container's conmon is gone", function()
     local d = dir .. "/ctr"
     core.mkdir_p(d)

@@ -992,8 +992,19 @@ function Service:start_handle(pm, spec)
   return setmetatable({ svc = self, name = spec.name, pid = pid }, Handle)
 end
 
+-- Whether process PID runs: a zombie does not (an ended conmon stays one
+-- until PID 1 reaps it, seconds later on some machines).
+local function running(pid)
+  local stat = core.read_file("/proc/" .. pid .. "/stat")
+  -- no /proc here: the process table only
+  if not stat then return core.stat("/proc/self") == nil and core.pid_alive(pid) end
+  local state = stat:match(".*%)%s+(%a)")
+  return state ~= nil and state ~= "Z" and state ~= "X"
+end
+M.running = running
+
 function Handle:done()
-  return self.result ~= nil or not core.pid_alive(self.pid)
+  return self.result ~= nil or not running(self.pid)
 end
 
 function Handle:kill(signal)
@@ -1003,7 +1014,7 @@ end
 function Handle:wait(timeout)
   if self.result then return self.result end
   local deadline = timeout and core.now() + timeout
-  while core.pid_alive(self.pid) do
+  while running(self.pid) do
     local now = core.now()
     if core.interrupted() and not self.interrupted then
       self.interrupted, self.kill_at = true, now + 5

@@ -332,10 +332,28 @@ function Sandbox:fail(fmt, ...)
   error({ run_error = true, msg = string.format(fmt, ...) }, 0)
 end
 
+-- The CPU time the whole machine has spent (every process: podman,
+-- conmon, runc, the containers), in seconds, from /proc/stat's first line
+-- (user, nice, system, irq, softirq; in USER_HZ, 100 a second); nil where
+-- it cannot be read. Per phase in timings.<phase>_cpu, for bench_runner:
+-- it means something on a quiet machine, one run at a time.
+function M.machine_cpu()
+  local f = io.open("/proc/stat")
+  if not f then return nil end
+  local line = f:read("l")
+  f:close()
+  local v = {}
+  for n in (line or ""):gmatch("%d+") do v[#v + 1] = tonumber(n) end
+  if #v < 7 then return nil end
+  return (v[1] + v[2] + v[3] + v[6] + v[7]) / 100
+end
+
 function Sandbox:phase(name, fn)
-  local t0 = core.now()
+  local t0, c0 = core.now(), M.machine_cpu()
   local ok, err = pcall(fn)
   self.timings[name] = core.now() - t0
+  local c1 = M.machine_cpu()
+  if c0 and c1 then self.timings[name .. "_cpu"] = c1 - c0 end
   if not ok then error(err, 0) end
 end
 
@@ -1225,9 +1243,11 @@ function Sandbox:execute()
     self:check_caps()
   end)
   self.ok = ok and not self.timed_out
-  local t1 = core.now()
+  local t1, c1 = core.now(), M.machine_cpu()
   self:finally()
   self.timings.cleanup = core.now() - t1
+  local c2 = M.machine_cpu()
+  if c1 and c2 then self.timings.cleanup_cpu = c2 - c1 end
   self.timings.total = core.now() - t0
   if not ok then
     if type(err) == "table" and err.run_error then
