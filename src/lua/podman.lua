@@ -1029,8 +1029,12 @@ function Handle:wait(timeout)
   end
   -- conmon has written the exit code: the service reads it
   local status, doc = self.svc:request("POST", "/containers/" .. self.name .. "/wait?condition=exited")
-  self.result = { status = status == 200 and type(doc) == "number" and math.tointeger(doc) or nil, interrupted = self.interrupted,
-                  error = status ~= 200 and api_failure("wait for", self.name, status or 0, doc) or nil }
+  local code = status == 200 and type(doc) == "number" and math.tointeger(doc) or nil
+  self.result = { status = code, interrupted = self.interrupted }
+  if not code then
+    self.result.error = status and api_failure("wait for", self.name, status, doc)
+      or ("podman service: cannot wait for container '%s': %s"):format(self.name, tostring(doc))
+  end
   return self.result
 end
 

@@ -972,11 +972,11 @@ function Sandbox:claude()
   h:close()
   self:claude_streams()
   if not r then self:fail("podman run of the claude container did not end") end
-  if r.error then self:fail("%s", r.error) end
   self.returncode = r.status
   if r.interrupted then
     error({ run_error = true, interrupted = core.interrupted() or "SIGINT", msg = "interrupted" }, 0)
   end
+  if r.error then self:fail("%s", r.error) end
 end
 
 -- Through the service: stream.jsonl and stderr.txt from the claude
@@ -987,7 +987,6 @@ function Sandbox:claude_streams()
   if not raw then return end
   self.streams_written = true
   local out, err = podman.k8s_log_streams(raw)
-  raw = nil
   core.write_file(self.dir .. "/stream.jsonl", out, 420)
   core.write_file(self.dir .. "/stderr.txt", err, 420)
 end
