@@ -861,7 +861,7 @@ end
 -- stream.jsonl and stderr.txt: by the CLI, attached; through the suite's
 -- service (self.api_claude), written by its conmon to a k8s-file log in
 -- the run's containers/ folder (no size cap: a cap starts the file over),
--- which no container mounts, and split into both once it has ended
+-- which no container mounts, and split into both as it grows
 -- (Sandbox:claude_streams); it is then removed with the carriers.
 function Sandbox:claude_spec()
   local mounts = {
@@ -899,6 +899,9 @@ function Sandbox:start_claude()
   local spec = self.topo.claude
   self.started[#self.started + 1] = { name = spec.name }
   if self.api_claude then
+    -- there from the start, as an attached podman's output files
+    core.write_file(self.dir .. "/stream.jsonl", "", 420)
+    core.write_file(self.dir .. "/stderr.txt", "", 420)
     local h, err = self.api:start_handle(self.pm, spec)
     if not h then self:fail("%s", err) end
     self.timings.podman_api = (self.timings.podman_api or 0) + 1
@@ -918,7 +921,7 @@ function Sandbox:check_claude_waiting()
   local h = self.claude_h
   if not h:done() then return end
   local r = h:wait(0)
-  self:claude_streams()
+  self:claude_streams(true)
   local text = core.read_file(self.dir .. "/stderr.txt") or ""
   self:fail("the claude container ended before Claude Code started (exit %s): %s",
     tostring(r and (r.status or r.signal)), text:match("[^\n]+") or "no message")
@@ -948,7 +951,10 @@ function Sandbox:claude()
     watch_cpu = watch_cpu + os.clock() - c0
     self.timings.watch_cpu = watch_cpu
     local dead = not r and core.now() >= next_check and (self:dead_carrier() or self:over_size())
-    if not r and core.now() >= next_check then next_check = core.now() + M.CARRIER_POLL end
+    if not r and core.now() >= next_check then
+      next_check = core.now() + M.CARRIER_POLL
+      self:claude_streams()
+    end
     if dead then
       self.watch:close()
       h:kill("SIGTERM")
@@ -970,7 +976,7 @@ function Sandbox:claude()
   end
   self.claude_h = nil
   h:close()
-  self:claude_streams()
+  self:claude_streams(true)
   if not r then self:fail("podman run of the claude container did not end") end
   self.returncode = r.status
   if r.interrupted then
@@ -980,15 +986,31 @@ function Sandbox:claude()
 end
 
 -- Through the service: stream.jsonl and stderr.txt from the claude
--- container's log (Sandbox:claude_spec), once its conmon has ended.
-function Sandbox:claude_streams()
-  if not self.api_claude or self.streams_written or not self.ctrdir then return end
-  local raw = core.read_file(self.ctrdir .. "/claude.ctr.log")
-  if not raw then return end
-  self.streams_written = true
-  local out, err = podman.k8s_log_streams(raw)
-  core.write_file(self.dir .. "/stream.jsonl", out, 420)
-  core.write_file(self.dir .. "/stderr.txt", err, 420)
+-- container's log (Sandbox:claude_spec): what it holds beyond the last
+-- look, in whole log lines, appended to each (podman.k8s_log_streams),
+-- while Claude Code runs (every CARRIER_POLL) and, FINAL, once its conmon
+-- has ended; so that both grow as an attached podman's do.
+function Sandbox:claude_streams(final)
+  if not self.api_claude or self.streams_done or not self.ctrdir then return end
+  local f = io.open(self.ctrdir .. "/claude.ctr.log", "rb")
+  if not f then return end
+  f:seek("set", self.streams_at or 0)
+  local chunk = f:read("a") or ""
+  f:close()
+  local whole = chunk:match("^.*\n") or ""
+  self.streams_at = (self.streams_at or 0) + #whole
+  if final then self.streams_done = true end
+  if whole == "" then return end
+  local out, err = podman.k8s_log_streams(whole)
+  for _, w in ipairs({ { "stream.jsonl", out }, { "stderr.txt", err } }) do
+    if w[2] ~= "" then
+      local g = io.open(self.dir .. "/" .. w[1], "ab")
+      if g then
+        g:write(w[2])
+        g:close()
+      end
+    end
+  end
 end
 
 -- What Claude Code looks for in a --plugin-dir, for the message of a
@@ -1181,7 +1203,7 @@ function Sandbox:finally()
     end
   end
   self.credential_line = nil
-  self:claude_streams()
+  self:claude_streams(true)
   -- The logs were written to files as the containers ran (pm:log_args).
   for _, c in ipairs(self.started or {}) do
     if c.log and self.ctrdir then
