@@ -11,7 +11,8 @@ local pq = require "podman"
 local cjson = require "cjson"
 local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
-local ON = { LEAKBENCH_PODMAN_SERVICE = "1" }
+-- the claude container through it too (off by default)
+local ON = { LEAKBENCH_PODMAN_SERVICE = "1", LEAKBENCH_PODMAN_SERVICE_CLAUDE = "1" }
 
 local function results(out)
   return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
@@ -114,7 +115,8 @@ describe("the podman service", function()
     local function as_user(cmd)
       return sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd " .. sh.quote(rdir .. "/tree") .. " && " .. cmd })
     end
-    local r = as_user("LEAKBENCH_PODMAN_SERVICE=1 ./leakbench run spec/fixtures/e2e/three-turns.lua --out "
+    local r = as_user("LEAKBENCH_PODMAN_SERVICE=1 LEAKBENCH_PODMAN_SERVICE_CLAUDE=1 ./leakbench run "
+      .. "spec/fixtures/e2e/three-turns.lua --out "
       .. sh.quote(rdir .. "/out"))
     local doc = results(rdir .. "/out")
     assert.are.equal("pass", doc.runs[1].verdict, tostring(doc.runs[1].reason) .. "\n" .. r.stderr)
@@ -149,7 +151,8 @@ describe("the podman service", function()
   it("stops with the suite on SIGINT: no service, no socket, no container", function()
     local out = dir .. "/int"
     local script = dir .. "/run.sh"
-    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 " .. sh.quote(os.getenv("LEAKBENCH"))
+    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 LEAKBENCH_PODMAN_SERVICE_CLAUDE=1 "
+      .. sh.quote(os.getenv("LEAKBENCH"))
       .. " run spec/fixtures/runner/scenarios/d-slow.lua spec/fixtures/runner/scenarios/a-pass.lua"
       .. " --jobs 1 --out " .. sh.quote(out .. "/res") .. " >" .. sh.quote(dir .. "/stdout") .. " 2>"
       .. sh.quote(dir .. "/stderr") .. " &\necho $! > " .. sh.quote(dir .. "/pid") .. "\nwait $!\necho $? > "
@@ -174,7 +177,8 @@ describe("the podman service", function()
   it("ends when the runner is killed outright (SIGKILL)", function()
     local out = dir .. "/kill"
     local script = dir .. "/kill.sh"
-    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 " .. sh.quote(os.getenv("LEAKBENCH"))
+    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 LEAKBENCH_PODMAN_SERVICE_CLAUDE=1 "
+      .. sh.quote(os.getenv("LEAKBENCH"))
       .. " run spec/fixtures/runner/scenarios/d-slow.lua --jobs 1 --out " .. sh.quote(out)
       .. " >/dev/null 2>&1 &\necho $! > " .. sh.quote(dir .. "/kill.pid") .. "\n")
     os.execute("sh " .. sh.quote(script))

@@ -310,8 +310,10 @@ function M.new(opts)
   -- containers are created and removed through it, not by the CLI.
   local sock = os.getenv(podman.SOCKET_ENV)
   if sock and sock ~= "" then self.api = podman.client(sock) end
-  -- The claude container through it too (M.CLAUDE_SERVICE_ENV=0: the CLI)
-  self.api_claude = self.api and os.getenv(M.CLAUDE_SERVICE_ENV) ~= "0" or nil
+  -- The claude container through it too with M.CLAUDE_SERVICE_ENV=1; off
+  -- by default: at --jobs 2 and 4, under load, 1 start in about 25 failed
+  -- (runc: error mounting a file of the sidecar's userdata), never by the CLI
+  self.api_claude = self.api and os.getenv(M.CLAUDE_SERVICE_ENV) == "1" or nil
   return self
 end
 
