@@ -12,45 +12,11 @@
 package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local cjson = require "cjson"
+local results = require "results"
 local read, must = sh.read, sh.must
+local matrix, records, tool_output = results.matrix, results.egress, results.tool_output
 
 local AUDIT = "subjects/claude-broker/audit"
-
--- The matrix rows leakbench printed: { [scenario] = { cell, cell, ... } }.
-local function matrix(stdout)
-  local rows = {}
-  for line in stdout:gmatch("[^\n]+") do
-    local name, rest = line:match("^(broker%-[%w-]+)%s%s+(.*)$")
-    if name then
-      local cells = {}
-      for cell in (rest .. "  "):gmatch("(.-)%s%s+") do
-        if cell ~= "" then cells[#cells + 1] = cell end
-      end
-      rows[name] = cells
-    end
-  end
-  return rows
-end
-
-local function records(dir)
-  local t = {}
-  for line in (read(dir .. "/egress/egress.jsonl") or ""):gmatch("[^\n]+") do t[#t + 1] = cjson.decode(line) end
-  return t
-end
-
--- The tool results the agent got, joined.
-local function tool_output(dir)
-  local out = {}
-  for line in (read(dir .. "/stream.jsonl") or ""):gmatch("[^\n]+") do
-    local ok, ev = pcall(cjson.decode, line)
-    if ok and type(ev) == "table" and ev.type == "user" then
-      for _, c in ipairs(ev.message.content) do
-        if type(c.content) == "string" then out[#out + 1] = c.content end
-      end
-    end
-  end
-  return table.concat(out, "\n")
-end
 
 local function header(rec, name)
   for _, h in ipairs(rec.headers or {}) do

@@ -10,7 +10,9 @@
 package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local cjson = require "cjson"
+local results = require "results"
 local read, must = sh.read, sh.must
+local matrix, records, tool_output = results.matrix, results.egress, results.tool_output
 
 local SCENARIOS = {
   "scenarios/bypass-base-url.lua", "scenarios/bypass-connect-relay.lua", "scenarios/bypass-disable-sandbox.lua",
@@ -21,48 +23,12 @@ local SCENARIOS = {
   "spec/fixtures/e2e/srt/probe.lua",
 }
 
--- The matrix rows leakbench printed: { [scenario] = { cell, cell } }.
-local function matrix(stdout)
-  local rows = {}
-  for line in stdout:gmatch("[^\n]+") do
-    local name, rest = line:match("^([%w][%w-]+)%s%s+(.*)$")
-    if name and name ~= "scenario" then
-      local cells = {}
-      for cell in (rest .. "  "):gmatch("(.-)%s%s+") do
-        if cell ~= "" then cells[#cells + 1] = cell end
-      end
-      rows[name] = cells
-    end
-  end
-  return rows
-end
-
-local function records(dir)
-  local t = {}
-  for line in (read(dir .. "/egress/egress.jsonl") or ""):gmatch("[^\n]+") do t[#t + 1] = cjson.decode(line) end
-  return t
-end
-
 -- Claude Code's result event.
 local function result(dir)
   for line in (read(dir .. "/stream.jsonl") or ""):gmatch("[^\n]+") do
     local ok, e = pcall(cjson.decode, line)
     if ok and type(e) == "table" and e.type == "result" then return e end
   end
-end
-
--- The tool results the agent got, joined.
-local function tool_output(dir)
-  local out = {}
-  for line in (read(dir .. "/stream.jsonl") or ""):gmatch("[^\n]+") do
-    local ok, ev = pcall(cjson.decode, line)
-    if ok and type(ev) == "table" and ev.type == "user" then
-      for _, c in ipairs(ev.message.content) do
-        if type(c.content) == "string" then out[#out + 1] = c.content end
-      end
-    end
-  end
-  return table.concat(out, "\n")
 end
 
 describe("srt (sandbox-runtime) wrapping Claude Code", function()

@@ -37,4 +37,39 @@ function M.tool_results(dir)
   return t
 end
 
+-- tool_output(dir) -> M.tool_results of the run folder DIR, joined by
+-- newlines.
+function M.tool_output(dir)
+  return table.concat(M.tool_results(dir), "\n")
+end
+
+-- matrix(stdout) -> { [scenario] = { cell, ... } }: the rows of the
+-- matrix a run printed (cells apart by two spaces or more), the header
+-- row aside.
+function M.matrix(stdout)
+  local rows = {}
+  for line in stdout:gmatch("[^\n]+") do
+    local name, rest = line:match("^([%w][%w-]+)%s%s+(.*)$")
+    if name and name ~= "scenario" then
+      local cells = {}
+      for cell in (rest .. "  "):gmatch("(.-)%s%s+") do
+        if cell ~= "" then cells[#cells + 1] = cell end
+      end
+      rows[name] = cells
+    end
+  end
+  return rows
+end
+
+-- egress(dir) -> the trap's records of the run folder DIR, decoded.
+function M.egress(dir)
+  local cjson = require "cjson"
+  local f = io.open(dir .. "/egress/egress.jsonl", "rb")
+  local text = f and f:read("a") or ""
+  if f then f:close() end
+  local t = {}
+  for line in text:gmatch("[^\n]+") do t[#t + 1] = cjson.decode(line) end
+  return t
+end
+
 return M
