@@ -1,7 +1,9 @@
 /*
  * The loopback <-> Unix socket bridges of lb-net (src/net/bridge.c), over
  * real sockets in a temporary directory and on 127.0.0.1: both directions,
- * half-closes passed on, a megabyte each way, the connection cap, and
+ * half-closes passed on, a megabyte each way, a peer that answers more than
+ * it is sent while the other side is still sending (the bridge must never
+ * wait on one direction while the other is full), the connection cap, and
  * malformed specs refused with their message.
  */
 #include <errno.h>
@@ -82,6 +84,153 @@ read_all(int fd, char *out, size_t cap)
 	return got;
 }
 
+/* Waits, at most 10 s, until B holds no connection; what it still holds. */
+static int
+idle(struct bridge *b)
+{
+	int i;
+
+	for (i = 0; i < 1000 && __atomic_load_n(&b->active, __ATOMIC_SEQ_CST);
+	     i++)
+		poll(NULL, 0, 10);
+	return __atomic_load_n(&b->active, __ATOMIC_SEQ_CST);
+}
+
+/* Ends the server thread T, blocked in accept on LFD, and waits for it:
+ * nothing of the test runs on once main returns. */
+static void
+stop(int lfd, pthread_t t)
+{
+	shutdown(lfd, SHUT_RDWR);
+	pthread_join(t, NULL);
+	close(lfd);
+}
+
+/*
+ * A server that reads one chunk, then answers AMP_OUT bytes before it
+ * reads again, then reads to EOF: like an HTTP server that streams its
+ * answer while the upload is still coming. Its client sends AMP_IN bytes
+ * and reads at the same time, so a direct connection never stalls; a
+ * bridge that blocks writing one direction while the other fills does,
+ * for good (each side waits for the other to read).
+ */
+#define AMP_IN	(4 << 20)
+#define AMP_OUT (4 << 20)
+
+struct amp {
+	int lfd;
+	size_t got;
+};
+
+static void *
+amp_thread(void *p)
+{
+	struct amp *a = p;
+	char buf[65536];
+	size_t sent = 0, n;
+	ssize_t r;
+	int fd = accept(a->lfd, NULL, NULL);
+
+	if (fd < 0)
+		return NULL;
+	if ((r = read(fd, buf, sizeof(buf))) > 0)
+		a->got += (size_t)r;
+	memset(buf, 'a', sizeof(buf));
+	while (sent < AMP_OUT) {
+		n = AMP_OUT - sent < sizeof(buf) ? AMP_OUT - sent : sizeof(buf);
+		if (http_write_all(fd, buf, n) < 0)
+			break;
+		sent += n;
+	}
+	shutdown(fd, SHUT_WR);
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		a->got += (size_t)r;
+	close(fd);
+	return NULL;
+}
+
+/* Reads FD to EOF; stops, returning what it had, after 10 s without a
+ * byte (a stuck bridge: the test says so instead of hanging CI). */
+static size_t
+drain(int fd, int *stuck)
+{
+	char buf[65536];
+	size_t got = 0;
+	ssize_t n;
+
+	*stuck = 0;
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+
+		if (poll(&p, 1, 10000) != 1) {
+			*stuck = 1;
+			return got;
+		}
+		if ((n = read(fd, buf, sizeof(buf))) <= 0)
+			return got;
+		got += (size_t)n;
+	}
+}
+
+/* The answering server behind a bridge, over SERVER_KIND ("tcp" or "unix")
+ * from a bridge that listens on the other kind. */
+static void
+bridge_under_two_way_load(const char *server_kind)
+{
+	/* Static: the bridge's threads outlive this function if it is stuck. */
+	static struct amp amps[2];
+	static struct bridge bridges[2];
+	static int runs;
+	struct amp *a = &amps[runs];
+	struct bridge *b = &bridges[runs++];
+	char err[512] = "", spec[700], sock[300], lsn[300];
+	struct writer w;
+	pthread_t at, bt, wt;
+	char *up;
+	size_t got;
+	int c, stuck, port = 0;
+
+	if (strcmp(server_kind, "unix") == 0) {
+		snprintf(sock, sizeof(sock), "unix:%s/amp.sock", dir);
+		a->lfd = http_listen(sock, NULL, err, sizeof(err));
+		snprintf(lsn, sizeof(lsn), "tcp:127.0.0.1:0");
+	} else {
+		a->lfd = http_listen("127.0.0.1:0", &port, err, sizeof(err));
+		snprintf(sock, sizeof(sock), "tcp:127.0.0.1:%d", port);
+		snprintf(lsn, sizeof(lsn), "unix:%s/amp-in.sock", dir);
+	}
+	snprintf(spec, sizeof(spec), "%s=%s", lsn, sock);
+	if (a->lfd < 0 || bridge_open(b, spec, err, sizeof(err)) < 0) {
+		ok(0, "an answering server and its bridge (%s): %s", spec, err);
+		return;
+	}
+	pthread_create(&at, NULL, amp_thread, a);
+	pthread_create(&bt, NULL, serve, b);
+	up = malloc(AMP_IN);
+	memset(up, 'u', AMP_IN);
+	c = bridge_dial(b->bound);
+	w.fd = c;
+	w.data = up;
+	w.len = AMP_IN;
+	pthread_create(&wt, NULL, write_all_then_close, &w);
+	got = drain(c, &stuck);
+	ok(!stuck,
+	    "%s: a server answering 4 MB while 4 MB still come in: "
+	    "the bridge keeps both directions moving",
+	    spec);
+	is_int((long)got, AMP_OUT, "the whole answer came through");
+	if (stuck)
+		return; /* the threads are stuck for good: leave them */
+	pthread_join(wt, NULL);
+	pthread_join(at, NULL);
+	is_int((long)a->got, AMP_IN, "and the whole upload reached the server");
+	close(c);
+	is_int(idle(b), 0, "and its thread ended");
+	stop(b->lfd, bt);
+	close(a->lfd);
+	free(up);
+}
+
 int
 main(void)
 {
@@ -129,6 +278,7 @@ main(void)
 	is_int((long)got, (long)len, "the echo came back whole, then EOF");
 	ok(memcmp(big, back, len) == 0, "byte for byte");
 	close(c);
+	is_int(idle(&b), 0, "the connection's thread ends once both sides end");
 
 	/* The cap: BRIDGE_MAX_CONNS held open; one more is closed at once. */
 	for (n = 0; n < BRIDGE_MAX_CONNS; n++)
@@ -151,6 +301,12 @@ main(void)
 	close(c);
 	for (n = 0; n < BRIDGE_MAX_CONNS; n++)
 		close(fds[n]);
+	is_int(idle(&b), 0,
+	    "every connection's thread ends once its client "
+	    "has closed");
+
+	bridge_under_two_way_load("unix");
+	bridge_under_two_way_load("tcp");
 
 	/* Malformed specs. */
 	ok(bridge_open(&bad, "tcp:127.0.0.1:0", err, sizeof(err)) < 0 &&
@@ -168,6 +324,8 @@ main(void)
 	    "a host name is refused (numeric only, no DNS)");
 	ok(bridge_dial("unix:") < 0 && errno == EINVAL, "an empty path too");
 
+	stop(b.lfd, bt);
+	stop(e.lfd, et);
 	free(big);
 	free(back);
 	snprintf(err, sizeof(err), "rm -rf %s", dir);
