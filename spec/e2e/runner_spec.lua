@@ -133,3 +133,39 @@ describe("SIGINT in the middle of a suite", function()
     assert.are.same({}, pq.networks("leakbench.suite=" .. doc.suite_id))
   end)
 end)
+
+describe("SIGKILL of the runner and its run's process at once", function()
+  local out = tmpdir()
+  teardown(function() sh.rmtree(out) end)
+
+  it("leaves no container unbounded, and the next suite removes what it left", function()
+    local pid = pq.start_run("spec/fixtures/runner/scenarios/d-slow.lua --jobs 1", out)
+    assert.truthy(pid, "the run did not start")
+    local started = sh.retry(300, function() return read(out .. "/res/d-slow/baseline/1/stream.jsonl") end)
+    assert.truthy(started, "claude never started: " .. tostring(read(out .. "/run.out")))
+    local suite = must(pq.suite_of(out .. "/res"))
+    -- Everything leakbench runs on the host goes at once: the runner and
+    -- the run's process (the OOM killer, a scheduler's cancel).
+    local kids = sh.run({ "pgrep", "-P", pid }).stdout:gsub("%s+", " ")
+    os.execute("kill -KILL " .. pid .. " " .. kids)
+    -- What is left runs on with nobody watching it; each container's
+    -- life is bounded by conmon all the same: the run's timeout (d-slow:
+    -- 8 s), the runner's margin and grace, and a minute.
+    local left = pq.containers("leakbench.suite=" .. suite)
+    assert.truthy(#left >= 3, "the killed run's containers: " .. table.concat(left, " "))
+    local margin = tonumber(os.getenv("LEAKBENCH_RUN_MARGIN") or "") or 300
+    for _, name in ipairs(left) do
+      local t = sh.run({ "podman", "inspect", "--format", "{{.Config.Timeout}}", name }).stdout
+      assert.are.equal(tostring(math.ceil(8 + margin + 30 + 60)), t:match("%d+"), name)
+    end
+    -- The next suite, any suite, removes it before it starts, and says so.
+    local r = sh.leakbench({ "run", "spec/fixtures/runner/scenarios/a-pass.lua", "--out", out .. "/next" })
+    assert.are.equal(0, r.status, r.stderr)
+    assert.matches("leakbench: removed what killed runs left: %d+ container%(s%)", r.stderr)
+    assert.are.same({}, pq.containers("leakbench.suite=" .. suite))
+    -- and the killed run's folder is back from its neutral place
+    local folder = out .. "/res/d-slow/baseline/1"
+    assert.are.equal(0, sh.run({ "sh", "-c", "test -d \"$1\" && ! test -L \"$1\"", "sh", folder }).status,
+      "the killed run's folder is still away: " .. folder)
+  end)
+end)

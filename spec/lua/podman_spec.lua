@@ -119,7 +119,8 @@ describe("podman flags", function()
       limits = { memory = "1g", pids = 8, cpus = 1, tmp = "4m", home = "2m" }, ulimits = { fsize = 10 },
       mounts = { { "/h", "/c" }, { "/r", "/ro", ro = true }, { "/opt/x", image = "img2" } },
       env = { B = "2", A = "1" }, workdir = "/w", cap_add = { "NET_ADMIN" },
-      sysctls = { { "k", "v" } }, masks = { "/proc/cmdline" }, log = { dir = "/d", name = "c" } }
+      sysctls = { { "k", "v" } }, masks = { "/proc/cmdline" }, log = { dir = "/d", name = "c" },
+      lifetime = 689.5 }
     local pid = core.getpid()
     local rootful = podman.new { podman = fake, runtime = "", rootful = true }
     rootful.ulimits = { nofile = 5, nproc = 6 }
@@ -134,7 +135,8 @@ describe("podman flags", function()
       "--memory=1g", "--pids-limit=8", "--cpus=1", "--tmpfs", "/tmp:rw,mode=1777,size=4m",
       "--tmpfs", "/home/bench:rw,mode=1777,size=2m",
       "-v", "/h:/c", "-v", "/r:/ro:ro", "--mount", "type=image,source=img2,destination=/opt/x",
-      "-e", "A=1", "-e", "B=2", "-w", "/w", "--entrypoint", "/e", "img", "a", "b" }, rootful:run_argv(spec))
+      "-e", "A=1", "-e", "B=2", "-w", "/w", "--entrypoint", "/e", "--timeout", "690", "img", "a", "b" },
+      rootful:run_argv(spec))
     -- Joining a sidecar's netns: rootless, its user namespace too; uid 1000 either way.
     local join = { name = "c2", image = "img", join = "side", rm = true }
     rootful.ulimits = nil
@@ -157,7 +159,7 @@ describe("podman flags", function()
       limits = { memory = "1g", pids = 8, cpus = 1.5, tmp = "4m" }, ulimits = { fsize = 10 },
       mounts = { { "/h", "/c" }, { "/r", "/ro", ro = true }, { "/opt/x", image = "img2" } },
       env = { A = "1" }, workdir = "/w", cap_add = { "NET_ADMIN" }, sysctls = { { "k", "v" } },
-      masks = { "/proc/cmdline" }, log = { dir = "/d", name = "c" } }
+      masks = { "/proc/cmdline" }, log = { dir = "/d", name = "c" }, lifetime = 690 }
     local rootful = podman.new { podman = fake, runtime = "runc", rootful = true }
     rootful.ulimits = { nofile = 5, nproc = 6 }
     local g = rootful:create_spec(spec)
@@ -168,6 +170,7 @@ describe("podman flags", function()
     assert.same({ "/proc/cmdline" }, g.mask)
     assert.same({ k = "v" }, g.sysctl)
     assert.equal("runc", g.oci_runtime)
+    assert.equal(690, g.timeout)
     assert.equal("1000:1000", g.user)
     assert.same({ nsmode = "none" }, g.netns)
     assert.is_nil(g.userns)
@@ -399,8 +402,11 @@ describe("clean", function()
    "Labels": {"leakbench": "1", "leakbench.run": "live", "leakbench.pid": "%d"}},
   {"Id": "bbb", "Names": ["lb-claude-dead"], "State": "exited",
    "Labels": {"leakbench": "1", "leakbench.run": "dead", "leakbench.pid": "999999999"}},
-  {"Id": "ccc", "Names": ["lb-nopid"], "State": "exited", "Labels": {"leakbench": "1"}} ]
-]]):format(me))
+  {"Id": "ccc", "Names": ["lb-nopid"], "State": "exited", "Labels": {"leakbench": "1"}},
+  {"Id": "ddd", "Names": ["lb-up-deferred"], "State": "exited",
+   "Labels": {"leakbench": "1", "leakbench.run": "done", "leakbench.pid": "999999998",
+              "leakbench.runner": "%d"}} ]
+]]):format(me, me))
     core.write_file(dir .. "/net.json", ([[
 [ {"name": "lb-live", "labels": {"leakbench": "1", "leakbench.pid": "%d"}},
   {"name": "lb-dead", "labels": {"leakbench": "1", "leakbench.run": "dead", "leakbench.pid": "1"}} ]
@@ -411,7 +417,7 @@ describe("clean", function()
     local removed = assert(podman.clean(pm))
     assert.same({ "lb-claude-dead", "lb-nopid" }, removed.containers)
     assert.same({ "lb-dead" }, removed.networks)   -- pid 1 is alive but not leakbench
-    assert.equal(2, removed.kept)
+    assert.equal(3, removed.kept)   -- lb-up-deferred: its run ended, its runner lives
     local calls = argv_log()
     assert.same({
       "ps -a --filter label=leakbench=1 --format json",
@@ -420,6 +426,13 @@ describe("clean", function()
       "network ls --filter label=leakbench=1 --format json",
       "network rm -f -t 0 lb-dead",
     }, calls)
+  end)
+
+  it("leaves what names no owner to `leakbench clean` when asked (the sweep before a suite)", function()
+    local removed = assert(podman.clean(pm, { owned = true }))
+    assert.same({ "lb-claude-dead" }, removed.containers)
+    assert.same({ "lb-dead" }, removed.networks)
+    assert.equal(4, removed.kept)
   end)
 
   it("says what it removed (leakbench clean)", function()
@@ -435,7 +448,7 @@ describe("clean", function()
     core.write_file(shm .. "/leakbench-cred-999999999-abc/auth", "apikey:sk-ant-left-behind")
     core.mkdir_p(shm .. "/leakbench-cred-" .. core.getpid() .. "-def")
     core.mkdir_p(shm .. "/unrelated-999999999-x")
-    local ok, status = pcall(clean.main, {}, pm, { shm })
+    local ok, status = pcall(clean.main, {}, pm, { shm }, dir .. "/hide")
     _G.io.stdout = real
     f:close()
     io.output(saved)
@@ -445,7 +458,7 @@ describe("clean", function()
       .. "removed container lb-nopid (run ?)\n"
       .. "removed network lb-dead (run dead)\n"
       .. "removed credential file " .. shm .. "/leakbench-cred-999999999-abc (process 999999999 is gone)\n"
-      .. "removed 2 container(s), 1 network(s) and 1 credential file(s), kept 2 of live runs\n",
+      .. "removed 2 container(s), 1 network(s) and 1 credential file(s), kept 3 of live runs\n",
       core.read_file(out))
     assert.same({ "leakbench-cred-" .. core.getpid() .. "-def", "unrelated-999999999-x" },
       core.listdir(shm))

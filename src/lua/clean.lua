@@ -124,9 +124,11 @@ function M.prune_images(pm, keep, say)
   return out
 end
 
---- M.main(args, [pm], [bases]) -> exit status: 0 done, 1 podman failed, 2 usage.
---- Prints one line per removed object and a summary on stdout.
-function M.main(args, pm, bases)
+--- M.main(args, [pm], [bases], [hide_base]) -> exit status: 0 done, 1
+--- podman failed, 2 usage. Prints one line per removed object and a
+--- summary on stdout. BASES and HIDE_BASE: where credential files and
+--- hidden run folders are looked for (sweep_credentials, sweep_hidden).
+function M.main(args, pm, bases, hide_base)
   local flags, status = cli.args("clean", args)
   if not flags then return status end
   local images = flags.images
@@ -138,7 +140,7 @@ function M.main(args, pm, bases)
     return 1
   end
   local files = M.sweep_credentials(say, bases)
-  M.sweep_hidden(say)
+  M.sweep_hidden(say, hide_base)
   io.stdout:write(("removed %d container(s), %d network(s) and %d credential file(s)%s\n"):format(
     #removed.containers, #removed.networks, files,
     removed.kept > 0 and (", kept %d of live runs"):format(removed.kept) or ""))

@@ -182,15 +182,20 @@ end
 
 --- M.labels(ids) -> the labels of everything leakbench creates, as an
 --- ordered list of { key, value }: leakbench=1, leakbench.run=IDS.run,
---- leakbench.suite=IDS.suite (each only when given) and leakbench.pid=<our
---- pid>, so that `leakbench clean` can tell live runs from leftovers. The one
---- place labels are written: label_args and run_argv use it.
+--- leakbench.suite=IDS.suite (each only when given), leakbench.pid=<our
+--- pid> and, in a run the runner started, leakbench.runner=<its pid>
+--- (M.RUNNER_ENV), so that `leakbench clean` and the next suite can tell
+--- live runs from leftovers (M.live_owner). The one place labels are
+--- written: label_args and run_argv use it.
+M.RUNNER_ENV = "LEAKBENCH_RUNNER_PID"
 function M.labels(ids)
   ids = ids or {}
   local l = { { "leakbench", "1" } }
   if ids.run then l[#l + 1] = { "leakbench.run", ids.run } end
   if ids.suite then l[#l + 1] = { "leakbench.suite", ids.suite } end
   l[#l + 1] = { "leakbench.pid", tostring(core.getpid()) }
+  local runner = os.getenv(M.RUNNER_ENV)
+  if runner and runner:match("^%d+$") then l[#l + 1] = { "leakbench.runner", runner } end
   return l
 end
 
@@ -223,7 +228,7 @@ local SPEC_FIELDS = { name = "string", image = "string", entrypoint = "string", 
   detach = "boolean", rm = "boolean", stdin = "boolean", labels = "table", network = "string",
   join = "string", limits = "table", ulimits = "table", mounts = "table", env = "table",
   workdir = "string", cap_add = "table", sysctls = "table", masks = "table", log = "table",
-  ready = "table", role = "string", what = "string" }
+  ready = "table", role = "string", what = "string", lifetime = "number" }
 
 --- M.check_spec(spec): raises (misuse) when SPEC is not a container spec
 --- as run_argv documents it.
@@ -263,6 +268,8 @@ end
 ---   workdir, cap_add (list), sysctls (list of { key, value }), masks (paths)
 ---   log                  { dir =, name =, max = }: the k8s-file log and conmon
 ---                        pid file (pm:log_args; max = false: no size cap)
+---   lifetime             seconds after which conmon kills it, whoever else
+---                        is gone (--timeout; defaults.container_lifetime)
 ---   ready, role, what    for the caller (readiness lines, names), not podman's
 --- Every container gets M.HARDENING and runs as uid 1000 (user_args).
 function Podman:run_argv(spec)
@@ -314,6 +321,7 @@ function Podman:run_argv(spec)
   for _, k in ipairs(sorted_keys(spec.env)) do add("-e", k .. "=" .. spec.env[k]) end
   if spec.workdir then add("-w", spec.workdir) end
   if spec.entrypoint then add("--entrypoint", spec.entrypoint) end
+  if spec.lifetime then add("--timeout", ("%d"):format(math.ceil(spec.lifetime))) end
   add(spec.image)
   for _, v in ipairs(spec.command or {}) do add(v) end
   return a
@@ -423,6 +431,7 @@ function Podman:create_spec(spec)
   g.cap_drop = { h.cap_drop }
   g.no_new_privileges = h.no_new_privileges
   g.read_only_filesystem = h.read_only
+  g.timeout = spec.lifetime and math.ceil(spec.lifetime) or nil
   g.cap_add = spec.cap_add
   g.mask = spec.masks
   if spec.sysctls then
@@ -776,27 +785,40 @@ function M.wait_ready(dir, name, line, timeout)
   end
 end
 
---- M.live_owner(labels) -> true when the leakbench process named by the
---- leakbench.pid label is still running (so its containers are no leftovers).
---- A recycled pid is told apart by its command name.
-function M.live_owner(labels)
-  local pid = math.tointeger(tonumber(labels and labels["leakbench.pid"] or ""))
+-- Whether PID is a live leakbench process (a recycled pid is told apart
+-- by its command name).
+local function live_leakbench(pid)
+  pid = math.tointeger(tonumber(pid or ""))
   if not pid or not core.pid_alive(pid) then return false end
   local comm = core.read_file(("/proc/%d/comm"):format(pid))
   return comm == nil or comm:find("leakbench", 1, true) ~= nil
 end
 
+--- M.live_owner(labels) -> true when what carries LABELS has a live owner
+--- (so it is no leftover): the leakbench process named by leakbench.pid,
+--- or the runner named by leakbench.runner (a finished run's carrier
+--- containers wait for their runner to remove them).
+function M.live_owner(labels)
+  labels = labels or {}
+  return live_leakbench(labels["leakbench.pid"]) or live_leakbench(labels["leakbench.runner"])
+end
+
 --- M.clean(pm, [opts]) -> removed | nil, err. Removes containers, then
 --- networks, labelled leakbench=1 whose owner (leakbench.pid) is not a live
 --- leakbench process. opts.out: a function(line) for progress (default: none).
+--- opts.owned: only what names its owner (a leakbench.pid label; what
+--- someone labelled by hand is left alone).
 function M.clean(pm, opts)
   opts = opts or {}
   local say = opts.out or function() end
   local removed = { containers = {}, networks = {}, kept = 0 }
+  local function keep(labels)
+    return M.live_owner(labels) or (opts.owned and not labels["leakbench.pid"])
+  end
   local cs, err = pm:containers("leakbench=1")
   if not cs then return nil, err end
   for _, c in ipairs(cs) do
-    if M.live_owner(c.labels) then
+    if keep(c.labels) then
       removed.kept = removed.kept + 1
     else
       local ok, e = pm:rm(c.id)
@@ -809,7 +831,7 @@ function M.clean(pm, opts)
   ns, err = pm:networks("leakbench=1")
   if not ns then return nil, err end
   for _, n in ipairs(ns) do
-    if M.live_owner(n.labels) then
+    if keep(n.labels) then
       removed.kept = removed.kept + 1
     else
       local ok, e = pm:network_rm(n.name)

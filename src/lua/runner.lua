@@ -33,15 +33,10 @@ local function slug(s)
   return (s:gsub("[^%w_.-]", "_"))
 end
 
--- Seconds a run may take beyond its timeout (starting and stopping its
--- containers, reading the evidence, the checks' budget) before the runner
--- kills it: defaults.RUN_MARGIN, or $LEAKBENCH_RUN_MARGIN.
-function M.margin()
-  return tonumber(os.getenv("LEAKBENCH_RUN_MARGIN") or "") or defaults.RUN_MARGIN
-end
-
--- Seconds a run has to end after SIGTERM before SIGKILL.
-M.GRACE = 30
+-- Seconds a run may take beyond its timeout before the runner kills it,
+-- and after SIGTERM before SIGKILL (defaults.lua).
+M.margin = defaults.run_margin
+M.GRACE = defaults.RUN_GRACE
 
 -- Loads every scenario and subject file once (to list, filter and catch
 -- broken files early). Each run loads its files again in its own process.
@@ -347,7 +342,7 @@ end
 -- and run_queue ends). When it cannot start, the runs use the podman CLI,
 -- and stderr says so. Returns the service, or nil.
 local function start_service(S, out)
-  S.podman_env = { [podman.DEFER_ENV] = "1" }
+  S.podman_env = { [podman.DEFER_ENV] = "1", [podman.RUNNER_ENV] = tostring(core.getpid()) }
   if not (S.pm and os.getenv(M.SERVICE_ENV) == "1" and #S.queue > 0) then return nil end
   local svc, err = podman.service_start(S.pm, core.realpath(out) or out)
   if svc then
@@ -357,6 +352,23 @@ local function start_service(S, out)
   end
   S.svc = svc
   return svc
+end
+
+-- What suites killed outright left behind (their leakbench processes
+-- gone: SIGKILL, the OOM killer, a scheduler's cancel, a crash): their
+-- containers and networks, credential files and run folders at their
+-- neutral place, removed before this suite starts, as `leakbench clean`
+-- removes them, and said in one line on stderr. A live suite's are kept
+-- (podman.live_owner). A podman that cannot list them is left to the runs
+-- to report.
+local function sweep_dead(pm)
+  local removed = podman.clean(pm, { owned = true }) or { containers = {}, networks = {} }
+  local files, folders = clean.sweep_credentials(), clean.sweep_hidden()
+  if #removed.containers + #removed.networks + files + folders > 0 then
+    io.stderr:write(("leakbench: removed what killed runs left: %d container(s), %d network(s), "
+      .. "%d credential file(s), %d run folder(s)\n"):format(#removed.containers, #removed.networks,
+      files, folders))
+  end
 end
 
 -- The containers ended runs left to us (podman.DEFER_ENV, S.deferred),
@@ -554,6 +566,7 @@ function M.main(opts, paths, cli)
     deferred = {}, removing = {}, rm_failed = false,
     progress = progress_mod.new(#queue, { multi = #versions > 1, claims = claims_of(set.subjects) }),
     exe = core.exe_path(), ctx = ctx, opts = opts, pm = pm, jobs_n = opts.jobs or core.ncpu() }
+  if pm and #queue > 0 then sweep_dead(pm) end
   local svc <close> = start_service(S, out)  -- luacheck: ignore 211 (held for its <close>)
   run_queue(S)
   local results = S.results

@@ -36,6 +36,7 @@
 local json = require "leakbench.json"
 local cjson = require "cjson"
 local core = require "leakbench.core"
+local defaults = require "leakbench.defaults"
 local lb = require "leakbench"
 local auth = require "leakbench.auth"
 local podman = require "leakbench.podman"
@@ -323,6 +324,12 @@ function Sandbox:labels()
   return podman.labels { run = self.run_id, suite = self.suite_id or self.run_id }
 end
 
+-- How long any container of the run may live, whoever watches it
+-- (defaults.container_lifetime): every container spec of the run has it.
+function Sandbox:lifetime()
+  return defaults.container_lifetime(self.timeout)
+end
+
 -- podman(argv, opts) -> result or raises {stage=, msg=}.
 function Sandbox:podman(argv, opts)
   local r, err = self.pm:podman(argv, opts)
@@ -594,6 +601,7 @@ end
 -- and its limits (M.LIMITS); FIELDS add to it.
 function Sandbox:base_spec(short, fields)
   local spec = { name = self.names[short], role = short, labels = self:labels(), detach = true,
+                 lifetime = self:lifetime(),
                  log = { dir = self.ctrdir, name = short },
                  limits = M.LIMITS[short == "icpnet" and "net" or short] }
   for k, v in pairs(fields) do spec[k] = v end
@@ -814,7 +822,8 @@ function Sandbox:setup()
   local log = {}
   for i, step in ipairs(steps) do
     local argv = self.pm:run_argv { name = self.names.setup .. "-" .. i, role = "setup", rm = true,
-      labels = self:labels(), network = "none", limits = M.LIMITS.setup, env = { HOME = "/home/bench" },
+      labels = self:labels(), lifetime = self:lifetime(), network = "none", limits = M.LIMITS.setup,
+      env = { HOME = "/home/bench" },
       mounts = { { self.project, "/work" } }, workdir = "/work",
       entrypoint = step.argv[1], image = step.image, command = table.move(step.argv, 2, #step.argv, 1, {}) }
     local r, err, raw = self.pm:podman(argv, { timeout = 300 })
@@ -886,6 +895,7 @@ function Sandbox:claude_spec()
   end
   mounts[#mounts + 1] = { INIT_ROOT, image = self.images.proxy }
   return { name = self.names.claude, role = "claude", rm = not self.api_claude, labels = self:labels(),
+    lifetime = self:lifetime(),
     log = self.api_claude and { dir = self.ctrdir, name = "claude", max = false } or nil,
     join = self.names.net, limits = self:claude_limits(), ulimits = { fsize = self:fsize() },
     -- the host kernel's command line is not the agent's to read
@@ -1050,7 +1060,7 @@ function Sandbox:plugin_diagnosis(dir)
     end
   else
     local argv = self.pm:run_argv { name = self.names.claude .. "-ls", role = "ls", rm = true,
-      labels = self:labels(), network = "none", limits = M.LIMITS.setup,
+      labels = self:labels(), lifetime = self:lifetime(), network = "none", limits = M.LIMITS.setup,
       entrypoint = "/bin/sh", image = self:claude_image(), command = { "-c", PLUGIN_LS, "sh", dir } }
     local r = self.pm:podman(argv, { timeout = 60 })
     if not r then return nil end
