@@ -346,19 +346,10 @@ xemit_(struct xp *x, const unsigned char *d, size_t dn, const char *name,
 		f.length = e - s;
 		f.wrapped = 0;
 		f.xform = 1;
-		if (x->res->n == x->res->cap) {
-			size_t cap = x->res->cap ? 2 * x->res->cap : 16;
-			struct scan_finding *v = realloc(x->res->v,
-			    cap * sizeof(*v));
-
-			if (v == NULL) {
-				scan_result_free(&in);
-				return -1;
-			}
-			x->res->v = v;
-			x->res->cap = cap;
+		if (scan_res_push(x->res, &f) != 0) {
+			scan_result_free(&in);
+			return -1;
 		}
-		x->res->v[x->res->n++] = f;
 	}
 	scan_result_free(&in);
 	return 0;
@@ -2310,22 +2301,6 @@ memo_room(struct scan_memo *m, size_t n, size_t nf)
 	return 1;
 }
 
-static int
-res_add(struct scan_result *res, const struct scan_finding *f)
-{
-	if (res->n == res->cap) {
-		size_t cap = res->cap ? 2 * res->cap : 16;
-		struct scan_finding *v = realloc(res->v, cap * sizeof(*v));
-
-		if (v == NULL)
-			return -1;
-		res->v = v;
-		res->cap = cap;
-	}
-	res->v[res->n++] = *f;
-	return 0;
-}
-
 static int on_run(struct xp *x, size_t s, size_t e);
 
 /*
@@ -2360,7 +2335,7 @@ memo_run(struct xp *x, size_t s, size_t e)
 				struct scan_finding f = m->f[en->f + i];
 
 				f.offset += s;
-				if (res_add(x->res, &f) != 0)
+				if (scan_res_push(x->res, &f) != 0)
 					return -1;
 			}
 			return 0;
