@@ -31,7 +31,9 @@
  *         order, bits, octal bytes), and the whole run by base85/z85/
  *         Ascii85 and basE91.
  *     What decodes is scanned when it is text (valid UTF-8, few control
- *     bytes), UTF-16/32 or a compressed magic, or XOR of text; else,
+ *     bytes), UTF-16/32 or a compressed magic, or XOR of text, or a
+ *     compressed stream XORed with one byte (the key under which its
+ *     magic shows; zlib and gzip only when the start inflates); else,
  *     from a radix token, tried as brotli; else, from basE91, scanned
  *     for the literal forms alone (a binary secret). Random bytes (a
  *     hash, an id, an image) are none of these, and a long token's first
@@ -70,6 +72,7 @@
 #endif
 
 #include <brotli/decode.h>
+#include <zlib.h>
 
 #include "scan_int.h"
 
@@ -799,6 +802,103 @@ try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
 }
 
 /*
+ * A one-byte key (not 0) under which d[0..n) starts with a compressed
+ * stream's magic, or 0: XOR over a compressor, which leaves no text and
+ * no delta of a secret to see. The key is d[0] XOR a magic's first byte;
+ * the rest of that magic under the key confirms it (zlib: its header's
+ * check, and a first block of a valid type), so random bytes give a key
+ * about once in 90 (zlib's two bytes), and then only an inflate that
+ * fails within a few bytes.
+ */
+static unsigned
+xor_magic(const unsigned char *d, size_t n)
+{
+	static const unsigned char first[] = { 0x1f, 0x78, 'B', 0xfd, 'P',
+		0x28, 0x04 };
+	unsigned char h[8];
+	size_t i, j;
+	unsigned k;
+
+	if (n < 8)
+		return 0;
+	for (j = 0; j < sizeof(first); j++) {
+		if ((k = d[0] ^ first[j]) == 0)
+			continue;
+		for (i = 0; i < 8; i++)
+			h[i] = (unsigned char)(d[i] ^ k);
+		if (!magic_at(h, 8) || (h[0] == 0x1f && h[2] != 8))
+			continue;
+		if (h[0] == 0x78 &&
+		    (((unsigned)h[0] << 8 | h[1]) % 31 != 0 ||
+			(h[2] & 6) == 6))
+			continue;
+		if (h[0] == 'B' && (n < 10 || h[3] < '1' || h[3] > '9' ||
+				       (d[4] ^ k) != '1' || (d[5] ^ k) != 'A' ||
+				       (d[6] ^ k) != 'Y' || (d[7] ^ k) != '&'))
+			continue;
+		return k;
+	}
+	return 0;
+}
+
+/*
+ * Does d[0..n) XORed with k inflate (zlib or gzip: their magics are 2
+ * and 3 bytes, which random bytes match under some key) into text for
+ * its first bytes? Other magics are 4 bytes or more: 1 in 2^24 by chance.
+ */
+static int
+xor_inflates(struct xp *x, const unsigned char *d, size_t n, unsigned k)
+{
+	unsigned char in[256], out[64];
+	size_t m = n < sizeof(in) ? n : sizeof(in), i, got;
+	z_stream z;
+	int zr;
+
+	if ((d[0] ^ k) != 0x78 && (d[0] ^ k) != 0x1f)
+		return 1;
+	for (i = 0; i < m; i++)
+		in[i] = (unsigned char)(d[i] ^ k);
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, in[0] == 0x1f ? 31 : 15) != Z_OK)
+		return 0;
+	z.next_in = in;
+	z.avail_in = (unsigned)m;
+	z.next_out = out;
+	z.avail_out = sizeof(out);
+	zr = inflate(&z, Z_SYNC_FLUSH);
+	got = sizeof(out) - z.avail_out;
+	inflateEnd(&z);
+	scan_budget_spend(x->bg, m + got);
+	return (zr == Z_OK || zr == Z_STREAM_END || zr == Z_BUF_ERROR) &&
+	    got >= SCAN_MIN_SECRET && worth(out, got);
+}
+
+/*
+ * d[0..n) XORed with the key xor_magic() found, scanned one level deeper
+ * as "name>xor".
+ */
+static int
+try_xor_magic(struct xp *x, const unsigned char *d, size_t n, unsigned k,
+    const char *name, size_t s, size_t e)
+{
+	unsigned char *u = malloc(n);
+	size_t i;
+	int rc;
+
+	if (!xor_inflates(x, d, n, k)) {
+		free(u);
+		return 0;
+	}
+	if (u == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		u[i] = (unsigned char)(d[i] ^ k);
+	rc = xemit(x, u, n, scan_form_join(name, "xor"), s, e);
+	free(u);
+	return rc;
+}
+
+/*
  * What a decoder gave for buf[s..e), d[0..n): scanned under name when it
  * is text or XOR of text, else (when br is set: the bytes of a radix
  * token) tried as brotli, else, for basE91 (the one decoder here whose
@@ -811,11 +911,14 @@ try_decoded(struct xp *x, const unsigned char *d, size_t n, const char *name,
     size_t s, size_t e, int br)
 {
 	size_t had = x->res->n;
+	unsigned k;
 
 	if (n < SCAN_MIN_SECRET)
 		return 0;
 	if (worth(d, n) || xor_hit(x, d, n))
 		return xemit(x, d, n, name, s, e);
+	if ((k = xor_magic(d, n)) != 0)
+		return try_xor_magic(x, d, n, k, name, s, e);
 	if (br && try_brotli(x, d, n, name, s, e) != 0)
 		return -1;
 	if (name != x_name[X_B91] || x->res->n > had ||
@@ -850,6 +953,8 @@ gate_dead(struct xp *x, size_t pn, size_t dn)
 	for (i = 0; i < 16; i++)
 		if (magic1[d[i]] && magic_at(d + i, GATE - i))
 			return 0;
+	if (xor_magic(d, GATE))
+		return 0;
 	for (i = 0; i < GATE; i += 2) {
 		zeven += d[i] == 0;
 		zodd += d[i + 1] == 0;
