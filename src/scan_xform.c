@@ -45,7 +45,10 @@
  *     alphanumerics) folded to ASCII and invisibles (zero-width, bidi
  *     marks, soft hyphen, tag characters) removed, on the line; tag
  *     characters also read as the ASCII they smuggle;
- *   - '&': HTML named and numeric entities decoded on the line;
+ *   - '&': HTML named and numeric entities decoded on the line, and
+ *     the line rotated back where its entities show a rotation over
+ *     letters (a hex entity's 'x' or an entity's name rotated: '&', '#',
+ *     ';' and decimal entities stay as they were);
  *   - "=?": MIME encoded-words (B and Q);
  *   - below the top level, in bytes that are not text: a secret's or a
  *     pattern's XOR delta (any one-byte key);
@@ -2144,14 +2147,92 @@ entity(const unsigned char *p, size_t n, uint32_t *cp)
 	return 0;
 }
 
+/*
+ * The rotations over letters (bit k: rot-k, 1..25) under which p[0..n)
+ * ('&' first) is an entity that entity() does not read as it is: a hex
+ * one ("&#x" + hex digits + ";", its 'x' and letter digits rotated: the
+ * 'x' says which rotation) or a named one. Rotating a line of entities
+ * leaves '&', '#', ';' and the decimal ones as they were: these show it.
+ */
+static uint32_t
+rot_entity(const unsigned char *p, size_t n)
+{
+	size_t i, l, k;
+	uint32_t m = 0;
+	unsigned r, c;
+
+	if (n < 4)
+		return 0;
+	undo_init_once();
+	if (p[1] == '#') {
+		if (!scan_is_letter(p[2]))
+			return 0;
+		r = ((unsigned)(p[2] | 0x20) - 'x' + 26) % 26;
+		if (r == 0)
+			return 0;
+		for (i = 3; i < n && i < 12 && p[i] != ';'; i++) {
+			c = unrot[r][p[i]] | 0x20;
+			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+				return 0;
+		}
+		return i > 3 && i < n && p[i] == ';' ? (uint32_t)1 << r : 0;
+	}
+	for (l = 1; l < n && l < 8 && scan_is_letter(p[l]); l++)
+		;
+	if (l == 1 || l >= n || p[l] != ';')
+		return 0;
+	for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++) {
+		if (strlen(ents[k].name) != l - 1 ||
+		    (ents[k].name[0] & 0x20) != (p[1] & 0x20))
+			continue;
+		r = ((unsigned)p[1] - (unsigned)ents[k].name[0] + 26) % 26;
+		for (i = 1; i < l && unrot[r][p[i]] == ents[k].name[i - 1];
+		     i++)
+			;
+		if (i == l && r != 0)
+			m |= (uint32_t)1 << r;
+	}
+	return m;
+}
+
+/*
+ * The region buf[s..e) rotated back by each rotation in rots (at most 3)
+ * that its entities showed, scanned one level deeper, where the entities
+ * are read.
+ */
+static void
+amp_rots(struct xp *x, size_t s, size_t e, uint32_t rots)
+{
+	unsigned char *u;
+	size_t k;
+	int r, tried = 0;
+
+	if (__builtin_popcount(rots) > 3 ||
+	    (u = scratch(&x->w, &x->wcap, e - s, &x->oom)) == NULL)
+		return;
+	for (r = 1; r < 26 && tried < 3; r++) {
+		if (!(rots & ((uint32_t)1 << r)))
+			continue;
+		tried++;
+		for (k = s; k < e; k++)
+			u[k - s] = unrot[r][x->buf[k]];
+		scan_budget_spend(x->bg, e - s);
+		if (xemit(x, u, e - s, rot_name[r], s, e) != 0) {
+			x->oom = 1;
+			return;
+		}
+	}
+}
+
 static size_t
 on_amp(struct xp *x, size_t i, size_t floor)
 {
-	size_t s = i, e, k, o = 0, l, found = 0;
+	size_t s = i, e, k, o = 0, l, found = 0, rfound = 0;
 	unsigned char *d;
-	uint32_t cp;
+	uint32_t cp, rots = 0, rk;
 
-	if (!entity(x->buf + i, x->n - i, &cp))
+	if (!entity(x->buf + i, x->n - i, &cp) &&
+	    !rot_entity(x->buf + i, x->n - i))
 		return i + 1;
 	while (s > floor && i - s < MAX_LINE && x->buf[s - 1] != '\n' &&
 	    x->buf[s - 1] != '\0')
@@ -2166,11 +2247,19 @@ on_amp(struct xp *x, size_t i, size_t floor)
 			put_utf8(d, &o, cp);
 			k += l;
 			found++;
-		} else
+		} else {
+			if (x->buf[k] == '&' &&
+			    (rk = rot_entity(x->buf + k, e - k)) != 0) {
+				rots |= rk;
+				rfound++;
+			}
 			d[o++] = x->buf[k++];
+		}
 	}
 	if (found >= 2 && xemit(x, d, o, "html-unescape", s, e) != 0)
 		x->oom = 1;
+	if (rots != 0 && found + rfound >= 2 && !x->oom)
+		amp_rots(x, s, e, rots);
 	return e;
 }
 

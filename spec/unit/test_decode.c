@@ -1132,7 +1132,18 @@ step(struct str *s, const char *how)
 			abort();
 		put(&o, z, sizeof(z) - zs.avail_out);
 		deflateEnd(&zs);
-	} else if (strcmp(how, "xor") == 0) /* one byte: 0x5a */
+	} else if (strcmp(how, "html") == 0) /* entities, every other */
+		for (i = 0; i < s->n; i++) {
+			char t[16];
+
+			snprintf(t, sizeof(t), i % 3 == 0 ? "&#%u;" : "&#x%x;",
+			    (unsigned char)s->p[i]);
+			if (i % 3 == 2)
+				put(&o, s->p + i, 1);
+			else
+				put(&o, t, strlen(t));
+		}
+	else if (strcmp(how, "xor") == 0) /* one byte: 0x5a */
 		for (i = 0; i < s->n; i++) {
 			unsigned char c = (unsigned char)s->p[i] ^ 0x5a;
 
@@ -1172,7 +1183,8 @@ step(struct str *s, const char *how)
  * of the secret (base64 of its hex, basE91): no trigger shows where, the
  * run is undone where a decoder reads what that gives. XOR over a
  * compressed stream: its key is the one under which the stream's magic
- * shows. Each chain is
+ * shows. A rotation over HTML entities: the rotated 'x' of a hex entity
+ * shows which. Each chain is
  * found with its name, in a line and as a JSON value; the same chains
  * over a near miss (the last byte off) find nothing.
  */
@@ -1193,6 +1205,9 @@ test_undo(void)
 		/* XOR over a compressor: the key from the stream's magic */
 		{ { "zlib", "xor", "hex" }, "hex>xor>zlib>raw" },
 		{ { "gzip", "xor", "base64" }, "base64>xor>gzip>raw" },
+		/* a rotation over entities: a hex one's 'x' shows which */
+		{ { "html", "rot22", NULL }, "rot22>html-unescape>raw" },
+		{ { "base64", "html", "rot9" }, "rot9>html-unescape>base64@0" },
 	};
 	struct scan *sc = compile1(S1, strlen(S1));
 	struct str enc = { 0 }, text = { 0 };
