@@ -39,7 +39,9 @@
  *     hash, an id, an image) are none of these, and a long token's first
  *     32 bytes show it before the rest is decoded: plain data costs a
  *     few table lookups per byte of a run, not a scan per decoder;
- *   - bits grouped by blanks or punctuation ("01110011 01101011");
+ *   - bits grouped by blanks or punctuation ("01110011 01101011"), and
+ *     under rot47 ("_```__`` _``_`_``": rotated back where they read as
+ *     text);
  *   - NUL bytes: UTF-16LE/BE and UTF-32LE/BE text around them;
  *   - bytes from 0xc2: Unicode look-alikes (fullwidth, mathematical
  *     alphanumerics) folded to ASCII and invisibles (zero-width, bidi
@@ -1805,6 +1807,70 @@ on_bits(struct xp *x, size_t i)
 	return e;
 }
 
+static int
+bit47(unsigned c)
+{
+	return c == '_' || c == '`';
+}
+
+/*
+ * Bits under rot47 ('0' is '_', '1' is '`'), grouped by blanks: where
+ * they read as text forward or backwards, the region is rotated back and
+ * read one level deeper (by on_bits, as "rot47>bits"). Both symbols
+ * must be there (a row of "_ _ _" is a blank to fill in).
+ */
+static size_t
+on_bits47(struct xp *x, size_t i)
+{
+	size_t s = i, e = i, k, nb = 0, ones = 0, o = 0, ob = 0;
+	unsigned acc = 0, accb = 0;
+	int bits = 0, bitsb = 0;
+	unsigned char *d, *b, *w;
+
+	while (s > 0 && (bit47(x->buf[s - 1]) || x->buf[s - 1] == ' '))
+		s--;
+	while (e < x->n &&
+	    (bit47(x->buf[e]) || x->buf[e] == ' ' || x->buf[e] == '\n'))
+		e++;
+	scan_budget_spend(x->bg, 2 * (e - s));
+	if (x->depth + 1 > x->bg->maxdepth ||
+	    (d = scratch(&x->t, &x->tcap, (e - s) / 4 + 2, &x->oom)) == NULL)
+		return e;
+	b = d + (e - s) / 8 + 1;
+	for (k = s; k < e; k++) {
+		unsigned f = x->buf[k], r = x->buf[e - 1 - (k - s)];
+
+		if (bit47(f)) {
+			acc = (acc << 1) | (f == '`');
+			nb++;
+			ones += f == '`';
+			if (++bits == 8) {
+				d[o++] = (unsigned char)acc;
+				acc = 0;
+				bits = 0;
+			}
+		}
+		if (bit47(r)) {
+			accb = (accb << 1) | (r == '`');
+			if (++bitsb == 8) {
+				b[ob++] = (unsigned char)accb;
+				accb = 0;
+				bitsb = 0;
+			}
+		}
+	}
+	if (nb < 64 || ones < 8 || nb - ones < 8 ||
+	    !(worth(d, o) || worth(b, ob)) ||
+	    (w = scratch(&x->w, &x->wcap, e - s, &x->oom)) == NULL)
+		return e;
+	undo_init_once();
+	for (k = s; k < e; k++)
+		w[k - s] = unrot[0][x->buf[k]];
+	if (xemit(x, w, e - s, "rot47", s, e) != 0)
+		x->oom = 1;
+	return e;
+}
+
 /* ---------------------------------------------------------------- */
 /* UTF-16 and UTF-32 around a NUL. */
 
@@ -2598,8 +2664,8 @@ runmask16(const unsigned char *p)
 #endif
 
 /*
- * Bit k set when p[k] is '0', '1' or a separator of bit groups, all 16
- * of them and 8 or more bits; else 0.
+ * Are all 16 bytes at p bit groups, with 8 or more bits? 1: '0', '1' and
+ * separators; 2: the same under rot47 ('_' and '`', blanks); else 0.
  */
 static inline unsigned
 bitsmask16(const unsigned char *p)
@@ -2608,29 +2674,36 @@ bitsmask16(const unsigned char *p)
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
 	__m128i b = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('0')),
 	    _mm_cmpeq_epi8(v, _mm_set1_epi8('1')));
-	__m128i sep = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v,
-						    _mm_set1_epi8(' ')),
+	__m128i us = _mm_cmpeq_epi8(v, _mm_set1_epi8('_'));
+	__m128i bl = _mm_cmpeq_epi8(v, _mm_set1_epi8(' '));
+	__m128i sep = _mm_or_si128(_mm_or_si128(bl,
 				       _mm_cmpeq_epi8(v, _mm_set1_epi8(','))),
-	    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')),
-		_mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
+	    _mm_or_si128(us, _mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
+	__m128i b47 = _mm_or_si128(us, _mm_cmpeq_epi8(v, _mm_set1_epi8('`')));
 	unsigned mb = (unsigned)_mm_movemask_epi8(b);
 	unsigned m = mb | (unsigned)_mm_movemask_epi8(sep);
+	unsigned m47;
 
-	return m == 0xffff && __builtin_popcount(mb) >= 8 ? m : 0;
+	if (m == 0xffff)
+		return __builtin_popcount(mb) >= 8 ? 1 : 0;
+	m47 = (unsigned)_mm_movemask_epi8(b47);
+	return (m47 | (unsigned)_mm_movemask_epi8(bl)) == 0xffff &&
+		__builtin_popcount(m47) >= 8 ?
+	    2 :
+	    0;
 #else
-	unsigned m = 0, k, bits = 0;
+	unsigned k, bits = 0, b47 = 0, plain = 1, r47 = 1;
 
 	for (k = 0; k < 16; k++) {
 		unsigned c = p[k];
 
-		if (c == '0' || c == '1')
-			m |= 1u << k, bits++;
-		else if (c == ' ' || c == ',' || c == '_' || c == '-')
-			m |= 1u << k;
-		else
-			return 0;
+		bits += c == '0' || c == '1';
+		b47 += c == '_' || c == '`';
+		plain &= c == '0' || c == '1' || c == ' ' || c == ',' ||
+		    c == '_' || c == '-';
+		r47 &= c == '_' || c == '`' || c == ' ';
 	}
-	return bits >= 8 ? m : 0;
+	return plain && bits >= 8 ? 1 : r47 && b47 >= 8 ? 2 : 0;
 #endif
 }
 
@@ -2695,7 +2768,7 @@ runs_scan(struct xp *x)
 	unsigned top;
 
 	for (i = 0, top = 0; i < len && !x->oom; i += 16) {
-		unsigned m = 0, bottom, ntop;
+		unsigned m = 0, bottom, ntop, bm;
 
 		if (i + 16 <= len)
 			m = runmask16(buf + i);
@@ -2718,8 +2791,9 @@ runs_scan(struct xp *x)
 		top = ntop;
 		if (e == 0) {
 			if (i >= floor && i + 16 <= len &&
-			    bitsmask16(buf + i) == 0xffff)
-				floor = on_bits(x, i);
+			    (bm = bitsmask16(buf + i)) != 0)
+				floor = bm == 1 ? on_bits(x, i) :
+						  on_bits47(x, i);
 			continue;
 		}
 		for (; s > floor && runc[buf[s - 1]]; s--)
