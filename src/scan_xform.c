@@ -822,9 +822,17 @@ xor_magic(const unsigned char *d, size_t n)
 		0x28, 0x04 };
 	unsigned char h[8];
 	size_t i, j;
-	unsigned k;
+	unsigned k, d01;
 
 	if (n < 8)
+		return 0;
+	/* a key leaves d[0] ^ d[1] as it is: a magic's first two show it */
+	d01 = d[0] ^ d[1];
+	if (d01 != (0x1f ^ 0x8b) && d01 != (0x78 ^ 0x01) &&
+	    d01 != (0x78 ^ 0x5e) && d01 != (0x78 ^ 0x9c) &&
+	    d01 != (0x78 ^ 0xda) && d01 != ('B' ^ 'Z') &&
+	    d01 != (0xfd ^ '7') && d01 != ('P' ^ 'K') &&
+	    d01 != (0x28 ^ 0xb5) && d01 != (0x04 ^ 0x22))
 		return 0;
 	for (j = 0; j < sizeof(first); j++) {
 		if ((k = d[0] ^ first[j]) == 0)
@@ -2686,6 +2694,9 @@ bitsmask16(const unsigned char *p)
 
 	if (m == 0xffff)
 		return __builtin_popcount(mb) >= 8 ? 1 : 0;
+	/* under rot47: no '0' or '1', and 8 bits hold a '_' */
+	if (mb != 0 || _mm_movemask_epi8(us) == 0)
+		return 0;
 	m47 = (unsigned)_mm_movemask_epi8(b47);
 	return (m47 | (unsigned)_mm_movemask_epi8(bl)) == 0xffff &&
 		__builtin_popcount(m47) >= 8 ?
