@@ -1184,7 +1184,8 @@ step(struct str *s, const char *how)
  * run is undone where a decoder reads what that gives. XOR over a
  * compressed stream: its key is the one under which the stream's magic
  * shows. A rotation over HTML entities: the rotated 'x' of a hex entity
- * shows which. Bits grouped by blanks under rot47 ('_' and '`'). Each chain is
+ * shows which. Bits grouped by blanks under rot47 ('_' and '`'). basE91
+ * under a rotation: each rotation whose first group starts text. Each chain is
  * found with its name, in a line and as a JSON value; the same chains
  * over a near miss (the last byte off) find nothing.
  */
@@ -1208,6 +1209,9 @@ test_undo(void)
 		/* a rotation over entities: a hex one's 'x' shows which */
 		{ { "html", "rot22", NULL }, "rot22>html-unescape>raw" },
 		{ { "base64", "html", "rot9" }, "rot9>html-unescape>base64@0" },
+		/* basE91 under a rotation: its alphabet the same */
+		{ { "base91", "rot11", NULL }, "rot11>base91>raw" },
+		{ { "hex", "base91", "rot20" }, "rot20>base91>hex" },
 		/* grouped bits under rot47: '_' and '`' */
 		{ { "bits", "rot47", NULL }, "rot47>bits>raw" },
 		{ { "bits", "reverse", "rot47" }, "rot47>reverse>bits>raw" },
