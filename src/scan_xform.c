@@ -820,8 +820,8 @@ try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
 static unsigned
 xor_magic(const unsigned char *d, size_t n)
 {
-	static const unsigned char first[] = { 0x1f, 0x78, 'B', 0xfd, 'P',
-		0x28, 0x04 };
+	static const unsigned char first[] = { 0x1f, 0x78, 'B', 0xfd, 'P', 0x28,
+		0x04 };
 	unsigned char h[8];
 	size_t i, j;
 	unsigned k, d01;
@@ -832,9 +832,8 @@ xor_magic(const unsigned char *d, size_t n)
 	d01 = d[0] ^ d[1];
 	if (d01 != (0x1f ^ 0x8b) && d01 != (0x78 ^ 0x01) &&
 	    d01 != (0x78 ^ 0x5e) && d01 != (0x78 ^ 0x9c) &&
-	    d01 != (0x78 ^ 0xda) && d01 != ('B' ^ 'Z') &&
-	    d01 != (0xfd ^ '7') && d01 != ('P' ^ 'K') &&
-	    d01 != (0x28 ^ 0xb5) && d01 != (0x04 ^ 0x22))
+	    d01 != (0x78 ^ 0xda) && d01 != ('B' ^ 'Z') && d01 != (0xfd ^ '7') &&
+	    d01 != ('P' ^ 'K') && d01 != (0x28 ^ 0xb5) && d01 != (0x04 ^ 0x22))
 		return 0;
 	for (j = 0; j < sizeof(first); j++) {
 		if ((k = d[0] ^ first[j]) == 0)
@@ -844,12 +843,12 @@ xor_magic(const unsigned char *d, size_t n)
 		if (!magic_at(h, 8) || (h[0] == 0x1f && h[2] != 8))
 			continue;
 		if (h[0] == 0x78 &&
-		    (((unsigned)h[0] << 8 | h[1]) % 31 != 0 ||
-			(h[2] & 6) == 6))
+		    (((unsigned)h[0] << 8 | h[1]) % 31 != 0 || (h[2] & 6) == 6))
 			continue;
-		if (h[0] == 'B' && (n < 10 || h[3] < '1' || h[3] > '9' ||
-				       (d[4] ^ k) != '1' || (d[5] ^ k) != 'A' ||
-				       (d[6] ^ k) != 'Y' || (d[7] ^ k) != '&'))
+		if (h[0] == 'B' &&
+		    (n < 10 || h[3] < '1' || h[3] > '9' || (d[4] ^ k) != '1' ||
+			(d[5] ^ k) != 'A' || (d[6] ^ k) != 'Y' ||
+			(d[7] ^ k) != '&'))
 			continue;
 		return k;
 	}
@@ -1404,8 +1403,8 @@ probe_run(struct xp *x, const unsigned char *p, size_t n, unsigned m,
 static inline int
 text_start(unsigned c)
 {
-	return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\r' ||
-	    c == '\t' || (c >= 0xc2 && c <= 0xf4);
+	return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\r' || c == '\t' ||
+	    (c >= 0xc2 && c <= 0xf4);
 }
 
 /*
@@ -2334,8 +2333,7 @@ rot_entity(const unsigned char *p, size_t n)
 		    (ents[k].name[0] & 0x20) != (p[1] & 0x20))
 			continue;
 		r = ((unsigned)p[1] - (unsigned)ents[k].name[0] + 26) % 26;
-		for (i = 1; i < l && unrot[r][p[i]] == ents[k].name[i - 1];
-		     i++)
+		for (i = 1; i < l && unrot[r][p[i]] == ents[k].name[i - 1]; i++)
 			;
 		if (i == l && r != 0)
 			m |= (uint32_t)1 << r;

@@ -1121,8 +1121,8 @@ step(struct str *s, const char *how)
 		z_stream zs;
 
 		memset(&zs, 0, sizeof(zs));
-		if (deflateInit2(&zs, 9, Z_DEFLATED, how[0] == 'g' ? 31 : 15,
-			8, Z_DEFAULT_STRATEGY) != Z_OK)
+		if (deflateInit2(&zs, 9, Z_DEFLATED, how[0] == 'g' ? 31 : 15, 8,
+			Z_DEFAULT_STRATEGY) != Z_OK)
 			abort();
 		zs.next_in = (unsigned char *)s->p;
 		zs.avail_in = (unsigned)s->n;
