@@ -870,10 +870,12 @@ xor_inflates(struct xp *x, const unsigned char *d, size_t n, unsigned k)
 
 	if ((d[0] ^ k) != 0x78 && (d[0] ^ k) != 0x1f)
 		return 1;
+	if (n < 8) /* (xor_magic's minimum) */
+		return 0;
 	for (i = 0; i < m; i++)
 		in[i] = (unsigned char)(d[i] ^ k);
 	memset(&z, 0, sizeof(z));
-	if (inflateInit2(&z, in[0] == 0x1f ? 31 : 15) != Z_OK)
+	if (inflateInit2(&z, (d[0] ^ k) == 0x1f ? 31 : 15) != Z_OK)
 		return 0;
 	z.next_in = in;
 	z.avail_in = (unsigned)m;
