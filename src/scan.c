@@ -2180,8 +2180,8 @@ struct scan_ctx {
 	size_t nseg;
 };
 
-static int
-res_push(struct scan_result *res, const struct scan_finding *f)
+int
+scan_res_push(struct scan_result *res, const struct scan_finding *f)
 {
 	if (res->n == res->cap) {
 		size_t cap = res->cap ? 2 * res->cap : 16;
@@ -2329,7 +2329,7 @@ on_match(void *ctx, size_t pi, size_t start)
 		f.offset = seg_map(c, start);
 		f.length = seg_map(c, start + p->len - 1) + 1 - f.offset;
 	}
-	return res_push(c->res, &f);
+	return scan_res_push(c->res, &f);
 }
 
 static inline int
@@ -2794,7 +2794,7 @@ scan_fd(const struct scan *sc, int fd, struct scan_result *res)
 			if (f.offset < own || f.offset >= limit)
 				continue;
 			f.offset += (size_t)base;
-			if (res_push(res, &f) != 0) {
+			if (scan_res_push(res, &f) != 0) {
 				errno = ENOMEM;
 				goto fail;
 			}

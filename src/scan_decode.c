@@ -216,19 +216,10 @@ emit(const struct scan *sc, struct out *o, const char *name, size_t start,
 		}
 		f.wrapped = 0;
 		/* (f.xform kept: found through a transform inside) */
-		if (res->n == res->cap) {
-			size_t cap = res->cap ? 2 * res->cap : 16;
-			struct scan_finding *v = realloc(res->v,
-			    cap * sizeof(*v));
-
-			if (v == NULL) {
-				scan_result_free(&in);
-				return -1;
-			}
-			res->v = v;
-			res->cap = cap;
+		if (scan_res_push(res, &f) != 0) {
+			scan_result_free(&in);
+			return -1;
 		}
-		res->v[res->n++] = f;
 	}
 	scan_result_free(&in);
 	return 0;

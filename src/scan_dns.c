@@ -103,17 +103,7 @@ dns_push(struct scan_result *res, const struct scan_finding *f, int any_form)
 		    res->v[i].offset == f->offset &&
 		    (any_form || strcmp(res->v[i].form, f->form) == 0))
 			return 0;
-	if (res->n == res->cap) {
-		size_t cap = res->cap ? 2 * res->cap : 16;
-		struct scan_finding *v = realloc(res->v, cap * sizeof(*v));
-
-		if (v == NULL)
-			return -1;
-		res->v = v;
-		res->cap = cap;
-	}
-	res->v[res->n++] = *f;
-	return 0;
+	return scan_res_push(res, f);
 }
 
 int

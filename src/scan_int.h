@@ -1,6 +1,6 @@
 /*
- * Internals shared by the scanner's files (scan.c, scan_decode.c); not
- * part of the scanner's contract (scan.h).
+ * Internals shared by the scanner's files (scan.c, scan_decode.c,
+ * scan_xform.c, scan_dns.c); not part of the scanner's contract (scan.h).
  *
  * Decode-through: scan_at() scans one buffer at a nesting depth with
  * every literal form, then decode_pass() finds candidate regions in it
@@ -44,6 +44,9 @@ struct scan_memo {
 };
 
 void scan_memo_clear(struct scan_memo *m);
+
+/* Appends *f to res (grown as needed). Returns 0, or -1 when out of memory. */
+int scan_res_push(struct scan_result *res, const struct scan_finding *f);
 
 /*
  * scan_buffer with memo (kept from call to call: scan_fd's chunks), or

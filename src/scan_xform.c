@@ -21,7 +21,9 @@
  *         run is computed only where one may be a trigger's;
  *       - undone by a reversal, rot47 or a rotation without a trigger
  *         where that gives text a decoder reads (undo_run(): over a
- *         transform with no literal form of the secret);
+ *         transform with no literal form of the secret; basE91, whose
+ *         alphabet a rotation keeps, under each rotation whose first
+ *         groups decode to text);
  *       - cut into tokens at punctuation that no radix uses and at
  *         JSON-escaped line breaks (lines of 16 or more characters with
  *         more after the break are one wrapped token); each token of 12
@@ -31,19 +33,26 @@
  *         order, bits, octal bytes), and the whole run by base85/z85/
  *         Ascii85 and basE91.
  *     What decodes is scanned when it is text (valid UTF-8, few control
- *     bytes), UTF-16/32 or a compressed magic, or XOR of text; else,
+ *     bytes), UTF-16/32 or a compressed magic, or XOR of text, or a
+ *     compressed stream XORed with one byte (the key under which its
+ *     magic shows; zlib and gzip only when the start inflates); else,
  *     from a radix token, tried as brotli; else, from basE91, scanned
  *     for the literal forms alone (a binary secret). Random bytes (a
  *     hash, an id, an image) are none of these, and a long token's first
  *     32 bytes show it before the rest is decoded: plain data costs a
  *     few table lookups per byte of a run, not a scan per decoder;
- *   - bits grouped by blanks or punctuation ("01110011 01101011");
+ *   - bits grouped by blanks or punctuation ("01110011 01101011"), and
+ *     under rot47 ("_```__`` _``_`_``": rotated back where they read as
+ *     text);
  *   - NUL bytes: UTF-16LE/BE and UTF-32LE/BE text around them;
  *   - bytes from 0xc2: Unicode look-alikes (fullwidth, mathematical
  *     alphanumerics) folded to ASCII and invisibles (zero-width, bidi
  *     marks, soft hyphen, tag characters) removed, on the line; tag
  *     characters also read as the ASCII they smuggle;
- *   - '&': HTML named and numeric entities decoded on the line;
+ *   - '&': HTML named and numeric entities decoded on the line, and
+ *     the line rotated back where its entities show a rotation over
+ *     letters (a hex entity's 'x' or an entity's name rotated: '&', '#',
+ *     ';' and decimal entities stay as they were);
  *   - "=?": MIME encoded-words (B and Q);
  *   - below the top level, in bytes that are not text: a secret's or a
  *     pattern's XOR delta (any one-byte key);
@@ -70,6 +79,7 @@
 #endif
 
 #include <brotli/decode.h>
+#include <zlib.h>
 
 #include "scan_int.h"
 
@@ -346,19 +356,10 @@ xemit_(struct xp *x, const unsigned char *d, size_t dn, const char *name,
 		f.length = e - s;
 		f.wrapped = 0;
 		f.xform = 1;
-		if (x->res->n == x->res->cap) {
-			size_t cap = x->res->cap ? 2 * x->res->cap : 16;
-			struct scan_finding *v = realloc(x->res->v,
-			    cap * sizeof(*v));
-
-			if (v == NULL) {
-				scan_result_free(&in);
-				return -1;
-			}
-			x->res->v = v;
-			x->res->cap = cap;
+		if (scan_res_push(x->res, &f) != 0) {
+			scan_result_free(&in);
+			return -1;
 		}
-		x->res->v[x->res->n++] = f;
 	}
 	scan_result_free(&in);
 	return 0;
@@ -808,6 +809,112 @@ try_brotli(struct xp *x, const unsigned char *d, size_t n, const char *outer,
 }
 
 /*
+ * A one-byte key (not 0) under which d[0..n) starts with a compressed
+ * stream's magic, or 0: XOR over a compressor, which leaves no text and
+ * no delta of a secret to see. The key is d[0] XOR a magic's first byte;
+ * the rest of that magic under the key confirms it (zlib: its header's
+ * check, and a first block of a valid type), so random bytes give a key
+ * about once in 90 (zlib's two bytes), and then only an inflate that
+ * fails within a few bytes.
+ */
+static unsigned
+xor_magic(const unsigned char *d, size_t n)
+{
+	static const unsigned char first[] = { 0x1f, 0x78, 'B', 0xfd, 'P', 0x28,
+		0x04 };
+	unsigned char h[8];
+	size_t i, j;
+	unsigned k, d01;
+
+	if (n < 8)
+		return 0;
+	/* a key leaves d[0] ^ d[1] as it is: a magic's first two show it */
+	d01 = d[0] ^ d[1];
+	if (d01 != (0x1f ^ 0x8b) && d01 != (0x78 ^ 0x01) &&
+	    d01 != (0x78 ^ 0x5e) && d01 != (0x78 ^ 0x9c) &&
+	    d01 != (0x78 ^ 0xda) && d01 != ('B' ^ 'Z') && d01 != (0xfd ^ '7') &&
+	    d01 != ('P' ^ 'K') && d01 != (0x28 ^ 0xb5) && d01 != (0x04 ^ 0x22))
+		return 0;
+	for (j = 0; j < sizeof(first); j++) {
+		if ((k = d[0] ^ first[j]) == 0)
+			continue;
+		for (i = 0; i < 8; i++)
+			h[i] = (unsigned char)(d[i] ^ k);
+		if (!magic_at(h, 8) || (h[0] == 0x1f && h[2] != 8))
+			continue;
+		if (h[0] == 0x78 &&
+		    (((unsigned)h[0] << 8 | h[1]) % 31 != 0 || (h[2] & 6) == 6))
+			continue;
+		if (h[0] == 'B' &&
+		    (n < 10 || h[3] < '1' || h[3] > '9' || (d[4] ^ k) != '1' ||
+			(d[5] ^ k) != 'A' || (d[6] ^ k) != 'Y' ||
+			(d[7] ^ k) != '&'))
+			continue;
+		return k;
+	}
+	return 0;
+}
+
+/*
+ * Does d[0..n) XORed with k inflate (zlib or gzip: their magics are 2
+ * and 3 bytes, which random bytes match under some key) into text for
+ * its first bytes? Other magics are 4 bytes or more: 1 in 2^24 by chance.
+ */
+static int
+xor_inflates(struct xp *x, const unsigned char *d, size_t n, unsigned k)
+{
+	unsigned char in[256], out[64];
+	size_t m = n < sizeof(in) ? n : sizeof(in), i, got;
+	z_stream z;
+	int zr;
+
+	if ((d[0] ^ k) != 0x78 && (d[0] ^ k) != 0x1f)
+		return 1;
+	if (n < 8) /* (xor_magic's minimum) */
+		return 0;
+	for (i = 0; i < m; i++)
+		in[i] = (unsigned char)(d[i] ^ k);
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, (d[0] ^ k) == 0x1f ? 31 : 15) != Z_OK)
+		return 0;
+	z.next_in = in;
+	z.avail_in = (unsigned)m;
+	z.next_out = out;
+	z.avail_out = sizeof(out);
+	zr = inflate(&z, Z_SYNC_FLUSH);
+	got = sizeof(out) - z.avail_out;
+	inflateEnd(&z);
+	scan_budget_spend(x->bg, m + got);
+	return (zr == Z_OK || zr == Z_STREAM_END || zr == Z_BUF_ERROR) &&
+	    got >= SCAN_MIN_SECRET && worth(out, got);
+}
+
+/*
+ * d[0..n) XORed with the key xor_magic() found, scanned one level deeper
+ * as "name>xor".
+ */
+static int
+try_xor_magic(struct xp *x, const unsigned char *d, size_t n, unsigned k,
+    const char *name, size_t s, size_t e)
+{
+	unsigned char *u = malloc(n);
+	size_t i;
+	int rc;
+
+	if (!xor_inflates(x, d, n, k)) {
+		free(u);
+		return 0;
+	}
+	if (u == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		u[i] = (unsigned char)(d[i] ^ k);
+	rc = xemit(x, u, n, scan_form_join(name, "xor"), s, e);
+	free(u);
+	return rc;
+}
+
+/*
  * What a decoder gave for buf[s..e), d[0..n): scanned under name when it
  * is text or XOR of text, else (when br is set: the bytes of a radix
  * token) tried as brotli, else, for basE91 (the one decoder here whose
@@ -820,11 +927,14 @@ try_decoded(struct xp *x, const unsigned char *d, size_t n, const char *name,
     size_t s, size_t e, int br)
 {
 	size_t had = x->res->n;
+	unsigned k;
 
 	if (n < SCAN_MIN_SECRET)
 		return 0;
 	if (worth(d, n) || xor_hit(x, d, n))
 		return xemit(x, d, n, name, s, e);
+	if ((k = xor_magic(d, n)) != 0)
+		return try_xor_magic(x, d, n, k, name, s, e);
 	if (br && try_brotli(x, d, n, name, s, e) != 0)
 		return -1;
 	if (name != x_name[X_B91] || x->res->n > had ||
@@ -859,6 +969,8 @@ gate_dead(struct xp *x, size_t pn, size_t dn)
 	for (i = 0; i < 16; i++)
 		if (magic1[d[i]] && magic_at(d + i, GATE - i))
 			return 0;
+	if (xor_magic(d, GATE))
+		return 0;
 	for (i = 0; i < GATE; i += 2) {
 		zeven += d[i] == 0;
 		zodd += d[i + 1] == 0;
@@ -1289,6 +1401,74 @@ probe_run(struct xp *x, const unsigned char *p, size_t n, unsigned m,
 	    x->oom;
 }
 
+/* Can byte c start text (printable ASCII, a blank, a UTF-8 lead)? */
+static inline int
+text_start(unsigned c)
+{
+	return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\r' || c == '\t' ||
+	    (c >= 0xc2 && c <= 0xf4);
+}
+
+/*
+ * The first groups of basE91 p[0..8) rotated back by k, decoded into o
+ * while the first byte may start text or a stream (p: a run of 20 or
+ * more):
+ * their count (a rotation that fails stops at its first bad byte).
+ */
+static size_t
+b91_head(const unsigned char *p, int k, unsigned char *o)
+{
+	const signed char *val = xval[X_B91];
+	const unsigned char *t = unrot[k];
+	unsigned b = 0, nb = 0, v;
+	size_t i, no = 0;
+	int c0, c1;
+
+	for (i = 0; i + 1 < 8; i += 2) {
+		if ((c0 = val[t[p[i]]]) < 0 || (c1 = val[t[p[i + 1]]]) < 0)
+			break;
+		v = (unsigned)(c0 + 91 * c1);
+		b |= v << nb;
+		nb += (v & 8191) > 88 ? 13 : 14;
+		do {
+			o[no++] = (unsigned char)b;
+			b >>= 8;
+			nb -= 8;
+		} while (nb > 7);
+		if (!text_start(o[0]) && !magic1[o[0]])
+			return 0;
+	}
+	return no;
+}
+
+/*
+ * basE91 under a rotation over letters: its alphabet is the same under
+ * every rotation, nothing shows which. Each rotation's first four groups
+ * (6 bytes or so) must be text (or start a stream) before undo_try()
+ * probes more and undoes the run: random runs pass about 1 rotation in
+ * 200 there, 1 in 10^4 the probe.
+ */
+static int
+undo_b91_rots(struct xp *x, const unsigned char *p, size_t n, size_t s,
+    size_t e, uint32_t done_rots)
+{
+	unsigned char o[16];
+	size_t no;
+	int k;
+
+	scan_budget_spend(x->bg, 25);
+	for (k = 1; k < 26; k++) {
+		if (done_rots & ((uint32_t)1 << k))
+			continue;
+		if ((no = b91_head(p, k, o)) < 4 ||
+		    (!magic1[o[0]] && text_bad(o, no, no, 0) > 0))
+			continue;
+		if (undo_try(x, p, n, k, 0, 1u << X_B91, s, e) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * The run p[0..n) (buf[s..e)) undone by a reversal, rot47 and each
  * rotation where a decoder may read what that gives (see above); done:
@@ -1346,6 +1526,10 @@ undo_run(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e,
 	 * back fit (base64 is the same under every rotation: no rotation of
 	 * it shows).
 	 */
+	/* basE91 (not base64, which has a literal form) under a rotation */
+	if ((rfam & (1u << X_B91)) && !(raw & (1u << R_B64)) &&
+	    (low | up) != 0 && undo_b91_rots(x, p, n, s, e, done_rots) != 0)
+		return -1;
 	nl &= ~raw;
 	if ((low | up) == 0 || nl == 0)
 		return 0;
@@ -1706,6 +1890,70 @@ on_bits(struct xp *x, size_t i)
 	return e;
 }
 
+static int
+bit47(unsigned c)
+{
+	return c == '_' || c == '`';
+}
+
+/*
+ * Bits under rot47 ('0' is '_', '1' is '`'), grouped by blanks: where
+ * they read as text forward or backwards, the region is rotated back and
+ * read one level deeper (by on_bits, as "rot47>bits"). Both symbols
+ * must be there (a row of "_ _ _" is a blank to fill in).
+ */
+static size_t
+on_bits47(struct xp *x, size_t i)
+{
+	size_t s = i, e = i, k, nb = 0, ones = 0, o = 0, ob = 0;
+	unsigned acc = 0, accb = 0;
+	int bits = 0, bitsb = 0;
+	unsigned char *d, *b, *w;
+
+	while (s > 0 && (bit47(x->buf[s - 1]) || x->buf[s - 1] == ' '))
+		s--;
+	while (e < x->n &&
+	    (bit47(x->buf[e]) || x->buf[e] == ' ' || x->buf[e] == '\n'))
+		e++;
+	scan_budget_spend(x->bg, 2 * (e - s));
+	if (x->depth + 1 > x->bg->maxdepth ||
+	    (d = scratch(&x->t, &x->tcap, (e - s) / 4 + 2, &x->oom)) == NULL)
+		return e;
+	b = d + (e - s) / 8 + 1;
+	for (k = s; k < e; k++) {
+		unsigned f = x->buf[k], r = x->buf[e - 1 - (k - s)];
+
+		if (bit47(f)) {
+			acc = (acc << 1) | (f == '`');
+			nb++;
+			ones += f == '`';
+			if (++bits == 8) {
+				d[o++] = (unsigned char)acc;
+				acc = 0;
+				bits = 0;
+			}
+		}
+		if (bit47(r)) {
+			accb = (accb << 1) | (r == '`');
+			if (++bitsb == 8) {
+				b[ob++] = (unsigned char)accb;
+				accb = 0;
+				bitsb = 0;
+			}
+		}
+	}
+	if (nb < 64 || ones < 8 || nb - ones < 8 ||
+	    !(worth(d, o) || worth(b, ob)) ||
+	    (w = scratch(&x->w, &x->wcap, e - s, &x->oom)) == NULL)
+		return e;
+	undo_init_once();
+	for (k = s; k < e; k++)
+		w[k - s] = unrot[0][x->buf[k]];
+	if (xemit(x, w, e - s, "rot47", s, e) != 0)
+		x->oom = 1;
+	return e;
+}
+
 /* ---------------------------------------------------------------- */
 /* UTF-16 and UTF-32 around a NUL. */
 
@@ -2048,14 +2296,91 @@ entity(const unsigned char *p, size_t n, uint32_t *cp)
 	return 0;
 }
 
+/*
+ * The rotations over letters (bit k: rot-k, 1..25) under which p[0..n)
+ * ('&' first) is an entity that entity() does not read as it is: a hex
+ * one ("&#x" + hex digits + ";", its 'x' and letter digits rotated: the
+ * 'x' says which rotation) or a named one. Rotating a line of entities
+ * leaves '&', '#', ';' and the decimal ones as they were: these show it.
+ */
+static uint32_t
+rot_entity(const unsigned char *p, size_t n)
+{
+	size_t i, l, k;
+	uint32_t m = 0;
+	unsigned r, c;
+
+	if (n < 4)
+		return 0;
+	undo_init_once();
+	if (p[1] == '#') {
+		if (!scan_is_letter(p[2]))
+			return 0;
+		r = ((unsigned)(p[2] | 0x20) - 'x' + 26) % 26;
+		if (r == 0)
+			return 0;
+		for (i = 3; i < n && i < 12 && p[i] != ';'; i++) {
+			c = unrot[r][p[i]] | 0x20;
+			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+				return 0;
+		}
+		return i > 3 && i < n && p[i] == ';' ? (uint32_t)1 << r : 0;
+	}
+	for (l = 1; l < n && l < 8 && scan_is_letter(p[l]); l++)
+		;
+	if (l == 1 || l >= n || p[l] != ';')
+		return 0;
+	for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++) {
+		if (strlen(ents[k].name) != l - 1 ||
+		    (ents[k].name[0] & 0x20) != (p[1] & 0x20))
+			continue;
+		r = ((unsigned)p[1] - (unsigned)ents[k].name[0] + 26) % 26;
+		for (i = 1; i < l && unrot[r][p[i]] == ents[k].name[i - 1]; i++)
+			;
+		if (i == l && r != 0)
+			m |= (uint32_t)1 << r;
+	}
+	return m;
+}
+
+/*
+ * The region buf[s..e) rotated back by each rotation in rots (at most 3)
+ * that its entities showed, scanned one level deeper, where the entities
+ * are read.
+ */
+static void
+amp_rots(struct xp *x, size_t s, size_t e, uint32_t rots)
+{
+	unsigned char *u;
+	size_t k;
+	int r, tried = 0;
+
+	if (__builtin_popcount(rots) > 3 ||
+	    (u = scratch(&x->w, &x->wcap, e - s, &x->oom)) == NULL)
+		return;
+	for (r = 1; r < 26 && tried < 3; r++) {
+		if (!(rots & ((uint32_t)1 << r)))
+			continue;
+		tried++;
+		for (k = s; k < e; k++)
+			u[k - s] = unrot[r][x->buf[k]];
+		scan_budget_spend(x->bg, e - s);
+		if (xemit(x, u, e - s, rot_name[r], s, e) != 0) {
+			x->oom = 1;
+			return;
+		}
+	}
+}
+
 static size_t
 on_amp(struct xp *x, size_t i, size_t floor)
 {
-	size_t s = i, e, k, o = 0, l, found = 0;
+	size_t s = i, e, k, o = 0, l, found = 0, rfound = 0;
 	unsigned char *d;
-	uint32_t cp;
+	uint32_t cp, rots = 0, rk;
 
-	if (!entity(x->buf + i, x->n - i, &cp))
+	if (!entity(x->buf + i, x->n - i, &cp) &&
+	    !rot_entity(x->buf + i, x->n - i))
 		return i + 1;
 	while (s > floor && i - s < MAX_LINE && x->buf[s - 1] != '\n' &&
 	    x->buf[s - 1] != '\0')
@@ -2070,11 +2395,19 @@ on_amp(struct xp *x, size_t i, size_t floor)
 			put_utf8(d, &o, cp);
 			k += l;
 			found++;
-		} else
+		} else {
+			if (x->buf[k] == '&' &&
+			    (rk = rot_entity(x->buf + k, e - k)) != 0) {
+				rots |= rk;
+				rfound++;
+			}
 			d[o++] = x->buf[k++];
+		}
 	}
 	if (found >= 2 && xemit(x, d, o, "html-unescape", s, e) != 0)
 		x->oom = 1;
+	if (rots != 0 && found + rfound >= 2 && !x->oom)
+		amp_rots(x, s, e, rots);
 	return e;
 }
 
@@ -2310,22 +2643,6 @@ memo_room(struct scan_memo *m, size_t n, size_t nf)
 	return 1;
 }
 
-static int
-res_add(struct scan_result *res, const struct scan_finding *f)
-{
-	if (res->n == res->cap) {
-		size_t cap = res->cap ? 2 * res->cap : 16;
-		struct scan_finding *v = realloc(res->v, cap * sizeof(*v));
-
-		if (v == NULL)
-			return -1;
-		res->v = v;
-		res->cap = cap;
-	}
-	res->v[res->n++] = *f;
-	return 0;
-}
-
 static int on_run(struct xp *x, size_t s, size_t e);
 
 /*
@@ -2360,7 +2677,7 @@ memo_run(struct xp *x, size_t s, size_t e)
 				struct scan_finding f = m->f[en->f + i];
 
 				f.offset += s;
-				if (res_add(x->res, &f) != 0)
+				if (scan_res_push(x->res, &f) != 0)
 					return -1;
 			}
 			return 0;
@@ -2429,8 +2746,8 @@ runmask16(const unsigned char *p)
 #endif
 
 /*
- * Bit k set when p[k] is '0', '1' or a separator of bit groups, all 16
- * of them and 8 or more bits; else 0.
+ * Are all 16 bytes at p bit groups, with 8 or more bits? 1: '0', '1' and
+ * separators; 2: the same under rot47 ('_' and '`', blanks); else 0.
  */
 static inline unsigned
 bitsmask16(const unsigned char *p)
@@ -2439,29 +2756,39 @@ bitsmask16(const unsigned char *p)
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
 	__m128i b = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('0')),
 	    _mm_cmpeq_epi8(v, _mm_set1_epi8('1')));
-	__m128i sep = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v,
-						    _mm_set1_epi8(' ')),
+	__m128i us = _mm_cmpeq_epi8(v, _mm_set1_epi8('_'));
+	__m128i bl = _mm_cmpeq_epi8(v, _mm_set1_epi8(' '));
+	__m128i sep = _mm_or_si128(_mm_or_si128(bl,
 				       _mm_cmpeq_epi8(v, _mm_set1_epi8(','))),
-	    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')),
-		_mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
+	    _mm_or_si128(us, _mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
+	__m128i b47 = _mm_or_si128(us, _mm_cmpeq_epi8(v, _mm_set1_epi8('`')));
 	unsigned mb = (unsigned)_mm_movemask_epi8(b);
 	unsigned m = mb | (unsigned)_mm_movemask_epi8(sep);
+	unsigned m47;
 
-	return m == 0xffff && __builtin_popcount(mb) >= 8 ? m : 0;
+	if (m == 0xffff)
+		return __builtin_popcount(mb) >= 8 ? 1 : 0;
+	/* under rot47: no '0' or '1', and 8 bits hold a '_' */
+	if (mb != 0 || _mm_movemask_epi8(us) == 0)
+		return 0;
+	m47 = (unsigned)_mm_movemask_epi8(b47);
+	return (m47 | (unsigned)_mm_movemask_epi8(bl)) == 0xffff &&
+		__builtin_popcount(m47) >= 8 ?
+	    2 :
+	    0;
 #else
-	unsigned m = 0, k, bits = 0;
+	unsigned k, bits = 0, b47 = 0, plain = 1, r47 = 1;
 
 	for (k = 0; k < 16; k++) {
 		unsigned c = p[k];
 
-		if (c == '0' || c == '1')
-			m |= 1u << k, bits++;
-		else if (c == ' ' || c == ',' || c == '_' || c == '-')
-			m |= 1u << k;
-		else
-			return 0;
+		bits += c == '0' || c == '1';
+		b47 += c == '_' || c == '`';
+		plain &= c == '0' || c == '1' || c == ' ' || c == ',' ||
+		    c == '_' || c == '-';
+		r47 &= c == '_' || c == '`' || c == ' ';
 	}
-	return bits >= 8 ? m : 0;
+	return plain && bits >= 8 ? 1 : r47 && b47 >= 8 ? 2 : 0;
 #endif
 }
 
@@ -2526,7 +2853,7 @@ runs_scan(struct xp *x)
 	unsigned top;
 
 	for (i = 0, top = 0; i < len && !x->oom; i += 16) {
-		unsigned m = 0, bottom, ntop;
+		unsigned m = 0, bottom, ntop, bm;
 
 		if (i + 16 <= len)
 			m = runmask16(buf + i);
@@ -2549,8 +2876,9 @@ runs_scan(struct xp *x)
 		top = ntop;
 		if (e == 0) {
 			if (i >= floor && i + 16 <= len &&
-			    bitsmask16(buf + i) == 0xffff)
-				floor = on_bits(x, i);
+			    (bm = bitsmask16(buf + i)) != 0)
+				floor = bm == 1 ? on_bits(x, i) :
+						  on_bits47(x, i);
 			continue;
 		}
 		for (; s > floor && runc[buf[s - 1]]; s--)

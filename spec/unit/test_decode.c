@@ -1116,6 +1116,39 @@ step(struct str *s, const char *how)
 			if (i + 1 < s->n)
 				put(&o, " ", 1);
 		}
+	else if (strcmp(how, "zlib") == 0 || strcmp(how, "gzip") == 0) {
+		unsigned char z[1024];
+		z_stream zs;
+
+		memset(&zs, 0, sizeof(zs));
+		if (deflateInit2(&zs, 9, Z_DEFLATED, how[0] == 'g' ? 31 : 15, 8,
+			Z_DEFAULT_STRATEGY) != Z_OK)
+			abort();
+		zs.next_in = (unsigned char *)s->p;
+		zs.avail_in = (unsigned)s->n;
+		zs.next_out = z;
+		zs.avail_out = sizeof(z);
+		if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
+			abort();
+		put(&o, z, sizeof(z) - zs.avail_out);
+		deflateEnd(&zs);
+	} else if (strcmp(how, "html") == 0) /* entities, every other */
+		for (i = 0; i < s->n; i++) {
+			char t[16];
+
+			snprintf(t, sizeof(t), i % 3 == 0 ? "&#%u;" : "&#x%x;",
+			    (unsigned char)s->p[i]);
+			if (i % 3 == 2)
+				put(&o, s->p + i, 1);
+			else
+				put(&o, t, strlen(t));
+		}
+	else if (strcmp(how, "xor") == 0) /* one byte: 0x5a */
+		for (i = 0; i < s->n; i++) {
+			unsigned char c = (unsigned char)s->p[i] ^ 0x5a;
+
+			put(&o, &c, 1);
+		}
 	else if (strcmp(how, "reverse") == 0)
 		for (i = s->n; i > 0; i--)
 			put(&o, s->p + i - 1, 1);
@@ -1148,7 +1181,11 @@ step(struct str *s, const char *how)
 /*
  * A rotation, rot47 or reversal over a transform with no literal form
  * of the secret (base64 of its hex, basE91): no trigger shows where, the
- * run is undone where a decoder reads what that gives. Each chain is
+ * run is undone where a decoder reads what that gives. XOR over a
+ * compressed stream: its key is the one under which the stream's magic
+ * shows. A rotation over HTML entities: the rotated 'x' of a hex entity
+ * shows which. Bits grouped by blanks under rot47 ('_' and '`'). basE91
+ * under a rotation: each rotation whose first group starts text. Each chain is
  * found with its name, in a line and as a JSON value; the same chains
  * over a near miss (the last byte off) find nothing.
  */
@@ -1166,6 +1203,18 @@ test_undo(void)
 		{ { "base64", "hex", "rot5" }, "rot5>hex>base64@0" },
 		{ { "base91", "hex", "rot11" }, "rot11>hex>base91>raw" },
 		{ { "bits", "reverse", NULL }, "reverse>bits>raw" },
+		/* XOR over a compressor: the key from the stream's magic */
+		{ { "zlib", "xor", "hex" }, "hex>xor>zlib>raw" },
+		{ { "gzip", "xor", "base64" }, "base64>xor>gzip>raw" },
+		/* a rotation over entities: a hex one's 'x' shows which */
+		{ { "html", "rot22", NULL }, "rot22>html-unescape>raw" },
+		{ { "base64", "html", "rot9" }, "rot9>html-unescape>base64@0" },
+		/* basE91 under a rotation: its alphabet the same */
+		{ { "base91", "rot11", NULL }, "rot11>base91>raw" },
+		{ { "hex", "base91", "rot20" }, "rot20>base91>hex" },
+		/* grouped bits under rot47: '_' and '`' */
+		{ { "bits", "rot47", NULL }, "rot47>bits>raw" },
+		{ { "bits", "reverse", "rot47" }, "rot47>reverse>bits>raw" },
 	};
 	struct scan *sc = compile1(S1, strlen(S1));
 	struct str enc = { 0 }, text = { 0 };
