@@ -716,6 +716,89 @@ function M.agent_user_config(pm, tag)
   return dir
 end
 
+--- M.init_copy(pm, tag, base) -> the host directory holding a copy of
+--- what the claude container runs from the servers image TAG (lb-init and
+--- lb-nodump.so, at their paths in the image), for a run to bind-mount
+--- read-only at sandbox.lua's INIT_ROOT | nil, err. Extracted once per
+--- tag, like agent_user_config, into a fresh directory renamed into place.
+---
+--- Not an image mount of TAG per container: on podman 4.3.1 (its
+--- containers/storage 1.43), an image mount's count lives in the layer
+--- store's mountpoints.json and in each podman process's own reference
+--- count of the overlay mount (drivers.RefCounter); a long-lived process
+--- (the suite's podman service) and the CLI processes around it (conmon's
+--- `podman container cleanup` of every container) fall out of step, and
+--- one unmounts, and removes, the merged directory another container is
+--- about to mount: "error mounting ... to rootfs at /opt/leakbench: no
+--- such file or directory" (4 of 559 runs). A bind of one host copy has no
+--- count shared between processes.
+---
+--- The files are written by root in a container of TAG, run the way the
+--- claude container is (rootless: the keep-id user namespace), so that
+--- there they are owned by root, as in the image. Their folder, root/,
+--- also holds opt/leakbench, a link to INIT_ROOT: through the image mount,
+--- a process's memory map named lb-nodump.so by its path in the image
+--- (/usr/local/lib/leakbench/...), through the bind by its full path, and
+--- subjects/srt's launcher (built into its agent layer) puts INIT_ROOT in
+--- front of what its map says.
+M.INIT_ROOT = "/opt/leakbench"
+M.INIT_FILES = { "usr/local/bin/lb-init", "usr/local/lib/leakbench/lb-nodump.so" }
+
+--- BASE: a directory of ours alone (mode 0700), whose path the claude
+--- container's mount table may show: sandbox.hide_base(), where a run's
+--- folder sits while it runs (no path of the user's shows there). The copy
+--- is BASE/init/<tag>/root.
+function M.init_copy(pm, tag, base)
+  local cache = base .. "/init"
+  local dir = cache .. "/" .. tag:gsub("[^%w._-]", "_")
+  local st = core.stat(dir .. "/root")
+  if st and st.type == "dir" then return dir .. "/root" end
+  core.mkdir_p(cache, 448)
+  for _, d in ipairs({ base, cache }) do
+    st = core.stat(d)
+    if not (st and st.type == "dir" and st.uid == core.getuid() and st.mode & 63 == 0) then
+      return nil, ("cannot copy lb-init out of image '%s': '%s' is not a directory of ours alone (mode 0700)")
+        :format(tag, d)
+    end
+  end
+  local tmp, err = core.tmpdir("extract-", cache)
+  if not tmp then return nil, err end
+  local script = { "set -eu; umask 022; mkdir /out/root" }
+  for _, rel in ipairs(M.INIT_FILES) do
+    script[#script + 1] = ("mkdir -p /out/root/%s && cp /%s /out/root/%s && chmod 0555 /out/root/%s")
+      :format(rel:match("^(.*)/"), rel, rel, rel)
+  end
+  script[#script + 1] = "mkdir -p /out/root/opt && ln -s " .. M.INIT_ROOT .. " /out/root" .. M.INIT_ROOT
+  local argv = { "run", "--rm", "--network", "none", "--cap-drop", "all", "--cap-add", "DAC_OVERRIDE" }
+  if not pm.rootful then argv[#argv + 1] = ("--userns=keep-id:uid=%d,gid=%d"):format(podman.UID, podman.UID) end
+  for _, a in ipairs(pm:ulimit_args()) do argv[#argv + 1] = a end
+  for _, a in ipairs({ "--user", "0:0", "-v", tmp .. ":/out" }) do argv[#argv + 1] = a end
+  for _, a in ipairs(pm:label_args()) do argv[#argv + 1] = a end
+  for _, a in ipairs({ "--entrypoint", "/bin/sh", tag, "-c", table.concat(script, "; ") }) do
+    argv[#argv + 1] = a
+  end
+  local r
+  r, err = pm:podman(argv, { timeout = 120 })
+  if not r then
+    M.rm_init_tmp(pm, tmp)
+    return nil, ("cannot copy lb-init out of image '%s': %s"):format(tag, err)
+  end
+  if not os.rename(tmp, dir) then
+    M.rm_init_tmp(pm, tmp)
+    st = core.stat(dir .. "/root")
+    if st and st.type == "dir" then return dir .. "/root" end     -- another process was first
+    return nil, ("cannot move lb-init's copy of '%s' into '%s'"):format(tag, dir)
+  end
+  return dir .. "/root"
+end
+
+-- Removes an extraction's folder: rootless, its files belong to the user
+-- namespace's root, which only `podman unshare` can remove.
+function M.rm_init_tmp(pm, tmp)
+  if pm.rootful then return core.rmtree(tmp) end
+  return pm:podman({ "unshare", "rm", "-rf", tmp }, { timeout = 60 })
+end
+
 --- M.main(args, [pm]) -> exit status for `leakbench build`: 0 built or
 --- present, 1 failed, 2 usage error. Prints the tags on stdout.
 function M.main(args, pm)

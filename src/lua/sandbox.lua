@@ -40,6 +40,7 @@ local defaults = require "leakbench.defaults"
 local lb = require "leakbench"
 local auth = require "leakbench.auth"
 local podman = require "leakbench.podman"
+local images = require "leakbench.images"
 local watch = require "leakbench.watch"
 local loader = require "leakbench.loader"
 local printable = require "leakbench.printable"
@@ -78,14 +79,15 @@ local GATE = "/run/leakbench-gate"
 -- (the slowest podman step) overlaps everything before it. The wait is
 -- bounded: a run whose harness vanished ends by itself.
 --
--- Its PID 1 is lb-init (src/init/main.c), from the servers image mounted
--- read-only at INIT_ROOT: it waits at the gate, runs Claude Code with its
--- stdout and stderr on sockets only lb-init holds, and relays them to the
+-- Its PID 1 is lb-init (src/init/main.c), from the servers image (a host
+-- copy of its files, images.init_copy, bind-mounted read-only at
+-- INIT_ROOT): it waits at the gate, runs Claude Code with its stdout and
+-- stderr on sockets only lb-init holds, and relays them to the
 -- container's (stream.jsonl and stderr.txt). lb-init is not dumpable and
 -- lb-nodump.so makes Claude Code not dumpable either, so no tool the agent
 -- runs can open their descriptors (/proc/1/fd/1 was stream.jsonl when
 -- Claude Code was PID 1), read their memory or trace them.
-local INIT_ROOT = "/opt/leakbench"
+local INIT_ROOT = images.INIT_ROOT
 M.INIT = INIT_ROOT .. "/usr/local/bin/lb-init"
 M.NODUMP = INIT_ROOT .. "/usr/local/lib/leakbench/lb-nodump.so"
 
@@ -453,6 +455,10 @@ function Sandbox:stage()
     self.home_dir = d .. "/home"
     stage_files(self.home_dir, self.scenario.home)
   end
+  -- lb-init's files, one host copy per servers image (images.init_copy)
+  local init_dir, ierr = images.init_copy(self.pm, self.images.proxy, M.hide_base())
+  if not init_dir then self:fail("%s", ierr) end
+  self.init_dir = init_dir
   local cache = auth.feature_cache(os.getenv, core.read_file)
   self:stage_user_config(cache)
   assert(core.write_file(self.config .. "/.claude.json",
@@ -893,7 +899,7 @@ function Sandbox:claude_spec()
       mounts[#mounts + 1] = { self.home_dir .. "/" .. rel, "/home/bench/" .. rel, ro = true }
     end
   end
-  mounts[#mounts + 1] = { INIT_ROOT, image = self.images.proxy }
+  mounts[#mounts + 1] = { assert(self.init_dir, "claude_spec before stage"), INIT_ROOT, ro = true }
   return { name = self.names.claude, role = "claude", rm = not self.api_claude, labels = self:labels(),
     lifetime = self:lifetime(),
     log = self.api_claude and { dir = self.ctrdir, name = "claude", max = false } or nil,
