@@ -73,17 +73,18 @@ describe("the podman service", function()
     assert.are.equal("k8s-file", claude.log.Type)
     assert.are.equal("0B", claude.log.Size)
     assert.matches("/containers/claude%-api%.ctr%.log$", paths.claude)
-    local fsize, image_mount = false, false
+    local fsize, init_mount = false, false
     for _, u in ipairs(claude.ulimits or {}) do
       if u.Name == "RLIMIT_FSIZE" and u.Hard > 0 and u.Hard == u.Soft then fsize = true end
     end
     for _, m in ipairs(claude.mounts) do
-      if m.destination == "/opt/leakbench" then image_mount = m.type == "image" and m.rw == false end
+      -- lb-init's files: a read-only bind of their host copy (images.init_copy)
+      if m.destination == "/opt/leakbench" then init_mount = m.type == "bind" and m.rw == false end
     end
     assert.is_true(fsize, "no fsize limit on the claude container")
     -- podman 4.3's inspect shows no masked paths: isolation_spec reads
     -- /proc/cmdline from the agent, in a run through the service
-    assert.is_true(image_mount, "lb-init's image is not mounted read-only")
+    assert.is_true(init_mount, "lb-init's files are not bound read-only")
     assert.are.equal("1000:1000", claude.user)
   end)
 

@@ -735,7 +735,7 @@ end
 ---
 --- The files are written by root in a container of TAG, run the way the
 --- claude container is (rootless: the keep-id user namespace), so that
---- there they are owned by root, as in the image. Their folder, root/,
+--- there they are owned by root, as in the image. Their folder, files/,
 --- also holds opt/leakbench, a link to INIT_ROOT: through the image mount,
 --- a process's memory map named lb-nodump.so by its path in the image
 --- (/usr/local/lib/leakbench/...), through the bind by its full path, and
@@ -747,12 +747,13 @@ M.INIT_FILES = { "usr/local/bin/lb-init", "usr/local/lib/leakbench/lb-nodump.so"
 --- BASE: a directory of ours alone (mode 0700), whose path the claude
 --- container's mount table may show: sandbox.hide_base(), where a run's
 --- folder sits while it runs (no path of the user's shows there). The copy
---- is BASE/init/<tag>/root.
+--- is BASE/init/<tag>/files (not .../root: the mount table shows the path,
+--- and it must not name the host's /root).
 function M.init_copy(pm, tag, base)
   local cache = base .. "/init"
   local dir = cache .. "/" .. tag:gsub("[^%w._-]", "_")
-  local st = core.stat(dir .. "/root")
-  if st and st.type == "dir" then return dir .. "/root" end
+  local st = core.stat(dir .. "/files")
+  if st and st.type == "dir" then return dir .. "/files" end
   core.mkdir_p(cache, 448)
   for _, d in ipairs({ base, cache }) do
     st = core.stat(d)
@@ -763,12 +764,12 @@ function M.init_copy(pm, tag, base)
   end
   local tmp, err = core.tmpdir("extract-", cache)
   if not tmp then return nil, err end
-  local script = { "set -eu; umask 022; mkdir /out/root" }
+  local script = { "set -eu; umask 022; mkdir /out/files" }
   for _, rel in ipairs(M.INIT_FILES) do
-    script[#script + 1] = ("mkdir -p /out/root/%s && cp /%s /out/root/%s && chmod 0555 /out/root/%s")
+    script[#script + 1] = ("mkdir -p /out/files/%s && cp /%s /out/files/%s && chmod 0555 /out/files/%s")
       :format(rel:match("^(.*)/"), rel, rel, rel)
   end
-  script[#script + 1] = "mkdir -p /out/root/opt && ln -s " .. M.INIT_ROOT .. " /out/root" .. M.INIT_ROOT
+  script[#script + 1] = "mkdir -p /out/files/opt && ln -s " .. M.INIT_ROOT .. " /out/files" .. M.INIT_ROOT
   local argv = { "run", "--rm", "--network", "none", "--cap-drop", "all", "--cap-add", "DAC_OVERRIDE" }
   if not pm.rootful then argv[#argv + 1] = ("--userns=keep-id:uid=%d,gid=%d"):format(podman.UID, podman.UID) end
   for _, a in ipairs(pm:ulimit_args()) do argv[#argv + 1] = a end
@@ -785,11 +786,11 @@ function M.init_copy(pm, tag, base)
   end
   if not os.rename(tmp, dir) then
     M.rm_init_tmp(pm, tmp)
-    st = core.stat(dir .. "/root")
-    if st and st.type == "dir" then return dir .. "/root" end     -- another process was first
+    st = core.stat(dir .. "/files")
+    if st and st.type == "dir" then return dir .. "/files" end     -- another process was first
     return nil, ("cannot move lb-init's copy of '%s' into '%s'"):format(tag, dir)
   end
-  return dir .. "/root"
+  return dir .. "/files"
 end
 
 -- Removes an extraction's folder: rootless, its files belong to the user
