@@ -752,8 +752,18 @@ M.INIT_FILES = { "usr/local/bin/lb-init", "usr/local/lib/leakbench/lb-nodump.so"
 function M.init_copy(pm, tag, base)
   local cache = base .. "/init"
   local dir = cache .. "/" .. tag:gsub("[^%w._-]", "_")
+  local function done()
+    for _, rel in ipairs(M.INIT_FILES) do
+      local f = core.stat(dir .. "/files/" .. rel)
+      if not (f and f.type == "file") then
+        return nil, ("lb-init's copy in '%s' lacks %s: remove the folder, and the next run copies it again")
+          :format(dir, rel)
+      end
+    end
+    return dir .. "/files"
+  end
   local st = core.stat(dir .. "/files")
-  if st and st.type == "dir" then return dir .. "/files" end
+  if st and st.type == "dir" then return done() end
   core.mkdir_p(cache, 448)
   for _, d in ipairs({ base, cache }) do
     st = core.stat(d)
@@ -787,10 +797,10 @@ function M.init_copy(pm, tag, base)
   if not os.rename(tmp, dir) then
     M.rm_init_tmp(pm, tmp)
     st = core.stat(dir .. "/files")
-    if st and st.type == "dir" then return dir .. "/files" end     -- another process was first
+    if st and st.type == "dir" then return done() end     -- another process was first
     return nil, ("cannot move lb-init's copy of '%s' into '%s'"):format(tag, dir)
   end
-  return dir .. "/files"
+  return done()
 end
 
 -- Removes an extraction's folder: rootless, its files belong to the user
