@@ -128,12 +128,14 @@ local function read_json(path)
   return ok and v or nil
 end
 
--- Set to 1, the suite's runs go through one podman service (podman.lua's
--- Service) instead of a podman CLI process per step. Off by default: on
--- podman 4.3.1, the service's removals raced with the claude containers'
--- image mount of lb-init (made by the CLI): 4 of a 559-run suite and 4 of
--- suite_spec's 215 failed to start ("error mounting ... to rootfs at
--- /opt/leakbench: no such file or directory"), never with the CLI alone.
+-- The suite's runs go through one podman service (podman.lua's Service)
+-- instead of a podman CLI process per step, unless this is set to 0 (then
+-- the CLI). It was off by default while 4 of a 559-run suite failed to
+-- start with it ("error mounting ... to rootfs at /opt/leakbench: no such
+-- file or directory"): podman 4.3.1 takes one off an image's shared mount
+-- count at every cleanup or removal of a container already cleaned up,
+-- and lb-init came from an image mount. It now comes from a bind of one
+-- host copy (images.init_copy), which no count governs.
 M.SERVICE_ENV = "LEAKBENCH_PODMAN_SERVICE"
 
 -- Starts one run's process: the run's options once, as DIR/runspec.json
@@ -335,7 +337,7 @@ local function finish(S, job, r)
   if S.opts.fail_fast and r.verdict ~= "pass" then S.stop = true end
 end
 
--- One podman service for the suite (M.SERVICE_ENV=1; off by default):
+-- One podman service for the suite (unless M.SERVICE_ENV=0):
 -- its socket in the run folder, handed to every run's process in
 -- S.podman_env. The caller holds it in a <close> variable, so that it
 -- stops however the suite ends (an error too; SIGINT only sets a flag,
@@ -343,7 +345,7 @@ end
 -- and stderr says so. Returns the service, or nil.
 local function start_service(S, out)
   S.podman_env = { [podman.DEFER_ENV] = "1", [podman.RUNNER_ENV] = tostring(core.getpid()) }
-  if not (S.pm and os.getenv(M.SERVICE_ENV) == "1" and #S.queue > 0) then return nil end
+  if not (S.pm and os.getenv(M.SERVICE_ENV) ~= "0" and #S.queue > 0) then return nil end
   local svc, err = podman.service_start(S.pm, core.realpath(out) or out)
   if svc then
     S.podman_env[podman.SOCKET_ENV] = svc.sock

@@ -314,8 +314,10 @@ function M.new(opts)
   local sock = os.getenv(podman.SOCKET_ENV)
   if sock and sock ~= "" then self.api = podman.client(sock) end
   -- The claude container through it too with M.CLAUDE_SERVICE_ENV=1; off
-  -- by default: at --jobs 2 and 4, under load, 1 start in about 25 failed
-  -- (runc: error mounting a file of the sidecar's userdata), never by the CLI
+  -- by default. Its starts that failed under load (1 in about 25, runc:
+  -- "error mounting .../userdata/overlay/.../merge to rootfs at
+  -- /opt/leakbench") were lb-init's image mount's (images.init_copy): with
+  -- the bind, 100 of 100 at --jobs 4, where 7 of 41 had failed
   self.api_claude = self.api and os.getenv(M.CLAUDE_SERVICE_ENV) == "1" or nil
   return self
 end
