@@ -22,7 +22,7 @@ done
 [ -n "$out" ] || exit 0
 mkdir -p "$out/files/usr/local/bin" "$out/files/usr/local/lib/leakbench" "$out/files/opt"
 echo init > "$out/files/usr/local/bin/lb-init"
-echo nodump > "$out/files/usr/local/lib/leakbench/lb-nodump.so"
+case "$*" in *no-nodump*) ;; *) echo nodump > "$out/files/usr/local/lib/leakbench/lb-nodump.so" ;; esac
 ln -s /opt/leakbench "$out/files/opt/leakbench"
 exit 0
 ]]
@@ -61,7 +61,8 @@ describe("images.init_copy", function()
     assert.equal(1, #calls)
     local a = calls[1]
     for _, want in ipairs({ "run --rm --network none --cap-drop all --cap-add DAC_OVERRIDE ", " --user 0:0 -v ",
-                            ":/out ", " --label leakbench=1 ", " --entrypoint /bin/sh localhost/leakbench-proxy:abc -c " }) do
+                            ":/out ", " --label leakbench=1 ",
+                            " --entrypoint /bin/sh localhost/leakbench-proxy:abc -c " }) do
       assert.truthy(a:find(want, 1, true), want .. " not in: " .. a)
     end
     assert.is_nil(a:find("keep-id", 1, true))
@@ -97,6 +98,16 @@ describe("images.init_copy", function()
     local got, err = images.init_copy(pm, "localhost/broken-image:1", base)
     assert.is_nil(got)
     assert.matches("^cannot copy lb%-init out of image 'localhost/broken%-image:1': .*boom", err)
+    assert.same({}, core.listdir(base .. "/init"))
+  end)
+
+  it("puts no copy in place from an image that lacks a file", function()
+    local pm = podman.new { podman = dir .. "/podman", rootful = true, runtime = "" }
+    local base = fresh_base("lacking")
+    local got, err = images.init_copy(pm, "localhost/no-nodump:1", base)
+    assert.is_nil(got)
+    assert.equal("cannot copy lb-init out of image 'localhost/no-nodump:1': the image has no "
+      .. "/usr/local/lib/leakbench/lb-nodump.so", err)
     assert.same({}, core.listdir(base .. "/init"))
   end)
 

@@ -8,6 +8,7 @@ local podman = require "leakbench.podman"
 local clean = require "leakbench.clean"
 local images = require "leakbench.images"
 local doctor = require "leakbench.doctor"
+local sandbox = require "leakbench.sandbox"
 
 local dir, fake, log
 
@@ -52,6 +53,10 @@ case "$*" in
     else printf 'ifaces lo \nroutes 0\n%%s\nhttp 200\n' "$l"; fi ;;
   *"run --rm --name lb-doctor-"*"--entrypoint true"*) [ -e "$d/trial-fails" ] &&
     { echo "Error: runc: cgroups in hybrid mode not supported" >&2; exit 126; } ;;
+  *":/out --label "*) # images.init_copy: lb-init's files, written where /out is
+    for a; do case $a in *:/out) o=${a%%:/out}
+      mkdir -p "$o/files/usr/local/bin" "$o/files/usr/local/lib/leakbench"
+      : > "$o/files/usr/local/bin/lb-init"; : > "$o/files/usr/local/lib/leakbench/lb-nodump.so" ;; esac; done ;;
   *"run -d --name "*) # a detached container's k8s-file log: its servers' ready lines
     for a; do case $a in path=*) for w in lb-net lb-trap lb-proxy; do
       printf '2026-12-01T00:00:00Z stdout F %%s: listening\n' "$w"; done > "${a#path=}" ;; esac; done ;;
@@ -590,7 +595,12 @@ describe("images", function()
 end)
 
 describe("doctor", function()
+  -- the trial's copy of lb-init (images.init_copy), from the fake podman:
+  -- in this spec's folder, never where real runs find theirs
+  local hide_base = sandbox.HIDE_BASE
+  before_each(function() sandbox.HIDE_BASE = dir .. "/hide" end)
   after_each(function()
+    sandbox.HIDE_BASE = hide_base
     core.rmtree(dir .. "/images.txt")
     core.rmtree(dir .. "/trial-fails")
   end)

@@ -752,13 +752,17 @@ M.INIT_FILES = { "usr/local/bin/lb-init", "usr/local/lib/leakbench/lb-nodump.so"
 function M.init_copy(pm, tag, base)
   local cache = base .. "/init"
   local dir = cache .. "/" .. tag:gsub("[^%w._-]", "_")
-  local function done()
+  local function lacks(d)
     for _, rel in ipairs(M.INIT_FILES) do
-      local f = core.stat(dir .. "/files/" .. rel)
-      if not (f and f.type == "file") then
-        return nil, ("lb-init's copy in '%s' lacks %s: remove the folder, and the next run copies it again")
-          :format(dir, rel)
-      end
+      local f = core.stat(d .. "/files/" .. rel)
+      if not (f and f.type == "file") then return rel end
+    end
+  end
+  local function done()
+    local rel = lacks(dir)
+    if rel then
+      return nil, ("lb-init's copy in '%s' lacks %s: remove the folder, and the next run copies it again")
+        :format(dir, rel)
     end
     return dir .. "/files"
   end
@@ -790,9 +794,12 @@ function M.init_copy(pm, tag, base)
   end
   local r
   r, err = pm:podman(argv, { timeout = 120 })
-  if not r then
+  -- a copy that lacks a file is never put in place
+  local missing = r and lacks(tmp)
+  if not r or missing then
     M.rm_init_tmp(pm, tmp)
-    return nil, ("cannot copy lb-init out of image '%s': %s"):format(tag, err)
+    return nil, ("cannot copy lb-init out of image '%s': %s"):format(tag,
+      missing and "the image has no /" .. missing or err)
   end
   if not os.rename(tmp, dir) then
     M.rm_init_tmp(pm, tmp)
