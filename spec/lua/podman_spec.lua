@@ -33,6 +33,9 @@ case "$*" in
   *"version --format"*) echo 4.3.1 ;;
   *"images --filter label=leakbench=1 --format json"*) cat "$d/images.json" ;;
   "rmi busy:1") echo "Error: image used by abc: image is in use by a container" >&2; exit 2 ;;
+  "rm -f -i -t 0 joined") : > "$d/joined-gone" ;;
+  "rm -f -i -t 0 joinee") [ -e "$d/joined-gone" ] || {
+    echo "Error: container joinee has dependent containers which must be removed before it: joined" >&2; exit 125; } ;;
   *"images --format json --filter reference="*)
     [ -e "$d/cni-warning" ] && echo 'time="2026-12-01T12:05:09Z" level=warning msg="Error validating CNI config file /etc/cni/net.d/87-podman-bridge.conflist: failed to find plugin bridge"' >&2
     sep=; printf '['
@@ -431,6 +434,16 @@ describe("clean", function()
       "network ls --filter label=leakbench=1 --format json",
       "network rm -f -t 0 lb-dead",
     }, calls)
+  end)
+
+  it("removes a container whose netns another joined after that one (podman refuses it before)", function()
+    core.write_file(dir .. "/ps.json", [[
+[ {"Id": "joinee", "Names": ["lb-x-net"], "State": "running", "Labels": {"leakbench": "1", "leakbench.pid": "999999999"}},
+  {"Id": "joined", "Names": ["lb-x-claude"], "State": "running",
+   "Labels": {"leakbench": "1", "leakbench.pid": "999999999"}} ]
+]])
+    local removed = assert(podman.clean(pm))
+    assert.same({ "lb-x-claude", "lb-x-net" }, removed.containers)
   end)
 
   it("leaves what names no owner to `leakbench clean` when asked (the sweep before a suite)", function()

@@ -785,11 +785,12 @@ function M.wait_ready(dir, name, line, timeout)
   end
 end
 
--- Whether PID is a live leakbench process (a recycled pid is told apart
--- by its command name).
+-- Whether PID is a live leakbench process: a zombie is not (a killed
+-- process stays one until PID 1 reaps it, seconds later on some
+-- machines), and a recycled pid is told apart by its command name.
 local function live_leakbench(pid)
   pid = math.tointeger(tonumber(pid or ""))
-  if not pid or not core.pid_alive(pid) then return false end
+  if not pid or not M.running(pid) then return false end
   local comm = core.read_file(("/proc/%d/comm"):format(pid))
   return comm == nil or comm:find("leakbench", 1, true) ~= nil
 end
@@ -817,16 +818,27 @@ function M.clean(pm, opts)
   end
   local cs, err = pm:containers("leakbench=1")
   if not cs then return nil, err end
+  local left = {}
   for _, c in ipairs(cs) do
-    if keep(c.labels) then
-      removed.kept = removed.kept + 1
-    else
-      local ok, e = pm:rm(c.id)
-      if not ok then return nil, e end
-      removed.containers[#removed.containers + 1] = c.name
-      say(("removed container %s (run %s)"):format(c.name, c.labels["leakbench.run"] or "?"))
-    end
+    if keep(c.labels) then removed.kept = removed.kept + 1 else left[#left + 1] = c end
   end
+  -- A container whose netns others joined (a run's net container) cannot
+  -- go before them: what podman refused is tried again after the rest.
+  for _ = 1, 3 do
+    local refused = {}
+    for _, c in ipairs(left) do
+      local ok, e = pm:rm(c.id)
+      if ok then
+        removed.containers[#removed.containers + 1] = c.name
+        say(("removed container %s (run %s)"):format(c.name, c.labels["leakbench.run"] or "?"))
+      else
+        refused[#refused + 1], err = c, e
+      end
+    end
+    left = refused
+    if #left == 0 then break end
+  end
+  if #left > 0 then return nil, err end
   local ns
   ns, err = pm:networks("leakbench=1")
   if not ns then return nil, err end
