@@ -92,30 +92,10 @@ describe("the podman service", function()
   -- rootless_spec puts in its store): a run through the service, and the
   -- same comparison.
   it("rootless: runs through it, with the CLI's hardening", function()
-    local user = "lbrootless"
-    if sh.run({ "id", user }).status ~= 0 then pending("no user " .. user) return end
     local imgs = results(dir .. "/images").images
-    for _, t in ipairs({ imgs.claude, imgs.proxy }) do
-      local has = sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd ~ && podman image exists " .. sh.quote(t) })
-      if has.status ~= 0 then
-        pending("the rootless user has no image " .. t .. " (rootless_spec loads them)")
-        return
-      end
-    end
-    local top = sh.run({ "pwd" }).stdout:gsub("\n$", "")
-    local rdir = must(sh.run({ "mktemp", "-d", "/tmp/lb-rootless-svc.XXXXXX" }).stdout:match("%S+"))
+    local rdir, as_user = pq.rootless_tree("lbrootless", { imgs.claude, imgs.proxy }, "lb-rootless-svc", "cmp")
+    if not rdir then pending(as_user) return end
     finally(function() sh.rmtree(rdir) end)
-    for _, rel in ipairs({ "Makefile", "containers", "src", "spec/fixtures/e2e", "spec/e2e/support" }) do
-      sh.run({ "mkdir", "-p", rdir .. "/tree/" .. rel:match("^(.-)/?[^/]*$") })
-      assert.are.equal(0, sh.run({ "cp", "-r", top .. "/" .. rel, rdir .. "/tree/" .. rel }).status)
-    end
-    assert.are.equal(0, sh.run({ "cp", os.getenv("LEAKBENCH"), rdir .. "/tree/leakbench" }).status)
-    sh.run({ "mkdir", "-p", rdir .. "/cmp" })
-    assert.are.equal(0, sh.run({ "chown", "-R", user .. ":", rdir }).status)
-    assert.are.equal(0, sh.run({ "chmod", "755", rdir }).status)
-    local function as_user(cmd)
-      return sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd " .. sh.quote(rdir .. "/tree") .. " && " .. cmd })
-    end
     local r = as_user("LEAKBENCH_PODMAN_SERVICE=1 LEAKBENCH_PODMAN_SERVICE_CLAUDE=1 ./leakbench run "
       .. "spec/fixtures/e2e/three-turns.lua --out "
       .. sh.quote(rdir .. "/out"))

@@ -53,4 +53,33 @@ function M.await_sibling(out, short, seconds)
   end)
 end
 
+-- A copy of what a run needs from this tree (the binary, the Makefile,
+-- containers/, src/, the e2e fixtures and support), owned by USER (the
+-- rootless specs' user), in a folder of its own named after PREFIX under
+-- /tmp, with an empty folder SUB beside the tree. Returns the folder and
+-- as_user(cmd), which runs a shell command in the tree as USER; or nil
+-- and why not (no such user, or USER lacks one of the images IMAGES:
+-- rootless_spec loads them). The caller removes the folder.
+function M.rootless_tree(user, images, prefix, sub)
+  if sh.run({ "id", user }).status ~= 0 then return nil, "no user " .. user end
+  for _, t in ipairs(images) do
+    local has = sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd ~ && podman image exists " .. sh.quote(t) })
+    if has.status ~= 0 then return nil, "the rootless user has no image " .. t .. " (rootless_spec loads them)" end
+  end
+  local top = sh.run({ "pwd" }).stdout:gsub("\n$", "")
+  local rdir = sh.must(sh.run({ "mktemp", "-d", "/tmp/" .. prefix .. ".XXXXXX" }).stdout:match("%S+"))
+  for _, rel in ipairs({ "Makefile", "containers", "src", "spec/fixtures/e2e", "spec/e2e/support" }) do
+    sh.run({ "mkdir", "-p", rdir .. "/tree/" .. rel:match("^(.-)/?[^/]*$") })
+    assert(sh.run({ "cp", "-r", top .. "/" .. rel, rdir .. "/tree/" .. rel }).status == 0, "cannot copy " .. rel)
+  end
+  assert(sh.run({ "cp", os.getenv("LEAKBENCH"), rdir .. "/tree/leakbench" }).status == 0, "cannot copy the binary")
+  sh.run({ "mkdir", "-p", rdir .. "/" .. sub })
+  assert(sh.run({ "chown", "-R", user .. ":", rdir }).status == 0, "cannot hand " .. rdir .. " to " .. user)
+  assert(sh.run({ "chmod", "755", rdir }).status == 0)
+  local function as_user(cmd)
+    return sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd " .. sh.quote(rdir .. "/tree") .. " && " .. cmd })
+  end
+  return rdir, as_user
+end
+
 return M
