@@ -11,8 +11,8 @@ local pq = require "podman"
 local cjson = require "cjson"
 local tmpdir, read, must = sh.tmpdir, sh.read, sh.must
 
--- the claude container through it too (off by default)
-local ON = { LEAKBENCH_PODMAN_SERVICE = "1", LEAKBENCH_PODMAN_SERVICE_CLAUDE = "1" }
+-- the service, the claude container included (both are the default)
+local ON = { LEAKBENCH_PODMAN_SERVICE = "1" }
 
 local function results(out)
   return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
@@ -96,7 +96,7 @@ describe("the podman service", function()
     local rdir, as_user = pq.rootless_tree("lbrootless", { imgs.claude, imgs.proxy }, "lb-rootless-svc", "cmp")
     if not rdir then pending(as_user) return end
     finally(function() sh.rmtree(rdir) end)
-    local r = as_user("LEAKBENCH_PODMAN_SERVICE=1 LEAKBENCH_PODMAN_SERVICE_CLAUDE=1 ./leakbench run "
+    local r = as_user("LEAKBENCH_PODMAN_SERVICE=1 ./leakbench run "
       .. "spec/fixtures/e2e/three-turns.lua --out "
       .. sh.quote(rdir .. "/out"))
     local doc = results(rdir .. "/out")
@@ -129,10 +129,27 @@ describe("the podman service", function()
     assert.are.same({}, pq.containers("leakbench.suite=" .. doc.suite_id))
   end)
 
+  it("is the default for the claude container too; LEAKBENCH_PODMAN_SERVICE_CLAUDE=0 leaves it to the CLI", function()
+    local cases = {
+      { "default", {}, 3 },
+      { "claude-cli", { LEAKBENCH_PODMAN_SERVICE_CLAUDE = "0" }, 2 },
+    }
+    for _, c in ipairs(cases) do
+      local out = dir .. "/" .. c[1]
+      local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "--out", out, "--jobs", "1" },
+        { env = c[2] })
+      local run = results(out).runs[1]
+      assert.are.equal("pass", run.verdict, c[1] .. ": " .. tostring(run.reason) .. "\n" .. r.stderr)
+      assert.are.equal(c[3], run.timings.podman_api, c[1])
+      assert.truthy((read(run.dir .. "/stream.jsonl") or ""):find('"type":"result"', 1, true), c[1])
+      assert.are.same({}, pq.containers("leakbench.suite=" .. results(out).suite_id))
+    end
+  end)
+
   it("stops with the suite on SIGINT: no service, no socket, no container", function()
     local out = dir .. "/int"
     local script = dir .. "/run.sh"
-    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 LEAKBENCH_PODMAN_SERVICE_CLAUDE=1 "
+    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 "
       .. sh.quote(os.getenv("LEAKBENCH"))
       .. " run spec/fixtures/runner/scenarios/d-slow.lua spec/fixtures/runner/scenarios/a-pass.lua"
       .. " --jobs 1 --out " .. sh.quote(out .. "/res") .. " >" .. sh.quote(dir .. "/stdout") .. " 2>"
@@ -158,7 +175,7 @@ describe("the podman service", function()
   it("ends when the runner is killed outright (SIGKILL)", function()
     local out = dir .. "/kill"
     local script = dir .. "/kill.sh"
-    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 LEAKBENCH_PODMAN_SERVICE_CLAUDE=1 "
+    sh.write(script, "#!/bin/sh\nLEAKBENCH_PODMAN_SERVICE=1 "
       .. sh.quote(os.getenv("LEAKBENCH"))
       .. " run spec/fixtures/runner/scenarios/d-slow.lua --jobs 1 --out " .. sh.quote(out)
       .. " >/dev/null 2>&1 &\necho $! > " .. sh.quote(dir .. "/kill.pid") .. "\n")

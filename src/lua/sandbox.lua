@@ -313,12 +313,13 @@ function M.new(opts)
   -- containers are created and removed through it, not by the CLI.
   local sock = os.getenv(podman.SOCKET_ENV)
   if sock and sock ~= "" then self.api = podman.client(sock) end
-  -- The claude container through it too with M.CLAUDE_SERVICE_ENV=1; off
-  -- by default. Its starts that failed under load (1 in about 25, runc:
-  -- "error mounting .../userdata/overlay/.../merge to rootfs at
-  -- /opt/leakbench") were lb-init's image mount's (images.init_copy): with
-  -- the bind, 100 of 100 at --jobs 4, where 7 of 41 had failed
-  self.api_claude = self.api and os.getenv(M.CLAUDE_SERVICE_ENV) == "1" or nil
+  -- The claude container through it too, unless M.CLAUDE_SERVICE_ENV=0
+  -- (then by an attached `podman run`, as without a service). Its starts
+  -- that once failed under load (1 in about 25, runc: "error mounting
+  -- .../userdata/overlay/.../merge to rootfs at /opt/leakbench") were
+  -- lb-init's image mount's, since replaced by a bind of a host copy
+  -- (images.init_copy)
+  self.api_claude = self.api and os.getenv(M.CLAUDE_SERVICE_ENV) ~= "0" or nil
   return self
 end
 
