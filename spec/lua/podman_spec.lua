@@ -476,7 +476,7 @@ describe("clean", function()
       .. "removed container lb-nopid (run ?)\n"
       .. "removed network lb-dead (run dead)\n"
       .. "removed credential file " .. shm .. "/leakbench-cred-999999999-abc (process 999999999 is gone)\n"
-      .. "removed 2 container(s), 1 network(s) and 1 credential file(s), kept 3 of live runs\n",
+      .. "removed 2 container(s), 1 network(s), 1 credential file(s) and 0 copy(ies) of lb-init, kept 3 of live runs\n",
       core.read_file(out))
     assert.same({ "leakbench-cred-" .. core.getpid() .. "-def", "unrelated-999999999-x" },
       core.listdir(shm))
@@ -514,6 +514,55 @@ describe("clean", function()
     assert.equal(1, got.skipped)
     assert.matches("^kept image busy:1: podman rmi failed", lines[5])
     core.rmtree(dir .. "/images.json")
+  end)
+
+  it("removes lb-init's copies a killed run left unfinished or whose image is gone", function()
+    pm.rootful = true
+    local base = dir .. "/initbase"
+    local cache = base .. "/init"
+    local me = core.getpid()
+    local names = {
+      "extract-999999999-abcdef",                        -- its process is gone
+      "extract-" .. me .. "-ghijkl",                     -- a live extraction
+      "extract-mnopqr", "extract-stuvwx",                -- named by no process: by age
+      "localhost_leakbench-proxy_cur",                   -- its image is there
+      "localhost_leakbench-proxy_gone",                  -- its image is not
+      "localhost_leakbench-proxy_mine",                  -- the suite's own (keep)
+    }
+    for _, n in ipairs(names) do
+      core.mkdir_p(cache .. "/" .. n .. "/files")
+      core.write_file(cache .. "/" .. n .. "/files/lb-init", "x")
+    end
+    os.execute("touch -d '2 hours ago' " .. cache .. "/extract-mnopqr")
+    core.write_file(dir .. "/images.json", [[
+[ {"Id": "i7", "Names": ["localhost/leakbench-proxy:cur"], "Size": 70, "Created": 6} ]
+]])
+    core.write_file(log, "")
+    local lines = {}
+    local n = clean.sweep_init(pm, function(l) lines[#lines + 1] = l end,
+      { ["localhost/leakbench-proxy:mine"] = true }, base)
+    assert.equal(3, n)
+    assert.same({ "extract-" .. me .. "-ghijkl", "extract-stuvwx", "localhost_leakbench-proxy_cur",
+      "localhost_leakbench-proxy_mine" }, core.listdir(cache))
+    assert.same({ "images --filter label=leakbench=1 --format json" }, argv_log())
+    table.sort(lines)
+    assert.same({
+      "removed lb-init's copy " .. cache .. "/localhost_leakbench-proxy_gone (its image is gone)",
+      "removed lb-init's unfinished copy " .. cache .. "/extract-999999999-abcdef (process 999999999 is gone)",
+      "removed lb-init's unfinished copy " .. cache .. "/extract-mnopqr (older than 3600 s)",
+    }, lines)
+    -- with only the suite's own copy and live extractions there, podman is not asked
+    core.rmtree(cache .. "/localhost_leakbench-proxy_cur")
+    core.write_file(log, "")
+    assert.equal(0, clean.sweep_init(pm, nil, { ["localhost/leakbench-proxy:mine"] = true }, base))
+    assert.same({}, argv_log())
+    -- a podman that cannot list its images: no copy is removed
+    core.mkdir_p(cache .. "/localhost_leakbench-proxy_other")
+    core.write_file(dir .. "/images.json", "Error: database is locked\n")
+    assert.equal(0, clean.sweep_init(pm, nil, {}, base))
+    assert.truthy(core.stat(cache .. "/localhost_leakbench-proxy_other"))
+    core.rmtree(dir .. "/images.json")
+    core.rmtree(base)
   end)
 end)
 

@@ -76,6 +76,13 @@ function M.sweep_hidden(say, base, only_pid)
   return n
 end
 
+--- M.sweep_init(pm, [say], [keep], [base]) -> count. lb-init's copies
+--- (images.init_copy) under BASE (sandbox.hide_base()) that a killed run
+--- left unfinished or whose image is gone (images.sweep_init).
+function M.sweep_init(pm, say, keep, base)
+  return images_mod.sweep_init(pm, base or sandbox.hide_base(), say, keep)
+end
+
 --- M.prune_images(pm, keep, [say]) -> { removed = n, skipped = n }
 --- | nil, err. Removes the images labelled leakbench=1 except the refs in
 --- `keep` (a set) and the newest image of each subject repository: a tag
@@ -141,8 +148,9 @@ function M.main(args, pm, bases, hide_base)
   end
   local files = M.sweep_credentials(say, bases)
   M.sweep_hidden(say, hide_base)
-  io.stdout:write(("removed %d container(s), %d network(s) and %d credential file(s)%s\n"):format(
-    #removed.containers, #removed.networks, files,
+  local copies = M.sweep_init(pm, say, nil, hide_base)
+  io.stdout:write(("removed %d container(s), %d network(s), %d credential file(s) and %d copy(ies) of lb-init%s\n")
+    :format(#removed.containers, #removed.networks, files, copies,
     removed.kept > 0 and (", kept %d of live runs"):format(removed.kept) or ""))
   if images then
     local tags

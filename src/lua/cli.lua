@@ -174,7 +174,8 @@ local VERBS = {
     usage = "leakbench clean [--images]",
     details = "Removes containers and networks labelled leakbench=1 whose leakbench\n"
       .. "process is gone (leftovers of killed runs), and credential files such a\n"
-      .. "run left on memory-backed storage. Live runs are left alone.",
+      .. "run left on memory-backed storage, and copies of lb-init that a killed\n"
+      .. "run left unfinished or whose image is gone. Live runs are left alone.",
     options = {
       { "--images", help = "also remove leakbench's images but those this source tree\n"
           .. "uses (Claude Code, proxy, base) and the newest of each\n"

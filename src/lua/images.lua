@@ -751,7 +751,7 @@ M.INIT_FILES = { "usr/local/bin/lb-init", "usr/local/lib/leakbench/lb-nodump.so"
 --- and it must not name the host's /root).
 function M.init_copy(pm, tag, base)
   local cache = base .. "/init"
-  local dir = cache .. "/" .. tag:gsub("[^%w._-]", "_")
+  local dir = cache .. "/" .. M.init_dir_name(tag)
   local function lacks(d)
     for _, rel in ipairs(M.INIT_FILES) do
       local f = core.stat(d .. "/files/" .. rel)
@@ -776,7 +776,8 @@ function M.init_copy(pm, tag, base)
         :format(tag, d)
     end
   end
-  local tmp, err = core.tmpdir("extract-", cache)
+  -- named by this process, so that a sweep tells a killed one's (sweep_init)
+  local tmp, err = core.tmpdir(("%s%d-"):format(M.EXTRACT_PREFIX, core.getpid()), cache)
   if not tmp then return nil, err end
   local script = { "set -eu; umask 022; mkdir /out/files" }
   for _, rel in ipairs(M.INIT_FILES) do
@@ -808,6 +809,68 @@ function M.init_copy(pm, tag, base)
     return nil, ("cannot move lb-init's copy of '%s' into '%s'"):format(tag, dir)
   end
   return done()
+end
+
+--- M.sweep_init(pm, base, [tell], [keep]) -> count. What init_copy left in
+--- BASE/init that nothing will use again: an extraction's folder
+--- (EXTRACT_PREFIX .. pid .. "-XXXXXX") whose leakbench process is gone (a
+--- run killed while it copied; one that names no process, older than
+--- EXTRACT_STALE seconds), and the copy of an image that no longer
+--- exists (removed, or a tag of an older build). KEEP: a set of tags whose
+--- copies stay without asking podman (the suite's own images); podman's
+--- list of images (label leakbench=1, which the servers image inherits
+--- from the base) is read only when another copy is there, and when it
+--- cannot be read no copy is removed. A copy another helper's image or a
+--- live run uses has its image, so it stays.
+M.EXTRACT_PREFIX = "extract-"
+M.EXTRACT_STALE = 3600
+
+function M.sweep_init(pm, base, tell, keep)
+  tell = tell or function() end
+  local cache = base .. "/init"
+  local keep_dirs = {}
+  for tag in pairs(keep or {}) do keep_dirs[M.init_dir_name(tag)] = true end
+  local n, others = 0, {}
+  for _, name in ipairs(core.listdir(cache) or {}) do
+    local pid = name:match("^" .. M.EXTRACT_PREFIX:gsub("%-", "%%-") .. "(%d+)%-")
+    if pid then
+      if not podman.live_owner({ ["leakbench.pid"] = pid }) and M.rm_init_tmp(pm, cache .. "/" .. name) then
+        n = n + 1
+        tell(("removed lb-init's unfinished copy %s/%s (process %s is gone)"):format(cache, name, pid))
+      end
+    elseif name:match("^" .. M.EXTRACT_PREFIX:gsub("%-", "%%-")) then
+      -- one that names no process (made before they did): by its age,
+      -- beyond any extraction's timeout
+      local st = core.stat(cache .. "/" .. name)
+      if st and st.type == "dir" and os.time() - st.mtime > M.EXTRACT_STALE
+          and M.rm_init_tmp(pm, cache .. "/" .. name) then
+        n = n + 1
+        tell(("removed lb-init's unfinished copy %s/%s (older than %d s)"):format(cache, name, M.EXTRACT_STALE))
+      end
+    elseif not keep_dirs[name] then
+      others[#others + 1] = name
+    end
+  end
+  if #others == 0 then return n end
+  local list = pm:images("leakbench=1")
+  if not list then return n end
+  local exists = {}
+  for _, im in ipairs(list) do
+    for _, tag in ipairs(im.names) do exists[M.init_dir_name(tag)] = true end
+  end
+  for _, name in ipairs(others) do
+    local st = core.stat(cache .. "/" .. name)
+    if st and st.type == "dir" and not exists[name] and M.rm_init_tmp(pm, cache .. "/" .. name) then
+      n = n + 1
+      tell(("removed lb-init's copy %s/%s (its image is gone)"):format(cache, name))
+    end
+  end
+  return n
+end
+
+--- M.init_dir_name(tag) -> the name of TAG's copy in BASE/init.
+function M.init_dir_name(tag)
+  return (tag:gsub("[^%w._-]", "_"))
 end
 
 -- Removes an extraction's folder: rootless, its files belong to the user

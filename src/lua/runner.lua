@@ -359,17 +359,20 @@ end
 -- What suites killed outright left behind (their leakbench processes
 -- gone: SIGKILL, the OOM killer, a scheduler's cancel, a crash): their
 -- containers and networks, credential files and run folders at their
--- neutral place, removed before this suite starts, as `leakbench clean`
+-- neutral place, lb-init's copies a killed run left unfinished or whose
+-- image is gone (clean.sweep_init; KEEP, the suite's own tags, are not
+-- asked about), removed before this suite starts, as `leakbench clean`
 -- removes them, and said in one line on stderr. A live suite's are kept
 -- (podman.live_owner). A podman that cannot list them is left to the runs
 -- to report.
-local function sweep_dead(pm)
+local function sweep_dead(pm, keep)
   local removed = podman.clean(pm, { owned = true }) or { containers = {}, networks = {} }
   local files, folders = clean.sweep_credentials(), clean.sweep_hidden()
-  if #removed.containers + #removed.networks + files + folders > 0 then
+  local copies = clean.sweep_init(pm, nil, keep)
+  if #removed.containers + #removed.networks + files + folders + copies > 0 then
     io.stderr:write(("leakbench: removed what killed runs left: %d container(s), %d network(s), "
-      .. "%d credential file(s), %d run folder(s)\n"):format(#removed.containers, #removed.networks,
-      files, folders))
+      .. "%d credential file(s), %d run folder(s), %d copy(ies) of lb-init\n"):format(#removed.containers,
+      #removed.networks, files, folders, copies))
   end
 end
 
@@ -568,7 +571,7 @@ function M.main(opts, paths, cli)
     deferred = {}, removing = {}, rm_failed = false,
     progress = progress_mod.new(#queue, { multi = #versions > 1, claims = claims_of(set.subjects) }),
     exe = core.exe_path(), ctx = ctx, opts = opts, pm = pm, jobs_n = opts.jobs or core.ncpu() }
-  if pm and #queue > 0 then sweep_dead(pm) end
+  if pm and #queue > 0 then sweep_dead(pm, tags and { [tags.proxy] = true }) end
   local svc <close> = start_service(S, out)  -- luacheck: ignore 211 (held for its <close>)
   run_queue(S)
   local results = S.results
