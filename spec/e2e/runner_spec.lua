@@ -160,11 +160,17 @@ describe("SIGKILL of the runner and its run's process at once", function()
         assert.are.equal(tostring(math.ceil(8 + margin + 30 + 60)), t.stdout:match("%d+"), name)
       end
     end
+    -- A copy of lb-init the killed runner was making (images.init_copy's
+    -- extraction folder, named by its process)
+    local extract = ("/var/tmp/leakbench-%s/init/extract-%s-killed"):format(sh.run({ "id", "-u" }).stdout:match("%d+"),
+      pid)
+    os.execute("mkdir -p " .. sh.quote(extract .. "/files"))
     -- The next suite, any suite, removes it before it starts, and says so.
     local r = sh.leakbench({ "run", "spec/fixtures/runner/scenarios/a-pass.lua", "--out", out .. "/next" })
     assert.are.equal(0, r.status, r.stderr)
     assert.matches("leakbench: removed what killed runs left: %d+ container%(s%)", r.stderr)
     assert.are.same({}, pq.containers("leakbench.suite=" .. suite))
+    assert.is_nil(sh.run({ "test", "-e", extract }).status == 0 and extract or nil)
     -- and the killed run's folder is back from its neutral place
     local folder = out .. "/res/d-slow/baseline/1"
     assert.are.equal(0, sh.run({ "sh", "-c", "test -d \"$1\" && ! test -L \"$1\"", "sh", folder }).status,
