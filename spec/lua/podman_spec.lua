@@ -542,8 +542,8 @@ describe("clean", function()
     local n = clean.sweep_init(pm, function(l) lines[#lines + 1] = l end,
       { ["localhost/leakbench-proxy:mine"] = true }, base)
     assert.equal(3, n)
-    assert.same({ "extract-" .. me .. "-ghijkl", "extract-stuvwx", "localhost_leakbench-proxy_cur",
-      "localhost_leakbench-proxy_mine" }, core.listdir(cache))
+    assert.same({ ".images-checked", "extract-" .. me .. "-ghijkl", "extract-stuvwx",
+      "localhost_leakbench-proxy_cur", "localhost_leakbench-proxy_mine" }, core.listdir(cache))
     assert.same({ "images --filter label=leakbench=1 --format json" }, argv_log())
     table.sort(lines)
     assert.same({
@@ -551,6 +551,13 @@ describe("clean", function()
       "removed lb-init's unfinished copy " .. cache .. "/extract-999999999-abcdef (process 999999999 is gone)",
       "removed lb-init's unfinished copy " .. cache .. "/extract-mnopqr (older than 3600 s)",
     }, lines)
+    -- asked again within EVERY seconds of the last time: podman is not
+    core.write_file(log, "")
+    assert.equal(0, clean.sweep_init(pm, nil, {}, base, 3600))
+    assert.same({}, argv_log())
+    os.execute("touch -d '2 hours ago' " .. cache .. "/.images-checked")
+    assert.equal(0, clean.sweep_init(pm, nil, { ["localhost/leakbench-proxy:mine"] = true }, base, 3600))
+    assert.same({ "images --filter label=leakbench=1 --format json" }, argv_log())
     -- with only the suite's own copy and live extractions there, podman is not asked
     core.rmtree(cache .. "/localhost_leakbench-proxy_cur")
     core.write_file(log, "")

@@ -76,11 +76,11 @@ function M.sweep_hidden(say, base, only_pid)
   return n
 end
 
---- M.sweep_init(pm, [say], [keep], [base]) -> count. lb-init's copies
---- (images.init_copy) under BASE (sandbox.hide_base()) that a killed run
---- left unfinished or whose image is gone (images.sweep_init).
-function M.sweep_init(pm, say, keep, base)
-  return images_mod.sweep_init(pm, base or sandbox.hide_base(), say, keep)
+--- M.sweep_init(pm, [say], [keep], [base], [every]) -> count. lb-init's
+--- copies (images.init_copy) under BASE (sandbox.hide_base()) that a
+--- killed run left unfinished or whose image is gone (images.sweep_init).
+function M.sweep_init(pm, say, keep, base, every)
+  return images_mod.sweep_init(pm, base or sandbox.hide_base(), say, keep, every)
 end
 
 --- M.prune_images(pm, keep, [say]) -> { removed = n, skipped = n }

@@ -811,7 +811,7 @@ function M.init_copy(pm, tag, base)
   return done()
 end
 
---- M.sweep_init(pm, base, [tell], [keep]) -> count. What init_copy left in
+--- M.sweep_init(pm, base, [tell], [keep], [every]) -> count. What init_copy left in
 --- BASE/init that nothing will use again: an extraction's folder
 --- (EXTRACT_PREFIX .. pid .. "-XXXXXX") whose leakbench process is gone (a
 --- run killed while it copied; one that names no process, older than
@@ -820,12 +820,15 @@ end
 --- copies stay without asking podman (the suite's own images); podman's
 --- list of images (label leakbench=1, which the servers image inherits
 --- from the base) is read only when another copy is there, and when it
---- cannot be read no copy is removed. A copy another helper's image or a
---- live run uses has its image, so it stays.
+--- cannot be read no copy is removed; EVERY (seconds): not again within
+--- that time of the last time it was read (INIT_CHECKED's age: the sweep
+--- before each suite; `leakbench clean` reads it each time). A copy
+--- another suite's image or a live run uses has its image, so it stays.
 M.EXTRACT_PREFIX = "extract-"
 M.EXTRACT_STALE = 3600
+M.INIT_CHECKED = ".images-checked"
 
-function M.sweep_init(pm, base, tell, keep)
+function M.sweep_init(pm, base, tell, keep, every)
   tell = tell or function() end
   local cache = base .. "/init"
   local keep_dirs = {}
@@ -847,13 +850,17 @@ function M.sweep_init(pm, base, tell, keep)
         n = n + 1
         tell(("removed lb-init's unfinished copy %s/%s (older than %d s)"):format(cache, name, M.EXTRACT_STALE))
       end
-    elseif not keep_dirs[name] then
+    elseif not keep_dirs[name] and name:sub(1, 1) ~= "." then
       others[#others + 1] = name
     end
   end
   if #others == 0 then return n end
+  local stamp = cache .. "/" .. M.INIT_CHECKED
+  local checked = every and core.stat(stamp)
+  if checked and os.time() - checked.mtime < every then return n end
   local list = pm:images("leakbench=1")
   if not list then return n end
+  core.write_file(stamp, "", 384)
   local exists = {}
   for _, im in ipairs(list) do
     for _, tag in ipairs(im.names) do exists[M.init_dir_name(tag)] = true end

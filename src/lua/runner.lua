@@ -361,14 +361,17 @@ end
 -- containers and networks, credential files and run folders at their
 -- neutral place, lb-init's copies a killed run left unfinished or whose
 -- image is gone (clean.sweep_init; KEEP, the suite's own tags, are not
--- asked about), removed before this suite starts, as `leakbench clean`
+-- asked about, and podman's images are read once an hour at most),
+-- removed before this suite starts, as `leakbench clean`
 -- removes them, and said in one line on stderr. A live suite's are kept
 -- (podman.live_owner). A podman that cannot list them is left to the runs
 -- to report.
+local SWEEP_IMAGES_EVERY = 3600
+
 local function sweep_dead(pm, keep)
   local removed = podman.clean(pm, { owned = true }) or { containers = {}, networks = {} }
   local files, folders = clean.sweep_credentials(), clean.sweep_hidden()
-  local copies = clean.sweep_init(pm, nil, keep)
+  local copies = clean.sweep_init(pm, nil, keep, nil, SWEEP_IMAGES_EVERY)
   if #removed.containers + #removed.networks + files + folders + copies > 0 then
     io.stderr:write(("leakbench: removed what killed runs left: %d container(s), %d network(s), "
       .. "%d credential file(s), %d run folder(s), %d copy(ies) of lb-init\n"):format(#removed.containers,
