@@ -362,6 +362,32 @@ describe("container logs in files (k8s-file)", function()
     assert.equal("warning\nnot a log line\n", err)
   end)
 
+  it("splits the claude container's log into stream.jsonl and stderr.txt a piece at a time", function()
+    local d = dir .. "/streams"
+    core.mkdir_p(d .. "/containers")
+    local sb = setmetatable({ api_claude = true, ctrdir = d .. "/containers", dir = d }, sandbox.Sandbox)
+    local lines, want_out, want_err = {}, {}, {}
+    for i = 1, 200 do
+      local stream = i % 3 == 0 and "stderr" or "stdout"
+      local text = ("line %d %s"):format(i, string.rep("x", i % 17))
+      lines[#lines + 1] = ("2026-11-29T18:47:18.%d+00:00 %s F %s\n"):format(i, stream, text)
+      local w = stream == "stdout" and want_out or want_err
+      w[#w + 1] = text .. "\n"
+    end
+    local text = table.concat(lines)
+    local saved = sandbox.STREAMS_CHUNK
+    sandbox.STREAMS_CHUNK = 100     -- pieces shorter than the log, cut inside lines
+    -- half of it, with a line cut short at its end; then the rest
+    core.write_file(d .. "/containers/claude.ctr.log", text:sub(1, #text // 2))
+    sb:claude_streams()
+    core.write_file(d .. "/containers/claude.ctr.log", text)
+    sb:claude_streams(true)
+    sandbox.STREAMS_CHUNK = saved
+    assert.equal(table.concat(want_out), core.read_file(d .. "/stream.jsonl"))
+    assert.equal(table.concat(want_err), core.read_file(d .. "/stderr.txt"))
+    core.rmtree(d)
+  end)
+
   it("tells a running process from a zombie (an ended conmon PID 1 has not reaped yet)", function()
     assert.is_true(podman.running(core.getpid()))
     local h = assert(core.start { argv = { "true" } })

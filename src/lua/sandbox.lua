@@ -1011,27 +1011,36 @@ end
 -- look, in whole log lines, appended to each (podman.k8s_log_streams),
 -- while Claude Code runs (every CARRIER_POLL) and, FINAL, once its conmon
 -- has ended; so that both grow as an attached podman's do.
+-- Read STREAMS_CHUNK bytes at a time, so that what Claude Code printed
+-- between two looks never sits in memory whole (conmon cuts its log lines
+-- far shorter: a piece holds whole lines).
+M.STREAMS_CHUNK = 1048576
+
 function Sandbox:claude_streams(final)
   if not self.api_claude or self.streams_done or not self.ctrdir then return end
   local f = io.open(self.ctrdir .. "/claude.ctr.log", "rb")
   if not f then return end
   f:seek("set", self.streams_at or 0)
-  local chunk = f:read("a") or ""
-  f:close()
-  local whole = chunk:match("^.*\n") or ""
-  self.streams_at = (self.streams_at or 0) + #whole
-  if final then self.streams_done = true end
-  if whole == "" then return end
-  local out, err = podman.k8s_log_streams(whole)
-  for _, w in ipairs({ { "stream.jsonl", out }, { "stderr.txt", err } }) do
-    if w[2] ~= "" then
-      local g = io.open(self.dir .. "/" .. w[1], "ab")
-      if g then
-        g:write(w[2])
-        g:close()
+  repeat
+    local chunk = f:read(M.STREAMS_CHUNK) or ""
+    local whole = chunk:match("^.*\n") or ""
+    self.streams_at = (self.streams_at or 0) + #whole
+    if whole ~= "" then
+      f:seek("set", self.streams_at)
+      local out, err = podman.k8s_log_streams(whole)
+      for _, w in ipairs({ { "stream.jsonl", out }, { "stderr.txt", err } }) do
+        if w[2] ~= "" then
+          local g = io.open(self.dir .. "/" .. w[1], "ab")
+          if g then
+            g:write(w[2])
+            g:close()
+          end
+        end
       end
     end
-  end
+  until whole == "" or #chunk < M.STREAMS_CHUNK
+  f:close()
+  if final then self.streams_done = true end
 end
 
 -- What Claude Code looks for in a --plugin-dir, for the message of a
