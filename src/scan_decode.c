@@ -1975,6 +1975,7 @@ decode_windows(struct pass *ps)
 	size_t len = ps->n, i = 0;
 	const __m128i c1f = _mm_set1_epi8(0x1f), nl = _mm_set1_epi8('\n');
 	const __m128i tab = _mm_set1_epi8('\t'), cr = _mm_set1_epi8('\r');
+	const __m128i sp = _mm_set1_epi8(' ');
 	size_t r;
 
 	for (; i + 16 <= len; i += 16) {
@@ -2006,8 +2007,13 @@ decode_windows(struct pass *ps)
 			if (events(ps, i, 16, lm, (em & ~ws) != 0) != 0)
 				return LINE_BAD;
 		}
-		/* every other window: all base64 characters? */
-		if ((i & 16) != 0 || i < ps->run_floor)
+		/*
+		 * every other window: all base64 characters? (none is a
+		 * blank or below: most text windows end at that test)
+		 */
+		if ((i & 16) != 0 || i < ps->run_floor ||
+		    _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, sp), v)) !=
+			0)
 			continue;
 		if (run_mask16(buf + i, &hm) == 0xffff) {
 			r = try_run(ps->sc, buf, len, i, ps->run_floor,

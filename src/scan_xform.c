@@ -2825,6 +2825,79 @@ specmask16(const unsigned char *p)
 #endif
 }
 
+/*
+ * 64 bytes at p at a time, for the passes below to step over what holds
+ * nothing for them. runmask64: bit k set when p[k] may be in a run
+ * (runmask16). bits_few64: are fewer than 8 of them '0', '1', '_' or
+ * '`' (a bit group's characters, plain or under rot47, as bitsmask16
+ * reads them; no window of them is then a bit group)?
+ */
+#ifdef __SSE2__
+static inline uint64_t
+runmask64(const unsigned char *p)
+{
+	return (uint64_t)runmask16(p) | (uint64_t)runmask16(p + 16) << 16 |
+	    (uint64_t)runmask16(p + 32) << 32 |
+	    (uint64_t)runmask16(p + 48) << 48;
+}
+
+static inline __m128i
+bitc16(const unsigned char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+	/* '0' and '1' are 0x30 and 0x31 */
+	return _mm_or_si128(_mm_cmpeq_epi8(_mm_and_si128(v,
+					       _mm_set1_epi8((char)0xfe)),
+				_mm_set1_epi8('0')),
+	    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')),
+		_mm_cmpeq_epi8(v, _mm_set1_epi8('`'))));
+}
+
+static inline int
+bits_few64(const unsigned char *p)
+{
+	__m128i b0 = bitc16(p), b1 = bitc16(p + 16), b2 = bitc16(p + 32),
+		b3 = bitc16(p + 48);
+	uint64_t b;
+	int k;
+
+	if (_mm_movemask_epi8(
+		_mm_or_si128(_mm_or_si128(b0, b1), _mm_or_si128(b2, b3))) == 0)
+		return 1;
+	b = (uint64_t)(unsigned)_mm_movemask_epi8(b0) |
+	    (uint64_t)(unsigned)_mm_movemask_epi8(b1) << 16 |
+	    (uint64_t)(unsigned)_mm_movemask_epi8(b2) << 32 |
+	    (uint64_t)(unsigned)_mm_movemask_epi8(b3) << 48;
+	for (k = 0; k < 8 && b != 0; k++)
+		b &= b - 1;
+	return k < 8;
+}
+
+#else
+static inline uint64_t
+runmask64(const unsigned char *p)
+{
+	uint64_t r = 0;
+	int k;
+
+	for (k = 0; k < 64; k++)
+		r |= (uint64_t)runc[p[k]] << k;
+	return r;
+}
+
+static inline int
+bits_few64(const unsigned char *p)
+{
+	int k, n = 0;
+
+	for (k = 0; k < 64; k++)
+		n += p[k] == '0' || p[k] == '1' || p[k] == '_' || p[k] == '`';
+	return n < 8;
+}
+
+#endif
+
 static int
 binary(const unsigned char *p, size_t n)
 {
@@ -2848,14 +2921,45 @@ static int
 runs_scan(struct xp *x)
 {
 	const unsigned char *buf = x->buf;
-	size_t len = x->n, i, s, e, floor = 0, k;
+	size_t len = x->n, i, s, e, floor = 0, k, blk;
 	struct scan_budget *bg = x->bg;
+	uint64_t m64 = 0;
 	unsigned top;
+	int have;
 
-	for (i = 0, top = 0; i < len && !x->oom; i += 16) {
+	for (i = 0, top = 0, blk = 0, have = 0; i < len && !x->oom; i += 16) {
 		unsigned m = 0, bottom, ntop, bm;
+		uint64_t r12;
 
-		if (i + 16 <= len)
+		/*
+		 * The run characters of 64 bytes at once, kept for their
+		 * windows; stepped over when none of those windows would do
+		 * anything below: no 12 run characters in a row (a whole
+		 * window, or top + bottom across a window's end) within
+		 * them or across the end of the window before them, and
+		 * fewer than 8 of a bit group's characters.
+		 */
+		if ((!have || i >= blk + 64) && (have = i + 64 <= len)) {
+			blk = i;
+			m64 = runmask64(buf + i);
+			r12 = m64 & (m64 >> 1);
+			r12 &= r12 >> 2;
+			r12 &= r12 >> 4;
+			r12 &= r12 >> 4; /* bit k: bits k to k + 11 set */
+			if (r12 == 0 &&
+			    top + (unsigned)__builtin_ctzll(~m64) < MIN_RUN &&
+			    bits_few64(buf + i)) {
+				m = (unsigned)(m64 >> 48);
+				top = (unsigned)__builtin_clz(
+				    (~m & 0xffffu) << 16);
+				i += 48;
+				have = 0;
+				continue;
+			}
+		}
+		if (have)
+			m = (unsigned)(m64 >> (i - blk)) & 0xffffu;
+		else if (i + 16 <= len)
 			m = runmask16(buf + i);
 		else /* the tail: its missing bytes are not in a run */
 			for (k = i; k < len; k++)
@@ -2945,14 +3049,25 @@ static int
 specials_scan(struct xp *x)
 {
 	const unsigned char *buf = x->buf;
-	size_t len = x->n, i, floor;
+	size_t len = x->n, i, floor, w;
 
-	for (floor = 0, i = 0; i < len; i += 16) {
-		unsigned m = i + 17 <= len ? specmask16(buf + i) :
-					     (unsigned)((1u << (len - i)) - 1);
+	for (floor = 0, i = 0; i < len; i += w) {
+		uint64_t m;
 
+		/* 64 bytes at once (one loop over their bits), the last 16 */
+		if (i + 65 <= len) {
+			m = (uint64_t)specmask16(buf + i) |
+			    (uint64_t)specmask16(buf + i + 16) << 16 |
+			    (uint64_t)specmask16(buf + i + 32) << 32 |
+			    (uint64_t)specmask16(buf + i + 48) << 48;
+			w = 64;
+		} else {
+			m = i + 17 <= len ? specmask16(buf + i) :
+					    (unsigned)((1u << (len - i)) - 1);
+			w = 16;
+		}
 		while (m != 0 && !x->oom) {
-			size_t j = i + (size_t)__builtin_ctz(m);
+			size_t j = i + (size_t)__builtin_ctzll(m);
 			unsigned c = buf[j];
 
 			m &= m - 1;
