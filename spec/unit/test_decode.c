@@ -201,6 +201,28 @@ static const struct tool_case tool_cases[] = {
 	    { { "gzip", "-c", NULL }, { "xxd", NULL } } },
 	{ "bzip2 -c", "bzip2>raw", 0, { { "bzip2", "-c", NULL } } },
 	{ "xz -c", "xz>raw", 1, { { "xz", "-c", NULL } } },
+	/*
+	 * wrapped after a line of their own: decoded from the first line
+	 * of the run, not from the line a window of base64 was found in
+	 */
+	{ "gzip -c | base64 -w22 between BEGIN and END lines",
+	    "base64>gzip>raw", 0,
+	    { { "gzip", "-c", NULL },
+		{ "sh", "-c",
+		    "echo '-----BEGIN DATA-----'; base64 -w22; "
+		    "echo '-----END DATA-----'",
+		    NULL } } },
+	{ "gzip -c | base64 -w30 after a short line", "base64>gzip>raw", 0,
+	    { { "gzip", "-c", NULL },
+		{ "sh", "-c", "echo hi; base64 -w30", NULL } } },
+	{ "gzip -c | base64 wrapped at 38 in a JSON string after a line",
+	    "base64>gzip>raw", 0,
+	    { { "gzip", "-c", NULL },
+		{ "python3", "-c",
+		    "import sys,base64,json,textwrap;print(json.dumps("
+		    "{'a':'data\\n'+'\\n'.join(textwrap.wrap(base64."
+		    "b64encode(sys.stdin.buffer.read()).decode(),38))}))",
+		    NULL } } },
 	{ "bzip2 -c | base64", "base64>bzip2>raw", 0,
 	    { { "bzip2", "-c", NULL }, { "base64", NULL } } },
 	{ "xz -c | base64", "base64>xz>raw", 1,
