@@ -54,6 +54,9 @@
  *     letters (a hex entity's 'x' or an entity's name rotated: '&', '#',
  *     ';' and decimal entities stay as they were);
  *   - "=?": MIME encoded-words (B and Q);
+ *   - a line feed after an 'l' between run characters: quoted-printable
+ *     under rot47 (its soft breaks read "l\n"), the lines so joined
+ *     rotated back, breaks kept, and scanned (on_soft47);
  *   - below the top level, in bytes that are not text: a secret's or a
  *     pattern's XOR delta (any one-byte key);
  *   - a radix token whose bytes are neither text nor XOR: brotli (which
@@ -2912,6 +2915,68 @@ binary(const unsigned char *p, size_t n)
 }
 
 /*
+ * Quoted-printable under rot47: its soft line breaks read "l\n" ('='
+ * rotated; rot47 leaves line breaks and blanks alone), so no decoder
+ * sees them and no line holds the whole secret. The lines of run
+ * characters around the run [s, e) joined by such breaks (back from s,
+ * on from e) are rotated back, breaks kept, and scanned one level
+ * deeper, where quoted-printable reads them ("rot47>quoted-printable").
+ * Returns where the region ends (e when there is none), or 0 when out of
+ * memory.
+ */
+#define R47QP_MAX (64u << 10) /* characters of one region */
+
+static size_t
+soft47_before(const unsigned char *buf, size_t a)
+{
+	/* a: a line's start; the break before it, when an 'l' ends the
+	 * line before: that 'l''s position + 1, else 0 */
+	if (a >= 2 && buf[a - 1] == '\n' && buf[a - 2] == 'l')
+		return a - 1;
+	if (a >= 3 && buf[a - 1] == '\n' && buf[a - 2] == '\r' &&
+	    buf[a - 3] == 'l')
+		return a - 2;
+	return 0;
+}
+
+static size_t
+on_soft47(struct xp *x, size_t s, size_t e)
+{
+	const unsigned char *buf = x->buf;
+	size_t len = x->n, a = s, b = e, q, t;
+	unsigned char *u;
+
+	/* back over the lines before, each ending in a soft break */
+	while (s - a < R47QP_MAX && (q = soft47_before(buf, a)) != 0 && q > 0 &&
+	    runc[buf[q - 1]]) {
+		for (a = q; a > 0 && runc[buf[a - 1]]; a--)
+			;
+	}
+	/* on over the lines after, while each ends in one */
+	while (b - a < R47QP_MAX && b > 0 && buf[b - 1] == 'l') {
+		t = b < len && buf[b] == '\n'				? 1 :
+		    b + 1 < len && buf[b] == '\r' && buf[b + 1] == '\n' ? 2 :
+									  0;
+		if (t == 0 || b + t >= len || !runc[buf[b + t]])
+			break;
+		for (b += t; b < len && runc[buf[b]]; b++)
+			;
+	}
+	if (a == s && b == e)
+		return e;
+	if ((u = scratch(&x->w, &x->wcap, b - a, &x->oom)) == NULL)
+		return 0;
+	scan_budget_spend(x->bg, b - a);
+	for (q = a; q < b; q++)
+		u[q - a] = buf[q] > 0x20 && buf[q] < 0x7f ?
+		    (unsigned char)(33 + (buf[q] - 33 + 47) % 94) :
+		    buf[q];
+	if (xemit(x, u, b - a, "rot47", a, b) != 0)
+		return 0;
+	return b;
+}
+
+/*
  * Runs, and bit groups (windows of '0', '1' and separators). A run of 16
  * or more either holds a whole window or crosses one window's end into
  * the next: the ones at the top of one mask and at the bottom of the next
@@ -3043,6 +3108,35 @@ nuls_scan(struct xp *x)
 	return 0;
 }
 
+/*
+ * Line feeds after an 'l' between run characters: quoted-printable under
+ * rot47 (on_soft47). -1: out of memory.
+ */
+static int
+soft47_scan(struct xp *x)
+{
+	const unsigned char *buf = x->buf, *z;
+	size_t len = x->n, i, k, s, l;
+
+	for (i = 0; i < len; i = k + 1) {
+		z = memchr(buf + i, '\n', len - i);
+		if (z == NULL)
+			break;
+		k = (size_t)(z - buf);
+		l = k >= 1 && buf[k - 1] == '\r' ? k - 1 : k; /* the break */
+		if (l < 2 || buf[l - 1] != 'l' || !runc[buf[l - 2]] ||
+		    k + 1 >= len || !runc[buf[k + 1]])
+			continue;
+		if (scan_budget_late(x->bg))
+			break;
+		for (s = l - 1; s > 0 && runc[buf[s - 1]]; s--)
+			;
+		if ((k = on_soft47(x, s, l)) == 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Look-alikes, invisibles, entities, MIME words: in text. -1: out of
  * memory. */
 static int
@@ -3121,7 +3215,7 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 		goto out;
 	bin = depth > 0 && binary(buf, len);
 	if (runs_scan(&x) != 0 || nuls_scan(&x) != 0 ||
-	    (!bin && specials_scan(&x) != 0))
+	    (!bin && (specials_scan(&x) != 0 || soft47_scan(&x) != 0)))
 		rc = -1;
 	else if (depth > 0 && (len <= 4 * x.maxsecret + 64 || bin) &&
 	    try_xor(&x) != 0)
