@@ -3143,9 +3143,14 @@ static int
 specials_scan(struct xp *x)
 {
 	const unsigned char *buf = x->buf;
-	size_t len = x->n, i, floor, w;
+	size_t len = x->n, i, w, uf = 0, af = 0, mf = 0;
 
-	for (floor = 0, i = 0; i < len; i += w) {
+	/*
+	 * One floor per kind: a line one decoder read (entities that are
+	 * not, under look-alikes) is still read by the others, whose
+	 * output is scanned again, so they compose in either order.
+	 */
+	for (i = 0; i < len; i += w) {
 		uint64_t m;
 
 		/* 64 bytes at once (one loop over their bits), the last 16 */
@@ -3165,21 +3170,25 @@ specials_scan(struct xp *x)
 			unsigned c = buf[j];
 
 			m &= m - 1;
-			if (j < floor)
-				continue;
 			if (c >= 0xc2 && c != 0xc3 && foldable(buf, len, j)) {
+				if (j < uf)
+					continue;
 				if (scan_budget_late(x->bg))
 					return 0;
-				floor = on_unicode(x, j, floor);
+				uf = on_unicode(x, j, uf);
 			} else if (c == '&' && j + 2 < len) {
+				if (j < af)
+					continue;
 				if (scan_budget_late(x->bg))
 					return 0;
-				floor = on_amp(x, j, floor);
+				af = on_amp(x, j, af);
 			} else if (c == '=' && j + 1 < len &&
 			    buf[j + 1] == '?') {
+				if (j < mf)
+					continue;
 				if (scan_budget_late(x->bg))
 					return 0;
-				floor = on_mime(x, j);
+				mf = on_mime(x, j);
 			}
 		}
 		if (x->oom)
