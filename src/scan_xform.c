@@ -58,7 +58,9 @@
  *     under rot47 (its soft breaks read "l\n"), the lines so joined
  *     rotated back, breaks kept, and scanned (on_soft47);
  *   - below the top level, in bytes that are not text: a secret's or a
- *     pattern's XOR delta (any one-byte key);
+ *     pattern's XOR delta (any one-byte key); else the keys, from the
+ *     bytes seen most, under which they read as look-alikes, invisibles
+ *     or entities (text a decoder here reads, with no literal form);
  *   - a radix token whose bytes are neither text nor XOR: brotli (which
  *     has no magic; zstd and lz4 have, and scan_decode.c finds them).
  * A transform's finding that holds a finding of the same secret made
@@ -660,6 +662,74 @@ on_any(void *ctx, const struct scan_trig *t, size_t pos)
  * XORed with k has k's top bit, so at most one byte in 8 of the first
  * 64 may differ from the others there (random bytes: half of them do).
  */
+/*
+ * XOR of text a text decoder reads (look-alikes, invisibles, entities),
+ * which holds no literal form of a secret and so no pattern's delta:
+ * the keys under which the first 64 bytes of d[0..n) are text (valid
+ * UTF-8, no control byte) with a byte from 0xc2 or an '&' before a
+ * letter or '#'. Up to max keys into keys; returns how many. Key 0 (d
+ * as it is) is not one.
+ */
+static size_t
+xor_text_keys(const unsigned char *d, size_t n, unsigned char *keys, size_t max,
+    size_t *looked)
+{
+	/* what such text repeats: look-alikes' and invisibles' UTF-8
+	 * leads and continuations, an entity's '&', '#' and ';' */
+	static const unsigned char often[] = { 0xef, 0xbc, 0xbd, 0xf0, 0x9d,
+		0xe2, 0x80, 0xc2, 0xad, '&', '#', ';' };
+	unsigned char t[65], tried[256] = { 0 };
+	unsigned cnt[256] = { 0 }, top[2] = { 0, 0 }, mark;
+	size_t i, k = n < 64 ? n : 64, got = 0, j, score[8],
+		  h = n < 256 ? n : 256;
+	unsigned key, a, b;
+
+	*looked = h;
+	if (n < SCAN_MIN_SECRET || max > 8)
+		return 0;
+	/* the two bytes seen most: one of those, under the key */
+	for (i = 0; i < h; i++)
+		if (++cnt[d[i]] > cnt[top[0]])
+			top[0] = d[i];
+	/* (a lead, an '&' every few bytes, four times at least: not bytes
+	 * of no structure) */
+	if (cnt[top[0]] < 4 || cnt[top[0]] * 10 < h)
+		return 0;
+	top[1] = top[0] ^ 1;
+	for (i = 0; i < h; i++)
+		if (d[i] != top[0] && cnt[d[i]] > cnt[top[1]])
+			top[1] = d[i];
+	for (a = 0; a < 2; a++)
+		for (b = 0; b < sizeof(often); b++) {
+			key = top[a] ^ often[b];
+			if (key == 0 || tried[key]++)
+				continue;
+			for (i = 0, mark = 0; i < k; i++) {
+				t[i] = d[i] ^ (unsigned char)key;
+				if (ctrl_byte(t[i]))
+					break;
+				mark += t[i] >= 0xc2 ||
+				    (i > 0 && t[i - 1] == '&' &&
+					(scan_is_letter(t[i]) || t[i] == '#'));
+			}
+			*looked += i;
+			if (i < k || mark < 4 || text_bad(t, k, k, 0) != 0)
+				continue;
+			/* kept: the keys that show the most of them first */
+			for (j = got < max ? got++ : max;
+			     j > 0 && score[j - 1] < mark; j--)
+				if (j < max) {
+					keys[j] = keys[j - 1];
+					score[j] = score[j - 1];
+				}
+			if (j < max) {
+				keys[j] = (unsigned char)key;
+				score[j] = mark;
+			}
+		}
+	return got;
+}
+
 static int
 xor_hit(struct xp *x, const unsigned char *d, size_t n)
 {
@@ -680,6 +750,13 @@ xor_hit(struct xp *x, const unsigned char *d, size_t n)
 		t[i] = d[i] ^ d[i + 1];
 	scan_budget_spend(x->bg, n);
 	scan_trig_scan(x->sc, t, n - 1, TRIG_DELTA, on_any, &hit);
+	if (!hit && n <= 4096) {
+		unsigned char keys[1];
+		size_t looked;
+
+		hit = xor_text_keys(d, n, keys, 1, &looked) > 0;
+		scan_budget_spend(x->bg, looked);
+	}
 	return hit;
 }
 
@@ -2506,6 +2583,14 @@ try_xor(struct xp *x)
 	x->nxkey = 0;
 	if (scan_trig_scan(x->sc, d, x->n - 1, TRIG_DELTA, on_delta, x) != 0)
 		return -1;
+	/* else XOR of text a text decoder reads: the keys that show it */
+	if (x->nxkey == 0 && x->n <= 4096) {
+		size_t looked;
+
+		x->nxkey = (int)xor_text_keys(x->buf, x->n, x->xkey,
+		    sizeof(x->xkey), &looked);
+		scan_budget_spend(x->bg, looked);
+	}
 	for (k = 0; k < x->nxkey; k++) {
 		unsigned char *t = scratch(&x->t, &x->tcap, x->n, &x->oom);
 

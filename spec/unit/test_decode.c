@@ -1244,7 +1244,8 @@ step(struct str *s, const char *how)
  * shows which. Bits grouped by blanks under rot47 ('_' and '`'). basE91
  * under a rotation: each rotation whose first group starts text.
  * Quoted-printable under rot47 (its soft break reads "l\n"); look-alikes
- * of HTML entities (both decoders read the line). Each chain is
+ * of HTML entities (both decoders read the line); XOR of look-alikes or
+ * entities (the key under which they read as such). Each chain is
  * found with its name, in a line and as a JSON value; the same chains
  * over a near miss (the last byte off) find nothing.
  */
@@ -1282,6 +1283,9 @@ test_undo(void)
 		    "unicode-fold>html-unescape>raw" },
 		{ { "hex", "html", "mathbold" },
 		    "unicode-fold>html-unescape>hex" },
+		/* XOR of text a text decoder reads: the key that shows it */
+		{ { "mathbold", "xor", "hex" }, "hex>xor>unicode-fold>raw" },
+		{ { "html", "xor", "base64" }, "base64>xor>html-unescape>raw" },
 	};
 	struct scan *sc = compile1(S1, strlen(S1));
 	struct str enc = { 0 }, text = { 0 };
