@@ -1534,12 +1534,14 @@ run_back(const unsigned char *buf, size_t n, size_t i, size_t floor)
 		;
 	w -= s; /* the line's width */
 	for (;;) {
+		size_t back = s - floor; /* bytes before s there may be */
+
 		t = 0;
-		if (s > floor && buf[s - 1] == '\n')
-			t = s - 1 > floor && buf[s - 2] == '\r' ? 2 : 1;
-		else if (s - floor >= 2 && buf[s - 2] == '\\' &&
+		if (back >= 1 && buf[s - 1] == '\n')
+			t = back >= 2 && buf[s - 2] == '\r' ? 2 : 1;
+		if (t == 0 && back >= 2 && buf[s - 2] == '\\' &&
 		    buf[s - 1] == 'n')
-			t = s - floor >= 4 && buf[s - 4] == '\\' &&
+			t = back >= 4 && buf[s - 4] == '\\' &&
 				buf[s - 3] == 'r' ?
 			    4 :
 			    2;
@@ -1563,7 +1565,7 @@ static size_t
 run_extent(const unsigned char *buf, size_t n, size_t i, size_t floor,
     size_t *s_, size_t *count, int *hex_)
 {
-	size_t s = i, e = i, t;
+	size_t s, e = i, t;
 	int hex = 1;
 
 	s = run_back(buf, n, i, floor);

@@ -680,17 +680,20 @@ xor_text_keys(const unsigned char *d, size_t n, unsigned char *keys, size_t max,
 		0xe2, 0x80, 0xc2, 0xad, '&', '#', ';' };
 	unsigned char t[65], tried[256] = { 0 };
 	unsigned cnt[256] = { 0 }, top[2] = { 0, 0 }, mark;
-	size_t i, k = n < 64 ? n : 64, got = 0, j, score[8],
-		  h = n < 256 ? n : 256;
+	size_t i, k, got = 0, j, score[8], h;
 	unsigned key, a, b;
 
-	*looked = h;
+	*looked = 0;
 	if (n < SCAN_MIN_SECRET || max > 8)
 		return 0;
-	/* the two bytes seen most: one of those, under the key */
-	for (i = 0; i < h; i++)
+	/* the two bytes seen most (of the first 256): one of those, under
+	 * the key */
+	for (i = 0; i < n && i < 256; i++)
 		if (++cnt[d[i]] > cnt[top[0]])
 			top[0] = d[i];
+	h = i;
+	k = i < 64 ? i : 64; /* the bytes tried under each key */
+	*looked = h;
 	/* (a lead, an '&' every few bytes, four times at least: not bytes
 	 * of no structure) */
 	if (cnt[top[0]] < 4 || cnt[top[0]] * 10 < h)
@@ -3032,7 +3035,7 @@ on_soft47(struct xp *x, size_t s, size_t e)
 	unsigned char *u;
 
 	/* back over the lines before, each ending in a soft break */
-	while (s - a < R47QP_MAX && (q = soft47_before(buf, a)) != 0 && q > 0 &&
+	while (s - a < R47QP_MAX && (q = soft47_before(buf, a)) != 0 &&
 	    runc[buf[q - 1]]) {
 		for (a = q; a > 0 && runc[buf[a - 1]]; a--)
 			;
