@@ -673,7 +673,7 @@ static int strict = 1;
  * ... but for these (outer over inner, by label), found in every case of
  * 20000 generated (bench_scan's table: 8 or more of each), a rotation
  * or reversal right over a radix, quoted-printable under rot47 (its
- * soft breaks read "l\n") and stacked escapes.
+ * soft breaks read "l\n"), XOR of look-alikes and stacked escapes.
  */
 static const char *const claimed[][2] = {
 	{ "rot-N", "bits (grouped)" },
@@ -700,6 +700,10 @@ static const char *const claimed[][2] = {
 	{ "fullwidth", "html-entities" },
 	{ "fullwidth", "quoted-printable" },
 	{ "html-entities", "html-entities" },
+	{ "math-bold", "html-entities" },
+	{ "invisibles", "html-entities" },
+	{ "xor", "fullwidth" },
+	{ "xor", "math-bold" },
 };
 
 static int
@@ -1367,6 +1371,9 @@ static const struct {
 	    "first line, not from the line a window was found in" },
 	{ 1278, "quoted-printable under rot47: its soft break reads l\\n" },
 	{ 406, "quoted-printable of base85 under rot47" },
+	{ 819, "look-alikes of entities: both decoders read the line" },
+	{ 246, "Crockford base32 of look-alikes of entities" },
+	{ 230, "XOR of look-alikes: the key that makes them UTF-8" },
 };
 
 int
