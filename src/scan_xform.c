@@ -1599,10 +1599,14 @@ undo_run(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e,
 	if (!(done_kinds & TRIG_REV) &&
 	    undo_try(x, p, n, 0, m, rfam, s, e) != 0)
 		return -1;
-	/* rot47: an alphabet the run is not in */
+	/*
+	 * rot47: a radix alphabet the run is not in; base85 and basE91 in
+	 * any case (rot47 of their text is mostly their text too, and the
+	 * run as it is did not read as text above)
+	 */
 	m = fit_bits(iraw & ~raw, ti & 1, ti & 2, ti & 4, ti & 8, n);
 	if (!(done_kinds & TRIG_R47) &&
-	    undo_try(x, p, n, 47, m, ifam & ~rfam, s, e) != 0)
+	    undo_try(x, p, n, 47, m, ifam, s, e) != 0)
 		return -1;
 	/*
 	 * Rotations: an alphabet the run is not in that its letters rotated

@@ -1283,6 +1283,9 @@ test_undo(void)
 		    "unicode-fold>html-unescape>raw" },
 		{ { "hex", "html", "mathbold" },
 		    "unicode-fold>html-unescape>hex" },
+		/* rot47 of basE91 is basE91 text too: undone all the same */
+		{ { "base91", "rot47", NULL }, "rot47>base91>raw" },
+		{ { "hex", "base91", "rot47" }, "rot47>base91>hex" },
 		/* XOR of text a text decoder reads: the key that shows it */
 		{ { "mathbold", "xor", "hex" }, "hex>xor>unicode-fold>raw" },
 		{ { "html", "xor", "base64" }, "base64>xor>html-unescape>raw" },
