@@ -1507,6 +1507,56 @@ probe_at(const unsigned char *buf, size_t s, size_t e, int hex,
 }
 
 /*
+ * Where a run holding i starts: the start of i's line of run characters
+ * (after a JSON "\n" escape, not at its 'n'), then back over line breaks
+ * (real or JSON-escaped) through the lines before it while each is as
+ * long as the line after it: a wrapped run's lines are as long as each
+ * other but the last, and a line before the run ("-----BEGIN ...",
+ * "data:" and so on) is shorter. A run found in its second line is then
+ * decoded from its first, at the right alignment.
+ */
+static size_t
+line_back(const unsigned char *buf, size_t s, size_t floor)
+{
+	while (s > floor && runch[buf[s - 1]])
+		s--;
+	if (s > floor && buf[s - 1] == '\\' && buf[s] == 'n')
+		s++;
+	return s;
+}
+
+static size_t
+run_back(const unsigned char *buf, size_t n, size_t i, size_t floor)
+{
+	size_t s = line_back(buf, i, floor), w, ps, pe, t;
+
+	for (w = s; w < n && w - s < MAX_LINE && runch[buf[w]]; w++)
+		;
+	w -= s; /* the line's width */
+	for (;;) {
+		size_t back = s - floor; /* bytes before s there may be */
+
+		t = 0;
+		if (back >= 1 && buf[s - 1] == '\n')
+			t = back >= 2 && buf[s - 2] == '\r' ? 2 : 1;
+		if (t == 0 && back >= 2 && buf[s - 2] == '\\' &&
+		    buf[s - 1] == 'n')
+			t = back >= 4 && buf[s - 4] == '\\' &&
+				buf[s - 3] == 'r' ?
+			    4 :
+			    2;
+		if (t == 0 || s - t <= floor)
+			return s;
+		pe = s - t;
+		ps = line_back(buf, pe, floor);
+		if (pe - ps < w || pe - ps < 16)
+			return s;
+		w = pe - ps;
+		s = ps;
+	}
+}
+
+/*
  * The extent [*s, returned) of the base64 or hex run around the all-run
  * window at i (not before floor), through escaped slashes and line
  * breaks; *count: its run characters; *hex: whether all are hex digits.
@@ -1515,12 +1565,18 @@ static size_t
 run_extent(const unsigned char *buf, size_t n, size_t i, size_t floor,
     size_t *s_, size_t *count, int *hex_)
 {
-	size_t s = i, e = i, t;
+	size_t s, e = i, t;
 	int hex = 1;
 
-	*count = 0;
-	while (s > floor && runch[buf[s - 1]])
-		s--;
+	s = run_back(buf, n, i, floor);
+	for (*count = 0, t = s; t < i; t++) { /* the lines before i's */
+		if (!runch[buf[t]] ||
+		    ((buf[t] == 'n' || buf[t] == 'r') && t > s &&
+			buf[t - 1] == '\\'))
+			continue;
+		++*count;
+		hex &= hexch[buf[t]];
+	}
 	while (e < n) {
 		if (runch[buf[e]]) {
 			size_t f = e;
@@ -1964,7 +2020,7 @@ events1(struct pass *ps, size_t i)
 #ifdef __SSE2__
 /*
  * The windows of 16 bytes of ps's buffer: the events of its bytes below
- * 0x20 (line breaks, NULs, control bytes), and every other window all of
+ * 0x20 (line breaks, NULs, control bytes), and every window all of
  * base64 characters the run around it. Returns where the windows end,
  * or LINE_BAD when out of memory.
  */
@@ -1975,6 +2031,7 @@ decode_windows(struct pass *ps)
 	size_t len = ps->n, i = 0;
 	const __m128i c1f = _mm_set1_epi8(0x1f), nl = _mm_set1_epi8('\n');
 	const __m128i tab = _mm_set1_epi8('\t'), cr = _mm_set1_epi8('\r');
+	const __m128i sp = _mm_set1_epi8(' ');
 	size_t r;
 
 	for (; i + 16 <= len; i += 16) {
@@ -2006,8 +2063,15 @@ decode_windows(struct pass *ps)
 			if (events(ps, i, 16, lm, (em & ~ws) != 0) != 0)
 				return LINE_BAD;
 		}
-		/* every other window: all base64 characters? */
-		if ((i & 16) != 0 || i < ps->run_floor)
+		/*
+		 * every window: all base64 characters? (none is a blank or
+		 * below: most text windows end at that test). Every one,
+		 * not every other: a wrapped run's lines of 31 characters
+		 * or more then always show one, shorter ones most often.
+		 */
+		if (i < ps->run_floor ||
+		    _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, sp), v)) !=
+			0)
 			continue;
 		if (run_mask16(buf + i, &hm) == 0xffff) {
 			r = try_run(ps->sc, buf, len, i, ps->run_floor,

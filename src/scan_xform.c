@@ -54,8 +54,13 @@
  *     letters (a hex entity's 'x' or an entity's name rotated: '&', '#',
  *     ';' and decimal entities stay as they were);
  *   - "=?": MIME encoded-words (B and Q);
+ *   - a line feed after an 'l' between run characters: quoted-printable
+ *     under rot47 (its soft breaks read "l\n"), the lines so joined
+ *     rotated back, breaks kept, and scanned (on_soft47);
  *   - below the top level, in bytes that are not text: a secret's or a
- *     pattern's XOR delta (any one-byte key);
+ *     pattern's XOR delta (any one-byte key); else the keys, from the
+ *     bytes seen most, under which they read as look-alikes, invisibles
+ *     or entities (text a decoder here reads, with no literal form);
  *   - a radix token whose bytes are neither text nor XOR: brotli (which
  *     has no magic; zstd and lz4 have, and scan_decode.c finds them).
  * A transform's finding that holds a finding of the same secret made
@@ -657,6 +662,77 @@ on_any(void *ctx, const struct scan_trig *t, size_t pos)
  * XORed with k has k's top bit, so at most one byte in 8 of the first
  * 64 may differ from the others there (random bytes: half of them do).
  */
+/*
+ * XOR of text a text decoder reads (look-alikes, invisibles, entities),
+ * which holds no literal form of a secret and so no pattern's delta:
+ * the keys under which the first 64 bytes of d[0..n) are text (valid
+ * UTF-8, no control byte) with a byte from 0xc2 or an '&' before a
+ * letter or '#'. Up to max keys into keys; returns how many. Key 0 (d
+ * as it is) is not one.
+ */
+static size_t
+xor_text_keys(const unsigned char *d, size_t n, unsigned char *keys, size_t max,
+    size_t *looked)
+{
+	/* what such text repeats: look-alikes' and invisibles' UTF-8
+	 * leads and continuations, an entity's '&', '#' and ';' */
+	static const unsigned char often[] = { 0xef, 0xbc, 0xbd, 0xf0, 0x9d,
+		0xe2, 0x80, 0xc2, 0xad, '&', '#', ';' };
+	unsigned char t[65], tried[256] = { 0 };
+	unsigned cnt[256] = { 0 }, top[2] = { 0, 0 }, mark;
+	size_t i, k, got = 0, j, score[8], h;
+	unsigned key, a, b;
+
+	*looked = 0;
+	if (n < SCAN_MIN_SECRET || max > 8)
+		return 0;
+	/* the two bytes seen most (of the first 256): one of those, under
+	 * the key */
+	for (i = 0; i < n && i < 256; i++)
+		if (++cnt[d[i]] > cnt[top[0]])
+			top[0] = d[i];
+	h = i;
+	k = i < 64 ? i : 64; /* the bytes tried under each key */
+	*looked = h;
+	/* (a lead, an '&' every few bytes, four times at least: not bytes
+	 * of no structure) */
+	if (cnt[top[0]] < 4 || cnt[top[0]] * 10 < h)
+		return 0;
+	top[1] = top[0] ^ 1;
+	for (i = 0; i < h; i++)
+		if (d[i] != top[0] && cnt[d[i]] > cnt[top[1]])
+			top[1] = d[i];
+	for (a = 0; a < 2; a++)
+		for (b = 0; b < sizeof(often); b++) {
+			key = top[a] ^ often[b];
+			if (key == 0 || tried[key]++)
+				continue;
+			for (i = 0, mark = 0; i < k; i++) {
+				t[i] = d[i] ^ (unsigned char)key;
+				if (ctrl_byte(t[i]))
+					break;
+				mark += t[i] >= 0xc2 ||
+				    (i > 0 && t[i - 1] == '&' &&
+					(scan_is_letter(t[i]) || t[i] == '#'));
+			}
+			*looked += i;
+			if (i < k || mark < 4 || text_bad(t, k, k, 0) != 0)
+				continue;
+			/* kept: the keys that show the most of them first */
+			for (j = got < max ? got++ : max;
+			     j > 0 && score[j - 1] < mark; j--)
+				if (j < max) {
+					keys[j] = keys[j - 1];
+					score[j] = score[j - 1];
+				}
+			if (j < max) {
+				keys[j] = (unsigned char)key;
+				score[j] = mark;
+			}
+		}
+	return got;
+}
+
 static int
 xor_hit(struct xp *x, const unsigned char *d, size_t n)
 {
@@ -677,6 +753,13 @@ xor_hit(struct xp *x, const unsigned char *d, size_t n)
 		t[i] = d[i] ^ d[i + 1];
 	scan_budget_spend(x->bg, n);
 	scan_trig_scan(x->sc, t, n - 1, TRIG_DELTA, on_any, &hit);
+	if (!hit && n <= 4096) {
+		unsigned char keys[1];
+		size_t looked;
+
+		hit = xor_text_keys(d, n, keys, 1, &looked) > 0;
+		scan_budget_spend(x->bg, looked);
+	}
 	return hit;
 }
 
@@ -1516,10 +1599,14 @@ undo_run(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e,
 	if (!(done_kinds & TRIG_REV) &&
 	    undo_try(x, p, n, 0, m, rfam, s, e) != 0)
 		return -1;
-	/* rot47: an alphabet the run is not in */
+	/*
+	 * rot47: a radix alphabet the run is not in; base85 and basE91 in
+	 * any case (rot47 of their text is mostly their text too, and the
+	 * run as it is did not read as text above)
+	 */
 	m = fit_bits(iraw & ~raw, ti & 1, ti & 2, ti & 4, ti & 8, n);
 	if (!(done_kinds & TRIG_R47) &&
-	    undo_try(x, p, n, 47, m, ifam & ~rfam, s, e) != 0)
+	    undo_try(x, p, n, 47, m, ifam, s, e) != 0)
 		return -1;
 	/*
 	 * Rotations: an alphabet the run is not in that its letters rotated
@@ -2503,6 +2590,14 @@ try_xor(struct xp *x)
 	x->nxkey = 0;
 	if (scan_trig_scan(x->sc, d, x->n - 1, TRIG_DELTA, on_delta, x) != 0)
 		return -1;
+	/* else XOR of text a text decoder reads: the keys that show it */
+	if (x->nxkey == 0 && x->n <= 4096) {
+		size_t looked;
+
+		x->nxkey = (int)xor_text_keys(x->buf, x->n, x->xkey,
+		    sizeof(x->xkey), &looked);
+		scan_budget_spend(x->bg, looked);
+	}
 	for (k = 0; k < x->nxkey; k++) {
 		unsigned char *t = scratch(&x->t, &x->tcap, x->n, &x->oom);
 
@@ -2825,6 +2920,79 @@ specmask16(const unsigned char *p)
 #endif
 }
 
+/*
+ * 64 bytes at p at a time, for the passes below to step over what holds
+ * nothing for them. runmask64: bit k set when p[k] may be in a run
+ * (runmask16). bits_few64: are fewer than 8 of them '0', '1', '_' or
+ * '`' (a bit group's characters, plain or under rot47, as bitsmask16
+ * reads them; no window of them is then a bit group)?
+ */
+#ifdef __SSE2__
+static inline uint64_t
+runmask64(const unsigned char *p)
+{
+	return (uint64_t)runmask16(p) | (uint64_t)runmask16(p + 16) << 16 |
+	    (uint64_t)runmask16(p + 32) << 32 |
+	    (uint64_t)runmask16(p + 48) << 48;
+}
+
+static inline __m128i
+bitc16(const unsigned char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+	/* '0' and '1' are 0x30 and 0x31 */
+	return _mm_or_si128(_mm_cmpeq_epi8(_mm_and_si128(v,
+					       _mm_set1_epi8((char)0xfe)),
+				_mm_set1_epi8('0')),
+	    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')),
+		_mm_cmpeq_epi8(v, _mm_set1_epi8('`'))));
+}
+
+static inline int
+bits_few64(const unsigned char *p)
+{
+	__m128i b0 = bitc16(p), b1 = bitc16(p + 16), b2 = bitc16(p + 32),
+		b3 = bitc16(p + 48);
+	uint64_t b;
+	int k;
+
+	if (_mm_movemask_epi8(
+		_mm_or_si128(_mm_or_si128(b0, b1), _mm_or_si128(b2, b3))) == 0)
+		return 1;
+	b = (uint64_t)(unsigned)_mm_movemask_epi8(b0) |
+	    (uint64_t)(unsigned)_mm_movemask_epi8(b1) << 16 |
+	    (uint64_t)(unsigned)_mm_movemask_epi8(b2) << 32 |
+	    (uint64_t)(unsigned)_mm_movemask_epi8(b3) << 48;
+	for (k = 0; k < 8 && b != 0; k++)
+		b &= b - 1;
+	return k < 8;
+}
+
+#else
+static inline uint64_t
+runmask64(const unsigned char *p)
+{
+	uint64_t r = 0;
+	int k;
+
+	for (k = 0; k < 64; k++)
+		r |= (uint64_t)runc[p[k]] << k;
+	return r;
+}
+
+static inline int
+bits_few64(const unsigned char *p)
+{
+	int k, n = 0;
+
+	for (k = 0; k < 64; k++)
+		n += p[k] == '0' || p[k] == '1' || p[k] == '_' || p[k] == '`';
+	return n < 8;
+}
+
+#endif
+
 static int
 binary(const unsigned char *p, size_t n)
 {
@@ -2839,6 +3007,68 @@ binary(const unsigned char *p, size_t n)
 }
 
 /*
+ * Quoted-printable under rot47: its soft line breaks read "l\n" ('='
+ * rotated; rot47 leaves line breaks and blanks alone), so no decoder
+ * sees them and no line holds the whole secret. The lines of run
+ * characters around the run [s, e) joined by such breaks (back from s,
+ * on from e) are rotated back, breaks kept, and scanned one level
+ * deeper, where quoted-printable reads them ("rot47>quoted-printable").
+ * Returns where the region ends (e when there is none), or 0 when out of
+ * memory.
+ */
+#define R47QP_MAX (64u << 10) /* characters of one region */
+
+static size_t
+soft47_before(const unsigned char *buf, size_t a)
+{
+	/* a: a line's start; the break before it, when an 'l' ends the
+	 * line before: that 'l''s position + 1, else 0 */
+	if (a >= 2 && buf[a - 1] == '\n' && buf[a - 2] == 'l')
+		return a - 1;
+	if (a >= 3 && buf[a - 1] == '\n' && buf[a - 2] == '\r' &&
+	    buf[a - 3] == 'l')
+		return a - 2;
+	return 0;
+}
+
+static size_t
+on_soft47(struct xp *x, size_t s, size_t e)
+{
+	const unsigned char *buf = x->buf;
+	size_t len = x->n, a = s, b = e, q, t;
+	unsigned char *u;
+
+	/* back over the lines before, each ending in a soft break */
+	while (s - a < R47QP_MAX && (q = soft47_before(buf, a)) != 0 &&
+	    runc[buf[q - 1]]) {
+		for (a = q; a > 0 && runc[buf[a - 1]]; a--)
+			;
+	}
+	/* on over the lines after, while each ends in one */
+	while (b - a < R47QP_MAX && b > 0 && buf[b - 1] == 'l') {
+		t = b < len && buf[b] == '\n'				? 1 :
+		    b + 1 < len && buf[b] == '\r' && buf[b + 1] == '\n' ? 2 :
+									  0;
+		if (t == 0 || b + t >= len || !runc[buf[b + t]])
+			break;
+		for (b += t; b < len && runc[buf[b]]; b++)
+			;
+	}
+	if (a == s && b == e)
+		return e;
+	if ((u = scratch(&x->w, &x->wcap, b - a, &x->oom)) == NULL)
+		return 0;
+	scan_budget_spend(x->bg, b - a);
+	for (q = a; q < b; q++)
+		u[q - a] = buf[q] > 0x20 && buf[q] < 0x7f ?
+		    (unsigned char)(33 + (buf[q] - 33 + 47) % 94) :
+		    buf[q];
+	if (xemit(x, u, b - a, "rot47", a, b) != 0)
+		return 0;
+	return b;
+}
+
+/*
  * Runs, and bit groups (windows of '0', '1' and separators). A run of 16
  * or more either holds a whole window or crosses one window's end into
  * the next: the ones at the top of one mask and at the bottom of the next
@@ -2848,14 +3078,45 @@ static int
 runs_scan(struct xp *x)
 {
 	const unsigned char *buf = x->buf;
-	size_t len = x->n, i, s, e, floor = 0, k;
+	size_t len = x->n, i, s, e, floor = 0, k, blk;
 	struct scan_budget *bg = x->bg;
+	uint64_t m64 = 0;
 	unsigned top;
+	int have;
 
-	for (i = 0, top = 0; i < len && !x->oom; i += 16) {
+	for (i = 0, top = 0, blk = 0, have = 0; i < len && !x->oom; i += 16) {
 		unsigned m = 0, bottom, ntop, bm;
+		uint64_t r12;
 
-		if (i + 16 <= len)
+		/*
+		 * The run characters of 64 bytes at once, kept for their
+		 * windows; stepped over when none of those windows would do
+		 * anything below: no 12 run characters in a row (a whole
+		 * window, or top + bottom across a window's end) within
+		 * them or across the end of the window before them, and
+		 * fewer than 8 of a bit group's characters.
+		 */
+		if ((!have || i >= blk + 64) && (have = i + 64 <= len)) {
+			blk = i;
+			m64 = runmask64(buf + i);
+			r12 = m64 & (m64 >> 1);
+			r12 &= r12 >> 2;
+			r12 &= r12 >> 4;
+			r12 &= r12 >> 4; /* bit k: bits k to k + 11 set */
+			if (r12 == 0 &&
+			    top + (unsigned)__builtin_ctzll(~m64) < MIN_RUN &&
+			    bits_few64(buf + i)) {
+				m = (unsigned)(m64 >> 48);
+				top = (unsigned)__builtin_clz(
+				    (~m & 0xffffu) << 16);
+				i += 48;
+				have = 0;
+				continue;
+			}
+		}
+		if (have)
+			m = (unsigned)(m64 >> (i - blk)) & 0xffffu;
+		else if (i + 16 <= len)
 			m = runmask16(buf + i);
 		else /* the tail: its missing bytes are not in a run */
 			for (k = i; k < len; k++)
@@ -2939,38 +3200,87 @@ nuls_scan(struct xp *x)
 	return 0;
 }
 
+/*
+ * Line feeds after an 'l' between run characters: quoted-printable under
+ * rot47 (on_soft47). -1: out of memory.
+ */
+static int
+soft47_scan(struct xp *x)
+{
+	const unsigned char *buf = x->buf, *z;
+	size_t len = x->n, i, k, s, l;
+
+	for (i = 0; i < len; i = k + 1) {
+		z = memchr(buf + i, '\n', len - i);
+		if (z == NULL)
+			break;
+		k = (size_t)(z - buf);
+		l = k >= 1 && buf[k - 1] == '\r' ? k - 1 : k; /* the break */
+		if (l < 2 || buf[l - 1] != 'l' || !runc[buf[l - 2]] ||
+		    k + 1 >= len || !runc[buf[k + 1]])
+			continue;
+		if (scan_budget_late(x->bg))
+			break;
+		for (s = l - 1; s > 0 && runc[buf[s - 1]]; s--)
+			;
+		if ((k = on_soft47(x, s, l)) == 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Look-alikes, invisibles, entities, MIME words: in text. -1: out of
  * memory. */
 static int
 specials_scan(struct xp *x)
 {
 	const unsigned char *buf = x->buf;
-	size_t len = x->n, i, floor;
+	size_t len = x->n, i, w, uf = 0, af = 0, mf = 0;
 
-	for (floor = 0, i = 0; i < len; i += 16) {
-		unsigned m = i + 17 <= len ? specmask16(buf + i) :
-					     (unsigned)((1u << (len - i)) - 1);
+	/*
+	 * One floor per kind: a line one decoder read (entities that are
+	 * not, under look-alikes) is still read by the others, whose
+	 * output is scanned again, so they compose in either order.
+	 */
+	for (i = 0; i < len; i += w) {
+		uint64_t m;
 
+		/* 64 bytes at once (one loop over their bits), the last 16 */
+		if (i + 65 <= len) {
+			m = (uint64_t)specmask16(buf + i) |
+			    (uint64_t)specmask16(buf + i + 16) << 16 |
+			    (uint64_t)specmask16(buf + i + 32) << 32 |
+			    (uint64_t)specmask16(buf + i + 48) << 48;
+			w = 64;
+		} else {
+			m = i + 17 <= len ? specmask16(buf + i) :
+					    (unsigned)((1u << (len - i)) - 1);
+			w = 16;
+		}
 		while (m != 0 && !x->oom) {
-			size_t j = i + (size_t)__builtin_ctz(m);
+			size_t j = i + (size_t)__builtin_ctzll(m);
 			unsigned c = buf[j];
 
 			m &= m - 1;
-			if (j < floor)
-				continue;
 			if (c >= 0xc2 && c != 0xc3 && foldable(buf, len, j)) {
+				if (j < uf)
+					continue;
 				if (scan_budget_late(x->bg))
 					return 0;
-				floor = on_unicode(x, j, floor);
+				uf = on_unicode(x, j, uf);
 			} else if (c == '&' && j + 2 < len) {
+				if (j < af)
+					continue;
 				if (scan_budget_late(x->bg))
 					return 0;
-				floor = on_amp(x, j, floor);
+				af = on_amp(x, j, af);
 			} else if (c == '=' && j + 1 < len &&
 			    buf[j + 1] == '?') {
+				if (j < mf)
+					continue;
 				if (scan_budget_late(x->bg))
 					return 0;
-				floor = on_mime(x, j);
+				mf = on_mime(x, j);
 			}
 		}
 		if (x->oom)
@@ -3006,7 +3316,7 @@ xform_pass(const struct scan *sc, const unsigned char *buf, size_t len,
 		goto out;
 	bin = depth > 0 && binary(buf, len);
 	if (runs_scan(&x) != 0 || nuls_scan(&x) != 0 ||
-	    (!bin && specials_scan(&x) != 0))
+	    (!bin && (specials_scan(&x) != 0 || soft47_scan(&x) != 0)))
 		rc = -1;
 	else if (depth > 0 && (len <= 4 * x.maxsecret + 64 || bin) &&
 	    try_xor(&x) != 0)

@@ -669,6 +669,55 @@ textual(const struct xf *x)
  */
 static int strict = 1;
 
+/*
+ * ... but for these (outer over inner, by label), found in every case of
+ * 20000 generated (bench_scan's table: 8 or more of each), a rotation
+ * or reversal right over a radix, quoted-printable under rot47 (its
+ * soft breaks read "l\n"), XOR of look-alikes and stacked escapes.
+ */
+static const char *const claimed[][2] = {
+	{ "rot-N", "bits (grouped)" },
+	{ "rot-N", "bits" },
+	{ "rot-N", "html-entities" },
+	{ "rot-N", "octal" },
+	{ "rot-N", "reverse" },
+	{ "rot-N", "base58" },
+	{ "rot-N", "base32-crockford" },
+	{ "rot-N", "dec-le" },
+	{ "rot47", "bits (grouped)" },
+	{ "rot47", "bits" },
+	{ "rot47", "octal" },
+	{ "rot47", "base32-crockford" },
+	{ "rot47", "quoted-printable" },
+	{ "reverse", "base64" },
+	{ "reverse", "rot-N" },
+	{ "reverse", "zbase32" },
+	{ "quoted-printable", "fullwidth" },
+	{ "quoted-printable", "math-bold" },
+	{ "quoted-printable", "quoted-printable" },
+	{ "quoted-printable", "html-entities" },
+	{ "invisibles", "quoted-printable" },
+	{ "fullwidth", "html-entities" },
+	{ "fullwidth", "quoted-printable" },
+	{ "html-entities", "html-entities" },
+	{ "math-bold", "html-entities" },
+	{ "invisibles", "html-entities" },
+	{ "xor", "fullwidth" },
+	{ "xor", "math-bold" },
+};
+
+static int
+claimed_pair(unsigned outer, unsigned inner)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(claimed) / sizeof(claimed[0]); i++)
+		if (strcmp(xfs[outer].label, claimed[i][0]) == 0 &&
+		    strcmp(xfs[inner].label, claimed[i][1]) == 0)
+			return 1;
+	return 0;
+}
+
 /* Draws a chain whose last transform gives text. */
 static void
 draw_chain(struct chain *c, size_t len)
@@ -689,12 +738,14 @@ draw_chain(struct chain *c, size_t len)
 			c->t[i] = t;
 			c->arg[i] = xfs[t].argmin + pick(xfs[t].nargs);
 			if (strict && i > 0 && over_trigger(&xfs[t]) &&
-			    !(i == 1 && literal(&xfs[c->t[0]], c->arg[0])))
+			    !(i == 1 && literal(&xfs[c->t[0]], c->arg[0])) &&
+			    !claimed_pair(t, c->t[i - 1]))
 				break;
 			if (strict && (xfs[t].fn == e_pack && c->arg[i] == 2))
 				break; /* brotli: no magic (table only) */
 			if (strict && i > 0 && textual(&xfs[t]) &&
-			    textual(&xfs[c->t[i - 1]]))
+			    textual(&xfs[c->t[i - 1]]) &&
+			    !claimed_pair(t, c->t[i - 1]))
 				break; /* stacked text escapes (table only) */
 			k = xfs[t].out;
 		}
@@ -1310,6 +1361,21 @@ table(unsigned cases)
 		    by_s[i].found, by_s[i].gen, by_s[i].named, by_s[i].gen);
 }
 
+/* Seeds that failed once, run by every make test. */
+static const struct {
+	unsigned seed;
+	const char *what;
+} regress[] = {
+	{ 1532,
+	    "base64 wrapped after a line of its own: decoded from its "
+	    "first line, not from the line a window was found in" },
+	{ 1278, "quoted-printable under rot47: its soft break reads l\\n" },
+	{ 406, "quoted-printable of base85 under rot47" },
+	{ 819, "look-alikes of entities: both decoders read the line" },
+	{ 246, "Crockford base32 of look-alikes of entities" },
+	{ 230, "XOR of look-alikes: the key that makes them UTF-8" },
+};
+
 int
 main(void)
 {
@@ -1362,6 +1428,10 @@ main(void)
 		}
 		return 0;
 	}
+	/* generated cases that failed before their fix, whatever CASES */
+	for (i = 0; i < sizeof(regress) / sizeof(regress[0]); i++)
+		ok(leak_case(regress[i].seed, &any, why, sizeof(why)),
+		    "seed %u (%s): %s", regress[i].seed, regress[i].what, why);
 	/*
 	 * A handful of chains in a thousand are known misses (README,
 	 * "Recall"): their seeds are printed above; more fails.

@@ -201,6 +201,28 @@ static const struct tool_case tool_cases[] = {
 	    { { "gzip", "-c", NULL }, { "xxd", NULL } } },
 	{ "bzip2 -c", "bzip2>raw", 0, { { "bzip2", "-c", NULL } } },
 	{ "xz -c", "xz>raw", 1, { { "xz", "-c", NULL } } },
+	/*
+	 * wrapped after a line of their own: decoded from the first line
+	 * of the run, not from the line a window of base64 was found in
+	 */
+	{ "gzip -c | base64 -w22 between BEGIN and END lines",
+	    "base64>gzip>raw", 0,
+	    { { "gzip", "-c", NULL },
+		{ "sh", "-c",
+		    "echo '-----BEGIN DATA-----'; base64 -w22; "
+		    "echo '-----END DATA-----'",
+		    NULL } } },
+	{ "gzip -c | base64 -w30 after a short line", "base64>gzip>raw", 0,
+	    { { "gzip", "-c", NULL },
+		{ "sh", "-c", "echo hi; base64 -w30", NULL } } },
+	{ "gzip -c | base64 wrapped at 38 in a JSON string after a line",
+	    "base64>gzip>raw", 0,
+	    { { "gzip", "-c", NULL },
+		{ "python3", "-c",
+		    "import sys,base64,json,textwrap;print(json.dumps("
+		    "{'a':'data\\n'+'\\n'.join(textwrap.wrap(base64."
+		    "b64encode(sys.stdin.buffer.read()).decode(),38))}))",
+		    NULL } } },
 	{ "bzip2 -c | base64", "base64>bzip2>raw", 0,
 	    { { "bzip2", "-c", NULL }, { "base64", NULL } } },
 	{ "xz -c | base64", "base64>xz>raw", 1,
@@ -1143,6 +1165,41 @@ step(struct str *s, const char *how)
 			else
 				put(&o, t, strlen(t));
 		}
+	else if (strcmp(how, "mathbold") == 0) /* letters, digits */
+		for (i = 0; i < s->n; i++) {
+			unsigned c = (unsigned char)s->p[i], cp = 0;
+			unsigned char u[4];
+
+			if (c >= 'A' && c <= 'Z')
+				cp = 0x1d400 + c - 'A';
+			else if (c >= 'a' && c <= 'z')
+				cp = 0x1d41a + c - 'a';
+			else if (c >= '0' && c <= '9')
+				cp = 0x1d7ce + c - '0';
+			if (cp == 0) {
+				put(&o, s->p + i, 1);
+				continue;
+			}
+			u[0] = (unsigned char)(0xf0 | cp >> 18);
+			u[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+			u[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+			u[3] = (unsigned char)(0x80 | (cp & 0x3f));
+			put(&o, u, 4);
+		}
+	else if (strcmp(how, "qp") == 0) /* a soft break after 6 */
+		for (i = 0; i < s->n; i++) {
+			char t[4];
+
+			if (i == 6)
+				put(&o, "=\n", 2);
+			if (s->p[i] == '=' || (unsigned char)s->p[i] < 0x21 ||
+			    (unsigned char)s->p[i] > 0x7e) {
+				snprintf(t, sizeof(t), "=%02X",
+				    (unsigned char)s->p[i]);
+				put(&o, t, 3);
+			} else
+				put(&o, s->p + i, 1);
+		}
 	else if (strcmp(how, "xor") == 0) /* one byte: 0x5a */
 		for (i = 0; i < s->n; i++) {
 			unsigned char c = (unsigned char)s->p[i] ^ 0x5a;
@@ -1185,7 +1242,10 @@ step(struct str *s, const char *how)
  * compressed stream: its key is the one under which the stream's magic
  * shows. A rotation over HTML entities: the rotated 'x' of a hex entity
  * shows which. Bits grouped by blanks under rot47 ('_' and '`'). basE91
- * under a rotation: each rotation whose first group starts text. Each chain is
+ * under a rotation: each rotation whose first group starts text.
+ * Quoted-printable under rot47 (its soft break reads "l\n"); look-alikes
+ * of HTML entities (both decoders read the line); XOR of look-alikes or
+ * entities (the key under which they read as such). Each chain is
  * found with its name, in a line and as a JSON value; the same chains
  * over a near miss (the last byte off) find nothing.
  */
@@ -1215,6 +1275,20 @@ test_undo(void)
 		/* grouped bits under rot47: '_' and '`' */
 		{ { "bits", "rot47", NULL }, "rot47>bits>raw" },
 		{ { "bits", "reverse", "rot47" }, "rot47>reverse>bits>raw" },
+		/* quoted-printable under rot47: "=\n" reads "l\n" */
+		{ { "qp", "rot47", NULL }, "rot47>quoted-printable>raw" },
+		{ { "hex", "qp", "rot47" }, "rot47>quoted-printable>hex" },
+		/* look-alikes of entities: each decoder reads the line */
+		{ { "html", "mathbold", NULL },
+		    "unicode-fold>html-unescape>raw" },
+		{ { "hex", "html", "mathbold" },
+		    "unicode-fold>html-unescape>hex" },
+		/* rot47 of basE91 is basE91 text too: undone all the same */
+		{ { "base91", "rot47", NULL }, "rot47>base91>raw" },
+		{ { "hex", "base91", "rot47" }, "rot47>base91>hex" },
+		/* XOR of text a text decoder reads: the key that shows it */
+		{ { "mathbold", "xor", "hex" }, "hex>xor>unicode-fold>raw" },
+		{ { "html", "xor", "base64" }, "base64>xor>html-unescape>raw" },
 	};
 	struct scan *sc = compile1(S1, strlen(S1));
 	struct str enc = { 0 }, text = { 0 };
