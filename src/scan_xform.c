@@ -3069,6 +3069,25 @@ on_soft47(struct xp *x, size_t s, size_t e)
 }
 
 /*
+ * Whether the 64 bytes at buf, whose run characters are m64, can be
+ * stepped over: none of their windows would do anything in runs_scan, as
+ * there are no 12 run characters in a row (a whole window, or top +
+ * bottom across a window's end) within them or across the end of the
+ * window before them (top), and fewer than 8 of a bit group's characters.
+ */
+static int
+runs_plain64(const unsigned char *buf, uint64_t m64, unsigned top)
+{
+	uint64_t r12 = m64 & (m64 >> 1);
+
+	r12 &= r12 >> 2;
+	r12 &= r12 >> 4;
+	r12 &= r12 >> 4; /* bit k: bits k to k + 11 set */
+	return r12 == 0 && top + (unsigned)__builtin_ctzll(~m64) < MIN_RUN &&
+	    bits_few64(buf);
+}
+
+/*
  * Runs, and bit groups (windows of '0', '1' and separators). A run of 16
  * or more either holds a whole window or crosses one window's end into
  * the next: the ones at the top of one mask and at the bottom of the next
@@ -3086,26 +3105,12 @@ runs_scan(struct xp *x)
 
 	for (i = 0, top = 0, blk = 0, have = 0; i < len && !x->oom; i += 16) {
 		unsigned m = 0, bottom, ntop, bm;
-		uint64_t r12;
 
-		/*
-		 * The run characters of 64 bytes at once, kept for their
-		 * windows; stepped over when none of those windows would do
-		 * anything below: no 12 run characters in a row (a whole
-		 * window, or top + bottom across a window's end) within
-		 * them or across the end of the window before them, and
-		 * fewer than 8 of a bit group's characters.
-		 */
+		/* The run characters of 64 bytes, kept for their windows */
 		if ((!have || i >= blk + 64) && (have = i + 64 <= len)) {
 			blk = i;
 			m64 = runmask64(buf + i);
-			r12 = m64 & (m64 >> 1);
-			r12 &= r12 >> 2;
-			r12 &= r12 >> 4;
-			r12 &= r12 >> 4; /* bit k: bits k to k + 11 set */
-			if (r12 == 0 &&
-			    top + (unsigned)__builtin_ctzll(~m64) < MIN_RUN &&
-			    bits_few64(buf + i)) {
+			if (runs_plain64(buf + i, m64, top)) {
 				m = (unsigned)(m64 >> 48);
 				top = (unsigned)__builtin_clz(
 				    (~m & 0xffffu) << 16);
