@@ -1170,8 +1170,14 @@ end
 -- them, so they must not buy an error. They stay in caps.json.
 M.ERROR_CAPS = { records = true, record_bytes = true, response_file = true }
 
+-- records/ and upstream-logs/ are written by the upstream's processes:
+-- what is read from them is read beneath them (core.read_beneath: no link
+-- followed, a regular file only, capped), as evidence is, so that a link
+-- planted there never brings a host file into the run's artifacts.
+M.UPSTREAM_FILE_CAP = 64 << 20
+
 function Sandbox:check_caps()
-  local text = core.read_file(self.records .. "/caps.json")
+  local text = core.read_beneath(self.records, "caps.json", M.UPSTREAM_FILE_CAP)
   if not text then return end
   local ok, caps = pcall(require("cjson").decode, text)
   local names = {}
@@ -1187,6 +1193,14 @@ function Sandbox:check_caps()
   if #names == 0 then return end
   table.sort(names)
   self:fail("the recording proxy hit its cap %s", table.concat(names, ", "))
+end
+
+-- The scripted model's log into the run's folder, its folder removed.
+function Sandbox:collect_upstream_logs()
+  if not self.uplogs then return end
+  local model = core.read_beneath(self.uplogs, "model.log", M.UPSTREAM_FILE_CAP)
+  if model then core.write_file(self.dir .. "/model.log", model, 420) end
+  core.rmtree(self.uplogs)
 end
 
 -- Always: logs, containers, sockets. Never raises.
@@ -1240,11 +1254,7 @@ function Sandbox:finally()
       core.write_file(self.dir .. "/" .. c.log, podman.log_text(self.ctrdir, c.short), 420)
     end
   end
-  if self.uplogs then
-    local model = core.read_file(self.uplogs .. "/model.log")
-    if model then core.write_file(self.dir .. "/model.log", model, 420) end
-    core.rmtree(self.uplogs)
-  end
+  self:collect_upstream_logs()
   for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca, self.trapkeep }) do
     if p then core.rmtree(p) end
   end
