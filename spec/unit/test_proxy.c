@@ -1359,8 +1359,15 @@ worker_main(void *p)
 		http_write_all(fd, head, (size_t)hl);
 		http_write_all(fd, body, n);
 		read_response(fd, rb, &r, 0);
-		w->ok += r.status == 200 && r.len == n &&
-		    memcmp(r.body, body, n) == 0;
+		if (r.status == 200 && r.len == n &&
+		    memcmp(r.body, body, n) == 0)
+			w->ok++;
+		else /* what came back, for the failure's cause */
+			printf("#   client %d, request %d: status %d, %zu of "
+			       "%zu bytes: %.*s\n",
+			    w->id, i, r.status, r.len, n,
+			    (int)(r.len < 200 ? r.len : 200),
+			    r.body ? (const char *)r.body : "");
 		cresp_free(&r);
 	}
 	close(fd);
