@@ -134,11 +134,11 @@ header_count(const struct seen *s, const char *name)
 	return n;
 }
 
-/* The value of header name in a seen request; a static copy or NULL. */
+/* The value of header name in a seen request; a thread's copy or NULL. */
 static const char *
 header_value(const struct seen *s, const char *name)
 {
-	static char v[4096];
+	static _Thread_local char v[4096];
 	const char *p = s->headers, *e;
 	size_t nl = strlen(name);
 
@@ -556,11 +556,16 @@ body_add(struct cresp *r, const unsigned char *p, size_t n)
 	r->body[r->len] = '\0';
 }
 
-/* A header's value in a response head; a static copy or NULL. */
+/*
+ * A header's value in a response head; a copy of this thread's own or
+ * NULL. Thread-local: the concurrency test's 20 clients parse responses at
+ * once, and one shared copy let a client read another's Content-Length
+ * (a short read left the rest of a body to pass for the next head).
+ */
 static const char *
 resp_header(const struct cresp *r, const char *name)
 {
-	static char v[1024];
+	static _Thread_local char v[1024];
 	const char *p = r->head;
 	size_t nl = strlen(name);
 
@@ -1337,6 +1342,30 @@ struct worker {
 	int id, ok;
 };
 
+/* The lines of a log that hold needle, as comment lines. */
+static void
+print_log_lines(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	char line[2048];
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, needle) != NULL)
+			printf("#     log: %s", line);
+	if (f != NULL)
+		fclose(f);
+}
+
+/* A response head as one comment line, CR and LF shown as | . */
+static void
+print_head(const char *h)
+{
+	printf("#     head: ");
+	for (; h != NULL && *h != '\0'; h++)
+		putchar(*h == '\r' ? ' ' : *h == '\n' ? '|' : *h);
+	putchar('\n');
+}
+
 static void *
 worker_main(void *p)
 {
@@ -1356,18 +1385,39 @@ worker_main(void *p)
 		    "POST /c/%d/%d HTTP/1.1\r\n"
 		    "Content-Length: %zu\r\n\r\n",
 		    w->id, i, n);
-		http_write_all(fd, head, (size_t)hl);
-		http_write_all(fd, body, n);
+		struct timespec t0, t1;
+		int wr, err;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		wr = http_write_all(fd, head, (size_t)hl) < 0 ||
+			http_write_all(fd, body, n) < 0 ?
+		    errno :
+		    0;
+		errno = 0;
 		read_response(fd, rb, &r, 0);
+		err = errno;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (r.status == 200 && r.len == n &&
 		    memcmp(r.body, body, n) == 0)
 			w->ok++;
 		else /* what came back, for the failure's cause */
 			printf("#   client %d, request %d: status %d, %zu of "
-			       "%zu bytes: %.*s\n",
+			       "%zu bytes after %ld ms (write: %s, read: %s): "
+			       "%.*s\n",
 			    w->id, i, r.status, r.len, n,
+			    (long)((t1.tv_sec - t0.tv_sec) * 1000 +
+				(t1.tv_nsec - t0.tv_nsec) / 1000000),
+			    wr ? strerror(wr) : "ok",
+			    err ? strerror(err) : "end of stream",
 			    (int)(r.len < 200 ? r.len : 200),
 			    r.body ? (const char *)r.body : "");
+		if (r.status != 200 || r.len != n) {
+			char tg[32];
+
+			print_head(r.head);
+			snprintf(tg, sizeof(tg), "/c/%d/%d ", w->id, i);
+			print_log_lines(px_off.log, tg);
+		}
 		cresp_free(&r);
 	}
 	close(fd);
