@@ -258,6 +258,12 @@ echo(struct http_conn *c, void *ctx)
 	}
 }
 
+/*
+ * A test server. Static storage only: a connection's thread reads lim
+ * for as long as its client keeps the connection, after server_stop and
+ * after the test function that started it returned (ThreadSanitizer saw
+ * a thread read a returned function's stack).
+ */
 struct server {
 	struct http_limits lim;
 	int lfd, port;
@@ -417,11 +423,11 @@ closed_by_peer(int fd)
 static void
 test_loopback(void)
 {
-	struct server big = { .lim = { 0 } };
-	struct server small = { .lim = { .max_header_bytes = 4096,
-				    .max_body = 65536,
-				    .idle_ms = 300,
-				    .header_ms = 600 } };
+	static struct server big = { .lim = { 0 } };
+	static struct server small = { .lim = { .max_header_bytes = 4096,
+					   .max_body = 65536,
+					   .idle_ms = 300,
+					   .header_ms = 600 } };
 	static char pend[65536];
 	struct resp r, r2, r3;
 	size_t plen;
@@ -699,7 +705,7 @@ failing_create(pthread_t *t, const pthread_attr_t *a, void *(*f)(void *),
 static void
 test_thread_start(void)
 {
-	struct server s = { .lim = { 0 } };
+	static struct server s = { .lim = { 0 } };
 	struct resp r;
 	double t0;
 

@@ -729,13 +729,29 @@ test_certs(void)
 	}
 }
 
+/*
+ * Sets the trap's limits once no connection is being served (at most
+ * 10 s): a handler reads them as it starts, and the release of its count
+ * orders that read before this write (ThreadSanitizer saw the race).
+ */
+static void
+set_limits(int max_conns, int idle_ms)
+{
+	for (int i = 0;
+	     i < 1000 && __atomic_load_n(&trap.active, __ATOMIC_ACQUIRE) > 0;
+	     i++)
+		poll(NULL, 0, 10);
+	trap.lim.max_conns = max_conns;
+	trap.lim.idle_ms = idle_ms;
+}
+
 static void
 test_busy(void)
 {
 	int hold, fd;
 	char *out;
 
-	trap.lim.max_conns = 1;
+	set_limits(1, trap.lim.idle_ms);
 	hold = dial();
 	(void)http_write_all(hold, "G", 1); /* being served now */
 	poll(NULL, 0, 200);
@@ -756,7 +772,7 @@ test_busy(void)
 	       "\"truncated\":false}\n") != NULL,
 	    "busy: recorded, with what it sent");
 	free(out);
-	trap.lim.max_conns = 8;
+	set_limits(8, trap.lim.idle_ms);
 }
 
 static void
@@ -767,7 +783,7 @@ test_idle(void)
 	char *out;
 	int fd;
 
-	trap.lim.idle_ms = 300;
+	set_limits(trap.lim.max_conns, 300);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t0 = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 	fd = dial();
@@ -784,7 +800,7 @@ test_idle(void)
 		      "SECRET\",\"tls\":false,\"error\":\"request "
 		      "head cut short\"}\n",
 	    "idle: what came is recorded");
-	trap.lim.idle_ms = 3000;
+	set_limits(trap.lim.max_conns, 3000);
 }
 
 static int

@@ -259,6 +259,15 @@ conn_thread(void *p)
 	return NULL;
 }
 
+void
+bridge_counts(const struct bridge *b, int *active, long *refused)
+{
+	pthread_mutex_lock(&count_mu);
+	*active = b->active;
+	*refused = b->refused;
+	pthread_mutex_unlock(&count_mu);
+}
+
 int
 bridge_serve(struct bridge *b)
 {

@@ -48,6 +48,12 @@ int bridge_dial(const char *endpoint);
  */
 int bridge_serve(struct bridge *b);
 
+/*
+ * The connections b serves now and those it refused so far, read under
+ * the lock that bridge_serve's threads count them under.
+ */
+void bridge_counts(const struct bridge *b, int *active, long *refused);
+
 /* Copies between two connected sockets until both directions end. */
 void bridge_pump(int a, int b);
 

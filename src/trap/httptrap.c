@@ -1095,7 +1095,7 @@ trap_http_handler(struct http_conn *hc, void *ctx)
 	if (__atomic_add_fetch(&t->active, 1, __ATOMIC_RELAXED) >
 	    t->lim.max_conns) {
 		sim_busy(t, hc->fd, 0, 0, 0);
-		__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELEASE);
 		return;
 	}
 	(void)setsockopt(hc->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -1110,7 +1110,7 @@ trap_http_handler(struct http_conn *hc, void *ctx)
 			serve_requests(&c);
 	}
 	buf_free(&c.io.in);
-	__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELEASE);
 }
 
 /* ---- the simulated internet ---- */
@@ -1504,7 +1504,7 @@ trap_sim_tcp_handler(struct http_conn *hc, void *ctx)
 	    t->lim.max_conns) {
 		sim_busy(t, hc->fd, 1, ntohl(local.sin_addr.s_addr),
 		    ntohs(local.sin_port));
-		__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELEASE);
 		return;
 	}
 	memset(&c, 0, sizeof(c));
@@ -1522,7 +1522,7 @@ trap_sim_tcp_handler(struct http_conn *hc, void *ctx)
 	}
 	sim_serve(&c);
 	buf_free(&c.io.in);
-	__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&t->active, 1, __ATOMIC_RELEASE);
 }
 
 void
