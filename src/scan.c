@@ -2530,6 +2530,8 @@ scan_wrapped(const struct scan *sc, const unsigned char *buf, size_t n,
 		for (;;) {
 			size_t r = e;
 
+			while (r + 16 <= n && scan_b64_all16(buf + r))
+				r += 16;
 			while (r < n && enc_char[buf[r]])
 				r++;
 			if (r > e) {
