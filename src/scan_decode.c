@@ -1675,21 +1675,91 @@ raw_deflate_ok(struct probe *pz, unsigned char *probe, size_t pn)
 	    (!printable(sink, 16) && !has_magic(sink, 16)));
 }
 
+/* What try_run hands run_body (through the memo: scan_memo_run). */
+struct run_ctx {
+	const struct scan *sc;
+	const unsigned char *buf;
+	unsigned depth;
+	int hex;
+	struct scan_budget *bg;
+	struct scan_result *res;
+	struct probe *pz;
+};
+
+/*
+ * The run buf[s..e): decoded and scanned when its first bytes are a
+ * magic or text; else tried as raw deflate. Returns 0, or -1 when out of
+ * memory.
+ */
+static int
+run_body(void *ctx, size_t s, size_t e)
+{
+	struct run_ctx *rc_ = ctx;
+	const unsigned char *buf = rc_->buf;
+	struct scan_budget *bg = rc_->bg;
+	size_t pn, q;
+	struct out o, z;
+	int hex = rc_->hex, rc = 0, kind = 0;
+	unsigned char probe[48];
+
+	/* the first bytes decide */
+	pn = probe_at(buf, s, e, hex, probe, bg);
+	if (has_magic(probe, pn))
+		kind = 1;
+	else if (printable(probe, pn) || utf16ish(probe, pn))
+		kind = 2;
+	else if (hex)
+		return 0;
+	else if ((q = glued_magic(buf, s, e, bg)) != s) {
+		s = q;
+		kind = 1;
+	} else if (!raw_deflate_ok(rc_->pz, probe, pn))
+		return 0;
+	else
+		kind = 3;
+	if (rc_->depth + 1 > bg->maxdepth) {
+		bg->hit |= SCAN_BUDGET_DEPTH;
+		return 0;
+	}
+	if (scan_budget_late(bg))
+		return 0;
+	memset(&o, 0, sizeof(o));
+	o.bg = bg;
+	run_decode(buf, s, e, hex, &o, SIZE_MAX);
+	if (o.oom) {
+		out_free(&o);
+		return -1;
+	}
+	if (kind != 3) {
+		rc = emit(rc_->sc, &o, hex ? "hex" : "base64", s, e, rc_->depth,
+		    1, rc_->res);
+	} else if (rc_->depth + 2 <= bg->maxdepth) {
+		memset(&z, 0, sizeof(z));
+		z.bg = bg;
+		inflate_into(o.p, o.n, Z_RAW, &z);
+		rc = z.oom ? -1 :
+			     emit(rc_->sc, &z, "base64>deflate", s, e,
+				 rc_->depth + 1, 0, rc_->res);
+		out_free(&z);
+	}
+	out_free(&o);
+	return rc != 0 ? -1 : 0;
+}
+
 /*
  * The base64 or hex run around the all-run window at i (not before
- * floor): decoded and scanned when long enough and its first bytes are a
- * magic or text; else tried as raw deflate. Returns where the run ends,
- * or LINE_BAD when out of memory.
+ * floor), when long enough, to run_body: at the top level through the
+ * memo (the wire sends the same blobs again with every request). Returns
+ * where the run ends, or LINE_BAD when out of memory.
  */
 static size_t
 try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
     size_t floor, unsigned depth, struct scan_budget *bg,
     struct scan_result *res, struct probe *pz)
 {
-	size_t s, e, count, pn, q;
-	struct out o, z;
-	int hex, rc = 0, kind = 0;
-	unsigned char probe[48];
+	size_t s, e, count;
+	struct run_ctx c;
+	int hex;
 
 	e = run_extent(buf, n, i, floor, &s, &count, &hex);
 	if (count < MIN_RUN)
@@ -1703,47 +1773,19 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 	    !((buf[s] >= '2' && buf[s] <= '7') || buf[s] == '0' ||
 		buf[s] == '1' || (buf[s] | 0x20) == 'f'))
 		return e;
-	/* the first bytes decide */
-	pn = probe_at(buf, s, e, hex, probe, bg);
-	if (has_magic(probe, pn))
-		kind = 1;
-	else if (printable(probe, pn) || utf16ish(probe, pn))
-		kind = 2;
-	else if (hex)
-		return e;
-	else if ((q = glued_magic(buf, s, e, bg)) != s) {
-		s = q;
-		kind = 1;
-	} else if (!raw_deflate_ok(pz, probe, pn))
-		return e;
-	else
-		kind = 3;
-	if (depth + 1 > bg->maxdepth) {
-		bg->hit |= SCAN_BUDGET_DEPTH;
-		return e;
-	}
-	if (scan_budget_late(bg))
-		return e;
-	memset(&o, 0, sizeof(o));
-	o.bg = bg;
-	run_decode(buf, s, e, hex, &o, SIZE_MAX);
-	if (o.oom) {
-		out_free(&o);
+	c.sc = sc;
+	c.buf = buf;
+	c.depth = depth;
+	c.hex = hex;
+	c.bg = bg;
+	c.res = res;
+	c.pz = pz;
+	if ((depth == 0 && bg->memo != NULL ?
+		    scan_memo_run(bg, buf, s, e, 1u + (unsigned)hex, res,
+			run_body, &c) :
+		    run_body(&c, s, e)) != 0)
 		return LINE_BAD;
-	}
-	if (kind != 3) {
-		rc = emit(sc, &o, hex ? "hex" : "base64", s, e, depth, 1, res);
-	} else if (depth + 2 <= bg->maxdepth) {
-		memset(&z, 0, sizeof(z));
-		z.bg = bg;
-		inflate_into(o.p, o.n, Z_RAW, &z);
-		rc = z.oom ?
-		    -1 :
-		    emit(sc, &z, "base64>deflate", s, e, depth + 1, 0, res);
-		out_free(&z);
-	}
-	out_free(&o);
-	return rc != 0 ? LINE_BAD : e;
+	return e;
 }
 
 /* ---------------------------------------------------------------- */

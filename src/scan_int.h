@@ -49,6 +49,18 @@ struct scan_memo {
 
 void scan_memo_clear(struct scan_memo *m);
 
+struct scan_budget;
+
+/*
+ * fn(ctx, s, e) decodes the run buf[s..e) and pushes its findings to res;
+ * scan_memo_run calls it through bg->memo (not NULL): a run with the same
+ * bytes and tag seen before gives its findings again at s, and spends
+ * what it spent. Returns fn's result, or -1 when out of memory.
+ */
+int scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
+    size_t e, unsigned tag, struct scan_result *res,
+    int (*fn)(void *ctx, size_t s, size_t e), void *ctx);
+
 /* Appends *f to res (grown as needed). Returns 0, or -1 when out of memory. */
 int scan_res_push(struct scan_result *res, const struct scan_finding *f);
 
