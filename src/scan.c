@@ -2396,6 +2396,12 @@ run_start(const unsigned char *buf, size_t j, size_t floor, size_t max,
 {
 	size_t w, k = 0;
 
+	/* 16 at a time while they are encoded characters, none escaped */
+	while (k + 16 <= max && j >= floor + 17 && buf[j - 17] != '\\' &&
+	    scan_b64_all16(buf + j - 16)) {
+		j -= 16;
+		k += 16;
+	}
 	while (k < max && (w = enc_before(buf, j, floor)) != 0) {
 		j -= w;
 		k++;
