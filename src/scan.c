@@ -2410,18 +2410,33 @@ run_start(const unsigned char *buf, size_t j, size_t floor, size_t max,
 	return j;
 }
 
-/* The first '\n' or '\\' at or after i, or n. */
+/*
+ * The first '\n' or '\\' at or after i, or n; those 16 at a time leave
+ * out a '\\' before anything but 'n' and 'r', and a "\\n" before a blank
+ * (a JSON text's escapes: no break_at() there, or no encoded character
+ * after it).
+ */
 static size_t
 next_break_char(const unsigned char *buf, size_t i, size_t n)
 {
 #ifdef __SSE2__
 	const __m128i nl = _mm_set1_epi8('\n'), bs = _mm_set1_epi8('\\');
 
-	while (i + 16 <= n) {
+	while (i + 18 <= n) {
 		__m128i v = _mm_loadu_si128(
 		    (const __m128i *)(const void *)(buf + i));
+		__m128i v1 = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(buf + i + 1));
+		__m128i v2 = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(buf + i + 2));
+		__m128i n1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('n'));
+		__m128i esc = _mm_and_si128(_mm_cmpeq_epi8(v, bs),
+		    _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(v2,
+						      _mm_set1_epi8(' ')),
+				     n1),
+			_mm_cmpeq_epi8(v1, _mm_set1_epi8('r'))));
 		unsigned m = (unsigned)_mm_movemask_epi8(
-		    _mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, bs)));
+		    _mm_or_si128(_mm_cmpeq_epi8(v, nl), esc));
 
 		if (m != 0)
 			return i + (size_t)__builtin_ctz(m);
