@@ -1530,8 +1530,8 @@ run_back(const unsigned char *buf, size_t n, size_t i, size_t floor)
 {
 	size_t s = line_back(buf, i, floor), w, ps, pe, t;
 
-	for (w = s; w + 16 <= n && w - s + 16 <= MAX_LINE &&
-	     scan_b64_all16(buf + w);
+	for (w = s;
+	     w + 16 <= n && w - s + 16 <= MAX_LINE && scan_b64_all16(buf + w);
 	     w += 16)
 		;
 	for (; w < n && w - s < MAX_LINE && runch[buf[w]]; w++)

@@ -202,8 +202,8 @@ scan_b64_all16(const unsigned char *p)
 						       _mm_set1_epi8('0')),
 					 _mm_set1_epi8(9)),
 	    z);
-	__m128i let = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(_mm_or_si128(v,
-							  _mm_set1_epi8(0x20)),
+	__m128i x = _mm_or_si128(v, _mm_set1_epi8(0x20)); /* letters: lower */
+	__m128i let = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
 						       _mm_set1_epi8('a')),
 					 _mm_set1_epi8(25)),
 	    z);

@@ -2959,8 +2959,7 @@ spec_none64(const unsigned char *p)
 
 		acc = _mm_or_si128(acc,
 		    _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(v,
-							_mm_set1_epi8(
-							    (char)0xc2)),
+						    _mm_set1_epi8((char)0xc2)),
 				     v),
 			_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
 			    _mm_cmpeq_epi8(v, _mm_set1_epi8('?')))));
