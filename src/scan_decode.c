@@ -2078,7 +2078,7 @@ decode_windows(struct pass *ps)
 	const __m128i c1f = _mm_set1_epi8(0x1f), nl = _mm_set1_epi8('\n');
 	const __m128i tab = _mm_set1_epi8('\t'), cr = _mm_set1_epi8('\r');
 	const __m128i sp = _mm_set1_epi8(' ');
-	size_t r;
+	size_t r, floor = ps->run_floor; /* (events() leave it) */
 
 	for (; i + 16 <= len; i += 16) {
 		__m128i v = _mm_loadu_si128(
@@ -2115,16 +2115,16 @@ decode_windows(struct pass *ps)
 		 * not every other: a wrapped run's lines of 31 characters
 		 * or more then always show one, shorter ones most often.
 		 */
-		if (i < ps->run_floor ||
+		if (i < floor ||
 		    _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, sp), v)) !=
 			0)
 			continue;
 		if (run_mask16(buf + i, &hm) == 0xffff) {
-			r = try_run(ps->sc, buf, len, i, ps->run_floor,
-			    ps->depth, ps->bg, ps->res, &ps->pz);
+			r = try_run(ps->sc, buf, len, i, floor, ps->depth,
+			    ps->bg, ps->res, &ps->pz);
 			if (r == LINE_BAD)
 				return LINE_BAD;
-			ps->run_floor = r;
+			ps->run_floor = floor = r;
 		}
 	}
 	return i;
