@@ -2425,19 +2425,23 @@ next_break_char(const unsigned char *buf, size_t i, size_t n)
 	while (i + 18 <= n) {
 		__m128i v = _mm_loadu_si128(
 		    (const __m128i *)(const void *)(buf + i));
-		__m128i v1 = _mm_loadu_si128(
-		    (const __m128i *)(const void *)(buf + i + 1));
-		__m128i v2 = _mm_loadu_si128(
-		    (const __m128i *)(const void *)(buf + i + 2));
-		__m128i n1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('n'));
-		__m128i esc = _mm_and_si128(_mm_cmpeq_epi8(v, bs),
-		    _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(v2,
-						      _mm_set1_epi8(' ')),
-				     n1),
-			_mm_cmpeq_epi8(v1, _mm_set1_epi8('r'))));
-		unsigned m = (unsigned)_mm_movemask_epi8(
-		    _mm_or_si128(_mm_cmpeq_epi8(v, nl), esc));
+		__m128i b = _mm_cmpeq_epi8(v, bs), nlm = _mm_cmpeq_epi8(v, nl);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(nlm, b));
 
+		if (m != 0 && _mm_movemask_epi8(b) != 0) {
+			/* the '\\' that may start a break */
+			__m128i v1 = _mm_loadu_si128(
+			    (const __m128i *)(const void *)(buf + i + 1));
+			__m128i v2 = _mm_loadu_si128(
+			    (const __m128i *)(const void *)(buf + i + 2));
+			__m128i n1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('n'));
+			__m128i r1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('r'));
+			__m128i sp2 = _mm_cmpeq_epi8(v2, _mm_set1_epi8(' '));
+			__m128i esc = _mm_and_si128(b,
+			    _mm_or_si128(_mm_andnot_si128(sp2, n1), r1));
+
+			m = (unsigned)_mm_movemask_epi8(_mm_or_si128(nlm, esc));
+		}
 		if (m != 0)
 			return i + (size_t)__builtin_ctz(m);
 		i += 16;
