@@ -2396,6 +2396,12 @@ run_start(const unsigned char *buf, size_t j, size_t floor, size_t max,
 {
 	size_t w, k = 0;
 
+	/* 16 at a time while they are encoded characters, none escaped */
+	while (k + 16 <= max && j >= floor + 17 && buf[j - 17] != '\\' &&
+	    scan_b64_all16(buf + j - 16)) {
+		j -= 16;
+		k += 16;
+	}
 	while (k < max && (w = enc_before(buf, j, floor)) != 0) {
 		j -= w;
 		k++;
@@ -2404,19 +2410,38 @@ run_start(const unsigned char *buf, size_t j, size_t floor, size_t max,
 	return j;
 }
 
-/* The first '\n' or '\\' at or after i, or n. */
+/*
+ * The first '\n' or '\\' at or after i, or n; those 16 at a time leave
+ * out a '\\' before anything but 'n' and 'r', and a "\\n" before a blank
+ * (a JSON text's escapes: no break_at() there, or no encoded character
+ * after it).
+ */
 static size_t
 next_break_char(const unsigned char *buf, size_t i, size_t n)
 {
 #ifdef __SSE2__
 	const __m128i nl = _mm_set1_epi8('\n'), bs = _mm_set1_epi8('\\');
 
-	while (i + 16 <= n) {
+	while (i + 18 <= n) {
 		__m128i v = _mm_loadu_si128(
 		    (const __m128i *)(const void *)(buf + i));
-		unsigned m = (unsigned)_mm_movemask_epi8(
-		    _mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, bs)));
+		__m128i b = _mm_cmpeq_epi8(v, bs), nlm = _mm_cmpeq_epi8(v, nl);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(nlm, b));
 
+		if (m != 0 && _mm_movemask_epi8(b) != 0) {
+			/* the '\\' that may start a break */
+			__m128i v1 = _mm_loadu_si128(
+			    (const __m128i *)(const void *)(buf + i + 1));
+			__m128i v2 = _mm_loadu_si128(
+			    (const __m128i *)(const void *)(buf + i + 2));
+			__m128i n1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('n'));
+			__m128i r1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('r'));
+			__m128i sp2 = _mm_cmpeq_epi8(v2, _mm_set1_epi8(' '));
+			__m128i esc = _mm_and_si128(b,
+			    _mm_or_si128(_mm_andnot_si128(sp2, n1), r1));
+
+			m = (unsigned)_mm_movemask_epi8(_mm_or_si128(nlm, esc));
+		}
 		if (m != 0)
 			return i + (size_t)__builtin_ctz(m);
 		i += 16;
@@ -2530,6 +2555,8 @@ scan_wrapped(const struct scan *sc, const unsigned char *buf, size_t n,
 		for (;;) {
 			size_t r = e;
 
+			while (r + 16 <= n && scan_b64_all16(buf + r))
+				r += 16;
 			while (r < n && enc_char[buf[r]])
 				r++;
 			if (r > e) {

@@ -1530,7 +1530,11 @@ run_back(const unsigned char *buf, size_t n, size_t i, size_t floor)
 {
 	size_t s = line_back(buf, i, floor), w, ps, pe, t;
 
-	for (w = s; w < n && w - s < MAX_LINE && runch[buf[w]]; w++)
+	for (w = s;
+	     w + 16 <= n && w - s + 16 <= MAX_LINE && scan_b64_all16(buf + w);
+	     w += 16)
+		;
+	for (; w < n && w - s < MAX_LINE && runch[buf[w]]; w++)
 		;
 	w -= s; /* the line's width */
 	for (;;) {
@@ -1671,21 +1675,91 @@ raw_deflate_ok(struct probe *pz, unsigned char *probe, size_t pn)
 	    (!printable(sink, 16) && !has_magic(sink, 16)));
 }
 
+/* What try_run hands run_body (through the memo: scan_memo_run). */
+struct run_ctx {
+	const struct scan *sc;
+	const unsigned char *buf;
+	unsigned depth;
+	int hex;
+	struct scan_budget *bg;
+	struct scan_result *res;
+	struct probe *pz;
+};
+
+/*
+ * The run buf[s..e): decoded and scanned when its first bytes are a
+ * magic or text; else tried as raw deflate. Returns 0, or -1 when out of
+ * memory.
+ */
+static int
+run_body(void *ctx, size_t s, size_t e)
+{
+	struct run_ctx *rc_ = ctx;
+	const unsigned char *buf = rc_->buf;
+	struct scan_budget *bg = rc_->bg;
+	size_t pn, q;
+	struct out o, z;
+	int hex = rc_->hex, rc = 0, kind = 0;
+	unsigned char probe[48];
+
+	/* the first bytes decide */
+	pn = probe_at(buf, s, e, hex, probe, bg);
+	if (has_magic(probe, pn))
+		kind = 1;
+	else if (printable(probe, pn) || utf16ish(probe, pn))
+		kind = 2;
+	else if (hex)
+		return 0;
+	else if ((q = glued_magic(buf, s, e, bg)) != s) {
+		s = q;
+		kind = 1;
+	} else if (!raw_deflate_ok(rc_->pz, probe, pn))
+		return 0;
+	else
+		kind = 3;
+	if (rc_->depth + 1 > bg->maxdepth) {
+		bg->hit |= SCAN_BUDGET_DEPTH;
+		return 0;
+	}
+	if (scan_budget_late(bg))
+		return 0;
+	memset(&o, 0, sizeof(o));
+	o.bg = bg;
+	run_decode(buf, s, e, hex, &o, SIZE_MAX);
+	if (o.oom) {
+		out_free(&o);
+		return -1;
+	}
+	if (kind != 3) {
+		rc = emit(rc_->sc, &o, hex ? "hex" : "base64", s, e, rc_->depth,
+		    1, rc_->res);
+	} else if (rc_->depth + 2 <= bg->maxdepth) {
+		memset(&z, 0, sizeof(z));
+		z.bg = bg;
+		inflate_into(o.p, o.n, Z_RAW, &z);
+		rc = z.oom ? -1 :
+			     emit(rc_->sc, &z, "base64>deflate", s, e,
+				 rc_->depth + 1, 0, rc_->res);
+		out_free(&z);
+	}
+	out_free(&o);
+	return rc != 0 ? -1 : 0;
+}
+
 /*
  * The base64 or hex run around the all-run window at i (not before
- * floor): decoded and scanned when long enough and its first bytes are a
- * magic or text; else tried as raw deflate. Returns where the run ends,
- * or LINE_BAD when out of memory.
+ * floor), when long enough, to run_body: at the top level through the
+ * memo (the wire sends the same blobs again with every request). Returns
+ * where the run ends, or LINE_BAD when out of memory.
  */
 static size_t
 try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
     size_t floor, unsigned depth, struct scan_budget *bg,
     struct scan_result *res, struct probe *pz)
 {
-	size_t s, e, count, pn, q;
-	struct out o, z;
-	int hex, rc = 0, kind = 0;
-	unsigned char probe[48];
+	size_t s, e, count;
+	struct run_ctx c;
+	int hex;
 
 	e = run_extent(buf, n, i, floor, &s, &count, &hex);
 	if (count < MIN_RUN)
@@ -1699,47 +1773,19 @@ try_run(const struct scan *sc, const unsigned char *buf, size_t n, size_t i,
 	    !((buf[s] >= '2' && buf[s] <= '7') || buf[s] == '0' ||
 		buf[s] == '1' || (buf[s] | 0x20) == 'f'))
 		return e;
-	/* the first bytes decide */
-	pn = probe_at(buf, s, e, hex, probe, bg);
-	if (has_magic(probe, pn))
-		kind = 1;
-	else if (printable(probe, pn) || utf16ish(probe, pn))
-		kind = 2;
-	else if (hex)
-		return e;
-	else if ((q = glued_magic(buf, s, e, bg)) != s) {
-		s = q;
-		kind = 1;
-	} else if (!raw_deflate_ok(pz, probe, pn))
-		return e;
-	else
-		kind = 3;
-	if (depth + 1 > bg->maxdepth) {
-		bg->hit |= SCAN_BUDGET_DEPTH;
-		return e;
-	}
-	if (scan_budget_late(bg))
-		return e;
-	memset(&o, 0, sizeof(o));
-	o.bg = bg;
-	run_decode(buf, s, e, hex, &o, SIZE_MAX);
-	if (o.oom) {
-		out_free(&o);
+	c.sc = sc;
+	c.buf = buf;
+	c.depth = depth;
+	c.hex = hex;
+	c.bg = bg;
+	c.res = res;
+	c.pz = pz;
+	if ((depth == 0 && bg->memo != NULL ?
+		    scan_memo_run(bg, buf, s, e, 1u + (unsigned)hex, res,
+			run_body, &c) :
+		    run_body(&c, s, e)) != 0)
 		return LINE_BAD;
-	}
-	if (kind != 3) {
-		rc = emit(sc, &o, hex ? "hex" : "base64", s, e, depth, 1, res);
-	} else if (depth + 2 <= bg->maxdepth) {
-		memset(&z, 0, sizeof(z));
-		z.bg = bg;
-		inflate_into(o.p, o.n, Z_RAW, &z);
-		rc = z.oom ?
-		    -1 :
-		    emit(sc, &z, "base64>deflate", s, e, depth + 1, 0, res);
-		out_free(&z);
-	}
-	out_free(&o);
-	return rc != 0 ? LINE_BAD : e;
+	return e;
 }
 
 /* ---------------------------------------------------------------- */
@@ -2032,7 +2078,7 @@ decode_windows(struct pass *ps)
 	const __m128i c1f = _mm_set1_epi8(0x1f), nl = _mm_set1_epi8('\n');
 	const __m128i tab = _mm_set1_epi8('\t'), cr = _mm_set1_epi8('\r');
 	const __m128i sp = _mm_set1_epi8(' ');
-	size_t r;
+	size_t r, floor = ps->run_floor; /* (events() leave it) */
 
 	for (; i + 16 <= len; i += 16) {
 		__m128i v = _mm_loadu_si128(
@@ -2069,16 +2115,16 @@ decode_windows(struct pass *ps)
 		 * not every other: a wrapped run's lines of 31 characters
 		 * or more then always show one, shorter ones most often.
 		 */
-		if (i < ps->run_floor ||
+		if (i < floor ||
 		    _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, sp), v)) !=
 			0)
 			continue;
 		if (run_mask16(buf + i, &hm) == 0xffff) {
-			r = try_run(ps->sc, buf, len, i, ps->run_floor,
-			    ps->depth, ps->bg, ps->res, &ps->pz);
+			r = try_run(ps->sc, buf, len, i, floor, ps->depth,
+			    ps->bg, ps->res, &ps->pz);
 			if (r == LINE_BAD)
 				return LINE_BAD;
-			ps->run_floor = r;
+			ps->run_floor = floor = r;
 		}
 	}
 	return i;

@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "scan.h"
 
 /*
@@ -44,6 +48,18 @@ struct scan_memo {
 };
 
 void scan_memo_clear(struct scan_memo *m);
+
+struct scan_budget;
+
+/*
+ * fn(ctx, s, e) decodes the run buf[s..e) and pushes its findings to res;
+ * scan_memo_run calls it through bg->memo (not NULL): a run with the same
+ * bytes and tag seen before gives its findings again at s, and spends
+ * what it spent. Returns fn's result, or -1 when out of memory.
+ */
+int scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
+    size_t e, unsigned tag, struct scan_result *res,
+    int (*fn)(void *ctx, size_t s, size_t e), void *ctx);
 
 /* Appends *f to res (grown as needed). Returns 0, or -1 when out of memory. */
 int scan_res_push(struct scan_result *res, const struct scan_finding *f);
@@ -169,6 +185,41 @@ static inline int
 scan_is_letter(unsigned c)
 {
 	return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
+/*
+ * Whether the 16 bytes at p are all base64 characters (either alphabet)
+ * or '=': what the wrapped pass (enc_char) and the decode pass (runch)
+ * take for a run, 16 at a time for their loops along a run.
+ */
+static inline int
+scan_b64_all16(const unsigned char *p)
+{
+#ifdef __SSE2__
+	const __m128i z = _mm_setzero_si128();
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i dig = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v,
+						       _mm_set1_epi8('0')),
+					 _mm_set1_epi8(9)),
+	    z);
+	__m128i x = _mm_or_si128(v, _mm_set1_epi8(0x20)); /* letters: lower */
+	__m128i let = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
+						       _mm_set1_epi8('a')),
+					 _mm_set1_epi8(25)),
+	    z);
+	__m128i sp = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v,
+						   _mm_set1_epi8('+')),
+				      _mm_cmpeq_epi8(v, _mm_set1_epi8('/'))),
+	    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('-')),
+			     _mm_cmpeq_epi8(v, _mm_set1_epi8('_'))),
+		_mm_cmpeq_epi8(v, _mm_set1_epi8('='))));
+
+	return _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(dig, let), sp)) ==
+	    0xffff;
+#else
+	(void)p;
+	return 0; /* the callers' byte loops then do it all */
+#endif
 }
 
 /*

@@ -2630,6 +2630,7 @@ struct memo_ent {
 	uint64_t work;	 /* work units decoding it spent */
 	size_t left;	 /* decoded bytes it spent */
 	unsigned hit;	 /* budget bits it set (depth) */
+	unsigned tag;	 /* which pass decoded it (scan_memo_run) */
 };
 
 void
@@ -2662,7 +2663,7 @@ memo_hash(const unsigned char *p, size_t n, uint64_t seed)
 /* The slot of p[0..n) (hash h), or the empty slot where it would go. */
 static struct memo_slot *
 memo_find(const struct scan_memo *m, const unsigned char *p, size_t n,
-    uint64_t h)
+    uint64_t h, unsigned tag)
 {
 	size_t i = (size_t)(h >> 20) & (m->nslot - 1);
 	struct memo_slot *sl;
@@ -2675,7 +2676,8 @@ memo_find(const struct scan_memo *m, const unsigned char *p, size_t n,
 		if (sl->h != h)
 			continue;
 		en = &m->ent[sl->ent - 1];
-		if (en->len == n && memcmp(m->bytes + en->off, p, n) == 0)
+		if (en->len == n && en->tag == tag &&
+		    memcmp(m->bytes + en->off, p, n) == 0)
 			return sl;
 	}
 }
@@ -2741,16 +2743,20 @@ memo_room(struct scan_memo *m, size_t n, size_t nf)
 static int on_run(struct xp *x, size_t s, size_t e);
 
 /*
- * on_run through the memo: a run decoded before gives its findings again
- * at s and spends what decoding it spent (when that much is left: else
- * it is decoded again, and the budget stops it where it would have).
+ * fn(ctx, s, e), which decodes the run buf[s..e) and pushes its findings
+ * to res, through the memo (tag: which decoder, so that two passes keep
+ * apart what each gave for the same bytes): a run decoded before gives
+ * its findings again at s and spends what decoding it spent (when that
+ * much is left: else it is decoded again, and the budget stops it where
+ * it would have).
  */
-static int
-memo_run(struct xp *x, size_t s, size_t e)
+int
+scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
+    size_t e, unsigned tag, struct scan_result *res,
+    int (*fn)(void *ctx, size_t s, size_t e), void *ctx)
 {
-	struct scan_memo *m = x->bg->memo;
-	struct scan_budget *bg = x->bg;
-	const unsigned char *p = x->buf + s;
+	struct scan_memo *m = bg->memo;
+	const unsigned char *p = buf + s;
 	size_t n = e - s, n0, i;
 	struct memo_slot *sl = NULL;
 	struct memo_ent *en;
@@ -2760,9 +2766,9 @@ memo_run(struct xp *x, size_t s, size_t e)
 
 	if (m->seed == 0)
 		m->seed = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15u | 1;
-	h = memo_hash(p, n, m->seed);
+	h = memo_hash(p, n, m->seed ^ tag);
 	if (m->nslot > 0) {
-		sl = memo_find(m, p, n, h);
+		sl = memo_find(m, p, n, h, tag);
 		en = sl->ent ? &m->ent[sl->ent - 1] : NULL;
 		if (en != NULL && bg->work > en->work && bg->left >= en->left) {
 			scan_budget_spend(bg, en->work);
@@ -2772,7 +2778,7 @@ memo_run(struct xp *x, size_t s, size_t e)
 				struct scan_finding f = m->f[en->f + i];
 
 				f.offset += s;
-				if (scan_res_push(x->res, &f) != 0)
+				if (scan_res_push(res, &f) != 0)
 					return -1;
 			}
 			return 0;
@@ -2784,33 +2790,47 @@ memo_run(struct xp *x, size_t s, size_t e)
 	bg->hit = 0;
 	w0 = bg->work;
 	l0 = bg->left;
-	n0 = x->res->n;
-	if (on_run(x, s, e) != 0)
+	n0 = res->n;
+	if (fn(ctx, s, e) != 0)
 		return -1;
 	got = bg->hit;
 	bg->hit |= saved;
 	if ((got & (SCAN_BUDGET_WORK | SCAN_BUDGET_BYTES)) || bg->work == 0 ||
-	    (m->nslot > 0 && sl == NULL) || !memo_room(m, n, x->res->n - n0))
+	    (m->nslot > 0 && sl == NULL) || !memo_room(m, n, res->n - n0))
 		return 0;
-	sl = memo_find(m, p, n, h);
+	sl = memo_find(m, p, n, h, tag);
 	en = &m->ent[m->nent];
 	en->off = m->nbytes;
 	en->len = n;
 	en->f = m->nf;
-	en->nf = x->res->n - n0;
+	en->nf = res->n - n0;
 	en->work = w0 - bg->work;
 	en->left = l0 - bg->left;
 	en->hit = got;
+	en->tag = tag;
 	sl->h = h;
 	sl->ent = (uint32_t)++m->nent;
 	memcpy(m->bytes + m->nbytes, p, n);
 	m->nbytes += n;
-	for (i = n0; i < x->res->n; i++) {
-		m->f[m->nf] = x->res->v[i];
+	for (i = n0; i < res->n; i++) {
+		m->f[m->nf] = res->v[i];
 		m->f[m->nf].offset -= s;
 		m->nf++;
 	}
 	return 0;
+}
+
+static int
+on_run_cb(void *ctx, size_t s, size_t e)
+{
+	return on_run(ctx, s, e);
+}
+
+/* on_run through the memo (scan_memo_run). */
+static int
+memo_run(struct xp *x, size_t s, size_t e)
+{
+	return scan_memo_run(x->bg, x->buf, s, e, 0, x->res, on_run_cb, x);
 }
 
 /* ---------------------------------------------------------------- */
@@ -2917,6 +2937,37 @@ specmask16(const unsigned char *p)
 		if (p[k] >= 0xc2 || p[k] == '&' || p[k] == '=')
 			m |= 1u << k;
 	return m;
+#endif
+}
+
+/*
+ * Whether specmask16 is 0 at p, p + 16, p + 32 and p + 48 (p[64] is
+ * read): none of the 64 bytes is from 0xc2 or a '&', and none of p[1] to
+ * p[64] is a '?'. A few operations a byte fewer than the masks, for text
+ * that has none.
+ */
+static inline int
+spec_none64(const unsigned char *p)
+{
+#ifdef __SSE2__
+	__m128i acc = _mm_setzero_si128();
+	int k;
+
+	for (k = 0; k < 64; k += 16) {
+		__m128i v = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(p + k));
+
+		acc = _mm_or_si128(acc,
+		    _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(v,
+						    _mm_set1_epi8((char)0xc2)),
+				     v),
+			_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
+			    _mm_cmpeq_epi8(v, _mm_set1_epi8('?')))));
+	}
+	return _mm_movemask_epi8(acc) == 0 && p[64] != '?';
+#else
+	(void)p;
+	return 0;
 #endif
 }
 
@@ -3252,11 +3303,13 @@ specials_scan(struct xp *x)
 
 		/* 64 bytes at once (one loop over their bits), the last 16 */
 		if (i + 65 <= len) {
+			w = 64;
+			if (spec_none64(buf + i))
+				continue;
 			m = (uint64_t)specmask16(buf + i) |
 			    (uint64_t)specmask16(buf + i + 16) << 16 |
 			    (uint64_t)specmask16(buf + i + 32) << 32 |
 			    (uint64_t)specmask16(buf + i + 48) << 48;
-			w = 64;
 		} else {
 			m = i + 17 <= len ? specmask16(buf + i) :
 					    (unsigned)((1u << (len - i)) - 1);

@@ -1327,7 +1327,8 @@ test_undo(void)
 
 /*
  * Runs come back (the wire resends the conversation): the transform pass
- * decodes a run once and reports what it found at every place it is
+ * and the decode pass (base64 and hex runs) decode a run once and
+ * report what they found at every place it is
  * (scan_int.h, struct scan_memo). A scan with the memo must give what
  * one without it gives, findings and budget bits, wherever the runs
  * repeat: transforms found through triggers, runs that hit the depth
@@ -1343,7 +1344,7 @@ test_memo(void)
 	struct scan_memo memo;
 	unsigned char *zb;
 	uLongf zn;
-	size_t i, k, n7, dl;
+	size_t i, k, n7, nz, dl;
 	int pfd[2];
 	pid_t pid;
 
@@ -1368,6 +1369,24 @@ test_memo(void)
 			    "{\"k\":\"!sp\\\\=:G6\\\\_`a2bcde7\\\\89:;<=>?@"
 			    "23456789\"}\n");
 	}
+	/* a zlib stream's base64 holding the secret, three times: the
+	 * decode pass's runs through the memo */
+	z.n = 0;
+	puts_(&z, "# env\nAPI_KEY=");
+	puts_(&z, S1);
+	puts_(&z, "\nOTHER=1\n");
+	zn = compressBound(z.n);
+	zb = malloc(zn);
+	if (zb == NULL ||
+	    compress2(zb, &zn, (unsigned char *)z.p, z.n, 9) != Z_OK)
+		abort();
+	for (k = 0; k < 3; k++) {
+		puts_(&d, "{\"att\":\"");
+		b64(zb, zn, &d);
+		puts_(&d, "\"}\n");
+	}
+	free(zb);
+	z.n = 0;
 	dl = d.n;
 	/* a run of base64 of a bomb, three times: the bytes budget */
 	zn = compressBound(1u << 20);
@@ -1412,13 +1431,15 @@ test_memo(void)
 	if (scan_buffer_memo(sc, d.p, d.n, &a, NULL) != 0 ||
 	    scan_buffer(sc, d.p, d.n, &b) != 0)
 		abort();
-	for (i = 0, n7 = 0; i < b.n; i++)
+	for (i = 0, n7 = 0, nz = 0; i < b.n; i++) {
 		n7 += strncmp(b.v[i].form, "rot7>", 5) == 0;
-	if (!ok(same_findings(&a, &b) && n7 >= 60,
+		nz += strncmp(b.v[i].form, "base64>zlib>", 12) == 0;
+	}
+	if (!ok(same_findings(&a, &b) && n7 >= 60 && nz >= 3,
 		"runs that come back: the memo gives every finding a scan "
 		"without it gives (%zu and %zu findings, %zu rot7 of 60, "
-		"budget %u and %u)",
-		a.n, b.n, n7, a.budget, b.budget)) {
+		"%zu base64>zlib of 3, budget %u and %u)",
+		a.n, b.n, n7, nz, a.budget, b.budget)) {
 		dump(&a);
 		dump(&b);
 	}
