@@ -3193,7 +3193,7 @@ runs_scan(struct xp *x)
 	int have;
 
 	for (i = 0, top = 0, blk = 0, have = 0; i < len && !x->oom; i += 16) {
-		unsigned m = 0, bottom, ntop, bm;
+		unsigned m = 0, bottom, ntop, bm, rm;
 
 		/* The run characters of 64 bytes, kept for their windows */
 		if ((!have || i >= blk + 64) && (have = i + 64 <= len)) {
@@ -3222,7 +3222,8 @@ runs_scan(struct xp *x)
 		bottom = m == 0xffff ? 16 : (unsigned)__builtin_ctz(~m);
 		s = e = 0;
 		if (m == 0xffff && i >= floor) {
-			s = i;
+			/* top, the window before's last run characters: in */
+			s = i - top >= floor ? i - top : floor;
 			e = i + 16;
 		} else if (top + bottom >= MIN_RUN && i - top >= floor) {
 			s = i - top;
@@ -3238,10 +3239,15 @@ runs_scan(struct xp *x)
 		}
 		for (; s > floor && runc[buf[s - 1]]; s--)
 			;
-		while (e + 16 <= len && runmask16(buf + e) == 0xffff)
+		/* on: to the first byte outside a run in the first window
+		 * not all run characters */
+		while (e + 16 <= len && (rm = runmask16(buf + e)) == 0xffff)
 			e += 16;
-		for (; e < len && runc[buf[e]]; e++)
-			;
+		if (e + 16 <= len)
+			e += (size_t)__builtin_ctz(~rm);
+		else
+			for (; e < len && runc[buf[e]]; e++)
+				;
 		if (scan_budget_late(bg))
 			break;
 		if ((x->depth == 0 && bg->memo != NULL && e - s >= MEMO_MIN ?
