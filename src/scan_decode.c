@@ -1592,6 +1592,14 @@ run_extent(const unsigned char *buf, size_t n, size_t i, size_t floor,
 				hex &= hm == 0xffff;
 				f += 16;
 			}
+			/* the window's run characters before its first other */
+			if (f + 16 <= n) {
+				unsigned k = (unsigned)__builtin_ctz(~m),
+					 low = (1u << k) - 1;
+
+				hex &= (hm & low) == low;
+				f += k;
+			}
 #endif
 			while (f < n && runch[buf[f]]) {
 				hex &= hexch[buf[f]];
