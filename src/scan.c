@@ -2554,9 +2554,13 @@ scan_wrapped(const struct scan *sc, const unsigned char *buf, size_t n,
 		e = start;
 		for (;;) {
 			size_t r = e;
+			unsigned bm = 0;
 
-			while (r + 16 <= n && scan_b64_all16(buf + r))
+			while (r + 16 <= n &&
+			    (bm = scan_b64_mask16(buf + r)) == 0xffff)
 				r += 16;
+			if (r + 16 <= n) /* to the window's first other byte */
+				r += (size_t)__builtin_ctz(~bm);
 			while (r < n && enc_char[buf[r]])
 				r++;
 			if (r > e) {

@@ -1529,11 +1529,14 @@ static size_t
 run_back(const unsigned char *buf, size_t n, size_t i, size_t floor)
 {
 	size_t s = line_back(buf, i, floor), w, ps, pe, t;
+	unsigned bm = 0;
 
-	for (w = s;
-	     w + 16 <= n && w - s + 16 <= MAX_LINE && scan_b64_all16(buf + w);
+	for (w = s; w + 16 <= n && w - s + 16 <= MAX_LINE &&
+	     (bm = scan_b64_mask16(buf + w)) == 0xffff;
 	     w += 16)
 		;
+	if (w + 16 <= n && w - s + 16 <= MAX_LINE) /* to its first other */
+		w += (size_t)__builtin_ctz(~bm);
 	for (; w < n && w - s < MAX_LINE && runch[buf[w]]; w++)
 		;
 	w -= s; /* the line's width */

@@ -188,12 +188,13 @@ scan_is_letter(unsigned c)
 }
 
 /*
- * Whether the 16 bytes at p are all base64 characters (either alphabet)
- * or '=': what the wrapped pass (enc_char) and the decode pass (runch)
- * take for a run, 16 at a time for their loops along a run.
+ * Bit k set when p[k] is a base64 character (either alphabet) or '=':
+ * what the wrapped pass (enc_char) and the decode pass (runch) take for
+ * a run, 16 at a time for their loops along a run. 0 without SSE2 (the
+ * callers' byte loops then do it all).
  */
-static inline int
-scan_b64_all16(const unsigned char *p)
+static inline unsigned
+scan_b64_mask16(const unsigned char *p)
 {
 #ifdef __SSE2__
 	const __m128i z = _mm_setzero_si128();
@@ -214,12 +215,19 @@ scan_b64_all16(const unsigned char *p)
 			     _mm_cmpeq_epi8(v, _mm_set1_epi8('_'))),
 		_mm_cmpeq_epi8(v, _mm_set1_epi8('='))));
 
-	return _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(dig, let), sp)) ==
-	    0xffff;
+	return (unsigned)_mm_movemask_epi8(
+	    _mm_or_si128(_mm_or_si128(dig, let), sp));
 #else
 	(void)p;
-	return 0; /* the callers' byte loops then do it all */
+	return 0;
 #endif
+}
+
+/* Whether the 16 bytes at p are all base64 characters or '='. */
+static inline int
+scan_b64_all16(const unsigned char *p)
+{
+	return scan_b64_mask16(p) == 0xffff;
 }
 
 /*
