@@ -873,6 +873,11 @@ mlit_verify(const struct mlit *m, const unsigned char *buf, size_t n, size_t i,
 	(((m)->bitmap[((g)*GRAM_MUL) >> (32 - (m)->bbits) >> 6] >> \
 	     ((((g)*GRAM_MUL) >> (32 - (m)->bbits)) & 63)) & \
 	    1)
+/* MBIT with the bitmap and 32 - bbits in locals */
+#define MBITL(bmp, sh, g) \
+	(((bmp)[((g)*GRAM_MUL) >> (sh) >> 6] >> \
+	     ((((g)*GRAM_MUL) >> (sh)) & 63)) & \
+	    1)
 
 /*
  * Calls cb for every occurrence of every pattern in buf[0..n) whose
@@ -885,6 +890,9 @@ mlit_scan_range(const struct mlit *m, const unsigned char *buf, size_t n,
     size_t from, size_t to, mlit_cb cb, void *ctx)
 {
 	size_t S = m->stride, i = from, last;
+	/* the bitmap and its shift in locals: cb may write anything */
+	const uint64_t *bmp = m->bitmap;
+	unsigned sh = 32 - m->bbits;
 
 	if (n < m->minlen)
 		return 0;
@@ -901,10 +909,10 @@ mlit_scan_range(const struct mlit *m, const unsigned char *buf, size_t n,
 		g1 = load32(buf + i + S);
 		g2 = load32(buf + i + 2 * S);
 		g3 = load32(buf + i + 3 * S);
-		b0 = MBIT(m, g0);
-		b1 = MBIT(m, g1);
-		b2 = MBIT(m, g2);
-		b3 = MBIT(m, g3);
+		b0 = MBITL(bmp, sh, g0);
+		b1 = MBITL(bmp, sh, g1);
+		b2 = MBITL(bmp, sh, g2);
+		b3 = MBITL(bmp, sh, g3);
 		if ((b0 | b1 | b2 | b3) != 0) {
 			if (b0 && mlit_verify(m, buf, n, i, cb, ctx) != 0)
 				return -1;
@@ -922,7 +930,8 @@ mlit_scan_range(const struct mlit *m, const unsigned char *buf, size_t n,
 	for (; i < to; i += S) {
 		uint32_t g = load32(buf + i);
 
-		if (MBIT(m, g) && mlit_verify(m, buf, n, i, cb, ctx) != 0)
+		if (MBITL(bmp, sh, g) &&
+		    mlit_verify(m, buf, n, i, cb, ctx) != 0)
 			return -1;
 	}
 	return 0;
