@@ -2094,41 +2094,46 @@ decode_windows(struct pass *ps)
 	for (; i + 16 <= len; i += 16) {
 		__m128i v = _mm_loadu_si128(
 		    (const __m128i *)(const void *)(buf + i));
-		unsigned hm;
+		unsigned hm, em;
 
-		/* bytes below 0x20: line breaks, NULs, control bytes */
-		unsigned em = (unsigned)_mm_movemask_epi8(
-		    _mm_cmpeq_epi8(_mm_min_epu8(v, c1f), v));
+		/*
+		 * a run's window has no byte up to 0x20; the others may
+		 * have bytes below 0x20: line breaks, NULs, control bytes
+		 */
+		if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, sp), v)) !=
+		    0) {
+			em = (unsigned)_mm_movemask_epi8(
+			    _mm_cmpeq_epi8(_mm_min_epu8(v, c1f), v));
+			if (em != 0) {
+				__m128i nlz = _mm_or_si128(_mm_cmpeq_epi8(v,
+							       nl),
+				    _mm_cmpeq_epi8(v, _mm_setzero_si128()));
+				unsigned lm = (unsigned)_mm_movemask_epi8(nlz);
+				unsigned ws = (unsigned)_mm_movemask_epi8(
+				    _mm_or_si128(_mm_cmpeq_epi8(v, nl),
+					_mm_or_si128(_mm_cmpeq_epi8(v, tab),
+					    _mm_cmpeq_epi8(v, cr))));
+				unsigned after = em >> 1;
 
-		if (em != 0) {
-			__m128i nlz = _mm_or_si128(_mm_cmpeq_epi8(v, nl),
-			    _mm_cmpeq_epi8(v, _mm_setzero_si128()));
-			unsigned lm = (unsigned)_mm_movemask_epi8(nlz);
-			unsigned ws = (unsigned)_mm_movemask_epi8(
-			    _mm_or_si128(_mm_cmpeq_epi8(v, nl),
-				_mm_or_si128(_mm_cmpeq_epi8(v, tab),
-				    _mm_cmpeq_epi8(v, cr))));
-			unsigned after = em >> 1;
-
-			/* byte 16 is the next window's first */
-			if (i + 16 < len && buf[i + 16] < 0x20 &&
-			    buf[i + 16] != '\t')
-				after |= 0x8000;
-			if (i + 16 >= len)
-				after |= 0x8000;
-			lm &= ~after;
-			if (events(ps, i, 16, lm, (em & ~ws) != 0) != 0)
-				return LINE_BAD;
+				/* byte 16 is the next window's first */
+				if (i + 16 < len && buf[i + 16] < 0x20 &&
+				    buf[i + 16] != '\t')
+					after |= 0x8000;
+				if (i + 16 >= len)
+					after |= 0x8000;
+				lm &= ~after;
+				if (events(ps, i, 16, lm, (em & ~ws) != 0) != 0)
+					return LINE_BAD;
+			}
+			continue;
 		}
 		/*
-		 * every window: all base64 characters? (none is a blank or
-		 * below: most text windows end at that test). Every one,
-		 * not every other: a wrapped run's lines of 31 characters
-		 * or more then always show one, shorter ones most often.
+		 * every window with no blank or below: all base64
+		 * characters? Every one, not every other: a wrapped run's
+		 * lines of 31 characters or more then always show one,
+		 * shorter ones most often.
 		 */
-		if (i < floor ||
-		    _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, sp), v)) !=
-			0)
+		if (i < floor)
 			continue;
 		if (run_mask16(buf + i, &hm) == 0xffff) {
 			r = try_run(ps->sc, buf, len, i, floor, ps->depth,
