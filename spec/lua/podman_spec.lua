@@ -60,9 +60,11 @@ case "$*" in
     for a; do case $a in *:/out) o=${a%%:/out}
       mkdir -p "$o/files/usr/local/bin" "$o/files/usr/local/lib/leakbench"
       : > "$o/files/usr/local/bin/lb-init"; : > "$o/files/usr/local/lib/leakbench/lb-nodump.so" ;; esac; done ;;
-  *"run -d --name "*) # a detached container's k8s-file log: its servers' ready lines
+  *"run -d --name "*) # a detached container's k8s-file log: its servers' ready lines;
+    # and what lb-trap writes to the folder mounted at /trap-ca
     for a; do case $a in path=*) for w in lb-net lb-trap lb-proxy; do
-      printf '2026-12-01T00:00:00Z stdout F %%s: listening\n' "$w"; done > "${a#path=}" ;; esac; done ;;
+      printf '2026-12-01T00:00:00Z stdout F %%s: listening\n' "$w"; done > "${a#path=}" ;;
+      *:/trap-ca) echo CA > "${a%%:/trap-ca}/ca.pem"; echo CA > "${a%%:/trap-ca}/bundle.pem" ;; esac; done ;;
 esac
 exit 0
 ]]

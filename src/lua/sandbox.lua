@@ -53,6 +53,10 @@ local API_PORT = 8080        -- Claude Code's ANTHROPIC_BASE_URL, in its netns
 local UPSTREAM_PORT = 9090   -- the interceptor's UPSTREAM_URL, in its netns
 local TRAP_PROXY = "http://127.0.0.1:3128"   -- lb-trap's HTTP proxy, claude's netns
 local CA_DIR = "/etc/leakbench-ca"           -- the trap's CA, in the claude container
+-- What the trap writes to trap-ca/ (the CA, and the system CAs with it),
+-- and the most of each that is copied.
+local CA_FILES = { "ca.pem", "bundle.pem" }
+M.CA_FILE_CAP = 4 << 20
 -- Where lb-net hands the simulated internet (every TCP connection and UDP
 -- datagram to 198.18.0.0/15, local to claude's netns) to the trap.
 M.SIM_PORT = 1
@@ -445,10 +449,11 @@ function Sandbox:stage()
   self.etc = d .. "/etc"
   self.egress = d .. "/egress"
   self.trapca = d .. "/trap-ca"
+  self.cadir = d .. "/ca"
   self.trapkeep = d .. "/trap-keep"
   local dirs = { self.project, self.config, self.records, self.subject_dir,
                  self.ctrdir, self.gate, self.sock .. "/up", self.uplogs, self.etc,
-                 self.egress, self.trapca, self.trapkeep }
+                 self.egress, self.trapca, self.cadir, self.trapkeep }
   if self:interceptor() then dirs[#dirs + 1] = self.sock .. "/icp" end
   for _, p in ipairs(dirs) do
     assert(core.mkdir_p(p, 493))
@@ -800,6 +805,27 @@ end
 -- container mounts): before the claude container is created.
 function Sandbox:await_net()
   self:await("net")
+  self:take_trap_ca()
+end
+
+--- sb:take_trap_ca(). Copies what the trap wrote to trap-ca/ (CA_FILES)
+--- into ca/, which only we write, for the claude container to mount: a
+--- bind mount's source is resolved on the host, so a link the trap left
+--- there (a trap is a container, and its folder is written from inside
+--- it) would mount a host file of its choosing. Read beneath trap-ca/:
+--- no link followed, regular files only, at most M.CA_FILE_CAP bytes
+--- each; anything else fails the run.
+function Sandbox:take_trap_ca()
+  for _, name in ipairs(CA_FILES) do
+    local data, info = core.read_beneath(self.trapca, name, M.CA_FILE_CAP + 1)
+    if not data then
+      self:fail("the egress trap's %s: %s", name, printable.line(tostring(info), 300))
+    elseif #data > M.CA_FILE_CAP then
+      self:fail("the egress trap's %s is larger than %d bytes", name, M.CA_FILE_CAP)
+    end
+    local ok, err = core.write_file(self.cadir .. "/" .. name, data, 420)
+    if not ok then self:fail("cannot copy the egress trap's %s: %s", name, err) end
+  end
 end
 
 -- Every other container of the network is ready, each by its own log.
@@ -891,8 +917,8 @@ function Sandbox:claude_spec()
     { self.gate, GATE, ro = true },
     { self.etc .. "/resolv.conf", "/etc/resolv.conf", ro = true },
     { self.etc .. "/hosts", "/etc/hosts", ro = true },
-    { self.trapca, CA_DIR, ro = true },
-    { self.trapca .. "/bundle.pem", "/etc/ssl/certs/ca-certificates.crt", ro = true },
+    { self.cadir, CA_DIR, ro = true },
+    { self.cadir .. "/bundle.pem", "/etc/ssl/certs/ca-certificates.crt", ro = true },
   }
   if self.home_dir then
     local names = {}
@@ -1255,7 +1281,7 @@ function Sandbox:finally()
     end
   end
   self:collect_upstream_logs()
-  for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca, self.trapkeep }) do
+  for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca, self.cadir, self.trapkeep }) do
     if p then core.rmtree(p) end
   end
   -- When anything went wrong, a check by label catches what escaped the

@@ -48,7 +48,7 @@ local function main()
                            images = { proxy = tag, claude = claude }, model = "m", timeout = 60 }
   assert(core.mkdir_p(dir .. "/run", 493))
   sb:stage()
-  assert(core.write_file(sb.trapca .. "/bundle.pem", "", 420))
+  assert(core.write_file(sb.cadir .. "/bundle.pem", "", 420))
   local spec
   for _, s in ipairs(sb:topology()) do
     if s.role == "claude" then spec = s end

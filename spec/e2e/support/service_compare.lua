@@ -24,7 +24,7 @@ assert(core.mkdir_p(dir .. "/run", 493))
 sb.api_claude = true
 sb:stage()
 -- what the trap writes when it starts (the claude container mounts it)
-assert(core.write_file(sb.trapca .. "/bundle.pem", "", 420))
+assert(core.write_file(sb.cadir .. "/bundle.pem", "", 420))
 local topo = sb:topology()
 
 local made = {}
