@@ -1,10 +1,14 @@
 /*
  * Lua bindings for fs.c, part of "leakbench.core": temporary directories,
  * whole-file reads and writes, reads confined below a directory (for
- * hostile trees), listings, stat, ownership and digests. Misuse raises in
+ * hostile trees), listings, stat, ownership, digests and locks between
+ * processes. Misuse raises in
  * l_args.h's grammar; failures of the environment return nil, message.
  */
+#include <sys/file.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,6 +417,68 @@ l_symlink(lua_State *L)
 	return 1;
 }
 
+#define LOCK_MT "leakbench.lock"
+
+/* lock:unlock(), __close, __gc: releases it; harmless twice. */
+static int
+l_unlock(lua_State *L)
+{
+	int *fd = luaL_checkudata(L, 1, LOCK_MT);
+
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return 0;
+}
+
+static const luaL_Reg lock_meta[] = { { "__gc", l_unlock },
+	{ "__close", l_unlock }, { NULL, NULL } };
+static const luaL_Reg lock_methods[] = { { "unlock", l_unlock },
+	{ NULL, NULL } };
+
+/*
+ * lock(path) -> lock | nil, err: an exclusive flock(2) on PATH (a regular
+ * file, created 0600 when missing, never through a link), waited for as
+ * long as another holds it. lock:unlock(), __close and __gc release it; so
+ * does the end of the process that holds it, however it ends.
+ */
+static int
+l_lock(lua_State *L)
+{
+	const char *path = l_check_string(L, 1, "core.lock", "path");
+	struct stat st;
+	int *fd, e;
+
+	fd = lua_newuserdatauv(L, sizeof(*fd), 0);
+	*fd = -1;
+	if (luaL_newmetatable(L, LOCK_MT)) {
+		luaL_setfuncs(L, lock_meta, 0);
+		luaL_newlib(L, lock_methods);
+		lua_setfield(L, -2, "__index");
+	}
+	lua_setmetatable(L, -2);
+	*fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+	    0600);
+	if (*fd == -1)
+		return l_fail_errno(L, "cannot open the lock file", path,
+		    errno);
+	e = fstat(*fd, &st) == -1 ? errno : S_ISREG(st.st_mode) ? 0 : EINVAL;
+	if (e != 0) {
+		close(*fd);
+		*fd = -1;
+		return l_fail_errno(L, "cannot lock", path, e);
+	}
+	while (flock(*fd, LOCK_EX) == -1) {
+		if ((e = errno) == EINTR)
+			continue;
+		close(*fd);
+		*fd = -1;
+		return l_fail_errno(L, "cannot lock", path, e);
+	}
+	return 1;
+}
+
 const luaL_Reg fs_funcs[] = { { "tmpdir", l_tmpdir }, { "rmtree", l_rmtree },
 	{ "mkdir_p", l_mkdir_p }, { "write_file", l_write_file },
 	{ "read_file", l_read_file }, { "read_beneath", l_read_beneath },
@@ -420,4 +486,5 @@ const luaL_Reg fs_funcs[] = { { "tmpdir", l_tmpdir }, { "rmtree", l_rmtree },
 	{ "disk_usage", l_disk_usage }, { "sha256_file", l_sha256_file },
 	{ "listdir", l_listdir }, { "stat", l_stat }, { "chown", l_chown },
 	{ "chmod", l_chmod }, { "realpath", l_realpath },
-	{ "exe_path", l_exe_path }, { "symlink", l_symlink }, { NULL, NULL } };
+	{ "exe_path", l_exe_path }, { "symlink", l_symlink },
+	{ "lock", l_lock }, { NULL, NULL } };
