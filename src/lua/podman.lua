@@ -956,6 +956,7 @@ function Service:stop()
   end
   h:close()
   os.remove(self.sock)
+  os.remove(self:create_lock_path())
   -- its log stays only when it says something
   local log = self.dir .. "/podman-service.log"
   local st = core.stat(log)
@@ -987,10 +988,30 @@ local function api_failure(what, name, status, doc)
     printable.line(tostring(msg), 400))
 end
 
+-- Rootless, podman 4.3's service reads the user's subordinate ids for each
+-- container it creates (keep-id: rootless.GetConfiguredMappings) through
+-- libsubid, which is not thread-safe: two creates at once, from one run
+-- or from two, can crash the service (SIGSEGV in subid_get_uid_ranges;
+-- the clients see an empty reply). So a rootless create holds a lock
+-- shared by every process of the suite, a file beside the socket.
+function Service:create_lock_path()
+  return self.sock:gsub("%.sock$", "") .. "-create.lock"
+end
+
+--- svc:create(pm, spec) -> status, doc | nil, err: the create request of
+--- SPEC (pm:create_spec); rootless, one at a time in the whole suite.
+function Service:create(pm, spec)
+  local body = pm:create_spec(spec)
+  if pm.rootful then return self:request("POST", "/containers/create", body) end
+  local lock <close>, err = core.lock(self:create_lock_path())
+  if not lock then return nil, "podman service: " .. err end
+  return self:request("POST", "/containers/create", body)
+end
+
 --- svc:run(pm, spec) -> true | nil, err. Creates the container of SPEC
---- (pm:create_spec) and starts it, detached: what `podman run -d` does.
+--- (svc:create) and starts it, detached: what `podman run -d` does.
 function Service:run(pm, spec)
-  local status, doc = self:request("POST", "/containers/create", pm:create_spec(spec))
+  local status, doc = self:create(pm, spec)
   if not status then return nil, doc end
   if status ~= 201 then return nil, api_failure("create", spec.name, status, doc) end
   status, doc = self:request("POST", "/containers/" .. spec.name .. "/start")
