@@ -1456,39 +1456,6 @@ utf16ish(const unsigned char *p, size_t n)
 	return n >= 16 && (z[0] * 4 >= n || z[1] * 4 >= n);
 }
 
-#ifdef __SSE2__
-/* Bit k set when p[k] is a base64 (either alphabet) or '=' character. */
-static inline unsigned
-run_mask16(const unsigned char *p, unsigned *hexmask)
-{
-	const __m128i z = _mm_setzero_si128(), bit5 = _mm_set1_epi8(0x20);
-	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i x = _mm_or_si128(v, bit5);
-	__m128i dig = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v,
-						       _mm_set1_epi8('0')),
-					 _mm_set1_epi8(9)),
-	    z);
-	__m128i let = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
-						       _mm_set1_epi8('a')),
-					 _mm_set1_epi8(25)),
-	    z);
-	__m128i hx = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
-						      _mm_set1_epi8('a')),
-					_mm_set1_epi8(5)),
-	    z);
-	__m128i sp = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v,
-						   _mm_set1_epi8('+')),
-				      _mm_cmpeq_epi8(v, _mm_set1_epi8('/'))),
-	    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('-')),
-			     _mm_cmpeq_epi8(v, _mm_set1_epi8('_'))),
-		_mm_cmpeq_epi8(v, _mm_set1_epi8('='))));
-
-	*hexmask = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, hx));
-	return (unsigned)_mm_movemask_epi8(
-	    _mm_or_si128(_mm_or_si128(dig, let), sp));
-}
-#endif
-
 /* Decodes the first bytes of the run at s into probe; returns how many. */
 static size_t
 probe_at(const unsigned char *buf, size_t s, size_t e, int hex,
@@ -1591,7 +1558,7 @@ run_extent(const unsigned char *buf, size_t n, size_t i, size_t floor,
 			unsigned hm, m;
 
 			while (f + 16 <= n &&
-			    (m = run_mask16(buf + f, &hm)) == 0xffff) {
+			    (m = scan_run_mask16(buf + f, &hm)) == 0xffff) {
 				hex &= hm == 0xffff;
 				f += 16;
 			}
@@ -2135,7 +2102,7 @@ decode_windows(struct pass *ps)
 		 */
 		if (i < floor)
 			continue;
-		if (run_mask16(buf + i, &hm) == 0xffff) {
+		if (scan_run_mask16(buf + i, &hm) == 0xffff) {
 			r = try_run(ps->sc, buf, len, i, floor, ps->depth,
 			    ps->bg, ps->res, &ps->pz);
 			if (r == LINE_BAD)

@@ -190,23 +190,29 @@ scan_is_letter(unsigned c)
 /*
  * Bit k set when p[k] is a base64 character (either alphabet) or '=':
  * what the wrapped pass (enc_char) and the decode pass (runch) take for
- * a run, 16 at a time for their loops along a run. 0 without SSE2 (the
- * callers' byte loops then do it all).
+ * a run, 16 at a time for their loops along a run; *hexmask: bit k set
+ * when p[k] is a hex digit (either case). 0 and 0 without SSE2 (the
+ * callers' byte loops then do it all). A caller that drops *hexmask (as
+ * scan_b64_mask16 does) has its compares left out when this is inlined.
  */
 static inline unsigned
-scan_b64_mask16(const unsigned char *p)
+scan_run_mask16(const unsigned char *p, unsigned *hexmask)
 {
 #ifdef __SSE2__
 	const __m128i z = _mm_setzero_si128();
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i x = _mm_or_si128(v, _mm_set1_epi8(0x20)); /* letters: lower */
 	__m128i dig = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v,
 						       _mm_set1_epi8('0')),
 					 _mm_set1_epi8(9)),
 	    z);
-	__m128i x = _mm_or_si128(v, _mm_set1_epi8(0x20)); /* letters: lower */
 	__m128i let = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
 						       _mm_set1_epi8('a')),
 					 _mm_set1_epi8(25)),
+	    z);
+	__m128i hx = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
+						      _mm_set1_epi8('a')),
+					_mm_set1_epi8(5)),
 	    z);
 	__m128i sp = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v,
 						   _mm_set1_epi8('+')),
@@ -215,12 +221,23 @@ scan_b64_mask16(const unsigned char *p)
 			     _mm_cmpeq_epi8(v, _mm_set1_epi8('_'))),
 		_mm_cmpeq_epi8(v, _mm_set1_epi8('='))));
 
+	*hexmask = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, hx));
 	return (unsigned)_mm_movemask_epi8(
 	    _mm_or_si128(_mm_or_si128(dig, let), sp));
 #else
 	(void)p;
+	*hexmask = 0;
 	return 0;
 #endif
+}
+
+/* scan_run_mask16 without the hex digits. */
+static inline unsigned
+scan_b64_mask16(const unsigned char *p)
+{
+	unsigned hm;
+
+	return scan_run_mask16(p, &hm);
 }
 
 /* Whether the 16 bytes at p are all base64 characters or '='. */
