@@ -1496,17 +1496,11 @@ static size_t
 run_back(const unsigned char *buf, size_t n, size_t i, size_t floor)
 {
 	size_t s = line_back(buf, i, floor), w, ps, pe, t;
-	unsigned bm = 0;
 
-	for (w = s; w + 16 <= n && w - s + 16 <= MAX_LINE &&
-	     (bm = scan_b64_mask16(buf + w)) == 0xffff;
-	     w += 16)
-		;
-	if (w + 16 <= n && w - s + 16 <= MAX_LINE) /* to its first other */
-		w += (size_t)__builtin_ctz(~bm);
-	for (; w < n && w - s < MAX_LINE && runch[buf[w]]; w++)
-		;
-	w -= s; /* the line's width */
+	/* the line's width (up to MAX_LINE) */
+	w = scan_span16(buf, s, n - s > MAX_LINE ? s + MAX_LINE : n,
+		scan_b64_mask16, runch) -
+	    s;
 	for (;;) {
 		size_t back = s - floor; /* bytes before s there may be */
 

@@ -248,6 +248,29 @@ scan_b64_all16(const unsigned char *p)
 }
 
 /*
+ * Where the stretch of characters of a class (tab[c] set) from i ends,
+ * not past n: 16 at a time while mask16 (the same class, bit k for p[k])
+ * has all of them, to the first clear bit of the first window that has
+ * not, then a byte at a time (the last 15 bytes; all of them where mask16
+ * is 0, without SSE2). The walks along a run of the wrapped pass, the
+ * decode pass and the transform pass.
+ */
+static inline size_t
+scan_span16(const unsigned char *buf, size_t i, size_t n,
+    unsigned (*mask16)(const unsigned char *), const unsigned char *tab)
+{
+	unsigned m = 0;
+
+	while (i + 16 <= n && (m = mask16(buf + i)) == 0xffff)
+		i += 16;
+	if (i + 16 <= n) /* to the window's first other byte */
+		i += (size_t)__builtin_ctz(~m);
+	while (i < n && tab[buf[i]])
+		i++;
+	return i;
+}
+
+/*
  * The transforms (scan_xform.c): runs and regions of buf decoded by
  * every transform that fits, each scanned one level deeper; findings
  * "TRANSFORM>FORM", covering the run. Returns 0, or -1 when out of memory.

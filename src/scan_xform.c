@@ -3193,7 +3193,7 @@ runs_scan(struct xp *x)
 	int have;
 
 	for (i = 0, top = 0, blk = 0, have = 0; i < len && !x->oom; i += 16) {
-		unsigned m = 0, bottom, ntop, bm, rm;
+		unsigned m = 0, bottom, ntop, bm;
 
 		/* The run characters of 64 bytes, kept for their windows */
 		if ((!have || i >= blk + 64) && (have = i + 64 <= len)) {
@@ -3241,13 +3241,7 @@ runs_scan(struct xp *x)
 			;
 		/* on: to the first byte outside a run in the first window
 		 * not all run characters */
-		while (e + 16 <= len && (rm = runmask16(buf + e)) == 0xffff)
-			e += 16;
-		if (e + 16 <= len)
-			e += (size_t)__builtin_ctz(~rm);
-		else
-			for (; e < len && runc[buf[e]]; e++)
-				;
+		e = scan_span16(buf, e, len, runmask16, runc);
 		if (scan_budget_late(bg))
 			break;
 		if ((x->depth == 0 && bg->memo != NULL && e - s >= MEMO_MIN ?
