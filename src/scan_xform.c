@@ -3012,9 +3012,11 @@ spec_none64(const unsigned char *p)
 /*
  * 64 bytes at p at a time, for the passes below to step over what holds
  * nothing for them. runmask64: bit k set when p[k] may be in a run
- * (runmask16). bits_few64: are fewer than 8 of them '0', '1', '_' or
- * '`' (a bit group's characters, plain or under rot47, as bitsmask16
- * reads them; no window of them is then a bit group)?
+ * (runmask16). bits_none64: can none of their 16-byte windows be a bit
+ * group (bitsmask16 0 for each)? So when each window has a byte above
+ * '`' (a bit group's are all up to it: a small letter of text is not),
+ * or when fewer than 8 of the 64 are '0', '1', '_' or '`' (a bit group's
+ * characters, plain or under rot47, as bitsmask16 reads them).
  */
 #ifdef __SSE2__
 static inline uint64_t
@@ -3038,14 +3040,32 @@ bitc16(const unsigned char *p)
 		_mm_cmpeq_epi8(v, _mm_set1_epi8('`'))));
 }
 
-static inline int
-bits_few64(const unsigned char *p)
+/* Bit k set when p[k] is up to '`' (0x60), as all of a bit group's are. */
+static inline unsigned
+low60_16(const unsigned char *p)
 {
-	__m128i b0 = bitc16(p), b1 = bitc16(p + 16), b2 = bitc16(p + 32),
-		b3 = bitc16(p + 48);
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+	return (unsigned)_mm_movemask_epi8(
+	    _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x60)), v));
+}
+
+static inline int
+bits_none64(const unsigned char *p)
+{
+	__m128i b0, b1, b2, b3;
 	uint64_t b;
 	int k;
 
+	/* each window has a byte above '`' (no bit group's is) */
+	if ((((low60_16(p) + 1) | (low60_16(p + 16) + 1) |
+		 (low60_16(p + 32) + 1) | (low60_16(p + 48) + 1)) &
+		0x10000u) == 0)
+		return 1;
+	b0 = bitc16(p);
+	b1 = bitc16(p + 16);
+	b2 = bitc16(p + 32);
+	b3 = bitc16(p + 48);
 	if (_mm_movemask_epi8(
 		_mm_or_si128(_mm_or_si128(b0, b1), _mm_or_si128(b2, b3))) == 0)
 		return 1;
@@ -3071,7 +3091,7 @@ runmask64(const unsigned char *p)
 }
 
 static inline int
-bits_few64(const unsigned char *p)
+bits_none64(const unsigned char *p)
 {
 	int k, n = 0;
 
@@ -3162,7 +3182,8 @@ on_soft47(struct xp *x, size_t s, size_t e)
  * stepped over: none of their windows would do anything in runs_scan, as
  * there are no 12 run characters in a row (a whole window, or top +
  * bottom across a window's end) within them or across the end of the
- * window before them (top), and fewer than 8 of a bit group's characters.
+ * window before them (top), and none of the windows is a bit group
+ * (bits_none64).
  */
 static int
 runs_plain64(const unsigned char *buf, uint64_t m64, unsigned top)
@@ -3173,7 +3194,7 @@ runs_plain64(const unsigned char *buf, uint64_t m64, unsigned top)
 	r12 &= r12 >> 4;
 	r12 &= r12 >> 4; /* bit k: bits k to k + 11 set */
 	return r12 == 0 && top + (unsigned)__builtin_ctzll(~m64) < MIN_RUN &&
-	    bits_few64(buf);
+	    bits_none64(buf);
 }
 
 /*
