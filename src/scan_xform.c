@@ -2875,15 +2875,19 @@ memo_run(struct xp *x, size_t s, size_t e)
 /* The pass. */
 
 #ifdef __SSE2__
-/* Bit k set when p[k] may be in a run (0x21..0x7e). */
+/*
+ * Bit k set when p[k] may be in a run (0x21..0x7e): one compare, as
+ * adding 0x5f takes 0x21..0x7e to -128..-35 (signed) and every other
+ * byte above.
+ */
 static inline unsigned
 runmask16(const unsigned char *p)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i in = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(0x20)),
-	    _mm_cmplt_epi8(v, _mm_set1_epi8(0x7f)));
+	__m128i x = _mm_add_epi8(v, _mm_set1_epi8(0x5f));
 
-	return (unsigned)_mm_movemask_epi8(in);
+	return (unsigned)_mm_movemask_epi8(
+	    _mm_cmplt_epi8(x, _mm_set1_epi8(-34)));
 }
 #else
 static inline unsigned
