@@ -2992,20 +2992,21 @@ static inline int
 spec_none64(const unsigned char *p)
 {
 #ifdef __SSE2__
-	__m128i acc = _mm_setzero_si128();
+	__m128i acc = _mm_setzero_si128(), hi = _mm_setzero_si128();
 	int k;
 
+	/* '&' and '?' in acc; the greatest byte of each lane in hi */
 	for (k = 0; k < 64; k += 16) {
 		__m128i v = _mm_loadu_si128(
 		    (const __m128i *)(const void *)(p + k));
 
+		hi = _mm_max_epu8(hi, v);
 		acc = _mm_or_si128(acc,
-		    _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(v,
-						    _mm_set1_epi8((char)0xc2)),
-				     v),
-			_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
-			    _mm_cmpeq_epi8(v, _mm_set1_epi8('?')))));
+		    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
+			_mm_cmpeq_epi8(v, _mm_set1_epi8('?'))));
 	}
+	acc = _mm_or_si128(acc,
+	    _mm_cmpeq_epi8(_mm_max_epu8(hi, _mm_set1_epi8((char)0xc2)), hi));
 	return _mm_movemask_epi8(acc) == 0 && p[64] != '?';
 #else
 	(void)p;
