@@ -2919,10 +2919,15 @@ bitsmask16(const unsigned char *p)
 				       _mm_cmpeq_epi8(v, _mm_set1_epi8(','))),
 	    _mm_or_si128(us, _mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
 	__m128i b47 = _mm_or_si128(us, _mm_cmpeq_epi8(v, _mm_set1_epi8('`')));
-	unsigned mb = (unsigned)_mm_movemask_epi8(b);
-	unsigned m = mb | (unsigned)_mm_movemask_epi8(sep);
-	unsigned m47;
+	unsigned mb, m, m47;
 
+	/* a byte above '`': none of a bit group's is (text: a small letter) */
+	if (_mm_movemask_epi8(
+		_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x60)), v)) !=
+	    0xffff)
+		return 0;
+	mb = (unsigned)_mm_movemask_epi8(b);
+	m = mb | (unsigned)_mm_movemask_epi8(sep);
 	if (m == 0xffff)
 		return __builtin_popcount(mb) >= 8 ? 1 : 0;
 	/* under rot47: no '0' or '1', and 8 bits hold a '_' */
