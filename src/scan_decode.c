@@ -2049,12 +2049,14 @@ decode_windows(struct pass *ps)
 	size_t len = ps->n, i = 0;
 	const __m128i c1f = _mm_set1_epi8(0x1f), nl = _mm_set1_epi8('\n');
 	const __m128i tab = _mm_set1_epi8('\t'), cr = _mm_set1_epi8('\r');
-	const __m128i sp = _mm_set1_epi8(' ');
+	const __m128i sp = _mm_set1_epi8(' '), plus = _mm_set1_epi8('+');
+	const __m128i span = _mm_set1_epi8('z' - '+');
 	size_t r, floor = ps->run_floor; /* (events() leave it) */
 
 	for (; i + 16 <= len; i += 16) {
 		__m128i v = _mm_loadu_si128(
 		    (const __m128i *)(const void *)(buf + i));
+		__m128i x;
 		unsigned hm, em;
 
 		/*
@@ -2096,7 +2098,11 @@ decode_windows(struct pass *ps)
 		 */
 		if (i < floor)
 			continue;
-		if (scan_run_mask16(buf + i, &hm) == 0xffff) {
+		/* all from '+' to 'z' (as base64 characters and '=' are)? */
+		x = _mm_sub_epi8(v, plus);
+		if (_mm_movemask_epi8(
+			_mm_cmpeq_epi8(_mm_min_epu8(x, span), x)) == 0xffff &&
+		    scan_run_mask16(buf + i, &hm) == 0xffff) {
 			r = try_run(ps->sc, buf, len, i, floor, ps->depth,
 			    ps->bg, ps->res, &ps->pz);
 			if (r == LINE_BAD)
