@@ -2617,6 +2617,8 @@ try_xor(struct xp *x)
 #define MEMO_MIN	 MIN_RUN     /* characters of a run worth keeping */
 #define MEMO_BYTES	 (16u << 20) /* bytes of runs kept, at most */
 #define MEMO_MAX_ENTRIES (1u << 19)  /* runs kept, at most */
+#define MEMO_HASHED	 128	     /* bytes of a run hashed, at most */
+#define MEMO_SAME	 4	     /* other runs of one hash compared */
 
 /* The table: a run's hash and its entry (number + 1; 0: empty). */
 struct memo_slot {
@@ -2647,8 +2649,13 @@ scan_memo_clear(struct scan_memo *m)
  * A run's hash: 16 bytes a step (SSE2) where there are 16, each step
  * two 32x32-bit products of the state and the bytes, added to the state
  * with its halves swapped (a chain, so the order of the blocks counts).
- * Only the memo's probes depend on it (memo_find compares the bytes), and
- * its seed differs from one scanner to the next anyway.
+ * A run longer than MEMO_HASHED is hashed by its length and its first and
+ * last MEMO_HASHED / 2 bytes: the wire's long runs (a request's JSON,
+ * a blob) cost a few steps, not one per 16 bytes. Only the memo's probes
+ * depend on it (memo_find compares the bytes, and gives up after
+ * MEMO_SAME other runs of the same hash, so runs made to share one cost
+ * a few compares each and are decoded as if not seen), and its seed
+ * differs from one scanner to the next anyway.
  */
 static uint64_t
 memo_hash(const unsigned char *p, size_t n, uint64_t seed)
@@ -2663,7 +2670,19 @@ memo_hash(const unsigned char *p, size_t n, uint64_t seed)
 		__m128i x;
 		uint64_t l[2];
 
-		for (; i + 16 <= n; i += 16) {
+		size_t lo = n > MEMO_HASHED ? MEMO_HASHED / 2 : n;
+
+		for (; i + 16 <= lo; i += 16) {
+			x = _mm_xor_si128(a,
+			    _mm_loadu_si128(
+				(const __m128i *)(const void *)(p + i)));
+			a = _mm_add_epi64(_mm_mul_epu32(x,
+					      _mm_srli_epi64(x, 32)),
+			    _mm_shuffle_epi32(x, 0x4e));
+		}
+		/* a long run's last MEMO_HASHED / 2 bytes */
+		for (i = lo < n ? n - MEMO_HASHED / 2 : i; i + 16 <= n;
+		     i += 16) {
 			x = _mm_xor_si128(a,
 			    _mm_loadu_si128(
 				(const __m128i *)(const void *)(p + i)));
@@ -2698,12 +2717,15 @@ memo_hash(const unsigned char *p, size_t n, uint64_t seed)
 	return h ^ (h >> 29);
 }
 
-/* The slot of p[0..n) (hash h), or the empty slot where it would go. */
+/*
+ * The slot of p[0..n) (hash h), or the empty slot where it would go; NULL
+ * after MEMO_SAME other runs of hash h (not kept then).
+ */
 static struct memo_slot *
 memo_find(const struct scan_memo *m, const unsigned char *p, size_t n,
     uint64_t h, unsigned tag)
 {
-	size_t i = (size_t)(h >> 20) & (m->nslot - 1);
+	size_t i = (size_t)(h >> 20) & (m->nslot - 1), same = 0;
 	struct memo_slot *sl;
 	const struct memo_ent *en;
 
@@ -2717,6 +2739,8 @@ memo_find(const struct scan_memo *m, const unsigned char *p, size_t n,
 		if (en->len == n && en->tag == tag &&
 		    memcmp(m->bytes + en->off, p, n) == 0)
 			return sl;
+		if (++same >= MEMO_SAME)
+			return NULL;
 	}
 }
 
@@ -2807,7 +2831,7 @@ scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
 	h = memo_hash(p, n, m->seed ^ tag);
 	if (m->nslot > 0) {
 		sl = memo_find(m, p, n, h, tag);
-		en = sl->ent ? &m->ent[sl->ent - 1] : NULL;
+		en = sl != NULL && sl->ent ? &m->ent[sl->ent - 1] : NULL;
 		if (en != NULL && bg->work > en->work && bg->left >= en->left) {
 			scan_budget_spend(bg, en->work);
 			bg->left -= en->left;
@@ -2836,7 +2860,8 @@ scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
 	if ((got & (SCAN_BUDGET_WORK | SCAN_BUDGET_BYTES)) || bg->work == 0 ||
 	    (m->nslot > 0 && sl == NULL) || !memo_room(m, n, res->n - n0))
 		return 0;
-	sl = memo_find(m, p, n, h, tag);
+	if ((sl = memo_find(m, p, n, h, tag)) == NULL)
+		return 0;
 	en = &m->ent[m->nent];
 	en->off = m->nbytes;
 	en->len = n;
