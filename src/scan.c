@@ -2562,16 +2562,9 @@ scan_wrapped(const struct scan *sc, const unsigned char *buf, size_t n,
 		jn->nseg = 0;
 		e = start;
 		for (;;) {
-			size_t r = e;
-			unsigned bm = 0;
+			size_t r = scan_span16(buf, e, n, scan_b64_mask16,
+			    enc_char);
 
-			while (r + 16 <= n &&
-			    (bm = scan_b64_mask16(buf + r)) == 0xffff)
-				r += 16;
-			if (r + 16 <= n) /* to the window's first other byte */
-				r += (size_t)__builtin_ctz(~bm);
-			while (r < n && enc_char[buf[r]])
-				r++;
 			if (r > e) {
 				join_seg(jn, jn->j.n, e);
 				buf_put(&jn->j, buf + e, r - e);

@@ -1456,39 +1456,6 @@ utf16ish(const unsigned char *p, size_t n)
 	return n >= 16 && (z[0] * 4 >= n || z[1] * 4 >= n);
 }
 
-#ifdef __SSE2__
-/* Bit k set when p[k] is a base64 (either alphabet) or '=' character. */
-static inline unsigned
-run_mask16(const unsigned char *p, unsigned *hexmask)
-{
-	const __m128i z = _mm_setzero_si128(), bit5 = _mm_set1_epi8(0x20);
-	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i x = _mm_or_si128(v, bit5);
-	__m128i dig = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v,
-						       _mm_set1_epi8('0')),
-					 _mm_set1_epi8(9)),
-	    z);
-	__m128i let = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
-						       _mm_set1_epi8('a')),
-					 _mm_set1_epi8(25)),
-	    z);
-	__m128i hx = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
-						      _mm_set1_epi8('a')),
-					_mm_set1_epi8(5)),
-	    z);
-	__m128i sp = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v,
-						   _mm_set1_epi8('+')),
-				      _mm_cmpeq_epi8(v, _mm_set1_epi8('/'))),
-	    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('-')),
-			     _mm_cmpeq_epi8(v, _mm_set1_epi8('_'))),
-		_mm_cmpeq_epi8(v, _mm_set1_epi8('='))));
-
-	*hexmask = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, hx));
-	return (unsigned)_mm_movemask_epi8(
-	    _mm_or_si128(_mm_or_si128(dig, let), sp));
-}
-#endif
-
 /* Decodes the first bytes of the run at s into probe; returns how many. */
 static size_t
 probe_at(const unsigned char *buf, size_t s, size_t e, int hex,
@@ -1529,17 +1496,11 @@ static size_t
 run_back(const unsigned char *buf, size_t n, size_t i, size_t floor)
 {
 	size_t s = line_back(buf, i, floor), w, ps, pe, t;
-	unsigned bm = 0;
 
-	for (w = s; w + 16 <= n && w - s + 16 <= MAX_LINE &&
-	     (bm = scan_b64_mask16(buf + w)) == 0xffff;
-	     w += 16)
-		;
-	if (w + 16 <= n && w - s + 16 <= MAX_LINE) /* to its first other */
-		w += (size_t)__builtin_ctz(~bm);
-	for (; w < n && w - s < MAX_LINE && runch[buf[w]]; w++)
-		;
-	w -= s; /* the line's width */
+	/* the line's width (up to MAX_LINE) */
+	w = scan_span16(buf, s, n - s > MAX_LINE ? s + MAX_LINE : n,
+		scan_b64_mask16, runch) -
+	    s;
 	for (;;) {
 		size_t back = s - floor; /* bytes before s there may be */
 
@@ -1591,7 +1552,7 @@ run_extent(const unsigned char *buf, size_t n, size_t i, size_t floor,
 			unsigned hm, m;
 
 			while (f + 16 <= n &&
-			    (m = run_mask16(buf + f, &hm)) == 0xffff) {
+			    (m = scan_run_mask16(buf + f, &hm)) == 0xffff) {
 				hex &= hm == 0xffff;
 				f += 16;
 			}
@@ -2088,12 +2049,14 @@ decode_windows(struct pass *ps)
 	size_t len = ps->n, i = 0;
 	const __m128i c1f = _mm_set1_epi8(0x1f), nl = _mm_set1_epi8('\n');
 	const __m128i tab = _mm_set1_epi8('\t'), cr = _mm_set1_epi8('\r');
-	const __m128i sp = _mm_set1_epi8(' ');
+	const __m128i sp = _mm_set1_epi8(' '), plus = _mm_set1_epi8('+');
+	const __m128i span = _mm_set1_epi8('z' - '+');
 	size_t r, floor = ps->run_floor; /* (events() leave it) */
 
 	for (; i + 16 <= len; i += 16) {
 		__m128i v = _mm_loadu_si128(
 		    (const __m128i *)(const void *)(buf + i));
+		__m128i x;
 		unsigned hm, em;
 
 		/*
@@ -2135,7 +2098,11 @@ decode_windows(struct pass *ps)
 		 */
 		if (i < floor)
 			continue;
-		if (run_mask16(buf + i, &hm) == 0xffff) {
+		/* all from '+' to 'z' (as base64 characters and '=' are)? */
+		x = _mm_sub_epi8(v, plus);
+		if (_mm_movemask_epi8(
+			_mm_cmpeq_epi8(_mm_min_epu8(x, span), x)) == 0xffff &&
+		    scan_run_mask16(buf + i, &hm) == 0xffff) {
 			r = try_run(ps->sc, buf, len, i, floor, ps->depth,
 			    ps->bg, ps->res, &ps->pz);
 			if (r == LINE_BAD)

@@ -190,23 +190,29 @@ scan_is_letter(unsigned c)
 /*
  * Bit k set when p[k] is a base64 character (either alphabet) or '=':
  * what the wrapped pass (enc_char) and the decode pass (runch) take for
- * a run, 16 at a time for their loops along a run. 0 without SSE2 (the
- * callers' byte loops then do it all).
+ * a run, 16 at a time for their loops along a run; *hexmask: bit k set
+ * when p[k] is a hex digit (either case). 0 and 0 without SSE2 (the
+ * callers' byte loops then do it all). A caller that drops *hexmask (as
+ * scan_b64_mask16 does) has its compares left out when this is inlined.
  */
 static inline unsigned
-scan_b64_mask16(const unsigned char *p)
+scan_run_mask16(const unsigned char *p, unsigned *hexmask)
 {
 #ifdef __SSE2__
 	const __m128i z = _mm_setzero_si128();
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i x = _mm_or_si128(v, _mm_set1_epi8(0x20)); /* letters: lower */
 	__m128i dig = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v,
 						       _mm_set1_epi8('0')),
 					 _mm_set1_epi8(9)),
 	    z);
-	__m128i x = _mm_or_si128(v, _mm_set1_epi8(0x20)); /* letters: lower */
 	__m128i let = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
 						       _mm_set1_epi8('a')),
 					 _mm_set1_epi8(25)),
+	    z);
+	__m128i hx = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(x,
+						      _mm_set1_epi8('a')),
+					_mm_set1_epi8(5)),
 	    z);
 	__m128i sp = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v,
 						   _mm_set1_epi8('+')),
@@ -215,12 +221,23 @@ scan_b64_mask16(const unsigned char *p)
 			     _mm_cmpeq_epi8(v, _mm_set1_epi8('_'))),
 		_mm_cmpeq_epi8(v, _mm_set1_epi8('='))));
 
+	*hexmask = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, hx));
 	return (unsigned)_mm_movemask_epi8(
 	    _mm_or_si128(_mm_or_si128(dig, let), sp));
 #else
 	(void)p;
+	*hexmask = 0;
 	return 0;
 #endif
+}
+
+/* scan_run_mask16 without the hex digits. */
+static inline unsigned
+scan_b64_mask16(const unsigned char *p)
+{
+	unsigned hm;
+
+	return scan_run_mask16(p, &hm);
 }
 
 /* Whether the 16 bytes at p are all base64 characters or '='. */
@@ -228,6 +245,29 @@ static inline int
 scan_b64_all16(const unsigned char *p)
 {
 	return scan_b64_mask16(p) == 0xffff;
+}
+
+/*
+ * Where the stretch of characters of a class (tab[c] set) from i ends,
+ * not past n: 16 at a time while mask16 (the same class, bit k for p[k])
+ * has all of them, to the first clear bit of the first window that has
+ * not, then a byte at a time (the last 15 bytes; all of them where mask16
+ * is 0, without SSE2). The walks along a run of the wrapped pass, the
+ * decode pass and the transform pass.
+ */
+static inline size_t
+scan_span16(const unsigned char *buf, size_t i, size_t n,
+    unsigned (*mask16)(const unsigned char *), const unsigned char *tab)
+{
+	unsigned m = 0;
+
+	while (i + 16 <= n && (m = mask16(buf + i)) == 0xffff)
+		i += 16;
+	if (i + 16 <= n) /* to the window's first other byte */
+		i += (size_t)__builtin_ctz(~m);
+	while (i < n && tab[buf[i]])
+		i++;
+	return i;
 }
 
 /*

@@ -2617,6 +2617,8 @@ try_xor(struct xp *x)
 #define MEMO_MIN	 MIN_RUN     /* characters of a run worth keeping */
 #define MEMO_BYTES	 (16u << 20) /* bytes of runs kept, at most */
 #define MEMO_MAX_ENTRIES (1u << 19)  /* runs kept, at most */
+#define MEMO_HASHED	 128	     /* bytes of a run hashed, at most */
+#define MEMO_SAME	 4	     /* other runs of one hash compared */
 
 /* The table: a run's hash and its entry (number + 1; 0: empty). */
 struct memo_slot {
@@ -2647,8 +2649,13 @@ scan_memo_clear(struct scan_memo *m)
  * A run's hash: 16 bytes a step (SSE2) where there are 16, each step
  * two 32x32-bit products of the state and the bytes, added to the state
  * with its halves swapped (a chain, so the order of the blocks counts).
- * Only the memo's probes depend on it (memo_find compares the bytes), and
- * its seed differs from one scanner to the next anyway.
+ * A run longer than MEMO_HASHED is hashed by its length and its first and
+ * last MEMO_HASHED / 2 bytes: the wire's long runs (a request's JSON,
+ * a blob) cost a few steps, not one per 16 bytes. Only the memo's probes
+ * depend on it (memo_find compares the bytes, and gives up after
+ * MEMO_SAME other runs of the same hash, so runs made to share one cost
+ * a few compares each and are decoded as if not seen), and its seed
+ * differs from one scanner to the next anyway.
  */
 static uint64_t
 memo_hash(const unsigned char *p, size_t n, uint64_t seed)
@@ -2663,7 +2670,19 @@ memo_hash(const unsigned char *p, size_t n, uint64_t seed)
 		__m128i x;
 		uint64_t l[2];
 
-		for (; i + 16 <= n; i += 16) {
+		size_t lo = n > MEMO_HASHED ? MEMO_HASHED / 2 : n;
+
+		for (; i + 16 <= lo; i += 16) {
+			x = _mm_xor_si128(a,
+			    _mm_loadu_si128(
+				(const __m128i *)(const void *)(p + i)));
+			a = _mm_add_epi64(_mm_mul_epu32(x,
+					      _mm_srli_epi64(x, 32)),
+			    _mm_shuffle_epi32(x, 0x4e));
+		}
+		/* a long run's last MEMO_HASHED / 2 bytes */
+		for (i = lo < n ? n - MEMO_HASHED / 2 : i; i + 16 <= n;
+		     i += 16) {
 			x = _mm_xor_si128(a,
 			    _mm_loadu_si128(
 				(const __m128i *)(const void *)(p + i)));
@@ -2698,12 +2717,15 @@ memo_hash(const unsigned char *p, size_t n, uint64_t seed)
 	return h ^ (h >> 29);
 }
 
-/* The slot of p[0..n) (hash h), or the empty slot where it would go. */
+/*
+ * The slot of p[0..n) (hash h), or the empty slot where it would go; NULL
+ * after MEMO_SAME other runs of hash h (not kept then).
+ */
 static struct memo_slot *
 memo_find(const struct scan_memo *m, const unsigned char *p, size_t n,
     uint64_t h, unsigned tag)
 {
-	size_t i = (size_t)(h >> 20) & (m->nslot - 1);
+	size_t i = (size_t)(h >> 20) & (m->nslot - 1), same = 0;
 	struct memo_slot *sl;
 	const struct memo_ent *en;
 
@@ -2717,6 +2739,8 @@ memo_find(const struct scan_memo *m, const unsigned char *p, size_t n,
 		if (en->len == n && en->tag == tag &&
 		    memcmp(m->bytes + en->off, p, n) == 0)
 			return sl;
+		if (++same >= MEMO_SAME)
+			return NULL;
 	}
 }
 
@@ -2807,7 +2831,7 @@ scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
 	h = memo_hash(p, n, m->seed ^ tag);
 	if (m->nslot > 0) {
 		sl = memo_find(m, p, n, h, tag);
-		en = sl->ent ? &m->ent[sl->ent - 1] : NULL;
+		en = sl != NULL && sl->ent ? &m->ent[sl->ent - 1] : NULL;
 		if (en != NULL && bg->work > en->work && bg->left >= en->left) {
 			scan_budget_spend(bg, en->work);
 			bg->left -= en->left;
@@ -2836,7 +2860,8 @@ scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
 	if ((got & (SCAN_BUDGET_WORK | SCAN_BUDGET_BYTES)) || bg->work == 0 ||
 	    (m->nslot > 0 && sl == NULL) || !memo_room(m, n, res->n - n0))
 		return 0;
-	sl = memo_find(m, p, n, h, tag);
+	if ((sl = memo_find(m, p, n, h, tag)) == NULL)
+		return 0;
 	en = &m->ent[m->nent];
 	en->off = m->nbytes;
 	en->len = n;
@@ -2875,15 +2900,19 @@ memo_run(struct xp *x, size_t s, size_t e)
 /* The pass. */
 
 #ifdef __SSE2__
-/* Bit k set when p[k] may be in a run (0x21..0x7e). */
+/*
+ * Bit k set when p[k] may be in a run (0x21..0x7e): one compare, as
+ * adding 0x5f takes 0x21..0x7e to -128..-35 (signed) and every other
+ * byte above.
+ */
 static inline unsigned
 runmask16(const unsigned char *p)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i in = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(0x20)),
-	    _mm_cmplt_epi8(v, _mm_set1_epi8(0x7f)));
+	__m128i x = _mm_add_epi8(v, _mm_set1_epi8(0x5f));
 
-	return (unsigned)_mm_movemask_epi8(in);
+	return (unsigned)_mm_movemask_epi8(
+	    _mm_cmplt_epi8(x, _mm_set1_epi8(-34)));
 }
 #else
 static inline unsigned
@@ -2915,10 +2944,15 @@ bitsmask16(const unsigned char *p)
 				       _mm_cmpeq_epi8(v, _mm_set1_epi8(','))),
 	    _mm_or_si128(us, _mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
 	__m128i b47 = _mm_or_si128(us, _mm_cmpeq_epi8(v, _mm_set1_epi8('`')));
-	unsigned mb = (unsigned)_mm_movemask_epi8(b);
-	unsigned m = mb | (unsigned)_mm_movemask_epi8(sep);
-	unsigned m47;
+	unsigned mb, m, m47;
 
+	/* a byte above '`': none of a bit group's is (text: a small letter) */
+	if (_mm_movemask_epi8(
+		_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x60)), v)) !=
+	    0xffff)
+		return 0;
+	mb = (unsigned)_mm_movemask_epi8(b);
+	m = mb | (unsigned)_mm_movemask_epi8(sep);
 	if (m == 0xffff)
 		return __builtin_popcount(mb) >= 8 ? 1 : 0;
 	/* under rot47: no '0' or '1', and 8 bits hold a '_' */
@@ -2988,20 +3022,21 @@ static inline int
 spec_none64(const unsigned char *p)
 {
 #ifdef __SSE2__
-	__m128i acc = _mm_setzero_si128();
+	__m128i acc = _mm_setzero_si128(), hi = _mm_setzero_si128();
 	int k;
 
+	/* '&' and '?' in acc; the greatest byte of each lane in hi */
 	for (k = 0; k < 64; k += 16) {
 		__m128i v = _mm_loadu_si128(
 		    (const __m128i *)(const void *)(p + k));
 
+		hi = _mm_max_epu8(hi, v);
 		acc = _mm_or_si128(acc,
-		    _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(v,
-						    _mm_set1_epi8((char)0xc2)),
-				     v),
-			_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
-			    _mm_cmpeq_epi8(v, _mm_set1_epi8('?')))));
+		    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
+			_mm_cmpeq_epi8(v, _mm_set1_epi8('?'))));
 	}
+	acc = _mm_or_si128(acc,
+	    _mm_cmpeq_epi8(_mm_max_epu8(hi, _mm_set1_epi8((char)0xc2)), hi));
 	return _mm_movemask_epi8(acc) == 0 && p[64] != '?';
 #else
 	(void)p;
@@ -3012,9 +3047,11 @@ spec_none64(const unsigned char *p)
 /*
  * 64 bytes at p at a time, for the passes below to step over what holds
  * nothing for them. runmask64: bit k set when p[k] may be in a run
- * (runmask16). bits_few64: are fewer than 8 of them '0', '1', '_' or
- * '`' (a bit group's characters, plain or under rot47, as bitsmask16
- * reads them; no window of them is then a bit group)?
+ * (runmask16). bits_none64: can none of their 16-byte windows be a bit
+ * group (bitsmask16 0 for each)? So when each window has a byte above
+ * '`' (a bit group's are all up to it: a small letter of text is not),
+ * or when fewer than 8 of the 64 are '0', '1', '_' or '`' (a bit group's
+ * characters, plain or under rot47, as bitsmask16 reads them).
  */
 #ifdef __SSE2__
 static inline uint64_t
@@ -3038,14 +3075,32 @@ bitc16(const unsigned char *p)
 		_mm_cmpeq_epi8(v, _mm_set1_epi8('`'))));
 }
 
-static inline int
-bits_few64(const unsigned char *p)
+/* Bit k set when p[k] is up to '`' (0x60), as all of a bit group's are. */
+static inline unsigned
+low60_16(const unsigned char *p)
 {
-	__m128i b0 = bitc16(p), b1 = bitc16(p + 16), b2 = bitc16(p + 32),
-		b3 = bitc16(p + 48);
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+	return (unsigned)_mm_movemask_epi8(
+	    _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x60)), v));
+}
+
+static inline int
+bits_none64(const unsigned char *p)
+{
+	__m128i b0, b1, b2, b3;
 	uint64_t b;
 	int k;
 
+	/* each window has a byte above '`' (no bit group's is) */
+	if ((((low60_16(p) + 1) | (low60_16(p + 16) + 1) |
+		 (low60_16(p + 32) + 1) | (low60_16(p + 48) + 1)) &
+		0x10000u) == 0)
+		return 1;
+	b0 = bitc16(p);
+	b1 = bitc16(p + 16);
+	b2 = bitc16(p + 32);
+	b3 = bitc16(p + 48);
 	if (_mm_movemask_epi8(
 		_mm_or_si128(_mm_or_si128(b0, b1), _mm_or_si128(b2, b3))) == 0)
 		return 1;
@@ -3071,7 +3126,7 @@ runmask64(const unsigned char *p)
 }
 
 static inline int
-bits_few64(const unsigned char *p)
+bits_none64(const unsigned char *p)
 {
 	int k, n = 0;
 
@@ -3162,7 +3217,8 @@ on_soft47(struct xp *x, size_t s, size_t e)
  * stepped over: none of their windows would do anything in runs_scan, as
  * there are no 12 run characters in a row (a whole window, or top +
  * bottom across a window's end) within them or across the end of the
- * window before them (top), and fewer than 8 of a bit group's characters.
+ * window before them (top), and none of the windows is a bit group
+ * (bits_none64).
  */
 static int
 runs_plain64(const unsigned char *buf, uint64_t m64, unsigned top)
@@ -3173,7 +3229,7 @@ runs_plain64(const unsigned char *buf, uint64_t m64, unsigned top)
 	r12 &= r12 >> 4;
 	r12 &= r12 >> 4; /* bit k: bits k to k + 11 set */
 	return r12 == 0 && top + (unsigned)__builtin_ctzll(~m64) < MIN_RUN &&
-	    bits_few64(buf);
+	    bits_none64(buf);
 }
 
 /*
@@ -3193,7 +3249,7 @@ runs_scan(struct xp *x)
 	int have;
 
 	for (i = 0, top = 0, blk = 0, have = 0; i < len && !x->oom; i += 16) {
-		unsigned m = 0, bottom, ntop, bm, rm;
+		unsigned m = 0, bottom, ntop, bm;
 
 		/* The run characters of 64 bytes, kept for their windows */
 		if ((!have || i >= blk + 64) && (have = i + 64 <= len)) {
@@ -3241,13 +3297,7 @@ runs_scan(struct xp *x)
 			;
 		/* on: to the first byte outside a run in the first window
 		 * not all run characters */
-		while (e + 16 <= len && (rm = runmask16(buf + e)) == 0xffff)
-			e += 16;
-		if (e + 16 <= len)
-			e += (size_t)__builtin_ctz(~rm);
-		else
-			for (; e < len && runc[buf[e]]; e++)
-				;
+		e = scan_span16(buf, e, len, runmask16, runc);
 		if (scan_budget_late(bg))
 			break;
 		if ((x->depth == 0 && bg->memo != NULL && e - s >= MEMO_MIN ?

@@ -1388,6 +1388,23 @@ test_memo(void)
 	free(zb);
 	z.n = 0;
 	dl = d.n;
+	/*
+	 * long runs with the same length and ends (the memo's hash), the
+	 * rot7 of the secret in every other one at another place, more of
+	 * them than the memo compares for one hash; each twice
+	 */
+	for (k = 0; k < 16; k++) {
+		size_t m = k % 8;
+
+		puts_(&d, "# same ");
+		for (i = 0; i < 64 + m; i++)
+			put(&d, i < 64 ? "." : ",", 1);
+		for (i = 0; i < rot.n; i++)
+			put(&d, m % 2 ? rot.p + i : "!", 1);
+		for (i = m; i < 8 + 64; i++)
+			put(&d, i < 8 ? "," : ":", 1);
+		puts_(&d, "\n");
+	}
 	/* a run of base64 of a bomb, three times: the bytes budget */
 	zn = compressBound(1u << 20);
 	zb = malloc(zn);
