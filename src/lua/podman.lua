@@ -30,6 +30,7 @@ local core = require "leakbench.core"
 local cjson = require "cjson"
 local printable = require "leakbench.printable"
 local json = require "leakbench.json"
+local trace = require "leakbench.trace"
 
 local M = {}
 
@@ -462,7 +463,9 @@ function Podman:podman(argv, opts)
   for k, v in pairs(opts or {}) do o[k] = v end
   o.argv = self:argv(argv)
   if o.timeout == nil then o.timeout = self.timeout end
+  local done = trace.begin("cli", trace.podman(argv))
   local r, err = core.run(o)
+  done { status = r and r.status }
   if not r then return nil, err end
   local msg = failure(argv[1], r)
   if msg then return nil, msg, r end
@@ -480,7 +483,9 @@ end
 
 --- pm:image_exists(ref) -> true | false | nil, err.
 function Podman:image_exists(ref)
+  local done = trace.begin("cli", "podman image exists " .. ref)
   local r, err = core.run { argv = self:argv { "image", "exists", ref }, timeout = 60 }
+  done { status = r and r.status }
   if not r then return nil, err end
   if r.status == 0 then return true end
   if r.status == 1 then return false end
@@ -525,8 +530,10 @@ function Podman:build(spec)
     if not logdir then return nil, err end
     log = logdir .. "/build.log"
   end
+  local done = trace.begin("cli", trace.podman(argv))
   local r, err = core.run { argv = self:argv(argv), timeout = spec.timeout or M.BUILD_TIMEOUT,
                            stdout = log, stderr = log }
+  done { status = r and r.status }
   if not r then
     if logdir then core.rmtree(logdir) end
     return nil, err
@@ -767,6 +774,14 @@ end
 --- (the container exited), the timeout passes, or an interrupt arrives.
 --- why: "exited", "timeout" or "interrupted".
 function M.wait_ready(dir, name, line, timeout)
+  local done = trace.begin("ready", name .. ": " .. line)
+  local ok, text, why = M.await_line(dir, name, line, timeout)
+  done { ok = ok, why = why }
+  return ok, text, why
+end
+
+-- wait_ready's loop, untraced.
+function M.await_line(dir, name, line, timeout)
   local deadline = core.now() + (timeout or 20)
   local pid
   while true do
@@ -922,10 +937,14 @@ function M.service_start(pm, dir)
   if not h then return nil, "cannot start the podman service: " .. err end
   local svc = setmetatable({ sock = sock, h = h, dir = dir }, Service)
   local deadline = core.now() + M.SERVICE_START_TIMEOUT
+  local done = trace.begin("ready", "podman system service: /_ping")
   while true do
     if core.stat(sock) then
       local status = core.uhttp(sock, "GET", M.API .. "/_ping", nil, 5)
-      if status == 200 then return svc end
+      if status == 200 then
+        done { ok = true }
+        return svc
+      end
     end
     local why
     if h:done() then
@@ -936,6 +955,7 @@ function M.service_start(pm, dir)
       why = ("it did not answer within %d s"):format(M.SERVICE_START_TIMEOUT)
     end
     if why then
+      done { ok = false, why = why }
       svc:stop()
       return nil, "cannot start the podman service: " .. why
     end
@@ -973,8 +993,10 @@ end
 --- svc:request(method, path, [body]) -> status, decoded body | nil, err.
 --- PATH under M.API; BODY a table (sent as JSON).
 function Service:request(method, path, body)
+  local done = trace.begin("api", method .. " " .. path)
   local status, text = core.uhttp(self.sock, method, M.API .. path, body and json.encode(body) or nil,
     M.DEFAULT_TIMEOUT)
+  done { status = status }
   if not status then return nil, text end
   local ok, doc = pcall(cjson.decode, text ~= "" and text or "null")
   return status, ok and doc or text

@@ -45,6 +45,7 @@ local watch = require "leakbench.watch"
 local loader = require "leakbench.loader"
 local printable = require "leakbench.printable"
 local tree = require "leakbench.tree"
+local trace = require "leakbench.trace"
 
 local M = {}
 
@@ -364,7 +365,9 @@ end
 
 function Sandbox:phase(name, fn)
   local t0, c0 = core.now(), M.machine_cpu()
+  local done = trace.begin("phase", name)
   local ok, err = pcall(fn)
+  done { ok = ok }
   self.timings[name] = core.now() - t0
   local c1 = M.machine_cpu()
   if c0 and c1 then self.timings[name .. "_cpu"] = c1 - c0 end
@@ -576,9 +579,10 @@ function Sandbox:podman_all(specs)
     for _, spec in ipairs(specs) do self:api_run(spec) end
     return
   end
-  local handles, argvs = {}, {}
+  local handles, argvs, spans = {}, {}, {}
   for i, spec in ipairs(specs) do
     argvs[i] = self.pm:run_argv(spec)
+    spans[i] = trace.begin("cli", trace.podman(argvs[i]))
     local h, err = core.start({ argv = self.pm:argv(argvs[i]), timeout = self.pm.timeout })
     if not h then
       for _, o in ipairs(handles) do o:wait() end
@@ -589,6 +593,7 @@ function Sandbox:podman_all(specs)
   local failed
   for i, h in ipairs(handles) do
     local r = h:wait()
+    spans[i] { status = r and r.status }
     local msg = r and podman.failure(argvs[i][1], r)
     if not r then msg = "podman " .. argvs[i][1] .. " did not end" end
     failed = failed or msg
@@ -1305,7 +1310,9 @@ function Sandbox:execute()
   end)
   self.ok = ok and not self.timed_out
   local t1, c1 = core.now(), M.machine_cpu()
+  local done = trace.begin("phase", "cleanup")
   self:finally()
+  done()
   self.timings.cleanup = core.now() - t1
   local c2 = M.machine_cpu()
   if c1 and c2 then self.timings.cleanup_cpu = c2 - c1 end
