@@ -814,3 +814,120 @@ describe("core.uhttp", function()
       'core.uhttp: wrong parameter "timeout": expected 0 < seconds <= 86400')
   end)
 end)
+
+-- The service's client against a fake service (spec/fixtures/podman-service.py:
+-- slow creates and removals, answered from a thread per connection, each
+-- logged with its start and end).
+describe("the podman service's client", function()
+  local sdir, sock, slog, h, svc, pm
+
+  -- The fake's log: a list of { ev, name, t0, t1 }, in the order answered.
+  local function events()
+    local out = {}
+    for l in (core.read_file(slog) or ""):gmatch("[^\n]+") do out[#out + 1] = require("cjson").decode(l) end
+    return out
+  end
+
+  local function spec_of(name, fields)
+    local s = { name = name, image = "img", network = "none", detach = true,
+                log = { dir = sdir, name = name } }
+    for k, v in pairs(fields or {}) do s[k] = v end
+    return s
+  end
+
+  setup(function()
+    sdir = assert(core.tmpdir("lb-svc-spec-"))
+    sock, slog = sdir .. "/podman.sock", sdir .. "/service.jsonl"
+    h = assert(core.start { argv = { "python3", "spec/fixtures/podman-service.py", sock, slog },
+      stdout = sdir .. "/out.txt", stderr = sdir .. "/out.txt" })
+    local deadline = core.now() + 10
+    while core.now() < deadline and core.uhttp(sock, "GET", podman.API .. "/_ping", nil, 1) ~= 200 do
+      core.sleep(0.02)
+    end
+    svc = podman.client(sock)
+    pm = podman.new { podman = fake, rootful = true, runtime = "" }
+  end)
+
+  teardown(function()
+    h:kill("SIGTERM")
+    h:wait(5)
+    h:close()
+    core.rmtree(sdir)
+  end)
+
+  before_each(function() core.write_file(slog, "") end)
+
+  it("core.uhttp_start: requests in flight together, each awaited once", function()
+    local t0 = core.now()
+    local jobs = {}
+    for i = 1, 3 do
+      jobs[i] = assert(core.uhttp_start(sock, "POST", podman.API .. "/containers/create",
+        ('{"name":"u%d"}'):format(i), 10))
+    end
+    assert.is_false(jobs[1]:done())
+    for i = 1, 3 do
+      local status, body = jobs[i]:wait()
+      assert.equal(201, status)
+      assert.equal(('{"Id": "id-u%d", "Warnings": []}'):format(i), body)
+    end
+    -- three creates of 0.3 s each, side by side
+    assert.truthy(core.now() - t0 < 0.75, core.now() - t0)
+    assert.has_error(function() jobs[1]:wait() end, "job:wait: the job was waited for or closed")
+    jobs[2]:close()
+    jobs[2]:close()
+    local done = assert(core.uhttp_start(sock, "GET", podman.API .. "/_ping"))
+    local deadline = core.now() + 5
+    while not done:done() and core.now() < deadline do core.sleep(0.01) end
+    assert.is_true(done:done())
+    assert.equal(200, (done:wait()))
+    for _, n in ipairs({ "u1", "u2", "u3" }) do assert(svc:rm(n)) end
+  end)
+
+  it("core.uhttp_start: nil, msg from wait when nothing listens; raises on misuse", function()
+    local job = assert(core.uhttp_start(sdir .. "/none.sock", "GET", "/_ping", nil, 5))
+    local status, msg = job:wait()
+    assert.is_nil(status)
+    assert.matches("^cannot request '/_ping' on '.*/none%.sock': ", msg)
+    assert.has_error(function() core.uhttp_start(sock, "GET", 3) end,
+      'core.uhttp_start: wrong parameter "path": expected string, got number')
+    assert.has_error(function() core.uhttp_start(sock, "GET", "/", nil, 0) end,
+      'core.uhttp_start: wrong parameter "timeout": expected 0 < seconds <= 86400')
+  end)
+
+  it("svc:run_all creates the containers side by side, then starts them side by side", function()
+    local specs = { spec_of("lb-t-net"), spec_of("lb-t-up"), spec_of("lb-t-icpnet") }
+    local t0 = core.now()
+    assert(svc:run_all(pm, specs))
+    local took = core.now() - t0
+    local creates, starts = {}, {}
+    for _, e in ipairs(events()) do
+      if e.ev == "create" then creates[#creates + 1] = e elseif e.ev == "start" then starts[#starts + 1] = e end
+    end
+    assert.equal(3, #creates)
+    assert.equal(3, #starts)
+    local last_create_end, first_create_end, last_create_start = 0, math.huge, 0
+    for _, e in ipairs(creates) do
+      last_create_end = math.max(last_create_end, e.t1)
+      first_create_end = math.min(first_create_end, e.t1)
+      last_create_start = math.max(last_create_start, e.t0)
+    end
+    -- every create began before any ended: all three were in flight together
+    assert.truthy(last_create_start < first_create_end)
+    -- and no start began before every create had ended
+    for _, e in ipairs(starts) do assert.truthy(e.t0 >= last_create_end) end
+    -- one create's time and one start's, not three of each
+    assert.truthy(took < 0.3 * 2 + 0.05 * 3, took)
+    -- a handle on a container it started: its conmon's pid (the fake's)
+    local hd = assert(svc:handle(specs[1]))
+    assert.equal(h:pid(), hd.pid)
+    for _, s in ipairs(specs) do assert(svc:rm(s.name)) end
+  end)
+
+  it("svc:run_all says which create failed, and starts nothing then", function()
+    local ok, err = svc:run_all(pm, { spec_of("lb-t-fine"), spec_of("lb-t-bad") })
+    assert.is_nil(ok)
+    assert.equal("podman service: cannot create container 'lb-t-bad' (HTTP 500): cannot create lb-t-bad", err)
+    for _, e in ipairs(events()) do assert.not_equal("start", e.ev) end
+    assert(svc:rm("lb-t-fine"))
+  end)
+end)

@@ -992,14 +992,57 @@ end
 
 --- svc:request(method, path, [body]) -> status, decoded body | nil, err.
 --- PATH under M.API; BODY a table (sent as JSON).
+-- status, the decoded body (the text where it is no JSON) | nil, err.
+local function decoded(status, text)
+  if not status then return nil, text end
+  local ok, doc = pcall(cjson.decode, text ~= "" and text or "null")
+  return status, ok and doc or text
+end
+
 function Service:request(method, path, body)
   local done = trace.begin("api", method .. " " .. path)
   local status, text = core.uhttp(self.sock, method, M.API .. path, body and json.encode(body) or nil,
     M.DEFAULT_TIMEOUT)
   done { status = status }
-  if not status then return nil, text end
-  local ok, doc = pcall(cjson.decode, text ~= "" and text or "null")
-  return status, ok and doc or text
+  return decoded(status, text)
+end
+
+-- A request in flight (svc:request_start).
+local Pending = {}
+Pending.__index = Pending
+
+--- svc:request_start(method, path, [body]) -> p: svc:request's request,
+--- sent from a thread of its own (core.uhttp_start), so that several are
+--- in flight together. p:wait() -> what svc:request returns, once;
+--- p:done() -> whether it has ended. A request that could not start
+--- waits for nothing and returns nil, err.
+function Service:request_start(method, path, body)
+  local done = trace.begin("api", method .. " " .. path)
+  local job, err = core.uhttp_start(self.sock, method, M.API .. path, body and json.encode(body) or nil,
+    M.DEFAULT_TIMEOUT)
+  return setmetatable({ job = job, err = err, traced = done }, Pending)
+end
+
+function Pending:done()
+  return not self.job or self.job:done()
+end
+
+function Pending:wait()
+  local status, text = nil, self.err
+  if self.job then status, text = self.job:wait() end
+  self.job = nil
+  -- the span ends when its end is seen
+  self.traced { status = status }
+  return decoded(status, text)
+end
+
+--- svc:all(requests) -> { {status, doc | nil, err}, ... }: REQUESTS (each
+--- { method, path, [body] }) in flight together, each awaited.
+function Service:all(requests)
+  local pending, out = {}, {}
+  for i, r in ipairs(requests) do pending[i] = self:request_start(r[1], r[2], r[3]) end
+  for i, p in ipairs(pending) do out[i] = table.pack(p:wait()) end
+  return out
 end
 
 -- The message of a failed request: podman's own ("cause", "message").
@@ -1027,17 +1070,41 @@ local Handle = {}
 Handle.__index = Handle
 M.HANDLE_POLL = 0.01   -- seconds between looks at the conmon
 
---- svc:start_handle(pm, spec) -> h | nil, err. Creates and starts the
---- container of SPEC (svc:run), which writes a k8s-file log (spec.log:
---- its output is there, M.k8s_log_streams) and is not removed when it
---- ends (no spec.rm: its exit code is asked for after). h:done(),
+-- The first failure of a wave of svc:all's answers to WHAT (create,
+-- start) the containers of SPECS, nil when every status is in OK.
+local function wave_failure(answers, what, specs, ok)
+  for i, a in ipairs(answers) do
+    if not a[1] then return a[2] end
+    if not ok[a[1]] then return api_failure(what, specs[i].name, a[1], a[2]) end
+  end
+end
+
+--- svc:run_all(pm, specs) -> true | nil, err. svc:run for each of SPECS,
+--- side by side: every container created together (a create request
+--- each, all in flight at once), then, when all are, started together.
+--- Every request is awaited before it returns, whatever failed; none is
+--- started when a create failed.
+function Service:run_all(pm, specs)
+  local reqs = {}
+  for i, spec in ipairs(specs) do reqs[i] = { "POST", "/containers/create", pm:create_spec(spec) } end
+  local err = wave_failure(self:all(reqs), "create", specs, { [201] = true })
+  if err then return nil, err end
+  for i, spec in ipairs(specs) do reqs[i] = { "POST", "/containers/" .. spec.name .. "/start" } end
+  err = wave_failure(self:all(reqs), "start", specs, { [204] = true, [304] = true })
+  if err then return nil, err end
+  return true
+end
+
+--- svc:handle(spec) -> h | nil, err: a handle on the container of SPEC,
+--- created and started already (svc:run, svc:run_all), which writes a
+--- k8s-file log (spec.log: its output is there, M.k8s_log_streams) and is
+--- not removed when it ends (no spec.rm: its exit code is asked for
+--- after); removed when its conmon wrote no pid. h:done(),
 --- h:wait([timeout]) -> { status =, interrupted = } | nil (still running),
 --- h:kill(signal), h:close(), as core.start's. An interrupt (SIGINT,
 --- SIGTERM) sends the container SIGTERM, then SIGKILL 5 s later.
-function Service:start_handle(pm, spec)
-  if not spec.log or spec.rm then error("start_handle: a spec with a log and without rm", 2) end
-  local ok, err = self:run(pm, spec)
-  if not ok then return nil, err end
+function Service:handle(spec)
+  if not spec.log or spec.rm then error("svc:handle: a spec with a log and without rm", 2) end
   local pidfile = spec.log.dir .. "/" .. spec.log.name .. ".conmon.pid"
   local pid = math.tointeger(tonumber((core.read_file(pidfile) or ""):match("%d+") or ""))
   if not pid then

@@ -571,12 +571,16 @@ function Sandbox:read_credential()
   self.real_credential = real:match("^%a+:(.*)$")
 end
 
--- Starts several containers at once (their specs, podman.run_argv);
--- raises on the first failure, after all have ended (nothing is left
--- running behind the error).
+-- Starts several containers at once (their specs, podman.run_argv):
+-- through the service, created side by side, then started side by side
+-- (svc:run_all); by the CLI, a podman run each, in parallel. Raises on
+-- the first failure, after all have ended (nothing is left running
+-- behind the error).
 function Sandbox:podman_all(specs)
   if self.api then
-    for _, spec in ipairs(specs) do self:api_run(spec) end
+    local ok, err = self.api:run_all(self.pm, specs)
+    if not ok then self:fail("%s", err) end
+    self.timings.podman_api = (self.timings.podman_api or 0) + #specs
     return
   end
   local handles, argvs, spans = {}, {}, {}
@@ -792,11 +796,12 @@ function Sandbox:start_network()
   self:podman_all(specs)
 end
 
--- The interceptor, in its sidecar's netns.
+-- The interceptor, in its sidecar's netns (through the service with the
+-- claude container, by Sandbox:start_claude, when that goes through it).
 function Sandbox:start_interceptor()
   local spec = self.topo.icp
-  if not spec then return end
-  self.started[#self.started + 1] = { name = spec.name, short = "icp", log = "interceptor.log" }
+  if not spec or self.icp_started then return end
+  self:note_interceptor()
   if self.api then return self:api_run(spec) end
   self:podman(self.pm:run_argv(spec))
 end
@@ -920,7 +925,15 @@ function Sandbox:claude_spec()
       M.claude_argv(self.scenario, self.session_id, self.model, self.subject, self.mcp)) }
 end
 
--- Creates the claude container; it waits at the gate.
+-- The interceptor is one of the run's containers (removed with them).
+function Sandbox:note_interceptor()
+  self.icp_started = true
+  self.started[#self.started + 1] = { name = self.topo.icp.name, short = "icp", log = "interceptor.log" }
+end
+
+-- Creates the claude container; it waits at the gate. Through the
+-- service, the interceptor (when there is one) is created beside it and
+-- started beside it (Sandbox:podman_all): neither waits for the other.
 function Sandbox:start_claude()
   local spec = self.topo.claude
   self.started[#self.started + 1] = { name = spec.name }
@@ -928,9 +941,14 @@ function Sandbox:start_claude()
     -- there from the start, as an attached podman's output files
     core.write_file(self.dir .. "/stream.jsonl", "", 420)
     core.write_file(self.dir .. "/stderr.txt", "", 420)
-    local h, err = self.api:start_handle(self.pm, spec)
+    local specs = { spec }
+    if self.topo.icp then
+      self:note_interceptor()
+      specs[2] = self.topo.icp
+    end
+    self:podman_all(specs)
+    local h, err = self.api:handle(spec)
     if not h then self:fail("%s", err) end
-    self.timings.podman_api = (self.timings.podman_api or 0) + 1
     self.claude_h = h
     return
   end
