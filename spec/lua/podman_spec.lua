@@ -832,6 +832,7 @@ describe("the podman service's client", function()
     local s = { name = name, image = "img", network = "none", detach = true,
                 log = { dir = sdir, name = name } }
     for k, v in pairs(fields or {}) do s[k] = v end
+    if s.join then s.network = nil end
     return s
   end
 
@@ -921,6 +922,57 @@ describe("the podman service's client", function()
     local hd = assert(svc:handle(specs[1]))
     assert.equal(h:pid(), hd.pid)
     for _, s in ipairs(specs) do assert(svc:rm(s.name)) end
+  end)
+
+  it("svc:rm_waves removes a wave side by side, and a joined container only after its joiners", function()
+    local specs = { spec_of("lb-t-net"), spec_of("lb-t-up"),
+                    spec_of("lb-t-claude", { join = "lb-t-net" }) }
+    assert(svc:run_all(pm, specs))
+    core.write_file(slog, "")
+    local sb = setmetatable({ topo = specs }, sandbox.Sandbox)
+    local waves = sb:removal_waves { "lb-t-net", "lb-t-up", "lb-t-claude" }
+    assert.same({ { "lb-t-up", "lb-t-claude" }, { "lb-t-net" } }, waves)
+    local t0 = core.now()
+    assert(svc:rm_waves(waves))
+    local took = core.now() - t0
+    local ev = {}
+    for _, e in ipairs(events()) do ev[e.name] = e; assert.equal("rm", e.ev) end
+    -- the first wave's two removals were in flight together ...
+    assert.truthy(math.max(ev["lb-t-up"].t0, ev["lb-t-claude"].t0)
+      < math.min(ev["lb-t-up"].t1, ev["lb-t-claude"].t1))
+    -- ... and the sidecar's began once both had ended
+    assert.truthy(ev["lb-t-net"].t0 >= math.max(ev["lb-t-up"].t1, ev["lb-t-claude"].t1))
+    -- two removals' time, not three
+    assert.truthy(took < 0.4 * 3 - 0.1, took)
+  end)
+
+  it("svc:rm_waves: a joined container in its joiner's wave is refused, whichever thread runs first", function()
+    -- the fake's removal is slow, as podman's: the sidecar's request
+    -- always arrives while its joiner is still there
+    local specs = { spec_of("lb-t-net"), spec_of("lb-t-claude", { join = "lb-t-net" }) }
+    assert(svc:run_all(pm, specs))
+    local ok, err = svc:rm_waves { { "lb-t-claude", "lb-t-net" } }
+    assert.is_nil(ok)
+    assert.matches("^podman service: cannot remove container 'lb%-t%-net' %(HTTP 409%): container lb%-t%-net "
+      .. "has dependent containers", err)
+    -- every wave is tried, whatever failed before it
+    assert(svc:rm("lb-t-net"))
+    ok, err = svc:rm_waves { { "lb-t-gone" }, { "lb-t-gone-too" } }
+    assert.is_true(ok, err)
+  end)
+
+  it("defer_rm and take_deferred keep the waves, and only the run's own names", function()
+    local run_id = "0123456789ab-rest"
+    assert(podman.defer_rm(sdir, { { "lb-0123456789ab-up", "lb-0123456789ab-claude" }, { "lb-0123456789ab-net" } }))
+    local text = core.read_file(sdir .. "/" .. podman.DEFERRED_RM)
+    assert.equal("lb-0123456789ab-up\nlb-0123456789ab-claude\n-\nlb-0123456789ab-net\n-\n", text)
+    core.write_file(sdir .. "/" .. podman.DEFERRED_RM, text .. "lb-other000000-up\n$(rm -rf)\n-\nlb-0123456789ab-icp\n")
+    assert.same({ { "lb-0123456789ab-up", "lb-0123456789ab-claude" }, { "lb-0123456789ab-net" },
+      { "lb-0123456789ab-icp" } }, podman.take_deferred(sdir, run_id))
+    assert.is_nil(core.stat(sdir .. "/" .. podman.DEFERRED_RM))
+    assert.same({}, podman.take_deferred(sdir, run_id))
+    assert.same({ { "a", "b", "c" }, { "d", "e" } },
+      podman.merge_waves { { { "a", "b" }, { "d" } }, {}, { { "c" }, { "e" } } })
   end)
 
   it("svc:run_all says which create failed, and starts nothing then", function()

@@ -872,30 +872,57 @@ end
 
 -- Cleanup off a run's critical path: a run that ended well, started by
 -- the runner with DEFER_ENV=1, leaves its carrier containers (stopped by
--- nothing: their work is done) to the runner, named in DIR/DEFERRED_RM;
--- the runner removes them while the next run starts (runner.lua), and
+-- nothing: their work is done) to the runner, named in DIR/DEFERRED_RM
+-- in waves (a container another joins goes in a wave after it); the
+-- runner removes them while the next run starts (runner.lua), and
 -- before the suite ends.
 M.DEFER_ENV = "LEAKBENCH_DEFER_RM"
 M.DEFERRED_RM = "containers-to-remove.txt"
+local WAVE_END = "-"
 
---- M.defer_rm(dir, names) -> true | nil, err: writes the list.
-function M.defer_rm(dir, names)
-  return core.write_file(dir .. "/" .. M.DEFERRED_RM, table.concat(names, "\n") .. "\n", 384)
+--- M.defer_rm(dir, waves) -> true | nil, err: writes the list: a name a
+--- line, a line "-" after each wave.
+function M.defer_rm(dir, waves)
+  local lines = {}
+  for _, wave in ipairs(waves) do
+    for _, n in ipairs(wave) do lines[#lines + 1] = n end
+    lines[#lines + 1] = WAVE_END
+  end
+  return core.write_file(dir .. "/" .. M.DEFERRED_RM, table.concat(lines, "\n") .. "\n", 384)
 end
 
---- M.take_deferred(dir, run_id) -> the names DIR/DEFERRED_RM lists, each
---- a container of run RUN_ID (named lb-<its first 12 characters>-...;
---- any other line is dropped), and the file removed; {} when there is none.
+--- M.take_deferred(dir, run_id) -> the waves DIR/DEFERRED_RM lists (a
+--- list of lists of names), each name a container of run RUN_ID (named
+--- lb-<its first 12 characters>-...; any other line is dropped, and so is
+--- a wave left empty), and the file removed; {} when there is none.
 function M.take_deferred(dir, run_id)
   local path = dir .. "/" .. M.DEFERRED_RM
   local text = core.read_file(path)
   if not text then return {} end
   os.remove(path)
-  local prefix, names = "lb-" .. run_id:sub(1, 12) .. "-", {}
-  for line in text:gmatch("[^\n]+") do
-    if line:sub(1, #prefix) == prefix and line:match("^[%w%-]+$") then names[#names + 1] = line end
+  local prefix, waves, wave = "lb-" .. run_id:sub(1, 12) .. "-", {}, {}
+  for line in (text .. "\n" .. WAVE_END .. "\n"):gmatch("[^\n]+") do
+    if line == WAVE_END then
+      if #wave > 0 then waves[#waves + 1] = wave end
+      wave = {}
+    elseif line:sub(1, #prefix) == prefix and line:match("^[%w%-]+$") then
+      wave[#wave + 1] = line
+    end
   end
-  return names
+  return waves
+end
+
+--- M.merge_waves(list) -> the waves of LIST (a list of M.take_deferred's
+--- answers) as one: every first wave, then every second, ...
+function M.merge_waves(list)
+  local out = {}
+  for _, waves in ipairs(list) do
+    for i, wave in ipairs(waves) do
+      out[i] = out[i] or {}
+      table.move(wave, 1, #wave, #out[i] + 1, out[i])
+    end
+  end
+  return out
 end
 
 -- One podman service for a suite (`podman system service`), and its REST
@@ -1072,10 +1099,11 @@ M.HANDLE_POLL = 0.01   -- seconds between looks at the conmon
 
 -- The first failure of a wave of svc:all's answers to WHAT (create,
 -- start) the containers of SPECS, nil when every status is in OK.
-local function wave_failure(answers, what, specs, ok)
+-- NAMED: SPECS is a list of names.
+local function wave_failure(answers, what, specs, ok, named)
   for i, a in ipairs(answers) do
     if not a[1] then return a[2] end
-    if not ok[a[1]] then return api_failure(what, specs[i].name, a[1], a[2]) end
+    if not ok[a[1]] then return api_failure(what, named and specs[i] or specs[i].name, a[1], a[2]) end
   end
 end
 
@@ -1163,13 +1191,32 @@ end
 
 function Handle:close() end
 
+local RM_QUERY = "?force=true&timeout=0"
+local RM_OK = { [200] = true, [204] = true, [404] = true }
+
 --- svc:rm(name) -> true | nil, err. Force-removes, at once; a missing
 --- container is success.
 function Service:rm(name)
-  local status, doc = self:request("DELETE", "/containers/" .. name .. "?force=true&timeout=0")
+  local status, doc = self:request("DELETE", "/containers/" .. name .. RM_QUERY)
   if not status then return nil, doc end
-  if status == 200 or status == 204 or status == 404 then return true end
+  if RM_OK[status] then return true end
   return nil, api_failure("remove", name, status, doc)
+end
+
+--- svc:rm_waves(waves) -> true | nil, err (the first failure). svc:rm of
+--- every name of WAVES (a list of lists of names), a wave's removals in
+--- flight together, each wave once the one before has ended (a container
+--- that others join goes in a wave after theirs: podman refuses it while
+--- they are there). Every wave is tried, whatever failed before.
+function Service:rm_waves(waves)
+  local err
+  for _, wave in ipairs(waves) do
+    local reqs = {}
+    for i, name in ipairs(wave) do reqs[i] = { "DELETE", "/containers/" .. name .. RM_QUERY } end
+    err = err or wave_failure(self:all(reqs), "remove", wave, RM_OK, true)
+  end
+  if err then return nil, err end
+  return true
 end
 
 return M

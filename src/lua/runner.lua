@@ -381,21 +381,25 @@ local function sweep_dead(pm, keep)
 end
 
 -- The containers ended runs left to us (podman.DEFER_ENV, S.deferred),
--- removed once the next runs have started: through the service, or by
--- podman rm processes in the background (S.removing), reaped as they end.
+-- removed once the next runs have started: through the service, every
+-- run's in waves together (svc:rm_waves: each wave's removals in flight
+-- at once), or by podman rm processes in the background (S.removing),
+-- reaped as they end.
 local function remove_deferred(S)
+  local all = {}
   for _, job in ipairs(S.deferred) do
-    local names = podman.take_deferred(job.dir, job.run_id)
-    if S.svc and #names > 0 then
-      for i = #names, 1, -1 do S.rm_failed = not S.svc:rm(names[i]) or S.rm_failed end
-    elseif #names > 0 and S.pm then
+    local waves = podman.take_deferred(job.dir, job.run_id)
+    if S.svc then
+      all[#all + 1] = waves
+    elseif #waves > 0 and S.pm then
       local argv = { "rm", "-f", "-i", "-t", "0" }
-      for _, n in ipairs(names) do argv[#argv + 1] = n end
+      for _, w in ipairs(waves) do table.move(w, 1, #w, #argv + 1, argv) end
       local h = core.start { argv = S.pm:argv(argv), stdout = "/dev/null", stderr = "/dev/null",
         uninterruptible = true }
       if h then S.removing[#S.removing + 1] = h end
     end
   end
+  if #all > 0 then S.rm_failed = not S.svc:rm_waves(podman.merge_waves(all)) or S.rm_failed end
   S.deferred = {}
   for i = #S.removing, 1, -1 do
     if S.removing[i]:done() then

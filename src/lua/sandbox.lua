@@ -1226,6 +1226,27 @@ function Sandbox:collect_upstream_logs()
   core.rmtree(self.uplogs)
 end
 
+-- NAMES (containers of the run) in waves of removal: first every one
+-- that no container of the topology joins, then those others join (a
+-- network sidecar: podman refuses to remove it while its joiner is
+-- there). A wave left empty is dropped.
+function Sandbox:removal_waves(names)
+  local joined = {}
+  for _, spec in ipairs(self.topo or {}) do
+    if spec.join then joined[spec.join] = true end
+  end
+  local first, last = {}, {}
+  for _, n in ipairs(names) do
+    local w = joined[n] and last or first
+    w[#w + 1] = n
+  end
+  local waves = {}
+  for _, w in ipairs({ first, last }) do
+    if #w > 0 then waves[#waves + 1] = w end
+  end
+  return waves
+end
+
 -- Always: logs, containers, sockets. Never raises.
 function Sandbox:finally()
   local pm = self.pm
@@ -1244,17 +1265,15 @@ function Sandbox:finally()
     for _, c in ipairs(self.started) do
       if c.short then carriers[#carriers + 1] = c.name end
     end
-    -- through the service, Claude Code's container is still there: the
-    -- last in the list, the first removed (it joins the sidecar's netns)
+    -- through the service, Claude Code's container is still there (it
+    -- joins the sidecar's netns: removed in a wave before it)
     if self.api_claude then carriers[#carriers + 1] = self.names.claude end
-    rm_ok = podman.defer_rm(self.dir, carriers)
+    rm_ok = podman.defer_rm(self.dir, self:removal_waves(carriers))
     if not rm_ok then rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
       { uninterruptible = true, timeout = 60 }) end
   elseif self.api then
-    -- the last started first: a container that joins another's
-    -- namespaces goes before it
-    rm_ok = true
-    for i = #names, 1, -1 do rm_ok = self.api:rm(names[i]) and rm_ok end
+    -- in waves: a container that joins another's namespaces goes before it
+    rm_ok = self.api:rm_waves(self:removal_waves(names))
   else
     rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
       { uninterruptible = true, timeout = 60 })
