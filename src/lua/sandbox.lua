@@ -975,6 +975,8 @@ end
 function Sandbox:claude()
   self:check_claude_waiting()
   assert(core.write_file(self.gate .. "/open", "", 420))
+  local opened = core.now()
+  trace.write("gate", "open", opened, opened)
   local h = self.claude_h
   -- Waited in slices: a carrier that dies (the trap, the proxy, a
   -- sidecar, the interceptor) ends the run at once, as an error that names

@@ -6,7 +6,8 @@
 --   {"kind":"cli","what":"podman run lb-0a1b2c3d4e5f-up","t0":..,"t1":..,"pid":..}
 --
 -- kind: "cli" (a podman process), "api" (a service request), "ready" (a
--- readiness wait), "phase" (a run's phase, a runner step). t0 and t1 are
+-- readiness wait), "phase" (a run's phase, a runner step), "gate" (the
+-- moment the claude container's gate opened: t0 = t1). t0 and t1 are
 -- CLOCK_MONOTONIC seconds (core.now: one clock for the runner and every
 -- run's process), pid the process that wrote the line. Each line is one
 -- write to a file opened for appending, so the runner's and the runs'
