@@ -132,6 +132,62 @@ describe("the egress trap", function()
   end)
 end)
 
+-- The trap rule: the agent's gate opens only after every container of
+-- the run has started and said it is ready, so that what the agent's
+-- side sends first (a subject's SessionStart hook, its MCP server, before
+-- any model turn) reaches a trap that records it. The timeline
+-- (LEAKBENCH_TRACE) shows the order; a readiness wait left out is a
+-- "ready" line missing from it.
+describe("a subject's hook and MCP server that send the key out first", function()
+  local out = tmpdir()
+  local r, run, recs, key, trace
+
+  setup(function()
+    r = sh.leakbench({ "run", "spec/fixtures/e2e/early-egress.lua", "--no-baseline",
+      "--subject", "spec/fixtures/e2e/subjects/early-egress.lua", "--out", out },
+      { env = { LEAKBENCH_TRACE = out .. "/trace.jsonl" } })
+    run = results(out).runs[1]
+    recs = records(run.dir)
+    key = must(read(run.dir .. "/project/.env"), "no .env"):match("API_KEY=(%S+)")
+    trace = {}
+    for line in (read(out .. "/trace.jsonl") or ""):gmatch("[^\n]+") do trace[#trace + 1] = cjson.decode(line) end
+  end)
+
+  teardown(function() sh.rmtree(out) end)
+
+  it("has both attempts recorded by the trap, key and all", function()
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
+    local seen = {}
+    for _, x in ipairs(recs) do
+      if x.kind == "http" then seen[x.target] = true end
+    end
+    assert.truthy(seen["http://hook.test/early?k=" .. key], "the SessionStart hook's attempt was not recorded")
+    assert.truthy(seen["http://mcp.test/early?k=" .. key], "the MCP server's attempt was not recorded")
+    assert.truthy(run.leaks[1].channels.egress.leaked)
+  end)
+
+  it("opens the gate after every container start and every readiness line", function()
+    local gate, ready, last = nil, {}, 0
+    for _, e in ipairs(trace) do
+      if e.kind == "gate" then gate = e end
+    end
+    assert.truthy(gate, "no gate in the timeline")
+    for _, e in ipairs(trace) do
+      if e.pid == gate.pid and e.kind == "ready" then
+        assert.truthy(e.ok, cjson.encode(e))
+        ready[#ready + 1] = e.what
+      end
+      if e.pid == gate.pid and (e.kind == "ready" or e.kind == "api" and e.what:find("^POST /containers/")
+          and not e.what:find("/wait", 1, true) or e.kind == "cli") then
+        last = math.max(last, e.t1)
+      end
+    end
+    table.sort(ready)
+    assert.are.same({ "net: lb-net: listening", "net: lb-trap: listening", "up: lb-proxy: listening" }, ready)
+    assert.truthy(gate.t0 >= last, ("the gate opened at %f, before %f"):format(gate.t0, last))
+  end)
+end)
+
 describe("a trap that dies during the run", function()
   local out = tmpdir()
   teardown(function() sh.rmtree(out) end)

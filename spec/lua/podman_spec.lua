@@ -816,3 +816,172 @@ describe("core.uhttp", function()
       'core.uhttp: wrong parameter "timeout": expected 0 < seconds <= 86400')
   end)
 end)
+
+-- The service's client against a fake service (spec/fixtures/podman-service.py:
+-- slow creates and removals, answered from a thread per connection, each
+-- logged with its start and end).
+describe("the podman service's client", function()
+  local sdir, sock, slog, h, svc, pm
+
+  -- The fake's log: a list of { ev, name, t0, t1 }, in the order answered.
+  local function events()
+    local out = {}
+    for l in (core.read_file(slog) or ""):gmatch("[^\n]+") do out[#out + 1] = require("cjson").decode(l) end
+    return out
+  end
+
+  local function spec_of(name, fields)
+    local s = { name = name, image = "img", network = "none", detach = true,
+                log = { dir = sdir, name = name } }
+    for k, v in pairs(fields or {}) do s[k] = v end
+    if s.join then s.network = nil end
+    return s
+  end
+
+  setup(function()
+    sdir = assert(core.tmpdir("lb-svc-spec-"))
+    sock, slog = sdir .. "/podman.sock", sdir .. "/service.jsonl"
+    h = assert(core.start { argv = { "python3", "spec/fixtures/podman-service.py", sock, slog },
+      stdout = sdir .. "/out.txt", stderr = sdir .. "/out.txt" })
+    local deadline = core.now() + 10
+    while core.now() < deadline and core.uhttp(sock, "GET", podman.API .. "/_ping", nil, 1) ~= 200 do
+      core.sleep(0.02)
+    end
+    svc = podman.client(sock)
+    pm = podman.new { podman = fake, rootful = true, runtime = "" }
+  end)
+
+  teardown(function()
+    h:kill("SIGTERM")
+    h:wait(5)
+    h:close()
+    core.rmtree(sdir)
+  end)
+
+  before_each(function() core.write_file(slog, "") end)
+
+  it("core.uhttp_start: requests in flight together, each awaited once", function()
+    local t0 = core.now()
+    local jobs = {}
+    for i = 1, 3 do
+      jobs[i] = assert(core.uhttp_start(sock, "POST", podman.API .. "/containers/create",
+        ('{"name":"u%d"}'):format(i), 10))
+    end
+    assert.is_false(jobs[1]:done())
+    for i = 1, 3 do
+      local status, body = jobs[i]:wait()
+      assert.equal(201, status)
+      assert.equal(('{"Id": "id-u%d", "Warnings": []}'):format(i), body)
+    end
+    -- three creates of 0.3 s each, side by side
+    assert.truthy(core.now() - t0 < 0.75, core.now() - t0)
+    assert.has_error(function() jobs[1]:wait() end, "job:wait: the job was waited for or closed")
+    jobs[2]:close()
+    jobs[2]:close()
+    local done = assert(core.uhttp_start(sock, "GET", podman.API .. "/_ping"))
+    local deadline = core.now() + 5
+    while not done:done() and core.now() < deadline do core.sleep(0.01) end
+    assert.is_true(done:done())
+    assert.equal(200, (done:wait()))
+    for _, n in ipairs({ "u1", "u2", "u3" }) do assert(svc:rm(n)) end
+  end)
+
+  it("core.uhttp_start: nil, msg from wait when nothing listens; raises on misuse", function()
+    local job = assert(core.uhttp_start(sdir .. "/none.sock", "GET", "/_ping", nil, 5))
+    local status, msg = job:wait()
+    assert.is_nil(status)
+    assert.matches("^cannot request '/_ping' on '.*/none%.sock': ", msg)
+    assert.has_error(function() core.uhttp_start(sock, "GET", 3) end,
+      'core.uhttp_start: wrong parameter "path": expected string, got number')
+    assert.has_error(function() core.uhttp_start(sock, "GET", "/", nil, 0) end,
+      'core.uhttp_start: wrong parameter "timeout": expected 0 < seconds <= 86400')
+  end)
+
+  it("svc:run_all creates the containers side by side, then starts them side by side", function()
+    local specs = { spec_of("lb-t-net"), spec_of("lb-t-up"), spec_of("lb-t-icpnet") }
+    local t0 = core.now()
+    assert(svc:run_all(pm, specs))
+    local took = core.now() - t0
+    local creates, starts = {}, {}
+    for _, e in ipairs(events()) do
+      if e.ev == "create" then creates[#creates + 1] = e elseif e.ev == "start" then starts[#starts + 1] = e end
+    end
+    assert.equal(3, #creates)
+    assert.equal(3, #starts)
+    local last_create_end, first_create_end, last_create_start = 0, math.huge, 0
+    for _, e in ipairs(creates) do
+      last_create_end = math.max(last_create_end, e.t1)
+      first_create_end = math.min(first_create_end, e.t1)
+      last_create_start = math.max(last_create_start, e.t0)
+    end
+    -- every create began before any ended: all three were in flight together
+    assert.truthy(last_create_start < first_create_end)
+    -- and no start began before every create had ended
+    for _, e in ipairs(starts) do assert.truthy(e.t0 >= last_create_end) end
+    -- one create's time and one start's, not three of each
+    assert.truthy(took < 0.3 * 2 + 0.05 * 3, took)
+    -- a handle on a container it started: its conmon's pid (the fake's)
+    local hd = assert(svc:handle(specs[1]))
+    assert.equal(h:pid(), hd.pid)
+    for _, s in ipairs(specs) do assert(svc:rm(s.name)) end
+  end)
+
+  it("svc:rm_waves removes a wave side by side, and a joined container only after its joiners", function()
+    local specs = { spec_of("lb-t-net"), spec_of("lb-t-up"),
+                    spec_of("lb-t-claude", { join = "lb-t-net" }) }
+    assert(svc:run_all(pm, specs))
+    core.write_file(slog, "")
+    local sb = setmetatable({ topo = specs }, sandbox.Sandbox)
+    local waves = sb:removal_waves { "lb-t-net", "lb-t-up", "lb-t-claude" }
+    assert.same({ { "lb-t-up", "lb-t-claude" }, { "lb-t-net" } }, waves)
+    local t0 = core.now()
+    assert(svc:rm_waves(waves))
+    local took = core.now() - t0
+    local ev = {}
+    for _, e in ipairs(events()) do ev[e.name] = e; assert.equal("rm", e.ev) end
+    -- the first wave's two removals were in flight together ...
+    assert.truthy(math.max(ev["lb-t-up"].t0, ev["lb-t-claude"].t0)
+      < math.min(ev["lb-t-up"].t1, ev["lb-t-claude"].t1))
+    -- ... and the sidecar's began once both had ended
+    assert.truthy(ev["lb-t-net"].t0 >= math.max(ev["lb-t-up"].t1, ev["lb-t-claude"].t1))
+    -- two removals' time, not three
+    assert.truthy(took < 0.4 * 3 - 0.1, took)
+  end)
+
+  it("svc:rm_waves: a joined container in its joiner's wave is refused, whichever thread runs first", function()
+    -- the fake's removal is slow, as podman's: the sidecar's request
+    -- always arrives while its joiner is still there
+    local specs = { spec_of("lb-t-net"), spec_of("lb-t-claude", { join = "lb-t-net" }) }
+    assert(svc:run_all(pm, specs))
+    local ok, err = svc:rm_waves { { "lb-t-claude", "lb-t-net" } }
+    assert.is_nil(ok)
+    assert.matches("^podman service: cannot remove container 'lb%-t%-net' %(HTTP 409%): container lb%-t%-net "
+      .. "has dependent containers", err)
+    -- every wave is tried, whatever failed before it
+    assert(svc:rm("lb-t-net"))
+    ok, err = svc:rm_waves { { "lb-t-gone" }, { "lb-t-gone-too" } }
+    assert.is_true(ok, err)
+  end)
+
+  it("defer_rm and take_deferred keep the waves, and only the run's own names", function()
+    local run_id = "0123456789ab-rest"
+    assert(podman.defer_rm(sdir, { { "lb-0123456789ab-up", "lb-0123456789ab-claude" }, { "lb-0123456789ab-net" } }))
+    local text = core.read_file(sdir .. "/" .. podman.DEFERRED_RM)
+    assert.equal("lb-0123456789ab-up\nlb-0123456789ab-claude\n-\nlb-0123456789ab-net\n-\n", text)
+    core.write_file(sdir .. "/" .. podman.DEFERRED_RM, text .. "lb-other000000-up\n$(rm -rf)\n-\nlb-0123456789ab-icp\n")
+    assert.same({ { "lb-0123456789ab-up", "lb-0123456789ab-claude" }, { "lb-0123456789ab-net" },
+      { "lb-0123456789ab-icp" } }, podman.take_deferred(sdir, run_id))
+    assert.is_nil(core.stat(sdir .. "/" .. podman.DEFERRED_RM))
+    assert.same({}, podman.take_deferred(sdir, run_id))
+    assert.same({ { "a", "b", "c" }, { "d", "e" } },
+      podman.merge_waves { { { "a", "b" }, { "d" } }, {}, { { "c" }, { "e" } } })
+  end)
+
+  it("svc:run_all says which create failed, and starts nothing then", function()
+    local ok, err = svc:run_all(pm, { spec_of("lb-t-fine"), spec_of("lb-t-bad") })
+    assert.is_nil(ok)
+    assert.equal("podman service: cannot create container 'lb-t-bad' (HTTP 500): cannot create lb-t-bad", err)
+    for _, e in ipairs(events()) do assert.not_equal("start", e.ev) end
+    assert(svc:rm("lb-t-fine"))
+  end)
+end)

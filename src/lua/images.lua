@@ -35,6 +35,7 @@
 -- rebuilds it; nothing else does.
 local core = require "leakbench.core"
 local podman = require "leakbench.podman"
+local trace = require "leakbench.trace"
 local cjson = require "cjson"
 local defaults = require "leakbench.defaults"
 local tree = require "leakbench.tree"
@@ -211,7 +212,9 @@ function M.present(pm, refs)
     argv[#argv + 1] = "--filter"
     argv[#argv + 1] = "reference=" .. ref
   end
+  local done = trace.begin("cli", "podman images --filter reference")
   local r, err = core.run { argv = pm:argv(argv), timeout = 60 }
+  done { status = r and r.status }
   if not r then return nil, err end
   local bad = podman.failure("images", r)
   if bad then return nil, bad end

@@ -30,6 +30,7 @@ local core = require "leakbench.core"
 local cjson = require "cjson"
 local printable = require "leakbench.printable"
 local json = require "leakbench.json"
+local trace = require "leakbench.trace"
 
 local M = {}
 
@@ -462,7 +463,9 @@ function Podman:podman(argv, opts)
   for k, v in pairs(opts or {}) do o[k] = v end
   o.argv = self:argv(argv)
   if o.timeout == nil then o.timeout = self.timeout end
+  local done = trace.begin("cli", trace.podman(argv))
   local r, err = core.run(o)
+  done { status = r and r.status }
   if not r then return nil, err end
   local msg = failure(argv[1], r)
   if msg then return nil, msg, r end
@@ -480,7 +483,9 @@ end
 
 --- pm:image_exists(ref) -> true | false | nil, err.
 function Podman:image_exists(ref)
+  local done = trace.begin("cli", "podman image exists " .. ref)
   local r, err = core.run { argv = self:argv { "image", "exists", ref }, timeout = 60 }
+  done { status = r and r.status }
   if not r then return nil, err end
   if r.status == 0 then return true end
   if r.status == 1 then return false end
@@ -525,8 +530,10 @@ function Podman:build(spec)
     if not logdir then return nil, err end
     log = logdir .. "/build.log"
   end
+  local done = trace.begin("cli", trace.podman(argv))
   local r, err = core.run { argv = self:argv(argv), timeout = spec.timeout or M.BUILD_TIMEOUT,
                            stdout = log, stderr = log }
+  done { status = r and r.status }
   if not r then
     if logdir then core.rmtree(logdir) end
     return nil, err
@@ -767,6 +774,14 @@ end
 --- (the container exited), the timeout passes, or an interrupt arrives.
 --- why: "exited", "timeout" or "interrupted".
 function M.wait_ready(dir, name, line, timeout)
+  local done = trace.begin("ready", name .. ": " .. line)
+  local ok, text, why = M.await_line(dir, name, line, timeout)
+  done { ok = ok, why = why }
+  return ok, text, why
+end
+
+-- wait_ready's loop, untraced.
+function M.await_line(dir, name, line, timeout)
   local deadline = core.now() + (timeout or 20)
   local pid
   while true do
@@ -857,30 +872,57 @@ end
 
 -- Cleanup off a run's critical path: a run that ended well, started by
 -- the runner with DEFER_ENV=1, leaves its carrier containers (stopped by
--- nothing: their work is done) to the runner, named in DIR/DEFERRED_RM;
--- the runner removes them while the next run starts (runner.lua), and
+-- nothing: their work is done) to the runner, named in DIR/DEFERRED_RM
+-- in waves (a container another joins goes in a wave after it); the
+-- runner removes them while the next run starts (runner.lua), and
 -- before the suite ends.
 M.DEFER_ENV = "LEAKBENCH_DEFER_RM"
 M.DEFERRED_RM = "containers-to-remove.txt"
+local WAVE_END = "-"
 
---- M.defer_rm(dir, names) -> true | nil, err: writes the list.
-function M.defer_rm(dir, names)
-  return core.write_file(dir .. "/" .. M.DEFERRED_RM, table.concat(names, "\n") .. "\n", 384)
+--- M.defer_rm(dir, waves) -> true | nil, err: writes the list: a name a
+--- line, a line "-" after each wave.
+function M.defer_rm(dir, waves)
+  local lines = {}
+  for _, wave in ipairs(waves) do
+    for _, n in ipairs(wave) do lines[#lines + 1] = n end
+    lines[#lines + 1] = WAVE_END
+  end
+  return core.write_file(dir .. "/" .. M.DEFERRED_RM, table.concat(lines, "\n") .. "\n", 384)
 end
 
---- M.take_deferred(dir, run_id) -> the names DIR/DEFERRED_RM lists, each
---- a container of run RUN_ID (named lb-<its first 12 characters>-...;
---- any other line is dropped), and the file removed; {} when there is none.
+--- M.take_deferred(dir, run_id) -> the waves DIR/DEFERRED_RM lists (a
+--- list of lists of names), each name a container of run RUN_ID (named
+--- lb-<its first 12 characters>-...; any other line is dropped, and so is
+--- a wave left empty), and the file removed; {} when there is none.
 function M.take_deferred(dir, run_id)
   local path = dir .. "/" .. M.DEFERRED_RM
   local text = core.read_file(path)
   if not text then return {} end
   os.remove(path)
-  local prefix, names = "lb-" .. run_id:sub(1, 12) .. "-", {}
-  for line in text:gmatch("[^\n]+") do
-    if line:sub(1, #prefix) == prefix and line:match("^[%w%-]+$") then names[#names + 1] = line end
+  local prefix, waves, wave = "lb-" .. run_id:sub(1, 12) .. "-", {}, {}
+  for line in (text .. "\n" .. WAVE_END .. "\n"):gmatch("[^\n]+") do
+    if line == WAVE_END then
+      if #wave > 0 then waves[#waves + 1] = wave end
+      wave = {}
+    elseif line:sub(1, #prefix) == prefix and line:match("^[%w%-]+$") then
+      wave[#wave + 1] = line
+    end
   end
-  return names
+  return waves
+end
+
+--- M.merge_waves(list) -> the waves of LIST (a list of M.take_deferred's
+--- answers) as one: every first wave, then every second, ...
+function M.merge_waves(list)
+  local out = {}
+  for _, waves in ipairs(list) do
+    for i, wave in ipairs(waves) do
+      out[i] = out[i] or {}
+      table.move(wave, 1, #wave, #out[i] + 1, out[i])
+    end
+  end
+  return out
 end
 
 -- One podman service for a suite (`podman system service`), and its REST
@@ -922,10 +964,14 @@ function M.service_start(pm, dir)
   if not h then return nil, "cannot start the podman service: " .. err end
   local svc = setmetatable({ sock = sock, h = h, dir = dir }, Service)
   local deadline = core.now() + M.SERVICE_START_TIMEOUT
+  local done = trace.begin("ready", "podman system service: /_ping")
   while true do
     if core.stat(sock) then
       local status = core.uhttp(sock, "GET", M.API .. "/_ping", nil, 5)
-      if status == 200 then return svc end
+      if status == 200 then
+        done { ok = true }
+        return svc
+      end
     end
     local why
     if h:done() then
@@ -936,6 +982,7 @@ function M.service_start(pm, dir)
       why = ("it did not answer within %d s"):format(M.SERVICE_START_TIMEOUT)
     end
     if why then
+      done { ok = false, why = why }
       svc:stop()
       return nil, "cannot start the podman service: " .. why
     end
@@ -973,12 +1020,57 @@ end
 
 --- svc:request(method, path, [body]) -> status, decoded body | nil, err.
 --- PATH under M.API; BODY a table (sent as JSON).
-function Service:request(method, path, body)
-  local status, text = core.uhttp(self.sock, method, M.API .. path, body and json.encode(body) or nil,
-    M.DEFAULT_TIMEOUT)
+-- status, the decoded body (the text where it is no JSON) | nil, err.
+local function decoded(status, text)
   if not status then return nil, text end
   local ok, doc = pcall(cjson.decode, text ~= "" and text or "null")
   return status, ok and doc or text
+end
+
+function Service:request(method, path, body)
+  local done = trace.begin("api", method .. " " .. path)
+  local status, text = core.uhttp(self.sock, method, M.API .. path, body and json.encode(body) or nil,
+    M.DEFAULT_TIMEOUT)
+  done { status = status }
+  return decoded(status, text)
+end
+
+-- A request in flight (svc:request_start).
+local Pending = {}
+Pending.__index = Pending
+
+--- svc:request_start(method, path, [body]) -> p: svc:request's request,
+--- sent from a thread of its own (core.uhttp_start), so that several are
+--- in flight together. p:wait() -> what svc:request returns, once;
+--- p:done() -> whether it has ended. A request that could not start
+--- waits for nothing and returns nil, err.
+function Service:request_start(method, path, body)
+  local done = trace.begin("api", method .. " " .. path)
+  local job, err = core.uhttp_start(self.sock, method, M.API .. path, body and json.encode(body) or nil,
+    M.DEFAULT_TIMEOUT)
+  return setmetatable({ job = job, err = err, traced = done }, Pending)
+end
+
+function Pending:done()
+  return not self.job or self.job:done()
+end
+
+function Pending:wait()
+  local status, text = nil, self.err
+  if self.job then status, text = self.job:wait() end
+  self.job = nil
+  -- the span ends when its end is seen
+  self.traced { status = status }
+  return decoded(status, text)
+end
+
+--- svc:all(requests) -> { {status, doc | nil, err}, ... }: REQUESTS (each
+--- { method, path, [body] }) in flight together, each awaited.
+function Service:all(requests)
+  local pending, out = {}, {}
+  for i, r in ipairs(requests) do pending[i] = self:request_start(r[1], r[2], r[3]) end
+  for i, p in ipairs(pending) do out[i] = table.pack(p:wait()) end
+  return out
 end
 
 -- The message of a failed request: podman's own ("cause", "message").
@@ -1026,17 +1118,42 @@ local Handle = {}
 Handle.__index = Handle
 M.HANDLE_POLL = 0.01   -- seconds between looks at the conmon
 
---- svc:start_handle(pm, spec) -> h | nil, err. Creates and starts the
---- container of SPEC (svc:run), which writes a k8s-file log (spec.log:
---- its output is there, M.k8s_log_streams) and is not removed when it
---- ends (no spec.rm: its exit code is asked for after). h:done(),
+-- The first failure of a wave of svc:all's answers to WHAT (create,
+-- start) the containers of SPECS, nil when every status is in OK.
+-- NAMED: SPECS is a list of names.
+local function wave_failure(answers, what, specs, ok, named)
+  for i, a in ipairs(answers) do
+    if not a[1] then return a[2] end
+    if not ok[a[1]] then return api_failure(what, named and specs[i] or specs[i].name, a[1], a[2]) end
+  end
+end
+
+--- svc:run_all(pm, specs) -> true | nil, err. svc:run for each of SPECS,
+--- side by side: every container created together (a create request
+--- each, all in flight at once), then, when all are, started together.
+--- Every request is awaited before it returns, whatever failed; none is
+--- started when a create failed.
+function Service:run_all(pm, specs)
+  local reqs = {}
+  for i, spec in ipairs(specs) do reqs[i] = { "POST", "/containers/create", pm:create_spec(spec) } end
+  local err = wave_failure(self:all(reqs), "create", specs, { [201] = true })
+  if err then return nil, err end
+  for i, spec in ipairs(specs) do reqs[i] = { "POST", "/containers/" .. spec.name .. "/start" } end
+  err = wave_failure(self:all(reqs), "start", specs, { [204] = true, [304] = true })
+  if err then return nil, err end
+  return true
+end
+
+--- svc:handle(spec) -> h | nil, err: a handle on the container of SPEC,
+--- created and started already (svc:run, svc:run_all), which writes a
+--- k8s-file log (spec.log: its output is there, M.k8s_log_streams) and is
+--- not removed when it ends (no spec.rm: its exit code is asked for
+--- after); removed when its conmon wrote no pid. h:done(),
 --- h:wait([timeout]) -> { status =, interrupted = } | nil (still running),
 --- h:kill(signal), h:close(), as core.start's. An interrupt (SIGINT,
 --- SIGTERM) sends the container SIGTERM, then SIGKILL 5 s later.
-function Service:start_handle(pm, spec)
-  if not spec.log or spec.rm then error("start_handle: a spec with a log and without rm", 2) end
-  local ok, err = self:run(pm, spec)
-  if not ok then return nil, err end
+function Service:handle(spec)
+  if not spec.log or spec.rm then error("svc:handle: a spec with a log and without rm", 2) end
   local pidfile = spec.log.dir .. "/" .. spec.log.name .. ".conmon.pid"
   local pid = math.tointeger(tonumber((core.read_file(pidfile) or ""):match("%d+") or ""))
   if not pid then
@@ -1095,13 +1212,32 @@ end
 
 function Handle:close() end
 
+local RM_QUERY = "?force=true&timeout=0"
+local RM_OK = { [200] = true, [204] = true, [404] = true }
+
 --- svc:rm(name) -> true | nil, err. Force-removes, at once; a missing
 --- container is success.
 function Service:rm(name)
-  local status, doc = self:request("DELETE", "/containers/" .. name .. "?force=true&timeout=0")
+  local status, doc = self:request("DELETE", "/containers/" .. name .. RM_QUERY)
   if not status then return nil, doc end
-  if status == 200 or status == 204 or status == 404 then return true end
+  if RM_OK[status] then return true end
   return nil, api_failure("remove", name, status, doc)
+end
+
+--- svc:rm_waves(waves) -> true | nil, err (the first failure). svc:rm of
+--- every name of WAVES (a list of lists of names), a wave's removals in
+--- flight together, each wave once the one before has ended (a container
+--- that others join goes in a wave after theirs: podman refuses it while
+--- they are there). Every wave is tried, whatever failed before.
+function Service:rm_waves(waves)
+  local err
+  for _, wave in ipairs(waves) do
+    local reqs = {}
+    for i, name in ipairs(wave) do reqs[i] = { "DELETE", "/containers/" .. name .. RM_QUERY } end
+    err = err or wave_failure(self:all(reqs), "remove", wave, RM_OK, true)
+  end
+  if err then return nil, err end
+  return true
 end
 
 return M

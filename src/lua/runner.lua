@@ -21,6 +21,7 @@ local podman = require "leakbench.podman"
 local progress_mod = require "leakbench.progress"
 local clean = require "leakbench.clean"
 local watch = require "leakbench.watch"
+local trace = require "leakbench.trace"
 
 local M = {}
 
@@ -380,21 +381,25 @@ local function sweep_dead(pm, keep)
 end
 
 -- The containers ended runs left to us (podman.DEFER_ENV, S.deferred),
--- removed once the next runs have started: through the service, or by
--- podman rm processes in the background (S.removing), reaped as they end.
+-- removed once the next runs have started: through the service, every
+-- run's in waves together (svc:rm_waves: each wave's removals in flight
+-- at once), or by podman rm processes in the background (S.removing),
+-- reaped as they end.
 local function remove_deferred(S)
+  local all = {}
   for _, job in ipairs(S.deferred) do
-    local names = podman.take_deferred(job.dir, job.run_id)
-    if S.svc and #names > 0 then
-      for i = #names, 1, -1 do S.rm_failed = not S.svc:rm(names[i]) or S.rm_failed end
-    elseif #names > 0 and S.pm then
+    local waves = podman.take_deferred(job.dir, job.run_id)
+    if S.svc then
+      all[#all + 1] = waves
+    elseif #waves > 0 and S.pm then
       local argv = { "rm", "-f", "-i", "-t", "0" }
-      for _, n in ipairs(names) do argv[#argv + 1] = n end
+      for _, w in ipairs(waves) do table.move(w, 1, #w, #argv + 1, argv) end
       local h = core.start { argv = S.pm:argv(argv), stdout = "/dev/null", stderr = "/dev/null",
         uninterruptible = true }
       if h then S.removing[#S.removing + 1] = h end
     end
   end
+  if #all > 0 then S.rm_failed = not S.svc:rm_waves(podman.merge_waves(all)) or S.rm_failed end
   S.deferred = {}
   for i = #S.removing, 1, -1 do
     if S.removing[i]:done() then
@@ -445,6 +450,7 @@ local function start_due(S)
         job.limit = (job.scenario.timeout or S.ctx.timeout) + M.margin()
         job.deadline = core.now() + job.limit
         job.pid = h:pid()
+        job.traced = trace.begin("phase", "run " .. job.run_id:sub(1, 12))
         S.running[#S.running + 1] = job
         S.handles[#S.handles + 1] = h
       end
@@ -457,6 +463,7 @@ end
 local function collect(S, i, st)
   local job = table.remove(S.running, i)
   table.remove(S.handles, i)
+  job.traced()
   local r = not job.killed and read_json(job.dir .. "/result.json")
   if job.killed then
     -- what the killed process left (its containers, networks) goes
@@ -558,7 +565,9 @@ function M.main(opts, paths, cli)
   core.trap_signals()
   local versions, verr = M.versions(opts)
   if not versions then perr("%s", verr) return 2 end
+  local done = trace.begin("phase", "images")
   local by_version, subject_images, pm = build_images(versions, set.subjects)
+  done()
   local tags = by_version[versions[1]].tags
   show_header(cli, ctx, set, versions, by_version, repeats)
   local queue = make_queue(out, set, versions, by_version, subject_images, repeats)
@@ -574,8 +583,12 @@ function M.main(opts, paths, cli)
     deferred = {}, removing = {}, rm_failed = false,
     progress = progress_mod.new(#queue, { multi = #versions > 1, claims = claims_of(set.subjects) }),
     exe = core.exe_path(), ctx = ctx, opts = opts, pm = pm, jobs_n = opts.jobs or core.ncpu() }
+  done = trace.begin("phase", "sweep")
   if pm and #queue > 0 then sweep_dead(pm, tags and { [tags.proxy] = true }) end
+  done()
+  done = trace.begin("phase", "service start")
   local svc <close> = start_service(S, out)  -- luacheck: ignore 211 (held for its <close>)
+  done()
   run_queue(S)
   local results = S.results
   local doc = report.document(results, {

@@ -45,6 +45,7 @@ local watch = require "leakbench.watch"
 local loader = require "leakbench.loader"
 local printable = require "leakbench.printable"
 local tree = require "leakbench.tree"
+local trace = require "leakbench.trace"
 
 local M = {}
 
@@ -368,7 +369,9 @@ end
 
 function Sandbox:phase(name, fn)
   local t0, c0 = core.now(), M.machine_cpu()
+  local done = trace.begin("phase", name)
   local ok, err = pcall(fn)
+  done { ok = ok }
   self.timings[name] = core.now() - t0
   local c1 = M.machine_cpu()
   if c0 and c1 then self.timings[name .. "_cpu"] = c1 - c0 end
@@ -573,17 +576,22 @@ function Sandbox:read_credential()
   self.real_credential = real:match("^%a+:(.*)$")
 end
 
--- Starts several containers at once (their specs, podman.run_argv);
--- raises on the first failure, after all have ended (nothing is left
--- running behind the error).
+-- Starts several containers at once (their specs, podman.run_argv):
+-- through the service, created side by side, then started side by side
+-- (svc:run_all); by the CLI, a podman run each, in parallel. Raises on
+-- the first failure, after all have ended (nothing is left running
+-- behind the error).
 function Sandbox:podman_all(specs)
   if self.api then
-    for _, spec in ipairs(specs) do self:api_run(spec) end
+    local ok, err = self.api:run_all(self.pm, specs)
+    if not ok then self:fail("%s", err) end
+    self.timings.podman_api = (self.timings.podman_api or 0) + #specs
     return
   end
-  local handles, argvs = {}, {}
+  local handles, argvs, spans = {}, {}, {}
   for i, spec in ipairs(specs) do
     argvs[i] = self.pm:run_argv(spec)
+    spans[i] = trace.begin("cli", trace.podman(argvs[i]))
     local h, err = core.start({ argv = self.pm:argv(argvs[i]), timeout = self.pm.timeout })
     if not h then
       for _, o in ipairs(handles) do o:wait() end
@@ -594,6 +602,7 @@ function Sandbox:podman_all(specs)
   local failed
   for i, h in ipairs(handles) do
     local r = h:wait()
+    spans[i] { status = r and r.status }
     local msg = r and podman.failure(argvs[i][1], r)
     if not r then msg = "podman " .. argvs[i][1] .. " did not end" end
     failed = failed or msg
@@ -792,11 +801,12 @@ function Sandbox:start_network()
   self:podman_all(specs)
 end
 
--- The interceptor, in its sidecar's netns.
+-- The interceptor, in its sidecar's netns (through the service with the
+-- claude container, by Sandbox:start_claude, when that goes through it).
 function Sandbox:start_interceptor()
   local spec = self.topo.icp
-  if not spec then return end
-  self.started[#self.started + 1] = { name = spec.name, short = "icp", log = "interceptor.log" }
+  if not spec or self.icp_started then return end
+  self:note_interceptor()
   if self.api then return self:api_run(spec) end
   self:podman(self.pm:run_argv(spec))
 end
@@ -941,7 +951,15 @@ function Sandbox:claude_spec()
       M.claude_argv(self.scenario, self.session_id, self.model, self.subject, self.mcp)) }
 end
 
--- Creates the claude container; it waits at the gate.
+-- The interceptor is one of the run's containers (removed with them).
+function Sandbox:note_interceptor()
+  self.icp_started = true
+  self.started[#self.started + 1] = { name = self.topo.icp.name, short = "icp", log = "interceptor.log" }
+end
+
+-- Creates the claude container; it waits at the gate. Through the
+-- service, the interceptor (when there is one) is created beside it and
+-- started beside it (Sandbox:podman_all): neither waits for the other.
 function Sandbox:start_claude()
   local spec = self.topo.claude
   self.started[#self.started + 1] = { name = spec.name }
@@ -949,9 +967,14 @@ function Sandbox:start_claude()
     -- there from the start, as an attached podman's output files
     core.write_file(self.dir .. "/stream.jsonl", "", 420)
     core.write_file(self.dir .. "/stderr.txt", "", 420)
-    local h, err = self.api:start_handle(self.pm, spec)
+    local specs = { spec }
+    if self.topo.icp then
+      self:note_interceptor()
+      specs[2] = self.topo.icp
+    end
+    self:podman_all(specs)
+    local h, err = self.api:handle(spec)
     if not h then self:fail("%s", err) end
-    self.timings.podman_api = (self.timings.podman_api or 0) + 1
     self.claude_h = h
     return
   end
@@ -978,6 +1001,8 @@ end
 function Sandbox:claude()
   self:check_claude_waiting()
   assert(core.write_file(self.gate .. "/open", "", 420))
+  local opened = core.now()
+  trace.write("gate", "open", opened, opened)
   local h = self.claude_h
   -- Waited in slices: a carrier that dies (the trap, the proxy, a
   -- sidecar, the interceptor) ends the run at once, as an error that names
@@ -1229,6 +1254,27 @@ function Sandbox:collect_upstream_logs()
   core.rmtree(self.uplogs)
 end
 
+-- NAMES (containers of the run) in waves of removal: first every one
+-- that no container of the topology joins, then those others join (a
+-- network sidecar: podman refuses to remove it while its joiner is
+-- there). A wave left empty is dropped.
+function Sandbox:removal_waves(names)
+  local joined = {}
+  for _, spec in ipairs(self.topo or {}) do
+    if spec.join then joined[spec.join] = true end
+  end
+  local first, last = {}, {}
+  for _, n in ipairs(names) do
+    local w = joined[n] and last or first
+    w[#w + 1] = n
+  end
+  local waves = {}
+  for _, w in ipairs({ first, last }) do
+    if #w > 0 then waves[#waves + 1] = w end
+  end
+  return waves
+end
+
 -- Always: logs, containers, sockets. Never raises.
 function Sandbox:finally()
   local pm = self.pm
@@ -1247,17 +1293,15 @@ function Sandbox:finally()
     for _, c in ipairs(self.started) do
       if c.short then carriers[#carriers + 1] = c.name end
     end
-    -- through the service, Claude Code's container is still there: the
-    -- last in the list, the first removed (it joins the sidecar's netns)
+    -- through the service, Claude Code's container is still there (it
+    -- joins the sidecar's netns: removed in a wave before it)
     if self.api_claude then carriers[#carriers + 1] = self.names.claude end
-    rm_ok = podman.defer_rm(self.dir, carriers)
+    rm_ok = podman.defer_rm(self.dir, self:removal_waves(carriers))
     if not rm_ok then rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
       { uninterruptible = true, timeout = 60 }) end
   elseif self.api then
-    -- the last started first: a container that joins another's
-    -- namespaces goes before it
-    rm_ok = true
-    for i = #names, 1, -1 do rm_ok = self.api:rm(names[i]) and rm_ok end
+    -- in waves: a container that joins another's namespaces goes before it
+    rm_ok = self.api:rm_waves(self:removal_waves(names))
   else
     rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
       { uninterruptible = true, timeout = 60 })
@@ -1331,7 +1375,9 @@ function Sandbox:execute()
   end)
   self.ok = ok and not self.timed_out
   local t1, c1 = core.now(), M.machine_cpu()
+  local done = trace.begin("phase", "cleanup")
   self:finally()
+  done()
   self.timings.cleanup = core.now() - t1
   local c2 = M.machine_cpu()
   if c1 and c2 then self.timings.cleanup_cpu = c2 - c1 end
