@@ -1095,7 +1095,9 @@ end
 function Service:create(pm, spec)
   local body = pm:create_spec(spec)
   if pm.rootful then return self:request("POST", "/containers/create", body) end
+  local waited = trace.begin("lock", "podman-create.lock")
   local lock <close>, err = core.lock(self:create_lock_path())
+  waited { ok = lock ~= nil }
   if not lock then return nil, "podman service: " .. err end
   return self:request("POST", "/containers/create", body)
 end
@@ -1130,13 +1132,23 @@ end
 
 --- svc:run_all(pm, specs) -> true | nil, err. svc:run for each of SPECS,
 --- side by side: every container created together (a create request
---- each, all in flight at once), then, when all are, started together.
+--- each, all in flight at once; rootless, one after another, as
+--- svc:create says), then, when all are, started together.
 --- Every request is awaited before it returns, whatever failed; none is
 --- started when a create failed.
 function Service:run_all(pm, specs)
-  local reqs = {}
-  for i, spec in ipairs(specs) do reqs[i] = { "POST", "/containers/create", pm:create_spec(spec) } end
-  local err = wave_failure(self:all(reqs), "create", specs, { [201] = true })
+  local reqs, err = {}, nil
+  if pm.rootful then
+    for i, spec in ipairs(specs) do reqs[i] = { "POST", "/containers/create", pm:create_spec(spec) } end
+    err = wave_failure(self:all(reqs), "create", specs, { [201] = true })
+  else
+    -- rootless, one at a time: svc:create's lock
+    for _, spec in ipairs(specs) do
+      local status, doc = self:create(pm, spec)
+      if not status then return nil, doc end
+      if status ~= 201 then return nil, api_failure("create", spec.name, status, doc) end
+    end
+  end
   if err then return nil, err end
   for i, spec in ipairs(specs) do reqs[i] = { "POST", "/containers/" .. spec.name .. "/start" } end
   err = wave_failure(self:all(reqs), "start", specs, { [204] = true, [304] = true })
