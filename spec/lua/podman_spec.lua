@@ -977,6 +977,24 @@ describe("the podman service's client", function()
       podman.merge_waves { { { "a", "b" }, { "d" } }, {}, { { "c" }, { "e" } } })
   end)
 
+  it("service_spawn starts the service without waiting; svc:await waits for its answer", function()
+    local prog = sdir .. "/svc-podman"
+    -- `podman system service --time=0 unix://SOCK`: the fake service on SOCK
+    assert(core.write_file(prog, "#!/bin/sh\nsleep 0.3\nexec python3 spec/fixtures/podman-service.py \"${4#unix://}\" "
+      .. sdir .. "/spawned.jsonl\n", tonumber("755", 8)))
+    local spm = podman.new { podman = prog, runtime = "", rootful = true }
+    core.mkdir_p(sdir .. "/sp", 448)
+    local t0 = core.now()
+    local early = assert(podman.service_spawn(spm, sdir .. "/sp"))
+    assert.truthy(core.now() - t0 < 0.2, "spawning waited")
+    assert.equal(early, assert(early:await()))
+    assert.truthy(core.now() - t0 >= 0.3)
+    assert.equal(200, (early:request("GET", "/_ping")))
+    early:stop()
+    early:stop()
+    assert.is_nil(core.stat(sdir .. "/sp/podman.sock"))
+  end)
+
   it("svc:run_all says which create failed, and starts nothing then", function()
     local ok, err = svc:run_all(pm, { spec_of("lb-t-fine"), spec_of("lb-t-bad") })
     assert.is_nil(ok)

@@ -947,6 +947,16 @@ Service.__index = Service
 --- DIR/podman-service.log) and waits until it answers /_ping. The caller
 --- stops it (svc:stop(); also its __close and __gc).
 function M.service_start(pm, dir)
+  local svc, err = M.service_spawn(pm, dir)
+  if not svc then return nil, err end
+  return svc:await()
+end
+
+--- M.service_spawn(pm, dir) -> svc | nil, err: service_start's process,
+--- started, not awaited: svc:await() -> svc | nil, err waits until it
+--- answers /_ping (within M.SERVICE_START_TIMEOUT of its start), and
+--- stops it when it does not. The caller stops it (svc:stop()).
+function M.service_spawn(pm, dir)
   local sock = dir .. "/podman.sock"
   if #sock > M.SOCKET_PATH_MAX then
     return nil, ("cannot start the podman service: the socket path '%s' is longer than %d bytes")
@@ -962,8 +972,13 @@ function M.service_start(pm, dir)
   local h, err = core.start { argv = argv,
     stdout = dir .. "/podman-service.log", stderr = dir .. "/podman-service.log" }
   if not h then return nil, "cannot start the podman service: " .. err end
-  local svc = setmetatable({ sock = sock, h = h, dir = dir }, Service)
-  local deadline = core.now() + M.SERVICE_START_TIMEOUT
+  return setmetatable({ sock = sock, h = h, dir = dir, deadline = core.now() + M.SERVICE_START_TIMEOUT },
+    Service)
+end
+
+function Service:await()
+  local sock, h, dir, deadline = self.sock, self.h, self.dir, self.deadline
+  local svc = self
   local done = trace.begin("ready", "podman system service: /_ping")
   while true do
     if core.stat(sock) then
