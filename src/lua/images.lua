@@ -199,14 +199,39 @@ function M.local_images(pm)
   return set
 end
 
+-- The set of REFS that the images of LIST (podman's JSON list) name.
+local function named_in(list, refs)
+  local names, set = {}, {}
+  for _, img in ipairs(list) do
+    for _, n in ipairs(type(img) == "table" and type(img.Names) == "table" and img.Names or {}) do
+      if type(n) == "string" then names[n] = true end
+    end
+  end
+  for _, ref in ipairs(refs) do
+    if names[ref] or names["localhost/" .. ref] then set[ref] = true end
+  end
+  return set
+end
+
 --- M.present(pm, refs) -> the set of those refs present locally | nil, err.
---- One `podman images --format json`, filtered to those refs, judged by its
+--- Asks the suite's service where pm has one (pm:use_service), else one
+--- `podman images --format json`, filtered to those refs, judged by its
 --- exit status and its JSON alone: podman prints warnings on stderr (a new
 --- store's "Error validating CNI config file" among them) that are not
 --- failures, so stderr is never read for a verdict.
 function M.present(pm, refs)
-  local set = {}
-  if #refs == 0 then return set end
+  if #refs == 0 then return {} end
+  if pm.api then
+    -- one request a reference: the service ANDs several, the CLI ORs them
+    local set = {}
+    for _, ref in ipairs(refs) do
+      local list = pm.api:get_list("/images/json", { reference = { ref } })
+      if not list then set = nil break end
+      if named_in(list, { ref })[ref] then set[ref] = true end
+    end
+    if set then return set end
+  end
+  local list
   local argv = { "images", "--format", "json" }
   for _, ref in ipairs(refs) do
     argv[#argv + 1] = "--filter"
@@ -218,20 +243,12 @@ function M.present(pm, refs)
   if not r then return nil, err end
   local bad = podman.failure("images", r)
   if bad then return nil, bad end
-  local ok, list = pcall(cjson.decode, r.stdout)
+  local ok
+  ok, list = pcall(cjson.decode, r.stdout)
   if not ok or type(list) ~= "table" then
     return nil, "podman images --format json printed no JSON list"
   end
-  local names = {}
-  for _, img in ipairs(list) do
-    for _, n in ipairs(type(img.Names) == "table" and img.Names or {}) do
-      if type(n) == "string" then names[n] = true end
-    end
-  end
-  for _, ref in ipairs(refs) do
-    if names[ref] or names["localhost/" .. ref] then set[ref] = true end
-  end
-  return set
+  return named_in(list, refs)
 end
 
 -- The base reference to build on, decided without network: the explicit
