@@ -2645,6 +2645,19 @@ scan_memo_clear(struct scan_memo *m)
 	memset(m, 0, sizeof(*m));
 }
 
+#ifdef __SSE2__
+/* One step of memo_hash: 16 bytes into the state. */
+static inline __m128i
+memo_step(__m128i a, const unsigned char *p)
+{
+	__m128i x = _mm_xor_si128(a,
+	    _mm_loadu_si128((const __m128i *)(const void *)p));
+
+	return _mm_add_epi64(_mm_mul_epu32(x, _mm_srli_epi64(x, 32)),
+	    _mm_shuffle_epi32(x, 0x4e));
+}
+#endif
+
 /*
  * A run's hash: 16 bytes a step (SSE2) where there are 16, each step
  * two 32x32-bit products of the state and the bytes, added to the state
@@ -2667,37 +2680,20 @@ memo_hash(const unsigned char *p, size_t n, uint64_t seed)
 	if (n >= 16) {
 		__m128i a = _mm_set_epi64x((long long)h,
 		    (long long)(seed * 0xbf58476d1ce4e5b9u + n));
-		__m128i x;
 		uint64_t l[2];
-
 		size_t lo = n > MEMO_HASHED ? MEMO_HASHED / 2 : n;
 
 		for (; i + 16 <= lo; i += 16) {
-			x = _mm_xor_si128(a,
-			    _mm_loadu_si128(
-				(const __m128i *)(const void *)(p + i)));
-			a = _mm_add_epi64(_mm_mul_epu32(x,
-					      _mm_srli_epi64(x, 32)),
-			    _mm_shuffle_epi32(x, 0x4e));
+			a = memo_step(a, p + i);
 		}
 		/* a long run's last MEMO_HASHED / 2 bytes */
 		for (i = lo < n ? n - MEMO_HASHED / 2 : i; i + 16 <= n;
 		     i += 16) {
-			x = _mm_xor_si128(a,
-			    _mm_loadu_si128(
-				(const __m128i *)(const void *)(p + i)));
-			a = _mm_add_epi64(_mm_mul_epu32(x,
-					      _mm_srli_epi64(x, 32)),
-			    _mm_shuffle_epi32(x, 0x4e));
+			a = memo_step(a, p + i);
 		}
 		/* the last 16 bytes again, when n is not a multiple of 16 */
 		if (i < n) {
-			x = _mm_xor_si128(a,
-			    _mm_loadu_si128(
-				(const __m128i *)(const void *)(p + n - 16)));
-			a = _mm_add_epi64(_mm_mul_epu32(x,
-					      _mm_srli_epi64(x, 32)),
-			    _mm_shuffle_epi32(x, 0x4e));
+			a = memo_step(a, p + n - 16);
 		}
 		_mm_storeu_si128((__m128i *)(void *)l, a);
 		h = (l[0] ^ h) * 0xbf58476d1ce4e5b9u;
