@@ -17,6 +17,7 @@
 
 #include <lauxlib.h>
 
+#include "conmon.h"
 #include "l_args.h"
 #include "lhost.h"
 
@@ -141,8 +142,23 @@ l_getrlimit(lua_State *L)
 	return 2;
 }
 
+/* conmon_real() -> the conmon lb-conmon runs (conmon.h) | nil. */
+static int
+l_conmon_real(lua_State *L)
+{
+	char buf[256];
+
+	if (conmon_real(conmon_paths, "/proc/self/exe", buf, sizeof(buf)) ==
+	    NULL)
+		lua_pushnil(L);
+	else
+		lua_pushstring(L, buf);
+	return 1;
+}
+
 const luaL_Reg sys_funcs[] = { { "ncpu", l_ncpu }, { "isatty", l_isatty },
 	{ "term_width", l_term_width }, { "getuid", l_getuid },
 	{ "getgid", l_getgid }, { "getpid", l_getpid },
 	{ "pid_alive", l_pid_alive }, { "hostname", l_hostname },
-	{ "getrlimit", l_getrlimit }, { NULL, NULL } };
+	{ "getrlimit", l_getrlimit }, { "conmon_real", l_conmon_real },
+	{ NULL, NULL } };

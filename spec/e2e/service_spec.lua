@@ -200,6 +200,37 @@ describe("the podman service", function()
     assert.are.same({}, pq.containers("leakbench.suite=" .. suite))
   end)
 
+  -- conmon runs podman's exit command, `podman container cleanup`, at a
+  -- container's end: a podman process each time, whose work the removal
+  -- does. The service runs conmon through lb-conmon, which drops it.
+  it("runs conmon without podman's exit command; LEAKBENCH_PODMAN_CLEANUP=1 keeps it", function()
+    local imgs = results(dir .. "/images").images
+    local cases = { { "lb-conmon", {}, false }, { "cleanup", { LEAKBENCH_PODMAN_CLEANUP = "1" }, true } }
+    for _, c in ipairs(cases) do
+      local scratch = dir .. "/conmon-" .. c[1]
+      os.execute("mkdir -p " .. sh.quote(scratch))
+      local r = sh.leakbench({ "lua", "spec/e2e/support/service_conmon.lua", scratch, imgs.proxy }, { env = c[2] })
+      assert.are.equal(0, r.status, r.stderr)
+      local doc = cjson.decode(r.stdout)
+      local argv = table.concat(doc.argv, " ")
+      assert.are.equal(c[3], argv:find("--exit-command", 1, true) ~= nil, c[1] .. ": " .. argv)
+      local cleanup = false
+      for _, a in ipairs(doc.argv) do cleanup = cleanup or a == "cleanup" end
+      assert.are.equal(c[3], cleanup, c[1] .. ": " .. argv)
+      -- the real conmon, with the rest of podman's arguments
+      assert.matches("/conmon$", doc.exe, 1)
+      assert.truthy(argv:find("--exit-dir ", 1, true) and argv:find(" -c ", 1, true), argv)
+      if c[3] then
+        assert.is_nil(doc.folder, c[1])
+      else
+        -- the link's folder: the service's own while it runs, gone after
+        assert.are.equal(tonumber("700", 8), doc.folder.mode % 4096, doc.folder.path)
+        assert.is_false(doc.left, c[1])
+      end
+      assert.are.same({}, pq.containers("leakbench.test=service_conmon"))
+    end
+  end)
+
   it("falls back to the CLI when it cannot start, and says so", function()
     -- a run folder whose socket path is longer than a Unix socket's
     local out = dir .. "/" .. string.rep("x", 110)

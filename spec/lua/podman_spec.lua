@@ -979,9 +979,10 @@ describe("the podman service's client", function()
 
   it("service_spawn starts the service without waiting; svc:await waits for its answer", function()
     local prog = sdir .. "/svc-podman"
-    -- `podman system service --time=0 unix://SOCK`: the fake service on SOCK
-    assert(core.write_file(prog, "#!/bin/sh\nsleep 0.3\nexec python3 spec/fixtures/podman-service.py \"${4#unix://}\" "
-      .. sdir .. "/spawned.jsonl\n", tonumber("755", 8)))
+    -- `podman [--conmon PATH] system service --time=0 unix://SOCK`: the fake service on SOCK
+    assert(core.write_file(prog, "#!/bin/sh\nfor a; do case $a in unix://*) s=${a#unix://} ;; esac; done\n"
+      .. "sleep 0.3\nexec python3 spec/fixtures/podman-service.py \"$s\" " .. sdir .. "/spawned.jsonl\n",
+      tonumber("755", 8)))
     local spm = podman.new { podman = prog, runtime = "", rootful = true }
     core.mkdir_p(sdir .. "/sp", 448)
     local t0 = core.now()
