@@ -2,10 +2,14 @@
 -- scenario that leaks, followed by a tamper step, never shows fewer
 -- channels than its baseline cell in README's matrix without saying why
 -- ("incomplete", "tampered" or "forged" in the cell). The tamper step is
--- a subject's Stop hook (it runs in the agent's container, as Claude
--- Code's uid, once the leak has happened), drawn at random from TAMPER;
--- the scenarios are drawn from those whose README baseline cell has
--- letters. Both draws are seeded: LB_TAMPER_SEED replays one (the seed is
+-- a subject's SessionEnd hook (it runs in the agent's container, as
+-- Claude Code's uid, once the leak has happened), drawn at random from
+-- TAMPER. Not a Stop hook: a turn that ends on an API error (as in
+-- bypass-base-url, whose leak is the request itself) runs no Stop hook,
+-- and Claude Code 2.1.332 exits without waiting for its StopFailure
+-- hooks; it waits for SessionEnd hooks, up to their timeout, whatever
+-- ended the session. The scenarios are drawn from those whose README
+-- baseline cell has letters. Both draws are seeded: LB_TAMPER_SEED replays one (the seed is
 -- named in every failure), LB_TAMPER_RUNS sets how many runs (3 by
 -- default, so that make test stays short; the whole suite with more),
 -- LB_TAMPER_STEP and LB_TAMPER_SCENARIO force a step (a name of TAMPER)
@@ -99,7 +103,7 @@ describe("a suite scenario that leaks, then a tamper step in the agent's contain
       sh.write(subject, ([[
 return {
   name = "tamper-%s",
-  settings = { hooks = { Stop = { { hooks = { {
+  settings = { hooks = { SessionEnd = { { hooks = { {
     type = "command", command = "sh /opt/subject/tamper.sh >>/work/tamper.log 2>&1; exit 0", timeout = 120,
   } } } } } },
   files = { ["tamper.sh"] = %q },
