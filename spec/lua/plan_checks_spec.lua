@@ -158,6 +158,16 @@ describe("list checks what run checks: tools and settings", function()
       .. '  { matcher = "*", hoks = {} } } } } }\n')
     assert.are.equal(file .. ":1: field 'settings.hooks.PreToolUse[1]' has unknown key 'hoks' (not a "
       .. "setting of Claude Code 2.1.332) (did you mean 'hooks'?)", select(2, loader.load(file, "subject")))
+    -- every hook event of the pinned version is checked alike (its list
+    -- is the one in Claude Code 2.1.332's binary), a near miss of one too
+    file = write("settings/subjects/failure.lua", 'return { name = "f", settings = { hooks = { StopFailure = {\n'
+      .. '  { hoks = {} } }, PostCompact = { { hooks = {} } }, SubagentStart = { { hooks = {} } } } } }\n')
+    assert.are.equal(file .. ":1: field 'settings.hooks.StopFailure[1]' has unknown key 'hoks' (not a "
+      .. "setting of Claude Code 2.1.332) (did you mean 'hooks'?)", select(2, loader.load(file, "subject")))
+    file = write("settings/subjects/failure2.lua", 'return { name = "f", settings = { hooks = {\n'
+      .. '  StopFailur = {} } } }\n')
+    assert.are.equal(file .. ":1: field 'settings.hooks' has unknown key 'StopFailur' (not a "
+      .. "setting of Claude Code 2.1.332) (did you mean 'StopFailure'?)", select(2, loader.load(file, "subject")))
     file = write("settings/subjects/newer.lua", 'return { name = "n", settings = { someFutureSetting = true,\n'
       .. '  permissions = { deny = {} } } }\n')
     assert.is_table(loader.load(file, "subject"))

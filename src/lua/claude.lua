@@ -48,8 +48,14 @@ end
 -- known one (a newer setting is let through, a typo is not).
 local HOOK = { keys = set({ "type", "command", "timeout", "prompt", "model" }) }
 local MATCHER = { keys = set({ "matcher", "hooks" }), each = { hooks = HOOK } }
-local EVENTS = set({ "PreToolUse", "PostToolUse", "Notification", "UserPromptSubmit", "Stop",
-  "SubagentStop", "PreCompact", "SessionStart", "SessionEnd", "PermissionRequest" })
+-- The hook events, as Claude Code 2.1.332's binary lists them.
+local EVENTS = set({ "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
+  "UserPromptSubmit", "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop", "StopFailure",
+  "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch",
+  "PermissionRequest", "PermissionDenied", "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted",
+  "Elicitation", "ElicitationResult", "ConfigChange", "WorktreeCreate", "WorktreeRemove",
+  "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded", "MessageDisplay",
+  "PreSkillShellCommand" })
 
 M.SETTINGS = {
   keys = set({ "$schema", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "cleanupPeriodDays",
