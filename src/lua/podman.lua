@@ -1346,9 +1346,20 @@ end
 --- every name of WAVES (a list of lists of names), a wave's removals in
 --- flight together, each wave once the one before has ended (a container
 --- that others join goes in a wave after theirs: podman refuses it while
---- they are there). Every wave is tried, whatever failed before.
+--- they are there). Every wave is tried, whatever failed before. First,
+--- every one of them is sent SIGKILL, all in flight together: podman 4.3
+--- removes a running container by killing it and then polling its state
+--- (about 0.1 s here), wave after wave; one that has ended already is
+--- removed at once (issue 26: a run's end, 0.24 s -> 0.07 s). What the
+--- kills answer (409 or 500 for one that is not running) is not read:
+--- the removals that follow say what failed.
 function Service:rm_waves(waves)
   local err
+  local kills = {}
+  for _, wave in ipairs(waves) do
+    for _, name in ipairs(wave) do kills[#kills + 1] = { "POST", "/containers/" .. name .. "/kill?signal=KILL" } end
+  end
+  self:all(kills)
   for _, wave in ipairs(waves) do
     local reqs = {}
     for i, name in ipairs(wave) do reqs[i] = { "DELETE", "/containers/" .. name .. RM_QUERY } end
