@@ -66,7 +66,7 @@ UNIT_SRC  := $(wildcard spec/unit/test_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 COMMON_OBJ := $(call obj,$(COMMON_SRC))
-CORE_OBJ  := $(call obj,$(CORE_SRC)) $(BUILD)/obj/gen/embedded.o
+CORE_OBJ  := $(call obj,$(CORE_SRC)) $(BUILD)/obj/gen/embedded.o $(BUILD)/obj/gen/conmon_bin.o
 SCAN_OBJ  := $(call obj,$(SCAN_SRC))
 MODEL_OBJ := $(call obj,$(MODEL_SRC))
 PROXY_OBJ := $(call obj,$(PROXY_SRC))
@@ -150,6 +150,22 @@ $(BUILD)/gen/embedded.c: $(LUA_SRC) src/embed.sh
 	@echo "  GEN   $@"
 	$(Q)sh src/embed.sh $(LUA_SRC) > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
+	@mkdir -p $(@D)
+	@echo "  CC    $<"
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+# lb-conmon (src/conmon/main.c), which the suite's podman service runs as
+# conmon: libc only and never sanitized, like lb-init (podman execs it for
+# every container); leakbench carries its bytes and writes it out.
+$(BUILD)/lb-conmon: src/conmon/main.c src/conmon.c src/conmon.h
+	@mkdir -p $(@D)
+	@echo "  CC    $@"
+	$(Q)$(CC) $(INIT_CFLAGS) -Isrc -o $@ src/conmon/main.c src/conmon.c
+$(BUILD)/gen/conmon_bin.c: $(BUILD)/lb-conmon src/embed_bin.sh
+	@mkdir -p $(@D)
+	@echo "  GEN   $@"
+	$(Q)sh src/embed_bin.sh lb_conmon_bin $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/gen/conmon_bin.o: $(BUILD)/gen/conmon_bin.c
 	@mkdir -p $(@D)
 	@echo "  CC    $<"
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<

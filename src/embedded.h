@@ -1,6 +1,7 @@
 /*
  * The Lua layer of leakbench, embedded in the binary as text at build time
- * (src/embed.sh writes the table). Read-only, static: nothing to free.
+ * (src/embed.sh writes the table), and lb-conmon's binary (src/embed_bin.sh).
+ * Read-only, static: nothing to free.
  */
 #ifndef LEAKBENCH_EMBEDDED_H
 #define LEAKBENCH_EMBEDDED_H
@@ -16,5 +17,9 @@ struct embedded_file {
 
 /* Terminated by an entry whose module is NULL. */
 extern const struct embedded_file embedded_files[];
+
+/* lb-conmon's binary (src/conmon/main.c), embedded by src/embed_bin.sh. */
+extern const unsigned char lb_conmon_bin[];
+extern const size_t lb_conmon_bin_size;
 
 #endif

@@ -18,6 +18,7 @@
 #include <lauxlib.h>
 
 #include "conmon.h"
+#include "embedded.h"
 #include "l_args.h"
 #include "lhost.h"
 
@@ -156,9 +157,17 @@ l_conmon_real(lua_State *L)
 	return 1;
 }
 
+/* conmon_helper() -> the bytes of lb-conmon's binary (embedded.h). */
+static int
+l_conmon_helper(lua_State *L)
+{
+	lua_pushlstring(L, (const char *)lb_conmon_bin, lb_conmon_bin_size);
+	return 1;
+}
+
 const luaL_Reg sys_funcs[] = { { "ncpu", l_ncpu }, { "isatty", l_isatty },
 	{ "term_width", l_term_width }, { "getuid", l_getuid },
 	{ "getgid", l_getgid }, { "getpid", l_getpid },
 	{ "pid_alive", l_pid_alive }, { "hostname", l_hostname },
 	{ "getrlimit", l_getrlimit }, { "conmon_real", l_conmon_real },
-	{ NULL, NULL } };
+	{ "conmon_helper", l_conmon_helper }, { NULL, NULL } };

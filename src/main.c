@@ -5,9 +5,6 @@
  *
  * "leakbench lua SCRIPT [ARGS...]" runs a Lua script in a state that has the
  * leakbench modules, like lua(1); the test suite runs busted this way.
- *
- * Run through a link named "lb-conmon", it is conmon without podman's exit
- * command (conmon.h): the suite's podman service runs conmon that way.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +13,6 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "conmon.h"
 #include "lhost.h"
 
 /* Sets the global "arg" as lua.c does: arg[0] is the script. */
@@ -84,13 +80,8 @@ int
 main(int argc, char **argv)
 {
 	lua_State *L;
-	const char *base;
 	int status;
 
-	base = argc > 0 ? strrchr(argv[0], '/') : NULL;
-	base = base != NULL ? base + 1 : argc > 0 ? argv[0] : "";
-	if (strcmp(base, "lb-conmon") == 0)
-		return conmon_main(argc, argv);
 	L = lhost_new();
 	if (L == NULL) {
 		fprintf(stderr,

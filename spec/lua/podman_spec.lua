@@ -996,6 +996,35 @@ describe("the podman service's client", function()
     assert.is_nil(core.stat(sdir .. "/sp/podman.sock"))
   end)
 
+  it("conmon_dir writes lb-conmon in a 0700 folder: a program of its own, libc only, that runs conmon",
+    function()
+    if os.getenv("LEAKBENCH_PODMAN_CLEANUP") == "1" or not core.conmon_real() then
+      pending("no conmon here, or LEAKBENCH_PODMAN_CLEANUP=1")
+      return
+    end
+    local d = assert(podman.conmon_dir(sdir))
+    assert.equal(tonumber("700", 8), assert(core.stat(d)).mode % 4096)
+    local prog = d .. "/lb-conmon"
+    local bytes = assert(core.read_file(prog))
+    assert.equal("\127ELF", bytes:sub(1, 4))
+    assert.are_not.equal(core.read_file(core.exe_path()), bytes)
+    -- what it loads: libc, and no library of leakbench's (libcurl, Lua)
+    local r = assert(core.run { argv = { "ldd", prog }, timeout = 10 })
+    assert.equal(0, r.status, r.stderr)
+    local n = 0
+    for lib in r.stdout:gmatch("([^%s/]+%.so[%.%d]*)") do
+      n = n + 1
+      assert.truthy(lib:match("^libc%.so") or lib:match("^linux%-vdso") or lib:match("^ld%-linux"), lib)
+    end
+    assert.truthy(n >= 2, r.stdout)
+    -- it execs the real conmon (its version), the exit command dropped
+    r = assert(core.run { argv = { prog, "--exit-command", "/nonexistent", "--exit-delay=1", "--version" },
+      timeout = 10 })
+    assert.equal(0, r.status, r.stderr)
+    assert.matches("^conmon version", r.stdout)
+    core.rmtree(d)
+  end)
+
   it("svc:run_all says which create failed, and starts nothing then", function()
     local ok, err = svc:run_all(pm, { spec_of("lb-t-fine"), spec_of("lb-t-bad") })
     assert.is_nil(ok)

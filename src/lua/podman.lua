@@ -964,9 +964,11 @@ function M.service_start(pm, dir)
 end
 
 --- M.conmon_dir(dir) -> a folder made in DIR (0700) that holds lb-conmon,
---- a link to this binary, which runs as conmon without podman's exit
---- command (src/conmon.h) | nil where there is no conmon for it to run,
---- or LEAKBENCH_PODMAN_CLEANUP=1 asks for podman's own. conmon runs that
+--- a program of its own that this binary carries (src/conmon/main.c:
+--- libc only, so that its exec costs about what conmon's does), which
+--- runs conmon without podman's exit command (src/conmon.h) | nil where
+--- there is no conmon for it to run, or LEAKBENCH_PODMAN_CLEANUP=1 asks
+--- for podman's own. conmon runs that
 --- command when a container's process ends: `podman container cleanup`,
 --- a podman process of its own (about 0.25 CPU-s, every container of
 --- every run) that unmounts the container and tears down its network,
@@ -974,10 +976,9 @@ end
 --- service makes is removed through it (svc:rm_waves, the sweep).
 function M.conmon_dir(dir)
   if os.getenv("LEAKBENCH_PODMAN_CLEANUP") == "1" or not core.conmon_real() then return nil end
-  local exe = core.exe_path()
-  local d = exe and core.tmpdir("lb-conmon-", dir)
+  local d = core.tmpdir("lb-conmon-", dir)
   if not d then return nil end
-  if not core.symlink(exe, d .. "/lb-conmon") then
+  if not core.write_file(d .. "/lb-conmon", core.conmon_helper(), tonumber("700", 8), true) then
     core.rmtree(d)
     return nil
   end
