@@ -1004,6 +1004,10 @@ describe("the podman service's client", function()
     end
     local d = assert(podman.conmon_dir(sdir))
     assert.equal(tonumber("700", 8), assert(core.stat(d)).mode % 4096)
+    -- in this user's base, named by this process: a killed suite's is swept
+    local base = assert(podman.conmon_base())
+    assert.equal(("/var/tmp/leakbench-%d"):format(core.getuid()), base)
+    assert.matches("^" .. base:gsub("%-", "%%-") .. ("/conmon%%-%d%%-%%w+$"):format(core.getpid()), d)
     local prog = d .. "/lb-conmon"
     local bytes = assert(core.read_file(prog))
     assert.equal("\127ELF", bytes:sub(1, 4))
@@ -1023,6 +1027,25 @@ describe("the podman service's client", function()
     assert.equal(0, r.status, r.stderr)
     assert.matches("^conmon version", r.stdout)
     core.rmtree(d)
+  end)
+
+  it("clean.sweep_conmon removes the lb-conmon folders of dead suites, and no other", function()
+    local base = sdir .. "/base"
+    core.mkdir_p(base, 448)
+    local live = ("conmon-%d-cccccc"):format(core.getpid())
+    for _, name in ipairs({ "conmon-4194999-aaaaaa", "conmon-4194998-bbbbbb", live, "conmon-x-dddddd", "4194999-run",
+      "lb-conmon-eeeeee" }) do
+      core.mkdir_p(base .. "/" .. name, 448)
+      core.write_file(base .. "/" .. name .. "/lb-conmon", "x", 448)
+    end
+    local said = {}
+    assert.equal(2, clean.sweep_conmon(function(l) said[#said + 1] = l end, base))
+    assert.are.same({ "4194999-run", live, "conmon-x-dddddd", "lb-conmon-eeeeee" }, core.listdir(base))
+    table.sort(said)
+    assert.are.same({
+      "removed the podman service's lb-conmon folder " .. base .. "/conmon-4194998-bbbbbb (process 4194998 is gone)",
+      "removed the podman service's lb-conmon folder " .. base .. "/conmon-4194999-aaaaaa (process 4194999 is gone)",
+    }, said)
   end)
 
   it("svc:run_all says which create failed, and starts nothing then", function()

@@ -76,6 +76,24 @@ function M.sweep_hidden(say, base, only_pid)
   return n
 end
 
+--- M.sweep_conmon([say], [base]) -> count. The folders of lb-conmon
+--- (podman.conmon_dir) whose suite's leakbench process is gone: a suite
+--- removes its own when its service stops, unless it was killed outright.
+function M.sweep_conmon(say, base)
+  say = say or function() end
+  base = base or sandbox.hide_base()
+  local n = 0
+  for _, name in ipairs(core.listdir(base) or {}) do
+    local pid = name:match("^" .. podman.CONMON_PREFIX:gsub("%-", "%%-") .. "(%d+)%-")
+    if pid and not podman.live_owner({ ["leakbench.pid"] = pid }) then
+      core.rmtree(base .. "/" .. name)
+      n = n + 1
+      say(("removed the podman service's lb-conmon folder %s/%s (process %s is gone)"):format(base, name, pid))
+    end
+  end
+  return n
+end
+
 --- M.sweep_init(pm, [say], [keep], [base], [every]) -> count. lb-init's
 --- copies (images.init_copy) under BASE (sandbox.hide_base()) that a
 --- killed run left unfinished or whose image is gone (images.sweep_init).
@@ -148,6 +166,7 @@ function M.main(args, pm, bases, hide_base)
   end
   local files = M.sweep_credentials(say, bases)
   M.sweep_hidden(say, hide_base)
+  M.sweep_conmon(say, hide_base)
   local copies = M.sweep_init(pm, say, nil, hide_base)
   io.stdout:write(("removed %d container(s), %d network(s), %d credential file(s) and %d copy(ies) of lb-init%s\n")
     :format(#removed.containers, #removed.networks, files, copies,

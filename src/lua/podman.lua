@@ -963,7 +963,7 @@ function M.service_start(pm, dir)
   return svc:await()
 end
 
---- M.conmon_dir(dir) -> a folder made in DIR (0700) that holds lb-conmon,
+--- M.conmon_dir(dir) -> a folder (0700) that holds lb-conmon,
 --- a program of its own that this binary carries (src/conmon/main.c:
 --- libc only, so that its exec costs about what conmon's does), which
 --- runs conmon without podman's exit command (src/conmon.h) | nil where
@@ -974,11 +974,35 @@ end
 --- every run) that unmounts the container and tears down its network,
 --- which the removal that follows does anyway: every container the
 --- service makes is removed through it (svc:rm_waves, the sweep).
+--- The folder is made in M.conmon_base() when it is this user's alone,
+--- named by this process (M.CONMON_PREFIX .. pid .. "-"), so that the
+--- folder of a suite killed outright is swept (clean.sweep_conmon);
+--- else in DIR.
+M.CONMON_PREFIX = "conmon-"
+
+--- M.conmon_base() -> /var/tmp/leakbench-UID (sandbox.hide_base), made
+--- 0700, when it is a folder of this user's that no one else may enter
+--- | nil.
+function M.conmon_base()
+  local base = ("/var/tmp/leakbench-%d"):format(core.getuid())
+  core.mkdir_p(base, 448)
+  local st = core.stat(base)
+  if st and st.type == "dir" and st.uid == core.getuid() and st.mode & 63 == 0 then return base end
+  return nil
+end
+
 function M.conmon_dir(dir)
   if os.getenv("LEAKBENCH_PODMAN_CLEANUP") == "1" or not core.conmon_real() then return nil end
-  local d = core.tmpdir("lb-conmon-", dir)
+  local base = M.conmon_base()
+  local d = base and core.tmpdir(("%s%d-"):format(M.CONMON_PREFIX, core.getpid()), base)
+    or core.tmpdir("lb-conmon-", dir)
   if not d then return nil end
-  if not core.write_file(d .. "/lb-conmon", core.conmon_helper(), tonumber("700", 8), true) then
+  local prog = d .. "/lb-conmon"
+  local r = core.write_file(prog, core.conmon_helper(), tonumber("700", 8), true)
+    and core.run { argv = { prog, "--version" }, timeout = 10 }
+  -- it runs there, and runs conmon (a noexec mount would stop every
+  -- container): else podman's own conmon, as without it
+  if not (r and r.status == 0) then
     core.rmtree(d)
     return nil
   end

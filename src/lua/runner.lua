@@ -381,8 +381,9 @@ end
 -- What suites killed outright left behind (their leakbench processes
 -- gone: SIGKILL, the OOM killer, a scheduler's cancel, a crash): their
 -- containers and networks, credential files and run folders at their
--- neutral place, lb-init's copies a killed run left unfinished or whose
--- image is gone (clean.sweep_init; KEEP, the suite's own tags, are not
+-- neutral place, their services' lb-conmon folders (clean.sweep_conmon),
+-- lb-init's copies a killed run left unfinished or whose image is gone
+-- (clean.sweep_init; KEEP, the suite's own tags, are not
 -- asked about, and podman's images are read once an hour at most),
 -- removed before this suite starts, as `leakbench clean`
 -- removes them, and said in one line on stderr. A live suite's are kept
@@ -392,12 +393,12 @@ local SWEEP_IMAGES_EVERY = 3600
 
 local function sweep_dead(pm, keep)
   local removed = podman.clean(pm, { owned = true }) or { containers = {}, networks = {} }
-  local files, folders = clean.sweep_credentials(), clean.sweep_hidden()
+  local files, folders, conmons = clean.sweep_credentials(), clean.sweep_hidden(), clean.sweep_conmon()
   local copies = clean.sweep_init(pm, nil, keep, nil, SWEEP_IMAGES_EVERY)
-  if #removed.containers + #removed.networks + files + folders + copies > 0 then
+  if #removed.containers + #removed.networks + files + folders + conmons + copies > 0 then
     io.stderr:write(("leakbench: removed what killed runs left: %d container(s), %d network(s), "
-      .. "%d credential file(s), %d run folder(s), %d copy(ies) of lb-init\n"):format(#removed.containers,
-      #removed.networks, files, folders, copies))
+      .. "%d credential file(s), %d run folder(s), %d lb-conmon folder(s), %d copy(ies) of lb-init\n")
+      :format(#removed.containers, #removed.networks, files, folders, conmons, copies))
   end
 end
 
