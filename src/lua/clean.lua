@@ -11,27 +11,33 @@ local images_mod = require "leakbench.images"
 
 local M = {}
 
---- M.sweep_credentials([say], [bases]) -> count. Removes the credential
---- directories (sandbox.CREDENTIAL_PREFIX .. pid .. "-XXXXXX") whose
---- leakbench process is gone, from the credential base and /dev/shm.
-function M.sweep_credentials(say, bases)
-  say = say or function() end
-  bases = bases or { sandbox.credential_base(), "/dev/shm" }
+-- Removes the entries of the folders BASES named PREFIX .. pid .. "-..."
+-- whose leakbench process is gone; tells SAY (a line each, WHAT: the
+-- start of it) and returns how many.
+local function sweep_named(bases, prefix, say, what)
   local n, seen = 0, {}
   for _, base in ipairs(bases) do
     if not seen[base] then
       seen[base] = true
       for _, name in ipairs(core.listdir(base) or {}) do
-        local pid = name:match("^" .. sandbox.CREDENTIAL_PREFIX:gsub("%-", "%%-") .. "(%d+)%-")
+        local pid = name:match("^" .. prefix:gsub("%-", "%%-") .. "(%d+)%-")
         if pid and not podman.live_owner({ ["leakbench.pid"] = pid }) then
           core.rmtree(base .. "/" .. name)
           n = n + 1
-          say(("removed credential file %s/%s (process %s is gone)"):format(base, name, pid))
+          say(("%s %s/%s (process %s is gone)"):format(what, base, name, pid))
         end
       end
     end
   end
   return n
+end
+
+--- M.sweep_credentials([say], [bases]) -> count. Removes the credential
+--- directories (sandbox.CREDENTIAL_PREFIX .. pid .. "-XXXXXX") whose
+--- leakbench process is gone, from the credential base and /dev/shm.
+function M.sweep_credentials(say, bases)
+  return sweep_named(bases or { sandbox.credential_base(), "/dev/shm" }, sandbox.CREDENTIAL_PREFIX,
+    say or function() end, "removed credential file")
 end
 
 --- M.sweep_hidden([say], [base]) -> count. The run folders of runs whose
@@ -80,18 +86,8 @@ end
 --- (podman.conmon_dir) whose suite's leakbench process is gone: a suite
 --- removes its own when its service stops, unless it was killed outright.
 function M.sweep_conmon(say, base)
-  say = say or function() end
-  base = base or sandbox.hide_base()
-  local n = 0
-  for _, name in ipairs(core.listdir(base) or {}) do
-    local pid = name:match("^" .. podman.CONMON_PREFIX:gsub("%-", "%%-") .. "(%d+)%-")
-    if pid and not podman.live_owner({ ["leakbench.pid"] = pid }) then
-      core.rmtree(base .. "/" .. name)
-      n = n + 1
-      say(("removed the podman service's lb-conmon folder %s/%s (process %s is gone)"):format(base, name, pid))
-    end
-  end
-  return n
+  return sweep_named({ base or sandbox.hide_base() }, podman.CONMON_PREFIX, say or function() end,
+    "removed the podman service's lb-conmon folder")
 end
 
 --- M.sweep_init(pm, [say], [keep], [base], [every]) -> count. lb-init's
