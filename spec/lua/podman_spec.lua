@@ -926,6 +926,34 @@ describe("the podman service's client", function()
     for _, s in ipairs(specs) do assert(svc:rm(s.name)) end
   end)
 
+  it("svc:run_all: a container that joins another of the wave is created once that one is, "
+    .. "and started once that one is", function()
+    -- the joiner first: the order of SPECS is not the order of its requests
+    local specs = { spec_of("lb-t-claude", { join = "lb-t-net" }), spec_of("lb-t-net"), spec_of("lb-t-up") }
+    assert(svc:run_all(pm, specs))
+    local ev = {}
+    for _, e in ipairs(events()) do
+      ev[e.ev .. " " .. e.name] = e
+      assert.falsy(e.ev:match("failed"), e.ev .. " " .. e.name)
+    end
+    local create, start = ev["create lb-t-claude"], ev["start lb-t-claude"]
+    assert.truthy(create.t0 >= ev["create lb-t-net"].t1)
+    assert.truthy(start.t0 >= ev["start lb-t-net"].t1)
+    -- the others, side by side
+    assert.truthy(ev["create lb-t-up"].t0 < ev["create lb-t-net"].t1)
+    assert.truthy(ev["start lb-t-up"].t0 < ev["start lb-t-net"].t1)
+    -- a joinee that fails to create: the joiner is neither created nor
+    -- started, and the failure named is the joinee's
+    core.write_file(slog, "")
+    local ok, err = svc:run_all(pm, { spec_of("lb-t-claude2", { join = "lb-t-bad" }), spec_of("lb-t-bad") })
+    assert.is_nil(ok)
+    assert.matches("cannot create container 'lb%-t%-bad'", err)
+    for _, e in ipairs(events()) do assert.equal("lb-t-bad", e.name) end
+    assert.equal(1, #events())
+    core.write_file(slog, "")
+    assert(svc:rm_waves { { "lb-t-claude", "lb-t-up" }, { "lb-t-net" } })
+  end)
+
   it("svc:rm_waves removes a wave side by side, and a joined container only after its joiners", function()
     local specs = { spec_of("lb-t-net"), spec_of("lb-t-up"),
                     spec_of("lb-t-claude", { join = "lb-t-net" }) }

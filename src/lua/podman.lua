@@ -1245,37 +1245,77 @@ Handle.__index = Handle
 M.HANDLE_POLL = 0.01   -- seconds between looks at the conmon
 
 -- The first failure of a wave of svc:all's answers to WHAT (create,
--- start) the containers of SPECS, nil when every status is in OK.
--- NAMED: SPECS is a list of names.
+-- start) the containers of SPECS, nil when every status is in OK. An
+-- answer missing (a request never sent: what it waited for failed) is
+-- passed over. NAMED: SPECS is a list of names.
 local function wave_failure(answers, what, specs, ok, named)
-  for i, a in ipairs(answers) do
-    if not a[1] then return a[2] end
-    if not ok[a[1]] then return api_failure(what, named and specs[i] or specs[i].name, a[1], a[2]) end
+  for i = 1, #specs do
+    local a = answers[i]
+    if a and not a[1] then return a[2] end
+    if a and not ok[a[1]] then return api_failure(what, named and specs[i] or specs[i].name, a[1], a[2]) end
   end
 end
+
+-- For each of SPECS, the index of the one it joins (spec.join), when
+-- that one is in SPECS too.
+local function joined_in(specs)
+  local at, dep = {}, {}
+  for i, s in ipairs(specs) do at[s.name] = i end
+  for i, s in ipairs(specs) do dep[i] = s.join and at[s.join] end
+  return dep
+end
+
+-- REQ(spec) (a { method, path, [body] }) for each of SPECS, in flight
+-- together, except that one which joins another of them is sent once
+-- that one's has been answered with a status in OK (a netns is joined
+-- when its container exists, and entered when it runs), and not at all
+-- otherwise. The answers, as svc:all's, in SPECS' order (nil: not sent).
+function Service:all_joined(specs, req, ok)
+  local dep, pending, out = joined_in(specs), {}, {}
+  local function send(i) pending[i] = self:request_start(table.unpack(req(specs[i]), 1, 3)) end
+  for i in ipairs(specs) do if not dep[i] then send(i) end end
+  for i in ipairs(specs) do
+    if not dep[i] then
+      out[i] = table.pack(pending[i]:wait())
+      for j, d in pairs(dep) do
+        if d == i and ok[out[i][1]] then send(j) end
+      end
+    end
+  end
+  for j in pairs(dep) do if pending[j] then out[j] = table.pack(pending[j]:wait()) end end
+  return out
+end
+
+local CREATED, STARTED = { [201] = true }, { [204] = true, [304] = true }
 
 --- svc:run_all(pm, specs) -> true | nil, err. svc:run for each of SPECS,
 --- side by side: every container created together (a create request
 --- each, all in flight at once; rootless, one after another, as
---- svc:create says), then, when all are, started together.
---- Every request is awaited before it returns, whatever failed; none is
---- started when a create failed.
+--- svc:create says), then, when all are, started together; a container
+--- that joins another of SPECS (spec.join) is created, and started, once
+--- that one is (svc:all_joined). Every request is awaited before it
+--- returns, whatever failed; none is started when a create failed.
 function Service:run_all(pm, specs)
-  local reqs, err = {}, nil
+  local err
   if pm.rootful then
-    for i, spec in ipairs(specs) do reqs[i] = { "POST", "/containers/create", pm:create_spec(spec) } end
-    err = wave_failure(self:all(reqs), "create", specs, { [201] = true })
+    err = wave_failure(self:all_joined(specs, function(spec)
+      return { "POST", "/containers/create", pm:create_spec(spec) }
+    end, CREATED), "create", specs, CREATED)
   else
-    -- rootless, one at a time: svc:create's lock
-    for _, spec in ipairs(specs) do
+    -- rootless, one at a time (svc:create's lock), a joined one first
+    local dep, order = joined_in(specs), {}
+    for i, spec in ipairs(specs) do if not dep[i] then order[#order + 1] = spec end end
+    for i, spec in ipairs(specs) do if dep[i] then order[#order + 1] = spec end end
+    for _, spec in ipairs(order) do
       local status, doc = self:create(pm, spec)
       if not status then return nil, doc end
       if status ~= 201 then return nil, api_failure("create", spec.name, status, doc) end
     end
   end
   if err then return nil, err end
-  for i, spec in ipairs(specs) do reqs[i] = { "POST", "/containers/" .. spec.name .. "/start" } end
-  err = wave_failure(self:all(reqs), "start", specs, { [204] = true, [304] = true })
+  err = wave_failure(self:all_joined(specs, function(spec)
+    return { "POST", "/containers/" .. spec.name .. "/start" }
+  end, STARTED), "start", specs, STARTED)
   if err then return nil, err end
   return true
 end

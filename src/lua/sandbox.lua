@@ -461,6 +461,10 @@ function Sandbox:stage()
   for _, p in ipairs(dirs) do
     assert(core.mkdir_p(p, 493))
   end
+  -- The trap's CA files, empty until Sandbox:take_trap_ca writes them over
+  -- in place: the claude container mounts one as a file, and is created
+  -- before the trap has written them.
+  for _, name in ipairs(CA_FILES) do assert(core.write_file(self.cadir .. "/" .. name, "", 420)) end
   stage_files(self.project, self.scenario.files)
   if next(self.scenario.home) then
     self.home_dir = d .. "/home"
@@ -787,6 +791,15 @@ function Sandbox:start_network()
     self.started[#self.started + 1] = { name = t.icpnet.name, short = "icpnet", log = "icpnet.log" }
   end
   self.started[#self.started + 1] = { name = t.up.name, short = "up", log = "proxy.log" }
+  -- Through the service, the claude container too: created with them,
+  -- started once its sidecar is (svc:run_all), before any is ready; it
+  -- waits at the gate, and the trap's CA reaches it through the files
+  -- stage() left in ca/, written over in place (Sandbox:take_trap_ca).
+  local claude = self.api_claude and not self.in_trial and t.claude
+  if claude then
+    self:note_claude()
+    specs[#specs + 1] = claude
+  end
   if self.live then
     -- Attached (-i): the credential is written to its standard input,
     -- which is then closed; the proxy reads it to the end.
@@ -799,6 +812,7 @@ function Sandbox:start_network()
     table.insert(specs, 1, t.up)
   end
   self:podman_all(specs)
+  if claude then self:claude_handle() end
 end
 
 -- The interceptor, in its sidecar's netns (through the service with the
@@ -957,26 +971,39 @@ function Sandbox:note_interceptor()
   self.started[#self.started + 1] = { name = self.topo.icp.name, short = "icp", log = "interceptor.log" }
 end
 
--- Creates the claude container; it waits at the gate. Through the
--- service, the interceptor (when there is one) is created beside it and
--- started beside it (Sandbox:podman_all): neither waits for the other.
-function Sandbox:start_claude()
-  local spec = self.topo.claude
-  self.started[#self.started + 1] = { name = spec.name }
+-- The claude container is one of the run's; through the service, its
+-- output files are there from the start, as an attached podman's are.
+function Sandbox:note_claude()
+  self.started[#self.started + 1] = { name = self.topo.claude.name }
   if self.api_claude then
-    -- there from the start, as an attached podman's output files
     core.write_file(self.dir .. "/stream.jsonl", "", 420)
     core.write_file(self.dir .. "/stderr.txt", "", 420)
+  end
+end
+
+-- The handle on the claude container started through the service.
+function Sandbox:claude_handle()
+  local h, err = self.api:handle(self.topo.claude)
+  if not h then self:fail("%s", err) end
+  self.claude_h = h
+end
+
+-- Creates and starts the claude container, unless Sandbox:start_network
+-- did; it waits at the gate. Through the service, the interceptor (when
+-- there is one) is created beside it and started beside it
+-- (Sandbox:podman_all): neither waits for the other.
+function Sandbox:start_claude()
+  if self.claude_h then return end
+  local spec = self.topo.claude
+  self:note_claude()
+  if self.api_claude then
     local specs = { spec }
     if self.topo.icp then
       self:note_interceptor()
       specs[2] = self.topo.icp
     end
     self:podman_all(specs)
-    local h, err = self.api:handle(spec)
-    if not h then self:fail("%s", err) end
-    self.claude_h = h
-    return
+    return self:claude_handle()
   end
   local h, err = core.start {
     argv = self.pm:argv(self.pm:run_argv(spec)),
@@ -1399,7 +1426,7 @@ end
 --- podman result (stdout: what SCRIPT printed). Everything is removed
 --- before it returns, as after a run.
 function Sandbox:trial(script)
-  self.started = {}
+  self.started, self.in_trial = {}, true
   local ok, res = pcall(function()
     self:stage()
     self:start_network()
