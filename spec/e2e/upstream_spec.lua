@@ -1,5 +1,6 @@
--- The upstream container's supervisor, end to end: lb-net runs the
--- scripted model and the recording proxy there, and a model that dies
+-- The upstream's supervisor, end to end: lb-net runs the scripted model
+-- and the recording proxy, in the suite's upstream container (a pair per
+-- run) or in the run's own (LEAKBENCH_POOL=0), and a model that dies
 -- while Claude Code runs ends the container, so that the run is an error
 -- that names lb-model (it was a quiet run with a proxy answering 502s).
 -- The model is killed from the host, found by the upstream container's
@@ -35,10 +36,26 @@ describe("a scripted model that dies during the run", function()
   local out = tmpdir()
   teardown(function() sh.rmtree(out) end)
 
-  it("makes the run an error naming lb-model", function()
+  it("makes the run an error naming lb-model: in the suite's upstream container", function()
     local pid = pq.start_run("spec/fixtures/e2e/nap.lua", out)
     -- Once the claude container runs (Claude Code waits in its Bash call,
     -- the model is idle), kill the model.
+    local pool = pq.await_sibling(out, "pool", 60)
+    assert.truthy(pool, "never saw the suite's upstream container")
+    assert.are.equal(1, kill_in(pool, "lb-model"))
+    assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
+    local run = results(out .. "/res").runs[1]
+    assert.are.equal("error", run.verdict, run.reason)
+    assert.truthy(run.reason:match("^the recording proxy and the scripted model of the suite's upstream container "
+      .. "'[%w-]+' ended during the run %(exited 1%); their log:\n"), run.reason)
+    assert.truthy(run.reason:find("lb-net: 'lb-model' was killed by signal 9", 1, true), run.reason)
+    -- nothing of the suite is left: the pool's container went with the suite
+    assert.same({}, pq.containers("leakbench.suite=" .. pq.suite_of(out .. "/res")))
+  end)
+
+  it("makes the run an error naming lb-model: in the run's own (LEAKBENCH_POOL=0)", function()
+    sh.rmtree(out .. "/res")
+    local pid = pq.start_run("spec/fixtures/e2e/nap.lua", out, "LEAKBENCH_POOL=0")
     local up = pq.await_sibling(out, "up", 60)
     assert.truthy(up, "never saw the upstream container")
     assert.are.equal(1, kill_in(up, "lb-model"))

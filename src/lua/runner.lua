@@ -18,6 +18,7 @@ local shard_mod = require "leakbench.shard"
 local html = require "leakbench.html"
 local images = require "leakbench.images"
 local podman = require "leakbench.podman"
+local sandbox = require "leakbench.sandbox"
 local progress_mod = require "leakbench.progress"
 local clean = require "leakbench.clean"
 local watch = require "leakbench.watch"
@@ -138,6 +139,9 @@ end
 -- and lb-init came from an image mount. It now comes from a bind of one
 -- host copy (images.init_copy), which no count governs.
 M.SERVICE_ENV = "LEAKBENCH_PODMAN_SERVICE"
+-- The suite's upstream container (sandbox.pool_spec), unless this is 0:
+-- then each offline run starts its own, as --live runs always do.
+M.POOL_SWITCH_ENV = "LEAKBENCH_POOL"
 
 -- Starts one run's process: the run's options once, as DIR/runspec.json
 -- (what runone.execute takes: the job's files, folder, ids and images, and
@@ -402,13 +406,90 @@ local function sweep_dead(pm, keep)
   end
 end
 
+-- The suite's upstream (sandbox.pool_spec), for its offline runs, through
+-- its service: a folder of its own (POOL_PREFIX<pid>-XXXXXX beside the
+-- hidden runs, which only it mounts, else nothing: each run starts its
+-- own upstream), the container created, and started without waiting (the
+-- runs ask it until it listens; check_pool looks at the answer). Its
+-- folder goes to the runs in sandbox.POOL_ENV. Returns the pool, held in
+-- a <close> variable (before the service's: it goes first), or nil.
+local Pool = {}
+Pool.__index = Pool
+
+local function start_pool(S, tags)
+  if not (S.svc and tags and not S.ctx.live and os.getenv(M.POOL_SWITCH_ENV) ~= "0" and #S.queue > 0) then
+    return nil
+  end
+  local base = podman.conmon_base()
+  local dir = base and core.tmpdir(("%s%d-"):format(sandbox.POOL_PREFIX, core.getpid()), base)
+  if not dir then
+    perr("no folder of ours for the suite's upstream in /var/tmp: each run starts its own")
+    return nil
+  end
+  for _, sub in ipairs({ "/runs", "/ctl" }) do
+    assert(core.mkdir_p(dir .. sub, 493))
+    if S.pm.rootful then assert(core.chown(dir .. sub, podman.UID, podman.UID)) end
+  end
+  local spec = sandbox.pool_spec { dir = dir, name = "lb-" .. S.ctx.suite_id:sub(1, 12) .. "-pool",
+    image = tags.proxy, labels = podman.labels { suite = S.ctx.suite_id },
+    lifetime = defaults.container_lifetime(S.ctx.timeout) * #S.queue,
+    runs = math.min(S.jobs_n, #S.queue) }
+  local status, doc = S.svc:create(S.pm, spec)
+  if status ~= 201 then
+    perr("cannot create the suite's upstream container (%s): each run starts its own",
+      type(doc) == "table" and tostring(doc.message or doc.cause) or tostring(doc))
+    core.rmtree(dir)
+    return nil
+  end
+  S.podman_env[sandbox.POOL_ENV] = dir
+  local pool = setmetatable({ dir = dir, name = spec.name, svc = S.svc,
+    pending = S.svc:request_start("POST", "/containers/" .. spec.name .. "/start") }, Pool)
+  S.pool = pool
+  return pool
+end
+
+-- The answer to the pool's start, once it came: when it failed, the runs
+-- still to start each start their own upstream, and those that asked it
+-- already end as errors (its folder's `failed` says why).
+local function check_pool(S)
+  local pool = S.pool
+  if not (pool and pool.pending and pool.pending:done()) then return end
+  local status, doc = pool.pending:wait()
+  pool.pending = nil
+  if status == 204 or status == 304 then return end
+  local why = ("cannot start the suite's upstream container (%s): %s"):format(tostring(status),
+    type(doc) == "table" and tostring(doc.message or doc.cause) or tostring(doc))
+  core.write_file(pool.dir .. "/failed", why, 384)
+  perr("%s: the next runs start their own", why)
+  S.podman_env[sandbox.POOL_ENV] = nil
+end
+
+-- The pool done with: its start's answer awaited, its folder removed;
+-- the waves that remove its container (its runs' programs with it), for
+-- svc:rm_waves.
+function Pool:close_waves()
+  self.closed = true
+  if self.pending then self.pending:wait() end
+  self.pending = nil
+  core.rmtree(self.dir)
+  return { { self.name } }
+end
+
+-- Removed, when the suite's end did not (an error on the way).
+function Pool:__close()
+  if self.closed then return end
+  self.svc:rm_waves(self:close_waves())
+end
+
 -- The containers ended runs left to us (podman.DEFER_ENV, S.deferred),
 -- removed once the next runs have started: through the service, every
 -- run's in waves together (svc:rm_waves: each wave's removals in flight
 -- at once), or by podman rm processes in the background (S.removing),
 -- reaped as they end.
-local function remove_deferred(S)
+local function remove_deferred(S, last)
   local all = {}
+  -- at the suite's end, the suite's upstream with the last runs'
+  if last and S.pool and not S.pool.closed then all[1] = S.pool:close_waves() end
   for _, job in ipairs(S.deferred) do
     local waves = podman.take_deferred(job.dir, job.run_id)
     if S.svc then
@@ -436,7 +517,7 @@ end
 -- At the suite's end: the last deferred removals, awaited; what a removal
 -- missed goes by the suite's label; then the service stops.
 local function drain_deferred(S)
-  remove_deferred(S)
+  remove_deferred(S, true)
   for _, h in ipairs(S.removing) do
     local r = h:wait(60)
     if not r then h:kill("SIGKILL") h:wait(5) end
@@ -534,7 +615,9 @@ local function run_queue(S)
   while true do
     if core.interrupted() then S.stop = true end
     start_due(S)
-    remove_deferred(S)
+    check_pool(S)
+    -- nothing runs after start_due: the suite is over
+    remove_deferred(S, #S.running == 0)
     S.progress.running = #S.running
     if #S.running == 0 then break end
     S.progress:tick()
@@ -614,6 +697,7 @@ function M.main(opts, paths, cli)
   if pm and #queue > 0 then sweep_dead(pm, tags and { [tags.proxy] = true }) end
   done()
   local svc <close> = start_service(S, out, early, ready, early_err)  -- luacheck: ignore 211 (held for its <close>)
+  local pool <close> = start_pool(S, tags)  -- luacheck: ignore 211 (held for its <close>)
   run_queue(S)
   local results = S.results
   local doc = report.document(results, {

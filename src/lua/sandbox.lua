@@ -102,14 +102,50 @@ M.NODUMP = INIT_ROOT .. "/usr/local/lib/leakbench/lb-nodump.so"
 -- ends, at any time, lb-net says which and how ("lb-net: 'lb-model' was
 -- killed by signal 9") and ends the container, which the harness sees as
 -- a dead carrier (Sandbox:dead_carrier): the run is an error naming it.
-local function upstream_offline(record_bytes)
+--
+-- In the suite's upstream container (M.pool_spec), the same programs, one
+-- lb-net and its pair per run, on that run's folder (AT: /runs/<run id>)
+-- and a model socket in its own /tmp/<run id>.
+local function upstream_offline(record_bytes, at)
+  local p = at and { script = at .. "/script.json", logs = at .. "/logs", sock = at .. "/sock",
+                     records = at .. "/records", model = "/tmp/" .. at:match("[^/]+$") .. "/model.sock" }
+    or { script = "/script/script.json", logs = "/logs", sock = "/sock/up", records = "/records",
+         model = "/tmp/model.sock" }
   return { "lb-net", "--",
-    "lb-model", "--script", "/script/script.json", "--listen", "unix:/tmp/model.sock",
-    "--log", "/logs/model.log",
-    "--once", "unix:/tmp/model.sock",
-    "lb-proxy", "--listen", "unix:/sock/up/api.sock", "--upstream", "http://lb-model",
-    "--upstream-socket", "/tmp/model.sock", "--records", "/records",
+    "lb-model", "--script", p.script, "--listen", "unix:" .. p.model,
+    "--log", p.logs .. "/model.log",
+    "--once", "unix:" .. p.model,
+    "lb-proxy", "--listen", "unix:" .. p.sock .. "/api.sock", "--upstream", "http://lb-model",
+    "--upstream-socket", p.model, "--records", p.records,
     "--max-record-bytes", tostring(record_bytes) }
+end
+
+-- The suite's upstream container (issue 26: a run costs one container
+-- fewer): `lb-net --pool` (src/net/pool.h), started by the runner for
+-- the offline runs of a suite through its podman service, with loopback
+-- only, holds every run's model and proxy, each pair in its own process
+-- group on the run's own folder of POOL/runs, which only it and that
+-- run's network sidecar (its sock/, as sock/up) mount. The runner hands
+-- its folder to the runs in M.POOL_ENV; each run asks for its pair over
+-- POOL/ctl/pool.sock, a folder no other container mounts.
+M.POOL_ENV = "LEAKBENCH_UPSTREAM_POOL"
+M.POOL_PREFIX = "pool-"
+M.POOL_CTL = "/ctl/pool.sock"
+
+--- M.pool_spec(o) -> the container spec of the suite's upstream: o.dir
+--- (the pool folder), o.name, o.image (the servers image), o.labels,
+--- o.lifetime, o.runs (how many at once: its limits are M.LIMITS.up's
+--- times that).
+function M.pool_spec(o)
+  local up, n = M.LIMITS.up, math.max(1, o.runs)
+  return { name = o.name, role = "pool", image = o.image, network = "none", detach = true,
+    labels = o.labels, lifetime = o.lifetime, log = { dir = o.dir, name = "pool" },
+    limits = { memory = (tonumber(up.memory:match("%d+")) * n) .. up.memory:match("%a$"),
+               pids = up.pids * n + 16, tmp = (tonumber(up.tmp:match("%d+")) * n) .. up.tmp:match("%a$"),
+               cpus = math.min(n, core.ncpu()) },
+    mounts = { { o.dir .. "/runs", "/runs" }, { o.dir .. "/ctl", "/ctl" } },
+    command = { "lb-net", "--pool", "unix:" .. M.POOL_CTL, "--runs", "/runs" },
+    ready = { { "lb-net: pool listening", "suite's upstream" } } }
 end
 
 -- Environment for Claude Code that stops traffic the run does not need.
@@ -325,6 +361,9 @@ function M.new(opts)
   -- lb-init's image mount's, since replaced by a bind of a host copy
   -- (images.init_copy)
   self.api_claude = self.api and os.getenv(M.CLAUDE_SERVICE_ENV) ~= "0" or nil
+  -- The suite's upstream container (M.pool_spec), for an offline run.
+  local pool = os.getenv(M.POOL_ENV)
+  if pool and pool ~= "" and not self.live then self.pool = pool end
   return self
 end
 
@@ -511,6 +550,7 @@ function Sandbox:stage()
     assert(core.write_file(d .. "/script.json", lb.script_json(self.scenario.model,
       subject and subject.model_replies), 420))
   end
+  if self.pool then self:stage_pool() end
   -- Rootful podman runs the containers as uid 1000 without a user
   -- namespace: give it what it must write.
   if self.pm.rootful then
@@ -519,6 +559,28 @@ function Sandbox:stage()
       assert(core.chown(p, UID, UID, true))
     end
   end
+end
+
+-- The run's folder in the suite's upstream (M.pool_spec): the script, and
+-- the folders its proxy and model write (records/, logs/) and its proxy's
+-- socket (sock/), which take the places of records/, upstream-logs/ and
+-- sock/up in the run folder until Sandbox:pool_done.
+function Sandbox:stage_pool()
+  local p = self.pool .. "/runs/" .. self.run_id
+  self.pool_run = p
+  for _, sub in ipairs({ "logs", "records", "sock" }) do assert(core.mkdir_p(p .. "/" .. sub, 493)) end
+  assert(core.write_file(p .. "/script.json", assert(core.read_file(self.dir .. "/script.json")), 420))
+  core.rmtree(self.uplogs)
+  self.records, self.uplogs = p .. "/records", p .. "/logs"
+  if self.pm.rootful then
+    for _, sub in ipairs({ "logs", "records", "sock" }) do assert(core.chown(p .. "/" .. sub, UID, UID)) end
+  end
+end
+
+-- The host folder of socket folder NAME (sock/NAME, mounted as /sock/NAME).
+function Sandbox:sock_dir(name)
+  if name == "up" and self.pool_run then return self.pool_run .. "/sock" end
+  return self.sock .. "/" .. name
 end
 
 -- The agent layer's user config (images.user_config, a host copy of what
@@ -715,7 +777,7 @@ function Sandbox:net_spec(short, socks, bridges, trap)
     sysctls = { { "net.ipv4.ip_unprivileged_port_start", "0" }, { "net.ipv4.ping_group_range", "1000 1000" } },
     command = { "lb-net" },
     ready = { { "lb-net: listening", short == "net" and "network sidecar" or "interceptor's network sidecar" } } })
-  for _, s in ipairs(socks) do append(spec.mounts, { { self.sock .. "/" .. s, "/sock/" .. s } }) end
+  for _, s in ipairs(socks) do append(spec.mounts, { { self:sock_dir(s), "/sock/" .. s } }) end
   for _, b in ipairs(bridges) do append(spec.command, { "--bridge", b }) end
   if trap then
     append(spec.mounts, { { self.egress, "/egress" }, { self.trapca, "/trap-ca" },
@@ -773,7 +835,7 @@ function Sandbox:topology()
       "tcp:127.0.0.1:" .. up_port .. "=unix:/sock/up/api.sock",
     }))
   end
-  add(self:up_spec())
+  if not self.pool then add(self:up_spec()) end
   add(self:claude_spec())
   if icp then add(self:icp_spec()) end
   return t
@@ -790,7 +852,7 @@ function Sandbox:start_network()
     specs[#specs + 1] = t.icpnet
     self.started[#self.started + 1] = { name = t.icpnet.name, short = "icpnet", log = "icpnet.log" }
   end
-  self.started[#self.started + 1] = { name = t.up.name, short = "up", log = "proxy.log" }
+  if t.up then self.started[#self.started + 1] = { name = t.up.name, short = "up", log = "proxy.log" } end
   -- Through the service, the claude container too: created with them,
   -- started once its sidecar is (svc:run_all), before any is ready; it
   -- waits at the gate, and the trap's CA reaches it through the files
@@ -800,7 +862,9 @@ function Sandbox:start_network()
     self:note_claude()
     specs[#specs + 1] = claude
   end
-  if self.live then
+  if self.pool then
+    self:pool_start()
+  elseif self.live then
     -- Attached (-i): the credential is written to its standard input,
     -- which is then closed; the proxy reads it to the end.
     local h, err = core.start { argv = self.pm:argv(self.pm:run_argv(t.up)), stdin = self.credential_line,
@@ -854,11 +918,111 @@ end
 
 -- Every other container of the network is ready, each by its own log.
 function Sandbox:await_network()
-  self:await("up")
+  if self.pool then self:pool_await() else self:await("up") end
   if self.topo.icp then
     self:await("icpnet")
     self:await("icp")
   end
+end
+
+-- The suite's upstream, for this run (M.pool_spec): POST /runs/<run id>,
+-- the argv of its model and proxy; it may not listen yet (the runner
+-- starts it beside the first runs): asked again until it does, at most
+-- READY_TIMEOUT.
+function Sandbox:pool_start()
+  local sock, path = self.pool .. M.POOL_CTL, "/runs/" .. self.run_id
+  local body = table.concat(upstream_offline(self:record_bytes(), path), "\0") .. "\0"
+  local deadline = core.now() + READY_TIMEOUT
+  local done = trace.begin("api", "POST pool " .. path)
+  while true do
+    local status, text = core.uhttp(sock, "POST", path, body, 10)
+    if status == 201 then
+      done { status = status }
+      self.pool_started = true
+      return
+    elseif status then
+      self:fail("the suite's upstream cannot start this run's model and proxy (HTTP %d): %s", status,
+        printable.line(tostring(text), 300))
+    end
+    local failed = core.read_file(self.pool .. "/failed")
+    if failed or core.interrupted() or core.now() >= deadline or self:pool_gone() then
+      self:check_interrupted()
+      self:fail("%s", failed and printable.line(failed, 500) or ("the suite's upstream did not answer within "
+        .. "%d s: %s"):format(READY_TIMEOUT, printable.line(tostring(text), 300)))
+    end
+    core.sleep(0.01)
+  end
+end
+
+-- What this run's model and proxy wrote to their log in the suite's upstream.
+function Sandbox:pool_log()
+  return core.read_beneath(self.uplogs, "up.log", M.UPSTREAM_FILE_CAP) or ""
+end
+
+-- Whether the suite's upstream container has ended (its conmon is gone).
+function Sandbox:pool_gone()
+  local pid = math.tointeger(tonumber((core.read_file(self.pool .. "/pool.conmon.pid") or ""):match("%d+") or ""))
+  return pid ~= nil and not core.pid_alive(pid)
+end
+
+-- Why this run's model and proxy in the suite's upstream are no more, or
+-- nil: the pool said how they ended (logs/exit), or it ended itself.
+function Sandbox:pool_dead()
+  local how = core.read_beneath(self.uplogs, "exit", 256)
+  local what = how and ("the recording proxy and the scripted model of the suite's upstream container '%s' "
+    .. "ended during the run (%s)"):format(self.pool:match("[^/]+$"), printable.line(how, 100))
+    or self:pool_gone() and "the suite's upstream container died during the run"
+  if not what then return nil end
+  local log = self:pool_log()
+  return ("%s; their log:\n%s"):format(what, log ~= "" and log or "(empty)")
+end
+
+-- This run's proxy listens, by its log.
+function Sandbox:pool_await()
+  local deadline = core.now() + READY_TIMEOUT
+  local done = trace.begin("ready", "pool: lb-proxy: listening")
+  while true do
+    local log = self:pool_log()
+    if log:find("lb-proxy: listening", 1, true) then return done { ok = true } end
+    local dead = self:pool_dead()
+    if dead or core.interrupted() or core.now() >= deadline then
+      done { ok = false }
+      self:check_interrupted()
+      self:fail("%s", dead or ("the recording proxy in the suite's upstream did not start within %d s; "
+        .. "its log:\n%s"):format(READY_TIMEOUT, log ~= "" and log or "(empty)"))
+    end
+    core.sleep(0.01)
+  end
+end
+
+-- Files under SRC, copied beneath DST (where a rename cannot: another
+-- file system), SRC then removed.
+local function move_tree(src, dst)
+  if os.rename(src, dst) then return end
+  core.mkdir_p(dst, 493)
+  for _, rel in ipairs(tree.files(src)) do
+    local dir = rel:match("^(.*)/[^/]+$")
+    if dir then core.mkdir_p(dst .. "/" .. dir, 493) end
+    local data = core.read_file(src .. "/" .. rel)
+    if data then core.write_file(dst .. "/" .. rel, data, 420) end
+  end
+  core.rmtree(src)
+end
+
+-- This run's model and proxy ended (DELETE /runs/<run id>: killed and
+-- reaped), and what they wrote moved to the run folder: records/ (as
+-- the run's own), proxy.log; model.log by Sandbox:collect_upstream_logs.
+function Sandbox:pool_done()
+  if not self.pool_run then return end
+  if self.pool_started then
+    core.uhttp(self.pool .. M.POOL_CTL, "DELETE", "/runs/" .. self.run_id, nil, 10)
+    self.pool_started = nil
+  end
+  core.write_file(self.dir .. "/proxy.log", self:pool_log(), 420)
+  local records = self.dir .. "/records"
+  core.rmtree(records)
+  move_tree(self.records, records)
+  self.records = records
 end
 
 -- The image of the claude container: the subject's agent layer (built
@@ -1195,6 +1359,8 @@ M.WATCH_POLL = 0.02    -- seconds between looks at the transcript (watch.lua)
 -- The message naming the first carrier container of the run that is no
 -- longer running (its conmon is gone), with its log; nil when all run.
 function Sandbox:dead_carrier()
+  local pooled = self.pool_started and self:pool_dead()
+  if pooled then return pooled end
   for _, c in ipairs(self.started) do
     if c.short then
       local pid = math.tointeger(tonumber((core.read_file(self.ctrdir .. "/" .. c.short
@@ -1351,8 +1517,10 @@ function Sandbox:finally()
       core.write_file(self.dir .. "/" .. c.log, podman.log_text(self.ctrdir, c.short), 420)
     end
   end
+  self:pool_done()
   self:collect_upstream_logs()
-  for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca, self.cadir, self.trapkeep }) do
+  for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca, self.cadir, self.trapkeep,
+                       self.pool_run }) do
     if p then core.rmtree(p) end
   end
   -- When anything went wrong, a check by label catches what escaped the

@@ -4,6 +4,7 @@
  *
  *	lb-net [--bridge LISTEN=CONNECT]... [--sim PORT]
  *	       [-- PROGRAM [ARG...] [--once unix:PATH PROGRAM [ARG...]]...]
+ *	lb-net --pool unix:PATH --runs DIR
  *
  * Binds every bridge (see net/bridge.h), prints "lb-net: listening on
  * LISTEN=CONNECT, ..." (flushed) once all are bound (no line without a
@@ -22,6 +23,10 @@
  * every case, lb-net drops every capability it has before it starts a
  * thread or PROGRAM.
  *
+ * With --pool, the suite's upstream container instead (net/pool.h): it
+ * starts, on request, each run's model and proxy (this program again,
+ * with PROGRAMs), its logs under DIR/ID/logs.
+ *
  * Exit status: 2 bad usage, 1 a bridge could not be bound or the program
  * ended, 0 on a signal.
  */
@@ -38,6 +43,7 @@
 #include "common/super.h"
 #include "common/usage.h"
 #include "net/bridge.h"
+#include "net/pool.h"
 #include "net/sim.h"
 
 #define PROG	    "lb-net"
@@ -47,6 +53,7 @@ static const char usage[] =
     "usage: lb-net [--bridge LISTEN=CONNECT]... [--sim PORT]\n"
     "              [-- PROGRAM [ARG...] [--once unix:PATH PROGRAM "
     "[ARG...]]...]\n"
+    "       lb-net --pool unix:PATH --runs DIR\n"
     "\n"
     "Bridges loopback TCP and Unix sockets, each way, and supervises the\n"
     "PROGRAMs: when one ends, lb-net ends the others and exits with status "
@@ -61,6 +68,10 @@ static const char usage[] =
     "                           127.0.0.1:PORT (needs CAP_NET_ADMIN, then\n"
     "                           dropped); PROGRAM gets the sockets as fds 3\n"
     "                           (TCP) and 4 (UDP)\n"
+    "  --pool unix:PATH         serve the suite's upstream: start and stop\n"
+    "                           each run's programs on request (POST, GET,\n"
+    "                           DELETE /runs/ID), their logs in DIR/ID/logs\n"
+    "  --runs DIR               with --pool: the runs' folders\n"
     "  --help                   this text\n";
 
 static void *
@@ -93,6 +104,8 @@ give_fds(int tcp, int udp)
 static const struct option opts[] = { { "bridge", required_argument, NULL,
 					  'b' },
 	{ "sim", required_argument, NULL, 's' },
+	{ "pool", required_argument, NULL, 'p' },
+	{ "runs", required_argument, NULL, 'r' },
 	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 
 /*
@@ -191,6 +204,9 @@ start_programs(struct super *s, char **argv)
 	return 0;
 }
 
+/* --pool and --runs. */
+static const char *pool_ctl, *pool_runs;
+
 /*
  * The flags, and the --once between PROGRAMs. argv's index of the first
  * PROGRAM (argc: none), or minus lb-net's exit status (0: --help).
@@ -220,6 +236,17 @@ parse(int argc, char **argv, const char **specs, int *n, int *sim_port)
 				    optarg);
 			*sim_port = (int)port;
 			break;
+		case 'p':
+			if (strncmp(optarg, "unix:", 5) != 0)
+				return -usage_error(PROG,
+				    "cannot use --pool '%s': expected "
+				    "unix:PATH",
+				    optarg);
+			pool_ctl = optarg;
+			break;
+		case 'r':
+			pool_runs = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -227,6 +254,12 @@ parse(int argc, char **argv, const char **specs, int *n, int *sim_port)
 			return -usage_bad_option(PROG, ch, argv, optind);
 		}
 	}
+	if ((pool_ctl != NULL) != (pool_runs != NULL) ||
+	    (pool_ctl != NULL && (*n > 0 || *sim_port > 0 || optind < argc)))
+		return -usage_error(PROG,
+		    "--pool takes --runs, and nothing else");
+	if (pool_ctl != NULL)
+		return optind;
 	if (*n == 0 && optind >= argc)
 		return -usage_error(PROG,
 		    "nothing to do: no --bridge and no PROGRAM");
@@ -292,6 +325,8 @@ main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	if (pool_ctl != NULL)
+		return pool_serve(pool_ctl, pool_runs);
 	if (super_init(&sup, PROG, prep_child, &prep) < 0 ||
 	    setup(bridges, specs, prep.n, sim_port, &prep.sim_tcp,
 		&prep.sim_udp) < 0)

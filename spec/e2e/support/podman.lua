@@ -36,19 +36,21 @@ end
 
 -- Starts "leakbench run FIXTURE --out OUT/res" in the background, its
 -- output in OUT/run.out; returns its pid (a string).
-function M.start_run(fixture, out)
+function M.start_run(fixture, out, env)
   local pidf = out .. "/run.pid"
-  os.execute("sh -c " .. sh.quote(sh.quote(os.getenv("LEAKBENCH")) .. " run " .. fixture .. " --out "
+  os.execute("sh -c " .. sh.quote((env or "") .. " " .. sh.quote(os.getenv("LEAKBENCH")) .. " run " .. fixture .. " --out "
     .. sh.quote(out .. "/res") .. " >" .. sh.quote(out .. "/run.out") .. " 2>&1 & echo $! >" .. sh.quote(pidf)))
   return (sh.read(pidf) or ""):match("%d+")
 end
 
--- The name of the container SHORT ("net", "up") of the run writing into
--- OUT/res, once its claude container runs too; nil after SECONDS.
+-- The name of the container SHORT ("net", "up"; "pool": the suite's
+-- upstream) of the run writing into OUT/res, once its claude container
+-- runs too; nil after SECONDS.
 function M.await_sibling(out, short, seconds)
   return sh.retry(seconds, function()
     local names = M.running(out .. "/res")
     local claude = names:match("(lb%-[%w-]+)%-claude")
+    if claude and short == "pool" then return names:match("lb%-[%w-]+%-pool") end
     return claude and names:find(claude .. "-" .. short, 1, true) and claude .. "-" .. short or nil
   end)
 end

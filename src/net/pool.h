@@ -1,0 +1,39 @@
+/*
+ * lb-net --pool: the suite's upstream container, which holds the scripted
+ * model and the recording proxy of every offline run of a suite, each
+ * run's pair its own process group, on that run's own sockets and records
+ * folder, so that a run costs one container fewer (issue 26).
+ *
+ * The harness talks to it over HTTP on a Unix socket (CTL, in a folder no
+ * other container mounts), one request at a time:
+ *
+ *	POST   /runs/ID	 body: the argv to start, each string NUL-ended;
+ *			 201, the child's pid. The child's stdout and stderr
+ *			 go to RUNS/ID/logs/up.log, its working folder is
+ *			 /tmp/ID (made 0700, removed once it ends), it has
+ *			 its own process group and /dev/null as its stdin.
+ *	GET    /runs/ID	 200 "running", or 200 "exited N" / "killed by
+ *			 signal N" once it ended by itself (also written
+ *			 to RUNS/ID/logs/exit, where the harness looks).
+ *	DELETE /runs/ID	 its process group killed (SIGKILL) and reaped;
+ *			 200 with how it ended.
+ *
+ * ID is 1 to POOL_ID_MAX of [0-9A-Za-z-]; an unknown one is 404, one
+ * started twice 409, more than POOL_MAX at once 503. SIGTERM and SIGINT
+ * kill every group and end the pool with status 0.
+ */
+#ifndef LEAKBENCH_NET_POOL_H
+#define LEAKBENCH_NET_POOL_H
+
+#define POOL_MAX    256
+#define POOL_ID_MAX 64
+
+/*
+ * Listens on CTL ("unix:PATH"), says "lb-net: pool listening on CTL" on
+ * stdout, then serves until SIGTERM or SIGINT. RUNS: the folder that
+ * holds each run's logs/. The exit status: 0 on a signal, 1 when it
+ * could not listen (said on stderr).
+ */
+int pool_serve(const char *ctl, const char *runs);
+
+#endif
