@@ -448,19 +448,32 @@ local function start_pool(S, tags)
   return pool
 end
 
--- The answer to the pool's start, once it came: when it failed, the runs
--- still to start each start their own upstream, and those that asked it
--- already end as errors (its folder's `failed` says why).
+-- The answer to the pool's start, once it came, then whether it still
+-- runs: when it failed or ended (it ends at once where it cannot isolate
+-- its runs from each other: src/net/pool.h), its folder's `failed` says
+-- why, stderr says it once, and every run from then on starts its own
+-- upstream (Sandbox:pool_fallback).
 local function check_pool(S)
   local pool = S.pool
-  if not (pool and pool.pending and pool.pending:done()) then return end
-  local status, doc = pool.pending:wait()
-  pool.pending = nil
-  if status == 204 or status == 304 then return end
-  local why = ("cannot start the suite's upstream container (%s): %s"):format(tostring(status),
-    type(doc) == "table" and tostring(doc.message or doc.cause) or tostring(doc))
+  if not pool or pool.failed then return end
+  local why
+  if pool.pending and pool.pending:done() then
+    local status, doc = pool.pending:wait()
+    pool.pending = nil
+    if status ~= 204 and status ~= 304 then
+      why = ("cannot start the suite's upstream container (%s): %s"):format(tostring(status),
+        type(doc) == "table" and tostring(doc.message or doc.cause) or tostring(doc))
+    end
+  elseif not pool.pending then
+    local pid = math.tointeger(tonumber((core.read_file(pool.dir .. "/pool.conmon.pid") or ""):match("%d+") or ""))
+    if pid and not core.pid_alive(pid) then
+      why = ("the suite's upstream container ended: %s"):format(podman.log_text(pool.dir, "pool"))
+    end
+  end
+  if not why then return end
+  pool.failed = true
   core.write_file(pool.dir .. "/failed", why, 384)
-  perr("%s: the next runs start their own", why)
+  perr("%s; each run starts its own", why)
   S.podman_env[sandbox.POOL_ENV] = nil
 end
 

@@ -66,6 +66,9 @@ local READY_TIMEOUT = 30
 -- the evidence reader scans per file (evidence.FILE_CAP), so that every
 -- recorded byte is scanned; a run that needs more ends as an error.
 M.RECORD_BYTES = "192M"
+-- The most of one record file moved out of the suite's upstream by a copy
+-- (Sandbox:pool_done, where a rename cannot): evidence.FILE_CAP.
+M.RECORD_FILE_CAP = 256 << 20
 
 -- Resources of each container of a run (issue: a hostile interceptor or
 -- agent must not take the host down). tmpfs sizes cap what /tmp can hold.
@@ -528,16 +531,7 @@ function Sandbox:stage()
     self.mcp = true
   end
   assert(core.write_file(d .. "/settings.json", text, 420))
-  -- The run's secrets, for the trap alone (mounted in claude's network
-  -- sidecar, never in the claude container): past its record caps it
-  -- still records an attempt that holds one. One per line, in hex.
-  local hex = {}
-  for _, sec in ipairs(self.scenario.secrets or {}) do
-    if type(sec) == "string" and #sec >= 8 then
-      hex[#hex + 1] = (sec:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
-    end
-  end
-  assert(core.write_file(self.trapkeep .. "/secrets.hex", table.concat(hex, "\n") .. "\n", 384))
+  self:stage_trap_secrets()
   -- Name lookups go to loopback only, where the trap answers them.
   assert(core.write_file(self.etc .. "/resolv.conf",
     "nameserver 127.0.0.1\noptions ndots:0 attempts:1\n", 420))
@@ -561,6 +555,19 @@ function Sandbox:stage()
   end
 end
 
+-- The run's secrets, for the trap alone (mounted in claude's network
+-- sidecar, never in the claude container): past its record caps it still
+-- records an attempt that holds one. One per line, in hex.
+function Sandbox:stage_trap_secrets()
+  local hex = {}
+  for _, sec in ipairs(self.scenario.secrets or {}) do
+    if type(sec) == "string" and #sec >= 8 then
+      hex[#hex + 1] = (sec:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+    end
+  end
+  assert(core.write_file(self.trapkeep .. "/secrets.hex", table.concat(hex, "\n") .. "\n", 384))
+end
+
 -- The run's folder in the suite's upstream (M.pool_spec): the script, and
 -- the folders its proxy and model write (records/, logs/) and its proxy's
 -- socket (sock/), which take the places of records/, upstream-logs/ and
@@ -570,7 +577,7 @@ function Sandbox:stage_pool()
   self.pool_run = p
   for _, sub in ipairs({ "logs", "records", "sock" }) do assert(core.mkdir_p(p .. "/" .. sub, 493)) end
   assert(core.write_file(p .. "/script.json", assert(core.read_file(self.dir .. "/script.json")), 420))
-  core.rmtree(self.uplogs)
+  self.own_folders = { self.records, self.uplogs }
   self.records, self.uplogs = p .. "/records", p .. "/logs"
   if self.pm.rootful then
     for _, sub in ipairs({ "logs", "records", "sock" }) do assert(core.chown(p .. "/" .. sub, UID, UID)) end
@@ -844,6 +851,7 @@ end
 -- Starts, together, the containers that carry the network: the upstream,
 -- claude's sidecar, and the interceptor's sidecar when there is one.
 function Sandbox:start_network()
+  if self.pool and not self.pool_start_ok then self:pool_start() end
   self.topo = self.topo or self:topology()
   local t = self.topo
   local specs = { t.net }
@@ -862,9 +870,7 @@ function Sandbox:start_network()
     self:note_claude()
     specs[#specs + 1] = claude
   end
-  if self.pool then
-    self:pool_start()
-  elseif self.live then
+  if self.live then
     -- Attached (-i): the credential is written to its standard input,
     -- which is then closed; the proxy reads it to the end.
     local h, err = core.start { argv = self.pm:argv(self.pm:run_argv(t.up)), stdin = self.credential_line,
@@ -872,7 +878,7 @@ function Sandbox:start_network()
     self.credential_line = nil
     if not h then self:fail("%s", err) end
     self.up_h = h
-  else
+  elseif t.up then
     table.insert(specs, 1, t.up)
   end
   self:podman_all(specs)
@@ -928,7 +934,8 @@ end
 -- The suite's upstream, for this run (M.pool_spec): POST /runs/<run id>,
 -- the argv of its model and proxy; it may not listen yet (the runner
 -- starts it beside the first runs): asked again until it does, at most
--- READY_TIMEOUT.
+-- READY_TIMEOUT. When it is not there (it could not start, ended, or
+-- does not answer), the run starts its own (Sandbox:pool_fallback).
 function Sandbox:pool_start()
   local sock, path = self.pool .. M.POOL_CTL, "/runs/" .. self.run_id
   local body = table.concat(upstream_offline(self:record_bytes(), path), "\0") .. "\0"
@@ -938,20 +945,28 @@ function Sandbox:pool_start()
     local status, text = core.uhttp(sock, "POST", path, body, 10)
     if status == 201 then
       done { status = status }
-      self.pool_started = true
+      self.pool_started, self.pool_start_ok = true, true
       return
     elseif status then
       self:fail("the suite's upstream cannot start this run's model and proxy (HTTP %d): %s", status,
         printable.line(tostring(text), 300))
     end
-    local failed = core.read_file(self.pool .. "/failed")
-    if failed or core.interrupted() or core.now() >= deadline or self:pool_gone() then
-      self:check_interrupted()
-      self:fail("%s", failed and printable.line(failed, 500) or ("the suite's upstream did not answer within "
-        .. "%d s: %s"):format(READY_TIMEOUT, printable.line(tostring(text), 300)))
+    self:check_interrupted()
+    if core.stat(self.pool .. "/failed") or core.now() >= deadline or self:pool_gone() then
+      done { status = status }
+      return self:pool_fallback()
     end
     core.sleep(0.01)
   end
+end
+
+-- The run's own upstream container after all, as with LEAKBENCH_POOL=0:
+-- its folders back where stage() made them, the pool's removed.
+function Sandbox:pool_fallback()
+  core.rmtree(self.pool_run)
+  self.records, self.uplogs = self.own_folders[1], self.own_folders[2]
+  self.pool, self.pool_run, self.own_folders = nil, nil, nil
+  self.timings.pool_fallback = 1
 end
 
 -- What this run's model and proxy wrote to their log in the suite's upstream.
@@ -1003,7 +1018,8 @@ local function move_tree(src, dst)
   for _, rel in ipairs(tree.files(src)) do
     local dir = rel:match("^(.*)/[^/]+$")
     if dir then core.mkdir_p(dst .. "/" .. dir, 493) end
-    local data = core.read_file(src .. "/" .. rel)
+    -- written by the pool's programs: no link followed
+    local data = core.read_beneath(src, rel, M.RECORD_FILE_CAP)
     if data then core.write_file(dst .. "/" .. rel, data, 420) end
   end
   core.rmtree(src)
@@ -1019,9 +1035,10 @@ function Sandbox:pool_done()
     self.pool_started = nil
   end
   core.write_file(self.dir .. "/proxy.log", self:pool_log(), 420)
-  local records = self.dir .. "/records"
+  local records = self.own_folders[1]
   core.rmtree(records)
   move_tree(self.records, records)
+  core.rmtree(self.own_folders[2])
   self.records = records
 end
 

@@ -4,7 +4,6 @@
  */
 #include "net/pool.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -91,25 +92,6 @@ describe(int status, char *out, size_t n)
 		snprintf(out, n, "exited %d", WEXITSTATUS(status));
 }
 
-/* /tmp/ID and what is in it (the model's socket), gone. */
-static void
-rm_workdir(const char *id)
-{
-	char path[32 + POOL_ID_MAX];
-	struct dirent *e;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/tmp/%s", id);
-	if ((d = opendir(path)) != NULL) {
-		while ((e = readdir(d)) != NULL)
-			if (strcmp(e->d_name, ".") != 0 &&
-			    strcmp(e->d_name, "..") != 0)
-				unlinkat(dirfd(d), e->d_name, 0);
-		closedir(d);
-	}
-	rmdir(path);
-}
-
 /* RUNS/ID/logs/NAME, or -1 when it does not fit OUT. */
 static int
 log_path(char *out, size_t n, const char *runs, const char *id,
@@ -129,7 +111,6 @@ note_end(const char *runs, struct slot *s)
 
 	s->ended = 1;
 	kill(-s->pid, SIGKILL); /* what is left of its group */
-	rm_workdir(s->id);
 	if (log_path(path, sizeof(path), runs, s->id, "exit") < 0)
 		return;
 	describe(s->status, text, sizeof(text));
@@ -165,13 +146,101 @@ reap(const char *runs)
 	}
 }
 
-/* In the child: the run's log as stdout and stderr, then exec. */
-static void
-child(const char *log, const char *id, char **argv)
+/* The control socket's folder (hidden from every run), from pool_serve. */
+static char ctl_dir[256];
+
+/* PATH (a /proc/self map file) holds TEXT. 0, or -1 with errno. */
+static int
+write_map(const char *path, const char *text)
 {
-	char dir[32 + POOL_ID_MAX];
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int r = fd < 0 ? -1 : http_write_all(fd, text, strlen(text));
+
+	if (fd >= 0 && close(fd) < 0)
+		r = -1;
+	return r;
+}
+
+/*
+ * In a run's first process, the only one of its new user namespace: its
+ * uid and gid map to themselves, nothing else is mapped.
+ */
+static int
+map_ids(uid_t uid, gid_t gid)
+{
+	char map[64];
+
+	snprintf(map, sizeof(map), "%d %d 1\n", (int)uid, (int)uid);
+	if (write_map("/proc/self/uid_map", map) < 0 ||
+	    write_map("/proc/self/setgroups", "deny\n") < 0)
+		return -1;
+	snprintf(map, sizeof(map), "%d %d 1\n", (int)gid, (int)gid);
+	return write_map("/proc/self/gid_map", map);
+}
+
+#define FAIL(what) \
+	do { \
+		fprintf(stderr, \
+		    "lb-net: pool: cannot isolate run '%s': %s: %s\n", id, \
+		    what, strerror(errno)); \
+		return -1; \
+	} while (0)
+
+/*
+ * The run's view of the files, in its own mount namespace: /runs holding
+ * only RUNS/ID (bound from a descriptor taken before anything is hidden),
+ * the control folder empty, a /tmp of its own (RUNS and the control
+ * folder are not under /tmp). 0, or -1 once said on stderr.
+ */
+static int
+isolate_files(const char *runs, const char *id, uid_t uid, gid_t gid)
+{
+	char own[4096], opts[96], dir[32 + POOL_ID_MAX], from[64];
+	const unsigned long fl = MS_NOSUID | MS_NODEV;
+	int fd;
+
+	snprintf(own, sizeof(own), "%s/%s", runs, id);
+	if ((fd = open(own, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		FAIL("open its folder");
+	snprintf(from, sizeof(from), "/proc/self/fd/%d", fd);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		FAIL("mount --make-rprivate /");
+	snprintf(opts, sizeof(opts), "size=64k,mode=0755,uid=%d,gid=%d",
+	    (int)uid, (int)gid);
+	if (mount("tmpfs", runs, "tmpfs", fl | MS_NOEXEC, opts) < 0 ||
+	    mkdir(own, 0755) < 0 ||
+	    mount(from, own, NULL, MS_BIND | MS_REC, NULL) < 0)
+		FAIL("hide the other runs");
+	close(fd);
+	if (mount("tmpfs", ctl_dir, "tmpfs", fl | MS_NOEXEC | MS_RDONLY,
+		"size=4k,mode=0555") < 0)
+		FAIL("hide the control socket");
+	snprintf(opts, sizeof(opts), "size=16m,mode=0700,uid=%d,gid=%d",
+	    (int)uid, (int)gid);
+	if (mount("tmpfs", "/tmp", "tmpfs", fl, opts) < 0)
+		FAIL("mount a tmpfs on /tmp");
+	snprintf(dir, sizeof(dir), "/tmp/%s", id);
+	if (mkdir(dir, 0700) < 0 || chdir(dir) < 0)
+		FAIL("make its /tmp folder");
+	return 0;
+}
+
+/*
+ * In the child: the run's log as stdout and stderr; then, in namespaces
+ * of its own (user, mount, PID, network, IPC), what ARGV runs can see no
+ * other run's files or sockets, signal none of their processes, and
+ * reach no abstract socket of theirs. The child waits for ARGV's
+ * process, the first of the new PID namespace (whose end ends every
+ * process in it), and exits as it did.
+ */
+static void
+child(const char *runs, const char *log, const char *id, char **argv)
+{
+	uid_t uid = getuid();
+	gid_t gid = getgid();
 	sigset_t none;
-	int fd, null;
+	int fd, null, status;
+	pid_t pid;
 
 	setpgid(0, 0);
 	signal(SIGPIPE, SIG_DFL);
@@ -184,16 +253,28 @@ child(const char *log, const char *id, char **argv)
 	if (fd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(fd, 1) < 0 ||
 	    dup2(fd, 2) < 0)
 		_exit(127);
-	snprintf(dir, sizeof(dir), "/tmp/%s", id);
-	if (chdir(dir) < 0) {
-		fprintf(stderr, "lb-net: pool: cannot enter '%s': %s\n", dir,
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+		CLONE_NEWIPC) < 0 ||
+	    map_ids(uid, gid) < 0) {
+		fprintf(stderr,
+		    "lb-net: pool: cannot isolate run '%s': namespaces: %s\n",
+		    id, strerror(errno));
+		_exit(127);
+	}
+	if ((pid = fork()) < 0)
+		_exit(127);
+	if (pid == 0) {
+		if (isolate_files(runs, id, uid, gid) < 0)
+			_exit(127);
+		execvp(argv[0], argv);
+		fprintf(stderr, "lb-net: pool: cannot run '%s': %s\n", argv[0],
 		    strerror(errno));
 		_exit(127);
 	}
-	execvp(argv[0], argv);
-	fprintf(stderr, "lb-net: pool: cannot run '%s': %s\n", argv[0],
-	    strerror(errno));
-	_exit(127);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(127);
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
 /*
@@ -231,8 +312,7 @@ respond(int fd, int status, const char *text)
 static void
 start_run(int fd, const char *runs, const char *id, struct http_request *r)
 {
-	char *argv[POOL_ARGS_MAX + 1], log[4096], dir[32 + POOL_ID_MAX];
-	char text[32];
+	char *argv[POOL_ARGS_MAX + 1], log[4096], text[32];
 	struct slot *s;
 	pid_t pid;
 
@@ -252,17 +332,12 @@ start_run(int fd, const char *runs, const char *id, struct http_request *r)
 		respond(fd, 400, "path too long");
 		return;
 	}
-	snprintf(dir, sizeof(dir), "/tmp/%s", id);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		respond(fd, 500, strerror(errno));
-		return;
-	}
 	if ((pid = fork()) < 0) {
 		respond(fd, 500, strerror(errno));
 		return;
 	}
 	if (pid == 0)
-		child(log, id, argv);
+		child(runs, log, id, argv);
 	setpgid(pid, pid);
 	memset(s, 0, sizeof(*s));
 	memcpy(s->id, id, strlen(id) + 1);
@@ -283,7 +358,6 @@ stop_run(int fd, const char *runs, struct slot *s)
 		while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
 			;
 		s->status = status;
-		rm_workdir(s->id);
 		reap(runs); /* its group's, reparented to us */
 	}
 	describe(s->status, text, sizeof(text));
@@ -339,9 +413,55 @@ stop_all(void)
 			kill(-slots[i].pid, SIGKILL);
 	while (waitpid(-1, &status, 0) > 0 || errno == EINTR)
 		;
-	for (i = 0; i < POOL_MAX; i++)
-		if (slots[i].pid != 0)
-			rm_workdir(slots[i].id);
+}
+
+/*
+ * A run isolated as child() isolates it, once, before the pool listens:
+ * where namespaces are not allowed, the pool ends at once (status 1),
+ * having said why, instead of failing every run. 0, or -1.
+ */
+static int
+probe(const char *runs)
+{
+	static char prog[] = "true";
+	char *argv[] = { prog, NULL }, dir[2048], logs[4096], log[4096];
+	char why[512];
+	int status = 0, rc = 0, fd;
+	ssize_t n = 0;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/.probe", runs);
+	snprintf(logs, sizeof(logs), "%s/logs", dir);
+	if (log_path(log, sizeof(log), runs, ".probe", "up.log") < 0 ||
+	    (mkdir(dir, 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(logs, 0755) < 0 && errno != EEXIST)) {
+		fprintf(stderr, "lb-net: pool: cannot make '%s': %s\n", logs,
+		    strerror(errno));
+		return -1;
+	}
+	if ((pid = fork()) < 0) {
+		fprintf(stderr, "lb-net: pool: cannot fork: %s\n",
+		    strerror(errno));
+		return -1;
+	}
+	if (pid == 0)
+		child(runs, log, ".probe", argv);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if ((fd = open(log, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+			n = read(fd, why, sizeof(why) - 1);
+			close(fd);
+		}
+		why[n > 0 ? n : 0] = '\0';
+		fprintf(stderr, "%s",
+		    n > 0 ? why : "lb-net: pool: cannot isolate a run\n");
+		rc = -1;
+	}
+	unlink(log);
+	rmdir(logs);
+	rmdir(dir);
+	return rc;
 }
 
 int
@@ -356,6 +476,15 @@ pool_serve(const char *ctl, const char *runs)
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	snprintf(ctl_dir, sizeof(ctl_dir), "%s", ctl + 5);
+	if (strrchr(ctl_dir, '/') == NULL || strrchr(ctl_dir, '/') == ctl_dir) {
+		fprintf(stderr,
+		    "lb-net: pool: '%s' is not in a folder of its own\n", ctl);
+		return 1;
+	}
+	*strrchr(ctl_dir, '/') = '\0';
+	if (probe(runs) < 0)
+		return 1;
 	if ((lfd = http_listen(ctl, NULL, err, sizeof(err))) < 0) {
 		fprintf(stderr, "lb-net: pool: %s\n", err);
 		return 1;

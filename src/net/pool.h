@@ -10,13 +10,20 @@
  *	POST   /runs/ID	 body: the argv to start, each string NUL-ended;
  *			 201, the child's pid. The child's stdout and stderr
  *			 go to RUNS/ID/logs/up.log, its working folder is
- *			 /tmp/ID (made 0700, removed once it ends), it has
- *			 its own process group and /dev/null as its stdin.
+ *			 /tmp/ID (its own /tmp), it has its own process
+ *			 group and /dev/null as its stdin.
  *	GET    /runs/ID	 200 "running", or 200 "exited N" / "killed by
  *			 signal N" once it ended by itself (also written
  *			 to RUNS/ID/logs/exit, where the harness looks).
  *	DELETE /runs/ID	 its process group killed (SIGKILL) and reaped;
  *			 200 with how it ended.
+ *
+ * Each run's programs run in namespaces of their own (user, mount, PID,
+ * network, IPC): they see RUNS/ID and no other run's folder, an empty
+ * control folder and a /tmp of their own (so neither RUNS nor CTL may be
+ * under /tmp), no other run's processes, and no abstract socket of
+ * theirs. Where namespaces cannot be made, the pool says so and ends
+ * before it listens.
  *
  * ID is 1 to POOL_ID_MAX of [0-9A-Za-z-]; an unknown one is 404, one
  * started twice 409, more than POOL_MAX at once 503. SIGTERM and SIGINT

@@ -38,7 +38,8 @@ end
 -- output in OUT/run.out; returns its pid (a string).
 function M.start_run(fixture, out, env)
   local pidf = out .. "/run.pid"
-  os.execute("sh -c " .. sh.quote((env or "") .. " " .. sh.quote(os.getenv("LEAKBENCH")) .. " run " .. fixture .. " --out "
+  local lb = (env or "") .. " " .. sh.quote(os.getenv("LEAKBENCH"))
+  os.execute("sh -c " .. sh.quote(lb .. " run " .. fixture .. " --out "
     .. sh.quote(out .. "/res") .. " >" .. sh.quote(out .. "/run.out") .. " 2>&1 & echo $! >" .. sh.quote(pidf)))
   return (sh.read(pidf) or ""):match("%d+")
 end

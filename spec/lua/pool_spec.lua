@@ -1,0 +1,163 @@
+-- lb-net --pool (src/net/pool.h), the real binary (LB_BUILD/lb-net) on a
+-- control socket in a folder of its own, driven over HTTP as a run's
+-- process drives it (core.uhttp). Each run's programs: started in their
+-- own namespaces, where they see their own folder and no other run's, nor
+-- the control folder, nor another run's processes; ended with their
+-- whole group; their end said in logs/exit. Bad requests are refused.
+local core = require "leakbench.core"
+
+local build = os.getenv("LB_BUILD") or "build/default"
+
+describe("lb-net --pool", function()
+  local top, runs, ctl, sock, h
+
+  local function req(method, path, body)
+    return core.uhttp(sock, method, path, body, 10)
+  end
+
+  local function argv(...)
+    return table.concat({ ... }, "\0") .. "\0"
+  end
+
+  local function run_dir(id)
+    assert(core.mkdir_p(runs .. "/" .. id .. "/logs", 493))
+    return runs .. "/" .. id
+  end
+
+  -- How many processes hold PATH open (by their descriptors).
+  local function holders(path)
+    local r = core.run { argv = { "sh", "-c", 'ls -l /proc/[0-9]*/fd 2>/dev/null | grep -cF -- "-> $1$"', "sh", path } }
+    return tonumber(r.stdout:match("%d+"))
+  end
+
+  local function wait_for(fn, what)
+    local deadline = core.now() + 10
+    while core.now() < deadline do
+      local v = fn()
+      if v then return v end
+      core.sleep(0.02)
+    end
+    error("never: " .. what)
+  end
+
+  setup(function()
+    -- not under /tmp: each run gets a /tmp of its own, over it
+    top = assert(core.tmpdir("lb-pool-spec-", "/var/tmp"))
+    runs, ctl = top .. "/runs", top .. "/ctl"
+    assert(core.mkdir_p(runs, 493))
+    assert(core.mkdir_p(ctl, 448))
+    sock = ctl .. "/pool.sock"
+    h = assert(core.start { argv = { build .. "/lb-net", "--pool", "unix:" .. sock, "--runs", runs },
+      stdout = top .. "/pool.out", stderr = top .. "/pool.out" })
+    wait_for(function() return (core.read_file(top .. "/pool.out") or ""):find("lb-net: pool listening", 1, true) end,
+      "the ready line: " .. tostring(core.read_file(top .. "/pool.out")))
+  end)
+
+  teardown(function()
+    if h then
+      h:kill("SIGTERM")
+      local r = h:wait(10)
+      assert.equal(0, r and r.status)
+      h:close()
+    end
+    core.rmtree(top)
+  end)
+
+  it("starts a run's argv in namespaces of its own: its folder only, its own /tmp, its log", function()
+    local d = run_dir("r-see")
+    core.write_file(runs .. "/other-secret", "not yours\n", 420)
+    run_dir("r-other")
+    core.write_file(runs .. "/r-other/logs/x", "not yours either\n", 420)
+    local _, other = req("POST", "/runs/r-other", argv("sleep", "60"))
+    assert.truthy(tonumber(other))
+    local status, pid = req("POST", "/runs/r-see", argv("sh", "-c",
+      "kill -0 " .. other .. " 2>/dev/null && echo SIGNALS-OTHER; " ..
+      "echo cwd=$PWD; ls -a " .. runs .. " | tr '\\n' ' '; echo; ls " .. ctl .. " | wc -l; "
+      .. "cat " .. runs .. "/r-other/logs/x 2>&1 | head -c 0; test -e " .. runs .. "/r-other && echo SEEN-OTHER; "
+      .. "echo pid=$$; echo in-own > " .. d .. "/own.txt; echo done"))
+    assert.equal(201, status, pid)
+    assert.truthy(tonumber(pid))
+    local log = wait_for(function()
+      local t = core.read_file(d .. "/logs/up.log") or ""
+      return t:find("done", 1, true) and t
+    end, "the run's log")
+    assert.truthy(log:find("cwd=/tmp/r-see\n", 1, true), log)
+    assert.truthy(log:find(". .. r-see \n", 1, true), log)    -- only its own folder under the runs
+    assert.truthy(log:find("\n0\n", 1, true), log)             -- the control folder, empty
+    assert.falsy(log:find("SEEN-OTHER", 1, true), log)
+    assert.truthy(log:find("pid=1\n", 1, true), log)          -- the first of its own PID namespace
+    assert.falsy(log:find("SIGNALS-OTHER", 1, true), log)     -- another run's processes are not there
+    assert.equal(200, (req("DELETE", "/runs/r-other")))
+    assert.equal("in-own\n", core.read_file(d .. "/own.txt"))
+    assert.equal("exited 0", wait_for(function() return core.read_file(d .. "/logs/exit") end, "logs/exit"))
+    local st, text = req("GET", "/runs/r-see")
+    assert.equal(200, st)
+    assert.equal("exited 0", text)
+    st, text = req("DELETE", "/runs/r-see")
+    assert.same({ 200, "exited 0" }, { st, text })
+    assert.equal(404, (req("GET", "/runs/r-see")))
+  end)
+
+  it("ends a run's whole group on DELETE, and says how its program ended by itself", function()
+    local d = run_dir("r-kill")
+    -- a child that leaves a grandchild behind, which ignores SIGTERM
+    local status = req("POST", "/runs/r-kill", argv("sh", "-c",
+      "(trap '' TERM; sleep 300) & echo $! > " .. d .. "/bg; echo started; wait"))
+    assert.equal(201, status)
+    assert.equal("running", select(2, req("GET", "/runs/r-kill")))
+    wait_for(function() return (core.read_file(d .. "/logs/up.log") or ""):find("started", 1, true) end, "start")
+    local st, text = req("DELETE", "/runs/r-kill")
+    assert.equal(200, st)
+    assert.equal("killed by signal 9", text)
+    assert.is_nil(core.stat(d .. "/logs/exit"))  -- ended on request, not by itself
+    -- nothing of it is left: no process holds its log open any more
+    assert.equal(0, holders(d .. "/logs/up.log"))
+    run_dir("r-fail")
+    assert.equal(201, (req("POST", "/runs/r-fail", argv("sh", "-c", "exit 3"))))
+    assert.equal("exited 3", wait_for(function() return core.read_file(runs .. "/r-fail/logs/exit") end, "exit"))
+    assert.equal("exited 3", select(2, req("DELETE", "/runs/r-fail")))
+  end)
+
+  it("refuses what it cannot do, each with its status", function()
+    run_dir("r-twice")
+    assert.equal(201, (req("POST", "/runs/r-twice", argv("sleep", "30"))))
+    assert.equal(409, (req("POST", "/runs/r-twice", argv("sleep", "30"))))
+    assert.equal(200, (req("DELETE", "/runs/r-twice")))
+    for _, bad in ipairs({ "/runs/../ctl", "/runs/", "/runs/a.b", "/runs/" .. ("x"):rep(65), "/other/x" }) do
+      assert.equal(404, (req("POST", bad, argv("true"))), bad)
+    end
+    assert.equal(400, (req("POST", "/runs/r-bad", "true")))           -- not NUL-ended
+    assert.equal(400, (req("POST", "/runs/r-bad", argv("a", "", "b")))) -- an empty string
+    assert.equal(404, (req("GET", "/runs/r-never")))
+    assert.equal(404, (req("DELETE", "/runs/r-never")))
+    run_dir("r-put")
+    assert.equal(201, (req("POST", "/runs/r-put", argv("sleep", "30"))))
+    assert.equal(405, (req("PUT", "/runs/r-put", "x")))
+    assert.equal(200, (req("DELETE", "/runs/r-put")))
+    -- a program that cannot run: a run that ended, said in its log
+    run_dir("r-none")
+    assert.equal(201, (req("POST", "/runs/r-none", argv("/no/such/program"))))
+    assert.equal("exited 127", wait_for(function() return core.read_file(runs .. "/r-none/logs/exit") end, "exit"))
+    assert.truthy(core.read_file(runs .. "/r-none/logs/up.log"):find("cannot run '/no/such/program'", 1, true))
+    req("DELETE", "/runs/r-none")
+  end)
+
+  it("ends every run's group on SIGTERM, and exits 0", function()
+    local top2 = assert(core.tmpdir("lb-pool-spec2-", "/var/tmp"))
+    assert(core.mkdir_p(top2 .. "/runs/r1/logs", 493))
+    assert(core.mkdir_p(top2 .. "/ctl", 448))
+    local s2 = top2 .. "/ctl/pool.sock"
+    local h2 = assert(core.start { argv = { build .. "/lb-net", "--pool", "unix:" .. s2, "--runs", top2 .. "/runs" },
+      stdout = top2 .. "/out", stderr = top2 .. "/out" })
+    wait_for(function() return core.stat(s2) end, "its socket")
+    local st = core.uhttp(s2, "POST", "/runs/r1", argv("sh", "-c", "echo up; exec sleep 300"), 10)
+    assert.equal(201, st)
+    wait_for(function() return (core.read_file(top2 .. "/runs/r1/logs/up.log") or ""):find("up") end, "up")
+    h2:kill("SIGTERM")
+    local r = h2:wait(10)
+    h2:close()
+    assert.equal(0, r and r.status)
+    assert.equal(0, holders(top2 .. "/runs/r1/logs/up.log"))
+    core.rmtree(top2)
+  end)
+end)
