@@ -170,11 +170,16 @@ describe("SIGKILL of the runner and its run's process at once", function()
     local conmons = { "sh", "-c", 'ls -d /var/tmp/leakbench-"$1"/conmon-"$2"-* "$3"/lb-conmon-* 2>/dev/null', "sh",
       sh.run({ "id", "-u" }).stdout:match("%d+"), pid, out .. "/res" }
     assert.truthy(sh.run(conmons).stdout ~= "", "the killed suite left no lb-conmon folder to test this on")
+    -- and its upstream's folder (the suite's upstream container: runner.lua's start_pool)
+    local pools = { "sh", "-c", 'ls -d /var/tmp/leakbench-"$1"/pool-"$2"-* 2>/dev/null', "sh",
+      sh.run({ "id", "-u" }).stdout:match("%d+"), pid }
+    assert.truthy(sh.run(pools).stdout ~= "", "the killed suite left no upstream folder to test this on")
     -- The next suite, any suite, removes it before it starts, and says so.
     local r = sh.leakbench({ "run", "spec/fixtures/runner/scenarios/a-pass.lua", "--out", out .. "/next" })
     assert.are.equal(0, r.status, r.stderr)
     assert.matches("leakbench: removed what killed runs left: %d+ container%(s%)", r.stderr)
     assert.are.equal("", sh.run(conmons).stdout)
+    assert.are.equal("", sh.run(pools).stdout)
     assert.are.same({}, pq.containers("leakbench.suite=" .. suite))
     assert.is_nil(sh.run({ "test", "-e", extract }).status == 0 and extract or nil)
     -- and the killed run's folder is back from its neutral place

@@ -19,9 +19,15 @@ describe("lb-net --pool", function()
     return table.concat({ ... }, "\0") .. "\0"
   end
 
+  -- A run's folder as the harness stages it (Sandbox:stage_pool).
+  local function stage(dir)
+    for _, sub in ipairs({ "logs", "records", "sock" }) do assert(core.mkdir_p(dir .. "/" .. sub, 493)) end
+    assert(core.write_file(dir .. "/script.json", "{}", 420))
+    return dir
+  end
+
   local function run_dir(id)
-    assert(core.mkdir_p(runs .. "/" .. id .. "/logs", 493))
-    return runs .. "/" .. id
+    return stage(runs .. "/" .. id)
   end
 
   -- How many processes hold PATH open (by their descriptors).
@@ -74,7 +80,9 @@ describe("lb-net --pool", function()
       "kill -0 " .. other .. " 2>/dev/null && echo SIGNALS-OTHER; " ..
       "echo cwd=$PWD; ls -a " .. runs .. " | tr '\\n' ' '; echo; ls " .. ctl .. " | wc -l; "
       .. "cat " .. runs .. "/r-other/logs/x 2>&1 | head -c 0; test -e " .. runs .. "/r-other && echo SEEN-OTHER; "
-      .. "echo pid=$$; echo in-own > " .. d .. "/own.txt; echo done"))
+      .. "echo pid=$$; echo in-own > " .. d .. "/records/own.txt; ls " .. d .. " | tr '\\n' ' '; echo; "
+      .. "rmdir " .. d .. "/records 2>/dev/null || mv " .. d .. "/records " .. d .. "/r2 2>/dev/null || echo kept; "
+      .. "echo x >> " .. d .. "/script.json 2>/dev/null || echo script-ro; echo done"))
     assert.equal(201, status, pid)
     assert.truthy(tonumber(pid))
     local log = wait_for(function()
@@ -88,7 +96,13 @@ describe("lb-net --pool", function()
     assert.truthy(log:find("pid=1\n", 1, true), log)          -- the first of its own PID namespace
     assert.falsy(log:find("SIGNALS-OTHER", 1, true), log)     -- another run's processes are not there
     assert.equal(200, (req("DELETE", "/runs/r-other")))
-    assert.equal("in-own\n", core.read_file(d .. "/own.txt"))
+    assert.equal("in-own\n", core.read_file(d .. "/records/own.txt"))
+    assert.truthy(log:find("\nlogs records script.json sock \n", 1, true), log)
+    -- its entries are mount points: not to be replaced (by a link for the
+    -- harness to follow); the script is read-only
+    assert.truthy(log:find("kept\n", 1, true), log)
+    assert.truthy(log:find("script-ro\n", 1, true), log)
+    assert.equal("dir", core.stat(d .. "/records").type)
     assert.equal("exited 0", wait_for(function() return core.read_file(d .. "/logs/exit") end, "logs/exit"))
     local st, text = req("GET", "/runs/r-see")
     assert.equal(200, st)
@@ -144,7 +158,7 @@ describe("lb-net --pool", function()
 
   it("ends every run's group on SIGTERM, and exits 0", function()
     local top2 = assert(core.tmpdir("lb-pool-spec2-", "/var/tmp"))
-    assert(core.mkdir_p(top2 .. "/runs/r1/logs", 493))
+    stage(top2 .. "/runs/r1")
     assert(core.mkdir_p(top2 .. "/ctl", 448))
     local s2 = top2 .. "/ctl/pool.sock"
     local h2 = assert(core.start { argv = { build .. "/lb-net", "--pool", "unix:" .. s2, "--runs", top2 .. "/runs" },

@@ -90,6 +90,15 @@ function M.sweep_conmon(say, base)
     "removed the podman service's lb-conmon folder")
 end
 
+--- M.sweep_pool([say], [base]) -> count. The folders of the suites'
+--- upstream containers (sandbox.pool_spec; runner.lua) whose suite's
+--- leakbench process is gone: a suite removes its own at its end, unless
+--- it was killed outright (its container goes by its label, podman.clean).
+function M.sweep_pool(say, base)
+  return sweep_named({ base or sandbox.hide_base() }, sandbox.POOL_PREFIX, say or function() end,
+    "removed the suite's upstream folder")
+end
+
 --- M.sweep_init(pm, [say], [keep], [base], [every]) -> count. lb-init's
 --- copies (images.init_copy) under BASE (sandbox.hide_base()) that a
 --- killed run left unfinished or whose image is gone (images.sweep_init).
@@ -163,6 +172,7 @@ function M.main(args, pm, bases, hide_base)
   local files = M.sweep_credentials(say, bases)
   M.sweep_hidden(say, hide_base)
   M.sweep_conmon(say, hide_base)
+  M.sweep_pool(say, hide_base)
   local copies = M.sweep_init(pm, say, nil, hide_base)
   io.stdout:write(("removed %d container(s), %d network(s), %d credential file(s) and %d copy(ies) of lb-init%s\n")
     :format(#removed.containers, #removed.networks, files, copies,

@@ -397,11 +397,12 @@ local SWEEP_IMAGES_EVERY = 3600
 
 local function sweep_dead(pm, keep)
   local removed = podman.clean(pm, { owned = true }) or { containers = {}, networks = {} }
-  local files, folders, conmons = clean.sweep_credentials(), clean.sweep_hidden(), clean.sweep_conmon()
+  local files, folders = clean.sweep_credentials(), clean.sweep_hidden()
+  local conmons = clean.sweep_conmon() + clean.sweep_pool()
   local copies = clean.sweep_init(pm, nil, keep, nil, SWEEP_IMAGES_EVERY)
   if #removed.containers + #removed.networks + files + folders + conmons + copies > 0 then
     io.stderr:write(("leakbench: removed what killed runs left: %d container(s), %d network(s), "
-      .. "%d credential file(s), %d run folder(s), %d lb-conmon folder(s), %d copy(ies) of lb-init\n")
+      .. "%d credential file(s), %d run folder(s), %d lb-conmon or upstream folder(s), %d copy(ies) of lb-init\n")
       :format(#removed.containers, #removed.networks, files, folders, conmons, copies))
   end
 end

@@ -7,11 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -186,32 +186,74 @@ map_ids(uid_t uid, gid_t gid)
 		return -1; \
 	} while (0)
 
+/* What a run's folder holds, each bound on its own (the last read-only). */
+static const char *const entries[] = { "logs", "records", "sock",
+	"script.json" };
+#define NENTRIES ((int)(sizeof(entries) / sizeof(entries[0])))
+
+/*
+ * /runs/ID in the run's view: a folder of its own (on a tmpfs over RUNS),
+ * where each of RUNS/ID's entries is bound from a descriptor FDS[i]
+ * taken before anything was hidden; so that the run cannot replace an
+ * entry (a mount point) with a link for the harness to follow. 0, or -1
+ * once said on stderr.
+ */
+static int
+bind_entries(const char *own, const char *id, const int *fds)
+{
+	char at[4096 + 32], from[64];
+	int i, fd;
+
+	if (mkdir(own, 0755) < 0)
+		FAIL("make its folder");
+	for (i = 0; i < NENTRIES; i++) {
+		snprintf(at, sizeof(at), "%s/%s", own, entries[i]);
+		if (i < NENTRIES - 1)
+			fd = mkdir(at, 0755);
+		else if ((fd = open(at, O_WRONLY | O_CREAT | O_CLOEXEC,
+			      0644)) >= 0)
+			fd = close(fd);
+		if (fd < 0)
+			FAIL(entries[i]);
+		snprintf(from, sizeof(from), "/proc/self/fd/%d", fds[i]);
+		if (mount(from, at, NULL, MS_BIND, NULL) < 0)
+			FAIL(entries[i]);
+		if (i == NENTRIES - 1 &&
+		    mount(NULL, at, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY,
+			NULL) < 0)
+			FAIL(entries[i]);
+		close(fds[i]);
+	}
+	return 0;
+}
+
 /*
  * The run's view of the files, in its own mount namespace: /runs holding
- * only RUNS/ID (bound from a descriptor taken before anything is hidden),
- * the control folder empty, a /tmp of its own (RUNS and the control
- * folder are not under /tmp). 0, or -1 once said on stderr.
+ * only ID and its entries, the control folder empty, a /tmp of its own
+ * (RUNS and the control folder are not under /tmp). 0, or -1 once said
+ * on stderr.
  */
 static int
 isolate_files(const char *runs, const char *id, uid_t uid, gid_t gid)
 {
-	char own[4096], opts[96], dir[32 + POOL_ID_MAX], from[64];
+	char own[4096], path[4096 + 32], opts[96], dir[32 + POOL_ID_MAX];
 	const unsigned long fl = MS_NOSUID | MS_NODEV;
-	int fd;
+	int fds[NENTRIES], i;
 
 	snprintf(own, sizeof(own), "%s/%s", runs, id);
-	if ((fd = open(own, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		FAIL("open its folder");
-	snprintf(from, sizeof(from), "/proc/self/fd/%d", fd);
+	for (i = 0; i < NENTRIES; i++) {
+		snprintf(path, sizeof(path), "%s/%s", own, entries[i]);
+		if ((fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			FAIL(entries[i]);
+	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		FAIL("mount --make-rprivate /");
 	snprintf(opts, sizeof(opts), "size=64k,mode=0755,uid=%d,gid=%d",
 	    (int)uid, (int)gid);
-	if (mount("tmpfs", runs, "tmpfs", fl | MS_NOEXEC, opts) < 0 ||
-	    mkdir(own, 0755) < 0 ||
-	    mount(from, own, NULL, MS_BIND | MS_REC, NULL) < 0)
+	if (mount("tmpfs", runs, "tmpfs", fl | MS_NOEXEC, opts) < 0)
 		FAIL("hide the other runs");
-	close(fd);
+	if (bind_entries(own, id, fds) < 0)
+		return -1;
 	if (mount("tmpfs", ctl_dir, "tmpfs", fl | MS_NOEXEC | MS_RDONLY,
 		"size=4k,mode=0555") < 0)
 		FAIL("hide the control socket");
@@ -415,6 +457,28 @@ stop_all(void)
 		;
 }
 
+/* DIR and the entries of a run's folder, empty, for the probe. 0, or -1. */
+static int
+make_entries(const char *dir)
+{
+	char path[4096];
+	int i, fd;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -1;
+	for (i = 0; i < NENTRIES; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, entries[i]);
+		if (i < NENTRIES - 1) {
+			if (mkdir(path, 0755) < 0 && errno != EEXIST)
+				return -1;
+		} else if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC,
+				0644)) < 0 ||
+		    close(fd) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * A run isolated as child() isolates it, once, before the pool listens:
  * where namespaces are not allowed, the pool ends at once (status 1),
@@ -426,16 +490,14 @@ probe(const char *runs)
 	static char prog[] = "true";
 	char *argv[] = { prog, NULL }, dir[2048], logs[4096], log[4096];
 	char why[512];
-	int status = 0, rc = 0, fd;
+	int status = 0, rc = 0, fd, i;
 	ssize_t n = 0;
 	pid_t pid;
 
 	snprintf(dir, sizeof(dir), "%s/.probe", runs);
-	snprintf(logs, sizeof(logs), "%s/logs", dir);
 	if (log_path(log, sizeof(log), runs, ".probe", "up.log") < 0 ||
-	    (mkdir(dir, 0755) < 0 && errno != EEXIST) ||
-	    (mkdir(logs, 0755) < 0 && errno != EEXIST)) {
-		fprintf(stderr, "lb-net: pool: cannot make '%s': %s\n", logs,
+	    make_entries(dir) < 0) {
+		fprintf(stderr, "lb-net: pool: cannot make '%s': %s\n", dir,
 		    strerror(errno));
 		return -1;
 	}
@@ -459,7 +521,11 @@ probe(const char *runs)
 		rc = -1;
 	}
 	unlink(log);
-	rmdir(logs);
+	for (i = 0; i < NENTRIES; i++) {
+		snprintf(logs, sizeof(logs), "%s/%s", dir, entries[i]);
+		if (unlink(logs) < 0)
+			rmdir(logs);
+	}
 	rmdir(dir);
 	return rc;
 }
