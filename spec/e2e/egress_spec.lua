@@ -183,7 +183,8 @@ describe("a subject's hook and MCP server that send the key out first", function
       end
     end
     table.sort(ready)
-    assert.are.same({ "net: lb-net: listening", "net: lb-trap: listening", "up: lb-proxy: listening" }, ready)
+    -- the proxy: the run's pair in the suite's upstream container
+    assert.are.same({ "net: lb-net: listening", "net: lb-trap: listening", "pool: lb-proxy: listening" }, ready)
     assert.truthy(gate.t0 >= last, ("the gate opened at %f, before %f"):format(gate.t0, last))
   end)
 end)

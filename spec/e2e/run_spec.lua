@@ -186,9 +186,13 @@ describe("leakbench run, resources", function()
       return claude and n:find(claude .. "-icp\n", 1, true) and claude or nil
     end)
     assert.truthy(names, "never saw the run's containers")
-    for _, short in ipairs({ "up", "net", "icpnet", "icp", "claude" }) do
+    -- the run's own, and the suite's upstream (its model and proxy there)
+    local pool = pq.running(out .. "/res"):match("lb%-[%w-]+%-pool")
+    assert.truthy(pool, "no upstream container for the suite")
+    for _, short in ipairs({ "net", "icpnet", "icp", "claude", "pool" }) do
+      local name = short == "pool" and pool or names .. "-" .. short
       local r = sh.run({ "podman", "inspect", "--format",
-        "{{.HostConfig.Memory}} {{.HostConfig.PidsLimit}} {{json .HostConfig.Tmpfs}}", names .. "-" .. short })
+        "{{.HostConfig.Memory}} {{.HostConfig.PidsLimit}} {{json .HostConfig.Tmpfs}}", name })
       assert.are.equal(0, r.status, short .. ": " .. r.stderr)
       local mem, pids, tmpfs = r.stdout:match("^(%d+) (%d+) (.*)$")
       assert.truthy(tonumber(mem) > 0, short .. " has no memory limit: " .. r.stdout)

@@ -101,7 +101,9 @@ describe("the podman service", function()
       .. sh.quote(rdir .. "/out"))
     local doc = results(rdir .. "/out")
     assert.are.equal("pass", doc.runs[1].verdict, tostring(doc.runs[1].reason) .. "\n" .. r.stderr)
-    assert.are.equal(3, doc.runs[1].timings.podman_api)
+    -- the sidecar and claude; the model and proxy in the suite's upstream
+    assert.are.equal(2, doc.runs[1].timings.podman_api)
+    assert.is_nil(doc.runs[1].timings.pool_fallback)
     local c = as_user("./leakbench lua spec/e2e/support/service_compare.lua " .. sh.quote(rdir .. "/cmp") .. " "
       .. sh.quote(imgs.claude) .. " " .. sh.quote(imgs.proxy))
     assert.are.equal(0, c.status, c.stderr)
@@ -119,7 +121,8 @@ describe("the podman service", function()
     assert.are.equal(2, #doc.runs, r.stderr)
     for _, run in ipairs(doc.runs) do
       assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. r.stderr)
-      assert.are.equal(3, run.timings.podman_api, "the upstream, the sidecar and claude, through the service")
+      assert.are.equal(2, run.timings.podman_api, "the sidecar and claude, through the service")
+      assert.is_nil(run.timings.pool_fallback, "the model and proxy in the suite's upstream")
       -- Claude Code's output, from its container's log
       assert.matches('"type":"result"', read(run.dir .. "/stream.jsonl"))
       assert.is_nil(read(run.dir .. "/containers-to-remove.txt"))
@@ -131,8 +134,10 @@ describe("the podman service", function()
 
   it("is the default for the claude container too; LEAKBENCH_PODMAN_SERVICE_CLAUDE=0 leaves it to the CLI", function()
     local cases = {
-      { "default", {}, 3 },
-      { "claude-cli", { LEAKBENCH_PODMAN_SERVICE_CLAUDE = "0" }, 2 },
+      { "default", {}, 2 },
+      { "claude-cli", { LEAKBENCH_PODMAN_SERVICE_CLAUDE = "0" }, 1 },
+      -- each run's own upstream container: one more
+      { "own-upstream", { LEAKBENCH_POOL = "0" }, 3 },
     }
     for _, c in ipairs(cases) do
       local out = dir .. "/" .. c[1]

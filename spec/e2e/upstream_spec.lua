@@ -15,18 +15,29 @@ local function results(out)
   return cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. out))
 end
 
--- Kills with SIGKILL, from the host, every process called COMM in the PID
--- namespace of the container NAME. The number killed.
+-- Kills with SIGKILL, from the host, every process called COMM that
+-- descends from the container NAME's first process (in its PID namespace
+-- or in one beneath it: a run's pair in the suite's upstream has its own).
+-- The number killed.
 local function kill_in(name, comm)
   local r = sh.run({ "podman", "inspect", "--format", "{{.State.Pid}}", name })
   local pid = must(r.stdout:match("%d+"), "no pid for " .. name .. ": " .. r.stderr)
   local k = sh.run({ "sh", "-c", [[
-ns=$(readlink /proc/$1/ns/pid) || exit 1
+tree=" $1 "
+grew=1
+while [ $grew = 1 ]; do
+  grew=0
+  for p in /proc/[0-9]*; do
+    q=${p#/proc/}
+    case $tree in *" $q "*) continue ;; esac
+    pp=$(cut -d' ' -f4 $p/stat 2>/dev/null) || continue
+    case $tree in *" $pp "*) tree="$tree$q "; grew=1 ;; esac
+  done
+done
 n=0
-for p in /proc/[0-9]*; do
-  [ "$(readlink $p/ns/pid 2>/dev/null)" = "$ns" ] || continue
-  [ "$(cat $p/comm 2>/dev/null)" = "$2" ] || continue
-  kill -9 ${p#/proc/} && n=$((n + 1))
+for q in $tree; do
+  [ "$(cat /proc/$q/comm 2>/dev/null)" = "$2" ] || continue
+  kill -9 $q && n=$((n + 1))
 done
 echo $n]], "sh", pid, comm })
   return tonumber(k.stdout:match("%d+")) or 0

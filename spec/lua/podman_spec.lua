@@ -954,6 +954,49 @@ describe("the podman service's client", function()
     assert(svc:rm_waves { { "lb-t-claude", "lb-t-up" }, { "lb-t-net" } })
   end)
 
+  it("a run whose suite's upstream is not there starts its own, on the run's folder of the pool", function()
+    -- a pool folder whose container could not start (runner.lua's
+    -- check_pool wrote why): no socket answers
+    local pool = sdir .. "/pool-1-x"
+    assert(core.mkdir_p(pool .. "/runs", 493))
+    core.write_file(pool .. "/failed", "cannot start the suite's upstream container", 384)
+    local dir = sdir .. "/run-fb"
+    assert(core.mkdir_p(dir .. "/records", 493))
+    assert(core.mkdir_p(dir .. "/upstream-logs", 493))
+    assert(core.write_file(dir .. "/script.json", "{}", 420))
+    local sb = sandbox.new { dir = dir, run_id = "0123456789ab-fallback", suite_id = "s", timeout = 30,
+      scenario = { name = "x" }, images = { proxy = "img-proxy" } }
+    sb.pm, sb.api, sb.pool, sb.started, sb.topo = pm, svc, pool, {}, {}
+    sb.ctrdir, sb.records, sb.uplogs = dir, dir .. "/records", dir .. "/upstream-logs"
+    sb:stage_pool()
+    local t0 = core.now()
+    sb:pool_start()
+    assert.truthy(core.now() - t0 < 1, "it waited for a pool that said it failed")
+    assert.is_true(sb.pool_fell_back)
+    -- its own upstream container, on the pool's folders, which the
+    -- sidecar mounts already and which are moved into the run folder after
+    local created
+    for _, e in ipairs(events()) do
+      if e.ev == "create" then created = e.name end
+    end
+    assert.equal("lb-0123456789ab-up", created)
+    local spec = sb.topo.up
+    local mounts = {}
+    for _, m in ipairs(spec.mounts) do mounts[m[2]] = m[1] end
+    local p = pool .. "/runs/0123456789ab-fallback"
+    assert.equal(p .. "/records", mounts["/records"])
+    assert.equal(p .. "/sock", mounts["/sock/up"])
+    assert.equal(p .. "/logs", mounts["/logs"])
+    assert.equal(p .. "/sock", sb:sock_dir("up"))
+    assert.same({ name = "lb-0123456789ab-up", short = "up", log = "proxy.log" }, sb.started[1])
+    -- what it recorded reaches the run folder
+    core.write_file(p .. "/records/wire.jsonl", "{}\n", 420)
+    sb:pool_done()
+    assert.equal("{}\n", core.read_file(dir .. "/records/wire.jsonl"))
+    assert.is_nil(core.stat(dir .. "/upstream-logs"))
+    assert(svc:rm("lb-0123456789ab-up"))
+  end)
+
   it("svc:rm_waves removes a wave side by side, and a joined container only after its joiners", function()
     local specs = { spec_of("lb-t-net"), spec_of("lb-t-up"),
                     spec_of("lb-t-claude", { join = "lb-t-net" }) }

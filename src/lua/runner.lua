@@ -417,6 +417,16 @@ end
 local Pool = {}
 Pool.__index = Pool
 
+-- The pool's lifetime: every run's (defaults.container_lifetime) one
+-- after another, the most the suite's runs can take.
+local function pool_lifetime(S)
+  local sum = 0
+  for _, job in ipairs(S.queue) do
+    sum = sum + defaults.container_lifetime(job.scenario.timeout or S.ctx.timeout)
+  end
+  return sum
+end
+
 local function start_pool(S, tags)
   if not (S.svc and tags and not S.ctx.live and os.getenv(M.POOL_SWITCH_ENV) ~= "0" and #S.queue > 0) then
     return nil
@@ -433,7 +443,7 @@ local function start_pool(S, tags)
   end
   local spec = sandbox.pool_spec { dir = dir, name = "lb-" .. S.ctx.suite_id:sub(1, 12) .. "-pool",
     image = tags.proxy, labels = podman.labels { suite = S.ctx.suite_id },
-    lifetime = defaults.container_lifetime(S.ctx.timeout) * #S.queue,
+    lifetime = pool_lifetime(S),
     runs = math.min(S.jobs_n, #S.queue) }
   local status, doc = S.svc:create(S.pm, spec)
   if status ~= 201 then

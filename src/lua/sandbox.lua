@@ -748,7 +748,7 @@ end
 function Sandbox:up_spec()
   local spec = self:base_spec("up", { detach = not self.live, image = self.images.proxy,
     ready = { { "lb-proxy: listening", "recording proxy" } },
-    mounts = { { self.records, "/records" }, { self.sock .. "/up", "/sock/up" } } })
+    mounts = { { self.records, "/records" }, { self:sock_dir("up"), "/sock/up" } } })
   if not self.live then
     spec.network = "none"
     append(spec.mounts, { { self.dir .. "/script.json", "/script/script.json", ro = true },
@@ -851,7 +851,6 @@ end
 -- Starts, together, the containers that carry the network: the upstream,
 -- claude's sidecar, and the interceptor's sidecar when there is one.
 function Sandbox:start_network()
-  if self.pool and not self.pool_start_ok then self:pool_start() end
   self.topo = self.topo or self:topology()
   local t = self.topo
   local specs = { t.net }
@@ -883,6 +882,9 @@ function Sandbox:start_network()
   end
   self:podman_all(specs)
   if claude then self:claude_handle() end
+  -- this run's pair in the suite's upstream, once ours have started
+  -- (the pool may still be starting beside the suite's first runs)
+  if self.pool then self:pool_start() end
 end
 
 -- The interceptor, in its sidecar's netns (through the service with the
@@ -924,7 +926,7 @@ end
 
 -- Every other container of the network is ready, each by its own log.
 function Sandbox:await_network()
-  if self.pool then self:pool_await() else self:await("up") end
+  if self.pool and not self.pool_fell_back then self:pool_await() else self:await("up") end
   if self.topo.icp then
     self:await("icpnet")
     self:await("icp")
@@ -935,7 +937,8 @@ end
 -- the argv of its model and proxy; it may not listen yet (the runner
 -- starts it beside the first runs): asked again until it does, at most
 -- READY_TIMEOUT. When it is not there (it could not start, ended, or
--- does not answer), the run starts its own (Sandbox:pool_fallback).
+-- does not answer), the run starts its own (Sandbox:pool_fallback) on the
+-- same folders.
 function Sandbox:pool_start()
   local sock, path = self.pool .. M.POOL_CTL, "/runs/" .. self.run_id
   local body = table.concat(upstream_offline(self:record_bytes(), path), "\0") .. "\0"
@@ -945,7 +948,7 @@ function Sandbox:pool_start()
     local status, text = core.uhttp(sock, "POST", path, body, 10)
     if status == 201 then
       done { status = status }
-      self.pool_started, self.pool_start_ok = true, true
+      self.pool_started = true
       return
     elseif status then
       self:fail("the suite's upstream cannot start this run's model and proxy (HTTP %d): %s", status,
@@ -960,13 +963,17 @@ function Sandbox:pool_start()
   end
 end
 
--- The run's own upstream container after all, as with LEAKBENCH_POOL=0:
--- its folders back where stage() made them, the pool's removed.
+-- The run's own upstream container after all, as with LEAKBENCH_POOL=0,
+-- on the run's folder of the pool (its records, logs and socket, which
+-- the sidecar mounts already); moved into the run folder after, the same.
 function Sandbox:pool_fallback()
-  core.rmtree(self.pool_run)
-  self.records, self.uplogs = self.own_folders[1], self.own_folders[2]
-  self.pool, self.pool_run, self.own_folders = nil, nil, nil
+  self.pool_fell_back = true
   self.timings.pool_fallback = 1
+  local spec = self:up_spec()
+  self.topo.up = spec
+  self.started[#self.started + 1] = { name = spec.name, short = "up", log = "proxy.log" }
+  if self.api then return self:api_run(spec) end
+  self:podman(self.pm:run_argv(spec))
 end
 
 -- What this run's model and proxy wrote to their log in the suite's upstream.
@@ -1034,7 +1041,8 @@ function Sandbox:pool_done()
     core.uhttp(self.pool .. M.POOL_CTL, "DELETE", "/runs/" .. self.run_id, nil, 10)
     self.pool_started = nil
   end
-  core.write_file(self.dir .. "/proxy.log", self:pool_log(), 420)
+  -- (its own container's log, when it fell back, is proxy.log already)
+  if not self.pool_fell_back then core.write_file(self.dir .. "/proxy.log", self:pool_log(), 420) end
   local records = self.own_folders[1]
   core.rmtree(records)
   move_tree(self.records, records)
@@ -1376,7 +1384,7 @@ M.WATCH_POLL = 0.02    -- seconds between looks at the transcript (watch.lua)
 -- The message naming the first carrier container of the run that is no
 -- longer running (its conmon is gone), with its log; nil when all run.
 function Sandbox:dead_carrier()
-  local pooled = self.pool_started and self:pool_dead()
+  local pooled = self.pool_started and not self.pool_fell_back and self:pool_dead()
   if pooled then return pooled end
   for _, c in ipairs(self.started) do
     if c.short then
