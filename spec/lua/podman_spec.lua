@@ -960,14 +960,14 @@ describe("the podman service's client", function()
     local pool = sdir .. "/pool-1-x"
     assert(core.mkdir_p(pool .. "/runs", 493))
     core.write_file(pool .. "/failed", "cannot start the suite's upstream container", 384)
-    local dir = sdir .. "/run-fb"
-    assert(core.mkdir_p(dir .. "/records", 493))
-    assert(core.mkdir_p(dir .. "/upstream-logs", 493))
-    assert(core.write_file(dir .. "/script.json", "{}", 420))
-    local sb = sandbox.new { dir = dir, run_id = "0123456789ab-fallback", suite_id = "s", timeout = 30,
+    local rundir = sdir .. "/run-fb"
+    assert(core.mkdir_p(rundir .. "/records", 493))
+    assert(core.mkdir_p(rundir .. "/upstream-logs", 493))
+    assert(core.write_file(rundir .. "/script.json", "{}", 420))
+    local sb = sandbox.new { dir = rundir, run_id = "0123456789ab-fallback", suite_id = "s", timeout = 30,
       scenario = { name = "x" }, images = { proxy = "img-proxy" } }
     sb.pm, sb.api, sb.pool, sb.started, sb.topo = pm, svc, pool, {}, {}
-    sb.ctrdir, sb.records, sb.uplogs = dir, dir .. "/records", dir .. "/upstream-logs"
+    sb.ctrdir, sb.records, sb.uplogs = rundir, rundir .. "/records", rundir .. "/upstream-logs"
     sb:stage_pool()
     local t0 = core.now()
     sb:pool_start()
@@ -992,8 +992,8 @@ describe("the podman service's client", function()
     -- what it recorded reaches the run folder
     core.write_file(p .. "/records/wire.jsonl", "{}\n", 420)
     sb:pool_done()
-    assert.equal("{}\n", core.read_file(dir .. "/records/wire.jsonl"))
-    assert.is_nil(core.stat(dir .. "/upstream-logs"))
+    assert.equal("{}\n", core.read_file(rundir .. "/records/wire.jsonl"))
+    assert.is_nil(core.stat(rundir .. "/upstream-logs"))
     assert(svc:rm("lb-0123456789ab-up"))
   end)
 
