@@ -43,37 +43,37 @@ echo $n]], "sh", pid, comm })
   return tonumber(k.stdout:match("%d+")) or 0
 end
 
+-- Runs nap.lua (ENV before it), and once the claude container runs
+-- (Claude Code waits in its Bash call, the model is idle) kills the model
+-- in the container SHORT ("pool": the suite's upstream; "up": the run's
+-- own). The run's result once the suite has ended.
+local function model_killed(out, short, env)
+  sh.rmtree(out .. "/res")
+  local pid = pq.start_run("spec/fixtures/e2e/nap.lua", out, env)
+  local name = pq.await_sibling(out, short, 60)
+  assert.truthy(name, "never saw the container " .. short)
+  assert.are.equal(1, kill_in(name, "lb-model"))
+  assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
+  local run = results(out .. "/res").runs[1]
+  assert.are.equal("error", run.verdict, run.reason)
+  assert.truthy(run.reason:find("lb-net: 'lb-model' was killed by signal 9", 1, true), run.reason)
+  return run
+end
+
 describe("a scripted model that dies during the run", function()
   local out = tmpdir()
   teardown(function() sh.rmtree(out) end)
 
   it("makes the run an error naming lb-model: in the suite's upstream container", function()
-    local pid = pq.start_run("spec/fixtures/e2e/nap.lua", out)
-    -- Once the claude container runs (Claude Code waits in its Bash call,
-    -- the model is idle), kill the model.
-    local pool = pq.await_sibling(out, "pool", 60)
-    assert.truthy(pool, "never saw the suite's upstream container")
-    assert.are.equal(1, kill_in(pool, "lb-model"))
-    assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
-    local run = results(out .. "/res").runs[1]
-    assert.are.equal("error", run.verdict, run.reason)
+    local run = model_killed(out, "pool")
     assert.truthy(run.reason:match("^the recording proxy and the scripted model of the suite's upstream container "
       .. "'[%w-]+' ended during the run %(exited 1%); their log:\n"), run.reason)
-    assert.truthy(run.reason:find("lb-net: 'lb-model' was killed by signal 9", 1, true), run.reason)
     -- nothing of the suite is left: the pool's container went with the suite
     assert.same({}, pq.containers("leakbench.suite=" .. pq.suite_of(out .. "/res")))
   end)
 
   it("makes the run an error naming lb-model: in the run's own (LEAKBENCH_POOL=0)", function()
-    sh.rmtree(out .. "/res")
-    local pid = pq.start_run("spec/fixtures/e2e/nap.lua", out, "LEAKBENCH_POOL=0")
-    local up = pq.await_sibling(out, "up", 60)
-    assert.truthy(up, "never saw the upstream container")
-    assert.are.equal(1, kill_in(up, "lb-model"))
-    assert.truthy(sh.retry(120, function() return not os.execute("kill -0 " .. pid .. " 2>/dev/null") end))
-    local run = results(out .. "/res").runs[1]
-    assert.are.equal("error", run.verdict, run.reason)
+    local run = model_killed(out, "up", "LEAKBENCH_POOL=0")
     assert.truthy(run.reason:match("^container 'lb%-[%w-]+%-up' died during the run; its log:\n"), run.reason)
-    assert.truthy(run.reason:find("lb-net: 'lb-model' was killed by signal 9", 1, true), run.reason)
   end)
 end)
