@@ -475,11 +475,8 @@ local function check_pool(S)
       why = ("cannot start the suite's upstream container (%s): %s"):format(tostring(status),
         type(doc) == "table" and tostring(doc.message or doc.cause) or tostring(doc))
     end
-  elseif not pool.pending then
-    local pid = math.tointeger(tonumber((core.read_file(pool.dir .. "/pool.conmon.pid") or ""):match("%d+") or ""))
-    if pid and not core.pid_alive(pid) then
-      why = ("the suite's upstream container ended: %s"):format(podman.log_text(pool.dir, "pool"))
-    end
+  elseif not pool.pending and sandbox.pool_gone(pool.dir) then
+    why = ("the suite's upstream container ended: %s"):format(podman.log_text(pool.dir, "pool"))
   end
   if not why then return end
   pool.failed = true

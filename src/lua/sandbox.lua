@@ -981,10 +981,16 @@ function Sandbox:pool_log()
   return core.read_beneath(self.uplogs, "up.log", M.UPSTREAM_FILE_CAP) or ""
 end
 
--- Whether the suite's upstream container has ended (its conmon is gone).
-function Sandbox:pool_gone()
-  local pid = math.tointeger(tonumber((core.read_file(self.pool .. "/pool.conmon.pid") or ""):match("%d+") or ""))
+--- M.pool_gone(dir) -> whether the suite's upstream container of the
+--- pool folder DIR has ended (its conmon, which wrote its pid there, is
+--- gone); false while it has not started.
+function M.pool_gone(dir)
+  local pid = math.tointeger(tonumber((core.read_file(dir .. "/pool.conmon.pid") or ""):match("%d+") or ""))
   return pid ~= nil and not core.pid_alive(pid)
+end
+
+function Sandbox:pool_gone()
+  return M.pool_gone(self.pool)
 end
 
 -- Why this run's model and proxy in the suite's upstream are no more, or
