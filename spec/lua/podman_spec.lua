@@ -16,7 +16,7 @@ local FAKE = [[#!/bin/sh
 printf '%%s\n' "$*" >> %s/argv.log
 d=%s
 case "$*" in
-  *"image exists present"*) exit 0 ;;
+  *"image exists present"*|*"image exists broken-present"*) exit 0 ;;
   *"image exists absent"*) exit 1 ;;
   *"run --rm broken"*) echo "WARN[0000] noise" >&2; echo "Error: runc: boom" >&2; exit 125 ;;
   *"run --rm slow"*) sleep 30 ;;
@@ -895,6 +895,34 @@ describe("the podman service's client", function()
       'core.uhttp_start: wrong parameter "path": expected string, got number')
     assert.has_error(function() core.uhttp_start(sock, "GET", "/", nil, 0) end,
       'core.uhttp_start: wrong parameter "timeout": expected 0 < seconds <= 86400')
+  end)
+
+  it("images.present and pm:image_exists ask the service, every image at once, and the CLI when it fails", function()
+    local cli = podman.new { podman = fake, rootful = true, runtime = "" }
+    cli:use_service(svc)
+    core.write_file(log, "")
+    local refs = { "localhost/leakbench-claude:1", "localhost/leakbench-proxy:2",
+                   "docker.io/library/debian:bookworm-slim" }
+    local t0 = core.now()
+    assert.same({ [refs[1]] = true, [refs[3]] = true }, assert(images.present(cli, refs)))
+    -- three lookups of 0.2 s each, side by side, and no podman process
+    assert.truthy(core.now() - t0 < 0.5, core.now() - t0)
+    assert.same({}, argv_log())
+    local asked = {}
+    for _, e in ipairs(events()) do asked[#asked + 1] = e.ev .. " " .. e.name end
+    table.sort(asked)
+    assert.same({ "exists " .. refs[3], "exists " .. refs[1], "exists " .. refs[2] }, asked)
+    assert.is_true(cli:image_exists(refs[1]))
+    assert.is_false(cli:image_exists(refs[2]))
+    assert.same({}, argv_log())
+    -- a lookup the service cannot answer: the CLI decides
+    assert.is_true(cli:image_exists("broken-present"))
+    assert.same({ "image exists broken-present" }, argv_log())
+    core.write_file(log, "")
+    core.write_file(dir .. "/images.txt", "broken:1\n")
+    assert.same({ ["broken:1"] = true }, assert(images.present(cli, { "a:1", "broken:1" })))
+    assert.same({ "images --format json --filter reference=a:1 --filter reference=broken:1" }, argv_log())
+    core.rmtree(dir .. "/images.txt")
   end)
 
   it("svc:run_all creates the containers side by side, then starts them side by side", function()
