@@ -144,11 +144,17 @@ $(BUILD)/obj/%.o: %.c
 	@echo "  CC    $<"
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-# The Lua layer, embedded as text; chunk names are the source paths.
-$(BUILD)/gen/embedded.c: $(LUA_SRC) src/embed.sh
+# The Lua layer, embedded as text and as bytecode (compiled by luadump, a
+# build tool linked with the same Lua library); chunk names are the
+# source paths.
+$(BUILD)/luadump: src/luadump/main.c
+	@mkdir -p $(@D)
+	@echo "  CC    $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(call libs,lua5.4)
+$(BUILD)/gen/embedded.c: $(LUA_SRC) src/embed.sh $(BUILD)/luadump
 	@mkdir -p $(@D)
 	@echo "  GEN   $@"
-	$(Q)sh src/embed.sh $(LUA_SRC) > $@.tmp && mv $@.tmp $@
+	$(Q)LUADUMP=$(BUILD)/luadump sh src/embed.sh $(LUA_SRC) > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
 	@mkdir -p $(@D)
 	@echo "  CC    $<"

@@ -1,6 +1,7 @@
 /*
- * The Lua layer of leakbench, embedded in the binary as text at build time
- * (src/embed.sh writes the table), and lb-conmon's binary (src/embed_bin.sh).
+ * The Lua layer of leakbench, embedded in the binary as text and as bytecode
+ * at build time (src/embed.sh writes the table), and lb-conmon's binary
+ * (src/embed_bin.sh).
  * Read-only, static: nothing to free.
  */
 #ifndef LEAKBENCH_EMBEDDED_H
@@ -13,6 +14,8 @@ struct embedded_file {
 	const char *chunkname; /* "@src/lua/loader.lua" */
 	const char *text;
 	size_t len;
+	const char *code; /* its bytecode (src/luadump/main.c) */
+	size_t code_len;
 };
 
 /* Terminated by an entry whose module is NULL. */

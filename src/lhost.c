@@ -228,13 +228,29 @@ luaopen_budget(lua_State *L)
 }
 
 /* package.preload loader for an embedded module: upvalue 1 is its index. */
+int
+lhost_load_embedded(lua_State *L, const struct embedded_file *f)
+{
+	/*
+	 * The bytecode, where this Lua takes it; else the text (a Lua library
+	 * at run time other than the one that compiled it refuses it).
+	 */
+	if (f->code != NULL &&
+	    luaL_loadbufferx(L, f->code, f->code_len, f->chunkname, "b") ==
+		LUA_OK)
+		return LUA_OK;
+	if (f->code != NULL)
+		lua_pop(L, 1);
+	return luaL_loadbufferx(L, f->text, f->len, f->chunkname, "t");
+}
+
 static int
 load_embedded(lua_State *L)
 {
 	const struct embedded_file
 	    *f = &embedded_files[lua_tointeger(L, lua_upvalueindex(1))];
 
-	if (luaL_loadbufferx(L, f->text, f->len, f->chunkname, "t") != LUA_OK)
+	if (lhost_load_embedded(L, f) != LUA_OK)
 		return lua_error(L);
 	lua_pushstring(L, f->module);
 	lua_call(L, 1, 1);

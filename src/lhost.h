@@ -19,6 +19,15 @@ lua_State *lhost_new(void);
  */
 int lhost_pcall(lua_State *L, int nargs, int nresults);
 
+struct embedded_file;
+
+/*
+ * Pushes the chunk of an embedded module (embedded.h), from its bytecode
+ * where this Lua takes it, else from its text; like luaL_loadbufferx's,
+ * the status, and on failure the message on the stack.
+ */
+int lhost_load_embedded(lua_State *L, const struct embedded_file *f);
+
 /* Opens "leakbench.core": the table of C primitives. */
 int luaopen_leakbench_core(lua_State *L);
 
