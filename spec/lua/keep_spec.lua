@@ -119,4 +119,20 @@ describe("keep.mask", function()
     assert.are.same({ "nothing here", false }, { keep.mask("nothing here", { key }) })
     assert.are.same({ "x", false }, { keep.mask("x", {}) })
   end)
+
+  it("masks with the secrets it is given each time, whichever it was given before", function()
+    -- the scanner it keeps from one call to the next is the one for these secrets
+    local other = "pw-other-" .. string.rep("3c", 12)
+    local h1, h2 = core.secret_hash(key), core.secret_hash(other)
+    local text = "a " .. key .. " b " .. other
+    math.randomseed(7)
+    for _ = 1, 40 do
+      local pick = math.random(4)
+      local secrets = ({ { key }, { other }, { key, other }, { other, key } })[pick]
+      local masked = keep.mask(text, secrets)
+      local want = ({ "a «secret:" .. h1 .. "» b " .. other, "a " .. key .. " b «secret:" .. h2 .. "»",
+        "a «secret:" .. h1 .. "» b «secret:" .. h2 .. "»", "a «secret:" .. h1 .. "» b «secret:" .. h2 .. "»" })[pick]
+      assert.equal(want, masked)
+    end
+  end)
 end)
