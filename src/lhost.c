@@ -227,7 +227,6 @@ luaopen_budget(lua_State *L)
 	return 1;
 }
 
-/* package.preload loader for an embedded module: upvalue 1 is its index. */
 int
 lhost_load_embedded(lua_State *L, const struct embedded_file *f)
 {
@@ -244,6 +243,7 @@ lhost_load_embedded(lua_State *L, const struct embedded_file *f)
 	return luaL_loadbufferx(L, f->text, f->len, f->chunkname, "t");
 }
 
+/* package.preload loader for an embedded module: upvalue 1 is its index. */
 static int
 load_embedded(lua_State *L)
 {
