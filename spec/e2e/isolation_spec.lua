@@ -216,3 +216,29 @@ describe("the host, seen from inside the claude container", function()
     assert.are.equal("", cmdline)
   end)
 end)
+
+-- The kernel's system-call interfaces, seen from inside the claude
+-- container: the native one only (podman.seccomp_profile). Machine code
+-- the agent maps itself calls getpid through x86_64's 32-bit interface
+-- (int 0x80), which podman's default profile lets through; the process
+-- is killed (SIGSYS: 128 + 31). The same code through the native
+-- interface answers, so the probe can tell.
+describe("the system-call interfaces of the claude container", function()
+  local dir = tmpdir()
+  teardown(function() sh.rmtree(dir) end)
+
+  it("are the native one alone: a 32-bit call (int 0x80) kills its process", function()
+    local out = dir .. "/runs"
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/isolation/syscall-abi.lua", "--out", out })
+    local run = results(out).runs[1]
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
+    local a = answer(run.dir)
+    if not a:find("ARCH x86_64", 1, true) then
+      pending("the probe's machine code is x86_64's: " .. a)
+      return
+    end
+    assert.matches("PID %d+\nABI native exit 0\n", a)
+    assert.matches("ABI int80 exit 159\n", a, 1, true)
+    assert.is_nil(a:find("PID %d+\nABI int80"), "a 32-bit system call answered: " .. a)
+  end)
+end)

@@ -132,7 +132,7 @@ describe("podman flags", function()
       sysctls = { { "k", "v" } }, masks = { "/proc/cmdline" }, log = { dir = "/d", name = "c" },
       lifetime = 689.5 }
     local pid = core.getpid()
-    local rootful = podman.new { podman = fake, runtime = "", rootful = true }
+    local rootful = podman.new { podman = fake, runtime = "", rootful = true, seccomp = "/s/seccomp.json" }
     rootful.ulimits = { nofile = 5, nproc = 6 }
     assert.same({ "run", "-d", "--name", "c1", "--label", "leakbench=1", "--label", "leakbench.run=r1",
       "--label", "leakbench.suite=s1", "--label", "leakbench.pid=" .. pid,
@@ -140,8 +140,8 @@ describe("podman flags", function()
       "--user", "1000:1000", "--network", "none",
       "--log-driver", "k8s-file", "--log-opt", "path=/d/c.ctr.log", "--log-opt", "max-size=64m",
       "--conmon-pidfile", "/d/c.conmon.pid",
-      "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "--cap-add=NET_ADMIN",
-      "--security-opt", "mask=/proc/cmdline", "--sysctl", "k=v",
+      "--cap-drop=all", "--security-opt=no-new-privileges", "--security-opt", "seccomp=/s/seccomp.json",
+      "--read-only", "--cap-add=NET_ADMIN", "--security-opt", "mask=/proc/cmdline", "--sysctl", "k=v",
       "--memory=1g", "--pids-limit=8", "--cpus=1", "--tmpfs", "/tmp:rw,mode=1777,size=4m",
       "--tmpfs", "/home/bench:rw,mode=1777,size=2m",
       "-v", "/h:/c", "-v", "/r:/ro:ro", "--mount", "type=image,source=img2,destination=/opt/x",
@@ -149,10 +149,10 @@ describe("podman flags", function()
       rootful:run_argv(spec))
     -- Joining a sidecar's netns: rootless, its user namespace too; uid 1000 either way.
     local join = { name = "c2", image = "img", join = "side", rm = true }
-    rootful.ulimits = nil
+    rootful.ulimits, rootful.seccomp_path = nil, false
     assert.same({ "run", "--rm", "--name", "c2", "--network", "container:side", "--user", "1000:1000",
       "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "img" }, rootful:run_argv(join))
-    local rootless = podman.new { podman = fake, runtime = "", rootful = false }
+    local rootless = podman.new { podman = fake, runtime = "", rootful = false, seccomp = false }
     rootless.ulimits = nil
     assert.same({ "run", "--rm", "--name", "c2", "--network", "container:side", "--userns", "container:side",
       "--user", "1000:1000", "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "img" },
@@ -170,11 +170,13 @@ describe("podman flags", function()
       mounts = { { "/h", "/c" }, { "/r", "/ro", ro = true }, { "/opt/x", image = "img2" } },
       env = { A = "1" }, workdir = "/w", cap_add = { "NET_ADMIN" }, sysctls = { { "k", "v" } },
       masks = { "/proc/cmdline" }, log = { dir = "/d", name = "c" }, lifetime = 690 }
-    local rootful = podman.new { podman = fake, runtime = "runc", rootful = true }
+    local rootful = podman.new { podman = fake, runtime = "runc", rootful = true, seccomp = "/s/seccomp.json" }
     rootful.ulimits = { nofile = 5, nproc = 6 }
     local g = rootful:create_spec(spec)
     assert.same({ "all" }, g.cap_drop)
     assert.is_true(g.no_new_privileges)
+    assert.equal("/s/seccomp.json", g.seccomp_profile_path)
+    assert.is_nil(podman.new({ podman = fake, seccomp = false }):create_spec(spec).seccomp_profile_path)
     assert.is_true(g.read_only_filesystem)
     assert.same({ "NET_ADMIN" }, g.cap_add)
     assert.same({ "/proc/cmdline" }, g.mask)
@@ -713,7 +715,7 @@ describe("doctor", function()
   end)
 
   it("runs a trial container and passes when all is there", function()
-    local pm = podman.new { podman = fake, rootful = true, runtime = "runc" }
+    local pm = podman.new { podman = fake, rootful = true, runtime = "runc", seccomp = "/s/seccomp.json" }
     local t = assert(images.tags { pm = pm })
     core.write_file(dir .. "/images.txt", t.claude .. "\n" .. t.proxy .. "\n" .. t.base .. "\n")
     local checks = doctor.check(pm)
@@ -724,7 +726,8 @@ describe("doctor", function()
     assert.same({}, fails)
     local trial = table.concat(argv_log(), "\n")
     assert.matches("run %-%-rm %-%-name lb%-doctor%-%x+ [^\n]*%-%-user 1000:1000 %-%-network none "
-      .. "%-%-cap%-drop=all %-%-security%-opt=no%-new%-privileges %-%-read%-only [^\n]*%-%-entrypoint true ", trial)
+      .. "%-%-cap%-drop=all %-%-security%-opt=no%-new%-privileges %-%-security%-opt seccomp=/s/seccomp.json "
+      .. "%-%-read%-only [^\n]*%-%-entrypoint true ", trial)
     -- The topology: the run's own (sandbox's trial mode): the upstream on
     -- a socket, the sidecar's bridge, a probe in the claude container.
     assert.matches("run %-d %-%-name lb%-[%x%-]+%-up [^\n]*%-%-network none [^\n]*/sock/up:/sock/up "
@@ -1153,5 +1156,151 @@ describe("the podman service's client", function()
     assert.equal("podman service: cannot create container 'lb-t-bad' (HTTP 500): cannot create lb-t-bad", err)
     for _, e in ipairs(events()) do assert.not_equal("start", e.ev) end
     assert(svc:rm("lb-t-fine"))
+  end)
+end)
+
+-- The seccomp profile (podman.seccomp_profile): podman's own, with the
+-- native system-call interface alone in its archMap, every other byte
+-- as it was.
+describe("the seccomp profile", function()
+  local cjson = require "cjson"
+  local sdir
+  before_each(function() sdir = core.tmpdir("lb-seccomp-spec-", "/tmp") end)
+  after_each(function() core.rmtree(sdir) end)
+
+  local ARCHES = { "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM",
+    "SCMP_ARCH_RISCV64", "SCMP_ARCH_S390X" }
+  local RULES = '"syscalls": [ { "names": ["read", "write"], "action": "SCMP_ACT_ALLOW", "args": [], '
+    .. '"comment": "] [ \\" archMap? no", "includes": {}, "excludes": {} }, { "names": ["personality"], '
+    .. '"action": "SCMP_ACT_ALLOW", "args": [ { "index": 0, "value": 0, "op": "SCMP_CMP_EQ" } ], '
+    .. '"includes": { "arches": ["x86", "s390x"] }, "excludes": {} } ]'
+
+  -- A profile in podman's format, drawn from RNG: its archMap's entries,
+  -- sub-architectures, spacing and place among the other keys.
+  local function profile(rng, native)
+    local entries, has = {}, false
+    for _ = 1, rng(1, 4) do
+      local a = ARCHES[rng(1, #ARCHES)]
+      has = has or a == native
+      local subs = {}
+      for _ = 1, rng(0, 2) do subs[#subs + 1] = '"' .. ARCHES[rng(1, #ARCHES)] .. '"' end
+      local sp = (" "):rep(rng(0, 3))
+      entries[#entries + 1] = ('{%s"architecture":%s"%s",%s"subArchitectures": [%s]}'):format(sp, sp, a,
+        ("\n"):rep(rng(0, 1)), table.concat(subs, ", "))
+    end
+    if rng(0, 1) == 1 or not has then table.insert(entries, rng(1, #entries + 1), '{"architecture": "' .. native
+      .. '", "subArchitectures": ["SCMP_ARCH_X86"]}') end
+    local keys = { '"defaultAction": "SCMP_ACT_ERRNO"', '"defaultErrnoRet": 38',
+      '"archMap":' .. (" "):rep(rng(0, 2)) .. "[" .. table.concat(entries, "," .. ("\n  "):rep(rng(0, 1))) .. "]",
+      RULES }
+    for i = #keys, 2, -1 do
+      local j = rng(1, i)
+      keys[i], keys[j] = keys[j], keys[i]
+    end
+    return "{\n  " .. table.concat(keys, ",\n  ") .. "\n}\n"
+  end
+
+  it("keeps the native interface alone and every other byte, on generated profiles", function()
+    local seed = os.time()
+    math.randomseed(seed)
+    for i = 1, 300 do
+      local native = ARCHES[math.random(1, #ARCHES)]
+      local text = profile(math.random, native)
+      local out, why = podman.narrow_seccomp(text, native)
+      local where = ("seed %d, case %d:\n%s"):format(seed, i, text)
+      assert.is_string(out, tostring(why) .. " " .. where)
+      local doc = cjson.decode(out)
+      assert.same({ { architecture = native, subArchitectures = {} } }, doc.archMap, where)
+      assert.same(cjson.decode(text).syscalls, doc.syscalls, where)
+      assert.equal("SCMP_ACT_ERRNO", doc.defaultAction, where)
+      -- what is outside the archMap's list, byte for byte
+      local a, b = text:find('"archMap":%s*%b[]')
+      local c, d = out:find('"archMap":%s*%b[]')
+      assert.equal(text:sub(1, a - 1), out:sub(1, c - 1), where)
+      assert.equal(text:sub(b + 1), out:sub(d + 1), where)
+      assert.truthy(out:find('"subArchitectures":[]}]', 1, true), where)
+    end
+  end)
+
+  it("is refused when it cannot be narrowed for sure", function()
+    local ok = '{"archMap": [{"architecture": "SCMP_ARCH_X86_64", "subArchitectures": []}], ' .. RULES .. "}"
+    assert.is_string((podman.narrow_seccomp(ok, "SCMP_ARCH_X86_64")))
+    local cases = {
+      { "SCMP_ARCH_AARCH64", ok, "lacks SCMP_ARCH_AARCH64" },
+      { "SCMP_ARCH_X86_64", "{", "not a profile" },
+      { "SCMP_ARCH_X86_64", '{"syscalls": []}', "not a profile" },
+      { "SCMP_ARCH_X86_64", '{"archMap": {"architecture": "SCMP_ARCH_X86_64"}, "syscalls": []}', "lacks" },
+      -- the key twice: which one podman reads is not sure
+      { "SCMP_ARCH_X86_64", ok:gsub("^{", '{"archMap": [{"architecture": "SCMP_ARCH_X86"}], '), "twice" },
+    }
+    for _, c in ipairs(cases) do
+      local out, why = podman.narrow_seccomp(c[2], c[1])
+      assert.is_nil(out, c[2])
+      assert.matches(c[3], why, 1, true)
+    end
+  end)
+
+  it("is written once, to a folder of this user's alone, and read from there after", function()
+    local src = sdir .. "/podman.json"
+    local text = profile(function(a) return a end, "SCMP_ARCH_X86_64")
+    assert(core.write_file(src, text))
+    local base = sdir .. "/base"
+    core.mkdir_p(base, 448)
+    local path = assert(podman.seccomp_profile({ sdir .. "/missing.json", src }, base, "SCMP_ARCH_X86_64"))
+    assert.matches("^" .. base:gsub("%p", "%%%0") .. "/seccomp%-%x+%.json$", path)
+    local st = core.stat(path)
+    assert.equal(384, st.mode & 511)
+    assert.equal(podman.narrow_seccomp(text, "SCMP_ARCH_X86_64"), core.read_file(path))
+    assert.equal(path, podman.seccomp_profile({ src }, base, "SCMP_ARCH_X86_64"))
+    assert.equal(st.ino, core.stat(path).ino)
+    -- bytes that are not the profile's, at its name: written over
+    assert(core.write_file(path, '{"defaultAction": "SCMP_ACT_ALLOW"}'))
+    assert.equal(path, podman.seccomp_profile({ src }, base, "SCMP_ARCH_X86_64"))
+    assert.equal(podman.narrow_seccomp(text, "SCMP_ARCH_X86_64"), core.read_file(path))
+    local files = core.listdir(base)
+    assert.equal(1, #files, table.concat(files, " "))
+    -- nothing to narrow: podman's default, and why
+    local none, why = podman.seccomp_profile({ sdir .. "/missing.json" }, base, "SCMP_ARCH_X86_64")
+    assert.is_nil(none)
+    assert.matches("no seccomp profile of podman's at " .. sdir .. "/missing.json", why, 1, true)
+    none, why = podman.seccomp_profile({ src }, base, "SCMP_ARCH_S390X")
+    assert.is_nil(none)
+    assert.matches("lacks SCMP_ARCH_S390X", why, 1, true)
+    -- told to keep podman's default (tests; LEAKBENCH_SECCOMP=podman)
+    assert.is_nil(podman.new({ podman = fake, seccomp = false }):seccomp())
+    assert.equal("/s.json", podman.new({ podman = fake, seccomp = "/s.json" }):seccomp())
+  end)
+
+  it("names the interface from the ELF header", function()
+    local function elf(data_byte, machine_le)
+      local h = "\127ELF\2" .. string.char(data_byte) .. ("\0"):rep(12)
+      local lo, hi = machine_le & 255, machine_le >> 8
+      h = h .. (data_byte == 2 and string.char(hi, lo) or string.char(lo, hi))
+      assert(core.write_file(sdir .. "/elf", h .. ("\0"):rep(40)))
+      return podman.native_arch(sdir .. "/elf")
+    end
+    assert.equal("SCMP_ARCH_X86_64", elf(1, 62))
+    assert.equal("SCMP_ARCH_AARCH64", elf(1, 183))
+    assert.equal("SCMP_ARCH_AARCH64", elf(2, 183))
+    assert.is_nil(elf(1, 3)) -- i386: not one it knows
+    assert(core.write_file(sdir .. "/elf", "#!/bin/sh\nexit 0\n"))
+    assert.is_nil(podman.native_arch(sdir .. "/elf"))
+    assert.is_nil(podman.native_arch(sdir .. "/none"))
+    assert.is_string(podman.native_arch())
+  end)
+
+  it("narrows this machine's own profile of podman's, when there is one", function()
+    for _, p in ipairs(podman.SECCOMP_SOURCES) do
+      local text = core.read_file(p)
+      if text then
+        local arch = assert(podman.native_arch())
+        local out = assert(podman.narrow_seccomp(text, arch))
+        local a, b = cjson.decode(text), cjson.decode(out)
+        assert.equal(#a.syscalls, #b.syscalls)
+        assert.same({ { architecture = arch, subArchitectures = {} } }, b.archMap)
+        return
+      end
+    end
+    pending("no seccomp profile of podman's on this machine")
   end)
 end)

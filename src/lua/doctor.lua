@@ -224,7 +224,13 @@ local function check_runtime(pm, add)
   elseif pm.rootful then
     add("ok", "ulimits: podman's defaults (CAP_SYS_RESOURCE held)")
   end
-
+  local seccomp, why = pm:seccomp()
+  if seccomp then
+    add("ok", "seccomp: podman's profile, this machine's own system-call interface only (" .. seccomp .. ")")
+  else
+    add("note", "seccomp: podman's default profile, which also lets 32-bit system calls through (" .. why .. ")",
+      "install podman's seccomp.json (Debian: golang-github-containers-common), or unset " .. podman.SECCOMP_ENV)
+  end
 end
 
 -- A rootless user's subordinate ids, user namespaces, cgroups, and what

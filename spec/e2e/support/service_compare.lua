@@ -98,7 +98,8 @@ local function facts(name, role_of)
     oci_runtime = c.OCIRuntime, shm = hc.ShmSize,
   }
 end
-local out = { containers = {} }
+-- the seccomp profile both were given (podman.seccomp_profile), or nil
+local out = { containers = {}, seccomp = pm:seccomp() }
 for _, which in ipairs({ "cli", "api" }) do
   local role_of = {}
   for _, spec in ipairs(topo) do
