@@ -2037,6 +2037,35 @@ events1(struct pass *ps, size_t i)
 
 #ifdef __SSE2__
 /*
+ * Do the 64 bytes at p hold a blank or a byte below it in each of their
+ * windows of 16, and no byte below 0x20? Then decode_windows() has
+ * nothing to do in any of the four windows (text).
+ */
+static inline int
+text64(const unsigned char *p)
+{
+	const __m128i sp = _mm_set1_epi8(' '), c1f = _mm_set1_epi8(0x1f);
+	__m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+	__m128i v2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
+	__m128i v3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+	__m128i mn = _mm_min_epu8(_mm_min_epu8(v0, v1), _mm_min_epu8(v2, v3));
+	unsigned m0, m1, m2, m3;
+
+	m0 = (unsigned)_mm_movemask_epi8(
+	    _mm_cmpeq_epi8(_mm_min_epu8(v0, sp), v0));
+	m1 = (unsigned)_mm_movemask_epi8(
+	    _mm_cmpeq_epi8(_mm_min_epu8(v1, sp), v1));
+	m2 = (unsigned)_mm_movemask_epi8(
+	    _mm_cmpeq_epi8(_mm_min_epu8(v2, sp), v2));
+	m3 = (unsigned)_mm_movemask_epi8(
+	    _mm_cmpeq_epi8(_mm_min_epu8(v3, sp), v3));
+	/* (a mask of 0 minus 1 has its top bit set; one of 16 bits not) */
+	return (((m0 - 1) | (m1 - 1) | (m2 - 1) | (m3 - 1)) >> 31) == 0 &&
+	    _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(mn, c1f), mn)) == 0;
+}
+
+/*
  * The windows of 16 bytes of ps's buffer: the events of its bytes below
  * 0x20 (line breaks, NULs, control bytes), and every window all of
  * base64 characters the run around it. Returns where the windows end,
@@ -2052,12 +2081,27 @@ decode_windows(struct pass *ps)
 	const __m128i sp = _mm_set1_epi8(' '), plus = _mm_set1_epi8('+');
 	const __m128i span = _mm_set1_epi8('z' - '+');
 	size_t r, floor = ps->run_floor; /* (events() leave it) */
+	size_t next64 = 0;		 /* where text64() may look again */
 
 	for (; i + 16 <= len; i += 16) {
-		__m128i v = _mm_loadu_si128(
-		    (const __m128i *)(const void *)(buf + i));
+		__m128i v;
 		__m128i x;
 		unsigned hm, em;
+
+		/*
+		 * Four windows of text (each with a blank, none with a byte
+		 * below 0x20) are passed over at once, as the loop below
+		 * would one by one; where they are not, each byte is looked
+		 * at once here (next64).
+		 */
+		if (i >= next64 && i + 64 <= len) {
+			if (text64(buf + i)) {
+				i += 48;
+				continue;
+			}
+			next64 = i + 64;
+		}
+		v = _mm_loadu_si128((const __m128i *)(const void *)(buf + i));
 
 		/*
 		 * a run's window has no byte up to 0x20; the others may
