@@ -1769,6 +1769,7 @@ scan_compile(struct scan **out, const struct scan_secret *secrets,
 
 	*out = NULL;
 	radix_init();
+	scan_simd_init();
 	if (check_secrets(secrets, nsecrets, err, errlen) != 0)
 		return -1;
 	if (partial_min == 0)
@@ -2425,8 +2426,8 @@ run_start(const unsigned char *buf, size_t j, size_t floor, size_t max,
  * (a JSON text's escapes: no break_at() there, or no encoded character
  * after it).
  */
-static size_t
-next_break_char(const unsigned char *buf, size_t i, size_t n)
+static inline size_t
+next_break_sse2(const unsigned char *buf, size_t i, size_t n)
 {
 #ifdef __SSE2__
 	const __m128i nl = _mm_set1_epi8('\n'), bs = _mm_set1_epi8('\\');
@@ -2459,6 +2460,108 @@ next_break_char(const unsigned char *buf, size_t i, size_t n)
 	while (i < n && buf[i] != '\n' && buf[i] != '\\')
 		i++;
 	return i;
+}
+
+#ifdef SCAN_AVX2
+/*
+ * next_break_sse2, 32 bytes at a time while the two windows of 16 it
+ * would test there are whole (and the two bytes after them); it then
+ * goes on where this stops.
+ */
+SCAN_AVX2 static size_t
+next_break_avx2(const unsigned char *buf, size_t i, size_t n)
+{
+	const __m256i nl = _mm256_set1_epi8('\n'), bs = _mm256_set1_epi8('\\');
+
+	while (i + 34 <= n) {
+		__m256i v = _mm256_loadu_si256(
+		    (const __m256i *)(const void *)(buf + i));
+		__m256i b = _mm256_cmpeq_epi8(v, bs),
+			nlm = _mm256_cmpeq_epi8(v, nl);
+		uint32_t m = (uint32_t)_mm256_movemask_epi8(
+		    _mm256_or_si256(nlm, b));
+
+		if (m != 0 && !_mm256_testz_si256(b, b)) {
+			__m256i v1 = _mm256_loadu_si256(
+			    (const __m256i *)(const void *)(buf + i + 1));
+			__m256i v2 = _mm256_loadu_si256(
+			    (const __m256i *)(const void *)(buf + i + 2));
+			__m256i n1 = _mm256_cmpeq_epi8(v1,
+			    _mm256_set1_epi8('n'));
+			__m256i r1 = _mm256_cmpeq_epi8(v1,
+			    _mm256_set1_epi8('r'));
+			__m256i sp2 = _mm256_cmpeq_epi8(v2,
+			    _mm256_set1_epi8(' '));
+			__m256i esc = _mm256_and_si256(b,
+			    _mm256_or_si256(_mm256_andnot_si256(sp2, n1), r1));
+
+			m = (uint32_t)_mm256_movemask_epi8(
+			    _mm256_or_si256(nlm, esc));
+		}
+		if (m != 0)
+			return i + (size_t)__builtin_ctz(m);
+		i += 32;
+	}
+	return next_break_sse2(buf, i, n);
+}
+#endif
+
+static size_t
+next_break_char(const unsigned char *buf, size_t i, size_t n)
+{
+#ifdef SCAN_AVX2
+	if (scan_avx2)
+		return next_break_avx2(buf, i, n);
+#endif
+	return next_break_sse2(buf, i, n);
+}
+
+int scan_avx2;
+
+static void
+simd_init(void)
+{
+#ifdef SCAN_AVX2
+	scan_avx2 = __builtin_cpu_supports("avx2") &&
+	    __builtin_cpu_supports("popcnt");
+#endif
+}
+
+void
+scan_simd_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, simd_init);
+}
+
+int
+scan_simd_set(int on)
+{
+	scan_simd_init();
+	simd_init();
+	if (!on)
+		scan_avx2 = 0;
+	return scan_avx2;
+}
+
+size_t
+scan_simd_differ(const unsigned char *p, size_t n)
+{
+	size_t bad = 0;
+#ifdef SCAN_AVX2
+	size_t i, e;
+
+	if (!scan_simd_set(1))
+		return 0;
+	/* every start, and ends short of n (the tails) */
+	for (e = n > 40 ? n - 40 : 0; e <= n; e++)
+		for (i = 0; i <= e; i++)
+			bad += next_break_avx2(p, i, e) !=
+			    next_break_sse2(p, i, e);
+#endif
+	return bad + scan_decode_simd_differ(p, n) +
+	    scan_xform_simd_differ(p, n);
 }
 
 int

@@ -2066,6 +2066,59 @@ text64(const unsigned char *p)
 }
 
 /*
+ * Where the blocks of text (text64) from i, 64 bytes a step, end: the
+ * first block from i that is not text, or that is not whole before n.
+ */
+static inline size_t
+text_skip_sse2(const unsigned char *buf, size_t i, size_t n)
+{
+	while (i + 64 <= n && text64(buf + i))
+		i += 64;
+	return i;
+}
+
+#ifdef SCAN_AVX2
+/* text_skip_sse2, with text64 32 bytes at a time */
+SCAN_AVX2 static size_t
+text_skip_avx2(const unsigned char *buf, size_t i, size_t n)
+{
+	const __m256i sp = _mm256_set1_epi8(' '), c1f = _mm256_set1_epi8(0x1f);
+
+	for (; i + 64 <= n; i += 64) {
+		__m256i a = _mm256_loadu_si256(
+		    (const __m256i *)(const void *)(buf + i));
+		__m256i b = _mm256_loadu_si256(
+		    (const __m256i *)(const void *)(buf + i + 32));
+		__m256i mn = _mm256_min_epu8(a, b);
+		uint64_t le; /* bit k: buf[i + k] is a blank or below */
+
+		le = (uint32_t)_mm256_movemask_epi8(
+			 _mm256_cmpeq_epi8(_mm256_min_epu8(a, sp), a)) |
+		    (uint64_t)(uint32_t)_mm256_movemask_epi8(
+			_mm256_cmpeq_epi8(_mm256_min_epu8(b, sp), b))
+			<< 32;
+		if (scan_lane_empty(le) ||
+		    !_mm256_testz_si256(_mm256_cmpeq_epi8(_mm256_min_epu8(mn,
+							      c1f),
+					    mn),
+			_mm256_set1_epi8(-1)))
+			break;
+	}
+	return i;
+}
+#endif
+
+static inline size_t
+text_skip(const unsigned char *buf, size_t i, size_t n)
+{
+#ifdef SCAN_AVX2
+	if (scan_avx2)
+		return text_skip_avx2(buf, i, n);
+#endif
+	return text_skip_sse2(buf, i, n);
+}
+
+/*
  * The windows of 16 bytes of ps's buffer: the events of its bytes below
  * 0x20 (line breaks, NULs, control bytes), and every window all of
  * base64 characters the run around it. Returns where the windows end,
@@ -2089,17 +2142,20 @@ decode_windows(struct pass *ps)
 		unsigned hm, em;
 
 		/*
-		 * Four windows of text (each with a blank, none with a byte
-		 * below 0x20) are passed over at once, as the loop below
-		 * would one by one; where they are not, each byte is looked
-		 * at once here (next64).
+		 * Blocks of four windows of text (each with a blank, none
+		 * with a byte below 0x20) are passed over at once, as the
+		 * loop below would one by one; each byte is looked at once
+		 * here (next64: the first block text_skip stopped at is
+		 * not text, or not whole).
 		 */
 		if (i >= next64 && i + 64 <= len) {
-			if (text64(buf + i)) {
-				i += 48;
+			size_t j = text_skip(buf, i, len);
+
+			next64 = j + 64;
+			if (j != i) {
+				i = j - 16;
 				continue;
 			}
-			next64 = i + 64;
 		}
 		v = _mm_loadu_si128((const __m128i *)(const void *)(buf + i));
 
@@ -2157,6 +2213,22 @@ decode_windows(struct pass *ps)
 	return i;
 }
 #endif
+
+size_t
+scan_decode_simd_differ(const unsigned char *p, size_t n)
+{
+	size_t bad = 0;
+#if defined(SCAN_AVX2) && defined(__SSE2__)
+	size_t i;
+
+	for (i = 0; i <= n; i++)
+		bad += text_skip_avx2(p, i, n) != text_skip_sse2(p, i, n);
+#else
+	(void)p;
+	(void)n;
+#endif
+	return bad;
+}
 
 int
 decode_pass(const struct scan *sc, const unsigned char *buf, size_t len,

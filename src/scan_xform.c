@@ -3049,6 +3049,57 @@ spec_none64(const unsigned char *p)
 }
 
 /*
+ * Where the blocks that hold nothing for specials_scan (spec_none64)
+ * from i, 64 bytes a step, end: the first block from i that may hold
+ * something, or that is not whole before n (with the byte after it).
+ */
+static inline size_t
+spec_skip_sse2(const unsigned char *buf, size_t i, size_t n)
+{
+	while (i + 65 <= n && spec_none64(buf + i))
+		i += 64;
+	return i;
+}
+
+#ifdef SCAN_AVX2
+/* spec_skip_sse2, with spec_none64 32 bytes at a time */
+SCAN_AVX2 static size_t
+spec_skip_avx2(const unsigned char *buf, size_t i, size_t n)
+{
+	const __m256i amp = _mm256_set1_epi8('&'), qm = _mm256_set1_epi8('?');
+	const __m256i c2 = _mm256_set1_epi8((char)0xc2);
+
+	for (; i + 65 <= n; i += 64) {
+		__m256i a = _mm256_loadu_si256(
+		    (const __m256i *)(const void *)(buf + i));
+		__m256i b = _mm256_loadu_si256(
+		    (const __m256i *)(const void *)(buf + i + 32));
+		__m256i hi = _mm256_max_epu8(a, b), acc;
+
+		acc = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(a, amp),
+					  _mm256_cmpeq_epi8(b, amp)),
+		    _mm256_or_si256(_mm256_cmpeq_epi8(a, qm),
+			_mm256_cmpeq_epi8(b, qm)));
+		acc = _mm256_or_si256(acc,
+		    _mm256_cmpeq_epi8(_mm256_max_epu8(hi, c2), hi));
+		if (!_mm256_testz_si256(acc, acc) || buf[i + 64] == '?')
+			break;
+	}
+	return i;
+}
+#endif
+
+static inline size_t
+spec_skip(const unsigned char *buf, size_t i, size_t n)
+{
+#ifdef SCAN_AVX2
+	if (scan_avx2)
+		return spec_skip_avx2(buf, i, n);
+#endif
+	return spec_skip_sse2(buf, i, n);
+}
+
+/*
  * 64 bytes at p at a time, for the passes below to step over what holds
  * nothing for them. runmask64: bit k set when p[k] may be in a run
  * (runmask16). bits_none64: can none of their 16-byte windows be a bit
@@ -3237,6 +3288,141 @@ runs_plain64(const unsigned char *buf, uint64_t m64, unsigned top)
 }
 
 /*
+ * The top that a block of run characters m64 leaves for the window
+ * after it: the run characters that end it (not all of its last 16, in
+ * a block runs_plain64 passes).
+ */
+static inline unsigned
+runs_top(uint64_t m64)
+{
+	return (unsigned)__builtin_clz(
+	    (~(unsigned)(m64 >> 48) & 0xffffu) << 16);
+}
+
+/*
+ * Where the blocks runs_scan steps over (runs_plain64) from i, 64
+ * bytes a step, end, *top carried from one to the next: the first block
+ * from i that is not plain, its run characters in *m64, or the first
+ * that is not whole before n.
+ */
+static inline size_t
+runs_skip_sse2(const unsigned char *buf, size_t i, size_t n, unsigned *top,
+    uint64_t *m64)
+{
+	for (; i + 64 <= n; i += 64) {
+		*m64 = runmask64(buf + i);
+		if (!runs_plain64(buf + i, *m64, *top))
+			break;
+		*top = runs_top(*m64);
+	}
+	return i;
+}
+
+#ifdef SCAN_AVX2
+/* bitc16, of 32 bytes */
+SCAN_AVX2 static inline __m256i
+bitc32_avx2(__m256i v)
+{
+	return _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v,
+						     _mm256_set1_epi8(
+							 (char)0xfe)),
+				   _mm256_set1_epi8('0')),
+	    _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('_')),
+		_mm256_cmpeq_epi8(v, _mm256_set1_epi8('`'))));
+}
+
+/* runs_skip_sse2, 32 bytes at a time */
+SCAN_AVX2 static size_t
+runs_skip_avx2(const unsigned char *buf, size_t i, size_t n, unsigned *top,
+    uint64_t *m64)
+{
+	const __m256i k5f = _mm256_set1_epi8(0x5f), lim = _mm256_set1_epi8(-34);
+	const __m256i c60 = _mm256_set1_epi8(0x60);
+	unsigned t = *top;
+
+	for (; i + 64 <= n; i += 64) {
+		__m256i a = _mm256_loadu_si256(
+		    (const __m256i *)(const void *)(buf + i));
+		__m256i b = _mm256_loadu_si256(
+		    (const __m256i *)(const void *)(buf + i + 32));
+		uint64_t m, r12, low, bits;
+
+		m = (uint32_t)_mm256_movemask_epi8(
+			_mm256_cmpgt_epi8(lim, _mm256_add_epi8(a, k5f))) |
+		    (uint64_t)(uint32_t)_mm256_movemask_epi8(
+			_mm256_cmpgt_epi8(lim, _mm256_add_epi8(b, k5f)))
+			<< 32;
+		*m64 = m;
+		/* runs_plain64: no 12 run characters in a row */
+		r12 = m & (m >> 1);
+		r12 &= r12 >> 2;
+		r12 &= r12 >> 4;
+		r12 &= r12 >> 4;
+		if (r12 != 0 || t + (unsigned)__builtin_ctzll(~m) >= MIN_RUN)
+			break;
+		/* bits_none64: each window has a byte above '`', */
+		low = (uint32_t)_mm256_movemask_epi8(
+			  _mm256_cmpeq_epi8(_mm256_min_epu8(a, c60), a)) |
+		    (uint64_t)(uint32_t)_mm256_movemask_epi8(
+			_mm256_cmpeq_epi8(_mm256_min_epu8(b, c60), b))
+			<< 32;
+		if (scan_lane_full(low)) {
+			/* or fewer than 8 are '0', '1', '_' or '`' */
+			bits = (uint32_t)_mm256_movemask_epi8(bitc32_avx2(a)) |
+			    (uint64_t)(uint32_t)_mm256_movemask_epi8(
+				bitc32_avx2(b))
+				<< 32;
+			if (__builtin_popcountll(bits) >= 8)
+				break;
+		}
+		t = runs_top(m);
+	}
+	*top = t;
+	return i;
+}
+#endif
+
+static inline size_t
+runs_skip(const unsigned char *buf, size_t i, size_t n, unsigned *top,
+    uint64_t *m64)
+{
+#ifdef SCAN_AVX2
+	if (scan_avx2)
+		return runs_skip_avx2(buf, i, n, top, m64);
+#endif
+	return runs_skip_sse2(buf, i, n, top, m64);
+}
+
+size_t
+scan_xform_simd_differ(const unsigned char *p, size_t n)
+{
+	size_t bad = 0;
+#ifdef SCAN_AVX2
+	static const unsigned tops[] = { 0, 1, 4, 8, 11, 12, 16 };
+	uint64_t m1, m2;
+	unsigned t1, t2;
+	size_t i, k, e1, e2;
+
+	tables_init();
+	for (i = 0; i <= n; i++) {
+		bad += spec_skip_avx2(p, i, n) != spec_skip_sse2(p, i, n);
+		for (k = 0; k < sizeof(tops) / sizeof(tops[0]); k++) {
+			m1 = m2 = 0;
+			t1 = t2 = tops[k];
+			e1 = runs_skip_avx2(p, i, n, &t1, &m1);
+			e2 = runs_skip_sse2(p, i, n, &t2, &m2);
+			bad += e1 != e2 || t1 != t2 ||
+			    (e1 + 64 <= n && m1 != m2);
+		}
+	}
+#else
+	(void)p;
+	(void)n;
+#endif
+	return bad;
+}
+
+/*
  * Runs, and bit groups (windows of '0', '1' and separators). A run of 16
  * or more either holds a whole window or crosses one window's end into
  * the next: the ones at the top of one mask and at the bottom of the next
@@ -3255,18 +3441,16 @@ runs_scan(struct xp *x)
 	for (i = 0, top = 0, blk = 0, have = 0; i < len && !x->oom; i += 16) {
 		unsigned m = 0, bottom, ntop, bm;
 
-		/* The run characters of 64 bytes, kept for their windows */
+		/*
+		 * The run characters of 64 bytes, kept for their windows;
+		 * plain blocks stepped over (runs_skip), top carried
+		 */
 		if ((!have || i >= blk + 64) && (have = i + 64 <= len)) {
+			i = runs_skip(buf, i, len, &top, &m64);
+			if (i >= len)
+				break;
 			blk = i;
-			m64 = runmask64(buf + i);
-			if (runs_plain64(buf + i, m64, top)) {
-				m = (unsigned)(m64 >> 48);
-				top = (unsigned)__builtin_clz(
-				    (~m & 0xffffu) << 16);
-				i += 48;
-				have = 0;
-				continue;
-			}
+			have = i + 64 <= len;
 		}
 		if (have)
 			m = (unsigned)(m64 >> (i - blk)) & 0xffffu;
@@ -3400,10 +3584,10 @@ specials_scan(struct xp *x)
 		uint64_t m;
 
 		/* 64 bytes at once (one loop over their bits), the last 16 */
+		if (i + 65 <= len)
+			i = spec_skip(buf, i, len);
 		if (i + 65 <= len) {
 			w = 64;
-			if (spec_none64(buf + i))
-				continue;
 			m = (uint64_t)specmask16(buf + i) |
 			    (uint64_t)specmask16(buf + i + 16) << 16 |
 			    (uint64_t)specmask16(buf + i + 32) << 32 |

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "scan.h"
+#include "scan_int.h"
 #include "tap.h"
 
 /* ---- independent encoders ---- */
@@ -833,6 +834,142 @@ test_fd_chunks(void)
 	scan_free(sc);
 }
 
+/* ---- the AVX2 kernels against the SSE2 ones (scan_int.h) ---- */
+
+/* Random bytes, drawn to meet every class the kernels test and its edges. */
+static void
+simd_fill(unsigned char *p, size_t n, unsigned *x)
+{
+	static const char pick[] = "aZ09+/=-_`.,:;\"'&?#\\nr lx01{}()<>";
+	static const unsigned char edge[] = { 0x00, 0x09, 0x0a, 0x0d, 0x1f,
+		0x20, 0x21, 0x2a, 0x2b, 0x5f, 0x60, 0x61, 0x7a, 0x7b, 0x7e,
+		0x7f, 0x80, 0xc1, 0xc2, 0xc3, 0xcf, 0xd0, 0xef, 0xff };
+	size_t i;
+	unsigned mode = 0;
+
+	for (i = 0; i < n; i++) {
+		*x = *x * 1103515245 + 12345;
+		if ((*x >> 8) % 48 == 0)
+			mode = (*x >> 16) % 6;
+		switch (mode) {
+		case 0: /* text */
+			p[i] = (*x >> 16) % 6 == 0 ?
+			    ' ' :
+			    (unsigned char)('a' + (*x >> 16) % 26);
+			break;
+		case 1: /* a run */
+			p[i] = (unsigned char)pick[(*x >> 16) % 14];
+			break;
+		case 2: /* bits, plain and under rot47 */
+			p[i] = (unsigned char)"01 _`,-"[(*x >> 16) % 7];
+			break;
+		case 3:
+			p[i] = edge[(*x >> 16) % sizeof(edge)];
+			break;
+		case 4: /* JSON text with escapes */
+			p[i] = (unsigned char)"ab \\n\"r/"[(*x >> 16) % 8];
+			break;
+		default:
+			p[i] = (unsigned char)
+			    pick[(*x >> 16) % (sizeof(pick) - 1)];
+			break;
+		}
+	}
+}
+
+static int
+same_findings(const struct scan_result *a, const struct scan_result *b)
+{
+	size_t i;
+
+	if (a->n != b->n || a->budget != b->budget)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (a->v[i].offset != b->v[i].offset ||
+		    a->v[i].length != b->v[i].length ||
+		    a->v[i].pattern != b->v[i].pattern ||
+		    a->v[i].secret != b->v[i].secret ||
+		    strcmp(a->v[i].form, b->v[i].form) != 0)
+			return 0;
+	return 1;
+}
+
+static void
+test_simd(void)
+{
+	const char *sec[] = { S1, S2 };
+	struct scan *sc = compile(sec, NULL, 2, 0);
+	struct str d = { 0 }, plain = { 0 }, enc = { 0 };
+	struct scan_result a, b;
+	unsigned char buf[700];
+	unsigned x = 2024;
+	size_t i, k, len, bad = 0, differ = 0, total = 0;
+
+	if (!scan_simd_set(1)) {
+		ok(1, "kernels: no AVX2 here, one path only");
+		scan_free(sc);
+		return;
+	}
+	for (i = 0; i < 300; i++) {
+		len = 1 + (x >> 4) % sizeof(buf);
+		simd_fill(buf, len, &x);
+		bad += scan_simd_differ(buf, len);
+	}
+	ok(bad == 0,
+	    "kernels: AVX2 and SSE2 give the same answers at every offset "
+	    "of 300 random buffers (%zu differ)",
+	    bad);
+	/* whole scans, the secrets planted among the same random bytes */
+	for (i = 0; i < 40; i++) {
+		d.n = 0;
+		while (d.n < 20000) {
+			x = x * 1103515245 + 12345;
+			switch ((x >> 16) % 4) {
+			case 0:
+				puts_(&d, (x >> 8) % 2 ? S1 : S2);
+				break;
+			case 1:
+				plain.n = enc.n = 0;
+				put(&plain, "abc", (x >> 8) % 3);
+				puts_(&plain, S1);
+				radix(&enc, (unsigned char *)plain.p, plain.n,
+				    B64, 6, 1);
+				for (k = 0; k < enc.n; k += 17) {
+					put(&d, enc.p + k,
+					    enc.n - k < 17 ? enc.n - k : 17);
+					puts_(&d, (x >> 9) % 2 ? "\\n" : "\n");
+				}
+				break;
+			case 2:
+				puts_(&d, s2_cases[1 + (x >> 8) % 8].enc);
+				break;
+			default:
+				len = 1 + (x >> 8) % sizeof(buf);
+				simd_fill(buf, len, &x);
+				put(&d, buf, len);
+				break;
+			}
+		}
+		scan_simd_set(1);
+		a = scan(sc, d.p, d.n);
+		scan_simd_set(0);
+		b = scan(sc, d.p, d.n);
+		differ += !same_findings(&a, &b);
+		total += a.n;
+		scan_result_free(&a);
+		scan_result_free(&b);
+	}
+	scan_simd_set(1);
+	ok(differ == 0 && total > 0,
+	    "kernels: 40 scans of random bytes and planted forms find the "
+	    "same with AVX2 and without (%zu differ, %zu findings)",
+	    differ, total);
+	free(d.p);
+	free(plain.p);
+	free(enc.p);
+	scan_free(sc);
+}
+
 int
 main(void)
 {
@@ -848,5 +985,6 @@ main(void)
 	test_reports();
 	test_partial();
 	test_fd_chunks();
+	test_simd();
 	return tap_done();
 }
