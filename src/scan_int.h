@@ -82,6 +82,8 @@ scan_lane_empty(uint64_t m)
 struct memo_slot;
 struct memo_ent;
 
+#define SCAN_MEMO_TAGS 3 /* scan_memo_run's tags: 0 to 2 */
+
 struct scan_memo {
 	struct memo_slot *slot; /* a hash table of the entries */
 	size_t nslot;
@@ -92,7 +94,8 @@ struct scan_memo {
 	struct scan_finding *f; /* their findings */
 	size_t nf, capf;
 	uint64_t seed;
-	int full; /* no more runs are kept */
+	int full;			/* no more runs are kept */
+	size_t next[SCAN_MEMO_TAGS][2]; /* by tag: entries to try first */
 };
 
 void scan_memo_clear(struct scan_memo *m);

@@ -2633,6 +2633,7 @@ struct memo_ent {
 	size_t left;	 /* decoded bytes it spent */
 	unsigned hit;	 /* budget bits it set (depth) */
 	unsigned tag;	 /* which pass decoded it (scan_memo_run) */
+	int shared;	 /* another entry has its hash */
 };
 
 void
@@ -2715,29 +2716,83 @@ memo_hash(const unsigned char *p, size_t n, uint64_t seed)
 
 /*
  * The slot of p[0..n) (hash h), or the empty slot where it would go; NULL
- * after MEMO_SAME other runs of hash h (not kept then).
+ * after MEMO_SAME other runs of hash h (not kept then). With mark set
+ * (a run about to be kept), the other runs of hash h it meets are marked
+ * shared, and *same says whether there was one.
  */
 static struct memo_slot *
-memo_find(const struct scan_memo *m, const unsigned char *p, size_t n,
-    uint64_t h, unsigned tag)
+memo_find(struct scan_memo *m, const unsigned char *p, size_t n, uint64_t h,
+    unsigned tag, int mark, size_t *same_)
 {
 	size_t i = (size_t)(h >> 20) & (m->nslot - 1), same = 0;
 	struct memo_slot *sl;
-	const struct memo_ent *en;
+	struct memo_ent *en;
 
 	for (;; i = (i + 1) & (m->nslot - 1)) {
 		sl = &m->slot[i];
 		if (sl->ent == 0)
-			return sl;
+			break;
 		if (sl->h != h)
 			continue;
 		en = &m->ent[sl->ent - 1];
 		if (en->len == n && en->tag == tag &&
 		    memcmp(m->bytes + en->off, p, n) == 0)
-			return sl;
+			break;
+		if (mark)
+			en->shared = 1;
 		if (++same >= MEMO_SAME)
 			return NULL;
 	}
+	if (same_ != NULL)
+		*same_ = same;
+	return sl;
+}
+
+/*
+ * The entry the memo holds for p[0..n) of tag, or NULL; *h_ gets the
+ * run's hash (0 when it was not needed), *sl_ its slot (as memo_find).
+ *
+ * First two entries where the sequence of runs seen before may go on:
+ * the wire resends runs in the order it sent them, so the run after one
+ * found is most often the entry kept after that one's, and comparing its
+ * bytes costs no hash and no probe of the table (a cache miss each).
+ * next[tag][0] is the entry after the last one found, next[tag][1] the
+ * one after the last found this way or kept: a run that comes back
+ * often (a line of code in the text) is found in the table, far back,
+ * and the sequence goes on after it. Only an entry whose hash no other
+ * entry has (not shared): memo_find then finds it too, so what is found
+ * is what memo_find gives.
+ */
+static struct memo_ent *
+memo_get(struct scan_memo *m, const unsigned char *p, size_t n, unsigned tag,
+    uint64_t *h_, struct memo_slot **sl_)
+{
+	struct memo_slot *sl;
+	struct memo_ent *en;
+	size_t *next = tag < SCAN_MEMO_TAGS ? m->next[tag] : NULL, k;
+	int w;
+
+	*h_ = 0;
+	*sl_ = NULL;
+	for (w = 0; next != NULL && w < 2; w++) {
+		if ((k = next[w]) >= m->nent)
+			continue;
+		en = &m->ent[k];
+		if (en->len == n && en->tag == tag && !en->shared &&
+		    memcmp(m->bytes + en->off, p, n) == 0) {
+			next[0] = next[1] = k + 1;
+			return en;
+		}
+	}
+	*h_ = memo_hash(p, n, m->seed ^ tag);
+	if (m->nslot == 0)
+		return NULL;
+	*sl_ = sl = memo_find(m, p, n, *h_, tag, 0, NULL);
+	if (sl == NULL || sl->ent == 0)
+		return NULL;
+	if (next != NULL)
+		next[0] = sl->ent;
+	return &m->ent[sl->ent - 1];
 }
 
 /* Room for one more run of n bytes and nf findings; 0 when none. */
@@ -2815,8 +2870,8 @@ scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
 {
 	struct scan_memo *m = bg->memo;
 	const unsigned char *p = buf + s;
-	size_t n = e - s, n0, i;
-	struct memo_slot *sl = NULL;
+	size_t n = e - s, n0, i, same;
+	struct memo_slot *sl;
 	struct memo_ent *en;
 	uint64_t h, w0;
 	size_t l0;
@@ -2824,26 +2879,22 @@ scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
 
 	if (m->seed == 0)
 		m->seed = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15u | 1;
-	h = memo_hash(p, n, m->seed ^ tag);
-	if (m->nslot > 0) {
-		sl = memo_find(m, p, n, h, tag);
-		en = sl != NULL && sl->ent ? &m->ent[sl->ent - 1] : NULL;
-		if (en != NULL && bg->work > en->work && bg->left >= en->left) {
-			scan_budget_spend(bg, en->work);
-			bg->left -= en->left;
-			bg->hit |= en->hit;
-			for (i = 0; i < en->nf; i++) {
-				struct scan_finding f = m->f[en->f + i];
+	en = memo_get(m, p, n, tag, &h, &sl);
+	if (en != NULL && bg->work > en->work && bg->left >= en->left) {
+		scan_budget_spend(bg, en->work);
+		bg->left -= en->left;
+		bg->hit |= en->hit;
+		for (i = 0; i < en->nf; i++) {
+			struct scan_finding f = m->f[en->f + i];
 
-				f.offset += s;
-				if (scan_res_push(res, &f) != 0)
-					return -1;
-			}
-			return 0;
+			f.offset += s;
+			if (scan_res_push(res, &f) != 0)
+				return -1;
 		}
-		if (en != NULL)
-			sl = NULL; /* decoded again, kept as it was */
+		return 0;
 	}
+	if (en != NULL)
+		sl = NULL; /* decoded again, kept as it was */
 	saved = bg->hit;
 	bg->hit = 0;
 	w0 = bg->work;
@@ -2856,9 +2907,12 @@ scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
 	if ((got & (SCAN_BUDGET_WORK | SCAN_BUDGET_BYTES)) || bg->work == 0 ||
 	    (m->nslot > 0 && sl == NULL) || !memo_room(m, n, res->n - n0))
 		return 0;
-	if ((sl = memo_find(m, p, n, h, tag)) == NULL)
+	if ((sl = memo_find(m, p, n, h, tag, 1, &same)) == NULL)
 		return 0;
 	en = &m->ent[m->nent];
+	en->shared = same > 0;
+	if (tag < SCAN_MEMO_TAGS)
+		m->next[tag][0] = m->next[tag][1] = m->nent + 1;
 	en->off = m->nbytes;
 	en->len = n;
 	en->f = m->nf;

@@ -1527,6 +1527,88 @@ test_memo(void)
 	scan_free(sc);
 }
 
+/*
+ * The memo tries the entry after the last one found before its table
+ * (memo_get): runs that come back in the order they came, in another
+ * order, and runs that come back often between them, drawn at random,
+ * must give what a scan without the memo gives.
+ */
+static void
+test_memo_order(void)
+{
+	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs"
+				 "tuvwxyz0123456789+/=:,.-_{}\"";
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct str d = { 0 }, rot = { 0 }, pool[24];
+	struct scan_result a, b;
+	unsigned x = 99, seed;
+	size_t i, k, len, at, differ = 0, total = 0;
+
+	for (i = 0; S1[i] != '\0'; i++) {
+		char ch = S1[i];
+
+		if (ch >= 'a' && ch <= 'z')
+			ch = (char)('a' + (ch - 'a' + 7) % 26);
+		put(&rot, &ch, 1);
+	}
+	for (seed = 0; seed < 6; seed++) {
+		memset(pool, 0, sizeof(pool));
+		for (k = 0; k < 24; k += 2) {
+			x = x * 1103515245 + 12345;
+			len = 12 + (x >> 16) % 190;
+			for (i = 0; i < len; i++) {
+				x = x * 1103515245 + 12345;
+				put(&pool[k], &al[(x >> 16) % (sizeof(al) - 1)],
+				    1);
+			}
+			/* its twin: the same length, the secret's rot7 in
+			 * one of them, at the end */
+			put(&pool[k + 1], pool[k].p, pool[k].n);
+			put(&pool[k], rot.p, rot.n);
+			put(&pool[k + 1], rot.p, rot.n);
+			pool[k + 1].p[pool[k + 1].n - 1] = '.';
+		}
+		d.n = 0;
+		for (i = 0, at = 0; i < 800; i++) {
+			x = x * 1103515245 + 12345;
+			switch ((x >> 16) % 8) {
+			case 0: /* one that comes back often */
+			case 1:
+				k = (x >> 8) % 3;
+				break;
+			case 2: /* anywhere */
+				k = (x >> 8) % 24;
+				at = k;
+				break;
+			default: /* the sequence goes on */
+				k = at = (at + 1) % 24;
+				break;
+			}
+			put(&d, pool[k].p, pool[k].n);
+			puts_(&d, (x >> 20) % 2 ? " " : "\n");
+		}
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		if (scan_buffer_memo(sc, d.p, d.n, &a, NULL) != 0 ||
+		    scan_buffer(sc, d.p, d.n, &b) != 0)
+			abort();
+		differ += !same_findings(&a, &b);
+		total += b.n;
+		scan_result_free(&a);
+		scan_result_free(&b);
+		for (k = 0; k < 24; k++)
+			free(pool[k].p);
+	}
+	ok(differ == 0 && total > 0,
+	    "runs that come back in order, out of order and often: the "
+	    "memo gives what a scan without it gives (%zu of 6 differ, %zu "
+	    "findings)",
+	    differ, total);
+	free(d.p);
+	free(rot.p);
+	scan_free(sc);
+}
+
 int
 main(void)
 {
@@ -1544,6 +1626,7 @@ main(void)
 	test_dns();
 	test_not_text();
 	test_memo();
+	test_memo_order();
 	test_undo();
 	{
 		const char *const rm[] = { "rm", "-rf", tmpdir, NULL };
