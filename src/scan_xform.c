@@ -1553,31 +1553,57 @@ undo_b91_rots(struct xp *x, const unsigned char *p, size_t n, size_t s,
 }
 
 /*
+ * Is a run of n undone (undo_run)? Not a short or a long one, and not
+ * where no level is left (a guess, not a decoder that read its input: no
+ * guess, and no depth budget said).
+ */
+static int
+undo_fits(const struct xp *x, size_t n)
+{
+	return n >= UNDO_MIN && n <= UNDO_MAX &&
+	    x->depth + 1 <= x->bg->maxdepth;
+}
+
+/*
+ * uall ANDed into *all and uany ORed into *any over p[0..n); two of
+ * each in turn, so that each byte does not wait for the one before.
+ */
+static void
+undo_masks(const unsigned char *p, size_t n, uint64_t *all, uint64_t *any)
+{
+	uint64_t a0 = *all, a1 = ~(uint64_t)0, y0 = *any, y1 = 0;
+	size_t i;
+
+	for (i = 0; i + 2 <= n; i += 2) {
+		a0 &= uall[p[i]];
+		y0 |= uany[p[i]];
+		a1 &= uall[p[i + 1]];
+		y1 |= uany[p[i + 1]];
+	}
+	if (i < n) {
+		a0 &= uall[p[i]];
+		y0 |= uany[p[i]];
+	}
+	*all = a0 & a1;
+	*any = y0 | y1;
+}
+
+/*
  * The run p[0..n) (buf[s..e)) undone by a reversal, rot47 and each
  * rotation where a decoder may read what that gives (see above); done:
- * what the triggers undid already. One pass over the run; a probe only
- * where an alphabet fits.
+ * what the triggers undid already; all and any: undo_masks of the run
+ * (undo_fits: n). One pass over the run; a probe only where an alphabet
+ * fits.
  */
 static int
 undo_run(struct xp *x, const unsigned char *p, size_t n, size_t s, size_t e,
-    uint32_t done_rots, unsigned done_kinds)
+    uint32_t done_rots, unsigned done_kinds, uint64_t all, uint64_t any)
 {
-	uint64_t all = ~(uint64_t)0, any = 0;
 	uint32_t low, up, lm, um, rfam, ifam;
 	unsigned raw, iraw, nl, cand, t, ti, m;
-	size_t i;
 	int k, r;
 
-	/* (a guess, not a decoder that read its input: no level left, no
-	 * guess, and no depth budget said) */
-	if (n < UNDO_MIN || n > UNDO_MAX || x->depth + 1 > x->bg->maxdepth)
-		return 0;
-	undo_init_once();
 	scan_budget_spend(x->bg, n);
-	for (i = 0; i < n; i++) {
-		all &= uall[p[i]];
-		any |= uany[p[i]];
-	}
 	raw = (unsigned)all & R_ALL;
 	rfam = (all >> 16) & 1 ? 0 : (uint32_t)(all >> 12) & 15;
 	iraw = (unsigned)(all >> 20) & R_ALL;
@@ -1889,7 +1915,9 @@ on_run(struct xp *x, size_t s, size_t e)
 	const unsigned char *p = x->buf + s;
 	size_t n = e - s, kts;
 	uint32_t lead, fam;
+	uint64_t all = ~(uint64_t)0, any = 0, all2 = ~(uint64_t)0, any2 = 0;
 	unsigned char *sig;
+	int whole, tail;
 
 	scan_budget_spend(x->bg, 2 * n);
 	if (n > MAX_TOKEN)
@@ -1903,9 +1931,28 @@ on_run(struct xp *x, size_t s, size_t e)
 	    run_tokens(x, n, s, &kts, &lead, &fam) != 0 ||
 	    run_whole(x, n, s, e, kts, lead, fam) != 0)
 		return -1;
-	/* undone without a trigger: the run, and its part after a key */
-	if (undo_run(x, p, n, s, e, x->rots, x->kinds) != 0 ||
-	    (kts > 0 && undo_run(x, p + kts, n - kts, s + kts, e, 0, 0) != 0))
+	/*
+	 * undone without a trigger: the run, and its part after a key; the
+	 * alphabets of both from one pass over the run
+	 */
+	whole = undo_fits(x, n);
+	tail = kts > 0 && undo_fits(x, n - kts);
+	if (whole || tail)
+		undo_init_once();
+	if (tail)
+		undo_masks(p + kts, n - kts, &all2, &any2);
+	if (whole) {
+		undo_masks(p, tail ? kts : n, &all, &any);
+		if (tail) {
+			all &= all2;
+			any |= any2;
+		}
+	}
+	if ((whole &&
+		undo_run(x, p, n, s, e, x->rots, x->kinds, all, any) != 0) ||
+	    (tail &&
+		undo_run(x, p + kts, n - kts, s + kts, e, 0, 0, all2, any2) !=
+		    0))
 		return -1;
 	return x->oom ? -1 : 0;
 }
