@@ -841,6 +841,8 @@ static void
 simd_fill(unsigned char *p, size_t n, unsigned *x)
 {
 	static const char pick[] = "aZ09+/=-_`.,:;\"'&?#\\nr lx01{}()<>";
+	static const char b64al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn"
+				    "opqrstuvwxyz0123456789+/=";
 	static const unsigned char edge[] = { 0x00, 0x09, 0x0a, 0x0d, 0x1f,
 		0x20, 0x21, 0x2a, 0x2b, 0x5f, 0x60, 0x61, 0x7a, 0x7b, 0x7e,
 		0x7f, 0x80, 0xc1, 0xc2, 0xc3, 0xcf, 0xd0, 0xef, 0xff };
@@ -850,8 +852,19 @@ simd_fill(unsigned char *p, size_t n, unsigned *x)
 	for (i = 0; i < n; i++) {
 		*x = *x * 1103515245 + 12345;
 		if ((*x >> 8) % 48 == 0)
-			mode = (*x >> 16) % 6;
+			mode = (*x >> 16) % 8;
 		switch (mode) {
+		case 6: /* base64, with an edge now and then */
+			p[i] = (*x >> 16) % 97 == 0 ?
+			    edge[(*x >> 8) % sizeof(edge)] :
+			    (unsigned char)b64al[(*x >> 16) % 65];
+			break;
+		case 7: /* hex digits, either case */
+			p[i] = (*x >> 16) % 97 == 0 ?
+			    (unsigned char)'g' :
+			    (unsigned char)"0123456789abcdefABCDEF"[(*x >> 16) %
+				22];
+			break;
 		case 0: /* text */
 			p[i] = (*x >> 16) % 6 == 0 ?
 			    ' ' :
