@@ -885,8 +885,8 @@ mlit_verify(const struct mlit *m, const unsigned char *buf, size_t n, size_t i,
  * a multiple of the stride. Over consecutive ranges covering [0, n) every
  * occurrence is reported once. Returns 0, or -1 when cb returned non-zero.
  */
-static int
-mlit_scan_range(const struct mlit *m, const unsigned char *buf, size_t n,
+static inline __attribute__((always_inline)) int
+mlit_scan_range_(const struct mlit *m, const unsigned char *buf, size_t n,
     size_t from, size_t to, mlit_cb cb, void *ctx)
 {
 	size_t S = m->stride, i = from, last;
@@ -935,6 +935,31 @@ mlit_scan_range(const struct mlit *m, const unsigned char *buf, size_t n,
 			return -1;
 	}
 	return 0;
+}
+
+#ifdef SCAN_AVX2
+/*
+ * mlit_scan_range_ where the CPU has AVX2 (and BMI2 with it): its shifts
+ * by the bitmap's width then take any register (shrx), not only cl,
+ * which the loop's four samples wanted in turn.
+ */
+SCAN_AVX2 static int
+mlit_scan_range_avx2(const struct mlit *m, const unsigned char *buf, size_t n,
+    size_t from, size_t to, mlit_cb cb, void *ctx)
+{
+	return mlit_scan_range_(m, buf, n, from, to, cb, ctx);
+}
+#endif
+
+static int
+mlit_scan_range(const struct mlit *m, const unsigned char *buf, size_t n,
+    size_t from, size_t to, mlit_cb cb, void *ctx)
+{
+#ifdef SCAN_AVX2
+	if (scan_avx2)
+		return mlit_scan_range_avx2(m, buf, n, from, to, cb, ctx);
+#endif
+	return mlit_scan_range_(m, buf, n, from, to, cb, ctx);
 }
 
 static int
@@ -2523,7 +2548,7 @@ simd_init(void)
 {
 #ifdef SCAN_AVX2
 	scan_avx2 = __builtin_cpu_supports("avx2") &&
-	    __builtin_cpu_supports("popcnt");
+	    __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
 #endif
 }
 

@@ -23,7 +23,7 @@
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 /* A kernel compiled for AVX2, called where scan_avx2 is set. */
-#define SCAN_AVX2 __attribute__((target("avx2,popcnt")))
+#define SCAN_AVX2 __attribute__((target("avx2,bmi2,popcnt")))
 #endif
 
 #include "scan.h"
