@@ -670,6 +670,106 @@ on_any(void *ctx, const struct scan_trig *t, size_t pos)
  * letter or '#'. Up to max keys into keys; returns how many. Key 0 (d
  * as it is) is not one.
  */
+/*
+ * d[0..k) XORed with key (k <= 64; d has 64 bytes to read): where the
+ * first control byte is (k: none), and in *mark how many bytes before it
+ * are from 0xc2, or a letter or '#' after an '&'. A byte at a time.
+ */
+static size_t
+xor_trial_bytes(const unsigned char *d, size_t k, unsigned key, unsigned *mark)
+{
+	unsigned char t, prev = 0;
+	size_t i;
+
+	for (i = 0, *mark = 0; i < k; i++) {
+		t = d[i] ^ (unsigned char)key;
+		if (ctrl_byte(t))
+			break;
+		*mark += t >= 0xc2 ||
+		    (i > 0 && prev == '&' && (scan_is_letter(t) || t == '#'));
+		prev = t;
+	}
+	return i;
+}
+
+#ifdef __SSE2__
+/*
+ * The masks of one window of xor_trial: its control bytes, its bytes
+ * from 0xc2, its '&', its letters and '#'; t gets the window XORed.
+ */
+static inline void
+xor_window(const unsigned char *d, __m128i kv, unsigned char *t, unsigned m[4])
+{
+	__m128i v = _mm_xor_si128(kv,
+	    _mm_loadu_si128((const __m128i *)(const void *)d));
+	__m128i lo = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+	__m128i ws = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
+	    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+		_mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+	__m128i l = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)),
+	    _mm_set1_epi8('a'));
+
+	_mm_storeu_si128((__m128i *)(void *)t, v);
+	m[0] = (unsigned)_mm_movemask_epi8(
+	    _mm_or_si128(_mm_andnot_si128(ws, lo),
+		_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f))));
+	m[1] = (unsigned)_mm_movemask_epi8(
+	    _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)0xc2)), v));
+	m[2] = (unsigned)_mm_movemask_epi8(
+	    _mm_cmpeq_epi8(v, _mm_set1_epi8('&')));
+	m[3] = (unsigned)_mm_movemask_epi8(
+	    _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(25)), l),
+		_mm_cmpeq_epi8(v, _mm_set1_epi8('#'))));
+}
+
+/*
+ * xor_trial_bytes 16 bytes at a time, t[0..64) getting d XORed: each
+ * key tried costs a few operations a window, not a loop over 64 bytes
+ * (up to 24 keys a call).
+ */
+static size_t
+xor_trial(const unsigned char *d, size_t k, unsigned key, unsigned *mark,
+    unsigned char *t)
+{
+	const __m128i kv = _mm_set1_epi8((char)key);
+	unsigned m0[4], m1[4], m2[4], m3[4];
+	uint64_t ctl, hi, amp, lh, lim, before, mk;
+	size_t i;
+
+	xor_window(d, kv, t, m0);
+	xor_window(d + 16, kv, t + 16, m1);
+	xor_window(d + 32, kv, t + 32, m2);
+	xor_window(d + 48, kv, t + 48, m3);
+#define XOR_JOIN(j) \
+	((uint64_t)m0[j] | (uint64_t)m1[j] << 16 | (uint64_t)m2[j] << 32 | \
+	    (uint64_t)m3[j] << 48)
+	ctl = XOR_JOIN(0);
+	hi = XOR_JOIN(1);
+	amp = XOR_JOIN(2);
+	lh = XOR_JOIN(3);
+#undef XOR_JOIN
+	lim = k < 64 ? ((uint64_t)1 << k) - 1 : ~(uint64_t)0;
+	ctl &= lim;
+	i = ctl != 0 ? (size_t)__builtin_ctzll(ctl) : k;
+	before = i < 64 ? ((uint64_t)1 << i) - 1 : ~(uint64_t)0;
+	mk = (hi | ((amp << 1) & lh)) & before;
+	for (*mark = 0; mk != 0; mk &= mk - 1)
+		++*mark;
+	return i;
+}
+#else
+static size_t
+xor_trial(const unsigned char *d, size_t k, unsigned key, unsigned *mark,
+    unsigned char *t)
+{
+	size_t i;
+
+	for (i = 0; i < k; i++)
+		t[i] = d[i] ^ (unsigned char)key;
+	return xor_trial_bytes(d, k, key, mark);
+}
+#endif
+
 static size_t
 xor_text_keys(const unsigned char *d, size_t n, unsigned char *keys, size_t max,
     size_t *looked)
@@ -678,7 +778,7 @@ xor_text_keys(const unsigned char *d, size_t n, unsigned char *keys, size_t max,
 	 * leads and continuations, an entity's '&', '#' and ';' */
 	static const unsigned char often[] = { 0xef, 0xbc, 0xbd, 0xf0, 0x9d,
 		0xe2, 0x80, 0xc2, 0xad, '&', '#', ';' };
-	unsigned char t[65], tried[256] = { 0 };
+	unsigned char t[64], d64[64] = { 0 }, tried[256] = { 0 };
 	unsigned cnt[256] = { 0 }, top[2] = { 0, 0 }, mark;
 	size_t i, k, got = 0, j, score[8], h;
 	unsigned key, a, b;
@@ -698,6 +798,7 @@ xor_text_keys(const unsigned char *d, size_t n, unsigned char *keys, size_t max,
 	 * of no structure) */
 	if (cnt[top[0]] < 4 || cnt[top[0]] * 10 < h)
 		return 0;
+	memcpy(d64, d, k);
 	top[1] = top[0] ^ 1;
 	for (i = 0; i < h; i++)
 		if (d[i] != top[0] && cnt[d[i]] > cnt[top[1]])
@@ -707,14 +808,7 @@ xor_text_keys(const unsigned char *d, size_t n, unsigned char *keys, size_t max,
 			key = top[a] ^ often[b];
 			if (key == 0 || tried[key]++)
 				continue;
-			for (i = 0, mark = 0; i < k; i++) {
-				t[i] = d[i] ^ (unsigned char)key;
-				if (ctrl_byte(t[i]))
-					break;
-				mark += t[i] >= 0xc2 ||
-				    (i > 0 && t[i - 1] == '&' &&
-					(scan_is_letter(t[i]) || t[i] == '#'));
-			}
+			i = xor_trial(d64, k, key, &mark, t);
 			*looked += i;
 			if (i < k || mark < 4 || text_bad(t, k, k, 0) != 0)
 				continue;
@@ -3505,6 +3599,21 @@ scan_xform_simd_differ(const unsigned char *p, size_t n)
 	size_t i, k, e1, e2;
 
 	tables_init();
+#ifdef __SSE2__
+	/* (not AVX2: the keys of xor_text_keys, by window and a byte at a
+	 * time) */
+	for (i = 0; i < n; i += 5) {
+		unsigned char w64[64] = { 0 }, t64[64];
+		unsigned key, x1, x2;
+
+		k = n - i < 64 ? n - i : 64;
+		memcpy(w64, p + i, k);
+		for (key = 0; key < 256; key += 1 + i % 3)
+			bad += xor_trial(w64, k, key, &x1, t64) !=
+				xor_trial_bytes(w64, k, key, &x2) ||
+			    x1 != x2;
+	}
+#endif
 	for (i = 0; i <= n; i++) {
 		bad += spec_skip_avx2(p, i, n) != spec_skip_sse2(p, i, n);
 		for (k = 0; k < sizeof(tops) / sizeof(tops[0]); k++) {
