@@ -827,6 +827,27 @@ xor_text_keys(const unsigned char *d, size_t n, unsigned char *keys, size_t max,
 	return got;
 }
 
+/*
+ * The XOR delta of p[0..n) into d: d[i] = p[i] ^ p[i + 1] for i < n - 1;
+ * 16 at a time (a bomb's megabytes of zeros come here).
+ */
+static void
+xor_delta(const unsigned char *p, size_t n, unsigned char *d)
+{
+	size_t i = 0;
+
+#ifdef __SSE2__
+	for (; i + 17 <= n; i += 16)
+		_mm_storeu_si128((__m128i *)(void *)(d + i),
+		    _mm_xor_si128(_mm_loadu_si128(
+				      (const __m128i *)(const void *)(p + i)),
+			_mm_loadu_si128(
+			    (const __m128i *)(const void *)(p + i + 1))));
+#endif
+	for (; i + 1 < n; i++)
+		d[i] = p[i] ^ p[i + 1];
+}
+
 static int
 xor_hit(struct xp *x, const unsigned char *d, size_t n)
 {
@@ -843,8 +864,7 @@ xor_hit(struct xp *x, const unsigned char *d, size_t n)
 		return 0;
 	if ((t = scratch(&x->v, &x->vcap, n, &x->oom)) == NULL)
 		return 0;
-	for (i = 0; i + 1 < n; i++)
-		t[i] = d[i] ^ d[i + 1];
+	xor_delta(d, n, t);
 	scan_budget_spend(x->bg, n);
 	scan_trig_scan(x->sc, t, n - 1, TRIG_DELTA, on_any, &hit);
 	if (!hit && n <= 4096) {
@@ -2725,8 +2745,7 @@ try_xor(struct xp *x)
 		return 0;
 	if ((d = scratch(&x->u, &x->ucap, x->n, &x->oom)) == NULL)
 		return -1;
-	for (i = 0; i + 1 < x->n; i++)
-		d[i] = x->buf[i] ^ x->buf[i + 1];
+	xor_delta(x->buf, x->n, d);
 	scan_budget_spend(x->bg, x->n);
 	x->nxkey = 0;
 	if (scan_trig_scan(x->sc, d, x->n - 1, TRIG_DELTA, on_delta, x) != 0)
@@ -3588,6 +3607,29 @@ runs_skip(const unsigned char *buf, size_t i, size_t n, unsigned *top,
 	return runs_skip_sse2(buf, i, n, top, m64);
 }
 
+/* Bit k set when p[k] is a NUL. */
+static inline unsigned
+nulmask16(const unsigned char *p)
+{
+#ifdef __SSE2__
+	return (unsigned)_mm_movemask_epi8(
+	    _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p),
+		_mm_setzero_si128()));
+#else
+	(void)p;
+	return 0;
+#endif
+}
+
+static const unsigned char nul_tab[256] = { 1 }; /* NUL alone */
+
+/* Where the NULs from i end, not past n (a bomb's megabytes of them). */
+static size_t
+nul_span(const unsigned char *buf, size_t i, size_t n)
+{
+	return scan_span16(buf, i, n, nulmask16, nul_tab);
+}
+
 size_t
 scan_xform_simd_differ(const unsigned char *p, size_t n)
 {
@@ -3602,6 +3644,20 @@ scan_xform_simd_differ(const unsigned char *p, size_t n)
 #ifdef __SSE2__
 	/* (not AVX2: the keys of xor_text_keys, by window and a byte at a
 	 * time) */
+	/* (nor these: nul_span and xor_delta, and their byte loops) */
+	for (i = 0; i <= n; i++) {
+		unsigned char d1[1200], d2[1200];
+
+		for (e2 = i; e2 < n && p[e2] == '\0'; e2++)
+			;
+		bad += nul_span(p, i, n) != e2;
+		if (n - i > sizeof(d1) || n - i < 2)
+			continue;
+		xor_delta(p + i, n - i, d1);
+		for (e2 = 0; e2 + 1 < n - i; e2++)
+			d2[e2] = p[i + e2] ^ p[i + e2 + 1];
+		bad += memcmp(d1, d2, n - i - 1) != 0;
+	}
 	for (i = 0; i < n; i += 5) {
 		unsigned char w64[64] = { 0 }, t64[64];
 		unsigned key, x1, x2;
@@ -3726,8 +3782,7 @@ nuls_scan(struct xp *x)
 		for (e = k; e < len && e - k < 4 && buf[e] == '\0'; e++)
 			;
 		if (e - k > 3) { /* no text unit holds 4 NULs: skip them */
-			while (e < len && buf[e] == '\0')
-				e++;
+			e = nul_span(buf, e, len);
 			k = e;
 			continue;
 		}

@@ -852,8 +852,11 @@ simd_fill(unsigned char *p, size_t n, unsigned *x)
 	for (i = 0; i < n; i++) {
 		*x = *x * 1103515245 + 12345;
 		if ((*x >> 8) % 48 == 0)
-			mode = (*x >> 16) % 8;
+			mode = (*x >> 16) % 9;
 		switch (mode) {
+		case 8: /* NULs, a byte of text now and then */
+			p[i] = (*x >> 16) % 29 == 0 ? (unsigned char)'a' : 0;
+			break;
 		case 6: /* base64, with an edge now and then */
 			p[i] = (*x >> 16) % 97 == 0 ?
 			    edge[(*x >> 8) % sizeof(edge)] :
