@@ -663,14 +663,6 @@ on_any(void *ctx, const struct scan_trig *t, size_t pos)
  * 64 may differ from the others there (random bytes: half of them do).
  */
 /*
- * XOR of text a text decoder reads (look-alikes, invisibles, entities),
- * which holds no literal form of a secret and so no pattern's delta:
- * the keys under which the first 64 bytes of d[0..n) are text (valid
- * UTF-8, no control byte) with a byte from 0xc2 or an '&' before a
- * letter or '#'. Up to max keys into keys; returns how many. Key 0 (d
- * as it is) is not one.
- */
-/*
  * d[0..k) XORed with key (k <= 64; d has 64 bytes to read): where the
  * first control byte is (k: none), and in *mark how many bytes before it
  * are from 0xc2, or a letter or '#' after an '&'. A byte at a time.
@@ -770,6 +762,14 @@ xor_trial(const unsigned char *d, size_t k, unsigned key, unsigned *mark,
 }
 #endif
 
+/*
+ * XOR of text a text decoder reads (look-alikes, invisibles, entities),
+ * which holds no literal form of a secret and so no pattern's delta:
+ * the keys under which the first 64 bytes of d[0..n) are text (valid
+ * UTF-8, no control byte) with a byte from 0xc2 or an '&' before a
+ * letter or '#'. Up to max keys into keys; returns how many. Key 0 (d
+ * as it is) is not one.
+ */
 static size_t
 xor_text_keys(const unsigned char *d, size_t n, unsigned char *keys, size_t max,
     size_t *looked)
