@@ -2119,6 +2119,25 @@ text_skip(const unsigned char *buf, size_t i, size_t n)
 }
 
 /*
+ * Where decode_windows() goes on from window i: past the blocks of four
+ * windows of text from i (each with a blank, none with a byte below
+ * 0x20), which its loop would pass over one by one (text_skip); each
+ * byte is looked at once (*next64: the first block text_skip stopped at
+ * is not text, or not whole, so none is tried before it is passed).
+ */
+static inline size_t
+text_from(const unsigned char *buf, size_t i, size_t len, size_t *next64)
+{
+	size_t j;
+
+	if (i < *next64 || i + 64 > len)
+		return i;
+	j = text_skip(buf, i, len);
+	*next64 = j + 64;
+	return j;
+}
+
+/*
  * The windows of 16 bytes of ps's buffer: the events of its bytes below
  * 0x20 (line breaks, NULs, control bytes), and every window all of
  * base64 characters the run around it. Returns where the windows end,
@@ -2140,22 +2159,12 @@ decode_windows(struct pass *ps)
 		__m128i v;
 		__m128i x;
 		unsigned hm, em;
+		size_t j;
 
-		/*
-		 * Blocks of four windows of text (each with a blank, none
-		 * with a byte below 0x20) are passed over at once, as the
-		 * loop below would one by one; each byte is looked at once
-		 * here (next64: the first block text_skip stopped at is
-		 * not text, or not whole).
-		 */
-		if (i >= next64 && i + 64 <= len) {
-			size_t j = text_skip(buf, i, len);
-
-			next64 = j + 64;
-			if (j != i) {
-				i = j - 16;
-				continue;
-			}
+		/* blocks of four windows of text at once (text_from) */
+		if ((j = text_from(buf, i, len, &next64)) != i) {
+			i = j - 16;
+			continue;
 		}
 		v = _mm_loadu_si128((const __m128i *)(const void *)(buf + i));
 
