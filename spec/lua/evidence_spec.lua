@@ -747,3 +747,77 @@ describe("evidence.verify", function()
     assert.are.equal(1, #unverified)
   end)
 end)
+
+-- What the harness saw of the trap's sockets before reading its records
+-- (sandbox.settle_egress, egress-settle.json): the socket tables of the
+-- sidecar's netns, and the egress channel marked incomplete on a loss.
+describe("the egress trap, settled", function()
+  local sandbox = require "leakbench.sandbox"
+  local UDP_HEAD = "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout "
+    .. "inode ref pointer drops\n"
+  local TCP_HEAD = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+  local function udp_line(i, port, rx, drops)
+    return ("  %d: 0100007F:%04X 00000000:0000 07 00000000:%08X 00:00000000 00000000  1000        0 %d 2 "
+      .. "0000000000000000 %d\n"):format(i, port, rx, 1000 + i, drops)
+  end
+  local function tcp_line(i, port, st, rx)
+    return ("   %d: 0100007F:%04X 0100007F:C350 %s 00000000:%08X 00:00000000 00000000  1000        0 %d 1 "
+      .. "0000000000000000 20 4 30 10 -1\n"):format(i, port, st, rx, 2000 + i)
+  end
+
+  it("reads the queues, the losses and the open connections of generated socket tables", function()
+    local seed = os.time()
+    math.randomseed(seed)
+    local states = { "01", "02", "03", "04", "05", "06", "07", "08", "09", "0A", "0B" }
+    local open_state = { ["01"] = true, ["03"] = true, ["07"] = true, ["08"] = true }
+    for case = 1, 200 do
+      local udp, tcp, want = { UDP_HEAD }, { TCP_HEAD }, { queued = 0, lost = 0, open = 0 }
+      for i = 1, math.random(0, 6) do
+        local rx = math.random(0, 3) == 0 and math.random(1, 1 << 20) or 0
+        local drops = math.random(0, 2) * math.random(0, 9999)
+        udp[#udp + 1] = udp_line(i, math.random(1, 65535), rx, drops)
+        want.queued, want.lost = want.queued + rx, want.lost + drops
+      end
+      for i = 1, math.random(0, 8) do
+        local port = math.random(0, 3) == 0 and 8080 or math.random(1, 65535)
+        local st, rx = states[math.random(#states)], math.random(0, 2) == 0 and math.random(1, 4096) or 0
+        tcp[#tcp + 1] = tcp_line(i, port, st, rx)
+        if port ~= 8080 and (open_state[st] or rx > 0) then want.open = want.open + 1 end
+      end
+      local got = sandbox.parse_sockets(table.concat(udp), table.concat(tcp), 8080)
+      assert.same(want, got, ("seed %d, case %d:\n%s%s"):format(seed, case, table.concat(udp), table.concat(tcp)))
+    end
+    assert.same({ queued = 0, lost = 0, open = 0 }, sandbox.parse_sockets(UDP_HEAD, TCP_HEAD, 8080))
+    assert.same({ queued = 0, lost = 0, open = 0 }, sandbox.parse_sockets(nil, "garbage\n", 8080))
+  end)
+
+  it("marks the egress channel incomplete when datagrams were lost or the trap had not read everything", function()
+    local dir = core.tmpdir("lb-settle-spec-", "/tmp")
+    finally(function() core.rmtree(dir) end)
+    assert(core.mkdir_p(dir .. "/egress", 493))
+    assert(core.write_file(dir .. "/egress/egress.jsonl", ""))
+    local function reasons(settle)
+      os.remove(dir .. "/egress-settle.json")
+      if settle then assert(core.write_file(dir .. "/egress-settle.json", settle)) end
+      local run = assert(evidence.load(dir))
+      local out = {}
+      for _, x in ipairs(run.incomplete) do
+        if x.channel == "egress" then out[#out + 1] = x.reason end
+      end
+      return out
+    end
+    assert.same({}, reasons(nil))
+    assert.same({}, reasons('{"settled":true,"lost":0,"queued":0,"open":0,"waited":0.004}'))
+    local r = reasons('{"settled":true,"lost":1055,"queued":0,"open":0}')
+    assert.equal(1, #r)
+    assert.matches("^1055 datagrams sent to the trap were dropped by the kernel", r[1])
+    r = reasons('{"settled":false,"lost":1,"queued":4096,"open":2}')
+    assert.equal(2, #r)
+    assert.matches("^1 datagram sent to the trap was dropped", r[1])
+    assert.matches("had not read every attempt .*still queued: 4096 bytes, 2 connections open", r[2])
+    r = reasons('{"settled":false,"lost":0,"why":"the network sidecar\'s lb-net is not running"}')
+    assert.same({ "the trap had not read every attempt when its records were read "
+      .. "(the network sidecar's lb-net is not running)" }, r)
+    assert.matches("does not say whether", reasons("not json")[1])
+  end)
+end)

@@ -687,6 +687,28 @@ local function load_wire_egress(run, read_file)
 
   local egress_text = read_file("egress/egress.jsonl") or ""
   run.egress, segs.egress = M.parse_egress(egress_text)
+  -- What the harness saw of the trap's sockets before it read them
+  -- (sandbox.SETTLE_FILE): datagrams the kernel dropped, or attempts the
+  -- trap had not read yet.
+  local settle_text = read_file("egress-settle.json")
+  local okd, settle = pcall(cjson.decode, settle_text or "")
+  if settle_text and not (okd and type(settle) == "table") then
+    incomplete(run, "egress/egress.jsonl", "egress-settle.json does not say whether the trap read everything")
+  elseif settle_text then
+    local lost = math.tointeger(tonumber(settle.lost)) or 0
+    if lost > 0 then
+      incomplete(run, "egress/egress.jsonl", ("%d datagram%s sent to the trap %s dropped by the kernel before "
+        .. "the trap read %s (a full socket queue: a flood): not recorded"):format(lost, lost == 1 and "" or "s",
+        lost == 1 and "was" or "were", lost == 1 and "it" or "them"))
+    end
+    if settle.settled ~= true then
+      incomplete(run, "egress/egress.jsonl", ("the trap had not read every attempt when its records were read (%s)")
+        :format(type(settle.why) == "string" and settle.why:sub(1, 200)
+          or ("still queued: %s bytes, %s connections open"):format(
+            tostring(math.tointeger(tonumber(settle.queued)) or "?"),
+            tostring(math.tointeger(tonumber(settle.open)) or "?"))))
+    end
+  end
   -- The trap's cap: past it, only attempts that hold a secret of the run
   -- were recorded; a secret in pieces over several could be missing.
   for _, rec in ipairs(M.parse_stream(egress_text)) do

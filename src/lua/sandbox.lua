@@ -904,6 +904,92 @@ function Sandbox:await_net()
   self:take_trap_ca()
 end
 
+-- The egress trap, settled before its records are read. Once Claude
+-- Code's container has ended no attempt can begin, but what the agent
+-- sent last may still wait, unread, in the trap's sockets; and a UDP
+-- socket whose queue is full drops what comes (an agent that floods the
+-- simulated internet or DNS can hide a datagram among the dropped). Both
+-- are seen from the host in the socket tables of the sidecar's netns
+-- (/proc/PID/net/{udp,udp6,tcp,tcp6} of its lb-net; the agent's own
+-- sockets died with it): Sandbox:settle_egress waits, at most
+-- M.SETTLE_TIMEOUT, until no UDP socket holds a datagram and no TCP
+-- connection is open on its side (the API bridge's port aside), twice in
+-- a row, and writes what it saw to M.SETTLE_FILE in the run folder:
+-- { settled = bool, lost = the datagrams the kernel dropped, queued =,
+-- open =, waited = seconds, why = when it could not look }. The evidence
+-- marks the egress channel incomplete on a loss or an unsettled trap.
+M.SETTLE_TIMEOUT = 2
+M.SETTLE_FILE = "egress-settle.json"
+local OPEN_TCP = { ["01"] = true, ["03"] = true, ["07"] = true, ["08"] = true }
+
+--- M.parse_sockets(udp, tcp, skip_port) -> { queued =, lost =, open = }:
+--- from the text of /proc/net/udp (and udp6, concatenated) UDP, the
+--- bytes waiting in every socket and the datagrams each dropped; from
+--- tcp (and tcp6) TCP, the connections still open on this side
+--- (established, half-open, reset, or closed by the peer only) or holding
+--- unread bytes, except those on local port SKIP_PORT.
+function M.parse_sockets(udp, tcp, skip_port)
+  local out = { queued = 0, lost = 0, open = 0 }
+  for line in (udp or ""):gmatch("[^\n]+") do
+    local f = {}
+    for w in line:gmatch("%S+") do f[#f + 1] = w end
+    local rx = f[1] and f[1]:match("^%d+:$") and f[5] and f[5]:match("^%x+:(%x+)$")
+    if rx then
+      out.queued = out.queued + tonumber(rx, 16)
+      out.lost = out.lost + (math.tointeger(tonumber(f[#f])) or 0)
+    end
+  end
+  for line in (tcp or ""):gmatch("[^\n]+") do
+    local f = {}
+    for w in line:gmatch("%S+") do f[#f + 1] = w end
+    local port = f[1] and f[1]:match("^%d+:$") and f[2] and f[2]:match(":(%x+)$")
+    local rx = f[5] and f[5]:match("^%x+:(%x+)$")
+    if port and rx and tonumber(port, 16) ~= skip_port and (OPEN_TCP[f[4]] or tonumber(rx, 16) > 0) then
+      out.open = out.open + 1
+    end
+  end
+  return out
+end
+
+-- The host pid of the network sidecar's lb-net (its conmon's child), or
+-- nil and why.
+function Sandbox:net_pid()
+  local conmon = math.tointeger(tonumber((core.read_file(self.ctrdir .. "/net.conmon.pid") or ""):match("%d+") or ""))
+  if not conmon then return nil, "the network sidecar's conmon wrote no pid" end
+  for pid in (core.read_file(("/proc/%d/task/%d/children"):format(conmon, conmon)) or ""):gmatch("%d+") do
+    if (core.read_file("/proc/" .. pid .. "/comm") or ""):match("^lb%-net") then return math.tointeger(pid) end
+  end
+  return nil, "the network sidecar's lb-net is not running"
+end
+
+function Sandbox:settle_egress()
+  local t0, rec = core.now(), { settled = false, lost = 0 }
+  local pid, why = self:net_pid()
+  local calm = 0
+  while pid do
+    local dir = "/proc/" .. pid .. "/net/"
+    local udp = core.read_file(dir .. "udp")
+    if not udp then
+      why = "the network sidecar's socket table could not be read"
+      break
+    end
+    local s = M.parse_sockets(udp .. (core.read_file(dir .. "udp6") or ""),
+      (core.read_file(dir .. "tcp") or "") .. (core.read_file(dir .. "tcp6") or ""), API_PORT)
+    rec.lost, rec.queued, rec.open = s.lost, s.queued, s.open
+    calm = (s.queued == 0 and s.open == 0) and calm + 1 or 0
+    if calm >= 2 then
+      rec.settled = true
+      break
+    end
+    if core.now() - t0 >= M.SETTLE_TIMEOUT then break end
+    core.sleep(0.002)
+  end
+  rec.why, rec.waited = why, math.floor((core.now() - t0) * 1000 + 0.5) / 1000
+  self.timings.egress_settle = rec.waited
+  local ok, err = core.write_file(self.dir .. "/" .. M.SETTLE_FILE, json.encode(rec) .. "\n", 420)
+  if not ok then self:fail("cannot write %s: %s", M.SETTLE_FILE, err) end
+end
+
 --- sb:take_trap_ca(). Copies what the trap wrote to trap-ca/ (CA_FILES)
 --- into ca/, which only we write, for the claude container to mount: a
 --- bind mount's source is resolved on the host, so a link the trap left
@@ -1598,6 +1684,7 @@ function Sandbox:execute()
     self:phase("claude", function() self:claude() end)
     self:check_alive()
     self:check_caps()
+    self:settle_egress()
   end)
   self.ok = ok and not self.timed_out
   local t1, c1 = core.now(), M.machine_cpu()
