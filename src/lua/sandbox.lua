@@ -910,8 +910,9 @@ end
 -- socket whose queue is full drops what comes (an agent that floods the
 -- simulated internet or DNS can hide a datagram among the dropped). Both
 -- are seen from the host in the socket tables of the sidecar's netns
--- (/proc/PID/net/{udp,udp6,tcp,tcp6} of its lb-net; the agent's own
--- sockets died with it): Sandbox:settle_egress waits, at most
+-- (/proc/PID/net/{udp,tcp} of its lb-net: the trap and the bridge listen
+-- on IPv4 alone, and the agent's own sockets died with it; each read
+-- walks the kernel's whole table, about 0.5 ms): Sandbox:settle_egress waits, at most
 -- M.SETTLE_TIMEOUT, until no UDP socket holds a datagram and no TCP
 -- connection is open on its side (the API bridge's port aside), twice in
 -- a row, and writes what it saw to M.SETTLE_FILE in the run folder:
@@ -965,16 +966,16 @@ end
 function Sandbox:settle_egress()
   local t0, rec = core.now(), { settled = false, lost = 0 }
   local pid, why = self:net_pid()
-  local calm = 0
+  local calm, looks = 0, 0
   while pid do
+    looks = looks + 1
     local dir = "/proc/" .. pid .. "/net/"
     local udp = core.read_file(dir .. "udp")
     if not udp then
       why = "the network sidecar's socket table could not be read"
       break
     end
-    local s = M.parse_sockets(udp .. (core.read_file(dir .. "udp6") or ""),
-      (core.read_file(dir .. "tcp") or "") .. (core.read_file(dir .. "tcp6") or ""), API_PORT)
+    local s = M.parse_sockets(udp, core.read_file(dir .. "tcp"), API_PORT)
     rec.lost, rec.queued, rec.open = s.lost, s.queued, s.open
     calm = (s.queued == 0 and s.open == 0) and calm + 1 or 0
     if calm >= 2 then
@@ -982,9 +983,9 @@ function Sandbox:settle_egress()
       break
     end
     if core.now() - t0 >= M.SETTLE_TIMEOUT then break end
-    core.sleep(0.002)
+    core.sleep(0.001)
   end
-  rec.why, rec.waited = why, math.floor((core.now() - t0) * 1000 + 0.5) / 1000
+  rec.why, rec.looks, rec.waited = why, looks, math.floor((core.now() - t0) * 1000 + 0.5) / 1000
   self.timings.egress_settle = rec.waited
   local ok, err = core.write_file(self.dir .. "/" .. M.SETTLE_FILE, json.encode(rec) .. "\n", 420)
   if not ok then self:fail("cannot write %s: %s", M.SETTLE_FILE, err) end
