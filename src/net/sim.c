@@ -108,11 +108,25 @@ run(const char *const argv[], const char *input, const char *what, char *err,
 
 /*
  * The receive queue of the UDP socket, set past the system's cap while
- * CAP_NET_ADMIN is held: an agent that sends a burst of datagrams gets
- * them recorded rather than dropped by the kernel (what is dropped all
- * the same is counted by the harness, sandbox.lua's settle_egress).
+ * CAP_NET_ADMIN is held (rootful; rootless, up to the cap): an agent that
+ * sends a burst of datagrams gets them recorded rather than dropped by the
+ * kernel (what is dropped all the same is counted by the harness,
+ * sandbox.lua's settle_egress).
  */
 #define SIM_UDP_RCVBUF (8 << 20)
+
+/*
+ * FD's receive queue to N bytes past the system's cap where this process
+ * may (CAP_NET_ADMIN over the initial user namespace: rootful), else as
+ * far as the cap allows (rootless). 0, or -1 with errno.
+ */
+static int
+grow_rcvbuf(int fd, int n)
+{
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &n, sizeof(n)) == 0)
+		return 0;
+	return setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &n, sizeof(n));
+}
 
 /* A socket of type on 127.0.0.1:port with IP_TRANSPARENT. The fd, or -1. */
 static int
@@ -135,8 +149,7 @@ transparent_socket(int type, int port, char *err, size_t errlen)
 	    (type == SOCK_DGRAM &&
 		(setsockopt(fd, SOL_IP, IP_RECVORIGDSTADDR, &on, sizeof(on)) <
 			0 ||
-		    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
-			sizeof(rcvbuf)) < 0)) ||
+		    grow_rcvbuf(fd, rcvbuf) < 0)) ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    (type == SOCK_STREAM && listen(fd, SOMAXCONN) < 0)) {
 		snprintf(err, errlen,
