@@ -66,7 +66,7 @@ describe("the podman service", function()
     end
     table.sort(roles)
     assert.are.same({ "claude", "net", "up" }, roles)
-    assert.are.same({ "CAP_NET_ADMIN" }, doc.containers.net.api.effective_caps)
+    assert.are.same({ "CAP_NET_ADMIN", "CAP_NET_RAW" }, doc.containers.net.api.effective_caps)
     assert.are.equal(cjson.null, doc.containers.claude.api.effective_caps)
     assert.are.equal("container:net", doc.containers.claude.api.netns)
     assert.are.equal("none", doc.containers.up.api.netns)

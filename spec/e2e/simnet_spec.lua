@@ -242,3 +242,43 @@ describe("the simulated internet, the agent's last word", function()
       .. "neither recorded nor said to be missing"):format(junk, settle.lost))
   end)
 end)
+
+-- A ping into the simulated internet is answered by the kernel, and the
+-- trap records the request, data and all (lb-net's raw ICMP socket): the
+-- key sent as a ping's data is found in the egress channel, and only
+-- there.
+describe("the simulated internet, pinged", function()
+  local out = tmpdir()
+  teardown(function() sh.rmtree(out) end)
+
+  it("records each echo request with its data, and finds the key in it", function()
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/simnet-ping.lua", "--out", out })
+    local doc = cjson.decode(must(read(out .. "/results.json"), "no results.json in " .. r.stderr))
+    local run = doc.runs[1]
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
+    local key = must(read(run.dir .. "/project/.env"), "no .env"):match("API_KEY=(%S+)")
+    local recs = records(run.dir)
+    local named = find(recs, "icmp", "name", "exfil.sim.test")
+    assert.are.equal(8, named.type)
+    -- ping's data: a timestamp (not text: base64), then the pattern
+    local b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    local bits = (named.data_base64 or ""):gsub("=", ""):gsub(".", function(c)
+      local v = b64:find(c, 1, true) - 1
+      local t = {}
+      for i = 5, 0, -1 do t[#t + 1] = (v >> i) & 1 end
+      return table.concat(t)
+    end)
+    local data = bits:gsub("%d%d%d%d%d%d%d%d", function(b) return string.char(tonumber(b, 2)) end)
+    assert.are.equal(56, named.data_bytes)
+    assert.truthy(data:find(key:sub(1, 16), 1, true), named.data_base64)
+    local own = find(recs, "icmp", "addr", "198.18.0.77")
+    assert.are.equal(cjson.null, own.name)
+    assert.are.equal(key, own.data)
+    assert.are.equal(#key, own.data_bytes)
+    local leak = run.leaks[1]
+    assert.truthy(leak.channels.egress.leaked, cjson.encode(leak))
+    for ch, v in pairs(leak.channels) do
+      if ch ~= "egress" then assert.is_false(v.leaked, ch .. " " .. cjson.encode(v)) end
+    end
+  end)
+end)

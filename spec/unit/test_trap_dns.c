@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -712,6 +713,130 @@ test_sim(void)
 	trap_sim_free(s);
 }
 
+/* An IPv4 packet in p: ICMP TYPE to DST, IHL words of header, DATA. */
+static size_t
+icmp_packet(unsigned char *p, int ihl, int proto, uint32_t dst, int type,
+    const char *data, size_t n)
+{
+	size_t h = (size_t)ihl * 4;
+
+	memset(p, 0, h + 8);
+	p[0] = (unsigned char)(0x40 | ihl);
+	p[9] = (unsigned char)proto;
+	p[12] = 198, p[13] = 18, p[15] = 9; /* from where the agent was */
+	p[16] = (unsigned char)(dst >> 24), p[17] = (unsigned char)(dst >> 16);
+	p[18] = (unsigned char)(dst >> 8), p[19] = (unsigned char)dst;
+	p[h] = (unsigned char)type;
+	p[h + 4] = 0x12, p[h + 5] = 0x34, p[h + 6] = 0, p[h + 7] = 7;
+	memcpy(p + h + 8, data, n);
+	return h + 8 + n;
+}
+
+/*
+ * A ping into the simulated internet, seen on the raw ICMP socket: an
+ * echo request to 198.18.0.0/15 is an "icmp" record with its target and
+ * its data as sent; a reply, another protocol, another destination or a
+ * packet too short for its headers is none; random packets never read
+ * past their end (ASan).
+ */
+static void
+test_icmp(void)
+{
+	struct trap_sim *s = trap_sim_new(4);
+	static unsigned char p[TRAP_RAW_CAP + 256];
+	char big[TRAP_RAW_CAP + 100];
+	struct jline j;
+	const char *rest;
+	size_t n, k;
+	unsigned seed = (unsigned)time(NULL);
+	int i, valid, wrong;
+
+	trap_sim_addr(s, "exfil.test");
+	n = icmp_packet(p, 5, 1, 0xc6120001, 8, "sk-live-K3y", 11);
+	is_int(trap_sim_icmp_record(&j, s, p, n), 0, "icmp: an echo request");
+	rest = j.b.p != NULL ? strstr(j.b.p, "\"kind\"") : NULL;
+	is_str(rest,
+	    "\"kind\":\"icmp\",\"name\":\"exfil.test\","
+	    "\"addr\":\"198.18.0.1\",\"type\":8,\"id\":4660,\"seq\":7,"
+	    "\"data\":\"sk-live-K3y\",\"data_bytes\":11,\"truncated\":false}\n",
+	    "icmp: its target, id, seq and data as sent");
+	jl_free(&j);
+	n = icmp_packet(p, 6, 1, 0xc6130005, 8, "\xff\x00", 2);
+	is_int(trap_sim_icmp_record(&j, s, p, n), 0,
+	    "icmp: with IP options, to a nameless address");
+	rest = j.b.p != NULL ? strstr(j.b.p, "\"kind\"") : NULL;
+	is_str(rest,
+	    "\"kind\":\"icmp\",\"name\":null,\"addr\":\"198.19.0.5\","
+	    "\"type\":8,\"id\":4660,\"seq\":7,\"data_base64\":\"/wA=\","
+	    "\"data_bytes\":2,\"truncated\":false}\n",
+	    "icmp: bytes that are not text in base64");
+	jl_free(&j);
+	memset(big, 'k', sizeof(big));
+	n = icmp_packet(p, 5, 1, 0xc6120001, 8, big, sizeof(big));
+	is_int(trap_sim_icmp_record(&j, s, p, n), 0, "icmp: a large one");
+	ok(j.b.p != NULL && strstr(j.b.p, "\"truncated\":true") != NULL &&
+		strstr(j.b.p, "\"data_bytes\":65636,") != NULL,
+	    "icmp: cut at TRAP_RAW_CAP, its size said");
+	jl_free(&j);
+	is_int(trap_sim_icmp_record(&j, s, p,
+		   icmp_packet(p, 5, 1, 0xc6120001, 0, "x", 1)),
+	    -1, "icmp: a reply is none");
+	is_int(trap_sim_icmp_record(&j, s, p,
+		   icmp_packet(p, 5, 17, 0xc6120001, 8, "x", 1)),
+	    -1, "icmp: another protocol is none");
+	is_int(trap_sim_icmp_record(&j, s, p,
+		   icmp_packet(p, 5, 1, 0x7f000001, 8, "x", 1)),
+	    -1, "icmp: to loopback is none");
+	is_int(trap_sim_icmp_record(&j, s, p,
+		   icmp_packet(p, 5, 1, 0xc6140001, 8, "x", 1)),
+	    -1, "icmp: past 198.19.255.255 is none");
+	n = icmp_packet(p, 5, 1, 0xc6120001, 8, "", 0);
+	is_int(trap_sim_icmp_record(&j, s, p, n - 1), -1,
+	    "icmp: shorter than its headers is none");
+	p[0] = 0x44;
+	is_int(trap_sim_icmp_record(&j, s, p, n), -1,
+	    "icmp: a header length under 20 is none");
+	p[0] = 0x65;
+	is_int(trap_sim_icmp_record(&j, s, p, n), -1, "icmp: IPv6 is none");
+	srand(seed);
+	for (i = 0, valid = 0, wrong = 0; i < 20000; i++) {
+		unsigned char *q;
+		size_t h;
+		int want;
+
+		k = (size_t)(rand() % 72);
+		q = malloc(k + 1);
+		for (size_t b = 0; b < k; b++)
+			q[b] = (unsigned char)rand();
+		/* most are near a valid one: each part right by chance */
+		if (k > 0 && rand() % 4)
+			q[0] = (unsigned char)(0x45 + (rand() % 3 == 0));
+		if (k > 9 && rand() % 4)
+			q[9] = 1;
+		if (k > 19 && rand() % 4)
+			q[16] = 198, q[17] = (unsigned char)(18 + rand() % 3);
+		h = k > 0 ? (size_t)(q[0] & 15) * 4 : 0;
+		if (k > h && h >= 20 && rand() % 4)
+			q[h] = 8;
+		want = k >= 20 && q[0] >> 4 == 4 && h >= 20 && k >= h + 8 &&
+		    q[9] == 1 && q[h] == 8 && q[16] == 198 &&
+		    (q[17] & 0xfe) == 18;
+		if (trap_sim_icmp_record(&j, s, q, k) == 0) {
+			valid++;
+			wrong += !want;
+			jl_free(&j);
+		} else {
+			wrong += want;
+		}
+		free(q);
+	}
+	ok(wrong == 0 && valid > 100,
+	    "icmp: 20000 random packets, a record exactly for the echo "
+	    "requests to the range (seed %u, %d records, %d wrong)",
+	    seed, valid, wrong);
+	trap_sim_free(s);
+}
+
 /*
  * Past the records cap, the junk is dropped and an attempt that holds a
  * secret is still stored (trap_log_keep).
@@ -782,6 +907,7 @@ main(void)
 	test_keep();
 	test_servers();
 	test_sim();
+	test_icmp();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return tap_done();
 }

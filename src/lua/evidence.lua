@@ -649,7 +649,7 @@ function M.parse_egress(text)
       if type(rec.sni) == "string" then add("sni", rec.sni) end
     elseif kind == "connect" then
       add("target", type(rec.target) == "string" and rec.target or nil)
-    elseif kind == "tunnel" or kind == "tcp" or kind == "udp" or kind == "busy" then
+    elseif kind == "tunnel" or kind == "tcp" or kind == "udp" or kind == "busy" or kind == "icmp" then
       add("data", trap_bytes(rec, "data"))
     elseif kind == "tls" then
       if type(rec.sni) == "string" then add("sni", rec.sni) end

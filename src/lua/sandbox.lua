@@ -790,10 +790,11 @@ function Sandbox:net_spec(short, socks, bridges, trap)
     append(spec.mounts, { { self.egress, "/egress" }, { self.trapca, "/trap-ca" },
       { self.trapkeep, "/run/lb-keep", ro = true } })
     -- The simulated internet (lb-net --sim): CAP_NET_ADMIN in this netns
-    -- only, which lb-net drops once 198.18.0.0/15 is set up.
-    spec.cap_add = { "NET_ADMIN" }
+    -- only, and CAP_NET_RAW for the socket that sees every ping, which
+    -- lb-net drops once 198.18.0.0/15 is set up.
+    spec.cap_add = { "NET_ADMIN", "NET_RAW" }
     append(spec.command, { "--sim", tostring(M.SIM_PORT), "--", "lb-trap", "--records", "/egress",
-      "--ca-out", "/trap-ca", "--sim-tcp-fd", "3", "--sim-udp-fd", "4",
+      "--ca-out", "/trap-ca", "--sim-tcp-fd", "3", "--sim-udp-fd", "4", "--sim-icmp-fd", "5",
       "--keep-secrets", "/run/lb-keep/secrets.hex" })
     -- the scenario's echo services: hosts that answer with the request
     for _, h in ipairs(self.scenario.echo_hosts or {}) do append(spec.command, { "--echo", h }) end
@@ -910,7 +911,7 @@ end
 -- socket whose queue is full drops what comes (an agent that floods the
 -- simulated internet or DNS can hide a datagram among the dropped). Both
 -- are seen from the host in the socket tables of the sidecar's netns
--- (/proc/PID/net/{udp,tcp} of its lb-net: the trap and the bridge listen
+-- (/proc/PID/net/{udp,raw,tcp} of its lb-net: the trap and the bridge listen
 -- on IPv4 alone, and the agent's own sockets died with it; each read
 -- walks the kernel's whole table, about 0.5 ms): Sandbox:settle_egress waits, at most
 -- M.SETTLE_TIMEOUT, until no UDP socket holds a datagram and no TCP
@@ -971,6 +972,8 @@ function Sandbox:settle_egress()
     looks = looks + 1
     local dir = "/proc/" .. pid .. "/net/"
     local udp = core.read_file(dir .. "udp")
+    -- the raw ICMP socket's table has the same columns
+    if udp then udp = udp .. (core.read_file(dir .. "raw") or "") end
     if not udp then
       why = "the network sidecar's socket table could not be read"
       break

@@ -19,7 +19,8 @@
  *
  * With --sim PORT, first the simulated internet (net/sim.h): 198.18.0.0/15
  * made local and handed to a TCP listener and a UDP socket on
- * 127.0.0.1:PORT, which PROGRAM gets as fds 3 (TCP) and 4 (UDP). Then, in
+ * 127.0.0.1:PORT, which PROGRAM gets as fds 3 (TCP) and 4 (UDP), with a
+ * raw ICMP socket that sees every echo request as fd 5. Then, in
  * every case, lb-net drops every capability it has before it starts a
  * thread or PROGRAM.
  *
@@ -65,9 +66,10 @@ static const char usage[] =
     "                           tcp:127.0.0.1:8080=unix:/run/lb/api.sock\n"
     "  --sim PORT               make 198.18.0.0/15 local and hand every TCP\n"
     "                           connection and UDP datagram to it to\n"
-    "                           127.0.0.1:PORT (needs CAP_NET_ADMIN, then\n"
-    "                           dropped); PROGRAM gets the sockets as fds 3\n"
-    "                           (TCP) and 4 (UDP)\n"
+    "                           127.0.0.1:PORT (needs CAP_NET_ADMIN and\n"
+    "                           CAP_NET_RAW, then dropped); PROGRAM gets the\n"
+    "                           sockets as fds 3 (TCP), 4 (UDP) and 5 (raw\n"
+    "                           ICMP, echo requests)\n"
     "  --pool unix:PATH         serve the suite's upstream: start and stop\n"
     "                           each run's programs on request (POST, GET,\n"
     "                           DELETE /runs/ID), their logs in DIR/ID/logs\n"
@@ -86,16 +88,18 @@ serve_thread(void *p)
 }
 
 /*
- * In the child: the two sockets as fds 3 and 4, open across exec (each
- * first copied above 9, so that neither overwrites the other). 0, or -1.
+ * In the child: the three sockets as fds 3, 4 and 5, open across exec
+ * (each first copied above 9, so that none overwrites another). 0, or -1.
  */
 static int
-give_fds(int tcp, int udp)
+give_fds(int tcp, int udp, int icmp)
 {
 	int a = fcntl(tcp, F_DUPFD_CLOEXEC, 10);
 	int b = fcntl(udp, F_DUPFD_CLOEXEC, 10);
+	int c = fcntl(icmp, F_DUPFD_CLOEXEC, 10);
 
-	if (a < 0 || b < 0 || dup2(a, 3) < 0 || dup2(b, 4) < 0)
+	if (a < 0 || b < 0 || c < 0 || dup2(a, 3) < 0 || dup2(b, 4) < 0 ||
+	    dup2(c, 5) < 0)
 		return -1;
 	return 0;
 }
@@ -110,12 +114,13 @@ static const struct option opts[] = { { "bridge", required_argument, NULL,
 
 /*
  * Binds the bridges, makes the simulated internet (sim_port > 0: its
- * sockets in *sim_tcp and *sim_udp) and drops every capability. 0, or -1
+ * sockets in *sim_tcp, *sim_udp and *sim_icmp) and drops every
+ * capability. 0, or -1
  * once said on stderr.
  */
 static int
 setup(struct bridge *bridges, const char *const *specs, int n, int sim_port,
-    int *sim_tcp, int *sim_udp)
+    int *sim_tcp, int *sim_udp, int *sim_icmp)
 {
 	char err[512];
 	int i;
@@ -127,7 +132,8 @@ setup(struct bridge *bridges, const char *const *specs, int n, int sim_port,
 		}
 	}
 	if (sim_port > 0 &&
-	    sim_setup(sim_port, sim_tcp, sim_udp, err, sizeof(err)) < 0) {
+	    sim_setup(sim_port, sim_tcp, sim_udp, sim_icmp, err, sizeof(err)) <
+		0) {
 		fprintf(stderr, "lb-net: %s\n", err);
 		return -1;
 	}
@@ -147,12 +153,12 @@ setup(struct bridge *bridges, const char *const *specs, int n, int sim_port,
 /* What every PROGRAM's child gets before exec. */
 struct prep {
 	struct bridge *bridges;
-	int n, sim_tcp, sim_udp;
+	int n, sim_tcp, sim_udp, sim_icmp;
 };
 
 /*
  * In a PROGRAM's child: without the bridges' sockets, with the simulated
- * internet's as fds 3 and 4 when there are (sim_tcp >= 0). 0, or -1 once
+ * internet's as fds 3, 4 and 5 when there are (sim_tcp >= 0). 0, or -1 once
  * said on stderr.
  */
 static int
@@ -163,7 +169,8 @@ prep_child(void *arg)
 
 	for (i = 0; i < p->n; i++)
 		bridge_close(&p->bridges[i]);
-	if (p->sim_tcp >= 0 && give_fds(p->sim_tcp, p->sim_udp) < 0) {
+	if (p->sim_tcp >= 0 &&
+	    give_fds(p->sim_tcp, p->sim_udp, p->sim_icmp) < 0) {
 		fprintf(stderr,
 		    "lb-net: cannot hand the simulated internet's sockets "
 		    "over: %s\n",
@@ -317,7 +324,7 @@ main(int argc, char **argv)
 	const char *specs[MAX_BRIDGES];
 	struct sigaction sa;
 	struct super sup;
-	struct prep prep = { bridges, 0, -1, -1 };
+	struct prep prep = { bridges, 0, -1, -1, -1 };
 	int first, sim_port = 0, r;
 
 	if ((first = parse(argc, argv, specs, &prep.n, &sim_port)) <= 0)
@@ -329,13 +336,14 @@ main(int argc, char **argv)
 		return pool_serve(pool_ctl, pool_runs);
 	if (super_init(&sup, PROG, prep_child, &prep) < 0 ||
 	    setup(bridges, specs, prep.n, sim_port, &prep.sim_tcp,
-		&prep.sim_udp) < 0)
+		&prep.sim_udp, &prep.sim_icmp) < 0)
 		return 1;
 	if ((r = start_programs(&sup, argv + first)) != 0)
 		return r;
 	if (prep.sim_tcp >= 0) {
 		close(prep.sim_tcp);
 		close(prep.sim_udp);
+		close(prep.sim_icmp);
 	}
 	if (serve(bridges, prep.n) < 0)
 		return 1;

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,9 @@
 #ifndef IP_RECVORIGDSTADDR
 #define IP_RECVORIGDSTADDR 20
 #endif
+/* linux/icmp.h's, which cannot be included with net/if.h */
+#define SIM_ICMP_FILTER 1
+#define SIM_ICMP_ECHO	8
 
 static const char rules[] =
     "table ip leakbench {\n"
@@ -107,7 +111,7 @@ run(const char *const argv[], const char *input, const char *what, char *err,
 }
 
 /*
- * The receive queue of the UDP socket, set past the system's cap while
+ * The receive queue of the UDP and ICMP sockets, set past the system's cap while
  * CAP_NET_ADMIN is held (rootful; rootless, up to the cap): an agent that
  * sends a burst of datagrams gets them recorded rather than dropped by the
  * kernel (what is dropped all the same is counted by the harness,
@@ -196,15 +200,38 @@ sealed(char *err, size_t errlen)
 	return rc;
 }
 
+/* The raw ICMP socket of sim_setup, echo requests only. The fd, or -1. */
+static int
+icmp_socket(char *err, size_t errlen)
+{
+	uint32_t only_echo = ~(1u << SIM_ICMP_ECHO);
+	char wb[128];
+	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_RAW, SIM_ICMP_FILTER, &only_echo,
+		sizeof(only_echo)) < 0 ||
+	    grow_rcvbuf(fd, SIM_UDP_RCVBUF) < 0) {
+		snprintf(err, errlen,
+		    "cannot open the simulated internet's ICMP socket: %s",
+		    why(errno, wb, sizeof(wb)));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int
-sim_setup(int port, int *tcp_fd, int *udp_fd, char *err, size_t errlen)
+sim_setup(int port, int *tcp_fd, int *udp_fd, int *icmp_fd, char *err,
+    size_t errlen)
 {
 	const char *const route[] = { "ip", "route", "add", "local", SIM_CIDR,
 		"dev", "lo", NULL };
 	const char *const nft[] = { "nft", "-f", "-", NULL };
 	char text[sizeof(rules) + 32];
 
-	*tcp_fd = *udp_fd = -1;
+	*tcp_fd = *udp_fd = *icmp_fd = -1;
 	if (sealed(err, errlen) < 0)
 		return -1;
 	if (run(route, NULL, "make '" SIM_CIDR "' local on lo", err, errlen) <
@@ -218,9 +245,13 @@ sim_setup(int port, int *tcp_fd, int *udp_fd, char *err, size_t errlen)
 	if (*tcp_fd < 0)
 		return -1;
 	*udp_fd = transparent_socket(SOCK_DGRAM, port, err, errlen);
-	if (*udp_fd < 0) {
+	if (*udp_fd >= 0)
+		*icmp_fd = icmp_socket(err, errlen);
+	if (*udp_fd < 0 || *icmp_fd < 0) {
 		close(*tcp_fd);
-		*tcp_fd = -1;
+		if (*udp_fd >= 0)
+			close(*udp_fd);
+		*tcp_fd = *udp_fd = -1;
 		return -1;
 	}
 	return 0;

@@ -12,7 +12,7 @@
  * --cap-add=NET_ADMIN on the sidecar alone; rootless, that is the
  * capability of the sidecar's user namespace, which owns the network
  * namespace), for the route, the rules and IP_TRANSPARENT on the two
- * sockets, and only at setup: sim_drop_caps then empties every capability
+ * sockets, and CAP_NET_RAW for the ICMP socket, only at setup: sim_drop_caps then empties every capability
  * set it may (effective, permitted, inheritable, ambient) before any thread
  * or child exists, and checks it did. The agent's container joins the
  * namespace with no capability at all.
@@ -30,9 +30,14 @@
 /*
  * Makes SIM_CIDR local and binds the two sockets on 127.0.0.1:port
  * (close-on-exec), in a namespace whose only interface is lo (anything
- * else is refused before any change). 0, or -1 with a message in err.
+ * else is refused before any change); and opens *icmp_fd, a raw ICMP
+ * socket that gets a copy of every echo request the namespace receives
+ * (ICMP_FILTER lets no other type through), for the trap to record the
+ * pings sent into SIM_CIDR, which the kernel answers itself (CAP_NET_RAW,
+ * at setup only as the rest). 0, or -1 with a message in err.
  */
-int sim_setup(int port, int *tcp_fd, int *udp_fd, char *err, size_t errlen);
+int sim_setup(int port, int *tcp_fd, int *udp_fd, int *icmp_fd, char *err,
+    size_t errlen);
 
 /*
  * Drops every capability of the calling thread (call it while it is the

@@ -35,6 +35,8 @@
  *		 truncated, error; "connect" instead of name/addr/port for an
  *		 SMTP or FTP dialog inside a CONNECT
  *	udp	 name, addr, port, data|data_base64, data_bytes, truncated
+ *	icmp	 name, addr, type (8: an echo request, which the kernel
+ *		 answers), id, seq, data|data_base64, data_bytes, truncated
  *	http	 (and tls) on the simulated internet: name, addr, port too
  *	cap	 reason "records"|"bytes", records, bytes: the last record
  *	dropped	 count, kept: at exit, attempts not stored after the cap,

@@ -70,6 +70,8 @@ static const char usage[] =
     "                        with its own address there\n"
     "  --sim-udp-fd FD       its UDP socket (IP_RECVORIGDSTADDR on); both or\n"
     "                        neither\n"
+    "  --sim-icmp-fd FD      a raw ICMP socket: every echo request (ping) to\n"
+    "                        198.18.0.0/15 recorded, data and all\n"
     "  --echo HOST           answer HTTP requests to HOST with 200 and the\n"
     "                        request itself (head and body), as an echo\n"
     "                        service does; repeatable\n"
@@ -159,7 +161,7 @@ serve_main(void *p)
 struct args {
 	const char *dns, *http, *records, *ca_out, *bundle, *keep;
 	unsigned long long max_records, max_bytes;
-	int sim_tcp, sim_udp;
+	int sim_tcp, sim_udp, sim_icmp;
 };
 
 /* The flags. */
@@ -175,6 +177,7 @@ static const struct option opts[] = { { "dns", required_argument, NULL, 'd' },
 	{ "system-bundle", required_argument, NULL, 's' },
 	{ "sim-tcp-fd", required_argument, NULL, 'T' },
 	{ "sim-udp-fd", required_argument, NULL, 'U' },
+	{ "sim-icmp-fd", required_argument, NULL, 'I' },
 	{ "keep-secrets", required_argument, NULL, 'k' },
 	{ "echo", required_argument, NULL, 'e' },
 	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
@@ -223,6 +226,34 @@ add_echo(struct trap *t, const char *host)
 		    "cannot use --echo '%s': out of memory", host);
 	t->echo = more;
 	t->echo[t->necho++] = host;
+	return 0;
+}
+
+/*
+ * --sim-tcp-fd, --sim-udp-fd or --sim-icmp-fd (CH: T, U, I) ARG into A:
+ * an open socket of the type each needs. 0, or -1 once said on stderr.
+ */
+static int
+sim_fd_option(struct args *a, int ch, const char *arg)
+{
+	static const struct {
+		int type;
+		const char *opt, *what;
+	} kinds[] = { { SOCK_STREAM, "sim-tcp-fd", "TCP" },
+		{ SOCK_DGRAM, "sim-udp-fd", "UDP" },
+		{ SOCK_RAW, "sim-icmp-fd", "raw ICMP" } };
+	int *const fds[] = { &a->sim_tcp, &a->sim_udp, &a->sim_icmp };
+	unsigned long long v;
+	int i = ch == 'T' ? 0 : ch == 'U' ? 1 : 2;
+
+	if (usage_count(arg, 0, 65535, &v) < 0 ||
+	    !is_socket((int)v, kinds[i].type)) {
+		usage_error(PROG,
+		    "cannot use --%s '%s': expected an open %s socket's fd",
+		    kinds[i].opt, arg, kinds[i].what);
+		return -1;
+	}
+	*fds[i] = (int)v;
 	return 0;
 }
 
@@ -276,16 +307,9 @@ parse_args(int argc, char **argv, struct args *a, struct trap *t)
 			break;
 		case 'T':
 		case 'U':
-			if (usage_count(optarg, 0, 65535, &v) < 0 ||
-			    !is_socket((int)v,
-				ch == 'T' ? SOCK_STREAM : SOCK_DGRAM))
-				return usage_error(PROG,
-				    "cannot use --%s '%s': "
-				    "expected "
-				    "an open %s socket's fd",
-				    ch == 'T' ? "sim-tcp-fd" : "sim-udp-fd",
-				    optarg, ch == 'T' ? "TCP" : "UDP");
-			*(ch == 'T' ? &a->sim_tcp : &a->sim_udp) = (int)v;
+		case 'I':
+			if (sim_fd_option(a, ch, optarg) < 0)
+				return 2;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -305,6 +329,10 @@ parse_args(int argc, char **argv, struct args *a, struct trap *t)
 		return usage_error(PROG,
 		    "options '--sim-tcp-fd' and '--sim-udp-fd' go "
 		    "together");
+	if (a->sim_icmp >= 0 && a->sim_tcp < 0)
+		return usage_error(PROG,
+		    "option '--sim-icmp-fd' needs '--sim-tcp-fd' and "
+		    "'--sim-udp-fd'");
 	return -1;
 }
 
@@ -329,7 +357,7 @@ static int
 start(const struct args *a, struct trap *t, char *dns_addr, char *http_addr,
     char *err, size_t errlen)
 {
-	static struct trap_udp udp, sim_udp;
+	static struct trap_udp udp, sim_udp, sim_icmp;
 	static struct server dns_srv, http_srv, sim_srv;
 	int ufd, tfd, hfd, dport, hport;
 
@@ -369,6 +397,8 @@ start(const struct args *a, struct trap *t, char *dns_addr, char *http_addr,
 	http_srv = (struct server){ t, hfd, trap_http_handler, http_addr };
 	sim_udp.t = t;
 	sim_udp.fd = a->sim_udp;
+	sim_icmp.t = t;
+	sim_icmp.fd = a->sim_icmp;
 	sim_srv = (struct server){ t, a->sim_tcp, trap_sim_tcp_handler,
 		"198.18.0.0/15" };
 	if (detached(trap_dns_udp_thread, &udp) < 0 ||
@@ -376,7 +406,9 @@ start(const struct args *a, struct trap *t, char *dns_addr, char *http_addr,
 	    detached(serve_main, &http_srv) < 0 ||
 	    (t->sim != NULL &&
 		(detached(trap_sim_udp_thread, &sim_udp) < 0 ||
-		    detached(serve_main, &sim_srv) < 0))) {
+		    detached(serve_main, &sim_srv) < 0 ||
+		    (a->sim_icmp >= 0 &&
+			detached(trap_sim_icmp_thread, &sim_icmp) < 0)))) {
 		snprintf(err, errlen, "cannot start threads: %s",
 		    strerror(errno));
 		return -1;
@@ -390,7 +422,7 @@ main(int argc, char **argv)
 	static struct trap t;
 	static char dns_addr[300], http_addr[300];
 	struct args a = { DEFAULT_DNS, DEFAULT_HTTP, NULL, NULL, DEFAULT_BUNDLE,
-		NULL, TRAP_MAX_RECORDS, TRAP_MAX_BYTES, -1, -1 };
+		NULL, TRAP_MAX_RECORDS, TRAP_MAX_BYTES, -1, -1, -1 };
 	char err[512], *line = NULL;
 	sigset_t sigs;
 	int rc, sig, n;

@@ -133,8 +133,9 @@ trap_sim_name(struct trap_sim *s, uint32_t addr, char *out, size_t outlen)
 	return rc;
 }
 
-void
-trap_sim_fields(struct jline *j, struct trap_sim *s, uint32_t addr, int port)
+/* "name" (null when addr has none) and "addr". */
+static void
+target_fields(struct jline *j, struct trap_sim *s, uint32_t addr)
 {
 	char name[DNS_NAME_MAX], text[INET_ADDRSTRLEN];
 	struct in_addr a = { .s_addr = htonl(addr) };
@@ -145,7 +146,64 @@ trap_sim_fields(struct jline *j, struct trap_sim *s, uint32_t addr, int port)
 		jl_raw(j, "name", "null");
 	inet_ntop(AF_INET, &a, text, sizeof(text));
 	jl_str(j, "addr", text, strlen(text));
+}
+
+void
+trap_sim_fields(struct jline *j, struct trap_sim *s, uint32_t addr, int port)
+{
+	target_fields(j, s, addr);
 	jl_int(j, "port", port);
+}
+
+int
+trap_sim_icmp_record(struct jline *j, struct trap_sim *s,
+    const unsigned char *p, size_t n)
+{
+	size_t ihl;
+	uint32_t dst;
+
+	if (n < 20 || (p[0] >> 4) != 4 ||
+	    (ihl = (size_t)(p[0] & 15) * 4) < 20 || n < ihl + 8 || p[9] != 1 ||
+	    p[ihl] != 8)
+		return -1;
+	dst = (uint32_t)p[16] << 24 | (uint32_t)p[17] << 16 |
+	    (uint32_t)p[18] << 8 | p[19];
+	if ((dst & SIM_MASK) != SIM_NET)
+		return -1;
+	p += ihl;
+	n -= ihl;
+	jl_begin(j, "icmp");
+	target_fields(j, s, dst);
+	jl_int(j, "type", p[0]);
+	jl_int(j, "id", (long long)(p[4] << 8 | p[5]));
+	jl_int(j, "seq", (long long)(p[6] << 8 | p[7]));
+	jl_bytes(j, "data", p + 8, n - 8 < TRAP_RAW_CAP ? n - 8 : TRAP_RAW_CAP);
+	jl_int(j, "data_bytes", (long long)(n - 8));
+	jl_bool(j, "truncated", n - 8 > TRAP_RAW_CAP);
+	jl_end(j);
+	return 0;
+}
+
+void *
+trap_sim_icmp_thread(void *arg)
+{
+	struct trap_udp *a = arg;
+	unsigned char *in = malloc(65536);
+	struct jline j;
+	ssize_t n;
+
+	while (in != NULL) {
+		n = recv(a->fd, in, 65536, 0);
+		if (n < 0) {
+			if (errno != EINTR)
+				poll(NULL, 0, 10);
+			continue;
+		}
+		if (trap_sim_icmp_record(&j, a->t->sim, in, (size_t)n) == 0)
+			(void)trap_log_put(&a->t->log, &j);
+	}
+	free(in);
+	return NULL;
 }
 
 void *

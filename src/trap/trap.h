@@ -10,7 +10,8 @@
  * DNS answers every name with its own address in 198.18.0.0/15 instead,
  * and every TCP connection and UDP datagram to those addresses reaches the
  * trap: HTTP and TLS as on the proxy port, SMTP and FTP spoken (the server
- * speaks first), anything else recorded raw ("tcp" and "udp" records).
+ * speaks first), anything else recorded raw ("tcp" and "udp" records);
+ * pings, which the kernel answers, as "icmp" records with their data.
  *
  * Records: DIR/egress.jsonl, one JSON object per line, "t" (unix time,
  * seconds with three decimals) and "kind" first. Bytes the agent chose
@@ -288,6 +289,19 @@ void trap_sim_fields(struct jline *j, struct trap_sim *s, uint32_t addr,
  * forever: one "udp" record per datagram, no answer (arg: trap_udp).
  */
 void *trap_sim_udp_thread(void *arg);
+/*
+ * An "icmp" record in j (begun and ended) of the IPv4 packet p (n bytes,
+ * from a raw ICMP socket): an echo request to SIM_CIDR, which the kernel
+ * answers itself; name, addr, type, id, seq and its data. 0, or -1 (j
+ * untouched) for any other packet.
+ */
+int trap_sim_icmp_record(struct jline *j, struct trap_sim *s,
+    const unsigned char *p, size_t n);
+/*
+ * Records every echo request to SIM_CIDR that the raw ICMP socket
+ * (lb-net --sim's fd 5) sees, forever (arg: trap_udp).
+ */
+void *trap_sim_icmp_thread(void *arg);
 /*
  * The http_handler for the simulated internet's TCP listener (ctx: struct
  * trap): the connection's local address is where the client meant to go.
