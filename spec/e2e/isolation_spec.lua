@@ -217,13 +217,14 @@ describe("the host, seen from inside the claude container", function()
   end)
 end)
 
--- The kernel's system-call interfaces, seen from inside the claude
--- container: the native one only (podman.seccomp_profile). Machine code
+-- The kernel's system-call interfaces and socket families, seen from
+-- inside the claude container: the native interface only, and the
+-- families a run needs (podman.seccomp_profile). Machine code
 -- the agent maps itself calls getpid through x86_64's 32-bit interface
 -- (int 0x80), which podman's default profile lets through; the process
 -- is killed (SIGSYS: 128 + 31). The same code through the native
 -- interface answers, so the probe can tell.
-describe("the system-call interfaces of the claude container", function()
+describe("the system-call interfaces and socket families of the claude container", function()
   local dir = tmpdir()
   teardown(function() sh.rmtree(dir) end)
 
@@ -240,5 +241,18 @@ describe("the system-call interfaces of the claude container", function()
     assert.matches("PID %d+\nABI native exit 0\n", a)
     assert.matches("ABI int80 exit 159\n", a, 1, true)
     assert.is_nil(a:find("PID %d+\nABI int80"), "a 32-bit system call answered: " .. a)
+  end)
+
+  it("make the socket families a run needs, and no vsock, which no network namespace holds", function()
+    local out = dir .. "/families"
+    local r = sh.leakbench({ "run", "spec/fixtures/e2e/isolation/syscall-abi.lua", "--out", out })
+    local run = results(out).runs[1]
+    assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
+    local a = answer(run.dir)
+    for _, fam in ipairs({ "inet", "inet6", "unix", "netlink" }) do
+      assert.matches("FAMILY " .. fam .. " made\n", a, 1, true)
+    end
+    -- ENOSYS: the family is not let through (podman's own profile makes it)
+    assert.matches("FAMILY vsock refused 38\n", a, 1, true)
   end)
 end)

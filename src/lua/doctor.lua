@@ -226,9 +226,11 @@ local function check_runtime(pm, add)
   end
   local seccomp, why = pm:seccomp()
   if seccomp then
-    add("ok", "seccomp: podman's profile, this machine's own system-call interface only (" .. seccomp .. ")")
+    add("ok", "seccomp: podman's profile, this machine's own system-call interface only, "
+      .. "no socket family a run does not need (" .. seccomp .. ")")
   else
-    add("note", "seccomp: podman's default profile, which also lets 32-bit system calls through (" .. why .. ")",
+    add("note", "seccomp: podman's default profile, which also lets 32-bit system calls and every socket "
+      .. "family through, vsock too (" .. why .. ")",
       "install podman's seccomp.json (Debian: golang-github-containers-common), or unset " .. podman.SECCOMP_ENV)
   end
 end

@@ -224,17 +224,25 @@ end
 M.HARDENING = { cap_drop = "all", no_new_privileges = true, read_only = true }
 
 -- The seccomp profile of every container (pm:seccomp): podman's own
--- default, the first of M.SECCOMP_SOURCES that is there, with one change:
--- only this machine's native system-call interface is let through.
--- podman's default also admits the compatibility ones (on x86_64 the
--- 32-bit int 0x80 interface and x32; on arm64 the 32-bit arm one), whose
--- system-call numbers are not the native ones a filter is written for,
--- and which no program of ours or of Claude Code's calls: a call through
--- one now kills its process (SIGSYS). And runc compiles the filter for
--- every container it starts: one interface is a third of the work
--- (issue 26: a container's start, 84 -> 67 ms here). Where there is no
--- source, or its archMap lacks this machine's interface, or
--- LEAKBENCH_SECCOMP=podman, podman's default stays (pm:seccomp says why).
+-- default, the first of M.SECCOMP_SOURCES that is there, with two changes.
+--   * Only this machine's native system-call interface is let through.
+--     podman's default also admits the compatibility ones (on x86_64 the
+--     32-bit int 0x80 interface and x32; on arm64 the 32-bit arm one),
+--     whose system-call numbers are not the native ones a filter is
+--     written for, and which no program of ours or of Claude Code's
+--     calls: a call through one now kills its process (SIGSYS). And runc
+--     compiles the filter for every container it starts: one interface
+--     is a third of the work (issue 26: a container's start, 84 -> 67 ms
+--     here).
+--   * socket() makes only the families a run needs (M.SOCKET_RULES: Unix,
+--     IPv4, IPv6, netlink but its audit protocol, packet, which the
+--     kernel refuses without CAP_NET_RAW); any other fails with ENOSYS.
+--     podman's default lets every family through, AF_VSOCK among them,
+--     which no network namespace holds: from inside a sealed run, a
+--     virtual machine's vsock reaches its host.
+-- Every other rule as it was. Where there is no source, or it cannot be
+-- changed for sure, or LEAKBENCH_SECCOMP=podman, podman's default stays
+-- (pm:seccomp says why).
 M.SECCOMP_SOURCES = { "/etc/containers/seccomp.json", "/usr/share/containers/seccomp.json" }
 M.SECCOMP_ENV = "LEAKBENCH_SECCOMP"
 M.SECCOMP_PREFIX = "seccomp-"
@@ -254,8 +262,10 @@ function M.native_arch(exe)
   return ELF_SCMP[h:byte(6) == 2 and lo * 256 + hi or hi * 256 + lo]
 end
 
--- The index of the "]" that closes the "[" at I of TEXT (JSON), or nil.
-local function closing_bracket(text, i)
+-- The index of what closes the "[" or "{" at I of TEXT (JSON), or nil.
+local function closing(text, i)
+  local open = text:sub(i, i)
+  local close = open == "[" and "]" or "}"
   local depth, n = 0, #text
   while i <= n do
     local c = text:sub(i, i)
@@ -264,9 +274,9 @@ local function closing_bracket(text, i)
       while i <= n and text:sub(i, i) ~= '"' do
         i = i + (text:sub(i, i) == "\\" and 2 or 1)
       end
-    elseif c == "[" then
+    elseif c == open then
       depth = depth + 1
-    elseif c == "]" then
+    elseif c == close then
       depth = depth - 1
       if depth == 0 then return i end
     end
@@ -275,10 +285,42 @@ local function closing_bracket(text, i)
   return nil
 end
 
+-- The list under KEY (once in TEXT): its "[" and "]", or nil and why.
+local function key_list(text, key)
+  local at = text:find('"' .. key .. '"', 1, true)
+  if not at then return nil, "it has no " .. key end
+  if text:find('"' .. key .. '"', at + 1, true) then return nil, "it names " .. key .. " twice" end
+  local open = text:match('^"' .. key .. '"%s*:%s*()%[', at)
+  local close = open and closing(text, open)
+  if not close then return nil, "its " .. key .. " is not a list" end
+  return open, close
+end
+
+-- What socket() may make (M.seccomp_profile): the families a run needs.
+local function socket_rule(action, args, comment, errno)
+  local a = {}
+  for i, c in ipairs(args) do
+    a[i] = ('{"index":%d,"value":%d,"valueTwo":0,"op":"SCMP_CMP_%s"}'):format(c[1], c[2], c[3])
+  end
+  return ('{"names":["socket"],"action":"%s",%s"args":[%s],"comment":"leakbench: %s",'
+    .. '"includes":{},"excludes":{}}'):format(action, errno and ('"errnoRet":%d,'):format(errno) or "",
+    table.concat(a, ","), comment)
+end
+M.SOCKET_FAMILIES = { 1, 2, 10, 17 }
+M.SOCKET_RULES = {
+  socket_rule("SCMP_ACT_ALLOW", { { 0, 1, "EQ" } }, "AF_UNIX"),
+  socket_rule("SCMP_ACT_ALLOW", { { 0, 2, "EQ" } }, "AF_INET"),
+  socket_rule("SCMP_ACT_ALLOW", { { 0, 10, "EQ" } }, "AF_INET6"),
+  socket_rule("SCMP_ACT_ALLOW", { { 0, 17, "EQ" } }, "AF_PACKET, which the kernel refuses without CAP_NET_RAW"),
+  socket_rule("SCMP_ACT_ALLOW", { { 0, 16, "EQ" }, { 2, 9, "NE" } }, "AF_NETLINK but NETLINK_AUDIT"),
+  socket_rule("SCMP_ACT_ERRNO", { { 0, 16, "EQ" }, { 2, 9, "EQ" } }, "NETLINK_AUDIT, as podman's", 22),
+}
+
 --- M.narrow_seccomp(text, arch) -> text | nil, why: TEXT (a podman
 --- seccomp profile, JSON) whose archMap is ARCH alone, without its
---- sub-architectures; every other byte as it was. Checked by decoding
---- both: the same default action and rules, one interface.
+--- sub-architectures, and whose socket rules are M.SOCKET_RULES, at the
+--- end of its syscalls; every other rule byte for byte, in its order.
+--- Checked by decoding both: the same default action and other rules.
 function M.narrow_seccomp(text, arch)
   local ok, doc = pcall(cjson.decode, text)
   if not ok or type(doc) ~= "table" or type(doc.archMap) ~= "table" or type(doc.syscalls) ~= "table" then
@@ -287,17 +329,36 @@ function M.narrow_seccomp(text, arch)
   local has
   for _, a in ipairs(doc.archMap) do has = has or (type(a) == "table" and a.architecture == arch) end
   if not has then return nil, "its archMap lacks " .. arch end
-  local at = text:find('"archMap"', 1, true)
-  if text:find('"archMap"', at + 1, true) then return nil, "it names archMap twice" end
-  local open = text:match('^"archMap"%s*:%s*()%[', at)
-  local close = open and closing_bracket(text, open)
-  if not close then return nil, "its archMap is not a list" end
+  local open, close = key_list(text, "archMap")
+  if not open then return nil, close end
   local out = text:sub(1, open - 1) .. ('[{"architecture":"%s","subArchitectures":[]}]'):format(arch)
     .. text:sub(close + 1)
+  open, close = key_list(out, "syscalls")
+  if not open then return nil, close end
+  local keep, i, others = {}, open + 1, {}
+  while true do
+    local at = out:match("^[%s,]*()", i)
+    if at >= close then break end
+    local e = out:sub(at, at) == "{" and closing(out, at)
+    local okr, rule = pcall(cjson.decode, out:sub(at, e or -1))
+    if not (e and okr and type(rule) == "table" and type(rule.names) == "table") then
+      return nil, "an entry of its syscalls is not a rule"
+    end
+    local socket = false
+    for _, name in ipairs(rule.names) do socket = socket or name == "socket" end
+    if socket and #rule.names > 1 then return nil, "a rule of its names socket with other calls" end
+    if not socket then
+      keep[#keep + 1] = out:sub(at, e)
+      others[#others + 1] = rule
+    end
+    i = e + 1
+  end
+  for _, r in ipairs(M.SOCKET_RULES) do keep[#keep + 1] = r end
+  out = out:sub(1, open) .. "\n    " .. table.concat(keep, ",\n    ") .. "\n  " .. out:sub(close)
   local ok2, new = pcall(cjson.decode, out)
   if not (ok2 and type(new) == "table" and #new.archMap == 1 and new.archMap[1].architecture == arch
       and #new.archMap[1].subArchitectures == 0 and new.defaultAction == doc.defaultAction
-      and #new.syscalls == #doc.syscalls) then
+      and #new.syscalls == #others + #M.SOCKET_RULES) then
     return nil, "the narrowed profile does not read back"
   end
   return out
