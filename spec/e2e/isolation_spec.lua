@@ -243,7 +243,8 @@ describe("the system-call interfaces and socket families of the claude container
     assert.is_nil(a:find("PID %d+\nABI int80"), "a 32-bit system call answered: " .. a)
   end)
 
-  it("make the socket families a run needs, and no vsock, which no network namespace holds", function()
+  it("make the socket families a run needs, and no vsock, which no network namespace holds, "
+    .. "and reach no kernel keyring", function()
     local out = dir .. "/families"
     local r = sh.leakbench({ "run", "spec/fixtures/e2e/isolation/syscall-abi.lua", "--out", out })
     local run = results(out).runs[1]
@@ -254,5 +255,8 @@ describe("the system-call interfaces and socket families of the claude container
     end
     -- ENOSYS: the family is not let through (podman's own profile makes it)
     assert.matches("FAMILY vsock refused 38\n", a, 1, true)
+    -- nor the kernel keyring, which rootful it shares with the host's
+    -- uid 1000 (podman's own profile answers with the keyring's id)
+    assert.matches("KEYRING refused 38\n", a, 1, true)
   end)
 end)

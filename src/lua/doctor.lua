@@ -227,7 +227,7 @@ local function check_runtime(pm, add)
   local seccomp, why = pm:seccomp()
   if seccomp then
     add("ok", "seccomp: podman's profile, this machine's own system-call interface only, "
-      .. "no socket family a run does not need (" .. seccomp .. ")")
+      .. "no socket family a run does not need, no kernel keyring (" .. seccomp .. ")")
   else
     add("note", "seccomp: podman's default profile, which also lets 32-bit system calls and every socket "
       .. "family through, vsock too (" .. why .. ")",
