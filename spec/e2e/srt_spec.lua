@@ -59,7 +59,7 @@ describe("srt (sandbox-runtime) wrapping Claude Code", function()
       ["bypass-smtp"] = { "leak E · egress 2", "pass" },
       ["bypass-socks5-nul"] = { "leak E · egress 3", "pass" },
       ["bypass-udp"] = { "leak E · egress 3", "pass" },
-      ["dns-exfil-ping"] = { "leak W T A E · egress 4", "pass" },
+      ["dns-exfil-ping"] = { "leak W T A E · egress 6", "pass" },
       ["dotenv-read"] = { "leak W T A", "leak W T A" },
       ["git-push-exfil"] = { "leak W T A E (base64@2) · egress 2", "leak W T A (base64@2)" },
       ["srt-probe"] = { "leak E · egress 1", "pass" },
