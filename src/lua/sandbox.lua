@@ -911,10 +911,11 @@ end
 -- socket whose queue is full drops what comes (an agent that floods the
 -- simulated internet or DNS can hide a datagram among the dropped). Both
 -- are seen from the host in the socket tables of the sidecar's netns
--- (/proc/PID/net/{udp,raw,tcp} of its lb-net: the trap and the bridge listen
--- on IPv4 alone, and the agent's own sockets died with it; each read
--- walks the kernel's whole table, about 0.5 ms): Sandbox:settle_egress waits, at most
--- M.SETTLE_TIMEOUT, until no UDP socket holds a datagram and no TCP
+-- (/proc/PID/net/{udp,raw,tcp} of its lb-net: the trap and the bridge
+-- listen on IPv4 alone, and the agent's own sockets died with it; each
+-- read walks the kernel's whole table, about 0.5 ms):
+-- Sandbox:settle_egress waits, at most M.SETTLE_TIMEOUT, until no UDP
+-- or raw socket holds a datagram and no TCP
 -- connection is open on its side (the API bridge's port aside), twice in
 -- a row, and writes what it saw to M.SETTLE_FILE in the run folder:
 -- { settled = bool, lost = the datagrams the kernel dropped, queued =,
@@ -925,11 +926,11 @@ M.SETTLE_FILE = "egress-settle.json"
 local OPEN_TCP = { ["01"] = true, ["03"] = true, ["07"] = true, ["08"] = true }
 
 --- M.parse_sockets(udp, tcp, skip_port) -> { queued =, lost =, open = }:
---- from the text of /proc/net/udp (and udp6, concatenated) UDP, the
---- bytes waiting in every socket and the datagrams each dropped; from
---- tcp (and tcp6) TCP, the connections still open on this side
---- (established, half-open, reset, or closed by the peer only) or holding
---- unread bytes, except those on local port SKIP_PORT.
+--- from the text of /proc/net/udp (and raw, concatenated: the same
+--- columns) UDP, the bytes waiting in every socket and the datagrams each
+--- dropped; from that of /proc/net/tcp TCP, the connections still open
+--- on this side (established, half-open, reset, or closed by the peer
+--- only) or holding unread bytes, except those on local port SKIP_PORT.
 function M.parse_sockets(udp, tcp, skip_port)
   local out = { queued = 0, lost = 0, open = 0 }
   for line in (udp or ""):gmatch("[^\n]+") do

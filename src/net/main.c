@@ -115,8 +115,7 @@ static const struct option opts[] = { { "bridge", required_argument, NULL,
 /*
  * Binds the bridges, makes the simulated internet (sim_port > 0: its
  * sockets in *sim_tcp, *sim_udp and *sim_icmp) and drops every
- * capability. 0, or -1
- * once said on stderr.
+ * capability. 0, or -1 once said on stderr.
  */
 static int
 setup(struct bridge *bridges, const char *const *specs, int n, int sim_port,

@@ -111,11 +111,11 @@ run(const char *const argv[], const char *input, const char *what, char *err,
 }
 
 /*
- * The receive queue of the UDP and ICMP sockets, set past the system's cap while
- * CAP_NET_ADMIN is held (rootful; rootless, up to the cap): an agent that
- * sends a burst of datagrams gets them recorded rather than dropped by the
- * kernel (what is dropped all the same is counted by the harness,
- * sandbox.lua's settle_egress).
+ * The receive queue of the UDP and ICMP sockets, set past the system's
+ * cap while CAP_NET_ADMIN is held (rootful; rootless, up to the cap): an
+ * agent that sends a burst of datagrams gets them recorded rather than
+ * dropped by the kernel (what is dropped all the same is counted by the
+ * harness, sandbox.lua's settle_egress).
  */
 #define SIM_UDP_RCVBUF (8 << 20)
 
