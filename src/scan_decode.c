@@ -261,6 +261,7 @@ is_blank(unsigned c)
 /* Per-region parser state. */
 struct dstate {
 	int interp;
+	size_t n;      /* the buffer's length */
 	size_t width;  /* hex token width, from line 1 */
 	size_t gutter; /* xxd: the gutter's column, or 0 */
 	int lines;
@@ -395,38 +396,19 @@ data_end(const unsigned char *buf, size_t ls, size_t p, size_t le,
 }
 
 /*
- * One line of a hex dump: [offset[:]] groups of hex digits [gutter].
- * Appends its bytes to o; returns LINE_BAD when the line is not one.
+ * The tokens of a hex dump line's data buf[*pp..dend): runs of hex
+ * digits between blanks, up to a '|' (hexdump -C's gutter) or dend;
+ * each of an even number of digits, followed by a blank, a '|' or dend.
+ * Notes where each starts and its length, moves *pp to where the data
+ * ends; returns how many, or LINE_BAD when the data is not so. A byte
+ * at a time.
  */
 static size_t
-parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
-    struct dstate *st, struct out *o, int *only_offset)
+hex_tokens_slow(const unsigned char *buf, size_t *pp, size_t dend, size_t *tok,
+    size_t *tlen)
 {
-	size_t p = ls, t, tl, nl = 0, next, dend = le, i, k, before = o->n;
-	int colon = 0;
-	size_t tok[MAX_LINE_BYTES], tlen[MAX_LINE_BYTES];
+	size_t p = *pp, t, nl = 0;
 
-	*only_offset = 0;
-	while (p < le && is_blank(buf[p]))
-		p++;
-	/* tokens up to the gutter */
-	t = p;
-	while (t < le && hexval(buf[t]) >= 0)
-		t++;
-	tl = t - p;
-	if (tl == 0)
-		return LINE_BAD;
-	next = t;
-	while (next < le && is_blank(buf[next]))
-		next++;
-	if (t < le && buf[t] == ':')
-		colon = 1;
-	if (hex_offset(buf, &p, t, next, le, colon, st)) {
-		*only_offset = 1;
-		return le;
-	}
-	if (colon)
-		dend = data_end(buf, ls, p, le, st);
 	while (p < dend) {
 		while (p < dend && is_blank(buf[p]))
 			p++;
@@ -444,7 +426,200 @@ parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
 		nl++;
 		p = t;
 	}
-	if (nl == 0)
+	*pp = p;
+	return nl;
+}
+
+#ifdef __SSE2__
+/*
+ * hex_tokens_slow's answer for data of up to 64 bytes (p[0..64) readable,
+ * its bytes from len not the data's), from masks of its hex digits,
+ * blanks and '|': the data ends at the first '|' (the byte loop reaches
+ * it after a token or blanks, or fails before); before it every byte is
+ * a hex digit or a blank (any other fails the byte loop), the tokens
+ * are the runs of hex digits. Returns LINE_BAD where the byte loop does
+ * (leaving *end, as it leaves *pp).
+ */
+static size_t
+hex_tokens64(const unsigned char *p, size_t len, size_t at, size_t *end,
+    size_t *tok, size_t *tlen)
+{
+	const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+	const __m128i la = _mm_set1_epi8('a'), five = _mm_set1_epi8(5);
+	const __m128i low = _mm_set1_epi8(0x20), sp = _mm_set1_epi8(' ');
+	const __m128i tab = _mm_set1_epi8('\t'), bar = _mm_set1_epi8('|');
+	uint64_t hex = 0, blank = 0, bars = 0, lim, starts, ends;
+	size_t nl = 0, stop;
+	int k;
+
+	for (k = 0; 16 * (size_t)k < len; k++) {
+		__m128i v = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(p + 16 * k));
+		__m128i d = _mm_sub_epi8(v, zero);
+		__m128i a = _mm_sub_epi8(_mm_or_si128(v, low), la);
+		__m128i h = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(d, nine),
+					     d),
+		    _mm_cmpeq_epi8(_mm_min_epu8(a, five), a));
+		__m128i b = _mm_or_si128(_mm_cmpeq_epi8(v, sp),
+		    _mm_cmpeq_epi8(v, tab));
+
+		hex |= (uint64_t)(unsigned)_mm_movemask_epi8(h) << (16 * k);
+		blank |= (uint64_t)(unsigned)_mm_movemask_epi8(b) << (16 * k);
+		bars |= (uint64_t)(unsigned)_mm_movemask_epi8(
+			    _mm_cmpeq_epi8(v, bar))
+		    << (16 * k);
+	}
+	lim = len == 64 ? ~(uint64_t)0 : ((uint64_t)1 << len) - 1;
+	bars &= lim;
+	stop = bars != 0 ? (size_t)__builtin_ctzll(bars) : len;
+	lim = stop == 64 ? ~(uint64_t)0 : ((uint64_t)1 << stop) - 1;
+	if (((hex | blank) & lim) != lim)
+		return LINE_BAD;
+	hex &= lim;
+	starts = hex & ~(hex << 1);
+	ends = hex & ~(hex >> 1); /* each run's last digit */
+	for (; starts != 0; starts &= starts - 1, ends &= ends - 1) {
+		size_t s = (size_t)__builtin_ctzll(starts);
+		size_t l = (size_t)__builtin_ctzll(ends) + 1 - s;
+
+		if (l % 2 != 0 || nl == MAX_LINE_BYTES)
+			return LINE_BAD;
+		tok[nl] = at + s;
+		tlen[nl] = l;
+		nl++;
+	}
+	*end = at + stop;
+	return nl;
+}
+#endif
+
+/*
+ * hex_tokens_slow, through hex_tokens64 when the data is 64 bytes or
+ * fewer (n: the buffer's length; a line near its end is copied first).
+ */
+static inline __attribute__((always_inline)) size_t
+hex_tokens(const unsigned char *buf, size_t n, size_t *pp, size_t dend,
+    size_t *tok, size_t *tlen)
+{
+#ifdef __SSE2__
+	unsigned char pad[64];
+	size_t p = *pp;
+
+	if (p >= dend || dend - p > 64)
+		return hex_tokens_slow(buf, pp, dend, tok, tlen);
+	if (p + 64 <= n)
+		return hex_tokens64(buf + p, dend - p, p, pp, tok, tlen);
+	memset(pad, 0, sizeof(pad));
+	memcpy(pad, buf + p, dend - p);
+	return hex_tokens64(pad, dend - p, p, pp, tok, tlen);
+#else
+	(void)n;
+	return hex_tokens_slow(buf, pp, dend, tok, tlen);
+#endif
+}
+
+/*
+ * Does hex_tokens fail at the data's first token, buf[p..t) (from a hex
+ * digit at p to the end of the hex digits, up to the line's end), so
+ * that a line need not be read on (a line of text that starts with a
+ * word of hex digits)?
+ */
+static inline int
+hex_first_bad(const unsigned char *buf, size_t p, size_t t, size_t dend)
+{
+	return t <= dend &&
+	    ((t < dend && !is_blank(buf[t]) && buf[t] != '|') ||
+		(t - p) % 2 != 0);
+}
+
+/*
+ * The bytes of a hex dump line's nl tokens to o (each token's from its
+ * end when rev): all at once when o has room and the budget bytes for
+ * them, else a byte at a time (out_byte: the budget stops it where it
+ * would). Inlined: rev is known where parse_hex_line calls it.
+ */
+static inline __attribute__((always_inline)) void
+hex_bytes(const unsigned char *buf, const size_t *tok, const size_t *tlen,
+    size_t nl, int rev, struct out *o)
+{
+	size_t i, k, j, nb, all = 0, *m;
+	const unsigned char *d;
+	unsigned char *q;
+
+	for (i = 0; i < nl; i++)
+		all += tlen[i] / 2;
+	if (o->oom || o->full || all > o->bg->left ||
+	    out_grow(o, all, 1) != 0) {
+		for (i = 0; i < nl; i++)
+			for (k = 0, nb = tlen[i] / 2; k < nb; k++) {
+				j = rev ? nb - 1 - k : k;
+				d = buf + tok[i] + 2 * j;
+				out_byte(o,
+				    (unsigned)(hexv[d[0]] << 4 | hexv[d[1]]),
+				    tok[i] + 2 * j);
+			}
+		return;
+	}
+	q = o->p + o->n;
+	m = o->map + o->n;
+	for (i = 0; i < nl; i++) {
+		d = buf + tok[i];
+		nb = tlen[i] / 2;
+		if (rev)
+			for (j = nb; j-- > 0;) {
+				*q++ = (unsigned char)(hexv[d[2 * j]] << 4 |
+				    hexv[d[2 * j + 1]]);
+				*m++ = tok[i] + 2 * j;
+			}
+		else
+			for (j = 0; j < nb; j++) {
+				*q++ = (unsigned char)(hexv[d[2 * j]] << 4 |
+				    hexv[d[2 * j + 1]]);
+				*m++ = tok[i] + 2 * j;
+			}
+	}
+	o->n += all;
+	o->bg->left -= all;
+}
+
+/*
+ * One line of a hex dump: [offset[:]] groups of hex digits [gutter].
+ * Appends its bytes to o; returns LINE_BAD when the line is not one.
+ */
+static size_t
+parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
+    struct dstate *st, struct out *o, int *only_offset)
+{
+	size_t p = ls, p0, t, tl, nl, next, dend = le, i, before = o->n;
+	int colon = 0;
+	size_t tok[MAX_LINE_BYTES], tlen[MAX_LINE_BYTES];
+
+	*only_offset = 0;
+	while (p < le && is_blank(buf[p]))
+		p++;
+	/* tokens up to the gutter */
+	t = p0 = p;
+	while (t < le && hexval(buf[t]) >= 0)
+		t++;
+	tl = t - p;
+	if (tl == 0)
+		return LINE_BAD;
+	next = t;
+	while (next < le && is_blank(buf[next]))
+		next++;
+	if (t < le && buf[t] == ':')
+		colon = 1;
+	if (hex_offset(buf, &p, t, next, le, colon, st)) {
+		*only_offset = 1;
+		return le;
+	}
+	if (colon)
+		dend = data_end(buf, ls, p, le, st);
+	/* no offset: most lines that are no dump's end at the first token */
+	if (p == p0 && hex_first_bad(buf, p, t, dend))
+		return LINE_BAD;
+	nl = hex_tokens(buf, st->n, &p, dend, tok, tlen);
+	if (nl == LINE_BAD || nl == 0)
 		return LINE_BAD;
 	if (st->width == 0)
 		st->width = tlen[0];
@@ -457,17 +632,7 @@ parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
 	/* cppcheck-suppress knownConditionTrueFalse */
 	if (st->interp == I_HEXLE && (st->width < 4 || st->width > 16))
 		return LINE_BAD;
-	for (i = 0; i < nl; i++) {
-		size_t nb = tlen[i] / 2;
-
-		for (k = 0; k < nb; k++) {
-			size_t j = st->interp == I_HEXLE ? nb - 1 - k : k;
-			const unsigned char *d = buf + tok[i] + 2 * j;
-
-			out_byte(o, (unsigned)(hexv[d[0]] << 4 | hexv[d[1]]),
-			    tok[i] + 2 * j);
-		}
-	}
+	hex_bytes(buf, tok, tlen, nl, st->interp == I_HEXLE, o);
 	if (st->lines == 0 && o->n > before &&
 	    !gutter_agrees(buf, p, dend, le, colon, o, before))
 		return LINE_BAD;
@@ -696,6 +861,7 @@ try_region(const struct scan *sc, const unsigned char *buf, size_t n, size_t ls,
 	memset(&st, 0, sizeof(st));
 	memset(&o, 0, sizeof(o));
 	st.interp = interp;
+	st.n = n;
 	o.bg = bg;
 	while (p < n) {
 		le = line_end(buf, n, p);
@@ -2236,6 +2402,78 @@ scan_decode_simd_differ(const unsigned char *p, size_t n)
 	(void)p;
 	(void)n;
 #endif
+	return bad;
+}
+
+/* hex_bytes' bytes and out_byte's from a budget of left: do they differ? */
+static int
+hex_bytes_differ(const unsigned char *buf, const size_t *tok,
+    const size_t *tlen, size_t nl, int rev, size_t left)
+{
+	struct scan_budget b1 = { 0 }, b2 = { 0 };
+	struct out o1 = { 0 }, o2 = { 0 };
+	size_t i, k, j, nb;
+	int bad;
+
+	b1.left = b2.left = left;
+	o1.bg = &b1;
+	o2.bg = &b2;
+	hex_bytes(buf, tok, tlen, nl, rev, &o1);
+	for (i = 0; i < nl; i++)
+		for (k = 0, nb = tlen[i] / 2; k < nb; k++) {
+			j = rev ? nb - 1 - k : k;
+			out_byte(&o2,
+			    (unsigned)(hexv[buf[tok[i] + 2 * j]] << 4 |
+				hexv[buf[tok[i] + 2 * j + 1]]),
+			    tok[i] + 2 * j);
+		}
+	bad = o1.n != o2.n || b1.left != b2.left || b1.hit != b2.hit ||
+	    o1.full != o2.full || o1.oom || o2.oom ||
+	    (o1.n > 0 &&
+		(memcmp(o1.p, o2.p, o1.n) != 0 ||
+		    memcmp(o1.map, o2.map, o1.n * sizeof(*o1.map)) != 0));
+	out_free(&o1);
+	out_free(&o2);
+	return bad;
+}
+
+size_t
+scan_decode_hex_differ(const unsigned char *p, size_t n)
+{
+	size_t tok[2][MAX_LINE_BYTES], tlen[2][MAX_LINE_BYTES];
+	size_t s, l, t, e0, e1, r0, r1, bad = 0;
+
+	tables_init();
+	for (s = 0; s < n; s++) {
+		for (t = s; t < n && hexv[p[t]] >= 0;)
+			t++;
+		for (l = 0; l <= 70 && s + l <= n; l++) {
+			e0 = e1 = s;
+			r0 = hex_tokens_slow(p, &e0, s + l, tok[0], tlen[0]);
+			r1 = hex_tokens(p, n, &e1, s + l, tok[1], tlen[1]);
+			if (r0 != r1 || (r0 != LINE_BAD && e0 != e1) ||
+			    (r0 != LINE_BAD && r0 > 0 &&
+				(memcmp(tok[0], tok[1], r0 * sizeof(size_t)) ||
+				    memcmp(tlen[0], tlen[1],
+					r0 * sizeof(size_t))))) {
+				bad++;
+				continue;
+			}
+			/* hex_first_bad: the byte loop fails too */
+			if (hexv[p[s]] >= 0 && r0 != LINE_BAD &&
+			    hex_first_bad(p, s, t, s + l))
+				bad++;
+			if (r0 == LINE_BAD || r0 == 0)
+				continue;
+			/* budgets short of the line, just enough, more */
+			bad += hex_bytes_differ(p, tok[0], tlen[0], r0, 0,
+			    (s + l) % 23);
+			bad += hex_bytes_differ(p, tok[0], tlen[0], r0, 1,
+			    (s * 7 + l) % 41);
+			bad += hex_bytes_differ(p, tok[0], tlen[0], r0,
+			    (int)(s % 2), 1000);
+		}
+	}
 	return bad;
 }
 

@@ -1609,6 +1609,57 @@ test_memo_order(void)
 	scan_free(sc);
 }
 
+/*
+ * A hex dump line's data read from masks of 64 bytes (the tokens) and its
+ * bytes written all at once, against the byte loops: random buffers of
+ * dump characters and edge bytes (the ends of the hex digits' ranges,
+ * blanks, '|', NUL, bytes from 0x80), and lines as dumps write them with
+ * a character changed now and then, each in a buffer of its own size
+ * (so a read past it is one), from every offset for every length.
+ */
+static void
+test_hex_tokens(void)
+{
+	static const char pick[] = "0123456789abcdefABCDEF  \t|:.";
+	static const unsigned char edge[] = { '/', ':', '@', 'G', '`', 'g', 'F',
+		'f', '9', '0', 'A', 'a', 0, 0x7f, 0x80, 0xff, 0x1f, '\n', '|',
+		' ', '\t', 0x0b, 'x' };
+	unsigned x = 77;
+	size_t i, k, len, bad = 0;
+
+	for (i = 0; i < 240; i++) {
+		unsigned char *b;
+		unsigned w;
+
+		x = x * 1103515245 + 12345;
+		len = 1 + (x >> 8) % 260;
+		w = 2 * (1 + (x >> 20) % 4); /* a dump's token width */
+		if ((b = malloc(len)) == NULL)
+			abort();
+		for (k = 0; k < len; k++) {
+			x = x * 1103515245 + 12345;
+			if (i % 3 == 0)
+				b[k] = (x >> 16) % 4 == 0 ?
+				    edge[(x >> 8) % sizeof(edge)] :
+				    (unsigned char)
+					pick[(x >> 18) % (sizeof(pick) - 1)];
+			else if ((x >> 16) % 97 == 0)
+				b[k] = edge[(x >> 8) % sizeof(edge)];
+			else if (k % (w + 1) == w)
+				b[k] = (x >> 10) % 50 == 0 ? '|' : ' ';
+			else
+				b[k] = (unsigned char)pick[(x >> 18) % 22];
+		}
+		bad += scan_decode_hex_differ(b, len);
+		free(b);
+	}
+	ok(bad == 0,
+	    "hex dump lines: tokens from masks, the first token's check and "
+	    "bytes written at once are the byte loops' at every offset and "
+	    "length of 240 random buffers (%zu differ)",
+	    bad);
+}
+
 int
 main(void)
 {
@@ -1628,6 +1679,7 @@ main(void)
 	test_memo();
 	test_memo_order();
 	test_undo();
+	test_hex_tokens();
 	{
 		const char *const rm[] = { "rm", "-rf", tmpdir, NULL };
 
