@@ -302,16 +302,18 @@ line_end(const unsigned char *buf, size_t n, size_t ls)
 static unsigned long
 offset_value(const unsigned char *p, size_t len, int *octal)
 {
-	unsigned long v = 0;
+	unsigned long v = 0, v8 = 0;
 	size_t i;
 
+	/* (both readings at once: an octal column's digits are '0'..'7') */
 	*octal = len == 7;
-	for (i = 0; i < len; i++)
+	for (i = 0; i < len; i++) {
 		if (p[i] > '7')
 			*octal = 0;
-	for (i = 0; i < len; i++)
-		v = v * (*octal ? 8 : 16) + (unsigned long)hexval(p[i]);
-	return v;
+		v = v * 16 + (unsigned long)hexv[p[i]];
+		v8 = v8 * 8 + (unsigned long)hexv[p[i]];
+	}
+	return *octal ? v8 : v;
 }
 
 /*
@@ -332,7 +334,7 @@ hex_offset(const unsigned char *buf, size_t *pp, size_t t, size_t next,
 	while (n2 < le && is_blank(buf[n2]))
 		n2++;
 	e2 = n2;
-	while (e2 < le && hexval(buf[e2]) >= 0)
+	while (e2 < le && hexv[buf[e2]] >= 0)
 		e2++;
 	if (!(colon || e2 == n2 || e2 - n2 != tl))
 		return 0;
@@ -599,7 +601,7 @@ parse_hex_line(const unsigned char *buf, size_t ls, size_t le,
 		p++;
 	/* tokens up to the gutter */
 	t = p0 = p;
-	while (t < le && hexval(buf[t]) >= 0)
+	while (t < le && hexv[buf[t]] >= 0)
 		t++;
 	tl = t - p;
 	if (tl == 0)
@@ -2437,6 +2439,22 @@ hex_bytes_differ(const unsigned char *buf, const size_t *tok,
 	return bad;
 }
 
+/* offset_value as it was: which reading, then the value in it. */
+static int
+offset_value_differs(const unsigned char *p, size_t len)
+{
+	unsigned long v = 0;
+	size_t i;
+	int octal = len == 7, oct;
+
+	for (i = 0; i < len; i++)
+		if (p[i] > '7')
+			octal = 0;
+	for (i = 0; i < len; i++)
+		v = v * (octal ? 8 : 16) + (unsigned long)hexval(p[i]);
+	return offset_value(p, len, &oct) != v || oct != octal;
+}
+
 size_t
 scan_decode_hex_differ(const unsigned char *p, size_t n)
 {
@@ -2447,6 +2465,8 @@ scan_decode_hex_differ(const unsigned char *p, size_t n)
 	for (s = 0; s < n; s++) {
 		for (t = s; t < n && hexv[p[t]] >= 0;)
 			t++;
+		for (l = 1; l <= 12 && s + l <= n; l++)
+			bad += offset_value_differs(p + s, l);
 		for (l = 0; l <= 70 && s + l <= n; l++) {
 			e0 = e1 = s;
 			r0 = hex_tokens_slow(p, &e0, s + l, tok[0], tlen[0]);

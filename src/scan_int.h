@@ -55,9 +55,10 @@ size_t scan_decode_simd_differ(const unsigned char *p, size_t n);
 /*
  * The decode pass's reading of a hex dump line's data (its tokens, from
  * masks of 64 bytes, the check of its first token, and their bytes, all
- * at once) against its byte loops, from every offset of p[0..n) for
- * every length up to 70, the bytes from budgets short of them and not:
- * how many answers differ.
+ * at once; an offset column's value, both readings in one loop) against
+ * its byte loops, from every offset of p[0..n) for every length up to
+ * 70, the bytes from budgets short of them and not: how many answers
+ * differ.
  */
 size_t scan_decode_hex_differ(const unsigned char *p, size_t n);
 size_t scan_xform_simd_differ(const unsigned char *p, size_t n);

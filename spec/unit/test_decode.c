@@ -1654,9 +1654,9 @@ test_hex_tokens(void)
 		free(b);
 	}
 	ok(bad == 0,
-	    "hex dump lines: tokens from masks, the first token's check and "
-	    "bytes written at once are the byte loops' at every offset and "
-	    "length of 240 random buffers (%zu differ)",
+	    "hex dump lines: tokens from masks, the first token's check, "
+	    "bytes written at once and offset values are the byte loops' at "
+	    "every offset and length of 240 random buffers (%zu differ)",
 	    bad);
 }
 
