@@ -157,6 +157,7 @@ static const char *const x_alpha[X_COUNT] = {
 };
 static signed char xval[X_COUNT][256];
 static unsigned char magic1[256]; /* first bytes of magic_at()'s magics */
+static const unsigned char magic_first[] = "\x1f\x78\x42\xfd\x50\x28\x04";
 
 static const char *const rot_name[26] = { "rot0", "rot1", "rot2", "rot3",
 	"rot4", "rot5", "rot6", "rot7", "rot8", "rot9", "rot10", "rot11",
@@ -244,8 +245,8 @@ tables_setup(void)
 		if (c == '\\')
 			rcls[c] |= RC_BSL;
 	}
-	for (i = 0; "\x1f\x78\x42\xfd\x50\x28\x04"[i] != '\0'; i++)
-		magic1[(unsigned char)"\x1f\x78\x42\xfd\x50\x28\x04"[i]] = 1;
+	for (i = 0; magic_first[i] != '\0'; i++)
+		magic1[magic_first[i]] = 1;
 }
 
 static void
@@ -413,14 +414,109 @@ magic_at(const unsigned char *d, size_t n)
  */
 static size_t text_bad(const unsigned char *d, size_t k, size_t n, size_t stop);
 
+/*
+ * The NULs of d[0..k) at even and at odd offsets, 8 bytes at a time
+ * (a byte is 0 when neither its low 7 bits, added to 0x7f, nor it has
+ * the top bit: no carry leaves a byte).
+ */
+static inline void
+nul_parity(const unsigned char *d, size_t k, size_t *even, size_t *odd)
+{
+	size_t i = 0, e = 0, o = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fu, ones = 0x0101010101010101u;
+	const uint64_t alt = 0x00ff00ff00ff00ffu;
+	uint64_t w, z;
+
+	for (; i + 8 <= k; i += 8) {
+		memcpy(&w, d + i, 8);
+		z = (~(((w & lo7) + lo7) | w) & ~lo7) >> 7; /* 1: a NUL */
+		e += (size_t)(((z & alt) * ones) >> 56);
+		o += (size_t)((((z >> 8) & alt) * ones) >> 56);
+	}
+#endif
+	for (; i < k; i++)
+		if (d[i] == 0)
+			*(i % 2 ? &o : &e) += 1;
+	*even = e;
+	*odd = o;
+}
+
+/* Bytes from 0x80 in d[0..k), 8 at a time. */
+static inline size_t
+high_count(const unsigned char *d, size_t k)
+{
+	const uint64_t ones = 0x0101010101010101u;
+	size_t i = 0, c = 0;
+	uint64_t w;
+
+	for (; i + 8 <= k; i += 8) {
+		memcpy(&w, d + i, 8);
+		c += (size_t)((((w >> 7) & ones) * ones) >> 56);
+	}
+	for (; i < k; i++)
+		c += d[i] >> 7;
+	return c;
+}
+
+/*
+ * Does a compressed stream's magic start in d[0..16) (n: d's length)?
+ * With 16 bytes there, their first bytes are compared 16 at a time
+ * (magic_first's), else one by one (magic_at wants 4 bytes from each).
+ */
+static inline int
+magic16(const unsigned char *d, size_t n)
+{
+	size_t i;
+
+#ifdef __SSE2__
+	if (n >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)d);
+		__m128i a = _mm_setzero_si128();
+		unsigned m;
+
+		for (i = 0; i < sizeof(magic_first) - 1; i++)
+			a = _mm_or_si128(a,
+			    _mm_cmpeq_epi8(v,
+				_mm_set1_epi8((char)magic_first[i])));
+		for (m = (unsigned)_mm_movemask_epi8(a); m != 0; m &= m - 1) {
+			i = (size_t)__builtin_ctz(m);
+			if (magic_at(d + i, n - i))
+				return 1;
+		}
+		return 0;
+	}
+#endif
+	for (i = 0; i < 16 && i + 4 <= n; i++)
+		if (magic1[d[i]] && magic_at(d + i, n - i))
+			return 1;
+	return 0;
+}
+
 static int
 worth(const unsigned char *d, size_t n)
+{
+	size_t k = n < 64 ? n : 64, zodd, zeven;
+
+	if (n == 0)
+		return 0;
+	/* a stream, or one behind a short header (a stored brotli block) */
+	if (magic16(d, n))
+		return 1;
+	nul_parity(d, k, &zeven, &zodd);
+	if (zodd * 3 >= k || zeven * 3 >= k)
+		return 1;
+	return text_bad(d, k, n, k / 8) * 8 <= k;
+}
+
+/* worth() as it was, a byte at a time (for tests). */
+static int
+worth_bytes(const unsigned char *d, size_t n)
 {
 	size_t i, k = n < 64 ? n : 64, zodd = 0, zeven = 0;
 
 	if (n == 0)
 		return 0;
-	/* a stream, or one behind a short header (a stored brotli block) */
 	for (i = 0; i < 16 && i + 4 <= n; i++)
 		if (magic1[d[i]] && magic_at(d + i, n - i))
 			return 1;
@@ -852,14 +948,13 @@ static int
 xor_hit(struct xp *x, const unsigned char *d, size_t n)
 {
 	unsigned char *t;
-	size_t i, k, high = 0;
+	size_t k, high;
 	int hit = 0;
 
 	if (n < SCAN_MIN_SECRET || n > MAX_TOKEN)
 		return 0;
-	for (i = 0; i < n && i < 64; i++)
-		high += d[i] >> 7;
-	k = i;
+	k = n < 64 ? n : 64;
+	high = high_count(d, k);
 	if (high * 8 > k && (k - high) * 8 > k)
 		return 0;
 	if ((t = scratch(&x->v, &x->vcap, n, &x->oom)) == NULL)
@@ -3630,6 +3725,33 @@ nul_span(const unsigned char *buf, size_t i, size_t n)
 	return scan_span16(buf, i, n, nulmask16, nul_tab);
 }
 
+/*
+ * worth(), nul_parity and high_count on p[0..l) against their byte loops
+ * (worth_bytes) for the lengths where their steps change: how many
+ * differ.
+ */
+static size_t
+worth_differ(const unsigned char *p, size_t n)
+{
+	static const size_t lens[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+		13, 14, 15, 16, 17, 18, 19, 20, 21, 23, 24, 25, 31, 32, 33, 47,
+		48, 63, 64, 65, 80 };
+	size_t j, l, i, e1, o1, e2, o2, h2, bad = 0;
+
+	for (j = 0; j < sizeof(lens) / sizeof(lens[0]) && lens[j] <= n; j++) {
+		l = lens[j];
+		bad += worth(p, l) != worth_bytes(p, l);
+		nul_parity(p, l, &e1, &o1);
+		for (i = 0, e2 = o2 = h2 = 0; i < l; i++) {
+			e2 += i % 2 == 0 && p[i] == 0;
+			o2 += i % 2 == 1 && p[i] == 0;
+			h2 += p[i] >= 0x80;
+		}
+		bad += e1 != e2 || o1 != o2 || high_count(p, l) != h2;
+	}
+	return bad;
+}
+
 size_t
 scan_xform_simd_differ(const unsigned char *p, size_t n)
 {
@@ -3657,6 +3779,22 @@ scan_xform_simd_differ(const unsigned char *p, size_t n)
 		for (e2 = 0; e2 + 1 < n - i; e2++)
 			d2[e2] = p[i + e2] ^ p[i + e2 + 1];
 		bad += memcmp(d1, d2, n - i - 1) != 0;
+	}
+	/* worth() and xor_hit's count, also with a magic planted */
+	for (i = 0; i < n; i++) {
+		static const char *const mg[] = { "\x1f\x8b", "\x78\xda", "BZh",
+			"\xfd"
+			"7zX",
+			"PK\x03\x04", "\x28\xb5\x2f\xfd", "\x04\x22\x4d\x18" };
+		unsigned char m[80];
+		const char *g = mg[i % 7];
+
+		bad += worth_differ(p + i, n - i);
+		k = n - i < sizeof(m) ? n - i : sizeof(m);
+		memcpy(m, p + i, k);
+		if (i % 17 + strlen(g) <= k)
+			memcpy(m + i % 17, g, strlen(g));
+		bad += worth_differ(m, k);
 	}
 	for (i = 0; i < n; i += 5) {
 		unsigned char w64[64] = { 0 }, t64[64];
