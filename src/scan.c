@@ -2152,8 +2152,9 @@ scan_trig_maybe(const struct scan *sc, const unsigned char *p, size_t n,
 				sig_of[p3][p[i + 3]] };
 
 			memcpy(&gram, g, 4);
-			/* on to the next sample: its last letter before */
-			for (j = i + S < n ? i + S : n; j > i; j--)
+			/* on to the next sample (if any): its last letter
+			 * before */
+			for (j = i + S <= last ? i + S : i; j > i; j--)
 				if (sig_last[0][p[j - 1]] != 0) {
 					prev = sig_last[0][p[j - 1]];
 					break;
@@ -2164,6 +2165,33 @@ scan_trig_maybe(const struct scan *sc, const unsigned char *p, size_t n,
 			return 1;
 	}
 	return 0;
+}
+
+size_t
+scan_trig_differ(const struct scan *sc, const unsigned char *p, size_t n,
+    size_t *hits)
+{
+	const struct mlit *m = sc->mtk[0];
+	unsigned char sig[72];
+	size_t s, l, i, bad = 0;
+	uint32_t gram;
+	int a, b;
+
+	for (s = 0; m != NULL && s < n; s++)
+		for (l = 0; l <= sizeof(sig) && s + l <= n; l++) {
+			a = scan_trig_maybe(sc, p + s, l, 1);
+			b = 0;
+			if (l >= m->minlen) {
+				scan_rot_sig(p + s, l, sig);
+				for (i = 0; i + 4 <= l && !b; i += m->stride) {
+					memcpy(&gram, sig + i, 4);
+					b = mlit_has(m, gram);
+				}
+			}
+			bad += a != b;
+			*hits += (size_t)a;
+		}
+	return bad;
 }
 
 const unsigned char *

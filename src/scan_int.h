@@ -232,6 +232,15 @@ int scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
 int scan_trig_maybe(const struct scan *sc, const unsigned char *p, size_t n,
     int sig);
 
+/*
+ * scan_trig_maybe over the signature of p[s..s+l) (its grams computed as
+ * it samples them) against the grams of scan_rot_sig's signature, for
+ * every offset s and every length l up to 72: how many answers differ;
+ * *hits counts those that could find a trigger.
+ */
+size_t scan_trig_differ(const struct scan *sc, const unsigned char *p, size_t n,
+    size_t *hits);
+
 const unsigned char *scan_secret_bytes(const struct scan *sc, size_t i,
     size_t *len);
 

@@ -986,6 +986,61 @@ test_simd(void)
 	scan_free(sc);
 }
 
+/* c moved r letters on (letters only). */
+static unsigned char
+rot_letter(unsigned char c, unsigned r)
+{
+	if (c >= 'a' && c <= 'z')
+		return (unsigned char)('a' + (c - 'a' + r) % 26);
+	if (c >= 'A' && c <= 'Z')
+		return (unsigned char)('A' + (c - 'A' + r) % 26);
+	return c;
+}
+
+/*
+ * The rotation signature's grams as the trigger test samples them, each
+ * from the last letter before it, against scan_rot_sig's: runs of
+ * letters, digits and punctuation with rotations of the secret's letters
+ * planted now and then.
+ */
+static void
+test_trig_sig(void)
+{
+	const char *sec[] = { S1, S2, "tokenXyzzyPlughQuux4242" };
+	struct scan *sc = compile(sec, NULL, 3, 0);
+	unsigned char buf[300];
+	unsigned x = 99;
+	size_t i, k, len, bad = 0, hits = 0;
+
+	for (i = 0; i < 60; i++) {
+		x = x * 1103515245 + 12345;
+		len = 1 + (x >> 8) % sizeof(buf);
+		for (k = 0; k < len; k++) {
+			x = x * 1103515245 + 12345;
+			buf[k] = (unsigned char)("abcdefghijklmnopqrstuvwxyzQXZ"
+						 "0123456789-_.+/= "[(x >> 16) %
+						     46]);
+			if ((x >> 8) % 40 == 0 && k + 24 <= len) {
+				const char *p = sec[(x >> 12) % 2 ? 0 : 2];
+				unsigned r = (x >> 20) % 26;
+				size_t j;
+
+				for (j = 0; p[j] != '\0' && k < len; j++, k++)
+					buf[k] = rot_letter((unsigned char)p[j],
+					    r);
+				k--;
+			}
+		}
+		bad += scan_trig_differ(sc, buf, len, &hits);
+	}
+	ok(bad == 0 && hits > 0,
+	    "rotation triggers: the grams sampled from the last letter before "
+	    "each are scan_rot_sig's at every offset and length up to 72 of "
+	    "60 random runs (%zu differ, %zu could find one)",
+	    bad, hits);
+	scan_free(sc);
+}
+
 int
 main(void)
 {
@@ -1002,5 +1057,6 @@ main(void)
 	test_partial();
 	test_fd_chunks();
 	test_simd();
+	test_trig_sig();
 	return tap_done();
 }
