@@ -2203,6 +2203,17 @@ events1(struct pass *ps, size_t i)
 	    c < 0x20 && c != '\t' && c != '\n' && c != '\r');
 }
 
+static int nul_skip = 1; /* scan_decode_nul_skip */
+
+int
+scan_decode_nul_skip(int on)
+{
+	int was = nul_skip;
+
+	nul_skip = on;
+	return was;
+}
+
 #ifdef __SSE2__
 /*
  * Do the 64 bytes at p hold a blank or a byte below it in each of their
@@ -2306,6 +2317,62 @@ text_from(const unsigned char *buf, size_t i, size_t len, size_t *next64)
 }
 
 /*
+ * Where decode_windows() goes on from window i (all below 0x20, a NUL
+ * first): past the whole windows of NULs from i but the last, when no magic is looked for before i
+ * (magic_floor from i). Their events would be none: a NUL before a NUL
+ * starts no line (the last window's next byte may start one), NUL is no
+ * magic's first byte; and on_ctrl() would move magic_floor past them.
+ */
+static inline size_t
+nul_from(struct pass *ps, size_t i)
+{
+	const __m128i z = _mm_setzero_si128();
+	size_t j = i;
+
+	if (!nul_skip || ps->magic_floor < i)
+		return i;
+	while (j + 16 <= ps->n &&
+	    _mm_movemask_epi8(
+		_mm_cmpeq_epi8(_mm_loadu_si128((
+				   const __m128i *)(const void *)(ps->buf + j)),
+		    z)) == 0xffff)
+		j += 16;
+	if (j < i + 32)
+		return i;
+	j -= 16;
+	if (j > ps->magic_floor)
+		ps->magic_floor = j;
+	return j;
+}
+
+/*
+ * The events of window i (v, its bytes; em, those below 0x20): the line
+ * breaks and NULs that start a line (the byte after them is no control
+ * byte: byte 16 is the next window's first), and whether a control byte
+ * is there.
+ */
+static inline int
+window_events(struct pass *ps, __m128i v, unsigned em, size_t i)
+{
+	const __m128i nl = _mm_set1_epi8('\n'), tab = _mm_set1_epi8('\t');
+	const __m128i cr = _mm_set1_epi8('\r');
+	__m128i nlz = _mm_or_si128(_mm_cmpeq_epi8(v, nl),
+	    _mm_cmpeq_epi8(v, _mm_setzero_si128()));
+	unsigned lm = (unsigned)_mm_movemask_epi8(nlz);
+	unsigned ws = (unsigned)_mm_movemask_epi8(
+	    _mm_or_si128(_mm_cmpeq_epi8(v, nl),
+		_mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, cr))));
+	unsigned after = em >> 1;
+
+	if (i + 16 < ps->n && ps->buf[i + 16] < 0x20 && ps->buf[i + 16] != '\t')
+		after |= 0x8000;
+	if (i + 16 >= ps->n)
+		after |= 0x8000;
+	lm &= ~after;
+	return events(ps, i, 16, lm, (em & ~ws) != 0);
+}
+
+/*
  * The windows of 16 bytes of ps's buffer: the events of its bytes below
  * 0x20 (line breaks, NULs, control bytes), and every window all of
  * base64 characters the run around it. Returns where the windows end,
@@ -2316,9 +2383,8 @@ decode_windows(struct pass *ps)
 {
 	const unsigned char *buf = ps->buf;
 	size_t len = ps->n, i = 0;
-	const __m128i c1f = _mm_set1_epi8(0x1f), nl = _mm_set1_epi8('\n');
-	const __m128i tab = _mm_set1_epi8('\t'), cr = _mm_set1_epi8('\r');
-	const __m128i sp = _mm_set1_epi8(' '), plus = _mm_set1_epi8('+');
+	const __m128i c1f = _mm_set1_epi8(0x1f), sp = _mm_set1_epi8(' ');
+	const __m128i plus = _mm_set1_epi8('+');
 	const __m128i span = _mm_set1_epi8('z' - '+');
 	size_t r, floor = ps->run_floor; /* (events() leave it) */
 	size_t next64 = 0;		 /* where text64() may look again */
@@ -2339,32 +2405,17 @@ decode_windows(struct pass *ps)
 		/*
 		 * a run's window has no byte up to 0x20; the others may
 		 * have bytes below 0x20: line breaks, NULs, control bytes
+		 * (windows of NULs at once: nul_from)
 		 */
 		if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, sp), v)) !=
 		    0) {
 			em = (unsigned)_mm_movemask_epi8(
 			    _mm_cmpeq_epi8(_mm_min_epu8(v, c1f), v));
-			if (em != 0) {
-				__m128i nlz = _mm_or_si128(_mm_cmpeq_epi8(v,
-							       nl),
-				    _mm_cmpeq_epi8(v, _mm_setzero_si128()));
-				unsigned lm = (unsigned)_mm_movemask_epi8(nlz);
-				unsigned ws = (unsigned)_mm_movemask_epi8(
-				    _mm_or_si128(_mm_cmpeq_epi8(v, nl),
-					_mm_or_si128(_mm_cmpeq_epi8(v, tab),
-					    _mm_cmpeq_epi8(v, cr))));
-				unsigned after = em >> 1;
-
-				/* byte 16 is the next window's first */
-				if (i + 16 < len && buf[i + 16] < 0x20 &&
-				    buf[i + 16] != '\t')
-					after |= 0x8000;
-				if (i + 16 >= len)
-					after |= 0x8000;
-				lm &= ~after;
-				if (events(ps, i, 16, lm, (em & ~ws) != 0) != 0)
-					return LINE_BAD;
-			}
+			if (em == 0xffff && buf[i] == 0 &&
+			    (j = nul_from(ps, i)) != i)
+				i = j - 16;
+			else if (em != 0 && window_events(ps, v, em, i) != 0)
+				return LINE_BAD;
 			continue;
 		}
 		/*

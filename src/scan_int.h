@@ -53,6 +53,13 @@ size_t scan_simd_differ(const unsigned char *p, size_t n);
 size_t scan_decode_simd_differ(const unsigned char *p, size_t n);
 
 /*
+ * The decode pass steps over windows of 16 NULs where their events would
+ * be none (on: as it does; off, for tests: each window as any other);
+ * returns whether it did.
+ */
+int scan_decode_nul_skip(int on);
+
+/*
  * The decode pass's reading of a hex dump line's data (its tokens, from
  * masks of 64 bytes, the check of its first token, and their bytes, all
  * at once; an offset column's value, both readings in one loop) against

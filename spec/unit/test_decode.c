@@ -1660,6 +1660,137 @@ test_hex_tokens(void)
 	    bad);
 }
 
+/* gzip of p[0..n) appended to out (zlib's gzip wrapper). */
+static void
+put_gzip(struct str *out, const void *p, size_t n)
+{
+	z_stream z;
+	unsigned char buf[1 << 16];
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8,
+		Z_DEFAULT_STRATEGY) != Z_OK)
+		abort();
+	z.next_in = (Bytef *)(uintptr_t)p;
+	z.avail_in = (uInt)n;
+	z.next_out = buf;
+	z.avail_out = sizeof(buf);
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+		abort();
+	put(out, buf, sizeof(buf) - z.avail_out);
+	deflateEnd(&z);
+}
+
+/* p as xxd dumps it (lines of 16 bytes), appended to out. */
+static void
+put_xxd(struct str *out, const char *p)
+{
+	size_t n = strlen(p), i, k;
+	char h[16];
+
+	for (i = 0; i < n; i += 16) {
+		snprintf(h, sizeof(h), "%08zx:", i);
+		puts_(out, h);
+		for (k = 0; k < 16; k++) {
+			if (k % 2 == 0)
+				puts_(out, " ");
+			if (i + k < n)
+				snprintf(h, sizeof(h), "%02x",
+				    (unsigned char)p[i + k]);
+			else
+				snprintf(h, sizeof(h), "  ");
+			puts_(out, h);
+		}
+		puts_(out, "  ");
+		for (k = 0; k < 16 && i + k < n; k++)
+			put(out,
+			    p[i + k] >= 0x20 && p[i + k] < 0x7f ? &p[i + k] :
+								  ".",
+			    1);
+		puts_(out, "\n");
+	}
+}
+
+/*
+ * Windows of NULs stepped over by the decode pass, against each looked
+ * at: stretches of NULs of every length among lines of text, hex,
+ * control bytes, a gzip member of the secret, one of NULs then the
+ * secret (a stretch of NULs one level down), lines after a NUL; the
+ * findings and budgets of scans with and without the step.
+ */
+static void
+test_nul_windows(void)
+{
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct str d = { 0 }, z = { 0 };
+	struct scan_result a, b;
+	unsigned x = 5;
+	size_t i, k, seed, len, differ = 0, total = 0;
+
+	for (i = 0; i < 3000; i++)
+		put(&z, "", 1);
+	puts_(&z, "API_KEY=" S1 "\n");
+	for (seed = 0; seed < 30; seed++) {
+		d.n = 0;
+		for (i = 0; i < 120; i++) {
+			x = x * 1103515245 + 12345;
+			len = (x >> 8) % 200;
+			switch ((x >> 16) % 8) {
+			case 0:
+			case 1: /* NULs */
+				for (k = 0; k < len; k++)
+					put(&d, "", 1);
+				break;
+			case 2:
+				puts_(&d, "token " S1 "\n");
+				break;
+			case 3: /* the secret as xxd dumps it */
+				put_xxd(&d, "API_KEY=" S1 "\n");
+				break;
+			case 4:
+				put_gzip(&d, "API_KEY=" S1, strlen(S1) + 8);
+				break;
+			case 5:
+				put_gzip(&d, z.p, z.n);
+				break;
+			case 6: /* control bytes, a magic's first bytes */
+				for (k = 0; k < len % 40; k++) {
+					x = x * 1103515245 + 12345;
+					put(&d,
+					    &"\x01\x1f\x8b\x78\x04\n\t"
+					     "\r\x00 a"[(x >> 16) % 11],
+					    1);
+				}
+				break;
+			default:
+				puts_(&d,
+				    (x >> 20) % 2 ? "some text here\n" : "x");
+				break;
+			}
+		}
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		scan_decode_nul_skip(1);
+		if (scan_buffer(sc, d.p, d.n, &a) != 0)
+			abort();
+		scan_decode_nul_skip(0);
+		if (scan_buffer(sc, d.p, d.n, &b) != 0)
+			abort();
+		scan_decode_nul_skip(1);
+		differ += !same_findings(&a, &b);
+		total += a.n;
+		scan_result_free(&a);
+		scan_result_free(&b);
+	}
+	ok(differ == 0 && total > 0,
+	    "windows of NULs stepped over: the findings and budgets of a "
+	    "scan that looks at each (%zu of 30 differ, %zu findings)",
+	    differ, total);
+	free(d.p);
+	free(z.p);
+	scan_free(sc);
+}
+
 int
 main(void)
 {
@@ -1680,6 +1811,7 @@ main(void)
 	test_memo_order();
 	test_undo();
 	test_hex_tokens();
+	test_nul_windows();
 	{
 		const char *const rm[] = { "rm", "-rf", tmpdir, NULL };
 
