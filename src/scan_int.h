@@ -46,8 +46,9 @@ int scan_simd_set(int on);
 /*
  * The kernels of scan.c, scan_decode.c and scan_xform.c at every offset
  * of p[0..n), with AVX2 and without (and xor_text_keys' trial of a key,
- * and worth()'s magics, NULs and high bytes, 8 or 16 bytes at a time
- * and a byte at a time): how many answers differ (0 without AVX2).
+ * worth()'s magics, NULs and high bytes and a run's key, 8 or 16 bytes
+ * at a time and a byte at a time): how many answers differ (0 without
+ * AVX2).
  */
 size_t scan_simd_differ(const unsigned char *p, size_t n);
 size_t scan_decode_simd_differ(const unsigned char *p, size_t n);

@@ -2008,6 +2008,38 @@ run_triggers(struct xp *x, size_t n, size_t s, size_t e, unsigned char *sig)
 }
 
 /*
+ * Where a key ends in the run p[0..n) (room: the bytes that may be read
+ * from p): its first '=' or ':' in its first 40 bytes, or min(n, 40);
+ * 16 bytes at a time where 48 may be read.
+ */
+static inline size_t
+key_at(const unsigned char *p, size_t n, size_t room)
+{
+	size_t lim = n < 40 ? n : 40, i;
+
+#ifdef __SSE2__
+	if (room >= 48) {
+		for (i = 0; i < lim; i += 16) {
+			__m128i v = _mm_loadu_si128(
+			    (const __m128i *)(const void *)(p + i));
+			unsigned m = (unsigned)_mm_movemask_epi8(
+			    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('=')),
+				_mm_cmpeq_epi8(v, _mm_set1_epi8(':'))));
+
+			if (m != 0)
+				return i + (size_t)__builtin_ctz(m) < lim ?
+				    i + (size_t)__builtin_ctz(m) :
+				    lim;
+		}
+		return lim;
+	}
+#endif
+	for (i = 0; i < lim && p[i] != '=' && p[i] != ':'; i++)
+		;
+	return i;
+}
+
+/*
  * One pass over the run: the alphabets of the base85 family and
  * basE91 that hold all of it (from its start, and after a key in
  * its first 40 characters), whether base64 lacks a character of it,
@@ -2029,13 +2061,13 @@ run_tokens(struct xp *x, size_t n, size_t s, size_t *kts_, uint32_t *lead_,
 	size_t i, j, ts, ls, nw, tn = 0, kts;
 	uint32_t lead = ~0u, fam = ~0u;
 
-	for (kts = 0; kts < n && kts < 40 && p[kts] != '=' && p[kts] != ':';
-	     kts++)
-		lead &= rcls[p[kts]];
-	if (kts < n && kts < 40)
-		lead &= rcls[p[kts++]];
-	else
-		kts = 0, lead = ~0u;
+	if ((kts = key_at(p, n, x->n - s)) < (n < 40 ? n : 40)) {
+		for (i = 0; i <= kts; i++)
+			lead &= rcls[p[i]];
+		kts++;
+	} else {
+		kts = 0;
+	}
 	for (i = 0, ts = 0, ls = 0, nw = 0; i <= n; i++) {
 		uint32_t c = RC_CUT;
 		size_t w;
@@ -3780,6 +3812,15 @@ scan_xform_simd_differ(const unsigned char *p, size_t n)
 			d2[e2] = p[i + e2] ^ p[i + e2 + 1];
 		bad += memcmp(d1, d2, n - i - 1) != 0;
 	}
+	/* key_at, 16 bytes at a time and a byte at a time */
+	for (i = 0; i < n; i++)
+		for (k = 1; k <= 64 && i + k <= n; k += 1 + k / 16) {
+			for (e2 = 0; e2 < k && e2 < 40 && p[i + e2] != '=' &&
+			     p[i + e2] != ':';
+			     e2++)
+				;
+			bad += key_at(p + i, k, n - i) != e2;
+		}
 	/* worth() and xor_hit's count, also with a magic planted */
 	for (i = 0; i < n; i++) {
 		static const char *const mg[] = { "\x1f\x8b", "\x78\xda", "BZh",
