@@ -2015,10 +2015,12 @@ run_triggers(struct xp *x, size_t n, size_t s, size_t e, unsigned char *sig)
 static inline size_t
 key_at(const unsigned char *p, size_t n, size_t room)
 {
-	size_t lim = n < 40 ? n : 40, i;
+	size_t i;
 
 #ifdef __SSE2__
 	if (room >= 48) {
+		size_t lim = n < 40 ? n : 40;
+
 		for (i = 0; i < lim; i += 16) {
 			__m128i v = _mm_loadu_si128(
 			    (const __m128i *)(const void *)(p + i));
@@ -2033,8 +2035,10 @@ key_at(const unsigned char *p, size_t n, size_t room)
 		}
 		return lim;
 	}
+#else
+	(void)room;
 #endif
-	for (i = 0; i < lim && p[i] != '=' && p[i] != ':'; i++)
+	for (i = 0; i < n && i < 40 && p[i] != '=' && p[i] != ':'; i++)
 		;
 	return i;
 }
@@ -2061,7 +2065,8 @@ run_tokens(struct xp *x, size_t n, size_t s, size_t *kts_, uint32_t *lead_,
 	size_t i, j, ts, ls, nw, tn = 0, kts;
 	uint32_t lead = ~0u, fam = ~0u;
 
-	if ((kts = key_at(p, n, x->n - s)) < (n < 40 ? n : 40)) {
+	kts = key_at(p, n, x->n - s);
+	if (kts < n && kts < 40) {
 		for (i = 0; i <= kts; i++)
 			lead &= rcls[p[i]];
 		kts++;
