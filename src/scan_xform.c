@@ -509,6 +509,7 @@ worth(const unsigned char *d, size_t n)
 	return text_bad(d, k, n, k / 8) * 8 <= k;
 }
 
+#if defined(SCAN_AVX2) && defined(__SSE2__)
 /* worth() as it was, a byte at a time (for tests). */
 static int
 worth_bytes(const unsigned char *d, size_t n)
@@ -528,6 +529,7 @@ worth_bytes(const unsigned char *d, size_t n)
 		return 1;
 	return text_bad(d, k, n, k / 8) * 8 <= k;
 }
+#endif
 
 /*
  * Bytes of d[0..k) that are control bytes or in a malformed UTF-8
@@ -3762,6 +3764,7 @@ nul_span(const unsigned char *buf, size_t i, size_t n)
 	return scan_span16(buf, i, n, nulmask16, nul_tab);
 }
 
+#if defined(SCAN_AVX2) && defined(__SSE2__)
 /*
  * worth(), nul_parity and high_count on p[0..l) against their byte loops
  * (worth_bytes) for the lengths where their steps change: how many
@@ -3788,6 +3791,44 @@ worth_differ(const unsigned char *p, size_t n)
 	}
 	return bad;
 }
+
+/*
+ * key_at and worth() (also with a magic planted), 16 or 8 bytes at a
+ * time, against their byte loops at every offset of p[0..n).
+ */
+static size_t
+scalar_differ(const unsigned char *p, size_t n)
+{
+	size_t i, k, e2, bad = 0;
+
+	/* key_at, 16 bytes at a time and a byte at a time */
+	for (i = 0; i < n; i++)
+		for (k = 1; k <= 64 && i + k <= n; k += 1 + k / 16) {
+			for (e2 = 0; e2 < k && e2 < 40 && p[i + e2] != '=' &&
+			     p[i + e2] != ':';
+			     e2++)
+				;
+			bad += key_at(p + i, k, n - i) != e2;
+		}
+	/* worth() and xor_hit's count, also with a magic planted */
+	for (i = 0; i < n; i++) {
+		static const char *const mg[] = { "\x1f\x8b", "\x78\xda", "BZh",
+			"\xfd"
+			"7zX",
+			"PK\x03\x04", "\x28\xb5\x2f\xfd", "\x04\x22\x4d\x18" };
+		unsigned char m[80];
+		const char *g = mg[i % 7];
+
+		bad += worth_differ(p + i, n - i);
+		k = n - i < sizeof(m) ? n - i : sizeof(m);
+		memcpy(m, p + i, k);
+		if (i % 17 + strlen(g) <= k)
+			memcpy(m + i % 17, g, strlen(g));
+		bad += worth_differ(m, k);
+	}
+	return bad;
+}
+#endif
 
 size_t
 scan_xform_simd_differ(const unsigned char *p, size_t n)
@@ -3817,31 +3858,7 @@ scan_xform_simd_differ(const unsigned char *p, size_t n)
 			d2[e2] = p[i + e2] ^ p[i + e2 + 1];
 		bad += memcmp(d1, d2, n - i - 1) != 0;
 	}
-	/* key_at, 16 bytes at a time and a byte at a time */
-	for (i = 0; i < n; i++)
-		for (k = 1; k <= 64 && i + k <= n; k += 1 + k / 16) {
-			for (e2 = 0; e2 < k && e2 < 40 && p[i + e2] != '=' &&
-			     p[i + e2] != ':';
-			     e2++)
-				;
-			bad += key_at(p + i, k, n - i) != e2;
-		}
-	/* worth() and xor_hit's count, also with a magic planted */
-	for (i = 0; i < n; i++) {
-		static const char *const mg[] = { "\x1f\x8b", "\x78\xda", "BZh",
-			"\xfd"
-			"7zX",
-			"PK\x03\x04", "\x28\xb5\x2f\xfd", "\x04\x22\x4d\x18" };
-		unsigned char m[80];
-		const char *g = mg[i % 7];
-
-		bad += worth_differ(p + i, n - i);
-		k = n - i < sizeof(m) ? n - i : sizeof(m);
-		memcpy(m, p + i, k);
-		if (i % 17 + strlen(g) <= k)
-			memcpy(m + i % 17, g, strlen(g));
-		bad += worth_differ(m, k);
-	}
+	bad += scalar_differ(p, n);
 	for (i = 0; i < n; i += 5) {
 		unsigned char w64[64] = { 0 }, t64[64];
 		unsigned key, x1, x2;
