@@ -791,6 +791,19 @@ describe("the egress trap, settled", function()
     assert.same({ queued = 0, lost = 0, open = 0 }, sandbox.parse_sockets(nil, "garbage\n", 8080))
   end)
 
+  it("counts what loopback dropped, received and sent, from /proc/net/dev", function()
+    local head = "Inter-|   Receive                                                |  Transmit\n"
+      .. " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls "
+      .. "carrier compressed\n"
+    assert.equal(0, sandbox.lo_drops(head .. "    lo: 4742 418    0    0    0     0          0         0 4742 "
+      .. "418    0    0    0     0       0          0\n"))
+    assert.equal(12, sandbox.lo_drops(head .. "  eth0: 1 2 0 99 0 0 0 0 1 2 0 99 0 0 0 0\n"
+      .. "    lo: 4742 418    0    5    0     0          0         0 4742 418    0    7    0     0       0"
+      .. "          0\n"))
+    assert.equal(0, sandbox.lo_drops(head))
+    assert.equal(0, sandbox.lo_drops(nil))
+  end)
+
   it("marks the egress channel incomplete when datagrams were lost or the trap had not read everything", function()
     local dir = core.tmpdir("lb-settle-spec-", "/tmp")
     finally(function() core.rmtree(dir) end)
@@ -819,5 +832,8 @@ describe("the egress trap, settled", function()
     assert.same({ "the trap had not read every attempt when its records were read "
       .. "(the network sidecar's lb-net is not running)" }, r)
     assert.matches("does not say whether", reasons("not json")[1])
+    r = reasons('{"settled":true,"lost":0,"lo_drops":7}')
+    assert.same({ "7 packets in the sandbox's network were dropped by loopback before any socket saw them "
+      .. "(its backlog, outrun by a flood): not recorded" }, r)
   end)
 end)

@@ -701,6 +701,12 @@ local function load_wire_egress(run, read_file)
         .. "the trap read %s (a full socket queue: a flood): not recorded"):format(lost, lost == 1 and "" or "s",
         lost == 1 and "was" or "were", lost == 1 and "it" or "them"))
     end
+    local lo = math.tointeger(tonumber(settle.lo_drops)) or 0
+    if lo > 0 then
+      incomplete(run, "egress/egress.jsonl", ("%d packet%s in the sandbox's network %s dropped by loopback "
+        .. "before any socket saw %s (its backlog, outrun by a flood): not recorded"):format(lo,
+        lo == 1 and "" or "s", lo == 1 and "was" or "were", lo == 1 and "it" or "them"))
+    end
     if settle.settled ~= true then
       incomplete(run, "egress/egress.jsonl", ("the trap had not read every attempt when its records were read (%s)")
         :format(type(settle.why) == "string" and settle.why:sub(1, 200)

@@ -918,9 +918,11 @@ end
 -- or raw socket holds a datagram and no TCP
 -- connection is open on its side (the API bridge's port aside), twice in
 -- a row, and writes what it saw to M.SETTLE_FILE in the run folder:
--- { settled = bool, lost = the datagrams the kernel dropped, queued =,
--- open =, waited = seconds, why = when it could not look }. The evidence
--- marks the egress channel incomplete on a loss or an unsettled trap.
+-- { settled = bool, lost = the datagrams the sockets dropped, lo_drops =
+-- the packets loopback dropped before any socket saw them (its backlog,
+-- outrun by a flood), queued =, open =, waited = seconds, why = when it
+-- could not look }. The evidence marks the egress channel incomplete on
+-- a loss or an unsettled trap.
 M.SETTLE_TIMEOUT = 2
 M.SETTLE_FILE = "egress-settle.json"
 local OPEN_TCP = { ["01"] = true, ["03"] = true, ["07"] = true, ["08"] = true }
@@ -954,6 +956,15 @@ function M.parse_sockets(udp, tcp, skip_port)
   return out
 end
 
+--- M.lo_drops(dev) -> the packets dropped on lo (received and sent), from
+--- the text of /proc/net/dev: what loopback's backlog drops when a flood
+--- outruns it, before any socket sees the packet. 0 when there is no lo.
+function M.lo_drops(dev)
+  local f = {}
+  for w in ((dev or ""):match("\n%s*lo:([^\n]*)") or ""):gmatch("%S+") do f[#f + 1] = w end
+  return (math.tointeger(tonumber(f[4])) or 0) + (math.tointeger(tonumber(f[12])) or 0)
+end
+
 -- The host pid of the network sidecar's lb-net (its conmon's child), or
 -- nil and why.
 function Sandbox:net_pid()
@@ -981,6 +992,7 @@ function Sandbox:settle_egress()
     end
     local s = M.parse_sockets(udp, core.read_file(dir .. "tcp"), API_PORT)
     rec.lost, rec.queued, rec.open = s.lost, s.queued, s.open
+    rec.lo_drops = M.lo_drops(core.read_file(dir .. "dev"))
     calm = (s.queued == 0 and s.open == 0) and calm + 1 or 0
     if calm >= 2 then
       rec.settled = true
