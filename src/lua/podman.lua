@@ -309,7 +309,6 @@ local function socket_rule(action, args, comment, errno)
     .. '"includes":{},"excludes":{}}'):format(action, errno and ('"errnoRet":%d,'):format(errno) or "",
     table.concat(a, ","), comment)
 end
-M.SOCKET_FAMILIES = { 1, 2, 10, 17 }
 M.SOCKET_RULES = {
   socket_rule("SCMP_ACT_ALLOW", { { 0, 1, "EQ" } }, "AF_UNIX"),
   socket_rule("SCMP_ACT_ALLOW", { { 0, 2, "EQ" } }, "AF_INET"),
