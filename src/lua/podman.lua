@@ -1017,6 +1017,13 @@ function M.k8s_log_streams(raw)
   return table.concat(out.stdout), table.concat(out.stderr)
 end
 
+--- M.conmon_pid(dir, name) -> the pid the conmon of container log NAME
+--- wrote to DIR/NAME.conmon.pid (the log spec's conmon_pid_file and the
+--- CLI's --conmon-pidfile), or nil when there is none yet.
+function M.conmon_pid(dir, name)
+  return math.tointeger(tonumber((core.read_file(dir .. "/" .. name .. ".conmon.pid") or ""):match("%d+") or ""))
+end
+
 --- M.log_text(dir, name) -> what the container started with log_args(dir,
 --- name) has printed so far ("" before its first line).
 function M.log_text(dir, name)
@@ -1042,8 +1049,7 @@ function M.await_line(dir, name, line, timeout)
   while true do
     local text = M.log_text(dir, name)
     if text:find(line, 1, true) then return true, text end
-    pid = pid or math.tointeger(tonumber((core.read_file(dir .. "/" .. name .. ".conmon.pid") or "")
-      :match("%d+") or ""))
+    pid = pid or M.conmon_pid(dir, name)
     if pid and not core.pid_alive(pid) then
       text = M.log_text(dir, name)
       if text:find(line, 1, true) then return true, text end
@@ -1577,7 +1583,7 @@ end
 function Service:handle(spec)
   if not spec.log or spec.rm then error("svc:handle: a spec with a log and without rm", 2) end
   local pidfile = spec.log.dir .. "/" .. spec.log.name .. ".conmon.pid"
-  local pid = math.tointeger(tonumber((core.read_file(pidfile) or ""):match("%d+") or ""))
+  local pid = M.conmon_pid(spec.log.dir, spec.log.name)
   if not pid then
     self:rm(spec.name)
     return nil, ("podman service: container '%s' started, but its conmon wrote no pid to %s")

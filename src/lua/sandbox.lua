@@ -968,7 +968,7 @@ end
 -- The host pid of the network sidecar's lb-net (its conmon's child), or
 -- nil and why.
 function Sandbox:net_pid()
-  local conmon = math.tointeger(tonumber((core.read_file(self.ctrdir .. "/net.conmon.pid") or ""):match("%d+") or ""))
+  local conmon = podman.conmon_pid(self.ctrdir, "net")
   if not conmon then return nil, "the network sidecar's conmon wrote no pid" end
   for pid in (core.read_file(("/proc/%d/task/%d/children"):format(conmon, conmon)) or ""):gmatch("%d+") do
     if (core.read_file("/proc/" .. pid .. "/comm") or ""):match("^lb%-net") then return math.tointeger(pid) end
@@ -1088,7 +1088,7 @@ end
 --- pool folder DIR has ended (its conmon, which wrote its pid there, is
 --- gone); false while it has not started.
 function M.pool_gone(dir)
-  local pid = math.tointeger(tonumber((core.read_file(dir .. "/pool.conmon.pid") or ""):match("%d+") or ""))
+  local pid = podman.conmon_pid(dir, "pool")
   return pid ~= nil and not core.pid_alive(pid)
 end
 
@@ -1497,8 +1497,7 @@ function Sandbox:dead_carrier()
   if pooled then return pooled end
   for _, c in ipairs(self.started) do
     if c.short then
-      local pid = math.tointeger(tonumber((core.read_file(self.ctrdir .. "/" .. c.short
-        .. ".conmon.pid") or ""):match("%d+") or ""))
+      local pid = podman.conmon_pid(self.ctrdir, c.short)
       if pid and not core.pid_alive(pid) then
         local text = podman.log_text(self.ctrdir, c.short)
         return ("container '%s' died during the run; its log:\n%s"):format(c.name,
