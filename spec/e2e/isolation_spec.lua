@@ -226,14 +226,17 @@ end)
 -- interface answers, so the probe can tell.
 describe("the system-call interfaces and socket families of the claude container", function()
   local dir = tmpdir()
+  local r, run, a
+  -- one run of the probe; each case reads its answer
+  setup(function()
+    r = sh.leakbench({ "run", "spec/fixtures/e2e/isolation/syscall-abi.lua", "--out", dir .. "/runs" })
+    run = results(dir .. "/runs").runs[1]
+    a = answer(run.dir)
+  end)
   teardown(function() sh.rmtree(dir) end)
 
   it("are the native one alone: a 32-bit call (int 0x80) kills its process", function()
-    local out = dir .. "/runs"
-    local r = sh.leakbench({ "run", "spec/fixtures/e2e/isolation/syscall-abi.lua", "--out", out })
-    local run = results(out).runs[1]
     assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
-    local a = answer(run.dir)
     if not a:find("ARCH x86_64", 1, true) then
       pending("the probe's machine code is x86_64's: " .. a)
       return
@@ -245,11 +248,7 @@ describe("the system-call interfaces and socket families of the claude container
 
   it("make the socket families a run needs, and no vsock, which no network namespace holds, "
     .. "and reach no kernel keyring", function()
-    local out = dir .. "/families"
-    local r = sh.leakbench({ "run", "spec/fixtures/e2e/isolation/syscall-abi.lua", "--out", out })
-    local run = results(out).runs[1]
     assert.are.equal("pass", run.verdict, tostring(run.reason) .. r.stderr)
-    local a = answer(run.dir)
     for _, fam in ipairs({ "inet", "inet6", "unix", "netlink" }) do
       assert.matches("FAMILY " .. fam .. " made\n", a, 1, true)
     end
