@@ -309,6 +309,94 @@ describe("JSON-decoded scanning", function()
     assert.are.equal("json-decoded+dump-hex>raw", r.findings[1].form)
   end)
 
+  -- Generated documents: nested objects and lists of every kind of value,
+  -- keys that look like numbers, paths or nothing, one string somewhere
+  -- holding the secret in an escape no dialect produces. The path and
+  -- offset of the finding are the generator's, written by rules of its
+  -- own: key after key joined by ".", "[i]" for the ith of a list,
+  -- "line N:" first in JSON lines, "(top)" for a document that is the
+  -- string itself. Seeded; a failure names its seed.
+  it("names the path and offset of each generated document's secret", function()
+    local esc = KEY:gsub("e", "\\u0065")
+    local KEYS = { "a", "b", "1", "0", "", "x.y", "k:v", "z", "messages", "content", "\\u00e9t\\u00e9" }
+    local SHOWN = { a = "a", b = "b", ["1"] = "1", ["0"] = "0", [""] = "", ["x.y"] = "x.y",
+      ["k:v"] = "k:v", z = "z", messages = "messages", content = "content",
+      ["\\u00e9t\\u00e9"] = "\u{e9}t\u{e9}" }
+    local function join(path, k)
+      if type(k) == "number" then return ("%s[%d]"):format(path, k) end
+      return (path == "" or path:sub(-1) == ":") and path .. k or path .. "." .. k
+    end
+    for seed = 1, 150 do
+      math.randomseed(seed)
+      local planted, want
+      -- a JSON text for a value at PATH, DEPTH deep; the secret goes into
+      -- the first string drawn once PLANT says so
+      local function gen(path, depth, plant)
+        local r = math.random(depth > 3 and 3 or 6)
+        if r <= 3 and plant and not planted then
+          local pre = ("w "):rep(math.random(0, 4))
+          planted, want = true, { path = path, offset = #pre }
+          return '"' .. pre .. esc .. ' tail"'
+        elseif r == 1 then
+          return '"plain ' .. math.random(1000) .. '"'
+        elseif r == 2 then
+          return ({ "1", "true", "null", "-2.5e3" })[math.random(4)]
+        elseif r == 3 then
+          return "{}"
+        elseif r == 4 or r == 5 then
+          local keys, used = {}, {}
+          for _ = 1, math.random(1, 4) do
+            local k = KEYS[math.random(#KEYS)]
+            if not used[k] then used[k] = true keys[#keys + 1] = k end
+          end
+          local sorted = {}
+          for _, k in ipairs(keys) do sorted[#sorted + 1] = k end
+          -- the walk's order: the keys' decoded bytes, ascending
+          table.sort(sorted, function(x, y) return SHOWN[x] < SHOWN[y] end)
+          local texts = {}
+          for _, k in ipairs(sorted) do
+            texts[k] = gen(join(path, SHOWN[k]), depth + 1, plant and math.random(2) == 1)
+          end
+          local out = {}
+          for _, k in ipairs(keys) do out[#out + 1] = '"' .. k .. '":' .. texts[k] end
+          return "{" .. table.concat(out, ",") .. "}"
+        else
+          local out = {}
+          for i = 1, math.random(0, 4) do
+            out[i] = gen(join(path, i - 1), depth + 1, plant and math.random(2) == 1)
+          end
+          return "[" .. table.concat(out, ",") .. "]"
+        end
+      end
+      local run, wanted_path
+      if seed % 2 == 0 then
+        local text = gen("", 0, true)
+        if not planted then text, planted, want = '"' .. esc .. '"', true, { path = "", offset = 0 } end
+        wanted_path = want.path == "" and "(top)" or want.path
+        run = evidence.from { wire = { text } }
+      else
+        local lines, n = {}, math.random(1, 4)
+        for i = 1, n do
+          local plant = not planted and (i == n or math.random(3) == 1)
+          local t = gen("line " .. i .. ":", 0, plant)
+          if plant and not planted then
+            t, planted, want = '"' .. esc .. '"', true, { path = "line " .. i .. ":", offset = 0 }
+          end
+          lines[i] = t
+        end
+        wanted_path = want.path
+        run = evidence.from { transcript = { { file = "projects/x/s.jsonl",
+          text = table.concat(lines, "\n") .. "\n" } } }
+      end
+      local r = run:leaks(KEY)
+      local f = r.findings[1]
+      assert.truthy(f, "seed " .. seed .. ": not found")
+      assert.are.equal("json-decoded", f.form, "seed " .. seed)
+      assert.are.equal(wanted_path, f.path, "seed " .. seed)
+      assert.are.equal(want.offset, f.offset, "seed " .. seed)
+    end
+  end)
+
   it("does not report twice what the text scan found", function()
     local run = evidence.from { wire = { '{"a":"' .. KEY .. '\\n"}' } }
     local r = run:leaks(KEY)

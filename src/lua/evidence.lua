@@ -978,48 +978,81 @@ function Evidence:called(name, needle)
   return false
 end
 
+-- The keys of table V in the order decoded_strings walks them: numbers
+-- first, ascending, then strings, ascending (cjson gives a list numbers
+-- only and an object strings only: each sorted without a comparator).
+local function walk_order(v)
+  local keys, nums, strs = {}, 0, 0
+  for k in pairs(v) do
+    keys[#keys + 1] = k
+    if type(k) == "number" then nums = nums + 1 else strs = strs + 1 end
+  end
+  if strs == 0 and nums == #v then
+    -- a list (cjson decodes one as the keys 1 to #v)
+    for i = 1, nums do keys[i] = i end
+  elseif nums == 0 or strs == 0 then
+    table.sort(keys)
+  else
+    table.sort(keys, function(a, b)
+      if type(a) == type(b) then return a < b end
+      return type(a) == "number"
+    end)
+  end
+  return keys
+end
+
 -- The decoded string values of a JSON text (every line of it for JSON
--- lines), joined by NUL, with the JSON path and offset of each. nil when nothing in
--- it is JSON.
+-- lines), joined by NUL, with a function that gives the JSON path of the
+-- Kth value and the offset of each. nil when nothing in it is JSON. The
+-- walk notes each value's place in a tree of keys (UP, KEY: a node's
+-- parent and its key; ROOT: a top node's path); a path is written only
+-- when asked for, for a finding.
 local function decoded_strings(seg)
-  local parts, paths, offs, n = {}, {}, {}, 0
-  local function walk(v, path, depth)
+  local parts, at, offs, n = {}, {}, {}, 0
+  local up, key, root, nodes = {}, {}, {}, 0
+  local function walk(v, node, depth)
     if depth > 100 then return end
     if type(v) == "string" then
-      parts[#parts + 1] = v
-      paths[#paths + 1] = path == "" and "(top)" or path
-      offs[#offs + 1] = n
+      local i = #parts + 1
+      parts[i], at[i], offs[i] = v, node, n
       n = n + #v + 1
     elseif type(v) == "table" then
-      local keys = {}
-      for k in pairs(v) do keys[#keys + 1] = k end
-      table.sort(keys, function(a, b)
-        if type(a) == type(b) then return a < b end
-        return type(a) == "number"
-      end)
-      for _, k in ipairs(keys) do
-        local sub = type(k) == "number" and ("%s[%d]"):format(path, k - 1)
-          or ((path == "" or path:sub(-1) == ":") and path .. tostring(k)
-            or path .. "." .. tostring(k))
-        walk(v[k], sub, depth + 1)
+      for _, k in ipairs(walk_order(v)) do
+        nodes = nodes + 1
+        up[nodes], key[nodes] = node, k
+        walk(v[k], nodes, depth + 1)
       end
     end
+  end
+  local function top(path)
+    nodes = nodes + 1
+    root[nodes] = path
+    return nodes
   end
   if seg.lines then
     local lineno = 0
     for line in seg.text:gmatch("([^\n]*)\n?") do
       lineno = lineno + 1
       local v = line ~= "" and decode(line) or nil
-      if v ~= nil then walk(v, "line " .. lineno .. ":", 0) end
+      if v ~= nil then walk(v, top("line " .. lineno .. ":"), 0) end
     end
   else
     local v = decode(seg.text)
-    if v ~= nil then walk(v, "", 0) end
+    if v ~= nil then walk(v, top(""), 0) end
   end
   if #parts == 0 then return nil end
+  local function path_of(node)
+    if root[node] then return root[node] end
+    local path, k = path_of(up[node]), key[node]
+    if type(k) == "number" then return ("%s[%d]"):format(path, k - 1) end
+    return (path == "" or path:sub(-1) == ":") and path .. tostring(k) or path .. "." .. tostring(k)
+  end
   -- NUL between values: not a line break, so no value is joined to the
   -- next as a wrapped line
-  return table.concat(parts, "\0"), paths, offs
+  return table.concat(parts, "\0"), function(i)
+    local path = path_of(at[i])
+    return path == "" and "(top)" or path
+  end, offs
 end
 
 local function locate(offs, offset)
@@ -1093,7 +1126,7 @@ end
 -- of an LZ4 frame holds the secret's literal bytes at some offset, found
 -- as base64@N in the text; decoded, the frame is found too).
 local function scan_decoded(st, channel, seg, found)
-  local text, paths, offs = decoded_strings(seg)
+  local text, path_at, offs = decoded_strings(seg)
   if not text then return end
   for _, f in ipairs(st.sc:scan(text, SNIPPET_CONTEXT)) do
     if not (found[f.secret] and (escape_form(f.form) or found[f.secret .. "\0" .. f.form])) then
@@ -1104,7 +1137,7 @@ local function scan_decoded(st, channel, seg, found)
         form = "json-decoded" .. (f.form == "raw" and "" or
           "+" .. f.form),
         file = seg.file, record = seg.record, part = seg.part,
-        path = paths[k], offset = f.offset - offs[k],
+        path = path_at(k), offset = f.offset - offs[k],
         length = f.length, hash = st.results[f.secret].hash,
         snippet = f.snippet })
     end
