@@ -1313,6 +1313,53 @@ describe("the seccomp profile", function()
     assert.equal("/s.json", podman.new({ podman = fake, seccomp = "/s.json" }):seccomp())
   end)
 
+  it("hands a run the runner's profile only when it is one it wrote", function()
+    local src = sdir .. "/podman.json"
+    -- a profile this machine would not make: its runs would make their own
+    local text = profile(function(a) return a end, "SCMP_ARCH_X86_64"):gsub("SCMP_ACT_ERRNO", "SCMP_ACT_KILL", 1)
+    assert(core.write_file(src, text))
+    local base = sdir .. "/base"
+    core.mkdir_p(base, 448)
+    local path = assert(podman.seccomp_profile({ src }, base, "SCMP_ARCH_X86_64"))
+    assert.equal(path, podman.made_profile(path, base))
+    -- elsewhere, another name, changed bytes, nothing: not one it wrote
+    local other = sdir .. "/" .. path:match("[^/]+$")
+    assert(core.write_file(other, core.read_file(path)))
+    assert.is_nil(podman.made_profile(other, base))
+    local short = path:gsub("(%x)%.json$", ".json")
+    assert(core.write_file(short, core.read_file(path)))
+    assert.is_nil(podman.made_profile(short, base))
+    local changed = core.read_file(path):gsub("SCMP_ACT_KILL", "SCMP_ACT_ALLOW", 1)
+    assert(core.write_file(path, changed))
+    assert.is_nil(podman.made_profile(path, base))
+    assert(core.write_file(path, podman.narrow_seccomp(text, "SCMP_ARCH_X86_64")))
+    assert.is_nil(podman.made_profile(nil, base))
+    assert.is_nil(podman.made_profile(base .. "/../base/" .. path:match("[^/]+$"), base))
+    -- a run's process (a fresh one, in this user's own folder): the
+    -- runner's profile from the environment, else one of its own
+    local bin = assert(os.getenv("LEAKBENCH"), "LEAKBENCH is not set")
+    local real = assert(podman.conmon_base())
+    local mine = assert(podman.seccomp_profile({ src }, real, podman.native_arch()))
+    local script = sdir .. "/sees.lua"
+    assert(core.write_file(script, 'print(((require "leakbench.podman").new():seccomp()))'))
+    local function run_sees(env)
+      local p = assert(io.popen(("%s %s lua %s 2>&1"):format(env, bin, script)))
+      local out = p:read("a")
+      p:close()
+      return (out:gsub("%s+$", ""))
+    end
+    local ok, err = pcall(function()
+      assert.equal(mine, run_sees(podman.SECCOMP_PATH_ENV .. "=" .. mine))
+      local own = run_sees(podman.SECCOMP_PATH_ENV .. "=")
+      assert.matches("^" .. real:gsub("%p", "%%%0") .. "/seccomp%-%x+%.json$", own)
+      assert.not_equal(mine, own)
+      assert.equal(own, run_sees(podman.SECCOMP_PATH_ENV .. "=" .. other))
+      assert.equal("nil", run_sees(podman.SECCOMP_ENV .. "=podman " .. podman.SECCOMP_PATH_ENV .. "=" .. mine))
+    end)
+    os.remove(mine)
+    assert(ok, err)
+  end)
+
   it("names the interface from the ELF header", function()
     local function elf(data_byte, machine_le)
       local h = "\127ELF\2" .. string.char(data_byte) .. ("\0"):rep(12)

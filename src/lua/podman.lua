@@ -441,11 +441,30 @@ function M.seccomp_profile(sources, base, arch)
   return path
 end
 
+-- The runner's profile, for its runs (M.SECCOMP_PATH_ENV): made once
+-- for the suite, where each run's process made it again.
+M.SECCOMP_PATH_ENV = "LEAKBENCH_SECCOMP_PROFILE"
+
+--- M.made_profile(path, [base]) -> PATH | nil: PATH when it is a profile
+--- M.seccomp_profile wrote: named for its bytes' hash, in BASE (default
+--- M.conmon_base(), a folder of this user's alone). nil otherwise.
+function M.made_profile(path, base)
+  base = base or M.conmon_base()
+  local hash = base and type(path) == "string" and path:match("^(.*)/" .. M.SECCOMP_PREFIX:gsub("%p", "%%%0")
+    .. "(%x+)%.json$") == base and path:match("(%x+)%.json$")
+  local text = hash and #hash == 16 and core.read_file(path)
+  if text and core.sha256(text):sub(1, 16) == hash then return path end
+  return nil
+end
+
 --- pm:seccomp() -> the seccomp profile's path (M.seccomp_profile, once
---- per Podman) | nil, why: podman's default.
+--- per Podman; in a run, the runner's, M.SECCOMP_PATH_ENV, when
+--- M.made_profile says it is one) | nil, why: podman's default.
 function Podman:seccomp()
   if self.seccomp_path == nil then
-    local path, why = M.seccomp_profile()
+    local given = os.getenv(M.SECCOMP_ENV) ~= "podman" and M.made_profile(os.getenv(M.SECCOMP_PATH_ENV))
+    local path, why
+    if given then path = given else path, why = M.seccomp_profile() end
     self.seccomp_path, self.seccomp_why = path or false, why
   end
   return self.seccomp_path or nil, self.seccomp_why

@@ -353,6 +353,8 @@ end
 -- nil and ERR; stopped here when the suite has nothing to run).
 local function start_service(S, out, early, ready, early_err)
   S.podman_env = { [podman.DEFER_ENV] = "1", [podman.RUNNER_ENV] = tostring(core.getpid()) }
+  -- the seccomp profile, made once for every run
+  S.podman_env[podman.SECCOMP_PATH_ENV] = S.pm and S.pm:seccomp() or ""
   if not (S.pm and os.getenv(M.SERVICE_ENV) ~= "0" and #S.queue > 0) then
     if early then early:stop() end
     return nil
