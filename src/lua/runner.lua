@@ -343,6 +343,21 @@ local function finish(S, job, r)
   if S.opts.fail_fast and r.verdict ~= "pass" then S.stop = true end
 end
 
+-- --jobs by default: two runs per core (a run waits on its containers'
+-- starts and on Claude Code's turns; bench/bench_runner measured 2
+-- cores: --jobs 4 the most runs per second, --jobs 2 15% fewer), as
+-- many as M.RUN_MEMORY each leaves room for in MEMINFO's MemAvailable,
+-- at least 1.
+M.RUN_MEMORY = 256 * 1024 * 1024
+
+--- M.default_jobs([ncpu], [meminfo]) -> the runs at once without --jobs.
+function M.default_jobs(ncpu, meminfo)
+  local n = 2 * (ncpu or core.ncpu())
+  local kb = tonumber(((meminfo or core.read_file("/proc/meminfo") or ""):match("MemAvailable:%s*(%d+) kB")))
+  if kb then n = math.min(n, kb * 1024 // M.RUN_MEMORY) end
+  return math.max(1, n)
+end
+
 -- One podman service for the suite (unless M.SERVICE_ENV=0):
 -- its socket in the run folder, handed to every run's process in
 -- S.podman_env. The caller holds it in a <close> variable, so that it
@@ -715,7 +730,7 @@ function M.main(opts, paths, cli)
   local S = { queue = queue, qi = 1, running = {}, handles = {}, results = {}, stop = false,
     deferred = {}, removing = {}, rm_failed = false,
     progress = progress_mod.new(#queue, { multi = #versions > 1, claims = claims_of(set.subjects) }),
-    exe = core.exe_path(), ctx = ctx, opts = opts, pm = pm, jobs_n = opts.jobs or core.ncpu() }
+    exe = core.exe_path(), ctx = ctx, opts = opts, pm = pm, jobs_n = opts.jobs or M.default_jobs() }
   done = trace.begin("phase", "sweep")
   if pm and #queue > 0 then sweep_dead(pm, tags and { [tags.proxy] = true }) end
   done()
