@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/capability.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
 
@@ -200,6 +202,79 @@ sealed(char *err, size_t errlen)
 	return rc;
 }
 
+/* An RTM_NEWROUTE request with its two attributes (sim_route). */
+struct route_req {
+	struct nlmsghdr nh;
+	struct rtmsg rt;
+	struct rtattr dst_attr;
+	uint32_t dst;
+	struct rtattr oif_attr;
+	uint32_t oif;
+};
+
+/* The answer to it: the kernel's ack or error, with the request's header. */
+struct route_ack {
+	struct nlmsghdr nh;
+	struct nlmsgerr e;
+};
+
+/*
+ * SIM_CIDR made local on lo (what `ip route add local SIM_CIDR dev lo`
+ * asks: table local, scope host), over rtnetlink, where `ip` was run for
+ * it. 0, or -1 with a message in err.
+ */
+static int
+sim_route(char *err, size_t errlen)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct route_req q;
+	struct route_ack a;
+	char wb[128];
+	ssize_t n;
+	int fd, e = 0;
+
+	memset(&q, 0, sizeof(q));
+	q.nh.nlmsg_len = sizeof(q);
+	q.nh.nlmsg_type = RTM_NEWROUTE;
+	q.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE |
+	    NLM_F_EXCL;
+	q.nh.nlmsg_seq = 1;
+	q.rt.rtm_family = AF_INET;
+	q.rt.rtm_dst_len = 15;
+	q.rt.rtm_table = RT_TABLE_LOCAL;
+	q.rt.rtm_protocol = RTPROT_BOOT;
+	q.rt.rtm_scope = RT_SCOPE_HOST;
+	q.rt.rtm_type = RTN_LOCAL;
+	q.dst_attr.rta_len = RTA_LENGTH(sizeof(q.dst));
+	q.dst_attr.rta_type = RTA_DST;
+	q.dst = htonl(0xc6120000u); /* 198.18.0.0 */
+	q.oif_attr.rta_len = RTA_LENGTH(sizeof(q.oif));
+	q.oif_attr.rta_type = RTA_OIF;
+	q.oif = if_nametoindex("lo");
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0 || q.oif == 0 ||
+	    sendto(fd, &q, sizeof(q), 0, (struct sockaddr *)&kernel,
+		sizeof(kernel)) != (ssize_t)sizeof(q))
+		e = errno != 0 ? errno : EIO;
+	while (e == 0 && (n = recv(fd, &a, sizeof(a), 0)) < 0 && errno == EINTR)
+		;
+	if (e == 0 && n < (ssize_t)sizeof(a))
+		e = n < 0 ? errno : EIO;
+	else if (e == 0 && a.nh.nlmsg_type != NLMSG_ERROR)
+		e = EPROTO;
+	else if (e == 0)
+		e = -a.e.error;
+	if (fd >= 0)
+		close(fd);
+	if (e != 0) {
+		snprintf(err, errlen,
+		    "cannot make '" SIM_CIDR "' local on lo: %s",
+		    why(e, wb, sizeof(wb)));
+		return -1;
+	}
+	return 0;
+}
+
 /* The raw ICMP socket of sim_setup, echo requests only. The fd, or -1. */
 static int
 icmp_socket(char *err, size_t errlen)
@@ -226,16 +301,13 @@ int
 sim_setup(int port, int *tcp_fd, int *udp_fd, int *icmp_fd, char *err,
     size_t errlen)
 {
-	const char *const route[] = { "ip", "route", "add", "local", SIM_CIDR,
-		"dev", "lo", NULL };
 	const char *const nft[] = { "nft", "-f", "-", NULL };
 	char text[sizeof(rules) + 32];
 
 	*tcp_fd = *udp_fd = *icmp_fd = -1;
 	if (sealed(err, errlen) < 0)
 		return -1;
-	if (run(route, NULL, "make '" SIM_CIDR "' local on lo", err, errlen) <
-	    0)
+	if (sim_route(err, errlen) < 0)
 		return -1;
 	snprintf(text, sizeof(text), rules, port, port);
 	if (run(nft, text, "hand '" SIM_CIDR "' to the trap with nftables", err,

@@ -17,8 +17,8 @@
  * or child exists, and checks it did. The agent's container joins the
  * namespace with no capability at all.
  *
- * The route and rules are made with iproute2's `ip` and nftables' `nft`,
- * run from PATH (both in the servers image).
+ * The route is made over rtnetlink; the rules with nftables' `nft`, run
+ * from PATH (in the servers image).
  */
 #ifndef LEAKBENCH_NET_SIM_H
 #define LEAKBENCH_NET_SIM_H
