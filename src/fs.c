@@ -16,6 +16,7 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -632,18 +633,23 @@ fs_notify_add(int fd, const char *path)
 }
 
 int
-fs_notify_wait(int fd, int timeout_ms)
+fs_notify_wait(int fd, int also, int timeout_ms, int *also_ready)
 {
 	char buf[4096]
 	    __attribute__((aligned(__alignof__(struct inotify_event))));
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+		{ .fd = also, .events = POLLIN } };
 	ssize_t r;
 	int rc, n = 0;
 
-	while ((rc = poll(&p, 1, timeout_ms)) == -1 && errno == EINTR)
-		;
+	if (also_ready != NULL)
+		*also_ready = 0;
+	rc = poll(p, also >= 0 ? 2 : 1, timeout_ms);
 	if (rc == -1)
-		return -1;
+		return errno == EINTR ? 0 : -1;
+	if (also >= 0 && also_ready != NULL)
+		*also_ready = (p[1].revents & (POLLIN | POLLHUP | POLLERR)) !=
+		    0;
 	for (;;) {
 		const char *q;
 
@@ -662,6 +668,18 @@ fs_notify_wait(int fd, int timeout_ms)
 			q += sizeof(*ev) + ev->len;
 		}
 	}
+}
+
+int
+fs_pidfd(int pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
 }
 
 struct walk {

@@ -88,11 +88,16 @@ int fs_set_append_only(int fd, int on);
  * a file) for writes, creations, renames and deletions of its entries; a
  * watch descriptor, or -1 with errno. fs_notify_wait: waits up to
  * timeout_ms (-1: no limit) for events and drains them: their count (0
- * when none came), or -1 with errno.
+ * when none came, or when a signal came first), or -1 with errno. With
+ * also >= 0 (a process's descriptor, fs_pidfd), it wakes too when that
+ * is readable (the process ended), and *also_ready says whether it was.
+ * fs_pidfd: a descriptor of process pid that polls readable once it has
+ * ended (pidfd_open), or -1 with errno (ENOSYS before Linux 5.3).
  */
 int fs_notify_open(void);
 int fs_notify_add(int fd, const char *path);
-int fs_notify_wait(int fd, int timeout_ms);
+int fs_notify_wait(int fd, int also, int timeout_ms, int *also_ready);
+int fs_pidfd(int pid);
 
 /*
  * The regular files below root/rel, as sorted paths relative to it: a

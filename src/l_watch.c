@@ -8,7 +8,8 @@
  *	file:append_only(on) -> true | nil, err
  *	core.notify() -> notify | nil, err
  *	notify:add(dir) -> true | nil, err
- *	notify:wait(seconds) -> events | nil, err
+ *	notify:wait(seconds [, pidfd]) -> events, ended | nil, err
+ *	core.pidfd(pid) -> pidfd | nil, err
  *
  * A file handle holds the descriptor of the file found at root/rel when it
  * was opened (fs_open_beneath's rules: no link followed), so that what was
@@ -21,6 +22,7 @@
  * of the environment return nil, message.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -34,6 +36,7 @@
 
 #define FILE_MT	  "leakbench.file"
 #define NOTIFY_MT "leakbench.notify"
+#define PIDFD_MT  "leakbench.pidfd"
 
 struct lfd {
 	int fd; /* -1 when closed */
@@ -184,15 +187,17 @@ l_notify_add(lua_State *L)
 }
 
 /*
- * notify:wait(seconds) -> the number of events that came (0: none before
- * the timeout), all of them drained | nil, err.
+ * notify:wait(seconds [, pidfd]) -> the number of events that came (0:
+ * none before the timeout or a signal), all of them drained, and whether
+ * PIDFD's process has ended (it wakes the wait too) | nil, err.
  */
 static int
 l_notify_wait(lua_State *L)
 {
 	struct lfd *h = check_open(L, NOTIFY_MT, "notify:wait");
+	struct lfd *p = NULL;
 	double s;
-	int n;
+	int n, ended = 0;
 
 	if (lua_type(L, 2) != LUA_TNUMBER)
 		l_wrong_type(L, 2, "notify:wait", "seconds",
@@ -201,15 +206,45 @@ l_notify_wait(lua_State *L)
 	if (isnan(s) || s < 0 || s > 3600)
 		return l_wrong(L, "notify:wait", "seconds",
 		    "expected 0 to 3600 seconds, got %s", lua_tostring(L, 2));
-	if ((n = fs_notify_wait(h->fd, (int)ceil(s * 1000))) == -1)
+	if (!lua_isnoneornil(L, 3)) {
+		p = luaL_checkudata(L, 3, PIDFD_MT);
+		if (p->fd == -1)
+			l_wrong(L, "notify:wait", "pidfd",
+			    "the handle is closed");
+	}
+	if ((n = fs_notify_wait(h->fd, p != NULL ? p->fd : -1,
+		 (int)ceil(s * 1000), &ended)) == -1)
 		return l_fail_errno(L, "cannot wait for", "file changes",
 		    errno);
 	lua_pushinteger(L, n);
+	lua_pushboolean(L, ended);
+	return 2;
+}
+
+/* pidfd(pid) -> pidfd | nil, err: process PID, to wait for its end. */
+static int
+l_pidfd(lua_State *L)
+{
+	lua_Integer pid;
+	struct lfd *h;
+
+	if (!lua_isinteger(L, 1))
+		l_wrong_type(L, 1, "core.pidfd", "pid", "integer");
+	pid = lua_tointeger(L, 1);
+	if (pid <= 0 || pid > INT_MAX)
+		return l_wrong(L, "core.pidfd", "pid",
+		    "expected a process id, got %s", lua_tostring(L, 1));
+	h = new_handle(L, PIDFD_MT);
+	if ((h->fd = fs_pidfd((int)pid)) == -1)
+		return l_fail_errno(L, "cannot follow", "the process", errno);
 	return 1;
 }
 
 static const luaL_Reg watch_funcs[] = { { "open_beneath", l_open_beneath },
-	{ "notify", l_notify }, { NULL, NULL } };
+	{ "notify", l_notify }, { "pidfd", l_pidfd }, { NULL, NULL } };
+
+static const luaL_Reg pidfd_methods[] = { { "close", l_handle_close },
+	{ NULL, NULL } };
 
 static const luaL_Reg file_methods[] = { { "read", l_file_read },
 	{ "stat", l_file_stat }, { "append_only", l_file_append_only },
@@ -240,4 +275,5 @@ l_watch_register(lua_State *L)
 	luaL_setfuncs(L, watch_funcs, 0);
 	new_metatable(L, FILE_MT, file_methods);
 	new_metatable(L, NOTIFY_MT, notify_methods);
+	new_metatable(L, PIDFD_MT, pidfd_methods);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -286,7 +287,7 @@ test_held_files(void)
 	nfd = fs_notify_open();
 	ok(nfd != -1 && fs_notify_add(nfd, at("hf")) != -1,
 	    "notify: a watch on a directory");
-	is_int(fs_notify_wait(nfd, 0), 0, "notify: no event yet");
+	is_int(fs_notify_wait(nfd, -1, 0, NULL), 0, "notify: no event yet");
 	{
 		int a = open(at("hf/t"), O_WRONLY | O_APPEND);
 
@@ -294,7 +295,8 @@ test_held_files(void)
 		if (a != -1)
 			close(a);
 	}
-	ok(fs_notify_wait(nfd, 1000) > 0, "notify: the append wakes the wait");
+	ok(fs_notify_wait(nfd, -1, 1000, NULL) > 0,
+	    "notify: the append wakes the wait");
 	fs_write_file(at("hf/t.new"), "one\n", 4, 0644, 0, err, sizeof(err));
 	ok(rename(at("hf/t.new"), at("hf/t")) == 0, "rename over it");
 	s = fs_read_fd(fd, 64, &len, &info);
@@ -307,12 +309,59 @@ test_held_files(void)
 	    "read_fd: capped at max, truncated said");
 	free(s);
 	close(fd);
-	ok(fs_notify_wait(nfd, 0) > 0, "notify: the rename and delete too");
+	ok(fs_notify_wait(nfd, -1, 0, NULL) > 0,
+	    "notify: the rename and delete too");
 	close(nfd);
 	ok(symlink("/etc/passwd", at("hf/l")) == 0, "a link");
 	ok(fs_open_beneath(at("hf"), "l", err, sizeof(err)) == -1 &&
 		strstr(err, "is a symbolic link") != NULL,
 	    "open_beneath: refuses a link (%s)", err);
+}
+
+/*
+ * fs_pidfd with fs_notify_wait: the wait wakes when the process ends (a
+ * child, not yet reaped: what the harness follows is a conmon it did not
+ * start, which stays a zombie until another reaps it), not before, and
+ * says so; an event with the process still running says it has not ended.
+ */
+static void
+test_pidfd_wait(void)
+{
+	int nfd = fs_notify_open(), pfd, ended = -1, st;
+	int gate[2];
+	pid_t pid;
+
+	fs_mkdir_p(at("pw"), 0755, err, sizeof(err));
+	ok(nfd != -1 && fs_notify_add(nfd, at("pw")) != -1, "pidfd: a watch");
+	ok(pipe(gate) == 0, "pidfd: a pipe");
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		close(gate[1]);
+		(void)read(gate[0], &c, 1);
+		_exit(0);
+	}
+	close(gate[0]);
+	pfd = fs_pidfd((int)pid);
+	ok(pfd != -1, "pidfd: of a running child");
+	is_int(fs_notify_wait(nfd, pfd, 50, &ended), 0,
+	    "pidfd: no event while it runs");
+	is_int(ended, 0, "pidfd: not ended while it runs");
+	fs_write_file(at("pw/f"), "x", 1, 0644, 0, err, sizeof(err));
+	ok(fs_notify_wait(nfd, pfd, 1000, &ended) > 0 && ended == 0,
+	    "pidfd: a file's event wakes it, the process still running");
+	close(gate[1]);
+	is_int(fs_notify_wait(nfd, pfd, 5000, &ended), 0,
+	    "pidfd: its end wakes the wait, no file event");
+	is_int(ended, 1, "pidfd: ended, said (a timeout would not say it)");
+	is_int(fs_notify_wait(nfd, pfd, 0, &ended), 0,
+	    "pidfd: still ended, unreaped");
+	is_int(ended, 1, "pidfd: ended stays said");
+	ok(waitpid(pid, &st, 0) == pid, "pidfd: reaped");
+	close(pfd);
+	close(nfd);
+	ok(fs_pidfd(0x7ffffffe) == -1, "pidfd: no such process");
 }
 
 /* fs_files_beneath: never through a link, the root of the walk included. */
@@ -366,6 +415,7 @@ main(void)
 	test_chown();
 	test_read_beneath();
 	test_held_files();
+	test_pidfd_wait();
 	test_files_beneath();
 	is_int(fs_rmtree(top, err, sizeof(err)), 0, "cleanup");
 	return tap_done();

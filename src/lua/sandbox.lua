@@ -1337,12 +1337,19 @@ function Sandbox:claude()
   local deadline, r = core.now() + self.timeout
   local next_check = core.now() + M.CARRIER_POLL
   self.watch = watch.new(self.dir, self.session_id)
+  -- the process whose end is the container's (its conmon, or the attached
+  -- podman run), followed by a descriptor: the wait wakes at its end, a
+  -- change of the transcript or the next check of the carriers, where it
+  -- looked every M.WATCH_POLL (no pidfd: as before)
+  local pid = type(h.pid) == "function" and h:pid() or h.pid
+  local pidfd <close> = math.type(pid) == "integer" and core.pidfd(pid) or nil
   -- the CPU time the watcher costs this process (timings.watch_cpu)
   local watch_cpu = 0
   repeat
-    local left = deadline - core.now()
-    local slice = math.max(0, math.min(M.WATCH_POLL, left))
-    r = h:wait(self.watch:wait(slice) and 0 or slice)
+    local now = core.now()
+    local left = deadline - now
+    local slice = math.max(0, math.min(pidfd and next_check - now or M.WATCH_POLL, left))
+    r = h:wait(self.watch:wait(slice, pidfd) and 0 or slice)
     local c0 = os.clock()
     self.watch:poll()
     watch_cpu = watch_cpu + os.clock() - c0

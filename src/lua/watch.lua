@@ -134,12 +134,15 @@ function Watch:watch_dirs()
   end
 end
 
--- Waits up to SECONDS for a change in the transcript folders: true when
--- it waited (inotify), false when the caller must wait instead.
-function Watch:wait(seconds)
-  if not self.notify then return false end
+-- Waits up to SECONDS for a change in the transcript folders, or for the
+-- end of PIDFD's process (core.pidfd; optional): true when it waited
+-- (inotify), false when the caller must wait instead; then whether that
+-- process has ended.
+function Watch:wait(seconds, pidfd)
+  if not self.notify then return false, false end
   self:watch_dirs()
-  return self.notify:wait(seconds) ~= nil
+  local n, ended = self.notify:wait(seconds, pidfd)
+  return n ~= nil, ended == true
 end
 
 -- Looks at every watched file; the session folder is walked at most
