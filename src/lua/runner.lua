@@ -344,10 +344,10 @@ local function finish(S, job, r)
 end
 
 -- --jobs by default: two runs per core (a run waits on its containers'
--- starts and on Claude Code's turns; bench/bench_runner measured 2
--- cores: --jobs 4 the most runs per second, --jobs 2 15% fewer), as
--- many as M.RUN_MEMORY each leaves room for in MEMINFO's MemAvailable,
--- at least 1.
+-- starts and on Claude Code's turns; bench/bench_runner on 2 cores, in
+-- one sitting: --jobs 4 17% more runs per second than --jobs 2; in a
+-- noisier one, 4% fewer), as many as M.RUN_MEMORY each leaves room for
+-- in MEMINFO's MemAvailable, at least 1.
 M.RUN_MEMORY = 256 * 1024 * 1024
 
 --- M.default_jobs([ncpu], [meminfo]) -> the runs at once without --jobs.
