@@ -120,6 +120,46 @@ describe("watch", function()
     w:close()
   end)
 
+  it("is woken by the making of the transcript's folders, so it sees the transcript the moment it is there", function()
+    -- Claude Code makes projects/-work/ at its start, after the watcher
+    -- began: until the transcript folder exists, what exists of the way
+    -- to it is watched, and its making wakes the wait (not the carriers'
+    -- next check: the agent's first tool may run before it)
+    core.rmtree(dir .. "/claude-config/projects")
+    local h = assert(core.start { argv = { "sh", "-c", "sleep 0.2; mkdir -p \"$1\"; sleep 0.2; printf 'a\\n' > \"$2\"",
+      "sh", dir .. "/claude-config/projects/-work", path } })
+    local sleeper = assert(core.start { argv = { "sleep", "30" } })
+    local pidfd <close> = assert(core.pidfd(sleeper:pid()))
+    local t0, wakes = core.now(), 0
+    repeat
+      -- each wait would last 20 s if nothing woke it
+      w:wait(20, pidfd)
+      w:poll()
+      wakes = wakes + 1
+    until w.files[w.main] or wakes == 10
+    local took = core.now() - t0
+    sleeper:kill("SIGKILL")
+    sleeper:wait()
+    assert.equal(0, h:wait().status)
+    assert.truthy(w.files[w.main], "the transcript was not seen")
+    assert.truthy(took < 10, ("the making of the folders did not wake the wait (%.1f s)"):format(took))
+    -- a folder renamed away and made again is watched again
+    assert(os.rename(dir .. "/claude-config/projects/-work", dir .. "/claude-config/projects/old"))
+    assert(core.mkdir_p(dir .. "/claude-config/projects/-work", 493))
+    w:wait(0)
+    w:poll()
+    sleeper = assert(core.start { argv = { "sleep", "30" } })
+    local pidfd2 <close> = assert(core.pidfd(sleeper:pid()))
+    h = assert(core.start { argv = { "sh", "-c", "sleep 0.2; printf 'b\\n' > \"$1\"", "sh", path } })
+    t0 = core.now()
+    w:wait(20, pidfd2)
+    took = core.now() - t0
+    sleeper:kill("SIGKILL")
+    sleeper:wait()
+    h:wait()
+    assert.truthy(took < 10, ("a write in the folder made again did not wake the wait (%.1f s)"):format(took))
+  end)
+
   it("makes each transcript append-only where it may, and clears it when it closes", function()
     watch.LOCK = true
     spit(path, "a SECRET\n")

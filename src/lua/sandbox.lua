@@ -1349,7 +1349,9 @@ function Sandbox:claude()
     local now = core.now()
     local left = deadline - now
     local slice = math.max(0, math.min(pidfd and next_check - now or M.WATCH_POLL, left))
-    r = h:wait(self.watch:wait(slice, pidfd) and 0 or slice)
+    -- the watcher cannot wait (no inotify, a folder it cannot watch):
+    -- looked at every M.WATCH_POLL
+    r = h:wait(self.watch:wait(slice, pidfd) and 0 or math.min(slice, M.WATCH_POLL))
     local c0 = os.clock()
     self.watch:poll()
     watch_cpu = watch_cpu + os.clock() - c0

@@ -120,27 +120,39 @@ function Watch:look(rel)
 end
 
 -- Asks inotify to wake the watcher at changes in the transcript folders
--- that exist by now (none is a link: each step is looked at first).
+-- and, until they exist, in the deepest folder of the way to them that
+-- does (claude-config/ first: Claude Code makes projects/-work/ after the
+-- watcher began, and its first tool may run before the carriers' next
+-- check). Each step is looked at first (none is followed as a link), and
+-- a folder made again in its place (another inode) is watched again.
+-- Returns whether the wait can count on inotify: false when a folder on
+-- the way is not one, or could not be watched.
 function Watch:watch_dirs()
-  if not self.notify then return end
   local rel = ""
   for part in ("claude-config/projects/-work/" .. self.sub:match("[^/]+$") .. "/subagents"):gmatch("[^/]+") do
     rel = rel == "" and part or rel .. "/" .. part
-    if not self.watched[rel] then
-      local st = core.stat(self.dir .. "/" .. rel)
-      if not st or st.type ~= "dir" then return end
-      if rel:find("/", 1, true) then self.watched[rel] = self.notify:add(self.dir .. "/" .. rel) or false end
+    local st = core.stat(self.dir .. "/" .. rel)
+    -- its parent is watched, its making wakes the wait (claude-config/,
+    -- the harness's, is there from the start)
+    if not st then return rel ~= "claude-config" end
+    if st.type ~= "dir" then return false end
+    local seen = self.watched[rel]
+    if not seen or seen.ino ~= st.ino then
+      seen = { ino = st.ino, ok = self.notify:add(self.dir .. "/" .. rel) == true }
+      self.watched[rel] = seen
     end
+    if not seen.ok then return false end
   end
+  return true
 end
 
 -- Waits up to SECONDS for a change in the transcript folders, or for the
 -- end of PIDFD's process (core.pidfd; optional): true when it waited
--- (inotify), false when the caller must wait instead; then whether that
--- process has ended.
+-- (inotify), false when the caller must wait instead (no inotify, or a
+-- folder on the way it cannot watch); then whether that process has
+-- ended.
 function Watch:wait(seconds, pidfd)
-  if not self.notify then return false, false end
-  self:watch_dirs()
+  if not self.notify or not self:watch_dirs() then return false, false end
   local n, ended = self.notify:wait(seconds, pidfd)
   return n ~= nil, ended == true
 end
