@@ -101,7 +101,8 @@ scan_lane_empty(uint64_t m)
 struct memo_slot;
 struct memo_ent;
 
-#define SCAN_MEMO_TAGS 3 /* scan_memo_run's tags: 0 to 2 */
+#define SCAN_MEMO_TAGS	 3   /* scan_memo_run's tags: 0 to 2 */
+#define SCAN_MEMO_RECENT 128 /* runs found by hash remembered, by tag */
 
 struct scan_memo {
 	struct memo_slot *slot; /* a hash table of the entries */
@@ -115,6 +116,8 @@ struct scan_memo {
 	uint64_t seed;
 	int full;			/* no more runs are kept */
 	size_t next[SCAN_MEMO_TAGS][2]; /* by tag: entries to try first */
+	/* by tag and a key of a run's ends: a check << 32 | an entry + 1 */
+	uint64_t recent[SCAN_MEMO_TAGS][SCAN_MEMO_RECENT];
 };
 
 void scan_memo_clear(struct scan_memo *m);

@@ -3009,6 +3009,30 @@ memo_hash(const unsigned char *p, size_t n, uint64_t seed)
 }
 
 /*
+ * The key of p[0..n) in a tag's recent entries: its length, first and
+ * last 8 bytes (its bytes, zero-filled, when it is shorter), mixed; its top
+ * bits choose the place (RKEY_AT), 32 bits below them are kept there
+ * beside the entry (RKEY_CHECK), so that a run whose place holds
+ * another's costs no look at that entry.
+ */
+#define RKEY_AT(k)    ((size_t)((k) >> 57) & (SCAN_MEMO_RECENT - 1))
+#define RKEY_CHECK(k) ((k) >> 25 & 0xffffffffu)
+
+static uint64_t
+memo_rkey(const unsigned char *p, size_t n)
+{
+	uint64_t a = 0, b = 0;
+
+	if (n >= 8) { /* (constant lengths: two loads) */
+		memcpy(&a, p, 8);
+		memcpy(&b, p + n - 8, 8);
+	} else
+		memcpy(&a, p, n);
+	return (a ^ (b << 29 | b >> 35) ^ n * 0x9e3779b97f4a7c15u) *
+	    0xbf58476d1ce4e5b9u;
+}
+
+/*
  * The slot of p[0..n) (hash h), or the empty slot where it would go; NULL
  * after MEMO_SAME other runs of hash h (not kept then). With mark set
  * (a run about to be kept), the other runs of hash h it meets are marked
@@ -3053,28 +3077,44 @@ memo_find(struct scan_memo *m, const unsigned char *p, size_t n, uint64_t h,
  * next[tag][0] is the entry after the last one found, next[tag][1] the
  * one after the last found this way or kept: a run that comes back
  * often (a line of code in the text) is found in the table, far back,
- * and the sequence goes on after it. Only an entry whose hash no other
- * entry has (not shared): memo_find then finds it too, so what is found
- * is what memo_find gives.
+ * and the sequence goes on after it. Then the entry last found or kept
+ * under the run's key (memo_rkey: its length and ends, direct-mapped):
+ * a run that comes back often (the same line of code all over the
+ * text) costs a compare there, not a hash and a probe of the table. Only
+ * an entry whose hash no other entry has (not shared): memo_find then
+ * finds it too, so what is found is what memo_find gives (and where it
+ * gives it, next[tag][0] goes on after it as there).
  */
 static struct memo_ent *
 memo_get(struct scan_memo *m, const unsigned char *p, size_t n, unsigned tag,
-    uint64_t *h_, struct memo_slot **sl_)
+    uint64_t *h_, struct memo_slot **sl_, uint64_t *rk_)
 {
 	struct memo_slot *sl;
 	struct memo_ent *en;
 	size_t *next = tag < SCAN_MEMO_TAGS ? m->next[tag] : NULL, k;
+	uint64_t rk = 0, v;
 	int w;
 
 	*h_ = 0;
 	*sl_ = NULL;
-	for (w = 0; next != NULL && w < 2; w++) {
-		if ((k = next[w]) >= m->nent)
+	for (w = 0; next != NULL && w < 3; w++) {
+		if (w < 2)
+			k = next[w];
+		else {
+			*rk_ = rk = memo_rkey(p, n);
+			v = m->recent[tag][RKEY_AT(rk)];
+			if (v >> 32 != RKEY_CHECK(rk))
+				break;
+			k = (size_t)(v & 0xffffffffu) - 1;
+		}
+		if (k >= m->nent)
 			continue;
 		en = &m->ent[k];
 		if (en->len == n && en->tag == tag && !en->shared &&
 		    memcmp(m->bytes + en->off, p, n) == 0) {
-			next[0] = next[1] = k + 1;
+			if (w < 2)
+				next[1] = k + 1;
+			next[0] = k + 1;
 			return en;
 		}
 	}
@@ -3084,8 +3124,10 @@ memo_get(struct scan_memo *m, const unsigned char *p, size_t n, unsigned tag,
 	*sl_ = sl = memo_find(m, p, n, *h_, tag, 0, NULL);
 	if (sl == NULL || sl->ent == 0)
 		return NULL;
-	if (next != NULL)
+	if (next != NULL) {
 		next[0] = sl->ent;
+		m->recent[tag][RKEY_AT(rk)] = RKEY_CHECK(rk) << 32 | sl->ent;
+	}
 	return &m->ent[sl->ent - 1];
 }
 
@@ -3167,13 +3209,13 @@ scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
 	size_t n = e - s, n0, i, same;
 	struct memo_slot *sl;
 	struct memo_ent *en;
-	uint64_t h, w0;
+	uint64_t h, w0, rk = 0;
 	size_t l0;
 	unsigned saved, got;
 
 	if (m->seed == 0)
 		m->seed = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15u | 1;
-	en = memo_get(m, p, n, tag, &h, &sl);
+	en = memo_get(m, p, n, tag, &h, &sl, &rk);
 	if (en != NULL && bg->work > en->work && bg->left >= en->left) {
 		scan_budget_spend(bg, en->work);
 		bg->left -= en->left;
@@ -3205,8 +3247,11 @@ scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
 		return 0;
 	en = &m->ent[m->nent];
 	en->shared = same > 0;
-	if (tag < SCAN_MEMO_TAGS)
+	if (tag < SCAN_MEMO_TAGS) {
 		m->next[tag][0] = m->next[tag][1] = m->nent + 1;
+		m->recent[tag][RKEY_AT(rk)] = RKEY_CHECK(rk) << 32 |
+		    (m->nent + 1);
+	}
 	en->off = m->nbytes;
 	en->len = n;
 	en->f = m->nf;
