@@ -3441,23 +3441,64 @@ spec_none64(const unsigned char *p)
 #endif
 }
 
+/* specmask16 of the 64 bytes at p (p[64] is read), as specials_scan
+ * takes them */
+static inline uint64_t
+specmask64(const unsigned char *p)
+{
+	return (uint64_t)specmask16(p) | (uint64_t)specmask16(p + 16) << 16 |
+	    (uint64_t)specmask16(p + 32) << 32 |
+	    (uint64_t)specmask16(p + 48) << 48;
+}
+
 /*
- * Where the blocks that hold nothing for specials_scan (spec_none64)
- * from i, 64 bytes a step, end: the first block from i that may hold
- * something, or that is not whole before n (with the byte after it).
+ * Where the blocks that hold nothing for specials_scan (specmask64 0)
+ * from i, 64 bytes a step, end: the first block from i that holds
+ * something (its specmask64 in *m), or that is not whole before n (with
+ * the byte after it). spec_none64 passes most blocks of text at once; a
+ * block it does not pass (a '&' before a blank, as in "&&", a '?') is
+ * passed when its masks are 0, where specials_scan would have taken
+ * them in vain.
  */
 static inline size_t
-spec_skip_sse2(const unsigned char *buf, size_t i, size_t n)
+spec_skip_sse2(const unsigned char *buf, size_t i, size_t n, uint64_t *m)
 {
-	while (i + 65 <= n && spec_none64(buf + i))
-		i += 64;
+	for (; i + 65 <= n; i += 64)
+		if (!spec_none64(buf + i) && (*m = specmask64(buf + i)) != 0)
+			break;
 	return i;
 }
 
 #ifdef SCAN_AVX2
-/* spec_skip_sse2, with spec_none64 32 bytes at a time */
+/* specmask16 of the 32 bytes at p (p[32] is read) */
+SCAN_AVX2 static inline uint32_t
+specmask32_avx2(const unsigned char *p)
+{
+	__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+	__m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(p + 1));
+	__m256i hi = _mm256_cmpeq_epi8(_mm256_max_epu8(v,
+					   _mm256_set1_epi8((char)0xc2)),
+	    v);
+	__m256i l = _mm256_sub_epi8(_mm256_or_si256(w, _mm256_set1_epi8(0x20)),
+	    _mm256_set1_epi8('a'));
+	__m256i letter = _mm256_cmpeq_epi8(_mm256_min_epu8(l,
+					       _mm256_set1_epi8(25)),
+	    l);
+	__m256i amp = _mm256_and_si256(_mm256_cmpeq_epi8(v,
+					   _mm256_set1_epi8('&')),
+	    _mm256_or_si256(letter,
+		_mm256_cmpeq_epi8(w, _mm256_set1_epi8('#'))));
+	__m256i mime = _mm256_and_si256(_mm256_cmpeq_epi8(v,
+					    _mm256_set1_epi8('=')),
+	    _mm256_cmpeq_epi8(w, _mm256_set1_epi8('?')));
+
+	return (uint32_t)_mm256_movemask_epi8(
+	    _mm256_or_si256(hi, _mm256_or_si256(amp, mime)));
+}
+
+/* spec_skip_sse2, with spec_none64 and the masks 32 bytes at a time */
 SCAN_AVX2 static size_t
-spec_skip_avx2(const unsigned char *buf, size_t i, size_t n)
+spec_skip_avx2(const unsigned char *buf, size_t i, size_t n, uint64_t *m)
 {
 	const __m256i amp = _mm256_set1_epi8('&'), qm = _mm256_set1_epi8('?');
 	const __m256i c2 = _mm256_set1_epi8((char)0xc2);
@@ -3475,7 +3516,9 @@ spec_skip_avx2(const unsigned char *buf, size_t i, size_t n)
 			_mm256_cmpeq_epi8(b, qm)));
 		acc = _mm256_or_si256(acc,
 		    _mm256_cmpeq_epi8(_mm256_max_epu8(hi, c2), hi));
-		if (!_mm256_testz_si256(acc, acc) || buf[i + 64] == '?')
+		if ((!_mm256_testz_si256(acc, acc) || buf[i + 64] == '?') &&
+		    (*m = specmask32_avx2(buf + i) |
+			    (uint64_t)specmask32_avx2(buf + i + 32) << 32) != 0)
 			break;
 	}
 	return i;
@@ -3483,13 +3526,13 @@ spec_skip_avx2(const unsigned char *buf, size_t i, size_t n)
 #endif
 
 static inline size_t
-spec_skip(const unsigned char *buf, size_t i, size_t n)
+spec_skip(const unsigned char *buf, size_t i, size_t n, uint64_t *m)
 {
 #ifdef SCAN_AVX2
 	if (scan_avx2)
-		return spec_skip_avx2(buf, i, n);
+		return spec_skip_avx2(buf, i, n, m);
 #endif
-	return spec_skip_sse2(buf, i, n);
+	return spec_skip_sse2(buf, i, n, m);
 }
 
 /*
@@ -3875,6 +3918,46 @@ scalar_differ(const unsigned char *p, size_t n)
 }
 #endif
 
+#if defined(SCAN_AVX2) && defined(__SSE2__)
+/* specmask16's bit for p[0] (p[1] read), by compares of the byte */
+static int
+spec_byte(const unsigned char *p)
+{
+	unsigned c = p[0], w = p[1];
+
+	return c >= 0xc2 ||
+	    (c == '&' &&
+		(((w | 0x20) >= 'a' && (w | 0x20) <= 'z') || w == '#')) ||
+	    (c == '=' && w == '?');
+}
+
+/* specmask64 by a byte loop (p[64] is read) */
+static uint64_t
+spec_mask_bytes(const unsigned char *p)
+{
+	uint64_t m = 0;
+	size_t k;
+
+	for (k = 0; k < 64; k++)
+		if (spec_byte(p + k))
+			m |= (uint64_t)1 << k;
+	return m;
+}
+
+/*
+ * spec_skip by a byte loop: the first block of 64 from i, 64 bytes a
+ * step, with a byte spec_byte takes (p[64] read), or the first not whole.
+ */
+static size_t
+spec_skip_bytes(const unsigned char *p, size_t i, size_t n)
+{
+	for (; i + 65 <= n; i += 64)
+		if (spec_mask_bytes(p + i) != 0)
+			break;
+	return i;
+}
+#endif
+
 size_t
 scan_xform_simd_differ(const unsigned char *p, size_t n)
 {
@@ -3917,7 +4000,14 @@ scan_xform_simd_differ(const unsigned char *p, size_t n)
 	}
 #endif
 	for (i = 0; i <= n; i++) {
-		bad += spec_skip_avx2(p, i, n) != spec_skip_sse2(p, i, n);
+		m1 = m2 = 0;
+		e1 = spec_skip_avx2(p, i, n, &m1);
+		e2 = spec_skip_sse2(p, i, n, &m2);
+		bad += e1 != e2 || (e1 + 65 <= n && m1 != m2);
+#ifdef __SSE2__
+		bad += e2 != spec_skip_bytes(p, i, n) ||
+		    (e2 + 65 <= n && m2 != spec_mask_bytes(p + e2));
+#endif
 		for (k = 0; k < sizeof(tops) / sizeof(tops[0]); k++) {
 			m1 = m2 = 0;
 			t1 = t2 = tops[k];
@@ -4092,18 +4182,15 @@ specials_scan(struct xp *x)
 	 * output is scanned again, so they compose in either order.
 	 */
 	for (i = 0; i < len; i += w) {
-		uint64_t m;
+		uint64_t m = 0;
 
-		/* 64 bytes at once (one loop over their bits), the last 16 */
+		/* 64 bytes at once (one loop over their bits, spec_skip's
+		 * mask), the last 16 */
 		if (i + 65 <= len)
-			i = spec_skip(buf, i, len);
-		if (i + 65 <= len) {
+			i = spec_skip(buf, i, len, &m);
+		if (i + 65 <= len)
 			w = 64;
-			m = (uint64_t)specmask16(buf + i) |
-			    (uint64_t)specmask16(buf + i + 16) << 16 |
-			    (uint64_t)specmask16(buf + i + 32) << 32 |
-			    (uint64_t)specmask16(buf + i + 48) << 48;
-		} else {
+		else {
 			m = i + 17 <= len ? specmask16(buf + i) :
 					    (unsigned)((1u << (len - i)) - 1);
 			w = 16;
