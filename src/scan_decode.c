@@ -2215,32 +2215,37 @@ scan_decode_nul_skip(int on)
 }
 
 #ifdef __SSE2__
+/* Bit k set when v's byte k is from '+' to 'z' (as base64's are). */
+static inline unsigned
+b64range16(__m128i v)
+{
+	__m128i x = _mm_sub_epi8(v, _mm_set1_epi8('+'));
+
+	return (unsigned)_mm_movemask_epi8(
+	    _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8('z' - '+')), x));
+}
+
 /*
- * Do the 64 bytes at p hold a blank or a byte below it in each of their
- * windows of 16, and no byte below 0x20? Then decode_windows() has
- * nothing to do in any of the four windows (text).
+ * Do the 64 bytes at p hold a byte outside '+' to 'z' in each of their
+ * windows of 16 (a blank, or punctuation no base64 run holds), and no
+ * byte below 0x20? Then decode_windows() has nothing to do in any of
+ * the four windows (text, or JSON and code between runs): none has an
+ * event, none is all base64 characters.
  */
 static inline int
 text64(const unsigned char *p)
 {
-	const __m128i sp = _mm_set1_epi8(' '), c1f = _mm_set1_epi8(0x1f);
+	const __m128i c1f = _mm_set1_epi8(0x1f);
 	__m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p);
 	__m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
 	__m128i v2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
 	__m128i v3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
 	__m128i mn = _mm_min_epu8(_mm_min_epu8(v0, v1), _mm_min_epu8(v2, v3));
-	unsigned m0, m1, m2, m3;
 
-	m0 = (unsigned)_mm_movemask_epi8(
-	    _mm_cmpeq_epi8(_mm_min_epu8(v0, sp), v0));
-	m1 = (unsigned)_mm_movemask_epi8(
-	    _mm_cmpeq_epi8(_mm_min_epu8(v1, sp), v1));
-	m2 = (unsigned)_mm_movemask_epi8(
-	    _mm_cmpeq_epi8(_mm_min_epu8(v2, sp), v2));
-	m3 = (unsigned)_mm_movemask_epi8(
-	    _mm_cmpeq_epi8(_mm_min_epu8(v3, sp), v3));
-	/* (a mask of 0 minus 1 has its top bit set; one of 16 bits not) */
-	return (((m0 - 1) | (m1 - 1) | (m2 - 1) | (m3 - 1)) >> 31) == 0 &&
+	/* (a mask of 16 bits plus 1 has bit 16 set when it was all ones) */
+	return (((b64range16(v0) + 1) | (b64range16(v1) + 1) |
+		    (b64range16(v2) + 1) | (b64range16(v3) + 1)) &
+		   0x10000u) == 0 &&
 	    _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(mn, c1f), mn)) == 0;
 }
 
@@ -2261,7 +2266,9 @@ text_skip_sse2(const unsigned char *buf, size_t i, size_t n)
 SCAN_AVX2 static size_t
 text_skip_avx2(const unsigned char *buf, size_t i, size_t n)
 {
-	const __m256i sp = _mm256_set1_epi8(' '), c1f = _mm256_set1_epi8(0x1f);
+	const __m256i plus = _mm256_set1_epi8('+');
+	const __m256i span = _mm256_set1_epi8('z' - '+');
+	const __m256i c1f = _mm256_set1_epi8(0x1f);
 
 	for (; i + 64 <= n; i += 64) {
 		__m256i a = _mm256_loadu_si256(
@@ -2269,14 +2276,16 @@ text_skip_avx2(const unsigned char *buf, size_t i, size_t n)
 		__m256i b = _mm256_loadu_si256(
 		    (const __m256i *)(const void *)(buf + i + 32));
 		__m256i mn = _mm256_min_epu8(a, b);
-		uint64_t le; /* bit k: buf[i + k] is a blank or below */
+		__m256i xa = _mm256_sub_epi8(a, plus),
+			xb = _mm256_sub_epi8(b, plus);
+		uint64_t in; /* bit k: buf[i + k] is from '+' to 'z' */
 
-		le = (uint32_t)_mm256_movemask_epi8(
-			 _mm256_cmpeq_epi8(_mm256_min_epu8(a, sp), a)) |
+		in = (uint32_t)_mm256_movemask_epi8(
+			 _mm256_cmpeq_epi8(_mm256_min_epu8(xa, span), xa)) |
 		    (uint64_t)(uint32_t)_mm256_movemask_epi8(
-			_mm256_cmpeq_epi8(_mm256_min_epu8(b, sp), b))
+			_mm256_cmpeq_epi8(_mm256_min_epu8(xb, span), xb))
 			<< 32;
-		if (scan_lane_empty(le) ||
+		if (scan_lane_full(in) ||
 		    !_mm256_testz_si256(_mm256_cmpeq_epi8(_mm256_min_epu8(mn,
 							      c1f),
 					    mn),
@@ -2299,8 +2308,9 @@ text_skip(const unsigned char *buf, size_t i, size_t n)
 
 /*
  * Where decode_windows() goes on from window i: past the blocks of four
- * windows of text from i (each with a blank, none with a byte below
- * 0x20), which its loop would pass over one by one (text_skip); each
+ * windows of text from i (each with a byte outside '+' to 'z', none with
+ * a byte below 0x20), which its loop would pass over one by one
+ * (text_skip), doing nothing; each
  * byte is looked at once (*next64: the first block text_skip stopped at
  * is not text, or not whole, so none is tried before it is passed).
  */
@@ -2442,6 +2452,31 @@ decode_windows(struct pass *ps)
 }
 #endif
 
+#if defined(SCAN_AVX2) && defined(__SSE2__)
+/*
+ * text_skip by a byte loop: the first block of 64 from i, 64 bytes a
+ * step, with a byte below 0x20 or a window of 16 all from '+' to 'z',
+ * or the first not whole.
+ */
+static size_t
+text_skip_bytes(const unsigned char *p, size_t i, size_t n)
+{
+	size_t w, k, out;
+
+	for (; i + 64 <= n; i += 64)
+		for (w = i; w < i + 64; w += 16) {
+			for (k = w, out = 0; k < w + 16; k++) {
+				if (p[k] < 0x20)
+					return i;
+				out += p[k] < '+' || p[k] > 'z';
+			}
+			if (out == 0)
+				return i;
+		}
+	return i;
+}
+#endif
+
 size_t
 scan_decode_simd_differ(const unsigned char *p, size_t n)
 {
@@ -2450,7 +2485,8 @@ scan_decode_simd_differ(const unsigned char *p, size_t n)
 	size_t i;
 
 	for (i = 0; i <= n; i++)
-		bad += text_skip_avx2(p, i, n) != text_skip_sse2(p, i, n);
+		bad += text_skip_avx2(p, i, n) != text_skip_sse2(p, i, n) ||
+		    text_skip_sse2(p, i, n) != text_skip_bytes(p, i, n);
 #else
 	(void)p;
 	(void)n;
