@@ -2249,14 +2249,36 @@ text64(const unsigned char *p)
 	    _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(mn, c1f), mn)) == 0;
 }
 
+/* Does none of the 64 bytes at p lie below 0x20 (no event)? */
+static inline int
+noctrl64(const unsigned char *p)
+{
+	const __m128i c1f = _mm_set1_epi8(0x1f);
+	__m128i mn =
+	    _mm_min_epu8(_mm_min_epu8(_mm_loadu_si128(
+					  (const __m128i *)(const void *)p),
+			     _mm_loadu_si128(
+				 (const __m128i *)(const void *)(p + 16))),
+		_mm_min_epu8(_mm_loadu_si128(
+				 (const __m128i *)(const void *)(p + 32)),
+		    _mm_loadu_si128((const __m128i *)(const void *)(p + 48))));
+
+	return _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(mn, c1f), mn)) ==
+	    0;
+}
+
 /*
  * Where the blocks of text (text64) from i, 64 bytes a step, end: the
  * first block from i that is not text, or that is not whole before n.
+ * A block whose four windows start before floor (a run decode_windows
+ * has decoded: it tries no window of it) needs no byte outside '+' to
+ * 'z', only none below 0x20.
  */
 static inline size_t
-text_skip_sse2(const unsigned char *buf, size_t i, size_t n)
+text_skip_sse2(const unsigned char *buf, size_t i, size_t n, size_t floor)
 {
-	while (i + 64 <= n && text64(buf + i))
+	while (i + 64 <= n &&
+	    (text64(buf + i) || (i + 48 < floor && noctrl64(buf + i))))
 		i += 64;
 	return i;
 }
@@ -2264,7 +2286,7 @@ text_skip_sse2(const unsigned char *buf, size_t i, size_t n)
 #ifdef SCAN_AVX2
 /* text_skip_sse2, with text64 32 bytes at a time */
 SCAN_AVX2 static size_t
-text_skip_avx2(const unsigned char *buf, size_t i, size_t n)
+text_skip_avx2(const unsigned char *buf, size_t i, size_t n, size_t floor)
 {
 	const __m256i plus = _mm256_set1_epi8('+');
 	const __m256i span = _mm256_set1_epi8('z' - '+');
@@ -2285,7 +2307,7 @@ text_skip_avx2(const unsigned char *buf, size_t i, size_t n)
 		    (uint64_t)(uint32_t)_mm256_movemask_epi8(
 			_mm256_cmpeq_epi8(_mm256_min_epu8(xb, span), xb))
 			<< 32;
-		if (scan_lane_full(in) ||
+		if ((scan_lane_full(in) && i + 48 >= floor) ||
 		    !_mm256_testz_si256(_mm256_cmpeq_epi8(_mm256_min_epu8(mn,
 							      c1f),
 					    mn),
@@ -2297,13 +2319,13 @@ text_skip_avx2(const unsigned char *buf, size_t i, size_t n)
 #endif
 
 static inline size_t
-text_skip(const unsigned char *buf, size_t i, size_t n)
+text_skip(const unsigned char *buf, size_t i, size_t n, size_t floor)
 {
 #ifdef SCAN_AVX2
 	if (scan_avx2)
-		return text_skip_avx2(buf, i, n);
+		return text_skip_avx2(buf, i, n, floor);
 #endif
-	return text_skip_sse2(buf, i, n);
+	return text_skip_sse2(buf, i, n, floor);
 }
 
 /*
@@ -2315,13 +2337,14 @@ text_skip(const unsigned char *buf, size_t i, size_t n)
  * is not text, or not whole, so none is tried before it is passed).
  */
 static inline size_t
-text_from(const unsigned char *buf, size_t i, size_t len, size_t *next64)
+text_from(const unsigned char *buf, size_t i, size_t len, size_t *next64,
+    size_t floor)
 {
 	size_t j;
 
 	if (i < *next64 || i + 64 > len)
 		return i;
-	j = text_skip(buf, i, len);
+	j = text_skip(buf, i, len, floor);
 	*next64 = j + 64;
 	return j;
 }
@@ -2406,7 +2429,7 @@ decode_windows(struct pass *ps)
 		size_t j;
 
 		/* blocks of four windows of text at once (text_from) */
-		if ((j = text_from(buf, i, len, &next64)) != i) {
+		if ((j = text_from(buf, i, len, &next64, floor)) != i) {
 			i = j - 16;
 			continue;
 		}
@@ -2455,24 +2478,27 @@ decode_windows(struct pass *ps)
 #if defined(SCAN_AVX2) && defined(__SSE2__)
 /*
  * text_skip by a byte loop: the first block of 64 from i, 64 bytes a
- * step, with a byte below 0x20 or a window of 16 all from '+' to 'z',
- * or the first not whole.
+ * step, with a byte below 0x20, or with a window of 16 all from '+' to
+ * 'z' when its last window starts from floor on; or the first not
+ * whole.
  */
 static size_t
-text_skip_bytes(const unsigned char *p, size_t i, size_t n)
+text_skip_bytes(const unsigned char *p, size_t i, size_t n, size_t floor)
 {
-	size_t w, k, out;
+	size_t w, k, out, all;
 
-	for (; i + 64 <= n; i += 64)
-		for (w = i; w < i + 64; w += 16) {
+	for (; i + 64 <= n; i += 64) {
+		for (w = i, all = 1; w < i + 64; w += 16) {
 			for (k = w, out = 0; k < w + 16; k++) {
 				if (p[k] < 0x20)
 					return i;
 				out += p[k] < '+' || p[k] > 'z';
 			}
-			if (out == 0)
-				return i;
+			all &= out > 0;
 		}
+		if (!all && i + 48 >= floor)
+			return i;
+	}
 	return i;
 }
 #endif
@@ -2482,11 +2508,21 @@ scan_decode_simd_differ(const unsigned char *p, size_t n)
 {
 	size_t bad = 0;
 #if defined(SCAN_AVX2) && defined(__SSE2__)
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i <= n; i++)
-		bad += text_skip_avx2(p, i, n) != text_skip_sse2(p, i, n) ||
-		    text_skip_sse2(p, i, n) != text_skip_bytes(p, i, n);
+		for (k = 0; k < 5; k++) {
+			/* floors: none; at the first block's last window
+			 * (it is tried from there on) and after its start;
+			 * within the second block; beyond */
+			static const size_t fo[5] = { 0, 48, 49, 111, 200 };
+			size_t fl = k == 0 ? 0 : i + fo[k];
+
+			bad += text_skip_avx2(p, i, n, fl) !=
+				text_skip_sse2(p, i, n, fl) ||
+			    text_skip_sse2(p, i, n, fl) !=
+				text_skip_bytes(p, i, n, fl);
+		}
 #else
 	(void)p;
 	(void)n;
