@@ -2482,10 +2482,30 @@ run_start(const unsigned char *buf, size_t j, size_t floor, size_t max,
 }
 
 /*
- * The first '\n' or '\\' at or after i, or n; those 16 at a time leave
- * out a '\\' before anything but 'n' and 'r', and a "\\n" before a blank
- * (a JSON text's escapes: no break_at() there, or no encoded character
- * after it).
+ * Whether a line break scan_wrapped() may take starts at j: a '\n' but
+ * one before '{' (a JSON line's start), a "\\r", a "\\n" but one before
+ * a blank, '"' or "\\\"" (a JSON text's escapes, the end of its string):
+ * what comes after those is no encoded character (enc_at), so no break
+ * there starts a region.
+ */
+static inline int
+break_cand(const unsigned char *buf, size_t j, size_t n)
+{
+	if (buf[j] == '\n')
+		return !(j + 1 < n && buf[j + 1] == '{');
+	if (buf[j] != '\\' || j + 1 >= n)
+		return 0;
+	if (buf[j + 1] == 'r')
+		return 1;
+	return buf[j + 1] == 'n' &&
+	    !(j + 2 < n &&
+		(buf[j + 2] == ' ' || buf[j + 2] == '"' ||
+		    (buf[j + 2] == '\\' && j + 3 < n && buf[j + 3] == '"')));
+}
+
+/*
+ * The first j at or after i where break_cand() holds, or n; 16 bytes
+ * at a time where the 3 after them may be read.
  */
 static inline size_t
 next_break_sse2(const unsigned char *buf, size_t i, size_t n)
@@ -2493,48 +2513,68 @@ next_break_sse2(const unsigned char *buf, size_t i, size_t n)
 #ifdef __SSE2__
 	const __m128i nl = _mm_set1_epi8('\n'), bs = _mm_set1_epi8('\\');
 
-	while (i + 18 <= n) {
+	while (i + 19 <= n) {
 		__m128i v = _mm_loadu_si128(
 		    (const __m128i *)(const void *)(buf + i));
 		__m128i b = _mm_cmpeq_epi8(v, bs), nlm = _mm_cmpeq_epi8(v, nl);
 		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(nlm, b));
 
-		if (m != 0 && _mm_movemask_epi8(b) != 0) {
-			/* the '\\' that may start a break */
+		if (m != 0) {
+			/* the '\n' and '\\' that may start a break */
 			__m128i v1 = _mm_loadu_si128(
 			    (const __m128i *)(const void *)(buf + i + 1));
-			__m128i v2 = _mm_loadu_si128(
-			    (const __m128i *)(const void *)(buf + i + 2));
-			__m128i n1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('n'));
-			__m128i r1 = _mm_cmpeq_epi8(v1, _mm_set1_epi8('r'));
-			__m128i sp2 = _mm_cmpeq_epi8(v2, _mm_set1_epi8(' '));
-			__m128i esc = _mm_and_si128(b,
-			    _mm_or_si128(_mm_andnot_si128(sp2, n1), r1));
 
-			m = (unsigned)_mm_movemask_epi8(_mm_or_si128(nlm, esc));
+			nlm = _mm_andnot_si128(_mm_cmpeq_epi8(v1,
+						   _mm_set1_epi8('{')),
+			    nlm);
+			if (_mm_movemask_epi8(b) != 0) {
+				__m128i v2 = _mm_loadu_si128(
+				    (const __m128i *)(const void *)(buf + i +
+					2));
+				__m128i v3 = _mm_loadu_si128(
+				    (const __m128i *)(const void *)(buf + i +
+					3));
+				__m128i q = _mm_set1_epi8('"');
+				__m128i n1 = _mm_cmpeq_epi8(v1,
+				    _mm_set1_epi8('n'));
+				__m128i r1 = _mm_cmpeq_epi8(v1,
+				    _mm_set1_epi8('r'));
+				__m128i no2 =
+				    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v2,
+								  _mm_set1_epi8(
+								      ' ')),
+						     _mm_cmpeq_epi8(v2, q)),
+					_mm_and_si128(_mm_cmpeq_epi8(v2, bs),
+					    _mm_cmpeq_epi8(v3, q)));
+
+				nlm = _mm_or_si128(nlm,
+				    _mm_and_si128(b,
+					_mm_or_si128(_mm_andnot_si128(no2, n1),
+					    r1)));
+			}
+			m = (unsigned)_mm_movemask_epi8(nlm);
 		}
 		if (m != 0)
 			return i + (size_t)__builtin_ctz(m);
 		i += 16;
 	}
 #endif
-	while (i < n && buf[i] != '\n' && buf[i] != '\\')
+	while (i < n && !break_cand(buf, i, n))
 		i++;
 	return i;
 }
 
 #ifdef SCAN_AVX2
 /*
- * next_break_sse2, 32 bytes at a time while the two windows of 16 it
- * would test there are whole (and the two bytes after them); it then
- * goes on where this stops.
+ * next_break_sse2, 32 bytes at a time while the 3 bytes after them may
+ * be read; it then goes on where this stops.
  */
 SCAN_AVX2 static size_t
 next_break_avx2(const unsigned char *buf, size_t i, size_t n)
 {
 	const __m256i nl = _mm256_set1_epi8('\n'), bs = _mm256_set1_epi8('\\');
 
-	while (i + 34 <= n) {
+	while (i + 35 <= n) {
 		__m256i v = _mm256_loadu_si256(
 		    (const __m256i *)(const void *)(buf + i));
 		__m256i b = _mm256_cmpeq_epi8(v, bs),
@@ -2542,22 +2582,39 @@ next_break_avx2(const unsigned char *buf, size_t i, size_t n)
 		uint32_t m = (uint32_t)_mm256_movemask_epi8(
 		    _mm256_or_si256(nlm, b));
 
-		if (m != 0 && !_mm256_testz_si256(b, b)) {
+		if (m != 0) {
 			__m256i v1 = _mm256_loadu_si256(
 			    (const __m256i *)(const void *)(buf + i + 1));
-			__m256i v2 = _mm256_loadu_si256(
-			    (const __m256i *)(const void *)(buf + i + 2));
-			__m256i n1 = _mm256_cmpeq_epi8(v1,
-			    _mm256_set1_epi8('n'));
-			__m256i r1 = _mm256_cmpeq_epi8(v1,
-			    _mm256_set1_epi8('r'));
-			__m256i sp2 = _mm256_cmpeq_epi8(v2,
-			    _mm256_set1_epi8(' '));
-			__m256i esc = _mm256_and_si256(b,
-			    _mm256_or_si256(_mm256_andnot_si256(sp2, n1), r1));
 
-			m = (uint32_t)_mm256_movemask_epi8(
-			    _mm256_or_si256(nlm, esc));
+			nlm = _mm256_andnot_si256(_mm256_cmpeq_epi8(v1,
+						      _mm256_set1_epi8('{')),
+			    nlm);
+			if (!_mm256_testz_si256(b, b)) {
+				__m256i v2 = _mm256_loadu_si256(
+				    (const __m256i *)(const void *)(buf + i +
+					2));
+				__m256i v3 = _mm256_loadu_si256(
+				    (const __m256i *)(const void *)(buf + i +
+					3));
+				__m256i q = _mm256_set1_epi8('"');
+				__m256i n1 = _mm256_cmpeq_epi8(v1,
+				    _mm256_set1_epi8('n'));
+				__m256i r1 = _mm256_cmpeq_epi8(v1,
+				    _mm256_set1_epi8('r'));
+				__m256i no2 = _mm256_or_si256(
+				    _mm256_or_si256(_mm256_cmpeq_epi8(v2,
+							_mm256_set1_epi8(' ')),
+					_mm256_cmpeq_epi8(v2, q)),
+				    _mm256_and_si256(_mm256_cmpeq_epi8(v2, bs),
+					_mm256_cmpeq_epi8(v3, q)));
+
+				nlm = _mm256_or_si256(nlm,
+				    _mm256_and_si256(b,
+					_mm256_or_si256(_mm256_andnot_si256(no2,
+							    n1),
+					    r1)));
+			}
+			m = (uint32_t)_mm256_movemask_epi8(nlm);
 		}
 		if (m != 0)
 			return i + (size_t)__builtin_ctz(m);
@@ -2617,9 +2674,14 @@ scan_simd_differ(const unsigned char *p, size_t n)
 		return 0;
 	/* every start, and ends short of n (the tails) */
 	for (e = n > 40 ? n - 40 : 0; e <= n; e++)
-		for (i = 0; i <= e; i++)
-			bad += next_break_avx2(p, i, e) !=
-			    next_break_sse2(p, i, e);
+		for (i = 0; i <= e; i++) {
+			size_t k = next_break_sse2(p, i, e), j = i;
+
+			/* and the byte loop */
+			while (j < e && !break_cand(p, j, e))
+				j++;
+			bad += next_break_avx2(p, i, e) != k || k != j;
+		}
 #endif
 	return bad + scan_decode_simd_differ(p, n) +
 	    scan_xform_simd_differ(p, n);
