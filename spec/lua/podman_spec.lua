@@ -1150,6 +1150,31 @@ describe("the podman service's client", function()
     }, said)
   end)
 
+  it("clean.sweep_seccomp removes the half-written profiles of dead processes, and no other file", function()
+    local base = sdir .. "/sbase"
+    core.mkdir_p(base, 448)
+    local hash = ("%016x"):format(0xabc)
+    local live = ("seccomp-%s.json.%d.tmp"):format(hash, core.getpid())
+    local names = { "seccomp-" .. hash .. ".json", ("seccomp-%s.json.4194999.tmp"):format(hash), live,
+      "seccomp-" .. hash .. ".json.x.tmp", "seccomp-" .. hash .. ".json.4194999.tmp.keep",
+      "other-" .. hash .. ".json.4194998.tmp", ("seccomp-%s.json.4194998.tmp"):format(("%016x"):format(7)) }
+    for _, name in ipairs(names) do core.write_file(base .. "/" .. name, "{}", 384) end
+    local said = {}
+    assert.equal(2, clean.sweep_seccomp(function(l) said[#said + 1] = l end, base))
+    local left = core.listdir(base)
+    table.sort(left)
+    local want = { names[1], live, names[4], names[5], names[6] }
+    table.sort(want)
+    assert.are.same(want, left)
+    table.sort(said)
+    assert.are.same({
+      ("removed a half-written seccomp profile %s/%s (process 4194998 is gone)"):format(base, names[7]),
+      ("removed a half-written seccomp profile %s/%s (process 4194999 is gone)"):format(base, names[2]),
+    }, said)
+    -- nothing to sweep where there is no folder
+    assert.equal(0, clean.sweep_seccomp(nil, sdir .. "/none"))
+  end)
+
   it("svc:run_all says which create failed, and starts nothing then", function()
     local ok, err = svc:run_all(pm, { spec_of("lb-t-fine"), spec_of("lb-t-bad") })
     assert.is_nil(ok)

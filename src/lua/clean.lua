@@ -12,15 +12,17 @@ local images_mod = require "leakbench.images"
 local M = {}
 
 -- Removes the entries of the folders BASES named PREFIX .. pid .. "-..."
+-- (or whose name matches the pattern PREFIX.match, its capture the pid)
 -- whose leakbench process is gone; tells SAY (a line each, WHAT: the
 -- start of it) and returns how many.
 local function sweep_named(bases, prefix, say, what)
   local n, seen = 0, {}
+  local pattern = type(prefix) == "table" and prefix.match or "^" .. prefix:gsub("%p", "%%%0") .. "(%d+)%-"
   for _, base in ipairs(bases) do
     if not seen[base] then
       seen[base] = true
       for _, name in ipairs(core.listdir(base) or {}) do
-        local pid = name:match("^" .. prefix:gsub("%-", "%%-") .. "(%d+)%-")
+        local pid = name:match(pattern)
         if pid and not podman.live_owner({ ["leakbench.pid"] = pid }) then
           core.rmtree(base .. "/" .. name)
           n = n + 1
@@ -88,6 +90,17 @@ end
 function M.sweep_conmon(say, base)
   return sweep_named({ base or sandbox.hide_base() }, podman.CONMON_PREFIX, say or function() end,
     "removed the podman service's lb-conmon folder")
+end
+
+--- M.sweep_seccomp([say], [base]) -> count. The seccomp profiles a
+--- process killed while it wrote one left half-written
+--- (podman.seccomp_profile: <profile>.<pid>.tmp, renamed into place once
+--- whole), in BASE (default podman.conmon_base()), whose process is gone.
+function M.sweep_seccomp(say, base)
+  base = base or podman.conmon_base()
+  if not base then return 0 end
+  return sweep_named({ base }, { match = "^" .. podman.SECCOMP_PREFIX:gsub("%p", "%%%0") .. "%x+%.json%.(%d+)%.tmp$" },
+    say or function() end, "removed a half-written seccomp profile")
 end
 
 --- M.sweep_pool([say], [base]) -> count. The folders of the suites'
@@ -173,6 +186,7 @@ function M.main(args, pm, bases, hide_base)
   M.sweep_hidden(say, hide_base)
   M.sweep_conmon(say, hide_base)
   M.sweep_pool(say, hide_base)
+  M.sweep_seccomp(say)
   local copies = M.sweep_init(pm, say, nil, hide_base)
   io.stdout:write(("removed %d container(s), %d network(s), %d credential file(s) and %d copy(ies) of lb-init%s\n")
     :format(#removed.containers, #removed.networks, files, copies,
