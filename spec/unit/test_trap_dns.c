@@ -893,6 +893,28 @@ test_keep(void)
 	trap_log_close(&t.log);
 }
 
+/* SIM_CIDR, the text nft and the messages give, and SIM_NET and SIM_MASK,
+ * the numbers lb-net's route and the trap's table use, name one network. */
+static void
+test_sim_cidr(void)
+{
+	char text[] = SIM_CIDR;
+	char *slash = strchr(text, '/');
+	struct in_addr a;
+
+	ok(slash != NULL, "SIM_CIDR has a prefix length");
+	if (slash == NULL)
+		return;
+	*slash = '\0';
+	ok(inet_pton(AF_INET, text, &a) == 1 && ntohl(a.s_addr) == SIM_NET,
+	    "SIM_CIDR's address is SIM_NET");
+	is_int(atoi(slash + 1), __builtin_popcount(SIM_MASK),
+	    "SIM_CIDR's prefix length is SIM_MASK's");
+	ok(((~SIM_MASK + 1u) & ~SIM_MASK) == 0,
+	    "SIM_MASK is a run of leading ones");
+	is_int((long)(SIM_NET & ~SIM_MASK), 0, "SIM_NET is a network address");
+}
+
 int
 main(void)
 {
@@ -906,6 +928,7 @@ main(void)
 	test_log();
 	test_keep();
 	test_servers();
+	test_sim_cidr();
 	test_sim();
 	test_icmp();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

@@ -218,6 +218,33 @@ struct route_ack {
 	struct nlmsgerr e;
 };
 
+/* Sends Q to the kernel and reads its answer: 0, or the errno it gives. */
+static int
+route_ask(const struct route_req *q)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct route_ack a;
+	ssize_t n;
+	int e, fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+	if (fd < 0)
+		return errno;
+	n = sendto(fd, q, sizeof(*q), 0, (struct sockaddr *)&kernel,
+	    sizeof(kernel));
+	if (n != (ssize_t)sizeof(*q)) {
+		e = n < 0 ? errno : EIO;
+	} else {
+		while ((n = recv(fd, &a, sizeof(a), 0)) < 0 && errno == EINTR)
+			;
+		e = n < 0			   ? errno :
+		    n < (ssize_t)sizeof(a)	   ? EIO :
+		    a.nh.nlmsg_type != NLMSG_ERROR ? EPROTO :
+						     -a.e.error;
+	}
+	close(fd);
+	return e;
+}
+
 /*
  * SIM_CIDR made local on lo (what `ip route add local SIM_CIDR dev lo`
  * asks: table local, scope host), over rtnetlink, where `ip` was run for
@@ -226,12 +253,9 @@ struct route_ack {
 static int
 sim_route(char *err, size_t errlen)
 {
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	struct route_req q;
-	struct route_ack a;
 	char wb[128];
-	ssize_t n;
-	int fd, e = 0;
+	int e;
 
 	memset(&q, 0, sizeof(q));
 	q.nh.nlmsg_len = sizeof(q);
@@ -240,32 +264,19 @@ sim_route(char *err, size_t errlen)
 	    NLM_F_EXCL;
 	q.nh.nlmsg_seq = 1;
 	q.rt.rtm_family = AF_INET;
-	q.rt.rtm_dst_len = 15;
+	q.rt.rtm_dst_len = (unsigned char)__builtin_popcount(SIM_MASK);
 	q.rt.rtm_table = RT_TABLE_LOCAL;
 	q.rt.rtm_protocol = RTPROT_BOOT;
 	q.rt.rtm_scope = RT_SCOPE_HOST;
 	q.rt.rtm_type = RTN_LOCAL;
 	q.dst_attr.rta_len = RTA_LENGTH(sizeof(q.dst));
 	q.dst_attr.rta_type = RTA_DST;
-	q.dst = htonl(0xc6120000u); /* 198.18.0.0 */
+	q.dst = htonl(SIM_NET);
 	q.oif_attr.rta_len = RTA_LENGTH(sizeof(q.oif));
 	q.oif_attr.rta_type = RTA_OIF;
+	errno = 0;
 	q.oif = if_nametoindex("lo");
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0 || q.oif == 0 ||
-	    sendto(fd, &q, sizeof(q), 0, (struct sockaddr *)&kernel,
-		sizeof(kernel)) != (ssize_t)sizeof(q))
-		e = errno != 0 ? errno : EIO;
-	while (e == 0 && (n = recv(fd, &a, sizeof(a), 0)) < 0 && errno == EINTR)
-		;
-	if (e == 0 && n < (ssize_t)sizeof(a))
-		e = n < 0 ? errno : EIO;
-	else if (e == 0 && a.nh.nlmsg_type != NLMSG_ERROR)
-		e = EPROTO;
-	else if (e == 0)
-		e = -a.e.error;
-	if (fd >= 0)
-		close(fd);
+	e = q.oif == 0 ? (errno != 0 ? errno : ENODEV) : route_ask(&q);
 	if (e != 0) {
 		snprintf(err, errlen,
 		    "cannot make '" SIM_CIDR "' local on lo: %s",

@@ -26,6 +26,10 @@
 #include <stddef.h>
 
 #define SIM_CIDR "198.18.0.0/15"
+/* The same, as numbers (the trap's, trap/sim.c; test_trap_dns checks all
+ * three agree). */
+#define SIM_NET	 0xc6120000u /* 198.18.0.0, host order */
+#define SIM_MASK 0xfffe0000u /* /15 */
 
 /*
  * Makes SIM_CIDR local and binds the two sockets on 127.0.0.1:port

@@ -38,6 +38,7 @@
 
 #include "common/buf.h"
 #include "common/http.h"
+#include "net/sim.h"
 #include "scan.h"
 
 #define TRAP_MAX_RECORDS  10000
@@ -267,8 +268,7 @@ int trap_bind(const char *addr, int socktype, int *port_out, char *err,
 
 /* ---- the simulated internet (sim.c, httptrap.c) ---- */
 
-#define SIM_NET	      0xc6120000u /* 198.18.0.0, host order */
-#define SIM_MASK      0xfffe0000u /* /15 */
+/* SIM_CIDR, SIM_NET and SIM_MASK: net/sim.h (lb-net makes it local). */
 #define SIM_MAX_NAMES 16384
 
 /* The name table, for at most max_names names (0: SIM_MAX_NAMES). NULL. */
