@@ -500,6 +500,10 @@ function Sandbox:stage()
                  self.ctrdir, self.gate, self.sock .. "/up", self.uplogs, self.etc,
                  self.egress, self.trapca, self.cadir, self.trapkeep }
   if self:interceptor() then dirs[#dirs + 1] = self.sock .. "/icp" end
+  -- the transcript's folder, there before Claude Code: the watcher
+  -- (watch.lua) watches it from its first wait, and sees the transcript
+  -- the moment Claude Code makes it
+  dirs[#dirs + 1] = self.config .. "/projects/-work"
   for _, p in ipairs(dirs) do
     assert(core.mkdir_p(p, 493))
   end
