@@ -160,6 +160,21 @@ describe("watch", function()
     assert.truthy(took < 10, ("a write in the folder made again did not wake the wait (%.1f s)"):format(took))
   end)
 
+  it("sees a subagent's transcript at the wake its making causes, not at the next timed walk", function()
+    local sub = dir .. "/claude-config/projects/-work/" .. SID .. "/subagents"
+    assert(core.mkdir_p(sub, 493))
+    spit(path, "a\n")
+    w:poll()
+    assert.is_true(w:wait(0))   -- the folders are watched from here
+    w:poll()
+    spit(sub .. "/agent-1.jsonl", "b SECRET\n")
+    assert.is_true(w:wait(5))
+    w:poll()   -- well within the half second between timed walks
+    local rel = "claude-config/projects/-work/" .. SID .. "/subagents/agent-1.jsonl"
+    assert.truthy(w.files[rel], "the subagent's transcript was not seen")
+    assert.are.equal("b SECRET\n", w.files[rel].text)
+  end)
+
   it("makes each transcript append-only where it may, and clears it when it closes", function()
     watch.LOCK = true
     spit(path, "a SECRET\n")

@@ -154,16 +154,19 @@ end
 function Watch:wait(seconds, pidfd)
   if not self.notify or not self:watch_dirs() then return false, false end
   local n, ended = self.notify:wait(seconds, pidfd)
+  -- something changed in a transcript folder: the next poll walks the
+  -- session folder (a subagent's transcript just made)
+  self.stirred = self.stirred or (n or 0) > 0
   return n ~= nil, ended == true
 end
 
--- Looks at every watched file; the session folder is walked at most
--- every half second.
+-- Looks at every watched file; the session folder is walked when inotify
+-- woke the watcher, and at least every half second.
 function Watch:poll()
   self:look(self.main)
   local t = core.now()
-  if t - self.last_walk >= 0.5 then
-    self.last_walk = t
+  if self.stirred or t - self.last_walk >= 0.5 then
+    self.last_walk, self.stirred = t, false
     -- transcripts only (*.jsonl, appended to): Claude Code replaces its
     -- other files there (a subagent's meta.json) whole, by a rename
     local files = core.files_beneath(self.dir, self.sub, M.MAX_FILES, 4)
