@@ -2624,6 +2624,98 @@ next_break_avx2(const unsigned char *buf, size_t i, size_t n)
 }
 #endif
 
+#ifdef SCAN_AVX2
+/*
+ * The classes of a byte by its low and its high half: a byte is in a
+ * class when a bit of the class is set in both. Base64 and '=' (bits 0
+ * to 4): '+' '-' '/' (high 2), '0'-'9' '=' (3), 'A'-'O' 'a'-'o' (4, 6),
+ * 'P'-'Z' 'p'-'z' (5, 7), '_' (5); hex digits (bits 5 and 6): '0'-'9',
+ * 'A'-'F' 'a'-'f'. A high half of 8 or more is in none.
+ */
+#define CLS_B64 0x1f
+#define CLS_HEX 0x60
+
+/* the bytes of v in CLS_B64 (*hexm: in CLS_HEX): bit k clear for v[k] */
+SCAN_AVX2 static inline __attribute__((always_inline)) uint32_t
+b64_out32(__m256i v, uint32_t *hexm)
+{
+	const __m256i lo = _mm256_setr_epi8(0x2a, 0x6e, 0x6e, 0x6e, 0x6e, 0x6e,
+	    0x6e, 0x2e, 0x2e, 0x2e, 0x0c, 0x05, 0x04, 0x07, 0x04, 0x15, 0x2a,
+	    0x6e, 0x6e, 0x6e, 0x6e, 0x6e, 0x6e, 0x2e, 0x2e, 0x2e, 0x0c, 0x05,
+	    0x04, 0x07, 0x04, 0x15);
+	const __m256i hi = _mm256_setr_epi8(0, 0, 0x01, 0x22, 0x44, 0x18, 0x44,
+	    0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x22, 0x44, 0x18, 0x44,
+	    0x08, 0, 0, 0, 0, 0, 0, 0, 0);
+	const __m256i k0f = _mm256_set1_epi8(0x0f), z = _mm256_setzero_si256();
+	__m256i c = _mm256_and_si256(_mm256_shuffle_epi8(lo,
+					 _mm256_and_si256(v, k0f)),
+	    _mm256_shuffle_epi8(hi,
+		_mm256_and_si256(_mm256_srli_epi16(v, 4), k0f)));
+
+	if (hexm != NULL)
+		*hexm = (uint32_t)_mm256_movemask_epi8(
+		    _mm256_cmpeq_epi8(_mm256_and_si256(c,
+					  _mm256_set1_epi8(CLS_HEX)),
+			z));
+	return (uint32_t)_mm256_movemask_epi8(
+	    _mm256_cmpeq_epi8(_mm256_and_si256(c, _mm256_set1_epi8(CLS_B64)),
+		z));
+}
+
+/*
+ * The walk of scan_b64_span_avx2; hex NULL or not is a constant where
+ * it is inlined, so the walk without it computes no hex digits.
+ */
+SCAN_AVX2 static inline __attribute__((always_inline)) size_t
+b64_span_(const unsigned char *buf, size_t i, size_t n, int *hex)
+{
+	uint32_t out, hm = 0, hacc = 0;
+	unsigned sh = 0;
+
+	for (;; i += 32) {
+		if (i + 32 > n) { /* the tail: the last 32 bytes again */
+			if (i >= n)
+				break;
+			sh = (unsigned)(i - (n - 32));
+			out = b64_out32(_mm256_loadu_si256((
+					    const __m256i *)(const void *)(buf +
+					    n - 32)),
+				  hex != NULL ? &hm : NULL) >>
+			    sh;
+			hm >>= sh;
+			out |= ~(~0u >> sh); /* n: the end */
+		} else
+			out = b64_out32(_mm256_loadu_si256((
+					    const __m256i *)(const void *)(buf +
+					    i)),
+			    hex != NULL ? &hm : NULL);
+		if (out != 0) {
+			unsigned k = (unsigned)__builtin_ctz(out);
+
+			hacc |= hm & ((1u << k) - 1);
+			i += k;
+			break;
+		}
+		hacc |= hm;
+	}
+	if (hex != NULL && hacc != 0)
+		*hex = 0;
+	return i;
+}
+
+SCAN_AVX2 size_t
+scan_b64_span_avx2(const unsigned char *buf, size_t i, size_t n)
+{
+	return b64_span_(buf, i, n, NULL);
+}
+
+SCAN_AVX2 size_t
+scan_b64_hex_span_avx2(const unsigned char *buf, size_t i, size_t n, int *hex)
+{
+	return b64_span_(buf, i, n, hex);
+}
+#endif
+
 static size_t
 next_break_char(const unsigned char *buf, size_t i, size_t n)
 {
@@ -2683,8 +2775,37 @@ scan_simd_differ(const unsigned char *p, size_t n)
 			bad += next_break_avx2(p, i, e) != k || k != j;
 		}
 #endif
-	return bad + scan_decode_simd_differ(p, n) +
+	return bad + scan_span_differ(p, n) + scan_decode_simd_differ(p, n) +
 	    scan_xform_simd_differ(p, n);
+}
+
+size_t
+scan_span_differ(const unsigned char *p, size_t n)
+{
+	size_t bad = 0;
+#ifdef SCAN_AVX2
+	size_t i, e, j;
+
+	radix_init();
+	if (!scan_simd_set(1))
+		return 0;
+	for (e = n > 40 ? n - 40 : 0; e <= n; e++)
+		for (i = 0; i + 32 <= e; i++) {
+			int hex = 1, hx = 1;
+
+			/* the byte loop, and its hex digits */
+			for (j = i; j < e && enc_char[p[j]]; j++)
+				hx &= (p[j] >= '0' && p[j] <= '9') ||
+				    ((p[j] | 0x20) >= 'a' &&
+					(p[j] | 0x20) <= 'f');
+			bad += scan_b64_hex_span_avx2(p, i, e, &hex) != j ||
+			    hex != hx || scan_b64_span_avx2(p, i, e) != j;
+		}
+#else
+	(void)p;
+	(void)n;
+#endif
+	return bad;
 }
 
 int
@@ -2788,8 +2909,7 @@ scan_wrapped(const struct scan *sc, const unsigned char *buf, size_t n,
 		jn->nseg = 0;
 		e = start;
 		for (;;) {
-			size_t r = scan_span16(buf, e, n, scan_b64_mask16,
-			    enc_char);
+			size_t r = scan_b64_span(buf, e, n, enc_char);
 
 			if (r > e) {
 				join_seg(jn, jn->j.n, e);

@@ -1666,8 +1666,7 @@ run_back(const unsigned char *buf, size_t n, size_t i, size_t floor)
 	size_t s = line_back(buf, i, floor), w, ps, pe, t;
 
 	/* the line's width (up to MAX_LINE) */
-	w = scan_span16(buf, s, n - s > MAX_LINE ? s + MAX_LINE : n,
-		scan_b64_mask16, runch) -
+	w = scan_b64_span(buf, s, n - s > MAX_LINE ? s + MAX_LINE : n, runch) -
 	    s;
 	for (;;) {
 		size_t back = s - floor; /* bytes before s there may be */
@@ -1693,6 +1692,41 @@ run_back(const unsigned char *buf, size_t n, size_t i, size_t floor)
 }
 
 /*
+ * Where the run characters from e end, not past n; *hex cleared when one
+ * of them is no hex digit: scan_b64_span_avx2 where 32 bytes may be
+ * read, else 16 at a time, then a byte at a time.
+ */
+static inline size_t
+run_span(const unsigned char *buf, size_t e, size_t n, int *hex)
+{
+	size_t f = e;
+#ifdef __SSE2__
+	unsigned hm, m;
+
+#ifdef SCAN_AVX2
+	if (scan_avx2 && e + 32 <= n)
+		return scan_b64_hex_span_avx2(buf, e, n, hex);
+#endif
+	while (f + 16 <= n && (m = scan_run_mask16(buf + f, &hm)) == 0xffff) {
+		*hex &= hm == 0xffff;
+		f += 16;
+	}
+	/* the window's run characters before its first other */
+	if (f + 16 <= n) {
+		unsigned k = (unsigned)__builtin_ctz(~m), low = (1u << k) - 1;
+
+		*hex &= (hm & low) == low;
+		f += k;
+	}
+#endif
+	while (f < n && runch[buf[f]]) {
+		*hex &= hexch[buf[f]];
+		f++;
+	}
+	return f;
+}
+
+/*
  * The extent [*s, returned) of the base64 or hex run around the all-run
  * window at i (not before floor), through escaped slashes and line
  * breaks; *count: its run characters; *hex: whether all are hex digits.
@@ -1715,28 +1749,8 @@ run_extent(const unsigned char *buf, size_t n, size_t i, size_t floor,
 	}
 	while (e < n) {
 		if (runch[buf[e]]) {
-			size_t f = e;
-#ifdef __SSE2__
-			unsigned hm, m;
+			size_t f = run_span(buf, e, n, &hex);
 
-			while (f + 16 <= n &&
-			    (m = scan_run_mask16(buf + f, &hm)) == 0xffff) {
-				hex &= hm == 0xffff;
-				f += 16;
-			}
-			/* the window's run characters before its first other */
-			if (f + 16 <= n) {
-				unsigned k = (unsigned)__builtin_ctz(~m),
-					 low = (1u << k) - 1;
-
-				hex &= (hm & low) == low;
-				f += k;
-			}
-#endif
-			while (f < n && runch[buf[f]]) {
-				hex &= hexch[buf[f]];
-				f++;
-			}
 			*count += f - e;
 			e = f;
 		} else if (buf[e] == '\\' && e + 1 < n && buf[e + 1] == '/') {

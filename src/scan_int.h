@@ -71,6 +71,14 @@ int scan_decode_nul_skip(int on);
 size_t scan_decode_hex_differ(const unsigned char *p, size_t n);
 size_t scan_xform_simd_differ(const unsigned char *p, size_t n);
 
+/*
+ * The AVX2 walks along a class (scan_b64_span_avx2, and its hex digits)
+ * against byte loops, from every start of p[0..n) 32 bytes or more
+ * before an end, for the ends from n - 40 to n: how many answers differ
+ * (0 without AVX2).
+ */
+size_t scan_span_differ(const unsigned char *p, size_t n);
+
 /* Is a 16-bit lane of m (four of them) all ones? */
 static inline int
 scan_lane_full(uint64_t m)
@@ -350,6 +358,36 @@ scan_span16(const unsigned char *buf, size_t i, size_t n,
 	while (i < n && tab[buf[i]])
 		i++;
 	return i;
+}
+
+#ifdef SCAN_AVX2
+/*
+ * scan_span16 over scan_run_mask16's class (base64 characters, either
+ * alphabet, and '='; runch, enc_char) from i, where i + 32 <= n: 32
+ * bytes at a time, each byte's class looked up by its two halves (two
+ * table shuffles), the last 32 before n read again for the tail.
+ * scan_b64_hex_span_avx2 also clears *hex when a character of the
+ * stretch is no hex digit (either case).
+ */
+size_t scan_b64_span_avx2(const unsigned char *buf, size_t i, size_t n);
+size_t scan_b64_hex_span_avx2(const unsigned char *buf, size_t i, size_t n,
+    int *hex);
+#endif
+
+/*
+ * Where the stretch of base64 characters or '=' from i ends, not past n
+ * (tab: the class's table, for the byte loop): scan_b64_span_avx2 where
+ * 32 bytes may be read, scan_span16 else.
+ */
+static inline size_t
+scan_b64_span(const unsigned char *buf, size_t i, size_t n,
+    const unsigned char *tab)
+{
+#ifdef SCAN_AVX2
+	if (scan_avx2 && i + 32 <= n)
+		return scan_b64_span_avx2(buf, i, n);
+#endif
+	return scan_span16(buf, i, n, scan_b64_mask16, tab);
 }
 
 /*

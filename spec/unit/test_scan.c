@@ -943,6 +943,24 @@ test_simd(void)
 	    "the same answers at every offset of 300 random buffers and of "
 	    "1296 buffers of JSON escapes (%zu differ)",
 	    bad);
+	/*
+	 * the walks along a class: every byte value at every place of 40
+	 * bytes of base64 characters (hex digits, and not), ends anywhere
+	 */
+	bad = 0;
+	for (i = 0; i < 256 * 40 * 2; i++) {
+		for (k = 0; k < 80; k++)
+			buf[k] = (unsigned char)(i % 2 ?
+				"0a9fF" :
+				"zA+/=_-Z")[k % (i % 2 ? 5 : 8)];
+		buf[i / 2 % 40 + 20] = (unsigned char)(i / 80);
+		bad += scan_span_differ(buf, 80);
+	}
+	ok(bad == 0,
+	    "kernels: the AVX2 walk along base64 characters and its hex "
+	    "digits give what the byte loop gives with each byte value at "
+	    "each place (%zu differ)",
+	    bad);
 	/* whole scans, the secrets planted among the same random bytes */
 	for (i = 0; i < 40; i++) {
 		d.n = 0;
