@@ -130,6 +130,13 @@ struct scan_memo {
 
 void scan_memo_clear(struct scan_memo *m);
 
+/*
+ * The memo's compare of two runs' bytes against a byte loop, for every
+ * length up to 72 and every two offsets of p[0..n): how many answers
+ * differ.
+ */
+size_t scan_memo_same_differ(const unsigned char *p, size_t n);
+
 struct scan_budget;
 
 /*

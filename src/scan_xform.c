@@ -3009,6 +3009,63 @@ memo_hash(const unsigned char *p, size_t n, uint64_t seed)
 }
 
 /*
+ * Whether the n bytes at a and b are the same: from 8 to 64 bytes 8 or
+ * 16 at a time, the last 8 or 16 read from the end (they overlap), where
+ * memcmp's call and its choice of a way cost more than the compare (the
+ * text's runs, a line of code, a JSON key and value, are 12 to 64
+ * bytes); memcmp else.
+ */
+static inline int
+memo_same(const unsigned char *a, const unsigned char *b, size_t n)
+{
+	uint64_t a0, a1, b0, b1;
+
+	if (n >= 8 && n <= 16) {
+		memcpy(&a0, a, 8);
+		memcpy(&a1, a + n - 8, 8);
+		memcpy(&b0, b, 8);
+		memcpy(&b1, b + n - 8, 8);
+		return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+	}
+#ifdef __SSE2__
+	if (n > 16 && n <= 64) {
+		__m128i d = _mm_xor_si128(_mm_loadu_si128((
+					      const __m128i *)(const void *)(a +
+					      n - 16)),
+		    _mm_loadu_si128(
+			(const __m128i *)(const void *)(b + n - 16)));
+		size_t k;
+
+		for (k = 0; k + 16 < n; k += 16)
+			d = _mm_or_si128(d,
+			    _mm_xor_si128(_mm_loadu_si128((
+					      const __m128i *)(const void *)(a +
+					      k)),
+				_mm_loadu_si128(
+				    (const __m128i *)(const void *)(b + k))));
+		return _mm_movemask_epi8(
+			   _mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
+	}
+#endif
+	return memcmp(a, b, n) == 0;
+}
+
+size_t
+scan_memo_same_differ(const unsigned char *p, size_t n)
+{
+	size_t a, b, l, k, bad = 0;
+
+	for (l = 0; l <= 72 && l <= n; l++)
+		for (a = 0; a + l <= n; a++)
+			for (b = 0; b + l <= n; b++) {
+				for (k = 0; k < l && p[a + k] == p[b + k]; k++)
+					;
+				bad += memo_same(p + a, p + b, l) != (k == l);
+			}
+	return bad;
+}
+
+/*
  * The key of p[0..n) in a tag's recent entries: its length, first and
  * last 8 bytes (its bytes, zero-filled, when it is shorter), mixed; its top
  * bits choose the place (RKEY_AT), 32 bits below them are kept there
@@ -3054,7 +3111,7 @@ memo_find(struct scan_memo *m, const unsigned char *p, size_t n, uint64_t h,
 			continue;
 		en = &m->ent[sl->ent - 1];
 		if (en->len == n && en->tag == tag &&
-		    memcmp(m->bytes + en->off, p, n) == 0)
+		    memo_same(m->bytes + en->off, p, n))
 			break;
 		if (mark)
 			en->shared = 1;
@@ -3111,7 +3168,7 @@ memo_get(struct scan_memo *m, const unsigned char *p, size_t n, unsigned tag,
 			continue;
 		en = &m->ent[k];
 		if (en->len == n && en->tag == tag && !en->shared &&
-		    memcmp(m->bytes + en->off, p, n) == 0) {
+		    memo_same(m->bytes + en->off, p, n)) {
 			if (w < 2)
 				next[1] = k + 1;
 			next[0] = k + 1;

@@ -1665,6 +1665,31 @@ test_memo_recent(void)
 }
 
 /*
+ * The memo's compare of two runs' bytes (8 to 64 bytes 8 or 16 at a
+ * time, the last from the end, memcmp else) against a byte loop: for
+ * every length up to 72 and every two offsets of buffers of one period
+ * (7 bytes, so that many pairs are the same) with a byte changed at each
+ * place in turn, the same answer.
+ */
+static void
+test_memo_same(void)
+{
+	unsigned char b[80];
+	size_t i, k, bad = 0;
+
+	for (i = 0; i < sizeof(b); i++) {
+		for (k = 0; k < sizeof(b); k++)
+			b[k] = (unsigned char)"runs:a!"[k % 7];
+		b[i] ^= (unsigned char)(1u << (i % 8));
+		bad += scan_memo_same_differ(b, sizeof(b));
+	}
+	ok(bad == 0,
+	    "the memo's compare of two runs gives what a byte loop gives, "
+	    "for every length up to 72 and every two offsets (%zu differ)",
+	    bad);
+}
+
+/*
  * A hex dump line's data read from masks of 64 bytes (the tokens) and its
  * bytes written all at once, against the byte loops: random buffers of
  * dump characters and edge bytes (the ends of the hex digits' ranges,
@@ -1865,6 +1890,7 @@ main(void)
 	test_memo();
 	test_memo_order();
 	test_memo_recent();
+	test_memo_same();
 	test_undo();
 	test_hex_tokens();
 	test_nul_windows();
