@@ -636,6 +636,54 @@ test_many(void)
 	scan_free(sc);
 }
 
+/*
+ * The literal matcher samples every W - 3 bytes (W: the shortest
+ * pattern's length, MLIT_WMAX at most): a secret of each length around
+ * that cap, alone in 200 bytes of text at every offset, is found there
+ * as the byte loop finds it (a stride one byte longer fails this).
+ */
+static void
+test_mlit_offsets(void)
+{
+	static const size_t lens[] = { 8, 12, 17, 18, 19, 20, 21, 22, 25, 40 };
+	char sec[41], txt[200];
+	const char *sv[1] = { sec };
+	size_t li, k, o, j, bad = 0, total = 0;
+
+	for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+		struct scan *sc;
+
+		for (k = 0; k < lens[li]; k++)
+			sec[k] = "Kq7xZ2mP9wR4tY6uB3nV8cL5"[(k * 7 + li) % 24];
+		sec[lens[li]] = '\0';
+		sc = compile(sv, NULL, 1, 0);
+		for (o = 0; o + lens[li] <= sizeof(txt); o++) {
+			struct scan_result r;
+			size_t found = 0, raw = 0;
+
+			for (k = 0; k < sizeof(txt); k++)
+				txt[k] = " words of text, "[k % 16];
+			memcpy(txt + o, sec, lens[li]);
+			/* the byte loop */
+			for (j = 0; j + lens[li] <= sizeof(txt); j++)
+				found += memcmp(txt + j, sec, lens[li]) == 0;
+			r = scan(sc, txt, sizeof(txt));
+			for (k = 0; k < r.n; k++)
+				raw += strcmp(r.v[k].form, "raw") == 0 &&
+				    r.v[k].offset == o;
+			bad += found != 1 || raw != 1 ||
+			    count_form(&r, "raw") != 1;
+			total++;
+			scan_result_free(&r);
+		}
+		scan_free(sc);
+	}
+	ok(bad == 0,
+	    "a secret of 8 to 40 bytes at every offset of 200 bytes of text "
+	    "is found there as the byte loop finds it (%zu of %zu differ)",
+	    bad, total);
+}
+
 static void
 test_compile_errors(void)
 {
@@ -1078,6 +1126,7 @@ main(void)
 	test_json_then_encoded();
 	test_plain_near_miss();
 	test_many();
+	test_mlit_offsets();
 	test_compile_errors();
 	test_reports();
 	test_partial();
