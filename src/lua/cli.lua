@@ -40,7 +40,7 @@ local VERBS = {
       { "--no-baseline", help = "do not run the baseline (no subject)" },
       { "--claude-version", arg = "V", many = true,
         help = "Claude Code version (repeatable: every run is repeated on each, side by side)" },
-      { "--jobs", "-j", arg = "N", help = "runs in parallel (default: twice the cores, as memory allows)" },
+      { "--jobs", "-j", arg = "N", help = "runs in parallel (default: the cores, as memory allows)" },
       { "--repeat", arg = "N", help = "run each scenario x subject N times" },
       { "--filter", arg = "PATTERN", help = "only scenarios whose name contains PATTERN" },
       { "--tag", arg = "TAG", many = true, help = "only scenarios with this tag (repeatable)" },
@@ -64,7 +64,7 @@ local VERBS = {
       .. "\nexit status: 0 both are detected, 1 not, 2 a usage error or missing files.",
     options = {
       { "--out", arg = "DIR", help = "where results go (default runs/selftest-<UTC timestamp>/)" },
-      { "--jobs", "-j", arg = "N", help = "runs in parallel (default: twice the cores, as memory allows)" },
+      { "--jobs", "-j", arg = "N", help = "runs in parallel (default: the cores, as memory allows)" },
     }, module = "leakbench.runner", entry = "selftest" },
   { name = "list", summary = "validate and list scenarios and subjects without running",
     usage = "leakbench list [PATH...]",

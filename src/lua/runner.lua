@@ -343,16 +343,16 @@ local function finish(S, job, r)
   if S.opts.fail_fast and r.verdict ~= "pass" then S.stop = true end
 end
 
--- --jobs by default: two runs per core (a run waits on its containers'
--- starts and on Claude Code's turns; bench/bench_runner on 2 cores, in
--- one sitting: --jobs 4 17% more runs per second than --jobs 2; in a
--- noisier one, 4% fewer), as many as M.RUN_MEMORY each leaves room for
--- in MEMINFO's MemAvailable, at least 1.
+-- --jobs by default: one run per core, as many as M.RUN_MEMORY each
+-- leaves room for in MEMINFO's MemAvailable, at least 1. bench/bench_runner
+-- on 2 cores, four sittings over two sessions: --jobs 2 ahead of --jobs 4
+-- in three (by 2.7, 16.8 and 7.2 points of the bare ceiling), behind in
+-- one (by 11.8).
 M.RUN_MEMORY = 256 * 1024 * 1024
 
 --- M.default_jobs([ncpu], [meminfo]) -> the runs at once without --jobs.
 function M.default_jobs(ncpu, meminfo)
-  local n = 2 * (ncpu or core.ncpu())
+  local n = ncpu or core.ncpu()
   local kb = tonumber(((meminfo or core.read_file("/proc/meminfo") or ""):match("MemAvailable:%s*(%d+) kB")))
   if kb then n = math.min(n, kb * 1024 // M.RUN_MEMORY) end
   return math.max(1, n)
