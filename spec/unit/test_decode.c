@@ -1791,6 +1791,117 @@ put_xxd(struct str *out, const char *p)
 	}
 }
 
+/* p[0..n) as lower-case hex digits, appended to out. */
+static void
+put_hex(struct str *out, const char *p, size_t n)
+{
+	char h[3];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(h, sizeof(h), "%02x", (unsigned char)p[i]);
+		put(out, h, 2);
+	}
+}
+
+/*
+ * Scans in[0..n) with scan_at from a budget of work units work (the
+ * bytes and depth budgets as scan_buffer gives them); the findings to r
+ * (zeroed here), the budget's hit bits returned.
+ */
+static unsigned
+scan_work(const struct scan *sc, const char *in, size_t n, uint64_t work,
+    struct scan_result *r)
+{
+	struct scan_memo memo;
+	struct scan_budget bg;
+
+	memset(&memo, 0, sizeof(memo));
+	memset(r, 0, sizeof(*r));
+	bg.left = n * SCAN_DECODE_FACTOR + SCAN_DECODE_MIN;
+	bg.maxdepth = SCAN_DECODE_DEPTH;
+	bg.work = work;
+	bg.hit = 0;
+	bg.memo = &memo;
+	if (scan_at(sc, (const unsigned char *)in, n, 0, &bg, r) != 0)
+		abort();
+	scan_memo_clear(&memo);
+	return bg.hit;
+}
+
+/*
+ * The work budget (scan_budget_late): a gzip | base64 run of a .env with
+ * the secret is decoded and found from a budget of work, and from none
+ * left it is neither decoded nor found, and the budget says "work"; towers
+ * of hex side by side (each decoded down to the depth budget, by every
+ * transform that fits at every level) spend scan_buffer's budget, and
+ * say so, where one tower alone does not.
+ */
+static void
+test_work_budget(void)
+{
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct str in = { 0 }, z = { 0 }, t = { 0 }, u = { 0 }, run = { 0 };
+	struct scan_result r;
+	unsigned hit;
+	size_t i;
+
+	make_input(&in, S1, 1);
+	put_gzip(&z, in.p, in.n);
+	puts_(&run, "blob: ");
+	b64((const unsigned char *)z.p, z.n, &run);
+	puts_(&run, "\n");
+	hit = scan_work(sc, run.p, run.n, SCAN_DECODE_WORK_MIN, &r);
+	if (!ok(r.n == 1 && has_form(&r, "base64>gzip>raw") && hit == 0,
+		"a gzip | base64 run of the secret is found from a budget of "
+		"work (%zu findings, budget %u)",
+		r.n, hit))
+		dump(&r);
+	scan_result_free(&r);
+	hit = scan_work(sc, run.p, run.n, 0, &r);
+	if (!ok(r.n == 0 && hit == SCAN_BUDGET_WORK,
+		"and from none left it is not decoded (%zu findings, "
+		"budget %u)",
+		r.n, hit))
+		dump(&r);
+	scan_result_free(&r);
+
+	/* the secret, hex x 7: 128 times its length */
+	put(&t, S1, strlen(S1));
+	for (i = 0; i < 7; i++) {
+		u.n = 0;
+		put_hex(&u, t.p, t.n);
+		t.n = 0;
+		put(&t, u.p, u.n);
+	}
+	puts_(&t, "\n");
+	memset(&r, 0, sizeof(r));
+	if (scan_buffer(sc, t.p, t.n, &r) != 0)
+		abort();
+	ok(r.n == 0 && r.budget == SCAN_BUDGET_DEPTH,
+	    "a tower of 7 hex levels (%zu bytes) hits the depth budget alone "
+	    "(budget %u)",
+	    t.n, r.budget);
+	scan_result_free(&r);
+	u.n = 0;
+	for (i = 0; i < 8; i++)
+		put(&u, t.p, t.n);
+	memset(&r, 0, sizeof(r));
+	if (scan_buffer(sc, u.p, u.n, &r) != 0)
+		abort();
+	ok(r.n == 0 && r.budget == (SCAN_BUDGET_DEPTH | SCAN_BUDGET_WORK),
+	    "8 of them side by side (%zu bytes) spend the work budget "
+	    "(budget %u)",
+	    u.n, r.budget);
+	scan_result_free(&r);
+	free(in.p);
+	free(z.p);
+	free(t.p);
+	free(u.p);
+	free(run.p);
+	scan_free(sc);
+}
+
 /*
  * Windows of NULs stepped over by the decode pass, against each looked
  * at: stretches of NULs of every length among lines of text, hex,
@@ -1883,6 +1994,7 @@ main(void)
 	test_unrelated();
 	test_qp_and_nul();
 	test_budgets();
+	test_work_budget();
 	test_fd_whole();
 	test_split();
 	test_dns();
