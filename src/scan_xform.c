@@ -3124,8 +3124,54 @@ memo_find(struct scan_memo *m, const unsigned char *p, size_t n, uint64_t h,
 }
 
 /*
+ * Is entry k the run p[0..n) of tag, and not shared (memo_get)? k may be
+ * past the entries.
+ */
+static inline int
+memo_is(const struct scan_memo *m, size_t k, const unsigned char *p, size_t n,
+    unsigned tag)
+{
+	const struct memo_ent *en;
+
+	if (k >= m->nent)
+		return 0;
+	en = &m->ent[k];
+	return en->len == n && en->tag == tag && !en->shared &&
+	    memo_same(m->bytes + en->off, p, n);
+}
+
+/*
+ * The entry the memo holds for p[0..n) of tag (< SCAN_MEMO_TAGS) where
+ * the sequence of runs seen before goes on or under the run's key, or
+ * NULL (memo_get's first probes, below); *rk_ gets the run's key.
+ * Inlined where runs are found: a run that comes back costs these
+ * compares and no call.
+ */
+static inline struct memo_ent *
+memo_probe(struct scan_memo *m, const unsigned char *p, size_t n, unsigned tag,
+    uint64_t *rk_)
+{
+	size_t *next = m->next[tag], k;
+	uint64_t rk, v;
+
+	if (memo_is(m, k = next[0], p, n, tag) ||
+	    memo_is(m, k = next[1], p, n, tag)) {
+		next[0] = next[1] = k + 1;
+		return &m->ent[k];
+	}
+	*rk_ = rk = memo_rkey(p, n);
+	v = m->recent[tag][RKEY_AT(rk)];
+	if (v >> 32 != RKEY_CHECK(rk) ||
+	    !memo_is(m, k = (size_t)(v & 0xffffffffu) - 1, p, n, tag))
+		return NULL;
+	next[0] = k + 1;
+	return &m->ent[k];
+}
+
+/*
  * The entry the memo holds for p[0..n) of tag, or NULL; *h_ gets the
  * run's hash (0 when it was not needed), *sl_ its slot (as memo_find).
+ * probed: memo_probe has looked (and found nothing), *rk_ is its key.
  *
  * First two entries where the sequence of runs seen before may go on:
  * the wire resends runs in the order it sent them, so the run after one
@@ -3144,46 +3190,26 @@ memo_find(struct scan_memo *m, const unsigned char *p, size_t n, uint64_t h,
  */
 static struct memo_ent *
 memo_get(struct scan_memo *m, const unsigned char *p, size_t n, unsigned tag,
-    uint64_t *h_, struct memo_slot **sl_, uint64_t *rk_)
+    int probed, uint64_t *h_, struct memo_slot **sl_, uint64_t *rk_)
 {
 	struct memo_slot *sl;
 	struct memo_ent *en;
-	size_t *next = tag < SCAN_MEMO_TAGS ? m->next[tag] : NULL, k;
-	uint64_t rk = 0, v;
-	int w;
 
 	*h_ = 0;
 	*sl_ = NULL;
-	for (w = 0; next != NULL && w < 3; w++) {
-		if (w < 2)
-			k = next[w];
-		else {
-			*rk_ = rk = memo_rkey(p, n);
-			v = m->recent[tag][RKEY_AT(rk)];
-			if (v >> 32 != RKEY_CHECK(rk))
-				break;
-			k = (size_t)(v & 0xffffffffu) - 1;
-		}
-		if (k >= m->nent)
-			continue;
-		en = &m->ent[k];
-		if (en->len == n && en->tag == tag && !en->shared &&
-		    memo_same(m->bytes + en->off, p, n)) {
-			if (w < 2)
-				next[1] = k + 1;
-			next[0] = k + 1;
-			return en;
-		}
-	}
+	if (tag < SCAN_MEMO_TAGS && !probed &&
+	    (en = memo_probe(m, p, n, tag, rk_)) != NULL)
+		return en;
 	*h_ = memo_hash(p, n, m->seed ^ tag);
 	if (m->nslot == 0)
 		return NULL;
 	*sl_ = sl = memo_find(m, p, n, *h_, tag, 0, NULL);
 	if (sl == NULL || sl->ent == 0)
 		return NULL;
-	if (next != NULL) {
-		next[0] = sl->ent;
-		m->recent[tag][RKEY_AT(rk)] = RKEY_CHECK(rk) << 32 | sl->ent;
+	if (tag < SCAN_MEMO_TAGS) {
+		m->next[tag][0] = sl->ent;
+		m->recent[tag][RKEY_AT(*rk_)] = RKEY_CHECK(*rk_) << 32 |
+		    sl->ent;
 	}
 	return &m->ent[sl->ent - 1];
 }
@@ -3249,42 +3275,54 @@ memo_room(struct scan_memo *m, size_t n, size_t nf)
 static int on_run(struct xp *x, size_t s, size_t e);
 
 /*
- * fn(ctx, s, e), which decodes the run buf[s..e) and pushes its findings
- * to res, through the memo (tag: which decoder, so that two passes keep
- * apart what each gave for the same bytes): a run decoded before gives
- * its findings again at s and spends what decoding it spent (when that
- * much is left: else it is decoded again, and the budget stops it where
- * it would have).
+ * A run the memo holds (en), which the budget can pay for: its findings
+ * again at s, what decoding it spent spent again. 0, or -1 when out of
+ * memory.
  */
-int
-scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
+static inline int
+memo_replay(const struct scan_memo *m, struct scan_budget *bg,
+    const struct memo_ent *en, size_t s, struct scan_result *res)
+{
+	size_t i;
+
+	scan_budget_spend(bg, en->work);
+	bg->left -= en->left;
+	bg->hit |= en->hit;
+	for (i = 0; i < en->nf; i++) {
+		struct scan_finding f = m->f[en->f + i];
+
+		f.offset += s;
+		if (scan_res_push(res, &f) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * scan_memo_run after memo_probe (probed): en, the entry it found, which
+ * the budget cannot pay for, or NULL (the hash and the table next); rk,
+ * the run's key. Without a probe (a tag of none), probed is 0.
+ */
+static __attribute__((noinline)) int
+memo_decode(struct scan_budget *bg, const unsigned char *buf, size_t s,
     size_t e, unsigned tag, struct scan_result *res,
-    int (*fn)(void *ctx, size_t s, size_t e), void *ctx)
+    int (*fn)(void *ctx, size_t s, size_t e), void *ctx, struct memo_ent *en,
+    int probed, uint64_t rk)
 {
 	struct scan_memo *m = bg->memo;
 	const unsigned char *p = buf + s;
 	size_t n = e - s, n0, i, same;
-	struct memo_slot *sl;
-	struct memo_ent *en;
-	uint64_t h, w0, rk = 0;
+	struct memo_slot *sl = NULL;
+	uint64_t h = 0, w0;
 	size_t l0;
 	unsigned saved, got;
 
 	if (m->seed == 0)
 		m->seed = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15u | 1;
-	en = memo_get(m, p, n, tag, &h, &sl, &rk);
-	if (en != NULL && bg->work > en->work && bg->left >= en->left) {
-		scan_budget_spend(bg, en->work);
-		bg->left -= en->left;
-		bg->hit |= en->hit;
-		for (i = 0; i < en->nf; i++) {
-			struct scan_finding f = m->f[en->f + i];
-
-			f.offset += s;
-			if (scan_res_push(res, &f) != 0)
-				return -1;
-		}
-		return 0;
+	if (en == NULL) {
+		en = memo_get(m, p, n, tag, probed, &h, &sl, &rk);
+		if (en != NULL && bg->work > en->work && bg->left >= en->left)
+			return memo_replay(m, bg, en, s, res);
 	}
 	if (en != NULL)
 		sl = NULL; /* decoded again, kept as it was */
@@ -3329,6 +3367,41 @@ scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
 	return 0;
 }
 
+/*
+ * fn(ctx, s, e), which decodes the run buf[s..e) and pushes its findings
+ * to res, through the memo (tag: which decoder, so that two passes keep
+ * apart what each gave for the same bytes): a run decoded before gives
+ * its findings again at s and spends what decoding it spent (when that
+ * much is left: else it is decoded again, and the budget stops it where
+ * it would have). The first probes and the replay are inlined where
+ * the transform pass finds its runs (memo_run): most of its runs came
+ * before, and cost no call; the rest is memo_decode.
+ */
+static inline int
+memo_run_(struct scan_budget *bg, const unsigned char *buf, size_t s, size_t e,
+    unsigned tag, struct scan_result *res,
+    int (*fn)(void *ctx, size_t s, size_t e), void *ctx)
+{
+	struct memo_ent *en = NULL;
+	uint64_t rk = 0;
+
+	if (tag < SCAN_MEMO_TAGS) {
+		en = memo_probe(bg->memo, buf + s, e - s, tag, &rk);
+		if (en != NULL && bg->work > en->work && bg->left >= en->left)
+			return memo_replay(bg->memo, bg, en, s, res);
+	}
+	return memo_decode(bg, buf, s, e, tag, res, fn, ctx, en,
+	    tag < SCAN_MEMO_TAGS, rk);
+}
+
+int
+scan_memo_run(struct scan_budget *bg, const unsigned char *buf, size_t s,
+    size_t e, unsigned tag, struct scan_result *res,
+    int (*fn)(void *ctx, size_t s, size_t e), void *ctx)
+{
+	return memo_run_(bg, buf, s, e, tag, res, fn, ctx);
+}
+
 static int
 on_run_cb(void *ctx, size_t s, size_t e)
 {
@@ -3339,7 +3412,7 @@ on_run_cb(void *ctx, size_t s, size_t e)
 static int
 memo_run(struct xp *x, size_t s, size_t e)
 {
-	return scan_memo_run(x->bg, x->buf, s, e, 0, x->res, on_run_cb, x);
+	return memo_run_(x->bg, x->buf, s, e, 0, x->res, on_run_cb, x);
 }
 
 /* ---------------------------------------------------------------- */

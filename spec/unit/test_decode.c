@@ -1902,6 +1902,104 @@ test_work_budget(void)
 	scan_free(sc);
 }
 
+/* A decoder for scan_memo_run: counts its calls, spends and finds. */
+struct fake_dec {
+	struct scan_budget *bg;
+	struct scan_result *res;
+	unsigned calls;
+};
+
+static int
+fake_decode(void *ctx, size_t s, size_t e)
+{
+	struct fake_dec *fd = ctx;
+	struct scan_finding f;
+
+	memset(&f, 0, sizeof(f));
+	f.form = "fake";
+	f.offset = s + 1;
+	f.length = e - s - 1;
+	fd->calls++;
+	scan_budget_spend(fd->bg, 100);
+	fd->bg->left -= 10;
+	fd->bg->hit |= SCAN_BUDGET_DEPTH;
+	return scan_res_push(fd->res, &f);
+}
+
+/*
+ * The memo's contract (scan_memo_run), against the decoder called each
+ * time: a run that comes back is not decoded again, its finding is given
+ * at its own place and its cost (work, decoded bytes, budget bits) spent
+ * again; one the budget cannot pay for (work not more than it cost, or
+ * fewer decoded bytes left) is decoded again, and still given from the
+ * memo after; the same bytes under another tag (another pass) are
+ * decoded apart. Under tags 0 and 1 (the memo's first probes find the
+ * run) and SCAN_MEMO_TAGS and one more (none: its table finds it).
+ */
+static void
+test_memo_pay(unsigned tag)
+{
+	static const size_t at[] = { 0, 100, 200, 200, 100, 200 };
+	struct scan_memo memo;
+	struct scan_budget bg;
+	struct scan_result r = { 0 };
+	struct fake_dec fd = { &bg, &r, 0 };
+	unsigned char buf[300];
+	size_t i;
+	int good;
+
+	memset(&memo, 0, sizeof(memo));
+	memset(buf, '.', sizeof(buf));
+	for (i = 0; i < 3; i++)
+		memcpy(buf + 100 * i, "a run of 20 bytes!!!", 20);
+	bg.left = 1000;
+	bg.maxdepth = SCAN_DECODE_DEPTH;
+	bg.work = 1000;
+	bg.hit = 0;
+	bg.memo = &memo;
+	if (scan_memo_run(&bg, buf, 0, 20, tag, &r, fake_decode, &fd) != 0)
+		abort();
+	bg.hit = 0;
+	if (scan_memo_run(&bg, buf, 100, 120, tag, &r, fake_decode, &fd) != 0)
+		abort();
+	ok(fd.calls == 1 && bg.work == 800 && bg.left == 980 &&
+		bg.hit == SCAN_BUDGET_DEPTH,
+	    "tag %u: a run that comes back is not decoded again, its cost is "
+	    "spent again (%u calls, work %llu, left %zu, budget %u)",
+	    tag, fd.calls, (unsigned long long)bg.work, bg.left, bg.hit);
+	bg.work = 100;
+	if (scan_memo_run(&bg, buf, 200, 220, tag, &r, fake_decode, &fd) != 0)
+		abort();
+	ok(fd.calls == 2 && bg.work == 0,
+	    "one whose cost is all the work left is decoded again (%u calls)",
+	    fd.calls);
+	bg.work = 1000;
+	bg.left = 5;
+	if (scan_memo_run(&bg, buf, 200, 220, tag, &r, fake_decode, &fd) != 0)
+		abort();
+	ok(fd.calls == 3,
+	    "one whose decoded bytes are more than are left is decoded "
+	    "again (%u calls)",
+	    fd.calls);
+	bg.left = 1000;
+	if (scan_memo_run(&bg, buf, 100, 120, tag + 1, &r, fake_decode, &fd) !=
+	    0)
+		abort();
+	ok(fd.calls == 4, "the same bytes under another tag are decoded (%u)",
+	    fd.calls);
+	if (scan_memo_run(&bg, buf, 200, 220, tag, &r, fake_decode, &fd) != 0)
+		abort();
+	ok(fd.calls == 4 && bg.work == 700,
+	    "and the first tag's is still given from the memo (%u calls)",
+	    fd.calls);
+	good = r.n == 6;
+	for (i = 0; good && i < 6; i++)
+		good = r.v[i].offset == at[i] + 1 && r.v[i].length == 19;
+	ok(good, "each finding at its run's place (%zu findings)", r.n);
+	scan_result_free(&r);
+	scan_memo_clear(&memo);
+}
+
 /*
  * Windows of NULs stepped over by the decode pass, against each looked
  * at: stretches of NULs of every length among lines of text, hex,
@@ -2003,6 +2101,8 @@ main(void)
 	test_memo_order();
 	test_memo_recent();
 	test_memo_same();
+	test_memo_pay(0);
+	test_memo_pay(SCAN_MEMO_TAGS);
 	test_undo();
 	test_hex_tokens();
 	test_nul_windows();
