@@ -104,15 +104,6 @@ out:
 	return r;
 }
 
-int
-scan_budget_late(struct scan_budget *bg)
-{
-	if (bg->work > 0)
-		return 0;
-	bg->hit |= SCAN_BUDGET_WORK;
-	return 1;
-}
-
 /* ---------------------------------------------------------------- */
 /* Decoded bytes, with the source offset of each (dumps) or none. */
 

@@ -174,8 +174,19 @@ scan_budget_spend(struct scan_budget *bg, size_t n)
 	bg->work = n < bg->work ? bg->work - n : 0;
 }
 
-/* Are the work units spent? Sets the hit bit when they are. */
-int scan_budget_late(struct scan_budget *bg);
+/*
+ * Are the work units spent? Sets the hit bit when they are. Inline: the
+ * transform pass asks before each run it decodes (one every few hundred
+ * bytes of text), where the call cost more than the test.
+ */
+static inline int
+scan_budget_late(struct scan_budget *bg)
+{
+	if (bg->work > 0)
+		return 0;
+	bg->hit |= SCAN_BUDGET_WORK;
+	return 1;
+}
 
 /*
  * Scans buf at depth (0: the caller's buffer) and appends its findings
