@@ -10,8 +10,8 @@
  *
  * Candidates:
  *   - runs: printable ASCII characters without a blank, found 16 bytes
- *     at a time (a window all of them, or 12 or more across the end of
- *     one). Each run is
+ *     at a time (a window all of them, 12 or more across the end of
+ *     one, or 12 or more inside one). Each run is
  *       - checked for rotations and reversals through the triggers
  *         (scan_int.h): its rotation signature against the patterns'
  *         (any rot-N over letters), the run itself against the patterns
@@ -4154,11 +4154,23 @@ scan_xform_simd_differ(const unsigned char *p, size_t n)
 	return bad;
 }
 
+/* Bit k of the result: bits k to k + 11 of m are all set. */
+static inline unsigned
+run12(unsigned m)
+{
+	unsigned r = m & (m >> 1);
+
+	r &= r >> 2;
+	r &= r >> 4;
+	return r & (r >> 4);
+}
+
 /*
  * Runs, and bit groups (windows of '0', '1' and separators). A run of 16
  * or more either holds a whole window or crosses one window's end into
  * the next: the ones at the top of one mask and at the bottom of the next
- * add up to 16. -1: out of memory.
+ * add up to 16; one of 12 to 15 crosses (the same sum, MIN_RUN or more)
+ * or lies inside a window (run12 of its mask). -1: out of memory.
  */
 static int
 runs_scan(struct xp *x)
@@ -4171,7 +4183,7 @@ runs_scan(struct xp *x)
 	int have;
 
 	for (i = 0, top = 0, blk = 0, have = 0; i < len && !x->oom; i += 16) {
-		unsigned m = 0, bottom, ntop, bm;
+		unsigned m = 0, bottom, ntop, bm, r12;
 
 		/*
 		 * The run characters of 64 bytes, kept for their windows;
@@ -4206,6 +4218,12 @@ runs_scan(struct xp *x)
 			e = i + bottom;
 		}
 		top = ntop;
+		if (e == 0 && (r12 = run12(m)) != 0 &&
+		    i + (unsigned)__builtin_ctz(r12) >= floor) {
+			/* a run of 12 to 15 inside the window */
+			s = i + (unsigned)__builtin_ctz(r12);
+			e = s + MIN_RUN;
+		}
 		if (e == 0) {
 			if (i >= floor && i + 16 <= len &&
 			    (bm = bitsmask16(buf + i)) != 0)

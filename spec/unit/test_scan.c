@@ -684,6 +684,73 @@ test_mlit_offsets(void)
 	    bad, total);
 }
 
+/*
+ * Runs of 12 to 15 characters (MIN_RUN and up, shorter than a window):
+ * a secret of 12 to 16 letters and digits, rotated by 7 or by 19, alone
+ * between blanks at every offset of 80 bytes of text, is found there
+ * under its chain, once; the run lies inside one 16-byte window at some
+ * offsets, across two at others.
+ */
+static void
+test_run_offsets(void)
+{
+	static const char alnum[] = "Kq7xZ2mP9wR4tY6uB3nV8cL5";
+	char sec[17], form[32], txt[80];
+	const char *sv[1] = { sec };
+	size_t len, k, o, bad = 0, total = 0;
+	static const int rots[] = { 7, 19 };
+	size_t how;
+	int rot;
+
+	for (len = 12; len <= 16; len++) {
+		struct scan *sc;
+
+		for (k = 0; k < len; k++)
+			sec[k] = alnum[(k * 5 + len) % 24];
+		sec[len] = '\0';
+		sc = compile(sv, NULL, 1, 0);
+		for (how = 0; how < 2; how++)
+			for (rot = rots[how], o = 1; o + len + 1 <= sizeof(txt);
+			     o++) {
+				struct scan_result r;
+				size_t named = 0;
+
+				for (k = 0; k < sizeof(txt); k++)
+					txt[k] = "a word of text, "[k % 16];
+				txt[o - 1] = txt[o + len] = ' ';
+				for (k = 0; k < len; k++) {
+					unsigned char c = (unsigned char)sec[k];
+
+					if (c >= 'a' && c <= 'z')
+						c = (unsigned char)('a' +
+						    (c - 'a' + rot) % 26);
+					else if (c >= 'A' && c <= 'Z')
+						c = (unsigned char)('A' +
+						    (c - 'A' + rot) % 26);
+					txt[o + k] = (char)c;
+				}
+				snprintf(form, sizeof(form), "rot%d>raw", rot);
+				r = scan(sc, txt, sizeof(txt));
+				for (k = 0; k < r.n; k++)
+					named += strcmp(r.v[k].form, form) == 0;
+				if (named != 1 && bad < 3) {
+					printf("# len %zu offset %zu %s: %zu\n",
+					    len, o, form, named);
+					dump(&r);
+				}
+				bad += named != 1;
+				total++;
+				scan_result_free(&r);
+			}
+		scan_free(sc);
+	}
+	ok(bad == 0,
+	    "a secret of 12 to 16 characters, rotated by 7 or 19, at every "
+	    "offset of 80 bytes of text is found under its chain (%zu of %zu "
+	    "missed)",
+	    bad, total);
+}
+
 static void
 test_compile_errors(void)
 {
@@ -1127,6 +1194,7 @@ main(void)
 	test_plain_near_miss();
 	test_many();
 	test_mlit_offsets();
+	test_run_offsets();
 	test_compile_errors();
 	test_reports();
 	test_partial();
