@@ -1022,6 +1022,7 @@ struct scan {
 	struct frag_pat *fp;
 	size_t pmin;
 	size_t maxlen;	      /* longest pattern */
+	size_t minsecret;     /* shortest secret */
 	uint64_t frag4[1024]; /* hashes of the secrets' 4-grams */
 	int partial;
 	int oom;
@@ -1759,6 +1760,19 @@ scan_free(struct scan *sc)
 	free(sc);
 }
 
+/* The 4-grams of secret i, in sc->frag4. */
+static void
+frag4_add(struct scan *sc, size_t i)
+{
+	size_t k;
+
+	for (k = 0; k + 4 <= sc->slen[i]; k++) {
+		uint32_t h = (load32(sc->secret[i] + k) * GRAM_MUL) >> 16;
+
+		sc->frag4[h >> 6] |= (uint64_t)1 << (h & 63);
+	}
+}
+
 /* The secrets' count and lengths: -1 with err when one is out of
  * bounds. */
 static int
@@ -1829,18 +1843,13 @@ scan_compile(struct scan **out, const struct scan_secret *secrets,
 			goto oom;
 		memcpy(sc->secret[i], secrets[i].bytes, secrets[i].len);
 		sc->slen[i] = secrets[i].len;
+		if (i == 0 || sc->slen[i] < sc->minsecret)
+			sc->minsecret = sc->slen[i];
 		scan_hash8(secrets[i].bytes, secrets[i].len, sc->hash[i]);
 	}
 	for (i = 0; i < nsecrets && !sc->oom; i++) {
-		size_t k;
-
 		gen_secret(sc, i);
-		for (k = 0; k + 4 <= sc->slen[i]; k++) {
-			uint32_t h = (load32(sc->secret[i] + k) * GRAM_MUL) >>
-			    16;
-
-			sc->frag4[h >> 6] |= (uint64_t)1 << (h & 63);
-		}
+		frag4_add(sc, i);
 	}
 	if (sc->oom)
 		goto oom;
@@ -1897,13 +1906,17 @@ trig_form(const char *f)
 	return 0;
 }
 
+/*
+ * A trigger of n bytes: 7 at least (the rotation signature of an 8-byte
+ * secret that starts with a letter: its 7 steps).
+ */
 static void
 add_trig(struct scan *sc, unsigned kind, const struct pat *p,
     const unsigned char *orig, const unsigned char *t, size_t n, size_t skip)
 {
 	struct scan_trig *v;
 
-	if (n < 8 || sc->oom)
+	if (n < SCAN_MIN_SECRET - 1 || sc->oom)
 		return;
 	if (sc->ntrig == sc->capt) {
 		size_t cap = sc->capt ? 2 * sc->capt : 64;
@@ -2208,6 +2221,12 @@ scan_secret_bytes(const struct scan *sc, size_t i, size_t *len)
 {
 	*len = sc->slen[i];
 	return sc->secret[i];
+}
+
+size_t
+scan_min_secret(const struct scan *sc)
+{
+	return sc->minsecret;
 }
 
 size_t

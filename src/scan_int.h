@@ -281,6 +281,9 @@ size_t scan_trig_differ(const struct scan *sc, const unsigned char *p, size_t n,
 const unsigned char *scan_secret_bytes(const struct scan *sc, size_t i,
     size_t *len);
 
+/* The length of the shortest secret (SCAN_MIN_SECRET at least). */
+size_t scan_min_secret(const struct scan *sc);
+
 /*
  * The rotation signature of p[0..n) into out (n bytes): a letter becomes
  * its distance from the letter before it (mod 26, 'a'+d or 'A'+d in its

@@ -4165,15 +4165,30 @@ run12(unsigned m)
 	return r & (r >> 4);
 }
 
+/* Bit k of the result: bits k to k + n - 1 of m are all set (n >= 1). */
+static inline unsigned
+run_n(unsigned m, unsigned n)
+{
+	unsigned r = m, k;
+
+	for (k = 1; 2 * k <= n; k *= 2)
+		r &= r >> k;
+	return k < n ? r & (r >> (n - k)) : r;
+}
+
 /*
  * Runs, and bit groups (windows of '0', '1' and separators). A run of 16
  * or more either holds a whole window or crosses one window's end into
  * the next: the ones at the top of one mask and at the bottom of the next
  * add up to 16; one of 12 to 15 crosses (the same sum, MIN_RUN or more)
- * or lies inside a window (run12 of its mask). -1: out of memory.
+ * or lies inside a window (run12 of its mask). Where a secret is shorter
+ * than MIN_RUN (8 to 11 bytes: its rotations are runs that short), runs
+ * from its length are looked at, every window (no block is stepped over:
+ * runs_plain64 counts 12): runs_scan_ with minrun below MIN_RUN and
+ * skip 0, each a constant where it is inlined. -1: out of memory.
  */
-static int
-runs_scan(struct xp *x)
+static inline __attribute__((always_inline)) int
+runs_scan_(struct xp *x, unsigned minrun, int skip)
 {
 	const unsigned char *buf = x->buf;
 	size_t len = x->n, i, s, e, floor = 0, k, blk;
@@ -4189,7 +4204,8 @@ runs_scan(struct xp *x)
 		 * The run characters of 64 bytes, kept for their windows;
 		 * plain blocks stepped over (runs_skip), top carried
 		 */
-		if ((!have || i >= blk + 64) && (have = i + 64 <= len)) {
+		if (skip && (!have || i >= blk + 64) &&
+		    (have = i + 64 <= len)) {
 			i = runs_skip(buf, i, len, &top, &m64);
 			if (i >= len)
 				break;
@@ -4213,16 +4229,18 @@ runs_scan(struct xp *x)
 			/* top, the window before's last run characters: in */
 			s = i - top >= floor ? i - top : floor;
 			e = i + 16;
-		} else if (top + bottom >= MIN_RUN && i - top >= floor) {
+		} else if (top + bottom >= minrun && i - top >= floor) {
 			s = i - top;
 			e = i + bottom;
 		}
 		top = ntop;
-		if (e == 0 && (r12 = run12(m)) != 0 &&
+		if (e == 0 &&
+		    (r12 = minrun == MIN_RUN ? run12(m) : run_n(m, minrun)) !=
+			0 &&
 		    i + (unsigned)__builtin_ctz(r12) >= floor) {
-			/* a run of 12 to 15 inside the window */
+			/* a run of minrun to 15 inside the window */
 			s = i + (unsigned)__builtin_ctz(r12);
-			e = s + MIN_RUN;
+			e = s + minrun;
 		}
 		if (e == 0) {
 			if (i >= floor && i + 16 <= len &&
@@ -4249,6 +4267,15 @@ runs_scan(struct xp *x)
 		}
 	}
 	return x->oom ? -1 : 0;
+}
+
+static int
+runs_scan(struct xp *x)
+{
+	size_t m = scan_min_secret(x->sc);
+
+	return m < MIN_RUN ? runs_scan_(x, (unsigned)m, 0) :
+			     runs_scan_(x, MIN_RUN, 1);
 }
 
 /* NULs: UTF-16 and UTF-32. -1: out of memory. */

@@ -684,9 +684,28 @@ test_mlit_offsets(void)
 	    bad, total);
 }
 
+/* rot-N over letters of p[0..n), to out */
+static void
+rot_n(const char *p, size_t n, int rot, char *out)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		unsigned char c = (unsigned char)p[k];
+
+		if (c >= 'a' && c <= 'z')
+			c = (unsigned char)('a' + (c - 'a' + rot) % 26);
+		else if (c >= 'A' && c <= 'Z')
+			c = (unsigned char)('A' + (c - 'A' + rot) % 26);
+		out[k] = (char)c;
+	}
+}
+
 /*
- * Runs of 12 to 15 characters (MIN_RUN and up, shorter than a window):
- * a secret of 12 to 16 letters and digits, rotated by 7 or by 19, alone
+ * Runs shorter than a window: a secret of 8 to 16 letters and digits
+ * that starts with a letter (runs of 8 to 11 are looked at for a secret
+ * that short; its rotation signature is 7 long), rotated by 7 or by 19,
+ * alone
  * between blanks at every offset of 80 bytes of text, is found there
  * under its chain, once; the run lies inside one 16-byte window at some
  * offsets, across two at others.
@@ -702,11 +721,11 @@ test_run_offsets(void)
 	size_t how;
 	int rot;
 
-	for (len = 12; len <= 16; len++) {
+	for (len = 8; len <= 16; len++) {
 		struct scan *sc;
 
 		for (k = 0; k < len; k++)
-			sec[k] = alnum[(k * 5 + len) % 24];
+			sec[k] = k == 0 ? 'Q' : alnum[(k * 5 + len) % 24];
 		sec[len] = '\0';
 		sc = compile(sv, NULL, 1, 0);
 		for (how = 0; how < 2; how++)
@@ -718,17 +737,7 @@ test_run_offsets(void)
 				for (k = 0; k < sizeof(txt); k++)
 					txt[k] = "a word of text, "[k % 16];
 				txt[o - 1] = txt[o + len] = ' ';
-				for (k = 0; k < len; k++) {
-					unsigned char c = (unsigned char)sec[k];
-
-					if (c >= 'a' && c <= 'z')
-						c = (unsigned char)('a' +
-						    (c - 'a' + rot) % 26);
-					else if (c >= 'A' && c <= 'Z')
-						c = (unsigned char)('A' +
-						    (c - 'A' + rot) % 26);
-					txt[o + k] = (char)c;
-				}
+				rot_n(sec, len, rot, txt + o);
 				snprintf(form, sizeof(form), "rot%d>raw", rot);
 				r = scan(sc, txt, sizeof(txt));
 				for (k = 0; k < r.n; k++)
@@ -745,10 +754,67 @@ test_run_offsets(void)
 		scan_free(sc);
 	}
 	ok(bad == 0,
-	    "a secret of 12 to 16 characters, rotated by 7 or 19, at every "
+	    "a secret of 8 to 16 characters, rotated by 7 or 19, at every "
 	    "offset of 80 bytes of text is found under its chain (%zu of %zu "
 	    "missed)",
 	    bad, total);
+}
+
+/*
+ * An 8-byte secret, whose runs of 8 and more are all looked at: 64 KB of
+ * words of 4 to 15 random letters and digits, and beside them its
+ * rotations with one character changed, cut short by one, or one of
+ * another secret, find nothing; the same text with one rotation of it
+ * finds that one.
+ */
+static void
+test_short_near_miss(void)
+{
+	static const char alnum[] =
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	const char *sv[1] = { "Qx9mR2vL" };
+	struct scan *sc = compile(sv, NULL, 1, 0);
+	struct str d = { 0 };
+	struct scan_result r;
+	char w[16];
+	uint32_t seed = 12345;
+	size_t k, len, rot;
+
+	while (d.n < 65536) {
+		seed = seed * 1103515245u + 12345u;
+		len = 4 + (seed >> 16) % 12;
+		for (k = 0; k < len; k++) {
+			seed = seed * 1103515245u + 12345u;
+			w[k] = alnum[(seed >> 16) % 62];
+		}
+		put(&d, w, len);
+		puts_(&d, " ");
+	}
+	for (rot = 1; rot < 26; rot++) {
+		rot_n(sv[0], 8, (int)rot, w);
+		w[rot % 8] = w[rot % 8] == '0' ? '1' : '0';
+		put(&d, w, 8);
+		puts_(&d, " ");
+		rot_n(sv[0], 7, (int)rot, w);
+		put(&d, w, 7);
+		puts_(&d, " ");
+		rot_n("Qx9mR2vK", 8, (int)rot, w);
+		put(&d, w, 8);
+		puts_(&d, "\n");
+	}
+	expect_none(sc, d.p, d.n,
+	    "an 8-byte secret: 64 KB of random words, its rotations one "
+	    "character off or cut short");
+	rot_n(sv[0], 8, 11, w);
+	put(&d, w, 8);
+	puts_(&d, "\n");
+	r = scan(sc, d.p, d.n);
+	ok(r.n == 1 && count_form(&r, "rot11>raw") == 1,
+	    "and with its rot11 after them, that one is found (%zu findings)",
+	    r.n);
+	scan_result_free(&r);
+	free(d.p);
+	scan_free(sc);
 }
 
 static void
@@ -1195,6 +1261,7 @@ main(void)
 	test_many();
 	test_mlit_offsets();
 	test_run_offsets();
+	test_short_near_miss();
 	test_compile_errors();
 	test_reports();
 	test_partial();
