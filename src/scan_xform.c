@@ -4154,17 +4154,6 @@ scan_xform_simd_differ(const unsigned char *p, size_t n)
 	return bad;
 }
 
-/* Bit k of the result: bits k to k + 11 of m are all set. */
-static inline unsigned
-run12(unsigned m)
-{
-	unsigned r = m & (m >> 1);
-
-	r &= r >> 2;
-	r &= r >> 4;
-	return r & (r >> 4);
-}
-
 /* Bit k of the result: bits k to k + n - 1 of m are all set (n >= 1). */
 static inline unsigned
 run_n(unsigned m, unsigned n)
@@ -4181,7 +4170,7 @@ run_n(unsigned m, unsigned n)
  * or more either holds a whole window or crosses one window's end into
  * the next: the ones at the top of one mask and at the bottom of the next
  * add up to 16; one of 12 to 15 crosses (the same sum, MIN_RUN or more)
- * or lies inside a window (run12 of its mask). Where a secret is shorter
+ * or lies inside a window (run_n of its mask). Where a secret is shorter
  * than MIN_RUN (8 to 11 bytes: its rotations are runs that short), runs
  * from its length are looked at, every window (no block is stepped over:
  * runs_plain64 counts 12): runs_scan_ with minrun below MIN_RUN and
@@ -4198,7 +4187,7 @@ runs_scan_(struct xp *x, unsigned minrun, int skip)
 	int have;
 
 	for (i = 0, top = 0, blk = 0, have = 0; i < len && !x->oom; i += 16) {
-		unsigned m = 0, bottom, ntop, bm, r12;
+		unsigned m = 0, bottom, ntop, bm, rn;
 
 		/*
 		 * The run characters of 64 bytes, kept for their windows;
@@ -4234,12 +4223,10 @@ runs_scan_(struct xp *x, unsigned minrun, int skip)
 			e = i + bottom;
 		}
 		top = ntop;
-		if (e == 0 &&
-		    (r12 = minrun == MIN_RUN ? run12(m) : run_n(m, minrun)) !=
-			0 &&
-		    i + (unsigned)__builtin_ctz(r12) >= floor) {
+		if (e == 0 && (rn = run_n(m, minrun)) != 0 &&
+		    i + (unsigned)__builtin_ctz(rn) >= floor) {
 			/* a run of minrun to 15 inside the window */
-			s = i + (unsigned)__builtin_ctz(r12);
+			s = i + (unsigned)__builtin_ctz(rn);
 			e = s + minrun;
 		}
 		if (e == 0) {

@@ -684,21 +684,25 @@ test_mlit_offsets(void)
 	    bad, total);
 }
 
+/* c moved r letters on (letters only). */
+static unsigned char
+rot_letter(unsigned char c, unsigned r)
+{
+	if (c >= 'a' && c <= 'z')
+		return (unsigned char)('a' + (c - 'a' + r) % 26);
+	if (c >= 'A' && c <= 'Z')
+		return (unsigned char)('A' + (c - 'A' + r) % 26);
+	return c;
+}
+
 /* rot-N over letters of p[0..n), to out */
 static void
 rot_n(const char *p, size_t n, int rot, char *out)
 {
 	size_t k;
 
-	for (k = 0; k < n; k++) {
-		unsigned char c = (unsigned char)p[k];
-
-		if (c >= 'a' && c <= 'z')
-			c = (unsigned char)('a' + (c - 'a' + rot) % 26);
-		else if (c >= 'A' && c <= 'Z')
-			c = (unsigned char)('A' + (c - 'A' + rot) % 26);
-		out[k] = (char)c;
-	}
+	for (k = 0; k < n; k++)
+		out[k] = (char)rot_letter((unsigned char)p[k], (unsigned)rot);
 }
 
 /*
@@ -1191,17 +1195,6 @@ test_simd(void)
 	free(plain.p);
 	free(enc.p);
 	scan_free(sc);
-}
-
-/* c moved r letters on (letters only). */
-static unsigned char
-rot_letter(unsigned char c, unsigned r)
-{
-	if (c >= 'a' && c <= 'z')
-		return (unsigned char)('a' + (c - 'a' + r) % 26);
-	if (c >= 'A' && c <= 'Z')
-		return (unsigned char)('A' + (c - 'A' + r) % 26);
-	return c;
 }
 
 /*
