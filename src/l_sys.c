@@ -3,7 +3,8 @@
  * number of usable cores, whether a descriptor is a terminal and its width,
  * ids, whether a process exists, the host name and resource limits. ncpu
  * falls back to 1; hostname and getrlimit return nil, message when the
- * system fails; term_width returns nil when there is no width.
+ * system fails; term_width returns nil when there is no width. And a run's
+ * own network namespace at a path (netns.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,6 +22,7 @@
 #include "embedded.h"
 #include "l_args.h"
 #include "lhost.h"
+#include "netns.h"
 
 /* ncpu() -> the number of cores this process may run on (at least 1). */
 static int
@@ -165,9 +167,42 @@ l_conmon_helper(lua_State *L)
 	return 1;
 }
 
+/*
+ * netns_make(path) -> true | nil, message: a network namespace with its
+ * loopback up, kept at PATH, a new file (netns.h). Root only.
+ */
+static int
+l_netns_make(lua_State *L)
+{
+	const char *path = l_check_string(L, 1, "core.netns_make", "path");
+	const char *step;
+
+	if (netns_make(path, &step) == -1)
+		return l_fail_errno(L, step, path, errno);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/*
+ * netns_drop(path) -> true | nil, message: PATH unmounted and removed (the
+ * namespace lives on while a process is in it); none there is success.
+ */
+static int
+l_netns_drop(lua_State *L)
+{
+	const char *path = l_check_string(L, 1, "core.netns_drop", "path");
+	const char *step;
+
+	if (netns_drop(path, &step) == -1)
+		return l_fail_errno(L, step, path, errno);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 const luaL_Reg sys_funcs[] = { { "ncpu", l_ncpu }, { "isatty", l_isatty },
 	{ "term_width", l_term_width }, { "getuid", l_getuid },
 	{ "getgid", l_getgid }, { "getpid", l_getpid },
 	{ "pid_alive", l_pid_alive }, { "hostname", l_hostname },
 	{ "getrlimit", l_getrlimit }, { "conmon_real", l_conmon_real },
-	{ "conmon_helper", l_conmon_helper }, { NULL, NULL } };
+	{ "conmon_helper", l_conmon_helper }, { "netns_make", l_netns_make },
+	{ "netns_drop", l_netns_drop }, { NULL, NULL } };

@@ -50,7 +50,7 @@ case "$*" in
       else echo "Error: inspecting object: $ref: image not known" >&2; rc=125; fi
     done; exit $rc ;;
   *"info --format {{.Host.NetworkBackend}}"*) echo cni ;;
-  *"--network container:"*"--entrypoint /bin/bash"*)
+  *"--network container:"*"--entrypoint /bin/bash"*|*"--network ns:"*"--entrypoint /bin/bash"*)
     l='listen 127.0.0.1:1 127.0.0.1:3128 127.0.0.1:53 127.0.0.1:8080 '
     if [ -e "$d/topology-leaks" ]; then printf 'ifaces eth0 lo \nroutes 2\n%%s\nhttp 200\n' "$l"
     else printf 'ifaces lo \nroutes 0\n%%s\nhttp 200\n' "$l"; fi ;;
@@ -160,6 +160,10 @@ describe("podman flags", function()
     assert.same({ "run", "--name", "c3", "--userns=keep-id:uid=1000,gid=1000",
       "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "img" },
       rootless:run_argv { name = "c3", image = "img", network = "default" })
+    -- a namespace kept at a path (sandbox's make_netns), joined by path
+    assert.same({ "run", "--name", "c4", "--user", "1000:1000", "--network", "ns:/v/netns-1-r",
+      "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only", "img" },
+      rootful:run_argv { name = "c4", image = "img", network = "ns:/v/netns-1-r" })
   end)
 
   it("turn the same spec into the service's create request, with the same hardening", function()
@@ -215,6 +219,9 @@ describe("podman flags", function()
     assert.same({ nsmode = "container", value = "side" }, g.userns)
     assert.same({ nsmode = "container", value = "side" }, g.netns)
     assert.equal("1000:1000", g.user)
+    g = rootful:create_spec { name = "c4", image = "img", network = "ns:/v/netns-1-r" }
+    assert.same({ nsmode = "path", value = "/v/netns-1-r" }, g.netns)
+    assert.equal("1000:1000", g.user)
   end)
 
   it("refuse a container spec it cannot read", function()
@@ -223,6 +230,10 @@ describe("podman flags", function()
       "container spec: unknown field 'mount'")
     assert.has_error(function() pm:run_argv { name = "c", image = "i", network = "none", join = "x" } end,
       "container spec 'c': exactly one of 'network' and 'join'")
+    for _, n in ipairs({ "bridge", "host", "container:x", "ns:", "ns:rel/path", "ns:/" }) do
+      assert.has_error(function() pm:run_argv { name = "c", image = "i", network = n } end,
+        ("container spec 'c': network '%s' is none of 'none', 'default' and 'ns:/PATH'"):format(n))
+    end
     assert.has_error(function() pm:run_argv { name = "c", image = "i", network = "none", env = "A=1" } end,
       "container spec: field 'env' is a string, expected a table")
   end)
@@ -733,8 +744,18 @@ describe("doctor", function()
     assert.matches("run %-d %-%-name lb%-[%x%-]+%-up [^\n]*%-%-network none [^\n]*/sock/up:/sock/up "
       .. "[^\n]* lb%-net %-%- lb%-model [^\n]* %-%-once unix:/tmp/model.sock lb%-proxy ", trial)
     assert.matches("lb%-net %-%-bridge tcp:127.0.0.1:8080=unix:/sock/up/api.sock %-%-sim 1 %-%- lb%-trap ", trial)
-    assert.matches("run %-%-rm %-%-name lb%-[%x%-]+%-claude [^\n]*%-%-network container:lb%-[%x%-]+%-net "
-      .. "%-%-user 1000:1000 [^\n]*%-%-cap%-drop=all [^\n]*%-%-entrypoint /bin/bash ", trial)
+    if core.getuid() == 0 then
+      -- rootful, as root: claude and its sidecar in the run's own namespace, by path
+      local ns = trial:match("run %-d %-%-name lb%-[%x%-]+%-net [^\n]*%-%-user 1000:1000 "
+        .. "%-%-network ns:(/%S+/netns%-%d+%-[%x%-]+) ")
+      assert.truthy(ns, trial)
+      assert.matches("run %-%-rm %-%-name lb%-[%x%-]+%-claude [^\n]*%-%-user 1000:1000 %-%-network ns:"
+        .. ns:gsub("%p", "%%%0") .. " [^\n]*%-%-cap%-drop=all [^\n]*%-%-entrypoint /bin/bash ", trial)
+      assert.is_nil(core.stat(ns))
+    else
+      assert.matches("run %-%-rm %-%-name lb%-[%x%-]+%-claude [^\n]*%-%-network container:lb%-[%x%-]+%-net "
+        .. "%-%-user 1000:1000 [^\n]*%-%-cap%-drop=all [^\n]*%-%-entrypoint /bin/bash ", trial)
+    end
     assert.matches("rm %-f %-i %-t 0 lb%-[%x%-]+%-net lb%-[%x%-]+%-up lb%-[%x%-]+%-claude", trial)
     local ok = false
     for _, c in ipairs(checks) do

@@ -15,7 +15,7 @@ local M = {}
 -- (or whose name matches the pattern PREFIX.match, its capture the pid)
 -- whose leakbench process is gone; tells SAY (a line each, WHAT: the
 -- start of it) and returns how many.
-local function sweep_named(bases, prefix, say, what)
+local function sweep_named(bases, prefix, say, what, remove)
   local n, seen = 0, {}
   local pattern = type(prefix) == "table" and prefix.match or "^" .. prefix:gsub("%p", "%%%0") .. "(%d+)%-"
   for _, base in ipairs(bases) do
@@ -24,7 +24,7 @@ local function sweep_named(bases, prefix, say, what)
       for _, name in ipairs(core.listdir(base) or {}) do
         local pid = name:match(pattern)
         if pid and not podman.live_owner({ ["leakbench.pid"] = pid }) then
-          core.rmtree(base .. "/" .. name)
+          (remove or core.rmtree)(base .. "/" .. name)
           n = n + 1
           say(("%s %s/%s (process %s is gone)"):format(what, base, name, pid))
         end
@@ -90,6 +90,18 @@ end
 function M.sweep_conmon(say, base)
   return sweep_named({ base or sandbox.hide_base() }, podman.CONMON_PREFIX, say or function() end,
     "removed the podman service's lb-conmon folder")
+end
+
+--- M.sweep_netns([say], [base]) -> count. The network namespaces a run
+--- killed before its containers started left at their path
+--- (sandbox.NETNS_PREFIX .. pid .. "-" .. run id, in BASE, default
+--- podman.conmon_base(); Sandbox:make_netns), unmounted and removed,
+--- whose process is gone.
+function M.sweep_netns(say, base)
+  base = base or podman.conmon_base()
+  if not base then return 0 end
+  return sweep_named({ base }, sandbox.NETNS_PREFIX, say or function() end,
+    "removed the network namespace of a killed run", core.netns_drop)
 end
 
 --- M.sweep_seccomp([say], [base]) -> count. The seccomp profiles a
@@ -187,6 +199,7 @@ function M.main(args, pm, bases, hide_base)
   M.sweep_conmon(say, hide_base)
   M.sweep_pool(say, hide_base)
   M.sweep_seccomp(say)
+  M.sweep_netns(say)
   local copies = M.sweep_init(pm, say, nil, hide_base)
   io.stdout:write(("removed %d container(s), %d network(s), %d credential file(s) and %d copy(ies) of lb-init%s\n")
     :format(#removed.containers, #removed.networks, files, copies,

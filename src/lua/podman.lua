@@ -498,6 +498,10 @@ function M.check_spec(spec)
   if (spec.network == nil) == (spec.join == nil) then
     error(("container spec '%s': exactly one of 'network' and 'join'"):format(spec.name), 3)
   end
+  local n = spec.network
+  if n and n ~= "none" and n ~= "default" and not n:match("^ns:/.") then
+    error(("container spec '%s': network '%s' is none of 'none', 'default' and 'ns:/PATH'"):format(spec.name, n), 3)
+  end
 end
 
 --- pm:run_argv(spec) -> the `podman run` argv (verb first, no program) of
@@ -507,7 +511,9 @@ end
 ---   entrypoint, command  the program (entrypoint) and what follows the image
 ---   detach, rm, stdin    -d, --rm, -i
 ---   labels               M.labels' list of { key, value }
----   network              "none" or "default" (podman's default network), or
+---   network              "none", "default" (podman's default network) or
+---                        "ns:PATH" (a network namespace kept at PATH:
+---                        core.netns_make; rootful), or
 ---   join                 the name of a container whose network namespace it
 ---                        joins (rootless: its user namespace too: a netns
 ---                        owned by another user namespace cannot get /sys
@@ -612,6 +618,8 @@ local function create_namespaces(pm, spec, g)
       g.idmappings = { HostUIDMapping = false, HostGIDMapping = false }
     end
     if spec.network == "none" then g.netns = { nsmode = "none" } end
+    local path = spec.network:match("^ns:(.+)$")
+    if path then g.netns = { nsmode = "path", value = path } end
   end
 end
 

@@ -403,7 +403,8 @@ end
 -- gone: SIGKILL, the OOM killer, a scheduler's cancel, a crash): their
 -- containers and networks, credential files and run folders at their
 -- neutral place, their services' lb-conmon folders (clean.sweep_conmon),
--- a seccomp profile half-written (clean.sweep_seccomp; not counted),
+-- a seccomp profile half-written (clean.sweep_seccomp; not counted), a
+-- run's network namespace kept at its path (clean.sweep_netns; not counted),
 -- lb-init's copies a killed run left unfinished or whose image is gone
 -- (clean.sweep_init; KEEP, the suite's own tags, are not
 -- asked about, and podman's images are read once an hour at most),
@@ -418,6 +419,7 @@ local function sweep_dead(pm, keep)
   local files, folders = clean.sweep_credentials(), clean.sweep_hidden()
   local conmons = clean.sweep_conmon() + clean.sweep_pool()
   clean.sweep_seccomp()
+  clean.sweep_netns()
   local copies = clean.sweep_init(pm, nil, keep, nil, SWEEP_IMAGES_EVERY)
   if #removed.containers + #removed.networks + files + folders + conmons + copies > 0 then
     io.stderr:write(("leakbench: removed what killed runs left: %d container(s), %d network(s), "

@@ -773,8 +773,50 @@ function Sandbox:up_spec()
   return spec
 end
 
+-- The sysctls of claude's network namespace: the agent's uid may ping (the
+-- trap sees it) and the trap may listen on port 53. A container that joins
+-- a namespace by path (network "ns:PATH") without sysctls of its own
+-- would set containers.conf's default_sysctls there (ping_group_range
+-- "0 0"), so both the sidecar and the claude container carry these:
+-- whichever starts last, the namespace is the same.
+M.NET_SYSCTLS = { { "net.ipv4.ip_unprivileged_port_start", "0" }, { "net.ipv4.ping_group_range", "1000 1000" } }
+
+-- Rootful, claude's sidecar and the claude container join a network
+-- namespace the run makes (core.netns_make: loopback only, up), kept at
+-- a path in podman.conmon_base() while they start: both start at once,
+-- where joining the sidecar's own (--network container:) waits for the
+-- sidecar's start (issue 26: 0.12-0.15 s of a run), and both are removed
+-- in one wave. The path goes once both run (the namespace lives while
+-- they do); a run killed before that leaves it to clean.sweep_netns.
+-- Rootless (podman's user namespace would have to own it), when
+-- LEAKBENCH_NETNS=0, or when it cannot be made, the claude container
+-- joins the sidecar's.
+M.NETNS_PREFIX = "netns-"
+M.NETNS_ENV = "LEAKBENCH_NETNS"
+
+function Sandbox:make_netns()
+  if self.netns ~= nil then return end
+  self.netns = false
+  if not self.pm.rootful or os.getenv(M.NETNS_ENV) == "0" then return end
+  local base = podman.conmon_base()
+  if not base then return end
+  local path = ("%s/%s%d-%s"):format(base, M.NETNS_PREFIX, core.getpid(), self.run_id)
+  local done = trace.begin("netns", "make")
+  local ok, err = core.netns_make(path)
+  done({ ok = ok == true, why = err })
+  if ok then self.netns = path end
+end
+
+function Sandbox:drop_netns()
+  if not self.netns then return end
+  local ok, err = core.netns_drop(self.netns)
+  if not ok then io.stderr:write("leakbench: ", printable.line(err), "\n") end
+  self.netns = nil
+end
+
 -- A network sidecar: a container of our servers image with loopback only,
--- whose netns another container joins; lb-net in it bridges BRIDGES.
+-- whose netns another container joins (or, for claude's, the run's own:
+-- Sandbox:make_netns); lb-net in it bridges BRIDGES.
 -- SOCKS: the socket directories it mounts (names under sock/). With
 -- `trap`, lb-net also runs and supervises lb-trap: DNS on 127.0.0.1:53
 -- (every name gets its own address in 198.18.0.0/15, the simulated
@@ -784,8 +826,8 @@ end
 -- it) and answer that nothing exists; its CA (certificate only, the key
 -- never leaves its memory) goes to trap-ca/ for the claude container.
 function Sandbox:net_spec(short, socks, bridges, trap)
-  local spec = self:base_spec(short, { network = "none", image = self.images.proxy, mounts = {},
-    sysctls = { { "net.ipv4.ip_unprivileged_port_start", "0" }, { "net.ipv4.ping_group_range", "1000 1000" } },
+  local spec = self:base_spec(short, { network = short == "net" and self.netns and "ns:" .. self.netns or "none",
+    image = self.images.proxy, mounts = {}, sysctls = M.NET_SYSCTLS,
     command = { "lb-net" },
     ready = { { "lb-net: listening", short == "net" and "network sidecar" or "interceptor's network sidecar" } } })
   for _, s in ipairs(socks) do append(spec.mounts, { { self:sock_dir(s), "/sock/" .. s } }) end
@@ -856,6 +898,7 @@ end
 -- Starts, together, the containers that carry the network: the upstream,
 -- claude's sidecar, and the interceptor's sidecar when there is one.
 function Sandbox:start_network()
+  self:make_netns()
   self.topo = self.topo or self:topology()
   local t = self.topo
   local specs = { t.net }
@@ -886,6 +929,8 @@ function Sandbox:start_network()
     table.insert(specs, 1, t.up)
   end
   self:podman_all(specs)
+  -- both in it, the namespace needs its path no more
+  if claude then self:drop_netns() end
   if claude then self:claude_handle() end
   -- this run's pair in the suite's upstream, once ours have started
   -- (the pool may still be starting beside the suite's first runs)
@@ -1258,7 +1303,9 @@ function Sandbox:claude_spec()
   return { name = self.names.claude, role = "claude", rm = not self.api_claude, labels = self:labels(),
     lifetime = self:lifetime(),
     log = self.api_claude and { dir = self.ctrdir, name = "claude", max = false } or nil,
-    join = self.names.net, limits = self:claude_limits(), ulimits = { fsize = self:fsize() },
+    join = not self.netns and self.names.net or nil, network = self.netns and "ns:" .. self.netns or nil,
+    sysctls = self.netns and M.NET_SYSCTLS or nil,
+    limits = self:claude_limits(), ulimits = { fsize = self:fsize() },
     -- the host kernel's command line is not the agent's to read
     masks = { "/proc/cmdline" },
     mounts = mounts, env = self:claude_env(), workdir = "/work",
@@ -1663,6 +1710,7 @@ function Sandbox:finally()
       core.write_file(self.dir .. "/" .. c.log, podman.log_text(self.ctrdir, c.short), 420)
     end
   end
+  self:drop_netns()
   self:pool_done()
   self:collect_upstream_logs()
   for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca, self.cadir, self.trapkeep,

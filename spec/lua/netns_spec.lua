@@ -1,0 +1,223 @@
+-- A run's own network namespace (core.netns_make, core.netns_drop;
+-- Sandbox:make_netns): rootful, claude's sidecar and the claude container
+-- join it by path and start together. What is made must be a namespace of
+-- its own with loopback up and nothing else, a path that was there must
+-- never be written through, a link must never be followed, and whatever
+-- is left at a path must go, by the run or by the sweep.
+local core = require "leakbench.core"
+local podman = require "leakbench.podman"
+local clean = require "leakbench.clean"
+local sandbox = require "leakbench.sandbox"
+local lb = require "leakbench"
+
+local root = core.getuid() == 0
+
+local function sh(cmd, ...)
+  return assert(core.run { argv = { "sh", "-c", cmd, "sh", ... }, timeout = 20 })
+end
+
+-- The mount at PATH, as /proc/self/mountinfo says (its fs type), or nil.
+local function mounted(path)
+  for line in (core.read_file("/proc/self/mountinfo") or ""):gmatch("[^\n]+") do
+    local at, fs = line:match("^%S+ %S+ %S+ %S+ (%S+) .- %- (%S+)")
+    if at == path then return fs end
+  end
+end
+
+-- The network namespace a path holds, as the kernel numbers it.
+local function ns_of(path)
+  local r = sh('nsenter --net="$1" readlink /proc/self/ns/net', path)
+  return r.status == 0 and r.stdout:match("net:%[(%d+)%]") or nil, r.stderr
+end
+
+-- Inside the namespace at PATH: its interfaces, and whether a TCP
+-- connection over 127.0.0.1 is answered (loopback up).
+local PROBE = [[
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+c = socket.create_connection(s.getsockname(), timeout=2)
+print("connected")
+]]
+local function inside(path)
+  local devs = sh('nsenter --net="$1" cat /proc/net/dev', path).stdout
+  local names = {}
+  for name in devs:gmatch("\n%s*([%w_.-]+):") do names[#names + 1] = name end
+  local r = sh('nsenter --net="$1" python3 -c "$2"', path, PROBE)
+  return names, r.stdout .. r.stderr
+end
+
+describe("a run's network namespace", function()
+  local dir
+  before_each(function() dir = assert(core.tmpdir("lb-netns-")) end)
+  after_each(function()
+    for _, name in ipairs(core.listdir(dir) or {}) do core.netns_drop(dir .. "/" .. name) end
+    core.rmtree(dir)
+  end)
+
+  it("is a namespace of its own, with loopback only, up, kept at its path until dropped", function()
+    if not root then return pending("needs root (CAP_SYS_ADMIN)") end
+    local path = dir .. "/ns"
+    assert.is_true(core.netns_make(path))
+    assert.are.equal("nsfs", mounted(path))
+    local host = assert(sh("readlink /proc/self/ns/net").stdout:match("net:%[(%d+)%]"))
+    local ours = assert(ns_of(path))
+    assert.are_not.equal(host, ours)
+    local names, probe = inside(path)
+    assert.are.same({ "lo" }, names)
+    assert.matches("connected", probe)
+    -- a second namespace is another one
+    assert.is_true(core.netns_make(dir .. "/ns2"))
+    assert.are_not.equal(ours, ns_of(dir .. "/ns2"))
+    assert.is_true(core.netns_drop(path))
+    assert.is_nil(mounted(path))
+    assert.is_nil(core.stat(path))
+    -- nothing there is success
+    assert.is_true(core.netns_drop(path))
+  end)
+
+  it("is never made through what is at its path already, and leaves it as it was", function()
+    if not root then return pending("needs root (CAP_SYS_ADMIN)") end
+    local file, link, target = dir .. "/file", dir .. "/link", dir .. "/target"
+    assert(core.write_file(file, "keep", 384))
+    assert(core.write_file(target, "target", 384))
+    assert(core.symlink(target, link))
+    local ok, err = core.netns_make(file)
+    assert.is_nil(ok)
+    assert.are.equal("create '" .. file .. "': file exists", err)
+    assert.are.equal("keep", core.read_file(file))
+    ok, err = core.netns_make(link)
+    assert.is_nil(ok)
+    assert.are.equal("create '" .. link .. "': file exists", err)
+    assert.are.equal("link", core.stat(link).type)
+    assert.is_nil(mounted(target))
+    assert.are.equal("target", core.read_file(target))
+    -- in a folder that is not there: nothing made
+    ok, err = core.netns_make(dir .. "/no/ns")
+    assert.is_nil(ok)
+    assert.are.equal("create '" .. dir .. "/no/ns': no such file or directory", err)
+  end)
+
+  it("drops a link and not the namespace it points at", function()
+    if not root then return pending("needs root (CAP_SYS_ADMIN)") end
+    local path, link = dir .. "/ns", dir .. "/link"
+    assert.is_true(core.netns_make(path))
+    assert(core.symlink(path, link))
+    assert.is_true(core.netns_drop(link))
+    assert.is_nil(core.stat(link))
+    assert.are.equal("nsfs", mounted(path))
+  end)
+
+  it("outlives its path while a process is in it", function()
+    if not root then return pending("needs root (CAP_SYS_ADMIN)") end
+    local path = dir .. "/ns"
+    assert.is_true(core.netns_make(path))
+    local ours = ns_of(path)
+    local h = assert(core.start { argv = { "nsenter", "--net=" .. path, "sleep", "30" } })
+    local deadline = core.now() + 5
+    local seen
+    repeat
+      seen = (sh("readlink /proc/$1/ns/net", tostring(h:pid())).stdout):match("net:%[(%d+)%]")
+      if seen ~= ours then core.sleep(0.02) end
+    until seen == ours or core.now() > deadline
+    assert.are.equal(ours, seen)
+    assert.is_true(core.netns_drop(path))
+    assert.are.equal(ours, (sh("readlink /proc/$1/ns/net", tostring(h:pid())).stdout):match("net:%[(%d+)%]"))
+    h:kill("SIGKILL")
+    h:wait(5)
+    h:close()
+  end)
+
+  it("is swept when the process that made it is gone, and kept while it lives", function()
+    if not root then return pending("needs root (CAP_SYS_ADMIN)") end
+    local dead = dir .. "/" .. sandbox.NETNS_PREFIX .. "4194999-run-a"
+    local live = dir .. "/" .. sandbox.NETNS_PREFIX .. core.getpid() .. "-run-b"
+    local other = dir .. "/netns-x-run-c"
+    for _, p in ipairs({ dead, live, other }) do assert.is_true(core.netns_make(p)) end
+    local said = {}
+    assert.are.equal(1, clean.sweep_netns(function(l) said[#said + 1] = l end, dir))
+    assert.is_nil(core.stat(dead))
+    assert.is_nil(mounted(dead))
+    assert.are.equal("nsfs", mounted(live))
+    assert.are.equal("nsfs", mounted(other))
+    assert.are.same({ "removed the network namespace of a killed run " .. dead .. " (process 4194999 is gone)" }, said)
+  end)
+end)
+
+describe("the topology of a run", function()
+  local top
+  before_each(function() top = assert(core.tmpdir("lb-netns-topo-")) end)
+  after_each(function() core.rmtree(top) end)
+
+  local function new_run(rootful)
+    local scenario = { name = "ns", prompt = "hi", files = {}, env = {}, settings = {}, secrets = {}, setup = {},
+                       model = lb.script { lb.say("ok") }, home = {} }
+    local sb = sandbox.new { scenario = scenario, dir = top .. "/run", run_id = "0123456789ab-run",
+                             images = { proxy = "p", claude = "c", subject = "s" }, model = "m", timeout = 60 }
+    sb.pm = podman.new { podman = "/bin/false", runtime = "", rootful = rootful, seccomp = false }
+    for k, v in pairs { project = "project", config = "claude-config", subject_dir = "subject", gate = "gate",
+                        etc = "etc", trapca = "trap-ca", cadir = "ca", init_dir = "init", ctrdir = "containers",
+                        records = "records", sock = "sock", uplogs = "upstream-logs", egress = "egress",
+                        trapkeep = "trap-keep" } do
+      sb[k] = sb.dir .. "/" .. v
+      assert(core.mkdir_p(sb[k], 493))
+    end
+    return sb
+  end
+
+  it("puts claude and its sidecar in one namespace by path, both with its sysctls, removed in one wave", function()
+    local sb = new_run(true)
+    sb.netns = top .. "/netns-1-x"
+    local t = sb:topology()
+    assert.are.equal("ns:" .. sb.netns, t.net.network)
+    assert.are.equal("ns:" .. sb.netns, t.claude.network)
+    assert.is_nil(t.claude.join)
+    -- whichever starts last sets them: the same either way
+    assert.are.same(sandbox.NET_SYSCTLS, t.net.sysctls)
+    assert.are.same(sandbox.NET_SYSCTLS, t.claude.sysctls)
+    assert.are.same({ "net.ipv4.ip_unprivileged_port_start", "0" }, sandbox.NET_SYSCTLS[1])
+    assert.are.same({ "net.ipv4.ping_group_range", "1000 1000" }, sandbox.NET_SYSCTLS[2])
+    sb.topo = t
+    assert.are.same({ { t.net.name, t.claude.name } }, sb:removal_waves({ t.net.name, t.claude.name }))
+    -- the same, as podman is asked
+    local g = sb.pm:create_spec(t.claude)
+    assert.are.same({ nsmode = "path", value = sb.netns }, g.netns)
+    assert.are.same({ ["net.ipv4.ip_unprivileged_port_start"] = "0", ["net.ipv4.ping_group_range"] = "1000 1000" },
+      g.sysctl)
+  end)
+
+  it("has claude join its sidecar's namespace otherwise, which goes after it", function()
+    local sb = new_run(false)
+    sb.netns = false
+    local t = sb:topology()
+    assert.are.equal("none", t.net.network)
+    assert.are.equal(t.net.name, t.claude.join)
+    assert.is_nil(t.claude.network)
+    assert.is_nil(t.claude.sysctls)
+    sb.topo = t
+    assert.are.same({ { t.claude.name }, { t.net.name } }, sb:removal_waves({ t.net.name, t.claude.name }))
+  end)
+
+  it("makes the namespace only rootful, unless LEAKBENCH_NETNS=0, named by the process and the run", function()
+    local sb = new_run(false)
+    sb:make_netns()
+    assert.is_false(sb.netns)
+    if not root then return pending("needs root (CAP_SYS_ADMIN)") end
+    sb = new_run(true)
+    local getenv = os.getenv
+    -- luacheck: ignore 122 (os.getenv stands in for the environment here)
+    os.getenv = function(k) if k == sandbox.NETNS_ENV then return "0" end return getenv(k) end
+    local ok, err = pcall(sb.make_netns, sb)
+    os.getenv = getenv -- luacheck: ignore 122
+    assert(ok, err)
+    assert.is_false(sb.netns)
+    sb = new_run(true)
+    sb:make_netns()
+    assert.are.equal(("%s/%s%d-%s"):format(podman.conmon_base(), sandbox.NETNS_PREFIX, core.getpid(), sb.run_id),
+      sb.netns)
+    assert.are.equal("nsfs", mounted(sb.netns))
+    local path = sb.netns
+    sb:drop_netns()
+    assert.is_nil(sb.netns)
+    assert.is_nil(core.stat(path))
+  end)
+end)
