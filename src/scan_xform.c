@@ -3833,10 +3833,22 @@ on_soft47(struct xp *x, size_t s, size_t e)
 	return b;
 }
 
+/* Bit k of the result: bits k to k + n - 1 of m are all set (n >= 1). */
+static inline uint64_t
+run_n64(uint64_t m, unsigned n)
+{
+	uint64_t r = m;
+	unsigned k;
+
+	for (k = 1; 2 * k <= n; k *= 2)
+		r &= r >> k;
+	return k < n ? r & (r >> (n - k)) : r;
+}
+
 /*
  * Whether the 64 bytes at buf, whose run characters are m64, can be
  * stepped over: none of their windows would do anything in runs_scan, as
- * there are no 12 run characters in a row (a whole window, or top +
+ * there are no MIN_RUN run characters in a row (a whole window, or top +
  * bottom across a window's end) within them or across the end of the
  * window before them (top), and none of the windows is a bit group
  * (bits_none64).
@@ -3844,13 +3856,8 @@ on_soft47(struct xp *x, size_t s, size_t e)
 static int
 runs_plain64(const unsigned char *buf, uint64_t m64, unsigned top)
 {
-	uint64_t r12 = m64 & (m64 >> 1);
-
-	r12 &= r12 >> 2;
-	r12 &= r12 >> 4;
-	r12 &= r12 >> 4; /* bit k: bits k to k + 11 set */
-	return r12 == 0 && top + (unsigned)__builtin_ctzll(~m64) < MIN_RUN &&
-	    bits_none64(buf);
+	return run_n64(m64, MIN_RUN) == 0 &&
+	    top + (unsigned)__builtin_ctzll(~m64) < MIN_RUN && bits_none64(buf);
 }
 
 /*
@@ -3911,7 +3918,7 @@ runs_skip_avx2(const unsigned char *buf, size_t i, size_t n, unsigned *top,
 		    (const __m256i *)(const void *)(buf + i));
 		__m256i b = _mm256_loadu_si256(
 		    (const __m256i *)(const void *)(buf + i + 32));
-		uint64_t m, r12, low, bits;
+		uint64_t m, low, bits;
 
 		m = (uint32_t)_mm256_movemask_epi8(
 			_mm256_cmpgt_epi8(lim, _mm256_add_epi8(a, k5f))) |
@@ -3919,12 +3926,9 @@ runs_skip_avx2(const unsigned char *buf, size_t i, size_t n, unsigned *top,
 			_mm256_cmpgt_epi8(lim, _mm256_add_epi8(b, k5f)))
 			<< 32;
 		*m64 = m;
-		/* runs_plain64: no 12 run characters in a row */
-		r12 = m & (m >> 1);
-		r12 &= r12 >> 2;
-		r12 &= r12 >> 4;
-		r12 &= r12 >> 4;
-		if (r12 != 0 || t + (unsigned)__builtin_ctzll(~m) >= MIN_RUN)
+		/* runs_plain64: no MIN_RUN run characters in a row */
+		if (run_n64(m, MIN_RUN) != 0 ||
+		    t + (unsigned)__builtin_ctzll(~m) >= MIN_RUN)
 			break;
 		/* bits_none64: each window has a byte above '`', */
 		low = (uint32_t)_mm256_movemask_epi8(
@@ -4154,23 +4158,12 @@ scan_xform_simd_differ(const unsigned char *p, size_t n)
 	return bad;
 }
 
-/* Bit k of the result: bits k to k + n - 1 of m are all set (n >= 1). */
-static inline unsigned
-run_n(unsigned m, unsigned n)
-{
-	unsigned r = m, k;
-
-	for (k = 1; 2 * k <= n; k *= 2)
-		r &= r >> k;
-	return k < n ? r & (r >> (n - k)) : r;
-}
-
 /*
  * Runs, and bit groups (windows of '0', '1' and separators). A run of 16
  * or more either holds a whole window or crosses one window's end into
  * the next: the ones at the top of one mask and at the bottom of the next
  * add up to 16; one of 12 to 15 crosses (the same sum, MIN_RUN or more)
- * or lies inside a window (run_n of its mask). Where a secret is shorter
+ * or lies inside a window (run_n64 of its mask). Where a secret is shorter
  * than MIN_RUN (8 to 11 bytes: its rotations are runs that short), runs
  * from its length are looked at, every window (no block is stepped over:
  * runs_plain64 counts 12): runs_scan_ with minrun below MIN_RUN and
@@ -4223,7 +4216,7 @@ runs_scan_(struct xp *x, unsigned minrun, int skip)
 			e = i + bottom;
 		}
 		top = ntop;
-		if (e == 0 && (rn = run_n(m, minrun)) != 0 &&
+		if (e == 0 && (rn = (unsigned)run_n64(m, minrun)) != 0 &&
 		    i + (unsigned)__builtin_ctz(rn) >= floor) {
 			/* a run of minrun to 15 inside the window */
 			s = i + (unsigned)__builtin_ctz(rn);
