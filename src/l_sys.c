@@ -167,6 +167,19 @@ l_conmon_helper(lua_State *L)
 	return 1;
 }
 
+/* OP (netns.h) on the path at 1: true | nil, "STEP 'PATH': reason". */
+static int
+netns_op(lua_State *L, const char *fn, int (*op)(const char *, const char **))
+{
+	const char *path = l_check_string(L, 1, fn, "path");
+	const char *step;
+
+	if (op(path, &step) == -1)
+		return l_fail_errno(L, step, path, errno);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 /*
  * netns_make(path) -> true | nil, message: a network namespace with its
  * loopback up, kept at PATH, a new file (netns.h). Root only.
@@ -174,13 +187,7 @@ l_conmon_helper(lua_State *L)
 static int
 l_netns_make(lua_State *L)
 {
-	const char *path = l_check_string(L, 1, "core.netns_make", "path");
-	const char *step;
-
-	if (netns_make(path, &step) == -1)
-		return l_fail_errno(L, step, path, errno);
-	lua_pushboolean(L, 1);
-	return 1;
+	return netns_op(L, "core.netns_make", netns_make);
 }
 
 /*
@@ -190,13 +197,7 @@ l_netns_make(lua_State *L)
 static int
 l_netns_drop(lua_State *L)
 {
-	const char *path = l_check_string(L, 1, "core.netns_drop", "path");
-	const char *step;
-
-	if (netns_drop(path, &step) == -1)
-		return l_fail_errno(L, step, path, errno);
-	lua_pushboolean(L, 1);
-	return 1;
+	return netns_op(L, "core.netns_drop", netns_drop);
 }
 
 const luaL_Reg sys_funcs[] = { { "ncpu", l_ncpu }, { "isatty", l_isatty },
