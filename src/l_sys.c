@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
@@ -200,10 +201,139 @@ l_netns_drop(lua_State *L)
 	return netns_op(L, "core.netns_drop", netns_drop);
 }
 
+/* A set of descriptors netns_listen handed back, closed with it. */
+#define FDSET_MT "leakbench.fdset"
+struct fdset {
+	int n;
+	int fd[NETNS_FDS_MAX];
+};
+
+/* fdset:close(): every descriptor closed (again: nothing). */
+static int
+l_fdset_close(lua_State *L)
+{
+	struct fdset *s = luaL_checkudata(L, 1, FDSET_MT);
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		close(s->fd[i]);
+	s->n = 0;
+	return 0;
+}
+
+/* fdset:list() -> the descriptors, in order ({} once closed). */
+static int
+l_fdset_list(lua_State *L)
+{
+	struct fdset *s = luaL_checkudata(L, 1, FDSET_MT);
+	int i;
+
+	lua_createtable(L, s->n, 0);
+	for (i = 0; i < s->n; i++) {
+		lua_pushinteger(L, s->fd[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+/* The strings of the array at IDX (at most MAX) into OUT; the count. */
+static int
+string_list(lua_State *L, int idx, const char *fn, const char *what,
+    const char **out, int max)
+{
+	int i, n;
+
+	luaL_checktype(L, idx, LUA_TTABLE);
+	n = (int)luaL_len(L, idx);
+	if (n > max)
+		return l_wrong(L, fn, what, "at most %d", max);
+	for (i = 0; i < n; i++) {
+		lua_rawgeti(L, idx, i + 1);
+		out[i] = l_check_string(L, -1, fn, what);
+		lua_pop(L, 1); /* the table holds it */
+	}
+	return n;
+}
+
+/*
+ * netns_listen(path, socks, [sim_port]) -> fdset | nil, message: the
+ * sockets SOCKS ("tcp:A.B.C.D:PORT" or "udp:..."), then, with SIM_PORT,
+ * the simulated internet's three, made in the namespace kept at PATH
+ * (netns.h). Root only.
+ */
+static int
+l_netns_listen(lua_State *L)
+{
+	const char *fn = "core.netns_listen", *socks[NETNS_FDS_MAX];
+	const char *path = l_check_string(L, 1, fn, "path");
+	int n = string_list(L, 2, fn, "socks", socks, NETNS_FDS_MAX);
+	lua_Integer port = l_opt_count(L, 3, fn, "sim_port", 0);
+	struct fdset *s;
+	char err[512];
+
+	if (port > 65535)
+		return l_wrong(L, fn, "sim_port", "expected a port");
+	s = lua_newuserdatauv(L, sizeof(*s), 0);
+	s->n = 0;
+	if (luaL_newmetatable(L, FDSET_MT)) {
+		lua_pushcfunction(L, l_fdset_close);
+		lua_setfield(L, -2, "__gc");
+		lua_pushcfunction(L, l_fdset_close);
+		lua_setfield(L, -2, "__close");
+		lua_newtable(L);
+		lua_pushcfunction(L, l_fdset_close);
+		lua_setfield(L, -2, "close");
+		lua_pushcfunction(L, l_fdset_list);
+		lua_setfield(L, -2, "list");
+		lua_setfield(L, -2, "__index");
+	}
+	lua_setmetatable(L, -2);
+	s->n = netns_listen(path, socks, n, (int)port, s->fd, err, sizeof(err));
+	if (s->n < 0) {
+		s->n = 0;
+		return l_fail(L, err);
+	}
+	return 1;
+}
+
+/*
+ * netns_read(path, names, [cap]) -> { name = text } | nil, message: each
+ * of /proc/net/NAMES as seen from the namespace kept at PATH, at most CAP
+ * bytes each (4 MiB). Root only.
+ */
+static int
+l_netns_read(lua_State *L)
+{
+	const char *fn = "core.netns_read", *names[16];
+	const char *path = l_check_string(L, 1, fn, "path");
+	int n = string_list(L, 2, fn, "names", names, 16), i;
+	lua_Integer cap = l_opt_count(L, 3, fn, "cap", 4 << 20);
+	char *out[16], err[512];
+
+	for (i = 0; i < n; i++)
+		if (names[i][0] == '\0' || strchr(names[i], '/') != NULL ||
+		    names[i][0] == '.')
+			return l_wrong(L, fn, "names",
+			    "'%s' is not a file name", names[i]);
+	if (cap > INT_MAX)
+		return l_wrong(L, fn, "cap", "at most %d", INT_MAX);
+	if (netns_read(path, names, n, out, (size_t)cap, err, sizeof(err)) ==
+	    -1)
+		return l_fail(L, err);
+	lua_createtable(L, 0, n);
+	for (i = 0; i < n; i++) {
+		lua_pushstring(L, out[i]);
+		lua_setfield(L, -2, names[i]);
+		free(out[i]);
+	}
+	return 1;
+}
+
 const luaL_Reg sys_funcs[] = { { "ncpu", l_ncpu }, { "isatty", l_isatty },
 	{ "term_width", l_term_width }, { "getuid", l_getuid },
 	{ "getgid", l_getgid }, { "getpid", l_getpid },
 	{ "pid_alive", l_pid_alive }, { "hostname", l_hostname },
 	{ "getrlimit", l_getrlimit }, { "conmon_real", l_conmon_real },
 	{ "conmon_helper", l_conmon_helper }, { "netns_make", l_netns_make },
-	{ "netns_drop", l_netns_drop }, { NULL, NULL } };
+	{ "netns_drop", l_netns_drop }, { "netns_listen", l_netns_listen },
+	{ "netns_read", l_netns_read }, { NULL, NULL } };

@@ -18,4 +18,30 @@
 int netns_make(const char *path, const char **step);
 int netns_drop(const char *path, const char **step);
 
+/* The most descriptors netns_listen hands back. */
+#define NETNS_FDS_MAX 16
+
+/*
+ * netns_listen(path, socks, nsocks, sim_port, fds, err, errlen): in a
+ * forked child that enters the namespace kept at PATH, binds each of SOCKS
+ * ("tcp:A.B.C.D:PORT", listening, or "udp:A.B.C.D:PORT"), then, with
+ * SIM_PORT > 0, makes the simulated internet (net/sim.h: SIM_CIDR local,
+ * the nftables rules, and its TCP, UDP and raw ICMP sockets, which follow
+ * SOCKS in that order); the child hands them over a socket pair
+ * (SCM_RIGHTS) and exits. FDS gets them, close-on-exec: the caller keeps
+ * the sockets of a namespace it has no process in, for another process to
+ * serve. The count, or -1 with the reason in ERR (nothing open). Root
+ * only (setns needs CAP_SYS_ADMIN).
+ *
+ * netns_read(path, names, n, out, cap, err, errlen): the text of each of
+ * /proc/self/net/NAMES[i] as seen from the namespace at PATH (its socket
+ * tables and devices), read in a forked child that enters it; out[i] is
+ * malloc'ed and NUL-ended, at most CAP bytes (a longer file fails). 0, or
+ * -1 with the reason in ERR (nothing allocated).
+ */
+int netns_listen(const char *path, const char *const *socks, int nsocks,
+    int sim_port, int *fds, char *err, size_t errlen);
+int netns_read(const char *path, const char *const *names, int n, char **out,
+    size_t cap, char *err, size_t errlen);
+
 #endif

@@ -127,6 +127,72 @@ describe("a run's network namespace", function()
     h:close()
   end)
 
+  -- From inside the namespace at PATH: whether a TCP connection to
+  -- HOST:PORT is accepted (into the backlog of a socket no one serves),
+  -- and a datagram sent to 127.0.0.1:53.
+  local CONNECT = [[
+import socket, sys
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.sendto(b"q", ("127.0.0.1", 53))
+try:
+    socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2); print("accepted")
+except OSError as e:
+    print("refused", e)
+]]
+  local function connect(path, host, port)
+    return sh('nsenter --net="$1" python3 -c "$2" "$3" "$4"', path, CONNECT, host, tostring(port)).stdout
+  end
+  local function open_fds()
+    return #(core.listdir("/proc/self/fd") or {})
+  end
+
+  it("hands back the sockets it binds inside, and the simulated internet's, which live while held", function()
+    if not root then return pending("needs root (CAP_SYS_ADMIN)") end
+    if sh("command -v nft").status ~= 0 then return pending("needs nft (nftables) on the host") end
+    local path = dir .. "/ns"
+    assert.is_true(core.netns_make(path))
+    local before = open_fds()
+    local set = assert(core.netns_listen(path, { "tcp:127.0.0.1:8080", "udp:127.0.0.1:53" }, 1))
+    assert.are.equal(5, #set:list())
+    assert.are.equal(before + 5, open_fds())
+    -- nothing of it on the host's own loopback
+    assert.is_nil(core.read_file("/proc/self/net/tcp"):match("0100007F:1F90 %x+:%x+ 0A"))
+    assert.are.equal("accepted\n", connect(path, "127.0.0.1", 8080))
+    -- any port of any address of 198.18.0.0/15 reaches the simulated internet's listener
+    assert.are.equal("accepted\n", connect(path, "198.19.7.1", 4433))
+    local t = assert(core.netns_read(path, { "tcp", "udp", "raw" }))
+    assert.truthy(t.tcp:match("0100007F:1F90 00000000:0000 0A"))
+    assert.truthy(t.tcp:match("0100007F:0001 00000000:0000 0A"))
+    -- the datagrams wait in the socket we hold
+    assert.is_true(tonumber(t.udp:match("0100007F:0035 00000000:0000 07 %x+:(%x+)"), 16) > 0)
+    set:close()
+    set:close()
+    assert.are.equal(before, open_fds())
+    assert.truthy(connect(path, "127.0.0.1", 8080):match("^refused"))
+    assert.is_nil(core.netns_read(path, { "tcp" }).tcp:match(":1F90 %x+:%x+ 0A"))
+  end)
+
+  it("leaves nothing open when a socket cannot be bound, and says which", function()
+    if not root then return pending("needs root (CAP_SYS_ADMIN)") end
+    local path = dir .. "/ns"
+    assert.is_true(core.netns_make(path))
+    local held = assert(core.netns_listen(path, { "tcp:127.0.0.1:8080" }))
+    local before = open_fds()
+    local set, err = core.netns_listen(path, { "udp:127.0.0.1:53", "tcp:127.0.0.1:8080" })
+    assert.is_nil(set)
+    assert.are.equal("cannot bind 'tcp:127.0.0.1:8080': Address already in use", err)
+    set, err = core.netns_listen(path, { "tcp:localhost:80" })
+    assert.is_nil(set)
+    assert.are.equal("cannot bind 'tcp:localhost:80': expected tcp:A.B.C.D:PORT or udp:A.B.C.D:PORT", err)
+    set, err = core.netns_listen(dir .. "/none", { "tcp:127.0.0.1:80" })
+    assert.is_nil(set)
+    assert.truthy(err:match("^cannot enter the namespace"))
+    assert.are.equal(before, open_fds())
+    -- the udp socket of the failed call is gone with it
+    assert.is_nil(core.netns_read(path, { "udp" }).udp:match(":0035 "))
+    assert.has_error(function() core.netns_read(path, { "../../self/environ" }) end)
+    held:close()
+  end)
+
   it("is swept when the process that made it is gone, and kept while it lives", function()
     if not root then return pending("needs root (CAP_SYS_ADMIN)") end
     local dead = dir .. "/" .. sandbox.NETNS_PREFIX .. "4194999-run-a"
