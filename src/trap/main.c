@@ -9,6 +9,12 @@
  * (then " sim 198.18.0.0/15" when it serves the simulated internet on the
  * sockets lb-net hands it: --sim-tcp-fd and --sim-udp-fd).
  *
+ * With --dns-udp-fd and --dns-tcp-fd, or --http-fd, it binds nothing for
+ * that server: it serves on the sockets its parent bound and handed down
+ * (the harness binds them in the run's network namespace, then the pool
+ * starts the trap with them), and the ready line names their own local
+ * addresses, so it reads as above.
+ *
  * Exit status: 2 on bad usage, 1 on any start-up or serving error (one
  * line on stderr: the harness treats a dead trap as a run error); SIGTERM
  * and SIGINT end it with 0 after the final "dropped" record, if any (every
@@ -28,6 +34,7 @@
 #include <linux/capability.h>
 
 #include "common/http.h"
+#include "common/sock.h"
 #include "common/usage.h"
 #include "trap/trap.h"
 
@@ -42,6 +49,7 @@ static const char usage[] =
     "               [--body-cap N] [--idle-timeout SECS] [--system-bundle "
     "PATH]\n"
     "               [--keep-secrets PATH]\n"
+    "               [--dns-udp-fd FD --dns-tcp-fd FD] [--http-fd FD]\n"
     "\n"
     "Records every DNS query and HTTP(S) request it gets in DIR/egress.jsonl\n"
     "and refuses them: DNS answers NXDOMAIN, HTTP gets 403, and CONNECT gets\n"
@@ -55,6 +63,12 @@ static const char usage[] =
     "                        " DEFAULT_DNS "; port 0: any free port)\n"
     "  --http ADDR           HOST:PORT of the proxy (default " DEFAULT_HTTP
     ")\n"
+    "  --dns-udp-fd FD       instead of binding --dns: an inherited, bound\n"
+    "                        UDP socket\n"
+    "  --dns-tcp-fd FD       and its TCP socket (listening, or it is made\n"
+    "                        to); both or neither\n"
+    "  --http-fd FD          instead of binding --http: an inherited TCP\n"
+    "                        socket, bound (listening, or it is made to)\n"
     "  --max-records N       records kept, the cap record included (10000)\n"
     "  --max-bytes N         bytes of records kept (67108864)\n"
     "  --max-conns N         connections served at once (64)\n"
@@ -162,6 +176,7 @@ struct args {
 	const char *dns, *http, *records, *ca_out, *bundle, *keep;
 	unsigned long long max_records, max_bytes;
 	int sim_tcp, sim_udp, sim_icmp;
+	int dns_udp, dns_tcp, http_fd;
 };
 
 /* The flags. */
@@ -178,6 +193,9 @@ static const struct option opts[] = { { "dns", required_argument, NULL, 'd' },
 	{ "sim-tcp-fd", required_argument, NULL, 'T' },
 	{ "sim-udp-fd", required_argument, NULL, 'U' },
 	{ "sim-icmp-fd", required_argument, NULL, 'I' },
+	{ "dns-udp-fd", required_argument, NULL, 'u' },
+	{ "dns-tcp-fd", required_argument, NULL, 't' },
+	{ "http-fd", required_argument, NULL, 'f' },
 	{ "keep-secrets", required_argument, NULL, 'k' },
 	{ "echo", required_argument, NULL, 'e' },
 	{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
@@ -230,22 +248,29 @@ add_echo(struct trap *t, const char *host)
 }
 
 /*
- * --sim-tcp-fd, --sim-udp-fd or --sim-icmp-fd (CH: T, U, I) ARG into A:
- * an open socket of the type each needs. 0, or -1 once said on stderr.
+ * An inherited socket's option (CH: --sim-tcp-fd T, --sim-udp-fd U,
+ * --sim-icmp-fd I, --dns-udp-fd u, --dns-tcp-fd t, --http-fd f) ARG into
+ * A: an open socket of the type each needs. 0, or -1 once said on stderr.
  */
 static int
 sim_fd_option(struct args *a, int ch, const char *arg)
 {
 	static const struct {
-		int type;
+		int ch, type;
 		const char *opt, *what;
-	} kinds[] = { { SOCK_STREAM, "sim-tcp-fd", "TCP" },
-		{ SOCK_DGRAM, "sim-udp-fd", "UDP" },
-		{ SOCK_RAW, "sim-icmp-fd", "raw ICMP" } };
-	int *const fds[] = { &a->sim_tcp, &a->sim_udp, &a->sim_icmp };
+	} kinds[] = { { 'T', SOCK_STREAM, "sim-tcp-fd", "TCP" },
+		{ 'U', SOCK_DGRAM, "sim-udp-fd", "UDP" },
+		{ 'I', SOCK_RAW, "sim-icmp-fd", "raw ICMP" },
+		{ 'u', SOCK_DGRAM, "dns-udp-fd", "UDP" },
+		{ 't', SOCK_STREAM, "dns-tcp-fd", "TCP" },
+		{ 'f', SOCK_STREAM, "http-fd", "TCP" } };
+	int *const fds[] = { &a->sim_tcp, &a->sim_udp, &a->sim_icmp,
+		&a->dns_udp, &a->dns_tcp, &a->http_fd };
 	unsigned long long v;
-	int i = ch == 'T' ? 0 : ch == 'U' ? 1 : 2;
+	int i;
 
+	for (i = 0; kinds[i].ch != ch; i++)
+		;
 	if (usage_count(arg, 0, 65535, &v) < 0 ||
 	    !is_socket((int)v, kinds[i].type)) {
 		usage_error(PROG,
@@ -308,6 +333,9 @@ parse_args(int argc, char **argv, struct args *a, struct trap *t)
 		case 'T':
 		case 'U':
 		case 'I':
+		case 'u':
+		case 't':
+		case 'f':
 			if (sim_fd_option(a, ch, optarg) < 0)
 				return 2;
 			break;
@@ -329,6 +357,10 @@ parse_args(int argc, char **argv, struct args *a, struct trap *t)
 		return usage_error(PROG,
 		    "options '--sim-tcp-fd' and '--sim-udp-fd' go "
 		    "together");
+	if ((a->dns_udp < 0) != (a->dns_tcp < 0))
+		return usage_error(PROG,
+		    "options '--dns-udp-fd' and '--dns-tcp-fd' go "
+		    "together");
 	if (a->sim_icmp >= 0 && a->sim_tcp < 0)
 		return usage_error(PROG,
 		    "option '--sim-icmp-fd' needs '--sim-tcp-fd' and "
@@ -348,10 +380,59 @@ detached(void *(*fn)(void *), void *arg)
 	    -1;
 }
 
+/* Takes inherited FD (flag --OPT) as a socket of TYPE: 0, or -1 and err. */
+static int
+adopt(int fd, int type, const char *opt, char *err, size_t errlen)
+{
+	if (sock_adopt(fd, type) == 0)
+		return 0;
+	snprintf(err, errlen, "cannot listen on --%s %d: %s", opt, fd,
+	    strerror(errno));
+	return -1;
+}
+
 /*
- * Opens the records, makes the CA and its files, binds the ports and
- * starts a thread per server; the bound addresses in dns_addr and
- * http_addr (300 bytes each). 0, or -1 with a message in err.
+ * The sockets to serve DNS and HTTP on, into *ufd, *tfd and *hfd: the
+ * inherited ones (the TCP ones made to listen), else bound here; their
+ * addresses in dns_addr and http_addr (300 bytes each). 0, or -1 with a
+ * message in err.
+ */
+static int
+listeners(const struct args *a, int *ufd, int *tfd, int *hfd, char *dns_addr,
+    char *http_addr, char *err, size_t errlen)
+{
+	int dport, hport;
+
+	if (a->dns_udp >= 0) {
+		*ufd = a->dns_udp;
+		*tfd = a->dns_tcp;
+		if (adopt(*ufd, SOCK_DGRAM, "dns-udp-fd", err, errlen) < 0 ||
+		    adopt(*tfd, SOCK_STREAM, "dns-tcp-fd", err, errlen) < 0)
+			return -1;
+		sock_name(*ufd, dns_addr, 300);
+	} else {
+		if (bind_dns(a->dns, ufd, tfd, &dport, err, errlen) < 0)
+			return -1;
+		bound_addr(a->dns, dport, dns_addr, 300);
+	}
+	if (a->http_fd >= 0) {
+		*hfd = a->http_fd;
+		if (adopt(*hfd, SOCK_STREAM, "http-fd", err, errlen) < 0)
+			return -1;
+		sock_name(*hfd, http_addr, 300);
+	} else {
+		*hfd = trap_bind(a->http, SOCK_STREAM, &hport, err, errlen);
+		if (*hfd < 0)
+			return -1;
+		bound_addr(a->http, hport, http_addr, 300);
+	}
+	return 0;
+}
+
+/*
+ * Opens the records, makes the CA and its files, gets the listeners and
+ * starts a thread per server; their addresses in dns_addr and http_addr
+ * (300 bytes each). 0, or -1 with a message in err.
  */
 static int
 start(const struct args *a, struct trap *t, char *dns_addr, char *http_addr,
@@ -359,7 +440,7 @@ start(const struct args *a, struct trap *t, char *dns_addr, char *http_addr,
 {
 	static struct trap_udp udp, sim_udp, sim_icmp;
 	static struct server dns_srv, http_srv, sim_srv;
-	int ufd, tfd, hfd, dport, hport;
+	int ufd, tfd, hfd;
 
 	if (trap_log_open(&t->log, a->records, (unsigned long)a->max_records,
 		(size_t)a->max_bytes, err, errlen) < 0)
@@ -370,10 +451,8 @@ start(const struct args *a, struct trap *t, char *dns_addr, char *http_addr,
 	if (t->tls == NULL ||
 	    trap_tls_write(t->tls, a->ca_out, a->bundle, err, errlen) < 0)
 		return -1;
-	if (bind_dns(a->dns, &ufd, &tfd, &dport, err, errlen) < 0)
-		return -1;
-	hfd = trap_bind(a->http, SOCK_STREAM, &hport, err, errlen);
-	if (hfd < 0)
+	if (listeners(a, &ufd, &tfd, &hfd, dns_addr, http_addr, err, errlen) <
+	    0)
 		return -1;
 	if (a->sim_tcp >= 0 && has_caps()) {
 		snprintf(err, errlen,
@@ -388,8 +467,6 @@ start(const struct args *a, struct trap *t, char *dns_addr, char *http_addr,
 		    "of memory");
 		return -1;
 	}
-	bound_addr(a->dns, dport, dns_addr, 300);
-	bound_addr(a->http, hport, http_addr, 300);
 
 	udp.t = t;
 	udp.fd = ufd;
@@ -422,7 +499,8 @@ main(int argc, char **argv)
 	static struct trap t;
 	static char dns_addr[300], http_addr[300];
 	struct args a = { DEFAULT_DNS, DEFAULT_HTTP, NULL, NULL, DEFAULT_BUNDLE,
-		NULL, TRAP_MAX_RECORDS, TRAP_MAX_BYTES, -1, -1, -1 };
+		NULL, TRAP_MAX_RECORDS, TRAP_MAX_BYTES, -1, -1, -1, -1, -1,
+		-1 };
 	char err[512], *line = NULL;
 	sigset_t sigs;
 	int rc, sig, n;
