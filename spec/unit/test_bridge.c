@@ -4,7 +4,9 @@
  * half-closes passed on, a megabyte each way, a peer that answers more than
  * it is sent while the other side is still sending (the bridge must never
  * wait on one direction while the other is full), the connection cap, and
- * malformed specs refused with their message.
+ * malformed specs refused with their message. Then listeners handed down
+ * by number (fd:N): a bound TCP socket made to listen, a listening Unix
+ * one, each named in b.bound, and the wrong kinds refused.
  */
 #include <errno.h>
 #include <poll.h>
@@ -13,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "common/http.h"
 #include "net/bridge.h"
@@ -241,6 +246,92 @@ bridge_under_two_way_load(const char *server_kind)
 	free(up);
 }
 
+/* Sends "ping" through DIALED and expects it echoed back. */
+static int
+echoes(const char *dialed)
+{
+	char back[8] = "";
+	int c = bridge_dial(dialed), ok = 0;
+
+	if (c < 0)
+		return 0;
+	if (http_write_all(c, "ping", 4) == 0 && shutdown(c, SHUT_WR) == 0)
+		ok = read_all(c, back, sizeof(back)) == 4 &&
+		    memcmp(back, "ping", 4) == 0;
+	close(c);
+	return ok;
+}
+
+/*
+ * fd:N listeners, as the pool's children get them: a TCP socket bound
+ * but not listening, a listening Unix one; then a UDP socket, a closed fd
+ * and a connecting side of fd:N, refused.
+ */
+static void
+test_fd_listen(const char *echo_sock)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	struct bridge b, b2, bad;
+	char err[512] = "", spec[600], want[400], dialed[400];
+	pthread_t t, t2;
+	socklen_t sl = sizeof(sa);
+	int tfd, ufd, xfd;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	tfd = socket(AF_INET, SOCK_STREAM, 0);
+	bind(tfd, (struct sockaddr *)&sa, sizeof(sa));
+	getsockname(tfd, (struct sockaddr *)&sa, &sl);
+	snprintf(spec, sizeof(spec), "fd:%d=%s", tfd, echo_sock);
+	ok(bridge_open(&b, spec, err, sizeof(err)) == 0,
+	    "fd: a bound TCP socket opens: %s", err);
+	snprintf(want, sizeof(want), "fd:%d (127.0.0.1:%d)", tfd,
+	    ntohs(sa.sin_port));
+	is_str(b.bound, want, "fd: bound names the fd and its address");
+	is_int(b.lfd, tfd, "fd: the listener is that socket");
+	pthread_create(&t, NULL, serve, &b);
+	snprintf(dialed, sizeof(dialed), "tcp:127.0.0.1:%d",
+	    ntohs(sa.sin_port));
+	ok(echoes(dialed), "fd: served, made to listen");
+
+	snprintf(un.sun_path, sizeof(un.sun_path), "%s/fd.sock", dir);
+	xfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	bind(xfd, (struct sockaddr *)&un, sizeof(un));
+	listen(xfd, 8);
+	snprintf(spec, sizeof(spec), "fd:%d=%s", xfd, echo_sock);
+	ok(bridge_open(&b2, spec, err, sizeof(err)) == 0,
+	    "fd: a listening unix socket opens: %s", err);
+	snprintf(want, sizeof(want), "fd:%d (unix:%s)", xfd, un.sun_path);
+	is_str(b2.bound, want, "fd: a unix one named by its path");
+	pthread_create(&t2, NULL, serve, &b2);
+	snprintf(dialed, sizeof(dialed), "unix:%s", un.sun_path);
+	ok(echoes(dialed), "fd: served on the unix socket");
+
+	ufd = socket(AF_INET, SOCK_DGRAM, 0);
+	snprintf(spec, sizeof(spec), "fd:%d=%s", ufd, echo_sock);
+	snprintf(want, sizeof(want),
+	    "cannot listen on 'fd:%d': expected an open stream socket's fd",
+	    ufd);
+	ok(bridge_open(&bad, spec, err, sizeof(err)) < 0, "fd: UDP refused");
+	is_str(err, want, "fd: UDP, message");
+	close(ufd);
+	ok(bridge_open(&bad, spec, err, sizeof(err)) < 0, "fd: closed refused");
+	is_str(err, want, "fd: closed, message");
+	ok(bridge_open(&bad, "fd:x=unix:/x", err, sizeof(err)) < 0,
+	    "fd: not a number, refused");
+	is_str(err,
+	    "cannot listen on 'fd:x': expected an open stream socket's fd",
+	    "fd: not a number, message");
+	ok(bridge_open(&bad, "tcp:127.0.0.1:0=fd:3", err, sizeof(err)) < 0,
+	    "fd: never a connecting side");
+	is_str(err,
+	    "cannot parse bridge 'tcp:127.0.0.1:0=fd:3': endpoints are "
+	    "tcp:HOST:PORT or unix:PATH (LISTEN also fd:N)",
+	    "fd: connecting side, message");
+	stop(b.lfd, t);
+	stop(b2.lfd, t2);
+}
+
 int
 main(void)
 {
@@ -333,12 +424,15 @@ main(void)
 	ok(bridge_open(&bad, "udp:1=tcp:127.0.0.1:9", err, sizeof(err)) < 0 &&
 		strcmp(err,
 		    "cannot parse bridge 'udp:1=tcp:127.0.0.1:9': "
-		    "endpoints are tcp:HOST:PORT or unix:PATH") == 0,
+		    "endpoints are tcp:HOST:PORT or unix:PATH (LISTEN "
+		    "also fd:N)") == 0,
 	    "an unknown kind: %s", err);
 	errno = 0;
 	ok(bridge_dial("tcp:localhost:80") < 0 && errno == EINVAL,
 	    "a host name is refused (numeric only, no DNS)");
 	ok(bridge_dial("unix:") < 0 && errno == EINVAL, "an empty path too");
+
+	test_fd_listen(sock);
 
 	stop(b.lfd, bt);
 	stop(e.lfd, et);

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "common/http.h"
+#include "common/sock.h"
+#include "common/usage.h"
 #include "net/bridge.h"
 
 #define PUMP_BUF (64 * 1024)
@@ -32,6 +34,31 @@ listen_form(const char *endpoint)
 	if (strncmp(endpoint, "unix:", 5) == 0)
 		return endpoint;
 	return NULL;
+}
+
+/*
+ * Takes the listener "fd:N" (b->listen) handed down: an open stream
+ * socket, made to listen, named in b->bound as "fd:N (ADDRESS)". 0, or -1
+ * with a message in err.
+ */
+static int
+open_fd(struct bridge *b, char *err, size_t errlen)
+{
+	unsigned long long n;
+	char name[200];
+
+	if (usage_count(b->listen + 3, 0, 65535, &n) < 0 ||
+	    sock_adopt((int)n, SOCK_STREAM) < 0) {
+		snprintf(err, errlen,
+		    "cannot listen on '%s': expected an open stream "
+		    "socket's fd",
+		    b->listen);
+		return -1;
+	}
+	b->lfd = (int)n;
+	sock_name(b->lfd, name, sizeof(name));
+	snprintf(b->bound, sizeof(b->bound), "fd:%d (%.280s)", b->lfd, name);
+	return 0;
 }
 
 int
@@ -54,14 +81,17 @@ bridge_open(struct bridge *b, const char *spec, char *err, size_t errlen)
 	memcpy(b->listen, spec, ll);
 	b->listen[ll] = '\0';
 	strcpy(b->connect, eq + 1);
-	if ((addr = listen_form(b->listen)) == NULL ||
+	addr = listen_form(b->listen);
+	if ((addr == NULL && strncmp(b->listen, "fd:", 3) != 0) ||
 	    listen_form(b->connect) == NULL) {
 		snprintf(err, errlen,
 		    "cannot parse bridge '%s': endpoints are "
-		    "tcp:HOST:PORT or unix:PATH",
+		    "tcp:HOST:PORT or unix:PATH (LISTEN also fd:N)",
 		    spec);
 		return -1;
 	}
+	if (addr == NULL)
+		return open_fd(b, err, errlen);
 	b->lfd = http_listen(addr, &port, err, errlen);
 	if (b->lfd < 0)
 		return -1;

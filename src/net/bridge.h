@@ -7,7 +7,10 @@
  *
  * An endpoint is "tcp:HOST:PORT" (HOST numeric, e.g. 127.0.0.1) or
  * "unix:PATH". Listening Unix sockets are made mode 0666 (see http_listen);
- * who may connect is decided by where their directory is mounted.
+ * who may connect is decided by where their directory is mounted. The
+ * listening side may also be "fd:N": a TCP or Unix stream socket some
+ * parent bound and handed down as fd N (made to listen if it was not, and
+ * close-on-exec), e.g. the pool's children (net/pool.h).
  *
  * Ownership: struct bridge is the caller's; bridge_open fills it and
  * bridge_close releases its socket. Connection threads own their two fds.
@@ -22,7 +25,8 @@
 struct bridge {
 	char listen[256];  /* as given */
 	char connect[256]; /* as given */
-	char bound[300];   /* the listener's address, port filled */
+	char bound[300];   /* the listener's address, port filled; for
+			      fd:N, "fd:N (ADDRESS)" */
 	int lfd;	   /* -1 when closed */
 	int max_conns;	   /* 0: BRIDGE_MAX_CONNS */
 	int active;	   /* connections being served */
@@ -30,8 +34,10 @@ struct bridge {
 };
 
 /*
- * Parses "LISTEN=CONNECT" and binds the listener. 0, or -1 with a message in
- * err ("cannot listen on 'tcp:127.0.0.1:80': permission denied").
+ * Parses "LISTEN=CONNECT" and binds the listener (or takes fd:N's). 0, or
+ * -1 with a message in err ("cannot listen on 'tcp:127.0.0.1:80':
+ * permission denied", "cannot listen on 'fd:3': expected an open stream
+ * socket's fd").
  */
 int bridge_open(struct bridge *b, const char *spec, char *err, size_t errlen);
 

@@ -6,9 +6,10 @@
  *	       [-- PROGRAM [ARG...] [--once unix:PATH PROGRAM [ARG...]]...]
  *	lb-net --pool unix:PATH --runs DIR
  *
- * Binds every bridge (see net/bridge.h), prints "lb-net: listening on
- * LISTEN=CONNECT, ..." (flushed) once all are bound (no line without a
- * bridge), then serves them. With
+ * Binds every bridge (see net/bridge.h), or takes its listener handed
+ * down as fd:N, prints "lb-net: listening on LISTEN=CONNECT, ..."
+ * (flushed; fd:N as "fd:N (ADDRESS)") once all are bound (no line
+ * without a bridge), then serves them. With
  * PROGRAMs (the egress trap in a network sidecar; the scripted model, then
  * the recording proxy once the model's socket accepts, in the upstream
  * container), starts them and supervises them (common/super.h): when one
@@ -63,7 +64,9 @@ static const char usage[] =
     "\n"
     "  --bridge LISTEN=CONNECT  endpoints are tcp:HOST:PORT or unix:PATH, "
     "e.g.\n"
-    "                           tcp:127.0.0.1:8080=unix:/run/lb/api.sock\n"
+    "                           tcp:127.0.0.1:8080=unix:/run/lb/api.sock;\n"
+    "                           LISTEN may be fd:N, an inherited TCP or\n"
+    "                           Unix stream socket (made to listen)\n"
     "  --sim PORT               make 198.18.0.0/15 local and hand every TCP\n"
     "                           connection and UDP datagram to it to\n"
     "                           127.0.0.1:PORT (needs CAP_NET_ADMIN and\n"
