@@ -4,6 +4,7 @@
 -- own namespaces, where they see their own folder and no other run's, nor
 -- the control folder, nor another run's processes; ended with their
 -- whole group; their end said in logs/exit. Bad requests are refused.
+-- A run's folder is bound entry by entry, only those that are there.
 local core = require "leakbench.core"
 
 local build = os.getenv("LB_BUILD") or "build/default"
@@ -154,6 +155,43 @@ describe("lb-net --pool", function()
     assert.equal("exited 127", wait_for(function() return core.read_file(runs .. "/r-none/logs/exit") end, "exit"))
     assert.truthy(core.read_file(runs .. "/r-none/logs/up.log"):find("cannot run '/no/such/program'", 1, true))
     req("DELETE", "/runs/r-none")
+  end)
+
+  it("binds the entries of a run's folder that are there, some read-only", function()
+    -- a run's trap, as the harness stages it: logs, egress, trap-ca, keep
+    local d = runs .. "/r-trap"
+    for _, sub in ipairs({ "logs", "egress", "trap-ca", "keep" }) do assert(core.mkdir_p(d .. "/" .. sub, 493)) end
+    assert(core.write_file(d .. "/keep/secrets.hex", "6869\n", 420))
+    assert.equal(201, (req("POST", "/runs/r-trap", argv("sh", "-c",
+      "ls " .. d .. " | tr '\\n' ' '; echo; echo e > " .. d .. "/egress/e; echo c > " .. d .. "/trap-ca/c; "
+      .. "cat " .. d .. "/keep/secrets.hex; (echo x >> " .. d .. "/keep/secrets.hex) 2>/dev/null || echo keep-ro; "
+      .. "(echo x > " .. d .. "/keep/new) 2>/dev/null || echo keep-ro; echo done"))))
+    local log = wait_for(function()
+      local t = core.read_file(d .. "/logs/up.log") or ""
+      return t:find("done", 1, true) and t
+    end, "the trap run's log")
+    assert.equal("egress keep logs trap-ca \n6869\nkeep-ro\nkeep-ro\ndone\n", log)
+    assert.equal("e\n", core.read_file(d .. "/egress/e"))
+    assert.equal("c\n", core.read_file(d .. "/trap-ca/c"))
+    assert.equal("6869\n", core.read_file(d .. "/keep/secrets.hex"))
+    assert.equal(200, (req("DELETE", "/runs/r-trap")))
+    -- logs alone
+    local only = runs .. "/r-logs"
+    assert(core.mkdir_p(only .. "/logs", 493))
+    assert.equal(201, (req("POST", "/runs/r-logs", argv("sh", "-c", "ls " .. only .. "; echo done"))))
+    assert.equal("logs\ndone\n", wait_for(function()
+      local t = core.read_file(only .. "/logs/up.log") or ""
+      return t:find("done", 1, true) and t
+    end, "the logs-only run's log"))
+    assert.equal(200, (req("DELETE", "/runs/r-logs")))
+    -- no logs: the run cannot start (nowhere to say why but its status)
+    assert(core.mkdir_p(runs .. "/r-nologs/egress", 493))
+    assert.equal(201, (req("POST", "/runs/r-nologs", argv("true"))))
+    assert.equal("exited 127", wait_for(function()
+      local _, t = req("GET", "/runs/r-nologs")
+      return t ~= "running" and t
+    end, "the run without logs to end"))
+    assert.equal(200, (req("DELETE", "/runs/r-nologs")))
   end)
 
   it("ends every run's group on SIGTERM, and exits 0", function()

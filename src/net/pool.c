@@ -186,43 +186,86 @@ map_ids(uid_t uid, gid_t gid)
 		return -1; \
 	} while (0)
 
-/* What a run's folder holds, each bound on its own (the last read-only). */
-static const char *const entries[] = { "logs", "records", "sock",
-	"script.json" };
+/*
+ * What a run's folder may hold, each bound on its own if there (logs
+ * must be), some read-only: the model's run has logs, records, sock and
+ * script.json; the trap's logs, egress, trap-ca and keep.
+ */
+static const struct entry {
+	const char *name;
+	int ro, required;
+} entries[] = { { "logs", 0, 1 }, { "records", 0, 0 }, { "sock", 0, 0 },
+	{ "script.json", 1, 0 }, { "egress", 0, 0 }, { "trap-ca", 0, 0 },
+	{ "keep", 1, 0 } };
 #define NENTRIES ((int)(sizeof(entries) / sizeof(entries[0])))
 
 /*
  * /runs/ID in the run's view: a folder of its own (on a tmpfs over RUNS),
- * where each of RUNS/ID's entries is bound from a descriptor FDS[i]
- * taken before anything was hidden; so that the run cannot replace an
- * entry (a mount point) with a link for the harness to follow. 0, or -1
- * once said on stderr.
+ * where each of RUNS/ID's entries there is bound from a descriptor FDS[i]
+ * (-1: absent) taken before anything was hidden; so that the run cannot
+ * replace an entry (a mount point) with a link for the harness to
+ * follow. A folder is bound on a folder, a file on a file. 0, or -1 once
+ * said on stderr.
  */
 static int
 bind_entries(const char *own, const char *id, const int *fds)
 {
 	char at[4096 + 32], from[64];
+	struct stat st;
 	int i, fd;
 
 	if (mkdir(own, 0755) < 0)
 		FAIL("make its folder");
 	for (i = 0; i < NENTRIES; i++) {
-		snprintf(at, sizeof(at), "%s/%s", own, entries[i]);
-		if (i < NENTRIES - 1)
+		if (fds[i] < 0)
+			continue;
+		snprintf(at, sizeof(at), "%s/%s", own, entries[i].name);
+		if (fstat(fds[i], &st) < 0)
+			FAIL(entries[i].name);
+		if (S_ISDIR(st.st_mode))
 			fd = mkdir(at, 0755);
 		else if ((fd = open(at, O_WRONLY | O_CREAT | O_CLOEXEC,
 			      0644)) >= 0)
 			fd = close(fd);
 		if (fd < 0)
-			FAIL(entries[i]);
+			FAIL(entries[i].name);
 		snprintf(from, sizeof(from), "/proc/self/fd/%d", fds[i]);
 		if (mount(from, at, NULL, MS_BIND, NULL) < 0)
-			FAIL(entries[i]);
-		if (i == NENTRIES - 1 &&
+			FAIL(entries[i].name);
+		if (entries[i].ro &&
 		    mount(NULL, at, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY,
 			NULL) < 0)
-			FAIL(entries[i]);
+			FAIL(entries[i].name);
 		close(fds[i]);
+	}
+	return 0;
+}
+
+/*
+ * RUNS/ID's entries into FDS (O_PATH; -1 for an optional one that is not
+ * there). 0, or -1 once said on stderr: a required one missing, or one
+ * that is neither a folder nor a file (a link is not followed).
+ */
+static int
+open_entries(const char *own, const char *id, int *fds)
+{
+	char path[4096 + 32];
+	struct stat st;
+	int i;
+
+	for (i = 0; i < NENTRIES; i++) {
+		snprintf(path, sizeof(path), "%s/%s", own, entries[i].name);
+		fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fds[i] < 0 && errno == ENOENT && !entries[i].required)
+			continue;
+		if (fds[i] < 0)
+			FAIL(entries[i].name);
+		if (fstat(fds[i], &st) < 0)
+			FAIL(entries[i].name);
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+			errno = EINVAL;
+			FAIL(entries[i].name);
+		}
 	}
 	return 0;
 }
@@ -236,16 +279,13 @@ bind_entries(const char *own, const char *id, const int *fds)
 static int
 isolate_files(const char *runs, const char *id, uid_t uid, gid_t gid)
 {
-	char own[4096], path[4096 + 32], opts[96], dir[32 + POOL_ID_MAX];
+	char own[4096], opts[96], dir[32 + POOL_ID_MAX];
 	const unsigned long fl = MS_NOSUID | MS_NODEV;
-	int fds[NENTRIES], i;
+	int fds[NENTRIES];
 
 	snprintf(own, sizeof(own), "%s/%s", runs, id);
-	for (i = 0; i < NENTRIES; i++) {
-		snprintf(path, sizeof(path), "%s/%s", own, entries[i]);
-		if ((fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
-			FAIL(entries[i]);
-	}
+	if (open_entries(own, id, fds) < 0)
+		return -1;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		FAIL("mount --make-rprivate /");
 	snprintf(opts, sizeof(opts), "size=64k,mode=0755,uid=%d,gid=%d",
@@ -457,7 +497,10 @@ stop_all(void)
 		;
 }
 
-/* DIR and the entries of a run's folder, empty, for the probe. 0, or -1. */
+/*
+ * DIR and every entry a run's folder may have, empty (folders, and
+ * script.json a file), for the probe. 0, or -1.
+ */
 static int
 make_entries(const char *dir)
 {
@@ -467,8 +510,8 @@ make_entries(const char *dir)
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return -1;
 	for (i = 0; i < NENTRIES; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, entries[i]);
-		if (i < NENTRIES - 1) {
+		snprintf(path, sizeof(path), "%s/%s", dir, entries[i].name);
+		if (strchr(entries[i].name, '.') == NULL) {
 			if (mkdir(path, 0755) < 0 && errno != EEXIST)
 				return -1;
 		} else if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC,
@@ -522,7 +565,7 @@ probe(const char *runs)
 	}
 	unlink(log);
 	for (i = 0; i < NENTRIES; i++) {
-		snprintf(logs, sizeof(logs), "%s/%s", dir, entries[i]);
+		snprintf(logs, sizeof(logs), "%s/%s", dir, entries[i].name);
 		if (unlink(logs) < 0)
 			rmdir(logs);
 	}

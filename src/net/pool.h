@@ -22,8 +22,12 @@
  * network, IPC): they see RUNS/ID and no other run's folder, an empty
  * control folder and a /tmp of their own (so neither RUNS nor CTL may be
  * under /tmp), no other run's processes, and no abstract socket of
- * theirs. Where namespaces cannot be made, the pool says so and ends
- * before it listens.
+ * theirs. Of RUNS/ID they see, each bound on its own and each only if
+ * it is there: logs (which must be), records, sock, script.json
+ * (read-only), egress, trap-ca and keep (read-only); a run's model and
+ * proxy (ID) use the first four, its trap (ID-trap, a run of its own)
+ * logs, egress, trap-ca and keep/secrets.hex. Where namespaces cannot be
+ * made, the pool says so and ends before it listens.
  *
  * ID is 1 to POOL_ID_MAX of [0-9A-Za-z-]; an unknown one is 404, one
  * started twice 409, more than POOL_MAX at once 503. SIGTERM and SIGINT
