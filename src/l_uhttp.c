@@ -5,12 +5,18 @@
  * in a thread of its own). Misuse raises; a request that does not
  * complete returns nil, msg; any HTTP status is a result.
  *
+ * core.uhttp_fds sends one request with descriptors along (fdpass.h), as
+ * the harness hands a run's sockets to lb-net --pool.
+ *
  * A job is a userdata "leakbench.uhttp_job" holding its struct uhttp_job
  * until job:wait() or its __close/__gc, which wait for the request to end
  * (bounded by its timeout) and free it; closing twice is harmless.
  */
+#include <stdio.h>
+
 #include <lauxlib.h>
 
+#include "fdpass.h"
 #include "l_args.h"
 #include "uhttp.h"
 
@@ -24,11 +30,11 @@ struct req {
 };
 
 /*
- * (sock, method, path, [body], [timeout]) into *r; raises for misuse.
- * timeout in seconds (default 60).
+ * (sock, method, path, [body]) into *r, and the timeout at index T (in
+ * seconds, default 60); raises for misuse.
  */
 static void
-check_req(lua_State *L, const char *fn, struct req *r)
+check_req(lua_State *L, const char *fn, struct req *r, int t)
 {
 	lua_Number timeout = 60;
 
@@ -42,10 +48,10 @@ check_req(lua_State *L, const char *fn, struct req *r)
 			l_wrong_type(L, 4, fn, "body", "string");
 		r->body = lua_tolstring(L, 4, &r->len);
 	}
-	if (!lua_isnoneornil(L, 5)) {
-		if (!lua_isnumber(L, 5))
-			l_wrong_type(L, 5, fn, "timeout", "number");
-		timeout = lua_tonumber(L, 5);
+	if (!lua_isnoneornil(L, t)) {
+		if (!lua_isnumber(L, t))
+			l_wrong_type(L, t, fn, "timeout", "number");
+		timeout = lua_tonumber(L, t);
 		if (!(timeout > 0 && timeout <= 86400))
 			l_wrong(L, fn, "timeout",
 			    "expected 0 < seconds <= 86400");
@@ -74,8 +80,60 @@ l_uhttp(lua_State *L)
 	char err[512];
 	int ret;
 
-	check_req(L, "core.uhttp", &q);
+	check_req(L, "core.uhttp", &q, 5);
 	ret = uhttp_request(q.sock, q.method, q.path, q.body, q.len,
+	    q.timeout_ms, &r, err, sizeof(err));
+	return push_result(L, ret, &r, err);
+}
+
+/*
+ * The array of descriptors at index 5 into FDS (FDPASS_MAX of room);
+ * their count. Raises for misuse: not a table, more than FDPASS_MAX, an
+ * item not an integer >= 0.
+ */
+static int
+check_fds(lua_State *L, const char *fn, int *fds)
+{
+	char what[32];
+	lua_Integer fd;
+	lua_Unsigned n, i;
+
+	if (lua_type(L, 5) != LUA_TTABLE)
+		l_wrong_type(L, 5, fn, "fds", "table");
+	n = lua_rawlen(L, 5);
+	if (n > FDPASS_MAX)
+		l_wrong(L, fn, "fds", "expected at most %d descriptors",
+		    FDPASS_MAX);
+	for (i = 1; i <= n; i++) {
+		lua_rawgeti(L, 5, (lua_Integer)i);
+		snprintf(what, sizeof(what), "fds[%d]", (int)i);
+		if (!lua_isinteger(L, -1))
+			l_wrong_type(L, -1, fn, what, "integer");
+		fd = lua_tointeger(L, -1);
+		if (fd < 0 || fd > 0x7fffffff)
+			l_wrong(L, fn, what, "expected a descriptor >= 0");
+		fds[i - 1] = (int)fd;
+		lua_pop(L, 1);
+	}
+	return (int)n;
+}
+
+/*
+ * uhttp_fds(sock, method, path, body, fds, [timeout]) -> status, body |
+ * nil, msg: core.uhttp's request with the descriptors of the array fds
+ * sent along (SCM_RIGHTS), the caller's own left open; body may be nil.
+ */
+static int
+l_uhttp_fds(lua_State *L)
+{
+	struct req q;
+	struct uhttp_resp r;
+	char err[512];
+	int fds[FDPASS_MAX], n, ret;
+
+	check_req(L, "core.uhttp_fds", &q, 6);
+	n = check_fds(L, "core.uhttp_fds", fds);
+	ret = fdpass_request(q.sock, q.method, q.path, q.body, q.len, fds, n,
 	    q.timeout_ms, &r, err, sizeof(err));
 	return push_result(L, ret, &r, err);
 }
@@ -146,7 +204,7 @@ l_uhttp_start(lua_State *L)
 	struct req q;
 	char err[512];
 
-	check_req(L, "core.uhttp_start", &q);
+	check_req(L, "core.uhttp_start", &q, 5);
 	/* created closed, before the thread starts: raises nothing after */
 	j = lua_newuserdatauv(L, sizeof(*j), 0);
 	*j = NULL;
@@ -165,4 +223,5 @@ l_uhttp_start(lua_State *L)
 }
 
 const luaL_Reg uhttp_funcs[] = { { "uhttp", l_uhttp },
-	{ "uhttp_start", l_uhttp_start }, { NULL, NULL } };
+	{ "uhttp_start", l_uhttp_start }, { "uhttp_fds", l_uhttp_fds },
+	{ NULL, NULL } };

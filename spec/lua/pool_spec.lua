@@ -5,6 +5,8 @@
 -- the control folder, nor another run's processes; ended with their
 -- whole group; their end said in logs/exit. Bad requests are refused.
 -- A run's folder is bound entry by entry, only those that are there.
+-- core.uhttp_fds, the client that sends descriptors along, checks its
+-- arguments.
 local core = require "leakbench.core"
 
 local build = os.getenv("LB_BUILD") or "build/default"
@@ -192,6 +194,27 @@ describe("lb-net --pool", function()
       return t ~= "running" and t
     end, "the run without logs to end"))
     assert.equal(200, (req("DELETE", "/runs/r-nologs")))
+  end)
+
+  it("core.uhttp_fds: misuse raises, an environment that fails returns nil, msg", function()
+    local function raises(msg, ...)
+      local args = table.pack(...)
+      local ok, err = pcall(function() return core.uhttp_fds(table.unpack(args, 1, args.n)) end)
+      assert.falsy(ok)
+      assert.truthy(tostring(err):find(msg, 1, true), tostring(err))
+    end
+    raises('core.uhttp_fds: wrong parameter "fds": expected table, got nil', sock, "GET", "/runs/x", nil, nil)
+    local x = { sock, "GET", "/runs/x", nil }
+    raises('core.uhttp_fds: wrong parameter "fds[2]": expected a descriptor >= 0', x[1], x[2], x[3], nil, { 0, -1 })
+    raises('core.uhttp_fds: wrong parameter "fds[1]": expected integer, got string', x[1], x[2], x[3], nil, { "3" })
+    raises('core.uhttp_fds: wrong parameter "fds": expected at most 16 descriptors', x[1], x[2], x[3], nil,
+      { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 })
+    raises('core.uhttp_fds: wrong parameter "timeout": expected 0 < seconds <= 86400', x[1], x[2], x[3], nil, {}, 0)
+    local st, err = core.uhttp_fds(top .. "/no.sock", "GET", "/runs/x", nil, {}, 5)
+    assert.is_nil(st)
+    assert.equal("cannot request '/runs/x' on '" .. top .. "/no.sock': no such file or directory", err)
+    st, err = core.uhttp_fds(sock, "GET", "/runs/r-never", nil, {})
+    assert.same({ 404, "no such run" }, { st, err })
   end)
 
   it("ends every run's group on SIGTERM, and exits 0", function()
