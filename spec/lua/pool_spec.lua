@@ -5,8 +5,9 @@
 -- the control folder, nor another run's processes; ended with their
 -- whole group; their end said in logs/exit. Bad requests are refused.
 -- A run's folder is bound entry by entry, only those that are there.
--- core.uhttp_fds, the client that sends descriptors along, checks its
--- arguments.
+-- Descriptors sent with a POST (core.uhttp_fds, the client that sends them
+-- along and checks its arguments) are the run's fds 3, 4, ... and none
+-- stays in the pool.
 local core = require "leakbench.core"
 
 local build = os.getenv("LB_BUILD") or "build/default"
@@ -157,6 +158,75 @@ describe("lb-net --pool", function()
     assert.equal("exited 127", wait_for(function() return core.read_file(runs .. "/r-none/logs/exit") end, "exit"))
     assert.truthy(core.read_file(runs .. "/r-none/logs/up.log"):find("cannot run '/no/such/program'", 1, true))
     req("DELETE", "/runs/r-none")
+  end)
+
+  -- The descriptor of this process open on PATH (found by /proc/self/fd).
+  local function fd_of(path)
+    for _, n in ipairs(assert(core.listdir("/proc/self/fd"))) do
+      if core.realpath("/proc/self/fd/" .. n) == path then return tonumber(n) end
+    end
+    error("no descriptor on " .. path)
+  end
+
+  -- Whether the pool (its own process, not a run's) has none of its
+  -- descriptors open on PATH.
+  local function pool_free_of(path)
+    local dir = "/proc/" .. h:pid() .. "/fd"
+    for _, n in ipairs(assert(core.listdir(dir))) do
+      if core.realpath(dir .. "/" .. n) == path then return false end
+    end
+    return true
+  end
+
+  it("gives a run the descriptors sent with its POST as fds 3, 4, in order, and keeps none", function()
+    local d = run_dir("r-fds")
+    local a_path, b_path = top .. "/fd-a", top .. "/fd-b"
+    local a, b = assert(io.open(a_path, "w")), assert(io.open(b_path, "w"))
+    finally(function() a:close(); b:close() end)
+    a_path, b_path = core.realpath(a_path), core.realpath(b_path)
+    local st, pid = core.uhttp_fds(sock, "POST", "/runs/r-fds", argv("sh", "-c",
+      "echo first >&3; echo second >&4; ls /proc/self/fd | tr '\\n' ' '; echo; echo done"),
+      { fd_of(a_path), fd_of(b_path) }, 10)
+    assert.equal(201, st, pid)
+    assert.truthy(tonumber(pid))
+    local log = wait_for(function()
+      local t = core.read_file(d .. "/logs/up.log") or ""
+      return t:find("done", 1, true) and t
+    end, "the run's log")
+    -- written through the descriptors, to files outside the run's folder
+    assert.equal("first\n", core.read_file(a_path))
+    assert.equal("second\n", core.read_file(b_path))
+    -- nothing else open across exec (5: ls's own listing)
+    assert.equal("0 1 2 3 4 5 \ndone\n", log)
+    wait_for(function() return pool_free_of(a_path) and pool_free_of(b_path) end, "the pool's copies closed")
+    assert.equal(200, (req("DELETE", "/runs/r-fds")))
+  end)
+
+  it("closes the descriptors sent with anything but a POST it starts", function()
+    local path = top .. "/fd-c"
+    local f = assert(io.open(path, "w"))
+    finally(function() f:close() end)
+    path = core.realpath(path)
+    local fd = fd_of(path)
+    run_dir("r-busy")
+    assert.equal(201, (req("POST", "/runs/r-busy", argv("sleep", "30"))))
+    local nine = {}
+    for i = 1, 9 do nine[i] = fd end
+    for _, c in ipairs({
+      { 409, "POST", "/runs/r-busy", argv("sleep", "30"), { fd, fd } },
+      { 404, "GET", "/runs/r-never", nil, { fd } },
+      { 200, "GET", "/runs/r-busy", nil, { fd } },
+      { 405, "PUT", "/runs/r-busy", "x", { fd } },
+      { 404, "POST", "/other/x", argv("true"), { fd } },
+      { 400, "POST", "/runs/r-nine", argv("true"), nine },
+    }) do
+      local st, body = core.uhttp_fds(sock, c[2], c[3], c[4], c[5], 10)
+      assert.equal(c[1], st, c[2] .. " " .. c[3] .. ": " .. tostring(body))
+    end
+    assert.equal("too many descriptors", select(2, core.uhttp_fds(sock, "POST", "/runs/r-nine", argv("true"), nine)))
+    assert.is_nil(core.stat(runs .. "/r-nine"))
+    assert.equal(200, (core.uhttp_fds(sock, "DELETE", "/runs/r-busy", nil, { fd })))
+    wait_for(function() return pool_free_of(path) end, "none kept")
   end)
 
   it("binds the entries of a run's folder that are there, some read-only", function()

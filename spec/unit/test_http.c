@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
 
 #include "common/http.h"
 #include "tap.h"
@@ -759,6 +761,110 @@ test_listen(void)
 		close(fd);
 }
 
+/* How many descriptors this process has open. */
+static int
+open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+/* Sends MSG on FD with N copies of DESC along (SCM_RIGHTS). */
+static void
+send_fds(int fd, const char *msg, int desc, int n)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(8 * sizeof(int))];
+	} u;
+	struct iovec iov = { (void *)msg, strlen(msg) };
+	struct msghdr m;
+	struct cmsghdr *h;
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	memset(&u, 0, sizeof(u));
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.b;
+	m.msg_controllen = CMSG_SPACE(n * sizeof(int));
+	h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(n * sizeof(int));
+	for (i = 0; i < n; i++)
+		memcpy(CMSG_DATA(h) + i * sizeof(int), &desc, sizeof(int));
+	sendmsg(fd, &m, 0);
+}
+
+/*
+ * Descriptors sent along a request: received close-on-exec in order
+ * when the conn asks (fds set), counted past its room and closed; a conn
+ * that does not ask gets the request alone.
+ */
+static void
+test_fds(void)
+{
+	static const char req[] = "POST /runs/x HTTP/1.1\r\nHost: p\r\n"
+				  "Content-Length: 2\r\n\r\nhi";
+	struct http_limits lim = { 8192, 1024, 2000, 2000 };
+	struct http_request r;
+	struct http_conn c;
+	int before = open_fds(), sp[2], fds[2], i;
+	int null = open("/dev/null", O_RDONLY);
+
+	socketpair(AF_UNIX, SOCK_STREAM, 0, sp);
+	send_fds(sp[1], req, null, 2);
+	memset(&c, 0, sizeof(c));
+	c.fd = sp[0];
+	c.fds = fds;
+	c.maxfds = 2;
+	ok(http_read_request(&c, &r, &lim) == HTTP_OK &&
+		strcmp((char *)r.body, "hi") == 0,
+	    "fds: the request is read");
+	is_int(c.nfds, 2, "fds: two received");
+	ok(c.nfds == 2 && fds[0] != null && fds[1] != fds[0] &&
+		(fcntl(fds[0], F_GETFD) & FD_CLOEXEC) &&
+		(fcntl(fds[1], F_GETFD) & FD_CLOEXEC),
+	    "fds: new descriptors, close-on-exec");
+	for (i = 0; i < c.nfds && i < 2; i++)
+		close(fds[i]);
+	http_request_free(&r);
+	buf_free(&c.in);
+
+	send_fds(sp[1], req, null, 5);
+	memset(&c, 0, sizeof(c));
+	c.fd = sp[0];
+	c.fds = fds;
+	c.maxfds = 2;
+	ok(http_read_request(&c, &r, &lim) == HTTP_OK,
+	    "fds: five sent, the request read");
+	is_int(c.nfds, 5, "fds: counted past the room");
+	close(fds[0]);
+	close(fds[1]);
+	http_request_free(&r);
+	buf_free(&c.in);
+
+	send_fds(sp[1], req, null, 1);
+	memset(&c, 0, sizeof(c));
+	c.fd = sp[0];
+	ok(http_read_request(&c, &r, &lim) == HTTP_OK && c.nfds == 0,
+	    "fds: a conn that does not ask gets none");
+	http_request_free(&r);
+	buf_free(&c.in);
+	close(sp[0]);
+	close(sp[1]);
+	close(null);
+	is_int(open_fds(), before, "fds: none leaked");
+}
+
 int
 main(void)
 {
@@ -766,5 +872,6 @@ main(void)
 	test_loopback();
 	test_thread_start();
 	test_listen();
+	test_fds();
 	return tap_done();
 }

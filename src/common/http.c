@@ -132,6 +132,62 @@ wait_readable(int fd, int idle_ms, int64_t deadline)
 	}
 }
 
+/* Room for the descriptors of one recvmsg (more are truncated: too many). */
+#define FDS_ROOM 16
+
+/* Descriptors in M's SCM_RIGHTS into c->fds (see struct http_conn). */
+static void
+take_fds(struct http_conn *c, struct msghdr *m)
+{
+	struct cmsghdr *h;
+	size_t i, k;
+	int fd;
+
+	for (h = CMSG_FIRSTHDR(m); h != NULL; h = CMSG_NXTHDR(m, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < k; i++) {
+			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(fd));
+			if (c->nfds < c->maxfds)
+				c->fds[c->nfds] = fd;
+			else
+				close(fd);
+			c->nfds++;
+		}
+	}
+	if ((m->msg_flags & MSG_CTRUNC) && c->nfds <= c->maxfds)
+		c->nfds = c->maxfds + 1;
+}
+
+/*
+ * recv(2) on c, or recvmsg(2) taking the descriptors that come along when
+ * c->fds is set. What recv returns, errno set.
+ */
+static ssize_t
+conn_recv(struct http_conn *c, void *dst, size_t len, int flags)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(FDS_ROOM * sizeof(int))];
+	} u;
+	struct iovec iov = { dst, len };
+	struct msghdr m;
+	ssize_t n;
+
+	if (c->fds == NULL)
+		return recv(c->fd, dst, len, flags);
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.b;
+	m.msg_controllen = sizeof(u.b);
+	n = recvmsg(c->fd, &m, flags | MSG_CMSG_CLOEXEC);
+	if (n >= 0)
+		take_fds(c, &m);
+	return n;
+}
+
 /*
  * Reads up to len bytes into dst, waiting as wait_readable does. The number
  * of bytes read (> 0), 0 at end of stream, HTTP_TIMEOUT or HTTP_IO.
@@ -146,7 +202,7 @@ read_some(struct http_conn *c, void *dst, size_t len, int idle_ms,
 	if (c->fd < 0)
 		return 0;
 	/* Bytes are often there already: try before paying for a poll. */
-	n = recv(c->fd, dst, len, MSG_DONTWAIT);
+	n = conn_recv(c, dst, len, MSG_DONTWAIT);
 	if (n >= 0)
 		return n;
 	if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
@@ -158,7 +214,8 @@ read_some(struct http_conn *c, void *dst, size_t len, int idle_ms,
 			return HTTP_TIMEOUT;
 		if (r < 0)
 			return HTTP_IO;
-		n = read(c->fd, dst, len);
+		n = c->fds != NULL ? conn_recv(c, dst, len, 0) :
+				     read(c->fd, dst, len);
 		if (n >= 0)
 			return n;
 		if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)

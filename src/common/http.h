@@ -58,11 +58,21 @@ struct http_request {
 /*
  * fd -1 makes http_read_request parse only what is already in buf (and see
  * end of stream after it): fuzzing and table-driven tests use that.
+ *
+ * A connection that sets fds (lb-net --pool's: the harness hands it
+ * sockets with a request) is read with recvmsg: the descriptors passed
+ * along the bytes (SCM_RIGHTS, on a Unix socket) are received
+ * close-on-exec into fds[0..maxfds-1], in the order sent, and counted in
+ * nfds; those past maxfds are closed at once but counted all the same
+ * (nfds > maxfds: too many were sent). The caller owns and closes them.
  */
 struct http_conn {
 	int fd;
 	struct buf in; /* bytes read but not yet consumed */
 	char peer[64]; /* "addr:port", for logs */
+	int *fds;      /* NULL: plain reads, descriptors refused */
+	int maxfds;    /* room in fds */
+	int nfds;      /* descriptors received so far */
 };
 
 enum {

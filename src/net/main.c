@@ -27,7 +27,8 @@
  *
  * With --pool, the suite's upstream container instead (net/pool.h): it
  * starts, on request, each run's model and proxy (this program again,
- * with PROGRAMs), its logs under DIR/ID/logs.
+ * with PROGRAMs), and its trap, its logs under DIR/ID/logs, with the
+ * sockets the harness sends along as fds 3, 4, ...
  *
  * Exit status: 2 bad usage, 1 a bridge could not be bound or the program
  * ended, 0 on a signal.

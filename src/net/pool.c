@@ -308,15 +308,37 @@ isolate_files(const char *runs, const char *id, uid_t uid, gid_t gid)
 }
 
 /*
+ * In a run's process, just before exec: FDS[0..N-1] (close-on-exec) as
+ * fds 3, 4, ..., open across exec (each first copied above them all, so
+ * that none overwrites another). 0, or -1 once said on stderr.
+ */
+static int
+give_fds(const char *id, const int *fds, int n)
+{
+	int high[POOL_FDS_MAX], i;
+
+	for (i = 0; i < n; i++)
+		if ((high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC,
+			 3 + POOL_FDS_MAX)) < 0)
+			FAIL("copy the descriptors it was sent");
+	for (i = 0; i < n; i++)
+		if (dup2(high[i], 3 + i) < 0)
+			FAIL("give the descriptors it was sent");
+	return 0;
+}
+
+/*
  * In the child: the run's log as stdout and stderr; then, in namespaces
  * of its own (user, mount, PID, network, IPC), what ARGV runs can see no
  * other run's files or sockets, signal none of their processes, and
- * reach no abstract socket of theirs. The child waits for ARGV's
- * process, the first of the new PID namespace (whose end ends every
- * process in it), and exits as it did.
+ * reach no abstract socket of theirs; FDS[0..NFDS-1], the descriptors
+ * sent with the request, are its fds 3, 4, ... The child waits for
+ * ARGV's process, the first of the new PID namespace (whose end ends
+ * every process in it), and exits as it did.
  */
 static void
-child(const char *runs, const char *log, const char *id, char **argv)
+child(const char *runs, const char *log, const char *id, char **argv,
+    const int *fds, int nfds)
 {
 	uid_t uid = getuid();
 	gid_t gid = getgid();
@@ -330,8 +352,9 @@ child(const char *runs, const char *log, const char *id, char **argv)
 	signal(SIGINT, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0644);
-	null = open("/dev/null", O_RDONLY);
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(fd, 1) < 0 ||
 	    dup2(fd, 2) < 0)
 		_exit(127);
@@ -346,7 +369,8 @@ child(const char *runs, const char *log, const char *id, char **argv)
 	if ((pid = fork()) < 0)
 		_exit(127);
 	if (pid == 0) {
-		if (isolate_files(runs, id, uid, gid) < 0)
+		if (isolate_files(runs, id, uid, gid) < 0 ||
+		    give_fds(id, fds, nfds) < 0)
 			_exit(127);
 		execvp(argv[0], argv);
 		fprintf(stderr, "lb-net: pool: cannot run '%s': %s\n", argv[0],
@@ -390,9 +414,13 @@ respond(int fd, int status, const char *text)
 	    0);
 }
 
-/* POST /runs/ID. */
+/*
+ * POST /runs/ID, with FDS[0..NFDS-1] for its process (the caller closes
+ * its copies).
+ */
 static void
-start_run(int fd, const char *runs, const char *id, struct http_request *r)
+start_run(int fd, const char *runs, const char *id, struct http_request *r,
+    const int *fds, int nfds)
 {
 	char *argv[POOL_ARGS_MAX + 1], log[4096], text[32];
 	struct slot *s;
@@ -419,7 +447,7 @@ start_run(int fd, const char *runs, const char *id, struct http_request *r)
 		return;
 	}
 	if (pid == 0)
-		child(runs, log, id, argv);
+		child(runs, log, id, argv, fds, nfds);
 	setpgid(pid, pid);
 	memset(s, 0, sizeof(*s));
 	memcpy(s->id, id, strlen(id) + 1);
@@ -447,12 +475,16 @@ stop_run(int fd, const char *runs, struct slot *s)
 	respond(fd, 200, text);
 }
 
-/* One request on the accepted FD. */
+/*
+ * One request on the accepted FD, and the descriptors sent with it: a
+ * POST's run gets them, then (and in every other case) they are closed.
+ */
 static void
 handle(int fd, const char *runs)
 {
 	struct http_limits lim = { 8192, POOL_BODY_MAX, 5000, 5000 };
-	struct http_conn c = { .fd = fd };
+	int fds[POOL_FDS_MAX], i;
+	struct http_conn c = { .fd = fd, .fds = fds, .maxfds = POOL_FDS_MAX };
 	struct http_request r;
 	const char *id;
 	struct slot *s;
@@ -462,14 +494,15 @@ handle(int fd, const char *runs)
 	if ((rc = http_read_request(&c, &r, &lim)) != HTTP_OK) {
 		if (http_error_status(rc))
 			respond(fd, http_error_status(rc), "bad request");
-		buf_free(&c.in);
-		return;
+		goto out;
 	}
 	id = r.path + 6;
-	if (strncmp(r.path, "/runs/", 6) != 0 || !valid_id(id, strlen(id)))
+	if (c.nfds > POOL_FDS_MAX)
+		respond(fd, 400, "too many descriptors");
+	else if (strncmp(r.path, "/runs/", 6) != 0 || !valid_id(id, strlen(id)))
 		respond(fd, 404, "no such route");
 	else if (strcmp(r.method, "POST") == 0)
-		start_run(fd, runs, id, &r);
+		start_run(fd, runs, id, &r, fds, c.nfds);
 	else if ((s = find(id)) == NULL)
 		respond(fd, 404, "no such run");
 	else if (strcmp(r.method, "DELETE") == 0)
@@ -481,6 +514,9 @@ handle(int fd, const char *runs)
 	} else
 		respond(fd, 405, "method not allowed");
 	http_request_free(&r);
+out:
+	for (i = 0; i < c.nfds && i < POOL_FDS_MAX; i++)
+		close(fds[i]);
 	buf_free(&c.in);
 }
 
@@ -550,7 +586,7 @@ probe(const char *runs)
 		return -1;
 	}
 	if (pid == 0)
-		child(runs, log, ".probe", argv);
+		child(runs, log, ".probe", argv, NULL, 0);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

@@ -11,12 +11,22 @@
  *			 201, the child's pid. The child's stdout and stderr
  *			 go to RUNS/ID/logs/up.log, its working folder is
  *			 /tmp/ID (its own /tmp), it has its own process
- *			 group and /dev/null as its stdin.
+ *			 group and /dev/null as its stdin. Descriptors
+ *			 sent with the request (SCM_RIGHTS on its
+ *			 connection, at most POOL_FDS_MAX in all, else 400)
+ *			 are its fds 3, 4, ... in the order sent; every
+ *			 other descriptor of the pool is closed on exec.
  *	GET    /runs/ID	 200 "running", or 200 "exited N" / "killed by
  *			 signal N" once it ended by itself (also written
  *			 to RUNS/ID/logs/exit, where the harness looks).
  *	DELETE /runs/ID	 its process group killed (SIGKILL) and reaped;
  *			 200 with how it ended.
+ *
+ * The pool closes its copies of the descriptors once the child has
+ * them, and at once those of any other request (not a POST, or answered
+ * with an error): none stays open in the pool. The harness binds a run's
+ * listening sockets in the run's network namespace and sends them so:
+ * the programs serve on them from a network namespace of their own.
  *
  * Each run's programs run in namespaces of their own (user, mount, PID,
  * network, IPC): they see RUNS/ID and no other run's folder, an empty
@@ -36,8 +46,9 @@
 #ifndef LEAKBENCH_NET_POOL_H
 #define LEAKBENCH_NET_POOL_H
 
-#define POOL_MAX    256
-#define POOL_ID_MAX 64
+#define POOL_MAX     256
+#define POOL_ID_MAX  64
+#define POOL_FDS_MAX 8 /* descriptors sent with one request */
 
 /*
  * Listens on CTL ("unix:PATH"), says "lb-net: pool listening on CTL" on
