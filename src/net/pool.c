@@ -334,7 +334,8 @@ give_fds(const char *id, const int *fds, int n)
  * reach no abstract socket of theirs; FDS[0..NFDS-1], the descriptors
  * sent with the request, are its fds 3, 4, ... The child waits for
  * ARGV's process, the first of the new PID namespace (whose end ends
- * every process in it), and exits as it did.
+ * every process in it), with no descriptor but 0 to 2, and exits as it
+ * did.
  */
 static void
 child(const char *runs, const char *log, const char *id, char **argv,
@@ -377,6 +378,12 @@ child(const char *runs, const char *log, const char *id, char **argv,
 		    strerror(errno));
 		_exit(127);
 	}
+	/* Only waits: holds none of the pool's sockets (its control socket,
+	 * the request's connection, whose client waits for its end) nor the
+	 * descriptors sent, which are ARGV's process's now. */
+	if (close_range(3, ~0U, 0) < 0)
+		for (fd = 3; fd < 4096; fd++)
+			close(fd);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			_exit(127);
