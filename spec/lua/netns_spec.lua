@@ -171,6 +171,18 @@ except OSError as e:
     assert.is_nil(core.netns_read(path, { "tcp" }).tcp:match(":1F90 %x+:%x+ 0A"))
   end)
 
+  it("sets up the simulated internet again in a namespace that has it, as a sidecar after the run does", function()
+    if not root then return pending("needs root (CAP_SYS_ADMIN)") end
+    if sh("command -v nft").status ~= 0 then return pending("needs nft (nftables) on the host") end
+    local path = dir .. "/ns"
+    assert.is_true(core.netns_make(path))
+    assert(core.netns_listen(path, {}, 1)):close()
+    -- the route is there already (sandbox.lua's pool_fallback)
+    local set = assert(core.netns_listen(path, {}, 1))
+    assert.are.equal("accepted\n", connect(path, "198.18.0.9", 80))
+    set:close()
+  end)
+
   it("leaves nothing open when a socket cannot be bound, and says which", function()
     if not root then return pending("needs root (CAP_SYS_ADMIN)") end
     local path = dir .. "/ns"
