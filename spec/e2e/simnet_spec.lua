@@ -157,9 +157,11 @@ describe("the simulated internet", function()
       truncated = false }, up)
   end)
 
-  it("was set up by a sidecar that dropped every capability before it served", function()
+  it("was set up by the harness, and served by a trap without a capability", function()
     local log = must(read(run.dir .. "/net.log"), "no net.log")
-    assert.matches("lb-net: simulated internet 198.18.0.0/15 on 127.0.0.1:1, every capability dropped\n", log, 1, true)
+    -- rootful, the harness made it in the run's namespace (sandbox.lua's
+    -- hold_sockets): no sidecar, so no lb-net there to drop its capabilities
+    assert.is_nil(log:find("lb-net: simulated internet", 1, true))
     -- lb-trap refuses to serve the simulated internet with a capability
     -- (spec/unit/test_trap_bin.c), and it did serve it.
     assert.matches("lb-trap: listening dns 127.0.0.1:53 http 127.0.0.1:3128 sim 198.18.0.0/15\n", log, 1, true)

@@ -275,6 +275,57 @@ describe("the topology of a run", function()
     assert.are.same({ { t.claude.name }, { t.net.name } }, sb:removal_waves({ t.net.name, t.claude.name }))
   end)
 
+  it("holds the namespace's sockets for the suite's upstream, with no sidecar, only when it may", function()
+    if not root then return pending("needs root (CAP_SYS_ADMIN)") end
+    if sh("command -v nft").status ~= 0 then return pending("needs nft (nftables) on the host") end
+    local function held_run(fields)
+      local sb = new_run(true)
+      sb.pool = top .. "/pool"
+      assert(core.mkdir_p(sb.pool .. "/runs", 493))
+      assert(core.write_file(sb.trapkeep .. "/secrets.hex", "41424344\n", 384))
+      for k, v in pairs(fields or {}) do sb[k] = v end
+      sb:make_netns()
+      sb:hold_sockets()
+      return sb
+    end
+    local sb = held_run()
+    finally(function() if sb.held then sb.held:close() end sb:drop_netns() end)
+    assert.truthy(sb.held, sb.sidecar_why)
+    -- the bridge's port, the trap's three, the simulated internet's three
+    assert.are.equal(7, #sb.held:list())
+    local t = sb:topology()
+    assert.is_nil(t.net)
+    assert.are.same({ "claude" }, { t[1].role })
+    assert.are.equal("ns:" .. sb.netns, t.claude.network)
+    assert.are.same(sandbox.NET_SYSCTLS, t.claude.sysctls)
+    -- the trap's folder in the pool: its records, its CA, the run's secrets
+    local p = sb.pool .. "/runs/" .. sb.run_id .. sandbox.TRAP_SUFFIX
+    assert.are.equal(p, sb.trap_run)
+    assert.are.equal(p .. "/trap-ca", sb.trapca)
+    assert.are.equal("41424344\n", core.read_file(p .. "/keep/secrets.hex"))
+    for _, sub in ipairs({ "logs", "egress", "trap-ca", "keep" }) do
+      assert.are.equal(1000, core.stat(p .. "/" .. sub).uid, sub)
+    end
+    sb.held:close()
+    sb:drop_netns()
+    -- a sidecar otherwise: an interceptor, --live, no pool, or asked for
+    for what, fields in pairs { live = { live = true }, ["no pool"] = { pool = false },
+                                interceptor = { interceptor = function() return { port = 1 } end } } do
+      local o = held_run(fields)
+      assert.is_nil(o.held, what)
+      o:drop_netns()
+    end
+    local getenv = os.getenv
+    -- luacheck: ignore 122 (os.getenv stands in for the environment here)
+    os.getenv = function(k) if k == sandbox.SIDECAR_ENV then return "1" end return getenv(k) end
+    local ok, o = pcall(held_run)
+    os.getenv = getenv -- luacheck: ignore 122
+    assert(ok, o)
+    assert.is_nil(o.held)
+    assert.truthy(o:topology().net)
+    o:drop_netns()
+  end)
+
   it("makes the namespace only rootful, unless LEAKBENCH_NETNS=0, named by the process and the run", function()
     local sb = new_run(false)
     sb:make_netns()

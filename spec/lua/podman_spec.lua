@@ -1049,6 +1049,55 @@ describe("the podman service's client", function()
     assert(svc:rm("lb-0123456789ab-up"))
   end)
 
+  it("a run holding its sockets whose suite's upstream is not there starts the sidecar after all", function()
+    if core.getuid() ~= 0 then return pending("needs root (CAP_SYS_ADMIN)") end
+    if not os.execute("command -v nft >/dev/null") then return pending("needs nft (nftables) on the host") end
+    local pool = sdir .. "/pool-2-x"
+    assert(core.mkdir_p(pool .. "/runs", 493))
+    core.write_file(pool .. "/failed", "cannot start the suite's upstream container", 384)
+    local rundir = sdir .. "/run-held"
+    for _, sub in ipairs({ "records", "upstream-logs", "trap-keep", "egress", "sock" }) do
+      assert(core.mkdir_p(rundir .. "/" .. sub, 493))
+    end
+    assert(core.write_file(rundir .. "/script.json", "{}", 420))
+    assert(core.write_file(rundir .. "/trap-keep/secrets.hex", "\n", 384))
+    local sb = sandbox.new { dir = rundir, run_id = "0123456789ab-held", suite_id = "s", timeout = 30,
+      scenario = { name = "x" }, images = { proxy = "img-proxy" } }
+    sb.pm, sb.api, sb.pool, sb.started, sb.topo = pm, svc, pool, {}, {}
+    sb.pm.rootful = true
+    sb.ctrdir, sb.records, sb.uplogs = rundir, rundir .. "/records", rundir .. "/upstream-logs"
+    sb.trapkeep, sb.trapca, sb.egress, sb.sock = rundir .. "/trap-keep", rundir .. "/trap-ca", rundir .. "/egress",
+      rundir .. "/sock"
+    sb.netns = sdir .. "/ns"
+    finally(function()
+      if sb.held then sb.held:close() end
+      core.netns_drop(sdir .. "/ns")
+      sb.pm.rootful = nil
+    end)
+    assert(core.netns_make(sb.netns))
+    sb:stage_pool()
+    sb:hold_sockets()
+    assert.truthy(sb.held, sb.sidecar_why)
+    assert.is_nil(core.stat(rundir .. "/trap-ca"))
+    sb:pool_start()
+    assert.is_true(sb.pool_fell_back)
+    assert.is_nil(sb.held)
+    -- the sockets it held are closed, for the sidecar to bind
+    assert.is_nil(core.netns_read(sb.netns, { "tcp" }).tcp:match("0100007F:1F90 %x+:%x+ 0A"))
+    local created = {}
+    for _, e in ipairs(events()) do
+      if e.ev == "create" then created[#created + 1] = e.name end
+    end
+    table.sort(created)
+    assert.same({ "lb-0123456789ab-net", "lb-0123456789ab-up" }, created)
+    assert.equal("ns:" .. sb.netns, sb.topo.net.network)
+    -- its trap writes its CA to the run folder again, as a sidecar's does
+    assert.equal(rundir .. "/trap-ca", sb.trapca)
+    assert.truthy(core.stat(sb.trapca))
+    assert(svc:rm("lb-0123456789ab-net"))
+    assert(svc:rm("lb-0123456789ab-up"))
+  end)
+
   it("svc:rm_waves removes a wave side by side, and a joined container only after its joiners", function()
     local specs = { spec_of("lb-t-net"), spec_of("lb-t-up"),
                     spec_of("lb-t-claude", { join = "lb-t-net" }) }

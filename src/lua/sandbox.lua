@@ -20,6 +20,12 @@
 -- interceptor, net's bridge goes straight to sock/up. Nothing is addressed
 -- by name, so nothing needs DNS or depends on netavark or CNI.
 --
+-- Rootful, with the suite's upstream and no interceptor, there is no
+-- "net": the run binds claude's namespace's sockets from the host and
+-- hands them to the suite's upstream (Sandbox:hold_sockets), which
+-- serves the bridge beside the run's proxy and the trap in a child of
+-- its own; the claude container is the run's only one.
+--
 -- The topology is data: Sandbox:topology() describes each container as a
 -- container spec (image, mounts, env, limits, labels, the netns it joins,
 -- its readiness lines), and podman.lua alone turns a spec into a `podman
@@ -109,18 +115,25 @@ M.NODUMP = INIT_ROOT .. "/usr/local/lib/leakbench/lb-nodump.so"
 -- In the suite's upstream container (M.pool_spec), the same programs, one
 -- lb-net and its pair per run, on that run's folder (AT: /runs/<run id>)
 -- and a model socket in its own /tmp/<run id>.
-local function upstream_offline(record_bytes, at)
+-- With BRIDGE_FD, lb-net also bridges that descriptor (the API port of
+-- the run's namespace, Sandbox:hold_sockets) to the proxy's socket.
+local function upstream_offline(record_bytes, at, bridge_fd)
   local p = at and { script = at .. "/script.json", logs = at .. "/logs", sock = at .. "/sock",
                      records = at .. "/records", model = "/tmp/" .. at:match("[^/]+$") .. "/model.sock" }
     or { script = "/script/script.json", logs = "/logs", sock = "/sock/up", records = "/records",
          model = "/tmp/model.sock" }
-  return { "lb-net", "--",
+  local argv = { "lb-net", "--",
     "lb-model", "--script", p.script, "--listen", "unix:" .. p.model,
     "--log", p.logs .. "/model.log",
     "--once", "unix:" .. p.model,
     "lb-proxy", "--listen", "unix:" .. p.sock .. "/api.sock", "--upstream", "http://lb-model",
     "--upstream-socket", p.model, "--records", p.records,
     "--max-record-bytes", tostring(record_bytes) }
+  if bridge_fd then
+    table.insert(argv, 2, "--bridge")
+    table.insert(argv, 3, ("fd:%d=unix:%s/api.sock"):format(bridge_fd, p.sock))
+  end
+  return argv
 end
 
 -- The suite's upstream container (issue 26: a run costs one container
@@ -137,14 +150,15 @@ M.POOL_CTL = "/ctl/pool.sock"
 
 --- M.pool_spec(o) -> the container spec of the suite's upstream: o.dir
 --- (the pool folder), o.name, o.image (the servers image), o.labels,
---- o.lifetime, o.runs (how many at once: its limits are M.LIMITS.up's
---- times that).
+--- o.lifetime, o.runs (how many at once: its limits are those of a run's
+--- upstream and network sidecar, M.LIMITS.up's and .net's, whose trap
+--- and bridge it may hold instead, times that).
 function M.pool_spec(o)
-  local up, n = M.LIMITS.up, math.max(1, o.runs)
+  local up, net, n = M.LIMITS.up, M.LIMITS.net, math.max(1, o.runs)
+  local function mib(k) return ((M.size_bytes(up[k]) + M.size_bytes(net[k])) * n >> 20) .. "m" end
   return { name = o.name, role = "pool", image = o.image, network = "none", detach = true,
     labels = o.labels, lifetime = o.lifetime, log = { dir = o.dir, name = "pool" },
-    limits = { memory = (tonumber(up.memory:match("%d+")) * n) .. up.memory:match("%a$"),
-               pids = up.pids * n + 16, tmp = (tonumber(up.tmp:match("%d+")) * n) .. up.tmp:match("%a$"),
+    limits = { memory = mib("memory"), pids = (up.pids + net.pids) * n + 16, tmp = mib("tmp"),
                cpus = math.min(n, core.ncpu()) },
     mounts = { { o.dir .. "/runs", "/runs" }, { o.dir .. "/ctl", "/ctl" } },
     command = { "lb-net", "--pool", "unix:" .. M.POOL_CTL, "--runs", "/runs" },
@@ -659,6 +673,7 @@ end
 -- the first failure, after all have ended (nothing is left running
 -- behind the error).
 function Sandbox:podman_all(specs)
+  if #specs == 0 then return end
   if self.api then
     local ok, err = self.api:run_all(self.pm, specs)
     if not ok then self:fail("%s", err) end
@@ -839,14 +854,63 @@ function Sandbox:net_spec(short, socks, bridges, trap)
     -- only, and CAP_NET_RAW for the socket that sees every ping, which
     -- lb-net drops once 198.18.0.0/15 is set up.
     spec.cap_add = { "NET_ADMIN", "NET_RAW" }
-    append(spec.command, { "--sim", tostring(M.SIM_PORT), "--", "lb-trap", "--records", "/egress",
-      "--ca-out", "/trap-ca", "--sim-tcp-fd", "3", "--sim-udp-fd", "4", "--sim-icmp-fd", "5",
-      "--keep-secrets", "/run/lb-keep/secrets.hex" })
-    -- the scenario's echo services: hosts that answer with the request
-    for _, h in ipairs(self.scenario.echo_hosts or {}) do append(spec.command, { "--echo", h }) end
+    append(spec.command, { "--sim", tostring(M.SIM_PORT), "--" },
+      self:trap_argv({ egress = "/egress", ca = "/trap-ca", keep = "/run/lb-keep" },
+        { "--sim-tcp-fd", "3", "--sim-udp-fd", "4", "--sim-icmp-fd", "5" }))
     append(spec.ready, { { "lb-trap: listening", "egress trap in the network sidecar" } })
   end
   return spec
+end
+
+-- lb-trap's argv: its records in D.egress, its CA to D.ca, the run's
+-- secrets in D.keep, the sockets it is handed (FDS: its options), and the
+-- scenario's echo services (hosts that answer with the request).
+function Sandbox:trap_argv(d, fds)
+  local argv = append({ "lb-trap", "--records", d.egress, "--ca-out", d.ca }, fds,
+    { "--keep-secrets", d.keep .. "/secrets.hex" })
+  for _, h in ipairs(self.scenario.echo_hosts or {}) do append(argv, { "--echo", h }) end
+  return argv
+end
+
+-- Rootful, with the suite's upstream and no interceptor, claude's
+-- namespace needs no sidecar (issue 26: a container fewer, 0.2 CPU-s a
+-- run): core.netns_listen binds there, from the host, the API bridge's
+-- port, the trap's DNS (UDP and TCP) and HTTP proxy ports and the
+-- simulated internet (its route, its nftables rules, its TCP, UDP and
+-- ICMP sockets), in this order; the run holds them (self.held) until the
+-- suite's upstream has them (Sandbox:pool_start): the bridge in this
+-- run's model and proxy, the trap in a pool child of its own
+-- (<run id>-trap, its folder holding only the trap's records, CA and the
+-- run's secrets), each in namespaces of its own, where the agent can
+-- reach only their sockets. The namespace keeps its path until the end:
+-- the egress trap is settled through it (Sandbox:settle_egress). Where
+-- it cannot be (no nft on the host, LEAKBENCH_SIDECAR=1), a sidecar, as
+-- before, in a namespace made again.
+M.HELD_SOCKS = { "tcp:127.0.0.1:" .. API_PORT, "udp:127.0.0.1:53", "tcp:127.0.0.1:53", "tcp:127.0.0.1:3128" }
+M.SIDECAR_ENV = "LEAKBENCH_SIDECAR"
+M.TRAP_SUFFIX = "-trap"
+
+function Sandbox:hold_sockets()
+  if not (self.pool and self.netns and not self.live and not self.in_trial and not self:interceptor())
+    or os.getenv(M.SIDECAR_ENV) == "1" then return end
+  local done = trace.begin("netns", "listen")
+  local set, err = core.netns_listen(self.netns, M.HELD_SOCKS, M.SIM_PORT)
+  done { ok = set ~= nil, why = err }
+  if not set then
+    -- what it made of the simulated internet before it failed stays there
+    self.sidecar_why = err
+    self:drop_netns()
+    return self:make_netns()
+  end
+  self.held = set
+  local p = self.pool .. "/runs/" .. self.run_id .. M.TRAP_SUFFIX
+  local subs = { "logs", "egress", "trap-ca", "keep" }
+  for _, sub in ipairs(subs) do assert(core.mkdir_p(p .. "/" .. sub, 493)) end
+  assert(core.write_file(p .. "/keep/secrets.hex", assert(core.read_file(self.trapkeep .. "/secrets.hex")), 384))
+  for _, sub in ipairs(subs) do assert(core.chown(p .. "/" .. sub, UID, UID, true)) end
+  -- the trap's CA comes from its folder in the pool (Sandbox:take_trap_ca)
+  core.rmtree(self.trapca)
+  self.trap_run, self.trapca = p, p .. "/trap-ca"
 end
 
 -- The interceptor's port in its netns, and the port of its bridge to the
@@ -880,8 +944,10 @@ function Sandbox:topology()
   local function add(spec) t[#t + 1], t[spec.role] = spec, spec end
   local icp = self:interceptor()
   local first = icp and "icp" or "up"
-  add(self:net_spec("net", { first },
-    { "tcp:127.0.0.1:" .. API_PORT .. "=unix:/sock/" .. first .. "/api.sock" }, true))
+  if not self.held then
+    add(self:net_spec("net", { first },
+      { "tcp:127.0.0.1:" .. API_PORT .. "=unix:/sock/" .. first .. "/api.sock" }, true))
+  end
   if icp then
     local port, up_port = self:icp_ports()
     add(self:net_spec("icpnet", { "icp", "up" }, {
@@ -899,10 +965,14 @@ end
 -- claude's sidecar, and the interceptor's sidecar when there is one.
 function Sandbox:start_network()
   self:make_netns()
+  self:hold_sockets()
   self.topo = self.topo or self:topology()
   local t = self.topo
-  local specs = { t.net }
-  self.started[#self.started + 1] = { name = t.net.name, short = "net", log = "net.log" }
+  local specs = {}
+  if t.net then
+    specs[1] = t.net
+    self.started[#self.started + 1] = { name = t.net.name, short = "net", log = "net.log" }
+  end
   if t.icpnet then
     specs[#specs + 1] = t.icpnet
     self.started[#self.started + 1] = { name = t.icpnet.name, short = "icpnet", log = "icpnet.log" }
@@ -930,7 +1000,7 @@ function Sandbox:start_network()
   end
   self:podman_all(specs)
   -- both in it, the namespace needs its path no more
-  if claude then self:drop_netns() end
+  if claude and not self.held then self:drop_netns() end
   if claude then self:claude_handle() end
   -- this run's pair in the suite's upstream, once ours have started
   -- (the pool may still be starting beside the suite's first runs)
@@ -950,7 +1020,11 @@ end
 -- Claude's sidecar is ready (its bridge and its trap, whose CA the claude
 -- container mounts): before the claude container is created.
 function Sandbox:await_net()
-  self:await("net")
+  if self.trap_started then
+    self:pool_await("lb-trap: listening", "the egress trap", self.trap_run .. "/logs")
+  else
+    self:await("net")
+  end
   self:take_trap_ca()
 end
 
@@ -1025,23 +1099,35 @@ function Sandbox:net_pid()
   return nil, "the network sidecar's lb-net is not running"
 end
 
+-- The socket tables of claude's namespace: through its path when the
+-- run keeps it (Sandbox:hold_sockets), else through the sidecar's lb-net.
+-- { udp =, raw =, tcp =, dev = } | nil, why.
+function Sandbox:net_tables()
+  if self.trap_started and self.netns then
+    local t, err = core.netns_read(self.netns, { "udp", "raw", "tcp", "dev" })
+    if not t then return nil, "the run's network namespace could not be read: " .. tostring(err) end
+    return t
+  end
+  local pid, why = self:net_pid()
+  if not pid then return nil, why end
+  local dir, t = "/proc/" .. pid .. "/net/", {}
+  for _, name in ipairs({ "udp", "raw", "tcp", "dev" }) do t[name] = core.read_file(dir .. name) end
+  if not t.udp then return nil, "the network sidecar's socket table could not be read" end
+  return t
+end
+
 function Sandbox:settle_egress()
   local t0, rec = core.now(), { settled = false, lost = 0 }
-  local pid, why = self:net_pid()
-  local calm, looks = 0, 0
-  while pid do
+  local calm, looks, why = 0, 0
+  while true do
+    local t
+    t, why = self:net_tables()
+    if not t then break end
     looks = looks + 1
-    local dir = "/proc/" .. pid .. "/net/"
-    local udp = core.read_file(dir .. "udp")
     -- the raw ICMP socket's table has the same columns
-    if udp then udp = udp .. (core.read_file(dir .. "raw") or "") end
-    if not udp then
-      why = "the network sidecar's socket table could not be read"
-      break
-    end
-    local s = M.parse_sockets(udp, core.read_file(dir .. "tcp"), API_PORT)
+    local s = M.parse_sockets(t.udp .. (t.raw or ""), t.tcp, API_PORT)
     rec.lost, rec.queued, rec.open = s.lost, s.queued, s.open
-    rec.lo_drops = M.lo_drops(core.read_file(dir .. "dev"))
+    rec.lo_drops = M.lo_drops(t.dev)
     calm = (s.queued == 0 and s.open == 0) and calm + 1 or 0
     if calm >= 2 then
       rec.settled = true
@@ -1093,26 +1179,47 @@ end
 -- same folders.
 function Sandbox:pool_start()
   local sock, path = self.pool .. M.POOL_CTL, "/runs/" .. self.run_id
-  local body = table.concat(upstream_offline(self:record_bytes(), path), "\0") .. "\0"
-  local deadline = core.now() + READY_TIMEOUT
-  local done = trace.begin("api", "POST pool " .. path)
-  while true do
-    local status, text = core.uhttp(sock, "POST", path, body, 10)
-    if status == 201 then
-      done { status = status }
-      self.pool_started = true
-      return
-    elseif status then
-      self:fail("the suite's upstream cannot start this run's model and proxy (HTTP %d): %s", status,
-        printable.line(tostring(text), 300))
-    end
-    self:check_interrupted()
-    if core.stat(self.pool .. "/failed") or core.now() >= deadline or self:pool_gone() then
-      done { status = status }
-      return self:pool_fallback()
-    end
-    core.sleep(0.01)
+  local fds = self.held and self.held:list()
+  local posts = { { path, upstream_offline(self:record_bytes(), path, fds and 3),
+                    fds and { fds[1] }, "model and proxy" } }
+  if fds then
+    local at = path .. M.TRAP_SUFFIX
+    posts[2] = { at, self:trap_argv({ egress = at .. "/egress", ca = at .. "/trap-ca", keep = at .. "/keep" },
+      { "--dns-udp-fd", "3", "--dns-tcp-fd", "4", "--http-fd", "5",
+        "--sim-tcp-fd", "6", "--sim-udp-fd", "7", "--sim-icmp-fd", "8" }),
+      table.move(fds, 2, 7, 1, {}), "egress trap" }
   end
+  local deadline = core.now() + READY_TIMEOUT
+  for i, post in ipairs(posts) do
+    local body = table.concat(post[2], "\0") .. "\0"
+    local done = trace.begin("api", "POST pool " .. post[1])
+    while true do
+      local status, text
+      if post[3] then
+        status, text = core.uhttp_fds(sock, "POST", post[1], body, post[3], 10)
+      else
+        status, text = core.uhttp(sock, "POST", post[1], body, 10)
+      end
+      if status == 201 then
+        done { status = status }
+        if i == 1 then self.pool_started = true else self.trap_started = true end
+        break
+      elseif status then
+        self:fail("the suite's upstream cannot start this run's %s (HTTP %d): %s", post[4], status,
+          printable.line(tostring(text), 300))
+      end
+      self:check_interrupted()
+      if i == 1 and (core.stat(self.pool .. "/failed") or core.now() >= deadline or self:pool_gone()) then
+        done { status = status }
+        return self:pool_fallback()
+      elseif core.now() >= deadline then
+        self:fail("the suite's upstream did not take this run's %s within %d s", post[4], READY_TIMEOUT)
+      end
+      core.sleep(0.01)
+    end
+  end
+  -- they are the pool's now
+  if self.held then self.held:close() end
 end
 
 -- The run's own upstream container after all, as with LEAKBENCH_POOL=0,
@@ -1121,6 +1228,20 @@ end
 function Sandbox:pool_fallback()
   self.pool_fell_back = true
   self.timings.pool_fallback = 1
+  if self.held then
+    -- the sidecar after all, in the namespace the run holds (its
+    -- simulated internet is there already: lb-net --sim takes it as it is)
+    self.held:close()
+    self.held, self.trapca = nil, self.dir .. "/trap-ca"
+    assert(core.mkdir_p(self.trapca, 493))
+    if self.pm.rootful then assert(core.chown(self.trapca, UID, UID)) end
+    local first = "up"
+    local net = self:net_spec("net", { first },
+      { "tcp:127.0.0.1:" .. API_PORT .. "=unix:/sock/" .. first .. "/api.sock" }, true)
+    self.topo.net = net
+    self.started[#self.started + 1] = { name = net.name, short = "net", log = "net.log" }
+    if self.api then self:api_run(net) else self:podman(self.pm:run_argv(net)) end
+  end
   local spec = self:up_spec()
   self.topo.up = spec
   self.started[#self.started + 1] = { name = spec.name, short = "up", log = "proxy.log" }
@@ -1149,27 +1270,34 @@ end
 -- nil: the pool said how they ended (logs/exit), or it ended itself.
 function Sandbox:pool_dead()
   local how = core.read_beneath(self.uplogs, "exit", 256)
-  local what = how and ("the recording proxy and the scripted model of the suite's upstream container '%s' "
-    .. "ended during the run (%s)"):format(self.pool:match("[^/]+$"), printable.line(how, 100))
+  local who, logs = "the recording proxy and the scripted model", self.uplogs
+  if not how and self.trap_started then
+    how = core.read_beneath(self.trap_run .. "/logs", "exit", 256)
+    who, logs = "the egress trap", self.trap_run .. "/logs"
+  end
+  local what = how and ("%s of the suite's upstream container '%s' "
+    .. "ended during the run (%s)"):format(who, self.pool:match("[^/]+$"), printable.line(how, 100))
     or self:pool_gone() and "the suite's upstream container died during the run"
   if not what then return nil end
-  local log = self:pool_log()
+  local log = core.read_beneath(logs, "up.log", M.UPSTREAM_FILE_CAP) or ""
   return ("%s; their log:\n%s"):format(what, log ~= "" and log or "(empty)")
 end
 
--- This run's proxy listens, by its log.
-function Sandbox:pool_await()
+-- This run's proxy listens, by its log (or, with LINE, WHAT in the pool
+-- child whose logs are in LOGS says LINE).
+function Sandbox:pool_await(line, what, logs)
+  line, what, logs = line or "lb-proxy: listening", what or "the recording proxy", logs or self.uplogs
   local deadline = core.now() + READY_TIMEOUT
-  local done = trace.begin("ready", "pool: lb-proxy: listening")
+  local done = trace.begin("ready", "pool: " .. line)
   while true do
-    local log = self:pool_log()
-    if log:find("lb-proxy: listening", 1, true) then return done { ok = true } end
+    local log = core.read_beneath(logs, "up.log", M.UPSTREAM_FILE_CAP) or ""
+    if log:find(line, 1, true) then return done { ok = true } end
     local dead = self:pool_dead()
     if dead or core.interrupted() or core.now() >= deadline then
       done { ok = false }
       self:check_interrupted()
-      self:fail("%s", dead or ("the recording proxy in the suite's upstream did not start within %d s; "
-        .. "its log:\n%s"):format(READY_TIMEOUT, log ~= "" and log or "(empty)"))
+      self:fail("%s", dead or ("%s in the suite's upstream did not start within %d s; "
+        .. "its log:\n%s"):format(what, READY_TIMEOUT, log ~= "" and log or "(empty)"))
     end
     core.sleep(0.01)
   end
@@ -1198,6 +1326,15 @@ function Sandbox:pool_done()
   if self.pool_started then
     core.uhttp(self.pool .. M.POOL_CTL, "DELETE", "/runs/" .. self.run_id, nil, 10)
     self.pool_started = nil
+  end
+  if self.trap_started then
+    -- the trap's records become the run's egress/, its log net.log
+    core.uhttp(self.pool .. M.POOL_CTL, "DELETE", "/runs/" .. self.run_id .. M.TRAP_SUFFIX, nil, 10)
+    self.trap_started = nil
+    core.write_file(self.dir .. "/net.log",
+      core.read_beneath(self.trap_run .. "/logs", "up.log", M.UPSTREAM_FILE_CAP) or "", 420)
+    core.rmtree(self.egress)
+    move_tree(self.trap_run .. "/egress", self.egress)
   end
   -- (its own container's log, when it fell back, is proxy.log already)
   if not self.pool_fell_back then core.write_file(self.dir .. "/proxy.log", self:pool_log(), 420) end
@@ -1710,11 +1847,12 @@ function Sandbox:finally()
       core.write_file(self.dir .. "/" .. c.log, podman.log_text(self.ctrdir, c.short), 420)
     end
   end
+  if self.held then self.held:close() end
   self:drop_netns()
   self:pool_done()
   self:collect_upstream_logs()
   for _, p in ipairs({ self.ctrdir, self.gate, self.sock, self.etc, self.trapca, self.cadir, self.trapkeep,
-                       self.pool_run }) do
+                       self.pool_run, self.trap_run }) do
     if p then core.rmtree(p) end
   end
   -- When anything went wrong, a check by label catches what escaped the
