@@ -1006,6 +1006,38 @@ describe("the podman service's client", function()
     assert(svc:rm_waves { { "lb-t-claude", "lb-t-up" }, { "lb-t-net" } })
   end)
 
+  it("svc:run_all(pm, specs, during): DURING runs while the starts are in flight, and what it raises "
+    .. "comes once they are answered; not at all when a create failed", function()
+    local specs = { spec_of("lb-t-d1"), spec_of("lb-t-d2") }
+    local ran
+    assert(svc:run_all(pm, specs, function() ran = core.now() end))
+    local starts, creates = {}, {}
+    for _, e in ipairs(events()) do
+      if e.ev == "start" then starts[#starts + 1] = e elseif e.ev == "create" then creates[#creates + 1] = e end
+    end
+    assert.equal(2, #starts)
+    assert.truthy(ran, "DURING was not called")
+    -- after every create was answered, before any start was
+    for _, e in ipairs(creates) do assert.truthy(ran > e.t1, "DURING ran before a create was answered") end
+    for _, e in ipairs(starts) do assert.truthy(ran < e.t1, "DURING ran after a start was answered") end
+    assert(svc:rm_waves { { "lb-t-d1", "lb-t-d2" } })
+    core.write_file(slog, "")
+    -- a raise: the same error object, once both starts have been answered
+    local boom = { run_error = true, msg = "no pool" }
+    local ok, err = pcall(svc.run_all, svc, pm, specs, function() error(boom) end)
+    assert.is_false(ok)
+    assert.equal(boom, err)
+    local answered = 0
+    for _, e in ipairs(events()) do if e.ev == "start" then answered = answered + 1 end end
+    assert.equal(2, answered)
+    assert(svc:rm_waves { { "lb-t-d1", "lb-t-d2" } })
+    core.write_file(slog, "")
+    ran = nil
+    assert.is_nil((svc:run_all(pm, { spec_of("lb-t-bad") }, function() ran = true end)))
+    assert.is_nil(ran)
+    core.write_file(slog, "")
+  end)
+
   it("a run whose suite's upstream is not there starts its own, on the run's folder of the pool", function()
     -- a pool folder whose container could not start (runner.lua's
     -- check_pool wrote why): no socket answers

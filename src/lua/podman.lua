@@ -1549,10 +1549,15 @@ end
 -- that one's has been answered with a status in OK (a netns is joined
 -- when its container exists, and entered when it runs), and not at all
 -- otherwise. The answers, as svc:all's, in SPECS' order (nil: not sent).
-function Service:all_joined(specs, req, ok)
+-- DURING, when given, is called once the first requests are in flight,
+-- before any is awaited; what it raises is raised again once every
+-- request sent has been answered.
+function Service:all_joined(specs, req, ok, during)
   local dep, pending, out = joined_in(specs), {}, {}
   local function send(i) pending[i] = self:request_start(table.unpack(req(specs[i]), 1, 3)) end
   for i in ipairs(specs) do if not dep[i] then send(i) end end
+  local fine, raised = true, nil
+  if during then fine, raised = pcall(during) end
   for i in ipairs(specs) do
     if not dep[i] then
       out[i] = table.pack(pending[i]:wait())
@@ -1562,6 +1567,7 @@ function Service:all_joined(specs, req, ok)
     end
   end
   for j in pairs(dep) do if pending[j] then out[j] = table.pack(pending[j]:wait()) end end
+  if not fine then error(raised, 0) end
   return out
 end
 
@@ -1574,7 +1580,9 @@ local CREATED, STARTED = { [201] = true }, { [204] = true, [304] = true }
 --- that joins another of SPECS (spec.join) is created, and started, once
 --- that one is (svc:all_joined). Every request is awaited before it
 --- returns, whatever failed; none is started when a create failed.
-function Service:run_all(pm, specs)
+--- DURING, when given, runs while the starts are in flight (and not when
+--- a create failed); what it raises is raised once they are answered.
+function Service:run_all(pm, specs, during)
   local err
   if pm.rootful then
     err = wave_failure(self:all_joined(specs, function(spec)
@@ -1594,7 +1602,7 @@ function Service:run_all(pm, specs)
   if err then return nil, err end
   err = wave_failure(self:all_joined(specs, function(spec)
     return { "POST", "/containers/" .. spec.name .. "/start" }
-  end, STARTED), "start", specs, STARTED)
+  end, STARTED, during), "start", specs, STARTED)
   if err then return nil, err end
   return true
 end

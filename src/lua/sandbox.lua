@@ -672,10 +672,13 @@ end
 -- (svc:run_all); by the CLI, a podman run each, in parallel. Raises on
 -- the first failure, after all have ended (nothing is left running
 -- behind the error).
-function Sandbox:podman_all(specs)
-  if #specs == 0 then return end
+function Sandbox:podman_all(specs, during)
+  if #specs == 0 then
+    if during then during() end
+    return
+  end
   if self.api then
-    local ok, err = self.api:run_all(self.pm, specs)
+    local ok, err = self.api:run_all(self.pm, specs, during)
     if not ok then self:fail("%s", err) end
     self.timings.podman_api = (self.timings.podman_api or 0) + #specs
     return
@@ -691,6 +694,8 @@ function Sandbox:podman_all(specs)
     end
     handles[i] = h
   end
+  local fine, raised = true, nil
+  if during then fine, raised = pcall(during) end
   local failed
   for i, h in ipairs(handles) do
     local r = h:wait()
@@ -699,6 +704,7 @@ function Sandbox:podman_all(specs)
     if not r then msg = "podman " .. argvs[i][1] .. " did not end" end
     failed = failed or msg
   end
+  if not fine then error(raised, 0) end
   if failed then self:fail("%s", failed) end
 end
 
@@ -998,13 +1004,14 @@ function Sandbox:start_network()
   elseif t.up then
     table.insert(specs, 1, t.up)
   end
-  self:podman_all(specs)
+  -- This run's pair (and trap) in the suite's upstream, while ours
+  -- start: the pool may still be starting beside the suite's first runs,
+  -- and the trap starts while the claude container does (it waits at
+  -- the gate, and the sockets are the run's namespace's already).
+  self:podman_all(specs, self.pool and function() self:pool_start() end)
   -- both in it, the namespace needs its path no more
   if claude and not self.held then self:drop_netns() end
   if claude then self:claude_handle() end
-  -- this run's pair in the suite's upstream, once ours have started
-  -- (the pool may still be starting beside the suite's first runs)
-  if self.pool then self:pool_start() end
 end
 
 -- The interceptor, in its sidecar's netns (through the service with the
