@@ -1141,8 +1141,13 @@ describe("the podman service's client", function()
     local t0 = core.now()
     assert(svc:rm_waves(waves))
     local took = core.now() - t0
-    local ev = {}
-    for _, e in ipairs(events()) do ev[e.name] = e; assert.equal("rm", e.ev) end
+    local ev, killed = {}, {}
+    for _, e in ipairs(events()) do
+      if e.ev == "kill" then killed[#killed + 1] = e.name else ev[e.name] = e; assert.equal("rm", e.ev) end
+    end
+    -- every one of them sent SIGKILL first
+    table.sort(killed)
+    assert.same({ "lb-t-claude", "lb-t-net", "lb-t-up" }, killed)
     -- the first wave's two removals were in flight together ...
     assert.truthy(math.max(ev["lb-t-up"].t0, ev["lb-t-claude"].t0)
       < math.min(ev["lb-t-up"].t1, ev["lb-t-claude"].t1))
@@ -1150,6 +1155,18 @@ describe("the podman service's client", function()
     assert.truthy(ev["lb-t-net"].t0 >= math.max(ev["lb-t-up"].t1, ev["lb-t-claude"].t1))
     -- two removals' time, not three
     assert.truthy(took < 0.4 * 3 - 0.1, took)
+  end)
+
+  it("svc:rm_waves(waves, ended): no SIGKILL for a container known to have ended; all are removed", function()
+    local specs = { spec_of("lb-t-net"), spec_of("lb-t-claude", { join = "lb-t-net" }) }
+    assert(svc:run_all(pm, specs))
+    core.write_file(slog, "")
+    assert(svc:rm_waves({ { "lb-t-claude" }, { "lb-t-net" } }, { ["lb-t-claude"] = true }))
+    local seen = {}
+    for _, e in ipairs(events()) do seen[#seen + 1] = e.ev .. " " .. e.name end
+    table.sort(seen)
+    assert.same({ "kill lb-t-net", "rm lb-t-claude", "rm lb-t-net" }, seen)
+    core.write_file(slog, "")
   end)
 
   it("svc:rm_waves: a joined container in its joiner's wave is refused, whichever thread runs first", function()
@@ -1167,16 +1184,22 @@ describe("the podman service's client", function()
     assert.is_true(ok, err)
   end)
 
-  it("defer_rm and take_deferred keep the waves, and only the run's own names", function()
+  it("defer_rm and take_deferred keep the waves, those that ended, and only the run's own names", function()
     local run_id = "0123456789ab-rest"
-    assert(podman.defer_rm(sdir, { { "lb-0123456789ab-up", "lb-0123456789ab-claude" }, { "lb-0123456789ab-net" } }))
+    assert(podman.defer_rm(sdir, { { "lb-0123456789ab-up", "lb-0123456789ab-claude" }, { "lb-0123456789ab-net" } },
+      { ["lb-0123456789ab-claude"] = true, ["lb-0123456789ab-other"] = true }))
     local text = core.read_file(sdir .. "/" .. podman.DEFERRED_RM)
-    assert.equal("lb-0123456789ab-up\nlb-0123456789ab-claude\n-\nlb-0123456789ab-net\n-\n", text)
-    core.write_file(sdir .. "/" .. podman.DEFERRED_RM, text .. "lb-other000000-up\n$(rm -rf)\n-\nlb-0123456789ab-icp\n")
+    assert.equal("lb-0123456789ab-up\nlb-0123456789ab-claude ended\n-\nlb-0123456789ab-net\n-\n", text)
+    core.write_file(sdir .. "/" .. podman.DEFERRED_RM, text .. "lb-other000000-up\n$(rm -rf)\n-\nlb-0123456789ab-icp\n"
+      .. "lb-other000000-x ended\nlb-0123456789ab-y endedx\nlb-0123456789ab-z  ended\n")
+    local waves, ended = podman.take_deferred(sdir, run_id)
     assert.same({ { "lb-0123456789ab-up", "lb-0123456789ab-claude" }, { "lb-0123456789ab-net" },
-      { "lb-0123456789ab-icp" } }, podman.take_deferred(sdir, run_id))
+      { "lb-0123456789ab-icp" } }, waves)
+    assert.same({ ["lb-0123456789ab-claude"] = true }, ended)
     assert.is_nil(core.stat(sdir .. "/" .. podman.DEFERRED_RM))
-    assert.same({}, podman.take_deferred(sdir, run_id))
+    waves, ended = podman.take_deferred(sdir, run_id)
+    assert.same({}, waves)
+    assert.same({}, ended)
     assert.same({ { "a", "b", "c" }, { "d", "e" } },
       podman.merge_waves { { { "a", "b" }, { "d" } }, {}, { { "c" }, { "e" } } })
   end)

@@ -529,13 +529,14 @@ end
 -- at once), or by podman rm processes in the background (S.removing),
 -- reaped as they end.
 local function remove_deferred(S, last)
-  local all = {}
+  local all, ended = {}, {}
   -- at the suite's end, the suite's upstream with the last runs'
   if last and S.pool and not S.pool.closed then all[1] = S.pool:close_waves() end
   for _, job in ipairs(S.deferred) do
-    local waves = podman.take_deferred(job.dir, job.run_id)
+    local waves, gone = podman.take_deferred(job.dir, job.run_id)
     if S.svc then
       all[#all + 1] = waves
+      for name in pairs(gone) do ended[name] = true end
     elseif #waves > 0 and S.pm then
       local argv = { "rm", "-f", "-i", "-t", "0" }
       for _, w in ipairs(waves) do table.move(w, 1, #w, #argv + 1, argv) end
@@ -544,7 +545,7 @@ local function remove_deferred(S, last)
       if h then S.removing[#S.removing + 1] = h end
     end
   end
-  if #all > 0 then S.rm_failed = not S.svc:rm_waves(podman.merge_waves(all)) or S.rm_failed end
+  if #all > 0 then S.rm_failed = not S.svc:rm_waves(podman.merge_waves(all), ended) or S.rm_failed end
   S.deferred = {}
   for i = #S.removing, 1, -1 do
     if S.removing[i]:done() then

@@ -1577,6 +1577,8 @@ function Sandbox:claude()
   end
   self.claude_h = nil
   h:close()
+  -- its conmon has ended: so has the container
+  self.claude_ended = r ~= nil and self.api_claude or nil
   self:claude_streams(true)
   if not r then self:fail("podman run of the claude container did not end") end
   self.returncode = r.status
@@ -1805,6 +1807,12 @@ function Sandbox:removal_waves(names)
   return waves
 end
 
+-- The run's containers known to have ended (svc:rm_waves sends them no
+-- SIGKILL): Claude Code's, once its conmon was seen to end.
+function Sandbox:ended_set()
+  return { [self.names.claude] = self.claude_ended or nil }
+end
+
 -- Always: logs, containers, sockets. Never raises.
 function Sandbox:finally()
   local pm = self.pm
@@ -1826,12 +1834,12 @@ function Sandbox:finally()
     -- through the service, Claude Code's container is still there (it
     -- joins the sidecar's netns: removed in a wave before it)
     if self.api_claude then carriers[#carriers + 1] = self.names.claude end
-    rm_ok = podman.defer_rm(self.dir, self:removal_waves(carriers))
+    rm_ok = podman.defer_rm(self.dir, self:removal_waves(carriers), self:ended_set())
     if not rm_ok then rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
       { uninterruptible = true, timeout = 60 }) end
   elseif self.api then
     -- in waves: a container that joins another's namespaces goes before it
-    rm_ok = self.api:rm_waves(self:removal_waves(names))
+    rm_ok = self.api:rm_waves(self:removal_waves(names), self:ended_set())
   else
     rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
       { uninterruptible = true, timeout = 60 })
