@@ -93,8 +93,9 @@ describe("a run's hard deadline", function()
     local t0 = os.time()
     -- margin 0: the runner's deadline is the scenario's own timeout (15 s),
     -- so the runner kills exec-run while Claude Code still sleeps
+    local tr = dir .. "/trace.jsonl"
     local r = sh.leakbench({ "run", "spec/fixtures/e2e/sleeper.lua", "--no-baseline", "--subject",
-      "subjects/deny-rules.lua", "--out", out }, { env = { LEAKBENCH_RUN_MARGIN = "0" } })
+      "subjects/deny-rules.lua", "--out", out }, { env = { LEAKBENCH_RUN_MARGIN = "0", LEAKBENCH_TRACE = tr } })
     assert.is_true(os.time() - t0 < 15 + 120, "the suite ended within the deadline and cleanup")
     assert.are.equal(3, r.status, r.stderr)
     local doc = cjson.decode(must(read(out .. "/results.json"), r.stderr))
@@ -103,6 +104,18 @@ describe("a run's hard deadline", function()
       .. "killed", doc.runs[1].reason)
     local ps = sh.run({ "podman", "ps", "-a", "-q", "--filter", "label=leakbench.suite=" .. doc.suite_id })
     assert.are.equal("", ps.stdout, ps.stderr)
+    -- what it started in the suite's upstream (its model and proxy, its
+    -- egress trap) was ended when it was killed, not at the suite's end:
+    -- each program the pool took (201) was there to end (200)
+    local posted, deleted = {}, {}
+    for line in must(read(tr)):gmatch("[^\n]+") do
+      local e = cjson.decode(line)
+      local verb, path = e.what:match("^(%u+) pool (/runs/%S+)$")
+      if verb == "POST" and e.status == 201 then posted[#posted + 1] = path end
+      if verb == "DELETE" then deleted[path] = e.status end
+    end
+    assert.is_true(#posted >= 1, "the run started nothing in the suite's upstream")
+    for _, path in ipairs(posted) do assert.are.equal(200, deleted[path], path) end
     -- its run folder is back at its own path, not left at its neutral place
     local rundir = out .. "/sleeper/deny-rules/1"
     assert.are.equal(0, sh.run({ "test", "-d", rundir }).status, rundir)

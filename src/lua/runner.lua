@@ -517,6 +517,21 @@ function Pool:close_waves()
   return { { self.name } }
 end
 
+-- The programs of run RUN_ID in the pool (its model and proxy, its egress
+-- trap), ended: a run whose process was killed, or ended without its
+-- result, did not end them itself (Sandbox:pool_done), and they would
+-- live, with the sockets of the run's namespace, until the suite's end.
+-- What the pool answers is not read: one it does not have is a 404.
+function Pool:stop_run(run_id)
+  if self.closed or self.failed then return end
+  for _, id in ipairs({ run_id, run_id .. sandbox.TRAP_SUFFIX }) do
+    local path = "/runs/" .. id
+    local done = trace.begin("api", "DELETE pool " .. path)
+    local status = core.uhttp(self.dir .. sandbox.POOL_CTL, "DELETE", path, nil, 10)
+    done { status = status }
+  end
+end
+
 -- Removed, when the suite's end did not (an error on the way).
 function Pool:__close()
   if self.closed then return end
@@ -611,6 +626,7 @@ local function collect(S, i, st)
   table.remove(S.handles, i)
   job.traced()
   local r = not job.killed and read_json(job.dir .. "/result.json")
+  if (job.killed or not r) and S.pool then S.pool:stop_run(job.run_id) end
   if job.killed then
     -- what the killed process left (its containers, networks) goes
     if S.pm then S.pm:remove_by_label("leakbench.run=" .. job.run_id) end
