@@ -181,8 +181,9 @@ end
 
 --- M.main(args, [pm], [bases], [hide_base]) -> exit status: 0 done, 1
 --- podman failed, 2 usage. Prints one line per removed object and a
---- summary on stdout. BASES and HIDE_BASE: where credential files and
---- hidden run folders are looked for (sweep_credentials, sweep_hidden).
+--- summary on stdout. BASES and HIDE_BASE: where credential files, and
+--- hidden run folders and the rest of /var/tmp/leakbench-UID's (lb-conmon
+--- folders, pools, seccomp profiles, network namespaces), are looked for.
 function M.main(args, pm, bases, hide_base)
   local flags, status = cli.args("clean", args)
   if not flags then return status end
@@ -198,8 +199,8 @@ function M.main(args, pm, bases, hide_base)
   M.sweep_hidden(say, hide_base)
   M.sweep_conmon(say, hide_base)
   M.sweep_pool(say, hide_base)
-  M.sweep_seccomp(say)
-  M.sweep_netns(say)
+  M.sweep_seccomp(say, hide_base)
+  M.sweep_netns(say, hide_base)
   local copies = M.sweep_init(pm, say, nil, hide_base)
   io.stdout:write(("removed %d container(s), %d network(s), %d credential file(s) and %d copy(ies) of lb-init%s\n")
     :format(#removed.containers, #removed.networks, files, copies,
