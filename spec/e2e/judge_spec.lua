@@ -116,6 +116,11 @@ describe("a run's hard deadline", function()
     end
     assert.is_true(#posted >= 1, "the run started nothing in the suite's upstream")
     for _, path in ipairs(posted) do assert.are.equal(200, deleted[path], path) end
+    -- nor is the network namespace it kept at its path left for the next
+    -- suite's sweep (netns-<its pid>-<its run id>)
+    local base = "/var/tmp/leakbench-" .. sh.run({ "id", "-u" }).stdout:match("%d+")
+    local kept = sh.run({ "find", base, "-maxdepth", "1", "-name", "netns-*-" .. doc.runs[1].run_id })
+    assert.are.equal("", kept.stdout, kept.stderr)
     -- its run folder is back at its own path, not left at its neutral place
     local rundir = out .. "/sleeper/deny-rules/1"
     assert.are.equal(0, sh.run({ "test", "-d", rundir }).status, rundir)

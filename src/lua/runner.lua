@@ -630,6 +630,9 @@ local function collect(S, i, st)
   if job.killed then
     -- what the killed process left (its containers, networks) goes
     if S.pm then S.pm:remove_by_label("leakbench.run=" .. job.run_id) end
+    -- and the network namespace it kept at its path (Sandbox:make_netns),
+    -- now that nothing of it is in there
+    clean.sweep_netns()
     -- and its run folder comes back from its neutral place (Run:hide_dir),
     -- its transcripts no longer append-only (where it stayed in place)
     clean.sweep_hidden(nil, nil, job.pid)
