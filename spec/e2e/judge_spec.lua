@@ -84,6 +84,39 @@ describe("leakbench rescore of an unchanged run folder", function()
   end)
 end)
 
+-- What a run that did not end itself leaves behind, once its suite has
+-- ended: nothing. No container of the suite; each program the pool took
+-- for it (POST 201, in the trace TR) ended when the runner collected it
+-- (DELETE 200), not at the suite's end; no network namespace kept at its
+-- path for the next suite's sweep (netns-<its pid>-<its run id>); its run
+-- folder back at its own path, no transcript of it append-only.
+local function left_nothing(doc, tr, out)
+  local ps = sh.run({ "podman", "ps", "-a", "-q", "--filter", "label=leakbench.suite=" .. doc.suite_id })
+  assert.are.equal("", ps.stdout, ps.stderr)
+  local posted, deleted = {}, {}
+  for line in must(read(tr)):gmatch("[^\n]+") do
+    local e = cjson.decode(line)
+    local verb, path = e.what:match("^(%u+) pool (/runs/%S+)$")
+    if verb == "POST" and e.status == 201 then posted[#posted + 1] = path end
+    if verb == "DELETE" then deleted[path] = e.status end
+  end
+  assert.is_true(#posted >= 1, "the run started nothing in the suite's upstream")
+  for _, path in ipairs(posted) do assert.are.equal(200, deleted[path], path) end
+  local base = "/var/tmp/leakbench-" .. sh.run({ "id", "-u" }).stdout:match("%d+")
+  local kept = sh.run({ "find", base, "-maxdepth", "1", "-name", "netns-*-" .. doc.runs[1].run_id })
+  assert.are.equal("", kept.stdout, kept.stderr)
+  local rundir = out .. "/sleeper/deny-rules/1"
+  assert.are.equal(0, sh.run({ "test", "-d", rundir }).status, rundir)
+  assert.are_not.equal(0, sh.run({ "test", "-L", rundir }).status, rundir .. " is still a link")
+  local left = sh.run({ "grep", "-rlxF", rundir, base })
+  assert.are.equal("", left.stdout)
+  local attrs = sh.run({ "lsattr", "-R", rundir .. "/claude-config" }).stdout
+  for line in attrs:gmatch("[^\n]+") do
+    local flags = line:match("^(%S+)%s+/")
+    if flags then assert.is_nil(flags:find("a", 1, true), line) end
+  end
+end
+
 describe("a run's hard deadline", function()
   local dir = tmpdir()
   teardown(function() sh.rmtree(dir) end)
@@ -102,37 +135,36 @@ describe("a run's hard deadline", function()
     assert.are.equal("error", doc.runs[1].verdict)
     assert.are.equal("the run did not end within 15 s (its timeout and 0 s for setup, evidence and checks): "
       .. "killed", doc.runs[1].reason)
-    local ps = sh.run({ "podman", "ps", "-a", "-q", "--filter", "label=leakbench.suite=" .. doc.suite_id })
-    assert.are.equal("", ps.stdout, ps.stderr)
-    -- what it started in the suite's upstream (its model and proxy, its
-    -- egress trap) was ended when it was killed, not at the suite's end:
-    -- each program the pool took (201) was there to end (200)
-    local posted, deleted = {}, {}
-    for line in must(read(tr)):gmatch("[^\n]+") do
-      local e = cjson.decode(line)
-      local verb, path = e.what:match("^(%u+) pool (/runs/%S+)$")
-      if verb == "POST" and e.status == 201 then posted[#posted + 1] = path end
-      if verb == "DELETE" then deleted[path] = e.status end
-    end
-    assert.is_true(#posted >= 1, "the run started nothing in the suite's upstream")
-    for _, path in ipairs(posted) do assert.are.equal(200, deleted[path], path) end
-    -- nor is the network namespace it kept at its path left for the next
-    -- suite's sweep (netns-<its pid>-<its run id>)
-    local base = "/var/tmp/leakbench-" .. sh.run({ "id", "-u" }).stdout:match("%d+")
-    local kept = sh.run({ "find", base, "-maxdepth", "1", "-name", "netns-*-" .. doc.runs[1].run_id })
-    assert.are.equal("", kept.stdout, kept.stderr)
-    -- its run folder is back at its own path, not left at its neutral place
-    local rundir = out .. "/sleeper/deny-rules/1"
-    assert.are.equal(0, sh.run({ "test", "-d", rundir }).status, rundir)
-    assert.are_not.equal(0, sh.run({ "test", "-L", rundir }).status, rundir .. " is still a link")
-    local left = sh.run({ "grep", "-rlxF", rundir,
-      "/var/tmp/leakbench-" .. sh.run({ "id", "-u" }).stdout:match("%d+") })
-    assert.are.equal("", left.stdout)
-    -- and no transcript of it is left append-only (rm -rf would fail)
-    local attrs = sh.run({ "lsattr", "-R", rundir .. "/claude-config" }).stdout
-    for line in attrs:gmatch("[^\n]+") do
-      local flags = line:match("^(%S+)%s+/")
-      if flags then assert.is_nil(flags:find("a", 1, true), line) end
-    end
+    left_nothing(doc, tr, out)
+  end)
+end)
+
+describe("a run's process killed from outside", function()
+  local dir = tmpdir()
+  teardown(function() sh.rmtree(dir) end)
+
+  -- SIGKILL to exec-run (the OOM killer, an operator's kill) while its
+  -- Claude Code runs: the run's process ends without its result and
+  -- without undoing what it started, which the runner then does
+  it("gives an error result and leaves nothing behind", function()
+    local out, tr = dir .. "/out", dir .. "/trace.jsonl"
+    local bin = os.getenv("LEAKBENCH") or error("LEAKBENCH is not set (run through spec/run)")
+    local script = [[
+"$@" & suite=$!
+i=0
+until run=$(pgrep -P "$suite" -f exec-run) && [ -n "$(podman ps -q --filter label=leakbench.run)" ]; do
+  i=$((i + 1)); [ "$i" -gt 1200 ] && break; sleep 0.05
+done
+[ -n "$run" ] && kill -KILL "$run"
+wait "$suite"
+]]
+    local r = sh.run({ "sh", "-c", script, "sh", bin, "run", "spec/fixtures/e2e/sleeper.lua", "--no-baseline",
+      "--subject", "subjects/deny-rules.lua", "--out", out }, { env = { LEAKBENCH_TRACE = tr } })
+    assert.are.equal(3, r.status, r.stderr)
+    local doc = cjson.decode(must(read(out .. "/results.json"), r.stderr))
+    assert.are.equal("error", doc.runs[1].verdict)
+    assert.are.equal("the run's process ended (SIGKILL) without a result: ",
+      doc.runs[1].reason:sub(1, #"the run's process ended (SIGKILL) without a result: "), doc.runs[1].reason)
+    left_nothing(doc, tr, out)
   end)
 end)

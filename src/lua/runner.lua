@@ -524,12 +524,8 @@ end
 -- What the pool answers is not read: one it does not have is a 404.
 function Pool:stop_run(run_id)
   if self.closed or self.failed then return end
-  for _, id in ipairs({ run_id, run_id .. sandbox.TRAP_SUFFIX }) do
-    local path = "/runs/" .. id
-    local done = trace.begin("api", "DELETE pool " .. path)
-    local status = core.uhttp(self.dir .. sandbox.POOL_CTL, "DELETE", path, nil, 10)
-    done { status = status }
-  end
+  sandbox.pool_end(self.dir, run_id)
+  sandbox.pool_end(self.dir, run_id .. sandbox.TRAP_SUFFIX)
 end
 
 -- Removed, when the suite's end did not (an error on the way).
@@ -626,9 +622,12 @@ local function collect(S, i, st)
   table.remove(S.handles, i)
   job.traced()
   local r = not job.killed and read_json(job.dir .. "/result.json")
-  if (job.killed or not r) and S.pool then S.pool:stop_run(job.run_id) end
-  if job.killed then
-    -- what the killed process left (its containers, networks) goes
+  if job.killed or not r then
+    -- a run killed, or whose process ended without its result (a crash,
+    -- a signal not ours), did not end what it started: its programs in
+    -- the pool end (Pool:stop_run), what it left (its containers,
+    -- networks) goes
+    if S.pool then S.pool:stop_run(job.run_id) end
     if S.pm then S.pm:remove_by_label("leakbench.run=" .. job.run_id) end
     -- and the network namespace it kept at its path (Sandbox:make_netns),
     -- now that nothing of it is in there
@@ -637,6 +636,8 @@ local function collect(S, i, st)
     -- its transcripts no longer append-only (where it stayed in place)
     clean.sweep_hidden(nil, nil, job.pid)
     watch.unlock(job.dir)
+  end
+  if job.killed then
     r = error_result(job, job.killed)
     if core.interrupted() then r.verdict = "interrupted" end
   elseif not r then

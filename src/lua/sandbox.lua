@@ -148,6 +148,18 @@ M.POOL_ENV = "LEAKBENCH_UPSTREAM_POOL"
 M.POOL_PREFIX = "pool-"
 M.POOL_CTL = "/ctl/pool.sock"
 
+--- M.pool_end(pool, id) -> the pool's HTTP status, or nil. The pool's
+--- program ID (a run's pair: its run id; its trap: run id .. TRAP_SUFFIX)
+--- killed and reaped: DELETE /runs/ID over POOL's control socket (a 404
+--- when it has none), traced.
+function M.pool_end(pool, id)
+  local path = "/runs/" .. id
+  local done = trace.begin("api", "DELETE pool " .. path)
+  local status = core.uhttp(pool .. M.POOL_CTL, "DELETE", path, nil, 10)
+  done { status = status }
+  return status
+end
+
 --- M.pool_spec(o) -> the container spec of the suite's upstream: o.dir
 --- (the pool folder), o.name, o.image (the servers image), o.labels,
 --- o.lifetime, o.runs (how many at once: its limits are those of a run's
@@ -1331,12 +1343,12 @@ end
 function Sandbox:pool_done()
   if not self.pool_run then return end
   if self.pool_started then
-    core.uhttp(self.pool .. M.POOL_CTL, "DELETE", "/runs/" .. self.run_id, nil, 10)
+    M.pool_end(self.pool, self.run_id)
     self.pool_started = nil
   end
   if self.trap_started then
     -- the trap's records become the run's egress/, its log net.log
-    core.uhttp(self.pool .. M.POOL_CTL, "DELETE", "/runs/" .. self.run_id .. M.TRAP_SUFFIX, nil, 10)
+    M.pool_end(self.pool, self.run_id .. M.TRAP_SUFFIX)
     self.trap_started = nil
     core.write_file(self.dir .. "/net.log",
       core.read_beneath(self.trap_run .. "/logs", "up.log", M.UPSTREAM_FILE_CAP) or "", 420)
