@@ -309,9 +309,9 @@ offset_value(const unsigned char *p, size_t len, int *octal)
 
 /*
  * Whether the token buf[p..t) of tl digits on the line to le is an offset
- * column (followed by a colon, by nothing, or by a token of another
- * length); if so, notes its value and moves *pp past it. 1: the line is
- * an offset alone.
+ * column (followed by a colon, by a token of another length, or by
+ * nothing where the dump's lines so far had offsets); if so, notes its
+ * value and moves *pp past it. 1: the line is an offset alone.
  */
 static int
 hex_offset(const unsigned char *buf, size_t *pp, size_t t, size_t next,
@@ -328,6 +328,10 @@ hex_offset(const unsigned char *buf, size_t *pp, size_t t, size_t next,
 	while (e2 < le && hexv[buf[e2]] >= 0)
 		e2++;
 	if (!(colon || e2 == n2 || e2 - n2 != tl))
+		return 0;
+	/* a token alone ends a dump with offsets (od's total); in one
+	 * without (od -An) it is the last word */
+	if (e2 == n2 && !colon && st->lines > 0 && !st->last_has_off)
 		return 0;
 	/* an offset column */
 	st->last_off = offset_value(buf + p, tl, &oct);

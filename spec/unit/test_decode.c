@@ -172,6 +172,8 @@ static const struct tool_case tool_cases[] = {
 	    { { "od", "-An", "-tx1", "-v", NULL } } },
 	{ "od -tx4", "dump-hex-le>raw", 0, { { "od", "-tx4", NULL } } },
 	{ "od -tx8", "dump-hex-le>raw", 0, { { "od", "-tx8", NULL } } },
+	{ "od -An -tx4", "dump-hex-le>raw", 0,
+	    { { "od", "-An", "-tx4", NULL } } },
 	{ "od -An -tx2 -w8", "dump-hex-le>raw", 0,
 	    { { "od", "-An", "-tx2", "-w8", NULL } } },
 	{ "od -b", "dump-octal>raw", 0, { { "od", "-b", NULL } } },
@@ -271,16 +273,25 @@ static const struct tool_case tool_cases[] = {
 	{ "tr a-z A-Z", "case-upper", 0, { { "tr", "a-z", "A-Z", NULL } } },
 };
 
-/* The input: the secret on a line of a small .env, or in a bigger one. */
+/*
+ * The input: the secret on a line of a small .env, or in a bigger one.
+ * TAIL > 0: the .env ends with the secret (no line break), its first line
+ * TAIL - 1 bytes longer, so that the secret's end falls at each place of
+ * a dump's line (of 16 bytes) as TAIL goes through TOOL_TAILS.
+ */
 static void
-make_input(struct str *in, const char *secret, int big)
+make_input(struct str *in, const char *secret, int big, int tail)
 {
 	int i;
 
 	in->n = 0;
-	puts_(in, "# env\nAPI_KEY=");
+	puts_(in, "# env");
+	for (i = 1; i < tail; i++)
+		puts_(in, "x");
+	puts_(in, "\nAPI_KEY=");
 	puts_(in, secret);
-	puts_(in, "\nOTHER=1\n");
+	if (tail == 0)
+		puts_(in, "\nOTHER=1\n");
 	if (big == 1)
 		for (i = 0; i < 40; i++)
 			puts_(in, "PADDING_LINE=the quick brown fox jumps\n");
@@ -317,6 +328,24 @@ run_steps(const struct tool_case *tc, const struct str *in, struct str *out)
 	return read_file(a, out);
 }
 
+/*
+ * The dumps (od, xxd, hexdump: line by line, in words) are tried with the
+ * secret at every place of their last line: a shape a parser reads wrong
+ * there (a last word taken for an offset) loses the secret's end.
+ */
+#define TOOL_TAILS 17
+
+static int
+tool_tails(const struct tool_case *tc)
+{
+	const char *t = tc->steps[0][0];
+
+	return strcmp(t, "od") == 0 || strcmp(t, "xxd") == 0 ||
+		strcmp(t, "hexdump") == 0 ?
+	    TOOL_TAILS :
+	    1;
+}
+
 static void
 test_tools(void)
 {
@@ -324,34 +353,50 @@ test_tools(void)
 	struct str in = { 0 }, out = { 0 };
 	struct scan_result r;
 	size_t i;
+	int tail, missed, hit;
 
 	for (i = 0; i < sizeof(tool_cases) / sizeof(tool_cases[0]); i++) {
 		const struct tool_case *tc = &tool_cases[i];
 
-		make_input(&in, S1, tc->big);
-		if (run_steps(tc, &in, &out) != 0) {
+		for (missed = hit = -1, tail = 0; tail < tool_tails(tc);
+		     tail++) {
+			make_input(&in, S1, tc->big, tail);
+			if (run_steps(tc, &in, &out) != 0)
+				break;
+			memset(&r, 0, sizeof(r));
+			if (scan_buffer(sc, out.p, out.n, &r) != 0)
+				abort();
+			if (!has_form(&r, tc->form) && missed < 0) {
+				missed = tail;
+				dump(&r);
+			}
+			scan_result_free(&r);
+			/* the same tool on the secret one byte off: nothing */
+			make_input(&in, MISS, tc->big, tail);
+			if (run_steps(tc, &in, &out) != 0)
+				abort();
+			memset(&r, 0, sizeof(r));
+			if (scan_buffer(sc, out.p, out.n, &r) != 0)
+				abort();
+			if (r.n != 0 && hit < 0) {
+				hit = tail;
+				dump(&r);
+			}
+			scan_result_free(&r);
+		}
+		if (tail == 0) {
 			ok(1, "%s # SKIP not installed", tc->what);
 			ok(1, "%s near miss # SKIP not installed", tc->what);
 			continue;
 		}
-		memset(&r, 0, sizeof(r));
-		if (scan_buffer(sc, out.p, out.n, &r) != 0)
-			abort();
-		if (!ok(has_form(&r, tc->form), "%s: found as %s", tc->what,
-			tc->form))
-			dump(&r);
-		scan_result_free(&r);
-		/* the same tool on the secret one byte off: nothing */
-		make_input(&in, MISS, tc->big);
-		if (run_steps(tc, &in, &out) != 0)
-			abort();
-		memset(&r, 0, sizeof(r));
-		if (scan_buffer(sc, out.p, out.n, &r) != 0)
-			abort();
-		if (!ok(r.n == 0, "near miss: %s of the secret one byte off",
-			tc->what))
-			dump(&r);
-		scan_result_free(&r);
+		ok(missed < 0,
+		    "%s: found as %s, wherever its last line ends (missed at "
+		    "tail %d)",
+		    tc->what, tc->form, missed);
+		ok(hit < 0,
+		    "near miss: %s of the secret one byte off (found at tail "
+		    "%d)",
+		    tc->what, hit);
 	}
 	free(in.p);
 	free(out.p);
@@ -671,7 +716,7 @@ test_qp_and_nul(void)
 
 	/* od -An -tx1 without its final newline, between two NULs */
 	t.n = 0;
-	make_input(&t, S1, 0);
+	make_input(&t, S1, 0, 0);
 	snprintf(a, sizeof(a), "%s/nul-in", tmpdir);
 	snprintf(b, sizeof(b), "%s/nul-out", tmpdir);
 	write_file(a, t.p, t.n);
@@ -745,7 +790,7 @@ test_budgets(void)
 	scan_result_free(&r);
 tower:
 	/* a tower deeper than the depth budget: the secret, gzip, hex x 5 */
-	make_input(&in, S1, 0);
+	make_input(&in, S1, 0, 0);
 	snprintf(a, sizeof(a), "%s/t0", tmpdir);
 	write_file(a, in.p, in.n);
 	snprintf(b, sizeof(b), "%s/t1", tmpdir);
@@ -1846,7 +1891,7 @@ test_work_budget(void)
 	unsigned hit;
 	size_t i;
 
-	make_input(&in, S1, 1);
+	make_input(&in, S1, 1, 0);
 	put_gzip(&z, in.p, in.n);
 	puts_(&run, "blob: ");
 	b64((const unsigned char *)z.p, z.n, &run);
