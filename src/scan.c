@@ -66,8 +66,10 @@ const char *const scan_forms[] = { "raw",
 	"percent-lower", "percent-js", "percent-uri", "percent-plus",
 	"percent-form", "percent-all", "percent-all-lower", "html",
 	"html-entities (every character as &#N; or &#xH;)", "quoted-printable",
-	"rot13", "reversed", "reversed-bytes", "utf16le", "utf16be",
-	"json+base64@0..2", "json+base64url@0..2",
+	"rot13", "reversed", "reversed-bytes",
+	"grouprev2..8-sep (the secret's groups of 2 to 8 in reverse order, "
+	"joined by blanks or line breaks: fold -wK | tac)",
+	"utf16le", "utf16be", "json+base64@0..2", "json+base64url@0..2",
 	"json+hex (JSON-escaped, then encoded)",
 	"FORM+json... (an encoded form, then JSON-escaped)",
 	"FORM+wrapped (base64/base32/hex split by line breaks)",
@@ -515,6 +517,25 @@ enc_reverse_bytes(struct buf *out, const unsigned char *s, size_t n)
 
 	for (i = n; i > 0; i--)
 		buf_putc(out, s[i - 1]);
+}
+
+/*
+ * fold -wK | tac | paste -sd SEP: the K-byte groups of s in reverse
+ * order (the last one short, so first), joined by sep.
+ */
+static void
+enc_grouprev(struct buf *out, const unsigned char *s, size_t n, size_t k,
+    int sep)
+{
+	size_t e = n, b;
+
+	while (e > 0) {
+		b = (e - 1) / k * k;
+		buf_put(out, s + b, e - b);
+		if (b > 0)
+			buf_putc(out, sep);
+		e = b;
+	}
 }
 
 /* UTF-16; s must be valid UTF-8. */
@@ -1521,12 +1542,13 @@ gen_bytes(struct gen *g)
 }
 
 /* Every character as a numeric HTML entity (UTF-8 decoded), HTML,
- * quoted-printable, rot13, reversed, UTF-16. */
+ * quoted-printable, rot13, reversed, groups reversed, UTF-16. */
 static void
 gen_markup(struct gen *g)
 {
 	const unsigned char *s = g->s;
-	size_t n = g->n;
+	size_t n = g->n, k;
+	char name[32];
 
 	if (utf8_valid(s, n)) {
 		enc_entities(&g->b, s, n, 0);
@@ -1546,6 +1568,14 @@ gen_markup(struct gen *g)
 	gen_add(g, "reversed");
 	enc_reverse_bytes(&g->b, s, n);
 	gen_add(g, "reversed-bytes");
+	/* groups split by blanks make no run for the group triggers */
+	for (k = 2; k <= 8 && k < n; k++) {
+		snprintf(name, sizeof(name), "grouprev%zu-sep", k);
+		enc_grouprev(&g->b, s, n, k, ' ');
+		gen_add(g, name);
+		enc_grouprev(&g->b, s, n, k, '\n');
+		gen_add(g, name);
+	}
 	if (utf8_valid(s, n)) {
 		enc_utf16(&g->b, s, n, 0);
 		gen_add(g, "utf16le");

@@ -1108,6 +1108,32 @@ same_findings(const struct scan_result *a, const struct scan_result *b)
 	return 1;
 }
 
+/*
+ * fold -wK | tac | tr -d '\n' of s into o ("grouprevK"), each K-byte
+ * group reversed in place ("byteswapK"), or the groups in reverse order
+ * joined by a blank ("grouprevK-blank") or a line break
+ * ("grouprevK-line"). fold leaves the last group short.
+ */
+static void
+group(const struct str *s, struct str *o, const char *how)
+{
+	size_t k = (size_t)atoi(how + 8), ng = (s->n + k - 1) / k, g, s0, e;
+	int swap = how[0] == 'b';
+	const char *sep = strchr(how, '-');
+
+	for (g = 0; g < ng; g++) {
+		s0 = (swap ? g : ng - 1 - g) * k;
+		e = s0 + k < s->n ? s0 + k : s->n;
+		if (g > 0 && sep != NULL)
+			put(o, strcmp(sep, "-line") == 0 ? "\n" : " ", 1);
+		if (swap)
+			for (; e > s0; e--)
+				put(o, s->p + e - 1, 1);
+		else
+			put(o, s->p + s0, e - s0);
+	}
+}
+
 /* One step of test_undo's chains, applied to s in place. */
 static void
 step(struct str *s, const char *how)
@@ -1209,6 +1235,9 @@ step(struct str *s, const char *how)
 	else if (strcmp(how, "reverse") == 0)
 		for (i = s->n; i > 0; i--)
 			put(&o, s->p + i - 1, 1);
+	else if (strncmp(how, "grouprev", 8) == 0 ||
+	    strncmp(how, "byteswap", 8) == 0)
+		group(s, &o, how);
 	else if (strcmp(how, "rot47") == 0)
 		for (i = 0; i < s->n; i++) {
 			unsigned char c = (unsigned char)s->p[i];
@@ -1247,7 +1276,9 @@ step(struct str *s, const char *how)
  * of HTML entities (both decoders read the line); XOR of look-alikes or
  * entities (the key under which they read as such). Each chain is
  * found with its name, in a line and as a JSON value; the same chains
- * over a near miss (the last byte off) find nothing.
+ * over a near miss (the last byte off) find nothing. The secret's groups
+ * in reverse order, joined by blanks or line breaks (fold -wK | tac):
+ * literal forms, found as they are.
  */
 static void
 test_undo(void)
@@ -1289,6 +1320,11 @@ test_undo(void)
 		/* XOR of text a text decoder reads: the key that shows it */
 		{ { "mathbold", "xor", "hex" }, "hex>xor>unicode-fold>raw" },
 		{ { "html", "xor", "base64" }, "base64>xor>html-unescape>raw" },
+		/* the secret's groups in reverse order, spaced: literal */
+		{ { "grouprev4-blank", NULL, NULL }, "grouprev4-sep" },
+		{ { "grouprev5-line", NULL, NULL }, "grouprev5-sep" },
+		{ { "grouprev2-blank", NULL, NULL }, "grouprev2-sep" },
+		{ { "grouprev8-line", NULL, NULL }, "grouprev8-sep" },
 	};
 	struct scan *sc = compile1(S1, strlen(S1));
 	struct str enc = { 0 }, text = { 0 };
