@@ -1325,6 +1325,18 @@ test_undo(void)
 		{ { "grouprev5-line", NULL, NULL }, "grouprev5-sep" },
 		{ { "grouprev2-blank", NULL, NULL }, "grouprev2-sep" },
 		{ { "grouprev8-line", NULL, NULL }, "grouprev8-sep" },
+		/* group triggers: K-byte groups reversed, in order or each */
+		{ { "grouprev4", NULL, NULL }, "grouprev4>raw" },
+		{ { "grouprev5", NULL, NULL }, "grouprev5>raw" },
+		{ { "grouprev7", NULL, NULL }, "grouprev7>raw" },
+		{ { "grouprev8", NULL, NULL }, "grouprev8>raw" },
+		{ { "byteswap2", NULL, NULL }, "byteswap2>raw" },
+		{ { "byteswap4", NULL, NULL }, "byteswap4>raw" },
+		{ { "byteswap7", NULL, NULL }, "byteswap7>raw" },
+		{ { "grouprev3", "base64", NULL }, "base64>grouprev3>raw" },
+		{ { "base64", "grouprev4", NULL }, "grouprev4>base64@0" },
+		{ { "hex", "grouprev4", NULL }, "hex>grouprev2>raw" },
+		{ { "byteswap4", "hex", NULL }, "hex>byteswap4>raw" },
 	};
 	struct scan *sc = compile1(S1, strlen(S1));
 	struct str enc = { 0 }, text = { 0 };
@@ -1358,6 +1370,80 @@ test_undo(void)
 		}
 	free(enc.p);
 	free(text.p);
+	scan_free(sc);
+}
+
+/*
+ * Group reversal of a .env file folded whole (fold -wK | tac | tr -d
+ * '\n': fold splits each line, so a line's last group is short; and
+ * each group reversed in place), the secret after a key of every length
+ * mod K (its phase), K = 2..8: found as grouprevK>raw or byteswapK>raw.
+ * Near misses (the first or last byte off, 3 bytes short at either
+ * end): nothing, though the edge groups are shared with the key.
+ */
+static void
+test_group_edges(void)
+{
+	static const char *const miss[] = { MISS, "tk-live-0123456789abcdef",
+		"sk-live-0123456789abc", "live-0123456789abcdef" };
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct str ln[3] = { { 0 }, { 0 }, { 0 } }, enc = { 0 };
+	struct scan_result r;
+	char how[16], want[32];
+	size_t k, lead, i, j, bad = 0, lost = 0, n = 0;
+	int swap;
+
+	for (swap = 0; swap < 2; swap++)
+		for (k = 2; k <= 8; k++)
+			for (lead = 0; lead < k; lead++)
+				for (i = 0; i <= 4; i++) {
+					for (j = 0; j < 3; j++)
+						ln[j].n = 0;
+					puts_(&ln[0], "# env");
+					puts_(&ln[1],
+					    "XXXXXXXXAPI_KEY=" + 8 - lead);
+					puts_(&ln[1],
+					    i == 0 ? S1 : miss[i - 1]);
+					puts_(&ln[2], "OTHER=1");
+					snprintf(how, sizeof(how), "%s%zu",
+					    swap ? "byteswap" : "grouprev", k);
+					enc.n = 0;
+					put(&enc, "", 0);
+					for (j = 0; j < 3; j++)
+						group(&ln[swap ? j : 2 - j],
+						    &enc, how);
+					memset(&r, 0, sizeof(r));
+					if (scan_buffer(sc, enc.p, enc.n, &r) !=
+					    0)
+						abort();
+					snprintf(want, sizeof(want), "%s>raw",
+					    how);
+					n++;
+					if (i == 0 && !has_form(&r, want)) {
+						lost++;
+						printf("# lost: %s, lead %zu\n",
+						    how, lead);
+						dump(&r);
+					}
+					if (i > 0 && r.n > 0) {
+						bad++;
+						printf("# near miss found: %s, "
+						       "lead "
+						       "%zu: %s\n",
+						    how, lead, miss[i - 1]);
+						dump(&r);
+					}
+					scan_result_free(&r);
+				}
+	ok(lost == 0,
+	    "group reversal of a file folded whole: %zu of %zu "
+	    "lost",
+	    lost, n / 5);
+	ok(bad == 0, "group reversal of near misses: %zu of %zu found", bad,
+	    n / 5 * 4);
+	for (j = 0; j < 3; j++)
+		free(ln[j].p);
+	free(enc.p);
 	scan_free(sc);
 }
 
@@ -2140,6 +2226,7 @@ main(void)
 	test_memo_pay(0);
 	test_memo_pay(SCAN_MEMO_TAGS);
 	test_undo();
+	test_group_edges();
 	test_hex_tokens();
 	test_nul_windows();
 	{
