@@ -1466,7 +1466,7 @@ test_memo(void)
 	struct scan_memo memo;
 	unsigned char *zb;
 	uLongf zn;
-	size_t i, k, n7, nz, dl;
+	size_t i, k, n7, nz, ng, dl;
 	int pfd[2];
 	pid_t pid;
 
@@ -1491,6 +1491,20 @@ test_memo(void)
 			    "{\"k\":\"!sp\\\\=:G6\\\\_`a2bcde7\\\\89:;<=>?@"
 			    "23456789\"}\n");
 	}
+	/* the secret's groups of 4 in reverse order after a key, at 4
+	 * phases, each 5 times: group triggers through the memo */
+	for (i = 0; i < 20; i++) {
+		z.n = 0;
+		puts_(&z, "XXXKEY=" + i % 4);
+		puts_(&z, S1);
+		t.n = 0;
+		put(&t, "", 0);
+		group(&z, &t, "grouprev4");
+		puts_(&d, "{\"g\":\"");
+		put(&d, t.p, t.n);
+		puts_(&d, "\"}\n");
+	}
+	t.n = 0;
 	/* a zlib stream's base64 holding the secret, three times: the
 	 * decode pass's runs through the memo */
 	z.n = 0;
@@ -1570,15 +1584,16 @@ test_memo(void)
 	if (scan_buffer_memo(sc, d.p, d.n, &a, NULL) != 0 ||
 	    scan_buffer(sc, d.p, d.n, &b) != 0)
 		abort();
-	for (i = 0, n7 = 0, nz = 0; i < b.n; i++) {
+	for (i = 0, n7 = 0, nz = 0, ng = 0; i < b.n; i++) {
 		n7 += strncmp(b.v[i].form, "rot7>", 5) == 0;
 		nz += strncmp(b.v[i].form, "base64>zlib>", 12) == 0;
+		ng += strncmp(b.v[i].form, "grouprev4>", 10) == 0;
 	}
-	if (!ok(same_findings(&a, &b) && n7 >= 60 && nz >= 3,
+	if (!ok(same_findings(&a, &b) && n7 >= 60 && nz >= 3 && ng >= 20,
 		"runs that come back: the memo gives every finding a scan "
 		"without it gives (%zu and %zu findings, %zu rot7 of 60, "
-		"%zu base64>zlib of 3, budget %u and %u)",
-		a.n, b.n, n7, nz, a.budget, b.budget)) {
+		"%zu base64>zlib of 3, %zu grouprev4 of 20, budget %u and %u)",
+		a.n, b.n, n7, nz, ng, a.budget, b.budget)) {
 		dump(&a);
 		dump(&b);
 	}
