@@ -2070,6 +2070,7 @@ group_triggers(struct scan *sc, const struct pat *p, struct buf *b)
 					continue;
 				v->group = (unsigned char)k;
 				v->radix = (unsigned char)radix;
+				v->tdig = radix && p->trail_bits > 0;
 				for (i = 0; i < m * k && hex_digit(b->p[i]);
 				     i++)
 					;

@@ -265,6 +265,7 @@ struct scan_trig {
 	size_t origlen, skip;
 	size_t off, len;	    /* the trigger's bytes, in the scanner */
 	unsigned char group, radix; /* group triggers only */
+	unsigned char tdig;	    /* a radix's partial digit after it */
 };
 
 typedef int (*scan_trig_cb)(void *ctx, const struct scan_trig *t, size_t pos);

@@ -2234,7 +2234,7 @@ static unsigned
 edge_reads(const struct scan_trig *t, const unsigned char *run, size_t n,
     size_t q, int before, const unsigned char *e, size_t l, int rev, int follow)
 {
-	size_t k = t->group, a;
+	size_t k = t->group, a, x;
 	unsigned r = 0;
 
 	if (l == 0 && !t->radix)
@@ -2244,6 +2244,15 @@ edge_reads(const struct scan_trig *t, const unsigned char *run, size_t n,
 	if (l > 0 && !t->radix && (before ? q >= l : q + l <= n) &&
 	    edge_is(run, before ? q - l : q, e, l, rev))
 		r |= 1u << l;
+	/*
+	 * unpadded base64 (base64url, JWTs): fold's last group, the text's
+	 * end, holds the tail and its partial digit alone
+	 */
+	x = t->tdig;
+	if (t->radix && before && follow && l + x > 0 && l + x < k &&
+	    q >= l + x && edge_is(run, q - l - x, e, l, rev) &&
+	    secret_like(t, run + q - x, x))
+		r |= 1u << (l + x);
 	if (before ? q < k : q + k > n)
 		return r;
 	/* the edge's bytes at the group's far end from the inner ones */

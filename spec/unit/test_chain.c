@@ -767,7 +767,7 @@ static int groups;
  * Is a group step at i claimed (strict)? Over the secret of slen bytes,
  * spaced, or with two whole groups after its phase (the lead's '.'s);
  * or at i == 1 right over the secret's hex (grouprev of an even K:
- * hex>grouprevK/2) or padded base64 (grouprev4: its quartets),
+ * hex>grouprevK/2) or base64 (grouprev4: its quartets),
  * unspaced. A rotation, rot47, reversal or XOR over one: not claimed
  * (no trigger of a rotated group step).
  */
@@ -782,7 +782,7 @@ group_claimed(const struct chain *c, size_t i, size_t slen)
 			(slen - ph) / k * k >= 8);
 	if (i > 1 || (a & (16 | 96)))
 		return 0;
-	return (xfs[c->t[0]].fn == e_b64 && c->arg[0] == 0 && k == 4) ||
+	return (xfs[c->t[0]].fn == e_b64 && k == 4) ||
 	    (xfs[c->t[0]].fn == e_hex && k % 2 == 0);
 }
 

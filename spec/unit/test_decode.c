@@ -1134,6 +1134,22 @@ group(const struct str *s, struct str *o, const char *how)
 	}
 }
 
+/* Scans pre, then p, then post, as one buffer, into r. */
+static void
+scan_framed(struct scan *sc, const char *pre, const struct str *p,
+    const char *post, struct scan_result *r)
+{
+	struct str t = { 0 };
+
+	puts_(&t, pre);
+	put(&t, p->p, p->n);
+	puts_(&t, post);
+	memset(r, 0, sizeof(*r));
+	if (scan_buffer(sc, t.p, t.n, r) != 0)
+		abort();
+	free(t.p);
+}
+
 /* One step of test_undo's chains, applied to s in place. */
 static void
 step(struct str *s, const char *how)
@@ -1339,7 +1355,7 @@ test_undo(void)
 		{ { "byteswap4", "hex", NULL }, "hex>byteswap4>raw" },
 	};
 	struct scan *sc = compile1(S1, strlen(S1));
-	struct str enc = { 0 }, text = { 0 };
+	struct str enc = { 0 };
 	struct scan_result r;
 	size_t i, j;
 	int miss;
@@ -1350,13 +1366,8 @@ test_undo(void)
 			puts_(&enc, miss ? MISS : S1);
 			for (j = 0; j < 3 && cases[i].steps[j] != NULL; j++)
 				step(&enc, cases[i].steps[j]);
-			text.n = 0;
-			puts_(&text, "# notes\ntoken: ");
-			put(&text, enc.p, enc.n);
-			puts_(&text, "\nnext line\n");
-			memset(&r, 0, sizeof(r));
-			if (scan_buffer(sc, text.p, text.n, &r) != 0)
-				abort();
+			scan_framed(sc, "# notes\ntoken: ", &enc,
+			    "\nnext line\n", &r);
 			if (miss)
 				ok(r.n == 0,
 				    "near miss: %s of the secret one byte off "
@@ -1369,7 +1380,6 @@ test_undo(void)
 			scan_result_free(&r);
 		}
 	free(enc.p);
-	free(text.p);
 	scan_free(sc);
 }
 
@@ -1445,6 +1455,60 @@ test_group_edges(void)
 		free(ln[j].p);
 	free(enc.p);
 	scan_free(sc);
+}
+
+/*
+ * grouprev4 of a secret's base64 (its quartets in reverse order), for
+ * secrets of 24 to 26 bytes: padded, and unpadded (base64url, JWTs),
+ * where fold's last group, first in the output, is short: found as
+ * grouprev4>base64@0 after a key and a blank; the same with the secret's
+ * last byte changed: nothing.
+ */
+static void
+test_group_b64(void)
+{
+	static const char *const sec[] = { S1, S1 "g", S1 "gh" };
+	struct str in = { 0 }, enc = { 0 }, sv = { 0 };
+	struct scan_result r;
+	struct scan *sc;
+	size_t i, j, pad, miss;
+
+	for (i = 0; i < 3; i++) {
+		sc = compile1(sec[i], strlen(sec[i]));
+		for (pad = 0; pad < 2; pad++)
+			for (miss = 0; miss < 2; miss++) {
+				in.n = enc.n = sv.n = 0;
+				put(&in, "", 0);
+				puts_(&sv, sec[i]);
+				if (miss)
+					sv.p[sv.n - 1] = 'z';
+				b64((const unsigned char *)sv.p, sv.n, &in);
+				while (
+				    !pad && in.n > 0 && in.p[in.n - 1] == '=')
+					in.n--;
+				put(&enc, "", 0);
+				group(&in, &enc, "grouprev4");
+				scan_framed(sc, "token: ", &enc, "\n", &r);
+				j = strlen(sec[i]);
+				if (miss)
+					ok(r.n == 0,
+					    "grouprev4 of %s base64 of a near "
+					    "miss of %zu bytes: nothing (%zu "
+					    "findings)",
+					    pad ? "padded" : "unpadded", j,
+					    r.n);
+				else if (!ok(has_form(&r, "grouprev4>base64@0"),
+					     "grouprev4 of %s base64 of a "
+					     "secret of %zu bytes",
+					     pad ? "padded" : "unpadded", j))
+					dump(&r);
+				scan_result_free(&r);
+			}
+		scan_free(sc);
+	}
+	free(in.p);
+	free(enc.p);
+	free(sv.p);
 }
 
 /*
@@ -2242,6 +2306,7 @@ main(void)
 	test_memo_pay(SCAN_MEMO_TAGS);
 	test_undo();
 	test_group_edges();
+	test_group_b64();
 	test_hex_tokens();
 	test_nul_windows();
 	{
