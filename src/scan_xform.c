@@ -2237,7 +2237,8 @@ edge_reads(const struct scan_trig *t, const unsigned char *run, size_t n,
 	size_t k = t->group, a, x;
 	unsigned r = 0;
 
-	if (l == 0 && !t->radix)
+	/* an empty edge needs no group, but for a base64 tail's digit */
+	if (l == 0 && !(t->radix && follow && t->tdig))
 		return 1;
 	if (l == 0)
 		r |= 1; /* (the partial digit's group may be left out) */
