@@ -2023,6 +2023,22 @@ group_trig_ok(const unsigned char *o, size_t l, const unsigned char *t,
 }
 
 /*
+ * The m groups of k bytes at o into t: in reverse order (fold -wK | tac),
+ * or each reversed in place (swap).
+ */
+static void
+group_order(unsigned char *t, const unsigned char *o, size_t m, size_t k,
+    int swap)
+{
+	size_t j, i;
+
+	for (j = 0; j < m; j++)
+		for (i = 0; i < k; i++)
+			t[j * k + i] = swap ? o[j * k + k - 1 - i] :
+					      o[(m - 1 - j) * k + i];
+}
+
+/*
  * The group triggers of pattern p (scan_int.h): of the raw secret, for
  * K = 2..8 at every phase, both kinds; of a base64 middle, its quartets
  * in reverse order at the encoder's phase. At least two whole groups
@@ -2033,7 +2049,7 @@ group_triggers(struct scan *sc, const struct pat *p, struct buf *b)
 {
 	const unsigned char *o = sc->arena.p + p->off;
 	const char *f = sc->names[p->form];
-	size_t k, ph, m, j, i, l = p->len;
+	size_t k, ph, m, i, l = p->len;
 	struct scan_trig *v;
 	unsigned kind;
 	int radix;
@@ -2055,13 +2071,8 @@ group_triggers(struct scan *sc, const struct pat *p, struct buf *b)
 					continue;
 				if ((m = (l - ph) / k) * k < 8)
 					continue;
-				for (j = 0; j < m; j++)
-					for (i = 0; i < k; i++)
-						b->p[j * k + i] = kind ==
-							TRIG_GREV ?
-						    o[ph + (m - 1 - j) * k +
-							i] :
-						    o[ph + j * k + k - 1 - i];
+				group_order(b->p, o + ph, m, k,
+				    kind == TRIG_GSWAP);
 				if (!group_trig_ok(o, l, b->p, m * k))
 					continue;
 				v = add_trig_to(sc, 1, kind, p, o, b->p, m * k,
