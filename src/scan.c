@@ -66,8 +66,10 @@ const char *const scan_forms[] = { "raw",
 	"percent-lower", "percent-js", "percent-uri", "percent-plus",
 	"percent-form", "percent-all", "percent-all-lower", "html",
 	"html-entities (every character as &#N; or &#xH;)", "quoted-printable",
-	"rot13", "reversed", "reversed-bytes", "utf16le", "utf16be",
-	"json+base64@0..2", "json+base64url@0..2",
+	"rot13", "reversed", "reversed-bytes",
+	"grouprev2..8-sep (the secret's groups of 2 to 8 in reverse order, "
+	"joined by blanks or line breaks: fold -wK | tac)",
+	"utf16le", "utf16be", "json+base64@0..2", "json+base64url@0..2",
 	"json+hex (JSON-escaped, then encoded)",
 	"FORM+json... (an encoded form, then JSON-escaped)",
 	"FORM+wrapped (base64/base32/hex split by line breaks)",
@@ -94,6 +96,9 @@ const char *const scan_forms[] = { "raw",
 	"base91 (tokens of a run, any prefix)",
 	"rot1..rot25, rot47, reverse (over a literal form, through triggers; "
 	"over any other text where undoing them gives text a decoder reads)",
+	"grouprev2..8, byteswap2..8 (groups of 2 to 8 bytes in reverse "
+	"order, or each reversed in place: over the secret, or base64 in "
+	"groups of 4, through triggers)",
 	"xor (one byte, over a literal form, below the top level)",
 	"utf16le, utf16be, utf32le, utf32be (with or without a BOM)",
 	"unicode-fold (fullwidth, mathematical, circled folded; zero-width, "
@@ -515,6 +520,25 @@ enc_reverse_bytes(struct buf *out, const unsigned char *s, size_t n)
 
 	for (i = n; i > 0; i--)
 		buf_putc(out, s[i - 1]);
+}
+
+/*
+ * fold -wK | tac | paste -sd SEP: the K-byte groups of s in reverse
+ * order (the last one short, so first), joined by sep.
+ */
+static void
+enc_grouprev(struct buf *out, const unsigned char *s, size_t n, size_t k,
+    int sep)
+{
+	size_t e = n, b;
+
+	while (e > 0) {
+		b = (e - 1) / k * k;
+		buf_put(out, s + b, e - b);
+		if (b > 0)
+			buf_putc(out, sep);
+		e = b;
+	}
 }
 
 /* UTF-16; s must be valid UTF-8. */
@@ -992,6 +1016,7 @@ struct pat {
 	unsigned char b85;	 /* B85_NONE, or a base85 alphabet */
 	unsigned char b85_lead;	 /* secret bytes in the group before */
 	unsigned char b85_trail; /* secret bytes in the group after */
+	unsigned char gphase;	 /* radix digits before a whole group */
 };
 
 struct frag_pat {
@@ -1017,6 +1042,10 @@ struct scan {
 	struct scan_trig *trig;
 	size_t ntrig, capt;
 	struct buf tarena;
+	struct mlit *mg; /* group triggers (their bytes in tarena) */
+	struct scan_trig *gtrig;
+	size_t ngtrig, capg;
+	int g_hex; /* a group trigger is all hex digits */
 
 	struct mlit *pm; /* partial mode: every pmin-gram */
 	struct frag_pat *fp;
@@ -1168,6 +1197,9 @@ add_radix(struct scan *sc, size_t idx, size_t first, const unsigned char *s,
 			v = (v << 1) | ((s[bit / 8] >> (7 - bit % 8)) & 1);
 		}
 		sc->pats[pi].trail_val = (unsigned char)v;
+		/* where the encoder's groups of digits start in the middle */
+		v = 8 * group / width;
+		sc->pats[pi].gphase = (unsigned char)((v - i0 % v) % v);
 	}
 	free(b.p);
 }
@@ -1521,12 +1553,13 @@ gen_bytes(struct gen *g)
 }
 
 /* Every character as a numeric HTML entity (UTF-8 decoded), HTML,
- * quoted-printable, rot13, reversed, UTF-16. */
+ * quoted-printable, rot13, reversed, groups reversed, UTF-16. */
 static void
 gen_markup(struct gen *g)
 {
 	const unsigned char *s = g->s;
-	size_t n = g->n;
+	size_t n = g->n, k;
+	char name[32];
 
 	if (utf8_valid(s, n)) {
 		enc_entities(&g->b, s, n, 0);
@@ -1546,6 +1579,14 @@ gen_markup(struct gen *g)
 	gen_add(g, "reversed");
 	enc_reverse_bytes(&g->b, s, n);
 	gen_add(g, "reversed-bytes");
+	/* groups split by blanks make no run for the group triggers */
+	for (k = 2; k <= 8 && k < n; k++) {
+		snprintf(name, sizeof(name), "grouprev%zu-sep", k);
+		enc_grouprev(&g->b, s, n, k, ' ');
+		gen_add(g, name);
+		enc_grouprev(&g->b, s, n, k, '\n');
+		gen_add(g, name);
+	}
 	if (utf8_valid(s, n)) {
 		enc_utf16(&g->b, s, n, 0);
 		gen_add(g, "utf16le");
@@ -1754,6 +1795,8 @@ scan_free(struct scan *sc)
 	mlit_free(sc->mtk[0]);
 	mlit_free(sc->mtk[1]);
 	free(sc->trig);
+	mlit_free(sc->mg);
+	free(sc->gtrig);
 	free(sc->tarena.p);
 	mlit_free(sc->pm);
 	free(sc->fp);
@@ -1908,27 +1951,31 @@ trig_form(const char *f)
 
 /*
  * A trigger of n bytes: 7 at least (the rotation signature of an 8-byte
- * secret that starts with a letter: its 7 steps).
+ * secret that starts with a letter: its 7 steps); a group trigger when
+ * grp is set. Returns it, or NULL (too short, out of memory).
  */
-static void
-add_trig(struct scan *sc, unsigned kind, const struct pat *p,
+static struct scan_trig *
+add_trig_to(struct scan *sc, int grp, unsigned kind, const struct pat *p,
     const unsigned char *orig, const unsigned char *t, size_t n, size_t skip)
 {
-	struct scan_trig *v;
+	struct scan_trig **arr = grp ? &sc->gtrig : &sc->trig, *v;
+	size_t *nt = grp ? &sc->ngtrig : &sc->ntrig;
+	size_t *capt = grp ? &sc->capg : &sc->capt;
 
 	if (n < SCAN_MIN_SECRET - 1 || sc->oom)
-		return;
-	if (sc->ntrig == sc->capt) {
-		size_t cap = sc->capt ? 2 * sc->capt : 64;
+		return NULL;
+	if (*nt == *capt) {
+		size_t cap = *capt ? 2 * *capt : 64;
 
-		if ((v = realloc(sc->trig, cap * sizeof(*v))) == NULL) {
+		if ((v = realloc(*arr, cap * sizeof(*v))) == NULL) {
 			sc->oom = 1;
-			return;
+			return NULL;
 		}
-		sc->trig = v;
-		sc->capt = cap;
+		*arr = v;
+		*capt = cap;
 	}
-	v = &sc->trig[sc->ntrig++];
+	v = &(*arr)[(*nt)++];
+	memset(v, 0, sizeof(*v));
 	v->kind = kind;
 	v->secret = p->secret;
 	v->orig = orig;
@@ -1937,6 +1984,111 @@ add_trig(struct scan *sc, unsigned kind, const struct pat *p,
 	v->off = sc->tarena.n;
 	v->len = n;
 	buf_put(&sc->tarena, t, n);
+	return v;
+}
+
+static void
+add_trig(struct scan *sc, unsigned kind, const struct pat *p,
+    const unsigned char *orig, const unsigned char *t, size_t n, size_t skip)
+{
+	add_trig_to(sc, 0, kind, p, orig, t, n, skip);
+}
+
+static int
+hex_digit(unsigned c)
+{
+	return (c >= '0' && c <= '9') ||
+	    ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/*
+ * Is t[0..n) worth a group trigger of the pattern o[0..l)? Not where it
+ * occurs in the pattern itself (a periodic secret: the pattern's own
+ * scan finds it), nor with fewer than 5 distinct bytes (noise).
+ */
+static int
+group_trig_ok(const unsigned char *o, size_t l, const unsigned char *t,
+    size_t n)
+{
+	uint64_t seen[4] = { 0, 0, 0, 0 };
+	unsigned nv = 0;
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		if (!(seen[t[j] >> 6] >> (t[j] & 63) & 1))
+			nv++;
+		seen[t[j] >> 6] |= (uint64_t)1 << (t[j] & 63);
+	}
+	return nv >= 5 && memmem(o, l, t, n) == NULL;
+}
+
+/*
+ * The m groups of k bytes at o into t: in reverse order (fold -wK | tac),
+ * or each reversed in place (swap).
+ */
+static void
+group_order(unsigned char *t, const unsigned char *o, size_t m, size_t k,
+    int swap)
+{
+	size_t j, i;
+
+	for (j = 0; j < m; j++)
+		for (i = 0; i < k; i++)
+			t[j * k + i] = swap ? o[j * k + k - 1 - i] :
+					      o[(m - 1 - j) * k + i];
+}
+
+/*
+ * The group triggers of pattern p (scan_int.h): of the raw secret, for
+ * K = 2..8 at every phase, both kinds; of a base64 middle, its quartets
+ * in reverse order at the encoder's phase. At least two whole groups
+ * and 8 bytes. b is scratch; -1: out of memory.
+ */
+static int
+group_triggers(struct scan *sc, const struct pat *p, struct buf *b)
+{
+	const unsigned char *o = sc->arena.p + p->off;
+	const char *f = sc->names[p->form];
+	size_t k, ph, m, i, l = p->len;
+	struct scan_trig *v;
+	unsigned kind;
+	int radix;
+
+	radix = (strncmp(f, "base64@", 7) == 0 && f[8] == '\0') ||
+	    (strncmp(f, "base64url@", 10) == 0 && f[11] == '\0');
+	if (!radix && strcmp(f, "raw") != 0)
+		return 0;
+	b->n = 0;
+	buf_grow(b, l);
+	if (b->oom)
+		return -1;
+	for (k = 2; k <= 8; k++)
+		for (ph = 0; ph < k && ph + 2 * k <= l; ph++)
+			for (kind = TRIG_GREV; kind <= TRIG_GSWAP; kind <<= 1) {
+				if (radix &&
+				    (k != 4 || ph != p->gphase ||
+					kind != TRIG_GREV))
+					continue;
+				if ((m = (l - ph) / k) * k < 8)
+					continue;
+				group_order(b->p, o + ph, m, k,
+				    kind == TRIG_GSWAP);
+				if (!group_trig_ok(o, l, b->p, m * k))
+					continue;
+				v = add_trig_to(sc, 1, kind, p, o, b->p, m * k,
+				    ph);
+				if (v == NULL)
+					continue;
+				v->group = (unsigned char)k;
+				v->radix = (unsigned char)radix;
+				v->tdig = radix && p->trail_bits > 0;
+				for (i = 0; i < m * k && hex_digit(b->p[i]);
+				     i++)
+					;
+				if (i == m * k)
+					sc->g_hex = 1;
+			}
+	return 0;
 }
 
 /* The triggers of pattern p; b is scratch. -1: out of memory. */
@@ -1998,6 +2150,20 @@ pat_triggers(struct scan *sc, const struct pat *p, struct buf *b)
 	return 0;
 }
 
+/* A matcher of the n triggers v; pp, pl: room for n. NULL: no memory. */
+static struct mlit *
+trig_mlit(const struct scan *sc, const struct scan_trig *v, size_t n,
+    const unsigned char **pp, size_t *pl)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		pp[i] = sc->tarena.p + v[i].off;
+		pl[i] = v[i].len;
+	}
+	return mlit_new(pp, pl, n);
+}
+
 /*
  * For each pattern of a trigger form: its rotation signature (any rot-N),
  * its reversal, its rot47; for each secret its XOR delta (any one-byte
@@ -2018,25 +2184,29 @@ build_triggers(struct scan *sc)
 
 		if (!trig_form(sc->names[p->form]))
 			continue;
-		if (pat_triggers(sc, p, &b) != 0)
+		if (pat_triggers(sc, p, &b) != 0 ||
+		    group_triggers(sc, p, &b) != 0)
 			goto out;
 	}
 	if (sc->oom || sc->tarena.oom)
+		goto out;
+	if (sc->ntrig == 0 && sc->ngtrig == 0) {
+		rc = 0;
+		goto out;
+	}
+	j = sc->ntrig > sc->ngtrig ? sc->ntrig : sc->ngtrig;
+	pp = malloc(j * sizeof(*pp));
+	pl = malloc(j * sizeof(*pl));
+	if (pp == NULL || pl == NULL)
+		goto out;
+	if (sc->ngtrig > 0 &&
+	    (sc->mg = trig_mlit(sc, sc->gtrig, sc->ngtrig, pp, pl)) == NULL)
 		goto out;
 	if (sc->ntrig == 0) {
 		rc = 0;
 		goto out;
 	}
-	pp = malloc(sc->ntrig * sizeof(*pp));
-	pl = malloc(sc->ntrig * sizeof(*pl));
-	if (pp == NULL || pl == NULL)
-		goto out;
-	for (i = 0; i < sc->ntrig; i++) {
-		pp[i] = sc->tarena.p + sc->trig[i].off;
-		pl[i] = sc->trig[i].len;
-	}
-	sc->mt = mlit_new(pp, pl, sc->ntrig);
-	if (sc->mt == NULL)
+	if ((sc->mt = trig_mlit(sc, sc->trig, sc->ntrig, pp, pl)) == NULL)
 		goto out;
 	/*
 	 * The prefilters of scan_trig_maybe: the triggers a scan of a
@@ -2092,6 +2262,37 @@ scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
 	if (sc->mt == NULL)
 		return 0;
 	return mlit_scan(sc->mt, p, n, on_trig, &t);
+}
+
+struct group_ctx {
+	const struct scan *sc;
+	scan_trig_cb cb;
+	void *ctx;
+};
+
+static int
+on_group_trig(void *vctx, size_t pat, size_t start)
+{
+	struct group_ctx *g = vctx;
+
+	return g->cb(g->ctx, &g->sc->gtrig[pat], start);
+}
+
+int
+scan_group_scan(const struct scan *sc, const unsigned char *p, size_t n,
+    scan_trig_cb cb, void *ctx)
+{
+	struct group_ctx g = { sc, cb, ctx };
+
+	if (sc->mg == NULL)
+		return 0;
+	return mlit_scan(sc->mg, p, n, on_group_trig, &g);
+}
+
+int
+scan_group_hex(const struct scan *sc)
+{
+	return sc->g_hex;
 }
 
 /* Is gram one of m's sampled grams (the exact table, not the bitmap)? */

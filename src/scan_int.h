@@ -239,15 +239,33 @@ const char *scan_form_join(const char *outer, const char *inner);
  * reversed (two transforms in a row: the run is reversed, and the rest
  * found one level deeper). orig is the pattern untransformed; skip is
  * where the trigger starts in it.
+ *
+ * Group triggers, a matcher of their own (scan_group_scan):
+ *   TRIG_GREV   the whole K-byte groups of a pattern in reverse order
+ *               (fold -wK | tac | tr -d '\n'), K = group, 2..8
+ *   TRIG_GSWAP  the same groups each reversed in place (byteswapK)
+ * skip is the phase: the pattern's bytes before its first whole group;
+ * the groups after it (two at least) are the trigger. radix: the pattern
+ * is a base64 middle (GREV of quartets), whose partial digits lie in the
+ * groups on either side.
  */
-enum { TRIG_SIG = 1, TRIG_REV = 2, TRIG_R47 = 4, TRIG_DELTA = 8 };
+enum {
+	TRIG_SIG = 1,
+	TRIG_REV = 2,
+	TRIG_R47 = 4,
+	TRIG_DELTA = 8,
+	TRIG_GREV = 16,
+	TRIG_GSWAP = 32
+};
 
 struct scan_trig {
 	unsigned kind;
 	size_t secret;
 	const unsigned char *orig;
 	size_t origlen, skip;
-	size_t off, len; /* the trigger's bytes, in the scanner */
+	size_t off, len;	    /* the trigger's bytes, in the scanner */
+	unsigned char group, radix; /* group triggers only */
+	unsigned char tdig;	    /* a radix's partial digit after it */
 };
 
 typedef int (*scan_trig_cb)(void *ctx, const struct scan_trig *t, size_t pos);
@@ -258,6 +276,14 @@ typedef int (*scan_trig_cb)(void *ctx, const struct scan_trig *t, size_t pos);
  */
 int scan_trig_scan(const struct scan *sc, const unsigned char *p, size_t n,
     unsigned kinds, scan_trig_cb cb, void *ctx);
+
+/*
+ * Calls cb for every group trigger found in p[0..n). scan_group_hex: is
+ * some group trigger all hex digits (a run of hex digits may hold one)?
+ */
+int scan_group_scan(const struct scan *sc, const unsigned char *p, size_t n,
+    scan_trig_cb cb, void *ctx);
+int scan_group_hex(const struct scan *sc);
 
 /*
  * Could scan_trig_scan over p[0..n) (over its rotation signature when sig

@@ -141,7 +141,8 @@ enum {
 	RC_B64 = 1u << 8,  /* in base64 (rmask) */
 	RC_CUT = 1u << 9,  /* delim: cuts tokens */
 	RC_PAD = 1u << 10, /* '=' */
-	RC_BSL = 1u << 11  /* '\\': a line break's escape, maybe */
+	RC_BSL = 1u << 11, /* '\\': a line break's escape, maybe */
+	RC_HEX = 1u << 12  /* a hex digit */
 };
 static const char *const x_name[X_COUNT] = { "ascii85", "z85", "base85",
 	"base91" };
@@ -244,6 +245,8 @@ tables_setup(void)
 			rcls[c] |= RC_PAD;
 		if (c == '\\')
 			rcls[c] |= RC_BSL;
+		if (rval[R_HEX][c] >= 0)
+			rcls[c] |= RC_HEX;
 	}
 	for (i = 0; magic_first[i] != '\0'; i++)
 		magic1[magic_first[i]] = 1;
@@ -282,6 +285,8 @@ scan_rot_sig(const unsigned char *p, size_t n, unsigned char *out)
 /* ---------------------------------------------------------------- */
 /* The pass's state and its output. */
 
+#define GROUP_HITS 8 /* group triggers undone in one run, at most */
+
 struct xp {
 	const struct scan *sc;
 	const unsigned char *buf;
@@ -305,6 +310,11 @@ struct xp {
 	unsigned kinds;
 	unsigned char xkey[4];
 	int nxkey;
+	struct {
+		const struct scan_trig *t;
+		size_t q;
+	} gh[GROUP_HITS]; /* group triggers, at run[q] */
+	unsigned ngh;
 };
 
 static unsigned char *
@@ -2156,6 +2166,189 @@ run_whole(struct xp *x, size_t n, size_t s, size_t e, size_t kts, uint32_t lead,
 	return 0;
 }
 
+/* ---------------------------------------------------------------- */
+/* Groups reversed: fold -wK | tac | tr -d '\n', and each group in place. */
+
+static const char *const grev_name[9] = { NULL, NULL, "grouprev2", "grouprev3",
+	"grouprev4", "grouprev5", "grouprev6", "grouprev7", "grouprev8" };
+static const char *const gswap_name[9] = { NULL, NULL, "byteswap2", "byteswap3",
+	"byteswap4", "byteswap5", "byteswap6", "byteswap7", "byteswap8" };
+
+static int
+on_group(void *ctx, const struct scan_trig *t, size_t pos)
+{
+	struct xp *x = ctx;
+
+	if (x->ngh < GROUP_HITS) {
+		x->gh[x->ngh].t = t;
+		x->gh[x->ngh].q = pos;
+		x->ngh++;
+	}
+	return 0;
+}
+
+/*
+ * Could c have followed the secret, in the group it shares with the
+ * secret's last bytes? A letter, a digit or a byte of the pattern; for
+ * a base64 middle its digits and '='. Text that preceded the secret (a
+ * key, "KEY=") may be anything.
+ */
+static int
+secret_like(const struct scan_trig *t, const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned c = p[i];
+
+		if (t->radix ? !(rmask[c] & (1u << R_B64)) :
+			       !((tcls[c] & (T_LOWER | T_UPPER | T_DIGIT)) ||
+				   memchr(t->orig, (int)c, t->origlen)))
+			return 0;
+	}
+	return 1;
+}
+
+/* Are run[a..a+l) the bytes o[0..l), reversed when rev is set? */
+static int
+edge_is(const unsigned char *run, size_t a, const unsigned char *o, size_t l,
+    int rev)
+{
+	size_t i;
+
+	for (i = 0; i < l; i++)
+		if (run[a + i] != (rev ? o[l - 1 - i] : o[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * The readings of an edge of l bytes of the pattern (the head or the
+ * tail, e) whose group lies before (before set) or after the inner
+ * groups, at run[q..) or run[..q) of n: 0 when it is empty, the short
+ * group (fold's last: the grouped text ends at the secret) and the whole
+ * group of K bytes (its other bytes secret-like when follow is set). A
+ * bit for each length that holds: 1 << len.
+ */
+static unsigned
+edge_reads(const struct scan_trig *t, const unsigned char *run, size_t n,
+    size_t q, int before, const unsigned char *e, size_t l, int rev, int follow)
+{
+	size_t k = t->group, a, x;
+	unsigned r = 0;
+
+	/* an empty edge needs no group, but for a base64 tail's digit */
+	if (l == 0 && !(t->radix && follow && t->tdig))
+		return 1;
+	if (l == 0)
+		r |= 1; /* (the partial digit's group may be left out) */
+	if (l > 0 && !t->radix && (before ? q >= l : q + l <= n) &&
+	    edge_is(run, before ? q - l : q, e, l, rev))
+		r |= 1u << l;
+	/*
+	 * unpadded base64 (base64url, JWTs): fold's last group, the text's
+	 * end, holds the tail and its partial digit alone
+	 */
+	x = t->tdig;
+	if (t->radix && before && follow && l + x > 0 && l + x < k &&
+	    q >= l + x && edge_is(run, q - l - x, e, l, rev) &&
+	    secret_like(t, run + q - x, x))
+		r |= 1u << (l + x);
+	if (before ? q < k : q + k > n)
+		return r;
+	/* the edge's bytes at the group's far end from the inner ones */
+	a = before ? q - k : q + k - l;
+	if (!edge_is(run, a, e, l, rev))
+		return r;
+	if (follow &&
+	    !secret_like(t, before ? run + q - k + l : run + q, k - l))
+		return r;
+	return r | 1u << k;
+}
+
+/*
+ * A group trigger t at run[q]: the windows its edges' readings give,
+ * each the run's bytes in the secret's order, scanned one level deeper
+ * (xemit) as "grouprevK>FORM" or "byteswapK>FORM".
+ */
+static int
+group_undo(struct xp *x, size_t n, size_t s, const struct scan_trig *t,
+    size_t q, unsigned *left)
+{
+	const unsigned char *run = x->run, *o = t->orig;
+	size_t k = t->group, ph = t->skip, m = (t->origlen - ph) / k;
+	size_t tl = t->origlen - ph - m * k, e = q + m * k, eh, et, j, i, wn;
+	int swap = t->kind == TRIG_GSWAP;
+	unsigned heads, tails;
+	unsigned char *w;
+
+	if (swap) {
+		heads = edge_reads(t, run, n, q, 1, o, ph, 1, 0);
+		tails = edge_reads(t, run, n, e, 0, o + t->origlen - tl, tl, 1,
+		    1);
+	} else {
+		tails = edge_reads(t, run, n, q, 1, o + t->origlen - tl, tl, 0,
+		    1);
+		heads = edge_reads(t, run, n, e, 0, o, ph, 0, 0);
+	}
+	if (heads == 0 || tails == 0)
+		return 0;
+	scan_budget_spend(x->bg, t->origlen + 2 * k);
+	if ((w = scratch(&x->w, &x->wcap, t->origlen + 2 * k, &x->oom)) == NULL)
+		return -1;
+	for (eh = 0; eh <= k; eh++)
+		for (et = 0; et <= k; et++) {
+			if (!(heads >> eh & 1) || !(tails >> et & 1) ||
+			    *left == 0)
+				continue;
+			--*left;
+			wn = 0;
+			if (swap) {
+				for (i = q; i > q - eh; i--)
+					w[wn++] = run[i - 1];
+				for (j = 0; j < m; j++)
+					for (i = q + (j + 1) * k; i > q + j * k;
+					     i--)
+						w[wn++] = run[i - 1];
+				for (i = e + et; i > e; i--)
+					w[wn++] = run[i - 1];
+				if (xemit(x, w, wn, gswap_name[k], s + q - eh,
+					s + e + et) != 0)
+					return -1;
+				continue;
+			}
+			memcpy(w, run + e, eh);
+			wn = eh;
+			for (j = 0; j < m; j++, wn += k)
+				memcpy(w + wn, run + e - (j + 1) * k, k);
+			memcpy(w + wn, run + q - et, et);
+			wn += et;
+			if (xemit(x, w, wn, grev_name[k], s + q - et,
+				s + e + eh) != 0)
+				return -1;
+		}
+	return 0;
+}
+
+/*
+ * The run x->run of n at buf[s..): its group triggers, each undone
+ * where its edges fit (at most GROUP_HITS windows). The windows never
+ * leave the run: its findings depend on its bytes alone (the memo).
+ */
+static int
+group_run(struct xp *x, size_t n, size_t s)
+{
+	unsigned i, left = GROUP_HITS;
+
+	x->ngh = 0;
+	if (scan_group_scan(x->sc, x->run, n, on_group, x) != 0)
+		return -1;
+	for (i = 0; i < x->ngh; i++)
+		if (group_undo(x, n, s, x->gh[i].t, x->gh[i].q, &left) != 0)
+			return -1;
+	return 0;
+}
+
 /* The run buf[s..e): its rotations, reversal and rot47, then tokens. */
 static int
 on_run(struct xp *x, size_t s, size_t e)
@@ -2178,6 +2371,10 @@ on_run(struct xp *x, size_t s, size_t e)
 	if (run_triggers(x, n, s, e, sig) != 0 ||
 	    run_tokens(x, n, s, &kts, &lead, &fam) != 0 ||
 	    run_whole(x, n, s, e, kts, lead, fam) != 0)
+		return -1;
+	/* a run of hex digits holds no group trigger but a hex secret's */
+	if ((!(lead & fam & RC_HEX) || scan_group_hex(x->sc)) &&
+	    group_run(x, n, s) != 0)
 		return -1;
 	/*
 	 * undone without a trigger: the run, and its part after a key; the

@@ -1153,6 +1153,48 @@ same_findings(const struct scan_result *a, const struct scan_result *b)
 	return 1;
 }
 
+/*
+ * fold -wK | tac | tr -d '\n' of s into o ("grouprevK"), each K-byte
+ * group reversed in place ("byteswapK"), or the groups in reverse order
+ * joined by a blank ("grouprevK-blank") or a line break
+ * ("grouprevK-line"). fold leaves the last group short.
+ */
+static void
+group(const struct str *s, struct str *o, const char *how)
+{
+	size_t k = (size_t)atoi(how + 8), ng = (s->n + k - 1) / k, g, s0, e;
+	int swap = how[0] == 'b';
+	const char *sep = strchr(how, '-');
+
+	for (g = 0; g < ng; g++) {
+		s0 = (swap ? g : ng - 1 - g) * k;
+		e = s0 + k < s->n ? s0 + k : s->n;
+		if (g > 0 && sep != NULL)
+			put(o, strcmp(sep, "-line") == 0 ? "\n" : " ", 1);
+		if (swap)
+			for (; e > s0; e--)
+				put(o, s->p + e - 1, 1);
+		else
+			put(o, s->p + s0, e - s0);
+	}
+}
+
+/* Scans pre, then p, then post, as one buffer, into r. */
+static void
+scan_framed(struct scan *sc, const char *pre, const struct str *p,
+    const char *post, struct scan_result *r)
+{
+	struct str t = { 0 };
+
+	puts_(&t, pre);
+	put(&t, p->p, p->n);
+	puts_(&t, post);
+	memset(r, 0, sizeof(*r));
+	if (scan_buffer(sc, t.p, t.n, r) != 0)
+		abort();
+	free(t.p);
+}
+
 /* One step of test_undo's chains, applied to s in place. */
 static void
 step(struct str *s, const char *how)
@@ -1254,6 +1296,9 @@ step(struct str *s, const char *how)
 	else if (strcmp(how, "reverse") == 0)
 		for (i = s->n; i > 0; i--)
 			put(&o, s->p + i - 1, 1);
+	else if (strncmp(how, "grouprev", 8) == 0 ||
+	    strncmp(how, "byteswap", 8) == 0)
+		group(s, &o, how);
 	else if (strcmp(how, "rot47") == 0)
 		for (i = 0; i < s->n; i++) {
 			unsigned char c = (unsigned char)s->p[i];
@@ -1292,7 +1337,9 @@ step(struct str *s, const char *how)
  * of HTML entities (both decoders read the line); XOR of look-alikes or
  * entities (the key under which they read as such). Each chain is
  * found with its name, in a line and as a JSON value; the same chains
- * over a near miss (the last byte off) find nothing.
+ * over a near miss (the last byte off) find nothing. The secret's groups
+ * in reverse order, joined by blanks or line breaks (fold -wK | tac):
+ * literal forms, found as they are.
  */
 static void
 test_undo(void)
@@ -1334,9 +1381,26 @@ test_undo(void)
 		/* XOR of text a text decoder reads: the key that shows it */
 		{ { "mathbold", "xor", "hex" }, "hex>xor>unicode-fold>raw" },
 		{ { "html", "xor", "base64" }, "base64>xor>html-unescape>raw" },
+		/* the secret's groups in reverse order, spaced: literal */
+		{ { "grouprev4-blank", NULL, NULL }, "grouprev4-sep" },
+		{ { "grouprev5-line", NULL, NULL }, "grouprev5-sep" },
+		{ { "grouprev2-blank", NULL, NULL }, "grouprev2-sep" },
+		{ { "grouprev8-line", NULL, NULL }, "grouprev8-sep" },
+		/* group triggers: K-byte groups reversed, in order or each */
+		{ { "grouprev4", NULL, NULL }, "grouprev4>raw" },
+		{ { "grouprev5", NULL, NULL }, "grouprev5>raw" },
+		{ { "grouprev7", NULL, NULL }, "grouprev7>raw" },
+		{ { "grouprev8", NULL, NULL }, "grouprev8>raw" },
+		{ { "byteswap2", NULL, NULL }, "byteswap2>raw" },
+		{ { "byteswap4", NULL, NULL }, "byteswap4>raw" },
+		{ { "byteswap7", NULL, NULL }, "byteswap7>raw" },
+		{ { "grouprev3", "base64", NULL }, "base64>grouprev3>raw" },
+		{ { "base64", "grouprev4", NULL }, "grouprev4>base64@0" },
+		{ { "hex", "grouprev4", NULL }, "hex>grouprev2>raw" },
+		{ { "byteswap4", "hex", NULL }, "hex>byteswap4>raw" },
 	};
 	struct scan *sc = compile1(S1, strlen(S1));
-	struct str enc = { 0 }, text = { 0 };
+	struct str enc = { 0 };
 	struct scan_result r;
 	size_t i, j;
 	int miss;
@@ -1347,13 +1411,8 @@ test_undo(void)
 			puts_(&enc, miss ? MISS : S1);
 			for (j = 0; j < 3 && cases[i].steps[j] != NULL; j++)
 				step(&enc, cases[i].steps[j]);
-			text.n = 0;
-			puts_(&text, "# notes\ntoken: ");
-			put(&text, enc.p, enc.n);
-			puts_(&text, "\nnext line\n");
-			memset(&r, 0, sizeof(r));
-			if (scan_buffer(sc, text.p, text.n, &r) != 0)
-				abort();
+			scan_framed(sc, "# notes\ntoken: ", &enc,
+			    "\nnext line\n", &r);
 			if (miss)
 				ok(r.n == 0,
 				    "near miss: %s of the secret one byte off "
@@ -1366,8 +1425,135 @@ test_undo(void)
 			scan_result_free(&r);
 		}
 	free(enc.p);
-	free(text.p);
 	scan_free(sc);
+}
+
+/*
+ * Group reversal of a .env file folded whole (fold -wK | tac | tr -d
+ * '\n': fold splits each line, so a line's last group is short; and
+ * each group reversed in place), the secret after a key of every length
+ * mod K (its phase), K = 2..8: found as grouprevK>raw or byteswapK>raw.
+ * Near misses (the first or last byte off, 3 bytes short at either
+ * end): nothing, though the edge groups are shared with the key.
+ */
+static void
+test_group_edges(void)
+{
+	static const char *const miss[] = { MISS, "tk-live-0123456789abcdef",
+		"sk-live-0123456789abc", "live-0123456789abcdef" };
+	struct scan *sc = compile1(S1, strlen(S1));
+	struct str ln[3] = { { 0 }, { 0 }, { 0 } }, enc = { 0 };
+	struct scan_result r;
+	char how[16], want[32];
+	size_t k, lead, i, j, bad = 0, lost = 0, n = 0;
+	int swap;
+
+	for (swap = 0; swap < 2; swap++)
+		for (k = 2; k <= 8; k++)
+			for (lead = 0; lead < k; lead++)
+				for (i = 0; i <= 4; i++) {
+					for (j = 0; j < 3; j++)
+						ln[j].n = 0;
+					puts_(&ln[0], "# env");
+					puts_(&ln[1],
+					    "XXXXXXXXAPI_KEY=" + 8 - lead);
+					puts_(&ln[1],
+					    i == 0 ? S1 : miss[i - 1]);
+					puts_(&ln[2], "OTHER=1");
+					snprintf(how, sizeof(how), "%s%zu",
+					    swap ? "byteswap" : "grouprev", k);
+					enc.n = 0;
+					put(&enc, "", 0);
+					for (j = 0; j < 3; j++)
+						group(&ln[swap ? j : 2 - j],
+						    &enc, how);
+					memset(&r, 0, sizeof(r));
+					if (scan_buffer(sc, enc.p, enc.n, &r) !=
+					    0)
+						abort();
+					snprintf(want, sizeof(want), "%s>raw",
+					    how);
+					n++;
+					if (i == 0 && !has_form(&r, want)) {
+						lost++;
+						printf("# lost: %s, lead %zu\n",
+						    how, lead);
+						dump(&r);
+					}
+					if (i > 0 && r.n > 0) {
+						bad++;
+						printf("# near miss found: %s, "
+						       "lead "
+						       "%zu: %s\n",
+						    how, lead, miss[i - 1]);
+						dump(&r);
+					}
+					scan_result_free(&r);
+				}
+	ok(lost == 0,
+	    "group reversal of a file folded whole: %zu of %zu "
+	    "lost",
+	    lost, n / 5);
+	ok(bad == 0, "group reversal of near misses: %zu of %zu found", bad,
+	    n / 5 * 4);
+	for (j = 0; j < 3; j++)
+		free(ln[j].p);
+	free(enc.p);
+	scan_free(sc);
+}
+
+/*
+ * grouprev4 of a secret's base64 (its quartets in reverse order), for
+ * secrets of 24 to 26 bytes: padded, and unpadded (base64url, JWTs),
+ * where fold's last group, first in the output, is short: found as
+ * grouprev4>base64@0 after a key and a blank; the same with the secret's
+ * last byte changed: nothing.
+ */
+static void
+test_group_b64(void)
+{
+	static const char *const sec[] = { S1, S1 "g", S1 "gh" };
+	struct str in = { 0 }, enc = { 0 }, sv = { 0 };
+	struct scan_result r;
+	struct scan *sc;
+	size_t i, j, pad, miss;
+
+	for (i = 0; i < 3; i++) {
+		sc = compile1(sec[i], strlen(sec[i]));
+		for (pad = 0; pad < 2; pad++)
+			for (miss = 0; miss < 2; miss++) {
+				in.n = enc.n = sv.n = 0;
+				put(&in, "", 0);
+				puts_(&sv, sec[i]);
+				if (miss)
+					sv.p[sv.n - 1] = 'z';
+				b64((const unsigned char *)sv.p, sv.n, &in);
+				while (
+				    !pad && in.n > 0 && in.p[in.n - 1] == '=')
+					in.n--;
+				put(&enc, "", 0);
+				group(&in, &enc, "grouprev4");
+				scan_framed(sc, "token: ", &enc, "\n", &r);
+				j = strlen(sec[i]);
+				if (miss)
+					ok(r.n == 0,
+					    "grouprev4 of %s base64 of a near "
+					    "miss of %zu bytes: nothing (%zu "
+					    "findings)",
+					    pad ? "padded" : "unpadded", j,
+					    r.n);
+				else if (!ok(has_form(&r, "grouprev4>base64@0"),
+					     "grouprev4 of %s base64 of a "
+					     "secret of %zu bytes",
+					     pad ? "padded" : "unpadded", j))
+					dump(&r);
+				scan_result_free(&r);
+			}
+		scan_free(sc);
+	}
+	free(in.p);
+	free(enc.p);
+	free(sv.p);
 }
 
 /*
@@ -1389,7 +1575,7 @@ test_memo(void)
 	struct scan_memo memo;
 	unsigned char *zb;
 	uLongf zn;
-	size_t i, k, n7, nz, dl;
+	size_t i, k, n7, nz, ng, dl;
 	int pfd[2];
 	pid_t pid;
 
@@ -1414,6 +1600,20 @@ test_memo(void)
 			    "{\"k\":\"!sp\\\\=:G6\\\\_`a2bcde7\\\\89:;<=>?@"
 			    "23456789\"}\n");
 	}
+	/* the secret's groups of 4 in reverse order after a key, at 4
+	 * phases, each 5 times: group triggers through the memo */
+	for (i = 0; i < 20; i++) {
+		z.n = 0;
+		puts_(&z, "XXXKEY=" + i % 4);
+		puts_(&z, S1);
+		t.n = 0;
+		put(&t, "", 0);
+		group(&z, &t, "grouprev4");
+		puts_(&d, "{\"g\":\"");
+		put(&d, t.p, t.n);
+		puts_(&d, "\"}\n");
+	}
+	t.n = 0;
 	/* a zlib stream's base64 holding the secret, three times: the
 	 * decode pass's runs through the memo */
 	z.n = 0;
@@ -1493,15 +1693,16 @@ test_memo(void)
 	if (scan_buffer_memo(sc, d.p, d.n, &a, NULL) != 0 ||
 	    scan_buffer(sc, d.p, d.n, &b) != 0)
 		abort();
-	for (i = 0, n7 = 0, nz = 0; i < b.n; i++) {
+	for (i = 0, n7 = 0, nz = 0, ng = 0; i < b.n; i++) {
 		n7 += strncmp(b.v[i].form, "rot7>", 5) == 0;
 		nz += strncmp(b.v[i].form, "base64>zlib>", 12) == 0;
+		ng += strncmp(b.v[i].form, "grouprev4>", 10) == 0;
 	}
-	if (!ok(same_findings(&a, &b) && n7 >= 60 && nz >= 3,
+	if (!ok(same_findings(&a, &b) && n7 >= 60 && nz >= 3 && ng >= 20,
 		"runs that come back: the memo gives every finding a scan "
 		"without it gives (%zu and %zu findings, %zu rot7 of 60, "
-		"%zu base64>zlib of 3, budget %u and %u)",
-		a.n, b.n, n7, nz, a.budget, b.budget)) {
+		"%zu base64>zlib of 3, %zu grouprev4 of 20, budget %u and %u)",
+		a.n, b.n, n7, nz, ng, a.budget, b.budget)) {
 		dump(&a);
 		dump(&b);
 	}
@@ -2149,6 +2350,8 @@ main(void)
 	test_memo_pay(0);
 	test_memo_pay(SCAN_MEMO_TAGS);
 	test_undo();
+	test_group_edges();
+	test_group_b64();
 	test_hex_tokens();
 	test_nul_windows();
 	{
