@@ -524,18 +524,19 @@ enc_reverse_bytes(struct buf *out, const unsigned char *s, size_t n)
 
 /*
  * fold -wK | tac | paste -sd SEP: the K-byte groups of s in reverse
- * order (the last one short, so first), joined by sep.
+ * order (the last one short, so first), joined by sep; fused, the first
+ * two with nothing between (tac of a file without its last line break).
  */
 static void
 enc_grouprev(struct buf *out, const unsigned char *s, size_t n, size_t k,
-    int sep)
+    int sep, int fused)
 {
 	size_t e = n, b;
 
 	while (e > 0) {
 		b = (e - 1) / k * k;
 		buf_put(out, s + b, e - b);
-		if (b > 0)
+		if (b > 0 && !(fused && e == n))
 			buf_putc(out, sep);
 		e = b;
 	}
@@ -1559,6 +1560,7 @@ gen_markup(struct gen *g)
 {
 	const unsigned char *s = g->s;
 	size_t n = g->n, k;
+	int fused;
 	char name[32];
 
 	if (utf8_valid(s, n)) {
@@ -1579,13 +1581,19 @@ gen_markup(struct gen *g)
 	gen_add(g, "reversed");
 	enc_reverse_bytes(&g->b, s, n);
 	gen_add(g, "reversed-bytes");
-	/* groups split by blanks make no run for the group triggers */
+	/*
+	 * groups split by blanks make no run for the group triggers; tac of
+	 * a file without its last line break (a key file, fold's output of
+	 * it) joins that last line to the one before: fused
+	 */
 	for (k = 2; k <= 8 && k < n; k++) {
 		snprintf(name, sizeof(name), "grouprev%zu-sep", k);
-		enc_grouprev(&g->b, s, n, k, ' ');
-		gen_add(g, name);
-		enc_grouprev(&g->b, s, n, k, '\n');
-		gen_add(g, name);
+		for (fused = 0; fused < 2; fused++) {
+			enc_grouprev(&g->b, s, n, k, ' ', fused);
+			gen_add(g, name);
+			enc_grouprev(&g->b, s, n, k, '\n', fused);
+			gen_add(g, name);
+		}
 	}
 	if (utf8_valid(s, n)) {
 		enc_utf16(&g->b, s, n, 0);

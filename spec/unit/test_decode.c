@@ -1157,7 +1157,9 @@ same_findings(const struct scan_result *a, const struct scan_result *b)
  * fold -wK | tac | tr -d '\n' of s into o ("grouprevK"), each K-byte
  * group reversed in place ("byteswapK"), or the groups in reverse order
  * joined by a blank ("grouprevK-blank") or a line break
- * ("grouprevK-line"). fold leaves the last group short.
+ * ("grouprevK-line"), or by line breaks but the first two joined
+ * ("grouprevK-tac": tac of a file without its last line break). fold
+ * leaves the last group short.
  */
 static void
 group(const struct str *s, struct str *o, const char *how)
@@ -1169,8 +1171,9 @@ group(const struct str *s, struct str *o, const char *how)
 	for (g = 0; g < ng; g++) {
 		s0 = (swap ? g : ng - 1 - g) * k;
 		e = s0 + k < s->n ? s0 + k : s->n;
-		if (g > 0 && sep != NULL)
-			put(o, strcmp(sep, "-line") == 0 ? "\n" : " ", 1);
+		if (g > 0 && sep != NULL &&
+		    !(g == 1 && strcmp(sep, "-tac") == 0))
+			put(o, strcmp(sep, "-blank") == 0 ? " " : "\n", 1);
 		if (swap)
 			for (; e > s0; e--)
 				put(o, s->p + e - 1, 1);
@@ -1386,6 +1389,8 @@ test_undo(void)
 		{ { "grouprev5-line", NULL, NULL }, "grouprev5-sep" },
 		{ { "grouprev2-blank", NULL, NULL }, "grouprev2-sep" },
 		{ { "grouprev8-line", NULL, NULL }, "grouprev8-sep" },
+		{ { "grouprev5-tac", NULL, NULL }, "grouprev5-sep" },
+		{ { "grouprev4-tac", NULL, NULL }, "grouprev4-sep" },
 		/* group triggers: K-byte groups reversed, in order or each */
 		{ { "grouprev4", NULL, NULL }, "grouprev4>raw" },
 		{ { "grouprev5", NULL, NULL }, "grouprev5>raw" },
