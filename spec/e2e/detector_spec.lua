@@ -1,6 +1,6 @@
 -- The detector end to end: real Claude Code runs in which the real tools of
 -- the claude image (od, xxd, hexdump, gzip, tar, python3, uuencode, sed,
--- tr, head, tail, basenc, iconv, rev, zstd, lz4, brotli) print a canary in
+-- tr, head, tail, basenc, iconv, rev, zstd, lz4, brotli, fold, tac, dd) print a canary in
 -- each family a reader could undo;
 -- each must be found on the wire, in that family, through run:leaks (the
 -- result's findings), never as the raw text.
@@ -42,6 +42,12 @@ local FAMILIES = {
   { "zstd-base64", { "(seq 1 300; cat key) | zstd -c | base64" }, "zstd>" },
   { "lz4-base64", { "(seq 1 300; cat key) | lz4 -c | base64" }, "lz4>" },
   { "brotli-base64", { "(seq 1 300; cat key) | brotli -c | base64 -w0" }, "brotli>" },
+  -- Group order (fold | tac), words swapped (dd conv=swab, od -tx4).
+  { "fold-tac", { "fold -w4 key | tac | tr -d '\\n'" }, "grouprev4>" },
+  { "fold-tac-lines", { "fold -w5 key | tac" }, "grouprev5-sep" },
+  { "fold-tac-base64", { "fold -w3 key | tac | tr -d '\\n' | base64" }, "base64>grouprev3>" },
+  { "swab", { "dd conv=swab status=none < key" }, "byteswap2>" },
+  { "od-An-tx4", { "od -An -tx4 key" }, "dump-hex-le>" },
   -- Near misses: one byte changed, and a prefix; they must not count.
   { "near-miss-byte", { "sed 's/^k./kZ/' key | od -An -tx1 -v", "sed 's/^k./kZ/' key | gzip | base64" }, nil },
   { "near-miss-prefix", { "head -c 24 key | xxd" }, nil },
