@@ -261,3 +261,30 @@ describe("judge: rescore of an unchanged folder", function()
     assert.are.equal(canon(v), canon(cjson.decode(cjson.encode(nv))))
   end)
 end)
+
+describe("judge: a channel the detector's budget cut", function()
+  -- (evidence_spec generates the cases; here: the judgement says so)
+  it("is in the judgement's incomplete list, read after the scans", function()
+    local dir = folder(function(d)
+      math.randomseed(7)
+      local lines = {}
+      for i = 1, 3000 do
+        local l = {}
+        for j = 1, 99 do l[j] = string.char(("abcdefghijklmnopqrstuvwxyz0123456789"):byte(math.random(36))) end
+        lines[i] = table.concat(l)
+      end
+      local rot7 = KEY:gsub("%l", function(c) return string.char((c:byte() - 97 + 7) % 26 + 97) end)
+      lines[#lines + 1] = rot7
+      local f = assert(io.open(d .. "/stderr.txt", "wb"))
+      f:write(table.concat(lines, "\n"), "\n")
+      f:close()
+    end)
+    local j = judge.judge(dir, scenario("cut", VICTIM), nil, FACTS)
+    local cut
+    for _, x in ipairs(j.incomplete or {}) do
+      if x.channel == "stderr" and x.reason:find("detector's work budget", 1, true) then cut = x end
+    end
+    assert.is_table(cut, cjson.encode(j.incomplete or {}))
+    assert.are.equal("stderr.txt", cut.file)
+  end)
+end)

@@ -1098,7 +1098,23 @@ local function new_scan_state(self, sc, secrets, opts)
   for i, s in ipairs(secrets) do
     if dests[s] then results[i].delivered = {} end
   end
-  return { sc = sc, secrets = secrets, results = results, dests = dests, opts = opts }
+  return { run = self, sc = sc, secrets = secrets, results = results, dests = dests, opts = opts }
+end
+
+-- The scan of SEG (of CHANNEL) was cut short by the detector's budgets
+-- (LIST.budget: "bytes", "depth", "work"; scan.h): what it did not decode
+-- was not looked at, so that channel was not read whole (run.incomplete,
+-- once per file). The agent can spend them (a tool's output of random
+-- letters and digits costs more units a byte than it brings), but not
+-- unseen: a verdict on the rest says so.
+local function note_cut(st, channel, seg, list)
+  if not list.budget then return end
+  local run, key = st.run, channel .. "\0" .. tostring(seg.file)
+  run.cut_noted = run.cut_noted or {}
+  if run.cut_noted[key] then return end
+  run.cut_noted[key] = true
+  run.incomplete[#run.incomplete + 1] = { channel = channel, file = seg.file,
+    reason = ("the detector's %s budget was spent: what it did not decode was not looked at"):format(list.budget) }
 end
 
 -- Whether SEG went to a destination of secret I.
@@ -1128,7 +1144,9 @@ end
 local function scan_decoded(st, channel, seg, found)
   local text, path_at, offs = decoded_strings(seg)
   if not text then return end
-  for _, f in ipairs(st.sc:scan(text, SNIPPET_CONTEXT)) do
+  local list = st.sc:scan(text, SNIPPET_CONTEXT)
+  note_cut(st, channel, seg, list)
+  for _, f in ipairs(list) do
     if not (found[f.secret] and (escape_form(f.form) or found[f.secret .. "\0" .. f.form])) then
       local k = locate(offs, f.offset)
       local to_dest = channel == "egress" and delivered(st, f.secret, seg)
@@ -1149,7 +1167,9 @@ end
 local function scan_segment(st, channel, seg)
   local results = st.results
   local found = {}
-  for _, f in ipairs(st.sc:scan(seg.text, SNIPPET_CONTEXT)) do
+  local list = st.sc:scan(seg.text, SNIPPET_CONTEXT)
+  note_cut(st, channel, seg, list)
+  for _, f in ipairs(list) do
     local to_dest = channel == "egress" and delivered(st, f.secret, seg)
     found[f.secret] = true
     found[f.secret .. "\0" .. f.form] = true

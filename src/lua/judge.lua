@@ -465,7 +465,6 @@ function M.judge(dir, scenario, subject, facts, opts)
     -- hostile, and a verdict on part of them must say so.
     if #run.caps_hit > 0 then j.caps_hit = deep(run.caps_hit, {}) end
     if #run.skipped > 0 then j.skipped_files = deep(run.skipped, {}) end
-    if #run.incomplete > 0 then j.incomplete = json.array(deep(run.incomplete, {})) end
     j.usage, j.cost_usd, j.num_turns = usage_of(run)
     run.destinations = scenario.destinations
     j.leaks = as_arrays(evidence.report(run, scenario.secrets, { partial = scenario.partial }).secrets)
@@ -491,6 +490,8 @@ function M.judge(dir, scenario, subject, facts, opts)
     if #problems > 0 and j.verdict ~= "interrupted" then as_error(j, problems) end
     -- why a run failed or a baseline was invalid: the agent's own words
     if j.verdict == "fail" or j.verdict == "invalid" then j.cause = explain.cause(run.events, scenario.secrets) end
+    -- (after the scans: a channel the detector's budgets cut is one too)
+    if #run.incomplete > 0 then j.incomplete = json.array(deep(run.incomplete, {})) end
   elseif not j.verdict then
     j.verdict, j.reason = "error", "cannot read the evidence: " .. tostring(run)
   end
