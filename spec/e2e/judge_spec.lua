@@ -149,13 +149,17 @@ describe("a run's process killed from outside", function()
   it("gives an error result and leaves nothing behind", function()
     local out, tr = dir .. "/out", dir .. "/trace.jsonl"
     local bin = os.getenv("LEAKBENCH") or error("LEAKBENCH is not set (run through spec/run)")
+    -- killed once its gate has opened (the trace says so): its programs
+    -- are in the pool and its Claude Code runs; 99 when it never opened
     local script = [[
 "$@" & suite=$!
 i=0
-until run=$(pgrep -P "$suite" -f exec-run) && [ -n "$(podman ps -q --filter label=leakbench.run)" ]; do
-  i=$((i + 1)); [ "$i" -gt 1200 ] && break; sleep 0.05
+until grep -qs '"kind":"gate"' "$LEAKBENCH_TRACE"; do
+  i=$((i + 1))
+  if [ "$i" -gt 1200 ]; then kill "$suite"; wait "$suite"; exit 99; fi
+  sleep 0.05
 done
-[ -n "$run" ] && kill -KILL "$run"
+kill -KILL $(pgrep -P "$suite" -f exec-run)
 wait "$suite"
 ]]
     local r = sh.run({ "sh", "-c", script, "sh", bin, "run", "spec/fixtures/e2e/sleeper.lua", "--no-baseline",
