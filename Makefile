@@ -28,7 +28,9 @@ BUILD    ?= build/default
 SANITIZE ?=
 Q        ?= @
 
-PKGS     := lua5.4 lua5.4-cjson uuid libcurl jansson zlib libcrypto libssl liblzma \
+# leakbench's libraries; libcurl only for lb-proxy (PROXY_LIBS) and its
+# unit test, and its headers for the proxy's objects
+PKGS     := lua5.4 lua5.4-cjson uuid jansson zlib libcrypto libssl liblzma \
             libzstd liblz4 libbrotlidec
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
             -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
@@ -36,7 +38,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wcast-align \
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -pthread $(WARN) -Isrc -I$(BUILD)/gen \
             -ffunction-sections -fdata-sections \
-            $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+            $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 LDFLAGS  += -pthread
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lbz2 -lm
 # The servers keep only the functions they call (a server that uses one
@@ -137,7 +139,7 @@ $(BUILD)/unit/%: spec/unit/%.c spec/unit/tap.h $(LIB) $(COMMON)
 	@mkdir -p $(@D)
 	@echo "  CC    $@"
 	$(Q)$(CC) $(CFLAGS) -Ispec/unit $(LDFLAGS) -o $@ $< $(LIB) $(COMMON) $(LDLIBS) \
-	    $(shell pkg-config --libs libbrotlienc 2>/dev/null)
+	    $(shell pkg-config --libs libbrotlienc libcurl 2>/dev/null)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)

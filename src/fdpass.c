@@ -4,6 +4,7 @@
  * the rest after; every wait a poll bounded by one deadline; the answer
  * gathered to end of stream, then parsed.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -185,16 +186,49 @@ fail:
 }
 
 /*
+ * A chunked body, B[0..n), decoded in place: its length, or (size_t)-1
+ * when it is not whole (a size that is not hex, a chunk past the end, no
+ * last chunk). Trailers after the last chunk are ignored.
+ */
+static size_t
+unchunk(char *b, size_t n)
+{
+	size_t at = 0, out = 0, sz;
+	char *stop;
+
+	for (;;) {
+		char *eol = memmem(b + at, n - at, "\r\n", 2);
+
+		if (eol == NULL || !isxdigit((unsigned char)b[at]))
+			return (size_t)-1;
+		errno = 0;
+		sz = strtoul(b + at, &stop, 16);
+		if (errno != 0 || (stop != eol && *stop != ';'))
+			return (size_t)-1;
+		at = (size_t)(eol + 2 - b);
+		if (sz == 0)
+			return out;
+		if (sz > n - at || n - at - sz < 2 ||
+		    memcmp(b + at + sz, "\r\n", 2) != 0)
+			return (size_t)-1;
+		memmove(b + out, b + at, sz);
+		out += sz;
+		at += sz + 2;
+	}
+}
+
+/*
  * The status and body of the answer BUF (LEN bytes, NUL-terminated) into
- * *resp. 0, or -1 with what is wrong with it in WHY.
+ * *resp: framed by its Content-Length, chunked, or to end of stream. 0,
+ * or -1 with what is wrong with it in WHY.
  */
 static int
 parse_answer(char *buf, size_t len, struct uhttp_resp *resp, const char **why)
 {
 	char *end = strstr(buf, "\r\n\r\n"), *line, *stop;
-	size_t body_at, clen;
+	size_t body_at, clen = 0;
 	long status;
-	int have_len = 0;
+	int have_len = 0, chunked = 0;
 
 	*why = "the answer is not HTTP";
 	if (end == NULL || strncmp(buf, "HTTP/1.", 7) != 0 || buf[8] != ' ' ||
@@ -202,21 +236,29 @@ parse_answer(char *buf, size_t len, struct uhttp_resp *resp, const char **why)
 	    stop != buf + 12)
 		return -1;
 	body_at = (size_t)(end + 4 - buf);
-	clen = len - body_at;
 	*end = '\0';
 	for (line = strstr(buf, "\r\n"); line != NULL;
 	     line = strstr(line, "\r\n")) {
 		line += 2;
-		if (strncasecmp(line, "Transfer-Encoding:", 18) == 0) {
-			*why = "the answer is chunked";
-			return -1;
-		}
+		if (strncasecmp(line, "Transfer-Encoding:", 18) == 0)
+			chunked = strncasecmp(line + 18 +
+					  strspn(line + 18, " \t"),
+				      "chunked", 7) == 0;
 		if (strncasecmp(line, "Content-Length:", 15) == 0) {
 			clen = strtoul(line + 15, &stop, 10);
 			have_len = 1;
 		}
 	}
-	if (have_len && clen > len - body_at) {
+	/* chunked over a length (RFC 9112 6.3); neither: to end of stream */
+	if (chunked) {
+		clen = unchunk(buf + body_at, len - body_at);
+		if (clen == (size_t)-1) {
+			*why = "the answer's chunks were cut short";
+			return -1;
+		}
+	} else if (!have_len) {
+		clen = len - body_at;
+	} else if (clen > len - body_at) {
 		*why = "the answer was cut short";
 		return -1;
 	}
@@ -256,9 +298,10 @@ fdpass_request(const char *sock, const char *method, const char *path,
 		return -1;
 	}
 	n = asprintf(&msg,
-	    "%s %s HTTP/1.1\r\nHost: pool\r\nContent-Length: %zu\r\n"
+	    "%s %s HTTP/1.1\r\nHost: d\r\nContent-Length: %zu\r\n%s"
 	    "Connection: close\r\n\r\n",
-	    method, path, len);
+	    method, path, len,
+	    body != NULL ? "Content-Type: application/json\r\n" : "");
 	if (n < 0 || (more = realloc(msg, (size_t)n + len + 1)) == NULL) {
 		free(n < 0 ? NULL : msg);
 		snprintf(err, errlen, "cannot request '%s': out of memory",

@@ -1,10 +1,10 @@
 /*
- * One HTTP request over a Unix socket that carries descriptors along
- * (SCM_RIGHTS): how the harness hands a run's sockets, bound in the run's
- * network namespace, to lb-net --pool (net/pool.h). libcurl cannot send
- * ancillary data, hence this small plain client: HTTP/1.1, one request
+ * One HTTP request over a Unix socket, descriptors along (SCM_RIGHTS) or
+ * not: how the harness hands a run's sockets, bound in the run's network
+ * namespace, to lb-net --pool (net/pool.h), and how it talks to the
+ * podman service (uhttp.h). A small plain client: HTTP/1.1, one request
  * per connection ("Connection: close"), the answer read to end of stream
- * and framed by its Content-Length. Core code: no Lua here.
+ * and framed by its Content-Length, or chunked. Core code: no Lua here.
  *
  * The descriptors go with the request's first bytes; the caller keeps
  * its own (the receiver gets copies) and closes them when it likes. A

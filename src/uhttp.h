@@ -1,5 +1,5 @@
 /*
- * HTTP over a Unix socket, one request at a time, with libcurl: how
+ * HTTP over a Unix socket, one request at a time (fdpass.c's client): how
  * leakbench talks to the podman service it starts for a suite (its REST
  * API on unix://<run folder>/podman.sock). Core code: no Lua here.
  *
@@ -10,9 +10,8 @@
  * uhttp_start sends one from a thread of its own, so that several
  * requests are in flight together (a run's containers created side by
  * side): the caller waits for each with uhttp_finish. The thread touches
- * only its job (struct uhttp_job, private), runs with every signal
- * blocked (they stay the caller's), and libcurl's global state is set up
- * once, before any thread starts.
+ * only its job (struct uhttp_job, private) and runs with every signal
+ * blocked (they stay the caller's).
  */
 #ifndef LEAKBENCH_UHTTP_H
 #define LEAKBENCH_UHTTP_H

@@ -75,6 +75,20 @@ serve_one(void *arg)
 	status = strcmp(path, "/missing") == 0 ? 404 : 200;
 	*(end + 4 + want) = '\0';
 	len = snprintf(out, sizeof(out), "%s %s %s", method, path, end + 4);
+	if (strncmp(path, "/chunked", 8) == 0 || strcmp(path, "/cut") == 0) {
+		/* as Go's server frames a body it did not measure: in chunks
+		 * (one with an extension), then the last chunk and a trailer;
+		 * /cut ends before its last chunk */
+		int half = len / 2;
+
+		dprintf(fd,
+		    "HTTP/1.1 %d X\r\nTransfer-Encoding: chunked\r\n"
+		    "Connection: close\r\n\r\n%x\r\n%.*s\r\n%x;x=1\r\n%s\r\n%s",
+		    status, half, half, out, len - half, out + half,
+		    strcmp(path, "/cut") == 0 ? "" : "0\r\nX-T: 1\r\n\r\n");
+		close(fd);
+		return NULL;
+	}
 	dprintf(fd,
 	    "HTTP/1.1 %d X\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
 	    "%s",
@@ -206,6 +220,28 @@ test_done(void)
 	uhttp_resp_free(&r);
 }
 
+/* Chunked answers are put together; one cut before its last chunk fails. */
+static void
+test_chunked(void)
+{
+	struct uhttp_resp r;
+	char err[512] = "";
+
+	is_int(uhttp_request(sock_path, "POST", "/chunked", "{\"b\":22}", 8,
+		   5000, &r, err, sizeof(err)),
+	    0, "a chunked answer completes: %s", err);
+	is_int(r.status, 200, "with its status");
+	is_str(r.body, "POST /chunked {\"b\":22}", "and its chunks joined");
+	is_int((long)r.len, 22, "and their length");
+	uhttp_resp_free(&r);
+	is_int(uhttp_request(sock_path, "GET", "/cut", NULL, 0, 5000, &r, err,
+		   sizeof(err)),
+	    -1, "one without its last chunk fails");
+	ok(strstr(err, "': the answer's chunks were cut short") != NULL,
+	    "with the reason: %s", err);
+	ok(r.body == NULL, "and no answer");
+}
+
 static void
 test_failure(void)
 {
@@ -233,6 +269,7 @@ main(void)
 	test_request();
 	test_together();
 	test_done();
+	test_chunked();
 	test_failure();
 	close(listen_fd);
 	unlink(sock_path);

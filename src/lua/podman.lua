@@ -1220,7 +1220,7 @@ end
 
 -- One podman service for a suite (`podman system service`), and its REST
 -- client: the libpod API of podman 4.3 over a Unix socket, through
--- core.uhttp (libcurl). Every podman CLI call is a fresh Go process that
+-- core.uhttp (src/uhttp.c). Every podman CLI call is a fresh Go process that
 -- costs about 0.25 CPU-s before it does anything; a request to the
 -- service costs a few milliseconds. The runner starts it for the suite's
 -- life (M.service_start) and hands its socket to each run's process in
