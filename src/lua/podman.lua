@@ -1356,12 +1356,14 @@ function Service:stop()
   local h = self.h
   if not h then return end   -- stopped, or a client (M.client): not ours to stop
   self.h = nil
+  local done = trace.begin("phase", "service stop")
   h:kill("SIGTERM")
   if not h:wait(10) then
     h:kill("SIGKILL")
     h:wait(5)
   end
   h:close()
+  done()
   if self.conmon_dir then core.rmtree(self.conmon_dir) end
   os.remove(self.sock)
   os.remove(self:create_lock_path())

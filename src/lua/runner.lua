@@ -762,6 +762,7 @@ function M.main(opts, paths, cli)
   local svc <close> = start_service(S, out, early, ready, early_err)  -- luacheck: ignore 211 (held for its <close>)
   local pool <close> = start_pool(S, tags)  -- luacheck: ignore 211 (held for its <close>)
   run_queue(S)
+  done = trace.begin("phase", "report")
   local results = S.results
   local doc = report.document(results, {
     suite_id = ctx.suite_id, version = cli.VERSION, live = ctx.live, model = ctx.model,
@@ -773,6 +774,7 @@ function M.main(opts, paths, cli)
   doc.plan = plan
   report.write(out, doc)
   local page = html.try_write(out, doc)
+  done()
   io.write(report.matrix(doc))
   io.write(string.format("results: %s/results.json · junit.xml%s · %d run folders\n", out,
     page and " · report.html" or "", #results))
