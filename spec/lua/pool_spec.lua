@@ -287,6 +287,66 @@ describe("lb-net --pool", function()
     assert.same({ 404, "no such run" }, { st, err })
   end)
 
+  -- A pool of its own on TOP2 (the shared one must outlive this test).
+  local function own_pool()
+    local top2 = assert(core.tmpdir("lb-pool-spec2-", "/var/tmp"))
+    assert(core.mkdir_p(top2 .. "/ctl", 448))
+    assert(core.mkdir_p(top2 .. "/runs", 493))
+    local s2 = top2 .. "/ctl/pool.sock"
+    local h2 = assert(core.start { argv = { build .. "/lb-net", "--pool", "unix:" .. s2, "--runs", top2 .. "/runs" },
+      stdout = top2 .. "/out", stderr = top2 .. "/out" })
+    wait_for(function() return core.stat(s2) end, "its socket")
+    return top2, s2, h2
+  end
+
+  it("ends itself, with status 0, once every run it holds has had its DELETE after one ?final", function()
+    local top2, s2, h2 = own_pool()
+    finally(function()
+      h2:kill("SIGKILL")
+      h2:wait(5)
+      h2:close()
+      core.rmtree(top2)
+    end)
+    for _, id in ipairs({ "a", "a-trap", "b" }) do
+      stage(top2 .. "/runs/" .. id)
+      assert.equal(201, (core.uhttp(s2, "POST", "/runs/" .. id, argv("sleep", "300"), 10)))
+    end
+    -- a query it does not know, or ?final on anything but a DELETE: refused, nothing ends
+    assert.equal(404, (core.uhttp(s2, "DELETE", "/runs/b?final=1", nil, 10)))
+    assert.equal(404, (core.uhttp(s2, "DELETE", "/runs/b?x", nil, 10)))
+    assert.equal(404, (core.uhttp(s2, "GET", "/runs/b?final", nil, 10)))
+    assert.equal(404, (core.uhttp(s2, "POST", "/runs/c?final", argv("true"), 10)))
+    -- the last run's first program: the pool keeps serving the others
+    assert.equal(200, (core.uhttp(s2, "DELETE", "/runs/a?final", nil, 10)))
+    core.sleep(0.3)
+    assert.is_nil(h2:wait(0))
+    assert.equal("running", select(2, core.uhttp(s2, "GET", "/runs/b", nil, 10)))
+    assert.equal(200, (core.uhttp(s2, "DELETE", "/runs/a-trap", nil, 10)))
+    core.sleep(0.3)
+    assert.is_nil(h2:wait(0))
+    -- the last one: it ends, and says so
+    assert.equal(200, (core.uhttp(s2, "DELETE", "/runs/b", nil, 10)))
+    local r = h2:wait(10)
+    assert.equal(0, r and r.status)
+    assert.truthy(core.read_file(top2 .. "/out"):find("lb-net: pool: the suite's last run has ended", 1, true))
+  end)
+
+  it("ends at once on a ?final when no other run is left", function()
+    local top2, s2, h2 = own_pool()
+    finally(function()
+      h2:kill("SIGKILL")
+      h2:wait(5)
+      h2:close()
+      core.rmtree(top2)
+    end)
+    stage(top2 .. "/runs/only")
+    assert.equal(201, (core.uhttp(s2, "POST", "/runs/only", argv("sleep", "300"), 10)))
+    assert.equal("killed by signal 9", select(2, core.uhttp(s2, "DELETE", "/runs/only?final", nil, 10)))
+    local r = h2:wait(10)
+    assert.equal(0, r and r.status)
+    assert.equal(0, holders(top2 .. "/runs/only/logs/up.log"))
+  end)
+
   it("ends every run's group on SIGTERM, and exits 0", function()
     local top2 = assert(core.tmpdir("lb-pool-spec2-", "/var/tmp"))
     stage(top2 .. "/runs/r1")

@@ -33,6 +33,7 @@ struct slot {
 
 static struct slot slots[POOL_MAX];
 static volatile sig_atomic_t stop_signal;
+static int final; /* a DELETE ?final came: end once no run is left */
 
 static void
 on_signal(int sig)
@@ -65,6 +66,18 @@ find(const char *id)
 		if (slots[i].pid != 0 && strcmp(slots[i].id, id) == 0)
 			return &slots[i];
 	return NULL;
+}
+
+/* Whether no run is left: every slot freed by its DELETE. */
+static int
+idle(void)
+{
+	int i;
+
+	for (i = 0; i < POOL_MAX; i++)
+		if (slots[i].pid != 0)
+			return 0;
+	return 1;
 }
 
 /* A free slot, else the first whose child ended (its run never asked). */
@@ -495,6 +508,7 @@ handle(int fd, const char *runs)
 	struct http_request r;
 	const char *id;
 	struct slot *s;
+	const char *query;
 	char text[64];
 	int rc;
 
@@ -504,17 +518,24 @@ handle(int fd, const char *runs)
 		goto out;
 	}
 	id = r.path + 6;
+	query = strchr(r.target, '?');
 	if (c.nfds > POOL_FDS_MAX)
 		respond(fd, 400, "too many descriptors");
-	else if (strncmp(r.path, "/runs/", 6) != 0 || !valid_id(id, strlen(id)))
+	else if (strncmp(r.path, "/runs/", 6) != 0 ||
+	    !valid_id(id, strlen(id)) ||
+	    (query != NULL &&
+		(strcmp(query, "?final") != 0 ||
+		    strcmp(r.method, "DELETE") != 0)))
 		respond(fd, 404, "no such route");
 	else if (strcmp(r.method, "POST") == 0)
 		start_run(fd, runs, id, &r, fds, c.nfds);
 	else if ((s = find(id)) == NULL)
 		respond(fd, 404, "no such run");
-	else if (strcmp(r.method, "DELETE") == 0)
+	else if (strcmp(r.method, "DELETE") == 0) {
 		stop_run(fd, runs, s);
-	else if (strcmp(r.method, "GET") == 0) {
+		if (query != NULL)
+			final = 1;
+	} else if (strcmp(r.method, "GET") == 0) {
 		if (s->ended)
 			describe(s->status, text, sizeof(text));
 		respond(fd, 200, s->ended ? text : "running");
@@ -646,7 +667,7 @@ pool_serve(const char *ctl, const char *runs)
 	fflush(stdout);
 	p.fd = lfd;
 	p.events = POLLIN;
-	while (!stop_signal) {
+	while (!stop_signal && !(final && idle())) {
 		reap(runs);
 		if (poll(&p, 1, POOL_TICK_MS) <= 0)
 			continue;
@@ -656,6 +677,8 @@ pool_serve(const char *ctl, const char *runs)
 		handle(fd, runs);
 		close(fd);
 	}
+	if (!stop_signal)
+		printf("lb-net: pool: the suite's last run has ended\n");
 	stop_all();
 	return 0;
 }

@@ -20,7 +20,11 @@
  *			 signal N" once it ended by itself (also written
  *			 to RUNS/ID/logs/exit, where the harness looks).
  *	DELETE /runs/ID	 its process group killed (SIGKILL) and reaped;
- *			 200 with how it ended.
+ *			 200 with how it ended. With ?final (the suite's
+ *			 last run), the pool also ends, with status 0, once
+ *			 every run it holds has had its DELETE: the runner
+ *			 then removes a container that has ended, at once,
+ *			 instead of killing it (issue 26).
  *
  * The pool closes its copies of the descriptors once the child has
  * them, and at once those of any other request (not a POST, or answered
@@ -40,8 +44,8 @@
  * made, the pool says so and ends before it listens.
  *
  * ID is 1 to POOL_ID_MAX of [0-9A-Za-z-]; an unknown one is 404, one
- * started twice 409, more than POOL_MAX at once 503. SIGTERM and SIGINT
- * kill every group and end the pool with status 0.
+ * started twice 409, more than POOL_MAX at once 503; any other query
+ * 404. SIGTERM and SIGINT kill every group and end the pool with status 0.
  */
 #ifndef LEAKBENCH_NET_POOL_H
 #define LEAKBENCH_NET_POOL_H
