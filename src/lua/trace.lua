@@ -9,7 +9,9 @@
 -- readiness wait), "phase" (a run's phase, a runner step), "gate" (the
 -- moment the claude container's gate opened: t0 = t1). t0 and t1 are
 -- CLOCK_MONOTONIC seconds (core.now: one clock for the runner and every
--- run's process), pid the process that wrote the line. Each line is one
+-- run's process), pid the process that wrote the line, cpu the CPU
+-- seconds that process has used so far (os.clock: a phase's CPU is the
+-- difference between two of its lines). Each line is one
 -- write to a file opened for appending, so the runner's and the runs'
 -- processes can share FILE. what names a container, never its
 -- environment or command (a scenario's secrets can be there).
@@ -44,7 +46,7 @@ end
 function M.write(kind, what, t0, t1, extra)
   local p = file()
   if not p then return end
-  local rec = { kind = kind, what = what, t0 = t0, t1 = t1, pid = core.getpid() }
+  local rec = { kind = kind, what = what, t0 = t0, t1 = t1, pid = core.getpid(), cpu = os.clock() }
   for k, v in pairs(extra or {}) do
     if rec[k] == nil then rec[k] = v end
   end
