@@ -118,9 +118,43 @@ describe("the podman service", function()
 
   it("carries a suite: the runs' containers go through it, and nothing is left", function()
     local out = dir .. "/on"
+    local tr = dir .. "/on-trace.jsonl"
+    local env = { LEAKBENCH_TRACE = tr }
+    for k, v in pairs(ON) do env[k] = v end
     local r = sh.leakbench({ "run", "spec/fixtures/e2e/three-turns.lua", "spec/fixtures/runner/scenarios/a-pass.lua",
-      "--out", out, "--jobs", "1" }, { env = ON })
+      "--out", out, "--jobs", "1" }, { env = env })
     local doc = results(out)
+    -- Who removed what (the trace: one line per request, with its pid).
+    -- The first run's claude container: the runner, while the second
+    -- started (podman.DEFER_ENV). The last run's: the run itself, while
+    -- it scanned its evidence (sandbox.LAST_RUN_ENV); its DELETE of its
+    -- programs in the suite's upstream says ?final, the upstream ends
+    -- itself, and the runner removes it without a SIGKILL.
+    local lines, runner, run_pid, order = {}, nil, {}, {}
+    for line in must(read(tr), "no trace"):gmatch("[^\n]+") do
+      local e = cjson.decode(line)
+      lines[#lines + 1] = e
+      if e.what == "service start" then runner = e.pid end
+      local id = e.what:match("^run (%S+)")
+      if id then order[#order + 1] = id end
+    end
+    for _, e in ipairs(lines) do
+      if e.what == "stage" then run_pid[#run_pid + 1] = e.pid end
+    end
+    assert.are.equal(2, #order)
+    assert.are.equal(2, #run_pid)
+    local function deleted_by(what)
+      local by = {}
+      for _, e in ipairs(lines) do
+        if e.what:find(what, 1, true) then by[#by + 1] = e.pid end
+      end
+      return by
+    end
+    assert.are.same({ runner }, deleted_by("DELETE /containers/lb-" .. order[1] .. "-claude"))
+    assert.are.same({ run_pid[2] }, deleted_by("DELETE /containers/lb-" .. order[2] .. "-claude"))
+    assert.are.equal(1, #deleted_by("?final"))
+    assert.are.equal(0, #deleted_by("-pool/kill"))
+    assert.are.same({ runner }, deleted_by("-pool?force=true"))
     assert.are.equal(2, #doc.runs, r.stderr)
     for _, run in ipairs(doc.runs) do
       assert.are.equal("pass", run.verdict, tostring(run.reason) .. "\n" .. r.stderr)

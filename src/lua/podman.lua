@@ -1701,6 +1701,29 @@ function Service:rm(name)
   return nil, api_failure("remove", name, status, doc)
 end
 
+-- Removals in flight (svc:rm_start).
+local Removal = {}
+Removal.__index = Removal
+
+--- svc:rm_start(names) -> removal: svc:rm of every one of NAMES
+--- (containers that have ended: none is sent SIGKILL first), all in flight
+--- together, none awaited; removal:wait() -> true | nil, err (the first
+--- failure), once.
+function Service:rm_start(names)
+  local pending = {}
+  for i, name in ipairs(names) do pending[i] = self:request_start("DELETE", "/containers/" .. name .. RM_QUERY) end
+  return setmetatable({ pending = pending, names = names }, Removal)
+end
+
+function Removal:wait()
+  local answers = {}
+  for i, p in ipairs(self.pending) do answers[i] = table.pack(p:wait()) end
+  self.pending = {}
+  local err = wave_failure(answers, "remove", self.names, RM_OK, true)
+  if err then return nil, err end
+  return true
+end
+
 --- svc:rm_waves(waves) -> true | nil, err (the first failure). svc:rm of
 --- every name of WAVES (a list of lists of names), a wave's removals in
 --- flight together, each wave once the one before has ended (a container

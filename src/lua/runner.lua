@@ -496,7 +496,7 @@ local function check_pool(S)
       why = ("cannot start the suite's upstream container (%s): %s"):format(tostring(status),
         type(doc) == "table" and tostring(doc.message or doc.cause) or tostring(doc))
     end
-  elseif not pool.pending and sandbox.pool_gone(pool.dir) then
+  elseif not pool.pending and not pool.final and sandbox.pool_gone(pool.dir) then
     why = ("the suite's upstream container ended: %s"):format(podman.log_text(pool.dir, "pool"))
   end
   if not why then return end
@@ -541,8 +541,12 @@ end
 -- reaped as they end.
 local function remove_deferred(S, last)
   local all, ended = {}, {}
-  -- at the suite's end, the suite's upstream with the last runs'
-  if last and S.pool and not S.pool.closed then all[1] = S.pool:close_waves() end
+  -- at the suite's end, the suite's upstream with the last runs' (no
+  -- SIGKILL when it has ended itself: sandbox.LAST_RUN_ENV)
+  if last and S.pool and not S.pool.closed then
+    if sandbox.pool_gone(S.pool.dir) then ended[S.pool.name] = true end
+    all[1] = S.pool:close_waves()
+  end
   for _, job in ipairs(S.deferred) do
     local waves, gone = podman.take_deferred(job.dir, job.run_id)
     if S.svc then
@@ -599,7 +603,15 @@ local function start_due(S)
     elseif job.image_error then
       finish(S, job, error_result(job, job.image_error))
     else
-      local h, e = start_run(S.exe, job, S.ctx, S.podman_env)
+      local env = S.podman_env
+      if S.qi > #S.queue then
+        -- the suite's last run (sandbox.LAST_RUN_ENV): it ends what it can
+        -- while it scans its evidence; the pool ends itself after it
+        env = { [sandbox.LAST_RUN_ENV] = "1" }
+        for k, v in pairs(S.podman_env) do env[k] = v end
+        if S.pool then S.pool.final = true end
+      end
+      local h, e = start_run(S.exe, job, S.ctx, env)
       if not h then
         finish(S, job, error_result(job, "cannot start the run: " .. tostring(e)))
       else

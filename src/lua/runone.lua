@@ -111,6 +111,7 @@ function M.execute(o)
   judge.apply(result, judge.judge(o.dir, scenario, subject, facts,
     { diagnose = function(dir) return r:plugin_diagnosis(dir) end }))
   result.timings.evidence = core.now() - te
+  r:await_removal()
   if not o.keep_transcripts then
     -- Keep the transcript tree; the rest of Claude Code's config goes.
     local cfg = o.dir .. "/claude-config"

@@ -146,14 +146,23 @@ end
 -- POOL/ctl/pool.sock, a folder no other container mounts.
 M.POOL_ENV = "LEAKBENCH_UPSTREAM_POOL"
 M.POOL_PREFIX = "pool-"
+-- "1" for the suite's last run (the runner starts no other after it).
+-- Nothing starts after it for its end to overlap, so it ends what it can
+-- while it scans its evidence: its DELETE of its programs ends the pool
+-- once no run is left in it (src/net/pool.h), so that the runner removes
+-- a container that has ended instead of killing it first; and it removes
+-- its own containers that have ended (Sandbox:await_removal), instead of
+-- leaving them to the runner (podman.DEFER_ENV).
+M.LAST_RUN_ENV = "LEAKBENCH_LAST_RUN"
 M.POOL_CTL = "/ctl/pool.sock"
 
---- M.pool_end(pool, id) -> the pool's HTTP status, or nil. The pool's
---- program ID (a run's pair: its run id; its trap: run id .. TRAP_SUFFIX)
---- killed and reaped: DELETE /runs/ID over POOL's control socket (a 404
---- when it has none), traced.
-function M.pool_end(pool, id)
-  local path = "/runs/" .. id
+--- M.pool_end(pool, id, [final]) -> the pool's HTTP status, or nil. The
+--- pool's program ID (a run's pair: its run id; its trap: run id ..
+--- TRAP_SUFFIX) killed and reaped: DELETE /runs/ID over POOL's control
+--- socket (a 404 when it has none), traced. FINAL: the suite's last run
+--- says so (?final), and the pool ends once it holds no run.
+function M.pool_end(pool, id, final)
+  local path = "/runs/" .. id .. (final and "?final" or "")
   local done = trace.begin("api", "DELETE pool " .. path)
   local status = core.uhttp(pool .. M.POOL_CTL, "DELETE", path, nil, 10)
   done { status = status }
@@ -194,6 +203,14 @@ local function append(t, ...)
     for _, v in ipairs(list) do t[#t + 1] = v end
   end
   return t
+end
+
+-- Whether every one of LIST is a key of SET.
+local function all_in(list, set)
+  for _, v in ipairs(list) do
+    if not set[v] then return false end
+  end
+  return true
 end
 
 -- Deep merge of Claude Code settings: tables merge key by key, lists
@@ -1274,11 +1291,12 @@ function Sandbox:pool_log()
 end
 
 --- M.pool_gone(dir) -> whether the suite's upstream container of the
---- pool folder DIR has ended (its conmon, which wrote its pid there, is
---- gone); false while it has not started.
+--- pool folder DIR has ended (its conmon, which wrote its pid there, no
+--- longer runs: a zombie PID 1 has not reaped yet counts as ended); false
+--- while it has not started.
 function M.pool_gone(dir)
   local pid = podman.conmon_pid(dir, "pool")
-  return pid ~= nil and not core.pid_alive(pid)
+  return pid ~= nil and not podman.running(pid)
 end
 
 function Sandbox:pool_gone()
@@ -1343,7 +1361,7 @@ end
 function Sandbox:pool_done()
   if not self.pool_run then return end
   if self.pool_started then
-    M.pool_end(self.pool, self.run_id)
+    M.pool_end(self.pool, self.run_id, os.getenv(M.LAST_RUN_ENV) == "1")
     self.pool_started = nil
   end
   if self.trap_started then
@@ -1846,7 +1864,13 @@ function Sandbox:finally()
     -- through the service, Claude Code's container is still there (it
     -- joins the sidecar's netns: removed in a wave before it)
     if self.api_claude then carriers[#carriers + 1] = self.names.claude end
-    rm_ok = podman.defer_rm(self.dir, self:removal_waves(carriers), self:ended_set())
+    local waves, ended = self:removal_waves(carriers), self:ended_set()
+    if os.getenv(M.LAST_RUN_ENV) == "1" and self.api and #waves == 1 and all_in(waves[1], ended) then
+      -- the suite's last run: they go now, while the evidence is scanned
+      self.removal, rm_ok = self.api:rm_start(waves[1]), true
+    else
+      rm_ok = podman.defer_rm(self.dir, waves, ended)
+    end
     if not rm_ok then rm_ok = pm:podman(append({ "rm", "-f", "-i", "-t", "0" }, names),
       { uninterruptible = true, timeout = 60 }) end
   elseif self.api then
@@ -1899,6 +1923,16 @@ function Sandbox:finally()
     end
   end
   self:unhide_dir()
+end
+
+--- r:await_removal(): the removal Sandbox:finally started (the suite's
+--- last run, M.LAST_RUN_ENV), awaited; what it could not remove goes by
+--- the run's label. Never raises.
+function Sandbox:await_removal()
+  local removal = self.removal
+  if not removal then return end
+  self.removal = nil
+  if not removal:wait() then self.pm:remove_by_label("leakbench.run=" .. self.run_id) end
 end
 
 -- The whole run. Returns a result table (never raises for run errors).
