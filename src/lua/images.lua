@@ -496,31 +496,45 @@ local function lock(o)
   end
 end
 
---- M.ensure(pm, [opts]) -> { claude =, proxy =, base = , built = {what = s} }
---- | nil, err. Builds whatever is missing. opts: root, claude_version, base,
---- mirror, progress (false: silent; a function(line); default: stderr).
-function M.ensure(pm, opts)
+--- M.candidates([opts]) -> { root =, by_base = { [base] = tags }, refs = {...} }
+--- | nil, err: what M.ensure looks for with the same OPTS, every base
+--- pick_base could choose and the tags of the images on each, computed
+--- from the files alone (their hashes: about 10 ms), without podman, so
+--- that the runner computes them while its podman service starts.
+function M.candidates(opts)
   local o = options(opts)
-  o.built = {}
   local root, err = M.root(o)
   if not root then return nil, err end
-  -- The usual case, nothing to build, in one podman call: every base
-  -- that pick_base could choose, and the images on each.
   local bases
-  local refs = {}
   if o.base == "debootstrap" then bases = { (M.base_tag(o)) }
   elseif o.base then bases = { o.base }
   else bases = { M.REGISTRY_BASE, (M.base_tag(o)) } end
-  local by_base = {}
+  local c = { root = root, by_base = {}, refs = {} }
   for _, b in ipairs(bases) do
     local tags
     tags, err = M.tags_for(root, b, o.claude_version)
     if not tags then return nil, err end
-    by_base[b] = tags
-    for _, ref in ipairs({ b, tags.claude, tags.proxy }) do refs[#refs + 1] = ref end
+    c.by_base[b] = tags
+    for _, ref in ipairs({ b, tags.claude, tags.proxy }) do c.refs[#c.refs + 1] = ref end
   end
+  return c
+end
+
+--- M.ensure(pm, [opts]) -> { claude =, proxy =, base = , built = {what = s} }
+--- | nil, err. Builds whatever is missing. opts: root, claude_version, base,
+--- mirror, progress (false: silent; a function(line); default: stderr),
+--- candidates (M.candidates of the same opts, computed before).
+function M.ensure(pm, opts)
+  local o = options(opts)
+  o.built = {}
+  -- The usual case, nothing to build, in one podman call: every base
+  -- that pick_base could choose, and the images on each.
+  local c, err = o.candidates
+  if not c then c, err = M.candidates(o) end
+  if not c then return nil, err end
+  local root, by_base = c.root, c.by_base
   local present
-  present, err = M.present(pm, refs)
+  present, err = M.present(pm, c.refs)
   if not present then return nil, err end
   local base = pick_base(o, present)
   local tags = base and present[base] and by_base[base]

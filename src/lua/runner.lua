@@ -261,7 +261,7 @@ end
 -- claude image. A version whose images cannot be built makes its runs
 -- errors; the other versions go on. Returns by_version, subject_images
 -- and the podman handle (nil when there is none).
-local function build_images(versions, subjects, svc)
+local function build_images(versions, subjects, svc, candidates)
   local pm, perr_msg = podman.new()
   if pm and svc then pm:use_service(svc) end
   local by_version, subject_images = {}, {}
@@ -269,7 +269,7 @@ local function build_images(versions, subjects, svc)
     local vi = { version = v, agents = {}, agent_errors = {}, user_configs = {} }
     by_version[v] = vi
     if pm then
-      vi.tags, vi.error = images.ensure(pm, { claude_version = v })
+      vi.tags, vi.error = images.ensure(pm, { claude_version = v, candidates = candidates[v] })
     else
       vi.error = perr_msg
     end
@@ -746,12 +746,16 @@ function M.main(opts, paths, cli)
   local early <close> = spawn_service(out)
   local versions, verr = M.versions(opts)
   if not versions then perr("%s", verr) return 2 end
+  -- the images' tags, while the service starts (what fails is said by
+  -- images.ensure, which computes them again)
+  local candidates = {}
+  for _, v in ipairs(versions) do candidates[v] = images.candidates { claude_version = v } end
   local done = trace.begin("phase", "service start")
   local ready, early_err
   if early then ready, early_err = early:await() end
   done()
   done = trace.begin("phase", "images")
-  local by_version, subject_images, pm = build_images(versions, set.subjects, ready)
+  local by_version, subject_images, pm = build_images(versions, set.subjects, ready, candidates)
   done()
   local tags = by_version[versions[1]].tags
   show_header(cli, ctx, set, versions, by_version, repeats)
