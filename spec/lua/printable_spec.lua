@@ -41,4 +41,33 @@ describe("printable.xml", function()
   it("replaces lone surrogates", function()
     assert.equal("x\u{FFFD}\u{FFFD}\u{FFFD}", printable.xml("x\237\160\128"))
   end)
+  it("gives, for random texts, what a look at every code point gives", function()
+    -- the rule, code point by code point, on the text made valid UTF-8
+    local ENT = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }
+    local function by_code_point(v)
+      local out = {}
+      for _, cp in utf8.codes(printable.utf8(v)) do
+        local c = utf8.char(cp)
+        if (cp < 0x20 and cp ~= 9 and cp ~= 10 and cp ~= 13) or cp == 0x7F or (cp >= 0x80 and cp < 0xA0)
+            or (cp >= 0xFDD0 and cp <= 0xFDEF) or cp & 0xFFFE == 0xFFFE then
+          c = "\u{FFFD}"
+        end
+        out[#out + 1] = ENT[c] or c
+      end
+      return table.concat(out)
+    end
+    -- pieces from every class the rule names, their neighbours, and bytes
+    -- that are no UTF-8 at all
+    local pieces = { "a", "Z", " ", "\t", "\n", "\r", "\0", "\1", "\31", "\127", "<", "&", "'", '"',
+      "\u{7E}", "\u{80}", "\u{9F}", "\u{A0}", "\u{E9}", "\u{2014}", "\u{FDCF}", "\u{FDD0}", "\u{FDEF}",
+      "\u{FDF0}", "\u{FFFD}", "\u{FFFE}", "\u{FFFF}", "\u{1F600}", "\u{1FFFE}", "\u{10FFFF}", "\u{10FFFD}",
+      "\194", "\239\191", "\240\159", "\255", "\237\160\128" }
+    math.randomseed(26)
+    for _ = 1, 3000 do
+      local t = {}
+      for j = 1, math.random(0, 12) do t[j] = pieces[math.random(#pieces)] end
+      local text = table.concat(t)
+      assert.equal(by_code_point(text), printable.xml(text), ("%q"):format(text))
+    end
+  end)
 end)

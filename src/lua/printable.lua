@@ -107,9 +107,16 @@ function M.line(v, max) return for_terminal(v, max, false) end
 
 local ENT = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }
 
+-- The bytes that begin every code point M.xml replaces (C0 controls but
+-- tab, newline and return; DEL; U+0080-U+009F, lead byte C2; U+FDD0-U+FDEF
+-- and U+FFFE-U+FFFF, lead byte EF; the last two of every other plane, lead
+-- bytes F0-F4): a text without any of them is kept as it is.
+local XML_SUSPECT = "[%z\1-\8\11\12\14-\31\127\194\239\240-\244]"
+
 --- M.xml(v) -> v as XML character data (text or attribute value).
 function M.xml(v)
   local s = M.utf8(v):gsub("[&<>\"']", ENT)
+  if not s:find(XML_SUSPECT) then return s end
   local out = {}
   for _, cp in utf8.codes(s) do
     if (cp < 0x20 and cp ~= 9 and cp ~= 10 and cp ~= 13) or cp == 0x7F
