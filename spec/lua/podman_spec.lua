@@ -433,6 +433,20 @@ describe("container logs in files (k8s-file)", function()
     assert.equal("panic\n", text)
     assert.equal("exited", why)
     assert.is_true(core.now() - t0 < 4)
+    -- a conmon that has ended but is not reaped yet (a zombie: PID 1
+    -- reaps late on some machines) has ended too
+    local z = assert(core.start { argv = { "true" } })
+    local deadline = core.now() + 10
+    while podman.running(z:pid()) and core.now() < deadline do core.sleep(0.01) end
+    core.write_file(d .. "/z.ctr.log", "2026-11-29T00:00:00+00:00 stderr F gone\n")
+    core.write_file(d .. "/z.conmon.pid", tostring(z:pid()))
+    ok, text, why = podman.wait_ready(d, "z", "listening", 3)
+    assert.is_true(core.pid_alive(z:pid()), "the zombie was reaped already")
+    z:wait(5)
+    z:close()
+    assert.is_false(ok)
+    assert.equal("gone\n", text)
+    assert.equal("exited", why)   -- not "timeout": it did not wait for the reaping
     ok, text, why = podman.wait_ready(d, "never", "listening", 0.2)
     assert.is_false(ok)
     assert.equal("", text)

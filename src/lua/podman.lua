@@ -1077,7 +1077,7 @@ function M.await_line(dir, name, line, timeout)
     local text = M.log_text(dir, name)
     if text:find(line, 1, true) then return true, text end
     pid = pid or M.conmon_pid(dir, name)
-    if pid and not core.pid_alive(pid) then
+    if pid and not M.running(pid) then
       text = M.log_text(dir, name)
       if text:find(line, 1, true) then return true, text end
       return false, text, "exited"

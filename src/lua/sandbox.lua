@@ -1734,7 +1734,7 @@ function Sandbox:dead_carrier()
   for _, c in ipairs(self.started) do
     if c.short then
       local pid = podman.conmon_pid(self.ctrdir, c.short)
-      if pid and not core.pid_alive(pid) then
+      if pid and not podman.running(pid) then
         local text = podman.log_text(self.ctrdir, c.short)
         return ("container '%s' died during the run; its log:\n%s"):format(c.name,
           text ~= "" and text or "(empty)")
