@@ -146,6 +146,7 @@ end
 -- POOL/ctl/pool.sock, a folder no other container mounts.
 M.POOL_ENV = "LEAKBENCH_UPSTREAM_POOL"
 M.POOL_PREFIX = "pool-"
+M.POOL_CTL = "/ctl/pool.sock"
 -- "1" for the suite's last run (the runner starts no other after it).
 -- Nothing starts after it for its end to overlap, so it ends what it can
 -- while it scans its evidence: its DELETE of its programs ends the pool
@@ -154,7 +155,6 @@ M.POOL_PREFIX = "pool-"
 -- its own containers that have ended (Sandbox:await_removal), instead of
 -- leaving them to the runner (podman.DEFER_ENV).
 M.LAST_RUN_ENV = "LEAKBENCH_LAST_RUN"
-M.POOL_CTL = "/ctl/pool.sock"
 
 --- M.pool_end(pool, id, [final]) -> the pool's HTTP status, or nil. The
 --- pool's program ID (a run's pair: its run id; its trap: run id ..
