@@ -287,7 +287,9 @@ describe("lb-net --pool", function()
     assert.same({ 404, "no such run" }, { st, err })
   end)
 
-  -- A pool of its own on TOP2 (the shared one must outlive this test).
+  -- A pool of its own on TOP2 (the shared one must outlive this test),
+  -- ended and removed at the test's end (the test's one finally: busted
+  -- keeps the last).
   local function own_pool()
     local top2 = assert(core.tmpdir("lb-pool-spec2-", "/var/tmp"))
     assert(core.mkdir_p(top2 .. "/ctl", 448))
@@ -295,18 +297,18 @@ describe("lb-net --pool", function()
     local s2 = top2 .. "/ctl/pool.sock"
     local h2 = assert(core.start { argv = { build .. "/lb-net", "--pool", "unix:" .. s2, "--runs", top2 .. "/runs" },
       stdout = top2 .. "/out", stderr = top2 .. "/out" })
-    wait_for(function() return core.stat(s2) end, "its socket")
-    return top2, s2, h2
-  end
-
-  it("ends itself, with status 0, once every run it holds has had its DELETE after one ?final", function()
-    local top2, s2, h2 = own_pool()
     finally(function()
       h2:kill("SIGKILL")
       h2:wait(5)
       h2:close()
       core.rmtree(top2)
     end)
+    wait_for(function() return core.stat(s2) end, "its socket")
+    return top2, s2, h2
+  end
+
+  it("ends itself, with status 0, once every run it holds has had its DELETE after one ?final", function()
+    local top2, s2, h2 = own_pool()
     for _, id in ipairs({ "a", "a-trap", "b" }) do
       stage(top2 .. "/runs/" .. id)
       assert.equal(201, (core.uhttp(s2, "POST", "/runs/" .. id, argv("sleep", "300"), 10)))
@@ -333,12 +335,6 @@ describe("lb-net --pool", function()
 
   it("ends at once on a ?final when no other run is left", function()
     local top2, s2, h2 = own_pool()
-    finally(function()
-      h2:kill("SIGKILL")
-      h2:wait(5)
-      h2:close()
-      core.rmtree(top2)
-    end)
     stage(top2 .. "/runs/only")
     assert.equal(201, (core.uhttp(s2, "POST", "/runs/only", argv("sleep", "300"), 10)))
     assert.equal("killed by signal 9", select(2, core.uhttp(s2, "DELETE", "/runs/only?final", nil, 10)))
@@ -348,20 +344,8 @@ describe("lb-net --pool", function()
   end)
 
   it("ends every run's group on SIGTERM, and exits 0", function()
-    local top2 = assert(core.tmpdir("lb-pool-spec2-", "/var/tmp"))
+    local top2, s2, h2 = own_pool()
     stage(top2 .. "/runs/r1")
-    assert(core.mkdir_p(top2 .. "/ctl", 448))
-    local s2 = top2 .. "/ctl/pool.sock"
-    local h2 = assert(core.start { argv = { build .. "/lb-net", "--pool", "unix:" .. s2, "--runs", top2 .. "/runs" },
-      stdout = top2 .. "/out", stderr = top2 .. "/out" })
-    -- (one finally a test: busted keeps the last)
-    finally(function()
-      h2:kill("SIGKILL")
-      h2:wait(5)
-      h2:close()
-      core.rmtree(top2)
-    end)
-    wait_for(function() return core.stat(s2) end, "its socket")
     local st = core.uhttp(s2, "POST", "/runs/r1", argv("sh", "-c", "echo up; exec sleep 300"), 10)
     assert.equal(201, st)
     wait_for(function() return (core.read_file(top2 .. "/runs/r1/logs/up.log") or ""):find("up") end, "up")
