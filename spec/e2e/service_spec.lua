@@ -162,6 +162,11 @@ describe("the podman service", function()
       -- suite's upstream (sandbox.lua's hold_sockets)
       assert.are.equal(1, run.timings.podman_api, "claude, through the service")
       assert.is_nil(run.timings.pool_fallback, "the model and proxy in the suite's upstream")
+      -- each phase's wall time, and the machine's CPU in it (bench_runner)
+      for _, p in ipairs({ "stage", "containers", "setup", "claude", "cleanup", "evidence" }) do
+        assert.is_number(run.timings[p], p)
+        assert.is_number(run.timings[p .. "_cpu"], p .. "_cpu")
+      end
       -- Claude Code's output, from its container's log
       assert.matches('"type":"result"', read(run.dir .. "/stream.jsonl"))
       assert.is_nil(read(run.dir .. "/containers-to-remove.txt"))

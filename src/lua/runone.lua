@@ -107,10 +107,13 @@ function M.execute(o)
   if r.real_credential then facts.credential_leak = json.array(credential_audit(o.dir, r.real_credential)) end
   result.harness = facts
   -- Evidence even after a failure: whatever was written is scanned.
-  local te = core.now()
+  local te, ce = core.now(), sandbox.machine_cpu()
   judge.apply(result, judge.judge(o.dir, scenario, subject, facts,
     { diagnose = function(dir) return r:plugin_diagnosis(dir) end }))
   result.timings.evidence = core.now() - te
+  -- the machine's CPU in it, as for the sandbox's phases (bench_runner)
+  local ce1 = sandbox.machine_cpu()
+  if ce and ce1 then result.timings.evidence_cpu = ce1 - ce end
   r:await_removal()
   if not o.keep_transcripts then
     -- Keep the transcript tree; the rest of Claude Code's config goes.
