@@ -7,6 +7,7 @@
 package.path = "spec/e2e/support/?.lua;" .. package.path
 local sh = require "sh"
 local cjson = require "cjson"
+local pq = require "podman"
 local read, must, quote = sh.read, sh.must, sh.quote
 
 local USER = "lbrootless"
@@ -62,15 +63,7 @@ describe("leakbench run under rootless podman", function()
       if what == "proxy" then proxy_tag = tag end
     end
     assert(#tags == 3, "leakbench build did not name 3 images")
-    local missing = {}
-    for _, t in ipairs(tags) do
-      if as_user("podman image exists " .. quote(t)).status ~= 0 then missing[#missing + 1] = quote(t) end
-    end
-    if #missing > 0 then
-      local l = sh.run({ "sh", "-c", "podman save -m " .. table.concat(missing, " ")
-        .. " | runuser -u " .. USER .. " -- sh -c 'cd ~ && podman load'" })
-      assert(l.status == 0, l.stderr)
-    end
+    pq.rootless_images(USER, tags)
     r = as_user("cd " .. quote(dir .. "/tree") .. " && ./leakbench run spec/fixtures/e2e/three-turns.lua --out "
       .. quote(dir .. "/out"))
     doc = cjson.decode(must(read(dir .. "/out/results.json"), "no results.json: " .. r.stderr))

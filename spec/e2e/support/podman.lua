@@ -56,19 +56,32 @@ function M.await_sibling(out, short, seconds)
   end)
 end
 
+-- The images TAGS (root's) in USER's own store: those it lacks are copied
+-- there (podman save, then podman load as USER). Raises when they cannot
+-- be: whichever rootless spec runs first, on a machine whose user has
+-- none yet, loads them, and none is skipped for want of them.
+function M.rootless_images(user, tags)
+  local missing = {}
+  for _, t in ipairs(tags) do
+    local has = sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd ~ && podman image exists " .. sh.quote(t) })
+    if has.status ~= 0 then missing[#missing + 1] = sh.quote(t) end
+  end
+  if #missing == 0 then return end
+  local l = sh.run({ "sh", "-c", "podman save -m " .. table.concat(missing, " ")
+    .. " | runuser -u " .. user .. " -- sh -c 'cd ~ && podman load'" })
+  assert(l.status == 0, "cannot load " .. table.concat(missing, " ") .. " into " .. user .. "'s store: " .. l.stderr)
+end
+
 -- A copy of what a run needs from this tree (the binary, the Makefile,
 -- containers/, src/, the e2e fixtures and support), owned by USER (the
 -- rootless specs' user), in a folder of its own named after PREFIX under
 -- /tmp, with an empty folder SUB beside the tree. Returns the folder and
 -- as_user(cmd), which runs a shell command in the tree as USER; or nil
--- and why not (no such user, or USER lacks one of the images IMAGES:
--- rootless_spec loads them). The caller removes the folder.
+-- and why not (no such user). The images IMAGES are in USER's store
+-- first (M.rootless_images). The caller removes the folder.
 function M.rootless_tree(user, images, prefix, sub)
   if sh.run({ "id", user }).status ~= 0 then return nil, "no user " .. user end
-  for _, t in ipairs(images) do
-    local has = sh.run({ "runuser", "-u", user, "--", "sh", "-c", "cd ~ && podman image exists " .. sh.quote(t) })
-    if has.status ~= 0 then return nil, "the rootless user has no image " .. t .. " (rootless_spec loads them)" end
-  end
+  M.rootless_images(user, images)
   local top = sh.run({ "pwd" }).stdout:gsub("\n$", "")
   local rdir = sh.must(sh.run({ "mktemp", "-d", "/tmp/" .. prefix .. ".XXXXXX" }).stdout:match("%S+"))
   for _, rel in ipairs({ "Makefile", "containers", "src", "spec/fixtures/e2e", "spec/e2e/support" }) do
