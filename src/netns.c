@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +12,6 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -41,59 +42,62 @@ lo_up(void)
 }
 
 /*
- * The child: a namespace of its own, lo up, bound onto PATH; what failed
- * goes to FD as two ints (the step, errno). Only system calls: the parent
- * may have threads.
+ * Runs FN(ARG) in a thread of its own, every signal blocked there, and
+ * waits for it. A thread can make or enter a network namespace (unshare,
+ * setns) without the rest of the process, and it costs the caller nothing
+ * afterwards; a forked child left every page of the caller's heap
+ * copy-on-write, a fault each on its next write (about 3000 for a run's
+ * Lua heap, at every fork). 0, or -1 with errno.
  */
-static void
-child(const char *path, int fd)
+static int
+in_thread(void *(*fn)(void *), void *arg)
 {
-	int msg[2] = { 0, 0 };
+	sigset_t all, old;
+	pthread_t t;
+	int e;
 
-	if (unshare(CLONE_NEWNET) == -1)
-		msg[1] = errno;
-	if (msg[1] == 0 && lo_up() == -1)
-		msg[0] = 1, msg[1] = errno;
-	if (msg[1] == 0 &&
-	    mount("/proc/self/ns/net", path, NULL, MS_BIND, NULL) == -1)
-		msg[0] = 2, msg[1] = errno;
-	if (msg[1] != 0 && write(fd, msg, sizeof(msg)) != (ssize_t)sizeof(msg))
-		_exit(2);
-	_exit(msg[1] != 0);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e = pthread_create(&t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	pthread_join(t, NULL);
+	return 0;
 }
 
-/* Waits for PID; its message on FD, if any, into *step and errno. */
-static int
-child_result(pid_t pid, int fd, const char **step)
-{
-	int msg[2], status;
-	ssize_t n;
+struct make_job {
+	const char *path;
+	int step, err; /* the step that failed (steps[]), and its errno */
+};
 
-	while (waitpid(pid, &status, 0) == -1)
-		if (errno != EINTR) {
-			*step = "wait";
-			return -1;
-		}
-	n = read(fd, msg, sizeof(msg));
-	if (n == (ssize_t)sizeof(msg) && msg[0] >= 0 && msg[0] <= 2 &&
-	    msg[1] > 0) {
-		*step = steps[msg[0]];
-		errno = msg[1];
-		return -1;
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		*step = "child";
-		errno = ECHILD;
-		return -1;
-	}
-	return 0;
+/*
+ * netns_make's thread: a namespace of its own (the thread's alone), lo
+ * up, bound onto the path (the thread's namespace: /proc/thread-self,
+ * not /proc/self, which is the process's).
+ */
+static void *
+make_thread(void *arg)
+{
+	struct make_job *j = arg;
+
+	if (unshare(CLONE_NEWNET) == -1)
+		j->step = 0, j->err = errno;
+	else if (lo_up() == -1)
+		j->step = 1, j->err = errno;
+	else if (mount("/proc/thread-self/ns/net", j->path, NULL, MS_BIND,
+		     NULL) == -1)
+		j->step = 2, j->err = errno;
+	return NULL;
 }
 
 int
 netns_make(const char *path, const char **step)
 {
-	int p[2], fd, res, e;
-	pid_t pid;
+	struct make_job j = { path, 0, 0 };
+	int fd, e;
 
 	*step = "create";
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
@@ -101,25 +105,14 @@ netns_make(const char *path, const char **step)
 	if (fd == -1)
 		return -1;
 	close(fd);
-	if (pipe2(p, O_CLOEXEC) == -1) {
-		*step = "pipe";
+	if (in_thread(make_thread, &j) == -1) {
+		*step = "thread";
 		goto fail;
 	}
-	pid = fork();
-	if (pid == 0) {
-		close(p[0]);
-		child(path, p[1]);
-	}
-	close(p[1]);
-	if (pid == -1) {
-		close(p[0]);
-		*step = "fork";
-		goto fail;
-	}
-	res = child_result(pid, p[0], step);
-	close(p[0]);
-	if (res == 0)
+	if (j.err == 0)
 		return 0;
+	*step = steps[j.step];
+	errno = j.err;
 fail:
 	e = errno;
 	umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
@@ -208,230 +201,164 @@ bad:
 	return -1;
 }
 
+struct listen_job {
+	const char *path;
+	const char *const *socks;
+	int nsocks, sim_port;
+	int *fds, n;
+	char err[512];
+};
+
 /*
- * netns_listen's child: its sockets (or the reason it has none) over FD,
- * then it exits.
+ * netns_listen's thread: inside the namespace, its sockets into the
+ * job's fds (a socket stays in the namespace it was made in), or none
+ * and the reason.
  */
-static void
-listen_child(int fd, const char *path, const char *const *socks, int nsocks,
-    int sim_port)
+static void *
+listen_thread(void *arg)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * NETNS_FDS_MAX)];
-		struct cmsghdr align;
-	} u;
-	char err[512] = "", plus[] = "+";
-	int fds[NETNS_FDS_MAX], n = 0, i;
-	struct iovec iov;
-	struct msghdr m;
-	struct cmsghdr *c;
+	struct listen_job *j = arg;
+	int i;
 
-	if (enter(path) == -1)
-		snprintf(err, sizeof(err), "cannot enter the namespace: %s",
-		    strerror(errno));
-	for (i = 0; err[0] == '\0' && i < nsocks; i++)
-		if ((fds[n] = bind_spec(socks[i], err, sizeof(err))) != -1)
-			n++;
-	if (err[0] == '\0' && sim_port > 0 &&
-	    sim_setup(sim_port, &fds[n], &fds[n + 1], &fds[n + 2], err,
-		sizeof(err)) == 0)
-		n += 3;
-	memset(&m, 0, sizeof(m));
-	iov.iov_base = err[0] != '\0' ? err : plus;
-	iov.iov_len = err[0] != '\0' ? strlen(err) : 1;
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	if (err[0] == '\0' && n > 0) {
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.buf;
-		m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)n);
+	if (enter(j->path) == -1)
+		snprintf(j->err, sizeof(j->err),
+		    "cannot enter the namespace: %s", strerror(errno));
+	for (i = 0; j->err[0] == '\0' && i < j->nsocks; i++)
+		if ((j->fds[j->n] = bind_spec(j->socks[i], j->err,
+			 sizeof(j->err))) != -1)
+			j->n++;
+	if (j->err[0] == '\0' && j->sim_port > 0 &&
+	    sim_setup(j->sim_port, &j->fds[j->n], &j->fds[j->n + 1],
+		&j->fds[j->n + 2], j->err, sizeof(j->err)) == 0)
+		j->n += 3;
+	if (j->err[0] != '\0') {
+		for (i = 0; i < j->n; i++)
+			close(j->fds[i]);
+		j->n = 0;
 	}
-	_exit(sendmsg(fd, &m, 0) == -1 || err[0] != '\0');
-}
-
-/* Waits for PID, the child of a netns_* call. */
-static void
-reap(pid_t pid)
-{
-	int status;
-
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
+	return NULL;
 }
 
 int
 netns_listen(const char *path, const char *const *socks, int nsocks,
     int sim_port, int *fds, char *err, size_t errlen)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * NETNS_FDS_MAX)];
-		struct cmsghdr align;
-	} u;
-	char text[512];
-	struct iovec iov = { text, sizeof(text) - 1 };
-	struct msghdr m;
-	struct cmsghdr *c;
-	int sp[2], n = 0, i;
-	ssize_t got;
-	pid_t pid;
+	struct listen_job j;
 
 	if (nsocks < 0 || nsocks + (sim_port > 0 ? 3 : 0) > NETNS_FDS_MAX) {
 		snprintf(err, errlen, "at most %d sockets", NETNS_FDS_MAX);
 		return -1;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1) {
-		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+	memset(&j, 0, sizeof(j));
+	j.path = path;
+	j.socks = socks;
+	j.nsocks = nsocks;
+	j.sim_port = sim_port;
+	j.fds = fds;
+	if (in_thread(listen_thread, &j) == -1) {
+		snprintf(err, errlen, "cannot start a thread: %s",
+		    strerror(errno));
 		return -1;
 	}
-	pid = fork();
-	if (pid == 0) {
-		close(sp[0]);
-		listen_child(sp[1], path, socks, nsocks, sim_port);
-	}
-	close(sp[1]);
-	if (pid == -1) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		close(sp[0]);
+	if (j.err[0] != '\0') {
+		snprintf(err, errlen, "%s", j.err);
 		return -1;
 	}
-	memset(&m, 0, sizeof(m));
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = u.buf;
-	m.msg_controllen = sizeof(u.buf);
-	while ((got = recvmsg(sp[0], &m, MSG_CMSG_CLOEXEC)) == -1 &&
-	    errno == EINTR)
-		;
-	close(sp[0]);
-	reap(pid);
-	for (c = got > 0 ? CMSG_FIRSTHDR(&m) : NULL; c != NULL;
-	     c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-			memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t)n);
-		}
-	if (got == 1 && text[0] == '+' && !(m.msg_flags & MSG_CTRUNC) &&
-	    n == nsocks + (sim_port > 0 ? 3 : 0))
-		return n;
-	for (i = 0; i < n; i++)
-		close(fds[i]);
-	if (got > 0 && text[0] != '+') {
-		text[got] = '\0';
-		snprintf(err, errlen, "%s", text);
-	} else
-		snprintf(err, errlen,
-		    "the namespace's sockets were not handed "
-		    "over");
-	return -1;
+	return j.n;
 }
+
+struct read_job {
+	const char *path;
+	const char *const *names;
+	int n;
+	char **out;
+	size_t cap;
+	char err[256];
+};
 
 /*
- * netns_read's child: for each of NAMES, a 4-byte length (UINT32_MAX when
- * it could not be read whole within CAP) and the bytes, over FD.
+ * The text of /proc/thread-self/net/NAME (the calling thread's
+ * namespace), malloc'ed and NUL-ended, at most CAP bytes; NULL when it
+ * cannot be read whole.
  */
-static void
-read_child(int fd, const char *path, const char *const *names, int n,
-    size_t cap)
+static char *
+read_net(const char *name, size_t cap)
 {
-	char file[128], *buf = malloc(cap + 1);
-	uint32_t len;
-	ssize_t got;
-	size_t have;
-	int i, in;
+	char file[128], *buf, *fit;
+	size_t have = 0;
+	ssize_t got = 1;
+	int in;
 
-	if (buf == NULL || enter(path) == -1)
-		_exit(1);
-	for (i = 0; i < n; i++) {
-		snprintf(file, sizeof(file), "/proc/self/net/%s", names[i]);
-		in = open(file, O_RDONLY | O_CLOEXEC);
-		have = 0;
-		got = in == -1 ? -1 : 1;
-		while (got > 0 && have <= cap)
-			if ((got = read(in, buf + have, cap + 1 - have)) > 0)
-				have += (size_t)got;
-			else if (got == -1 && errno == EINTR)
-				got = 1;
-		if (in != -1)
-			close(in);
-		len = got < 0 || have > cap ? UINT32_MAX : (uint32_t)have;
-		if (write(fd, &len, sizeof(len)) != (ssize_t)sizeof(len) ||
-		    (len != UINT32_MAX &&
-			write(fd, buf, have) != (ssize_t)have))
-			_exit(1);
+	snprintf(file, sizeof(file), "/proc/thread-self/net/%s", name);
+	if ((in = open(file, O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	if ((buf = malloc(cap + 2)) == NULL) {
+		close(in);
+		return NULL;
 	}
-	_exit(0);
+	while (got > 0 && have <= cap)
+		if ((got = read(in, buf + have, cap + 1 - have)) > 0)
+			have += (size_t)got;
+		else if (got == -1 && errno == EINTR)
+			got = 1;
+	close(in);
+	if (got < 0 || have > cap) {
+		free(buf);
+		return NULL;
+	}
+	buf[have] = '\0';
+	fit = realloc(buf, have + 1);
+	return fit != NULL ? fit : buf;
 }
 
-/* Exactly LEN bytes from FD into BUF. 0, or -1. */
-static int
-read_full(int fd, void *buf, size_t len)
+/* netns_read's thread: inside the namespace, each file, or the reason. */
+static void *
+read_thread(void *arg)
 {
-	size_t have = 0;
-	ssize_t got;
+	struct read_job *j = arg;
+	int i;
 
-	while (have < len) {
-		got = read(fd, (char *)buf + have, len - have);
-		if (got == -1 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return -1;
-		have += (size_t)got;
+	if (enter(j->path) == -1) {
+		snprintf(j->err, sizeof(j->err), "cannot enter the namespace");
+		return NULL;
 	}
-	return 0;
+	for (i = 0; i < j->n; i++)
+		if ((j->out[i] = read_net(j->names[i], j->cap)) == NULL) {
+			snprintf(j->err, sizeof(j->err),
+			    "cannot read /proc/net/%s whole (at most %zu "
+			    "bytes)",
+			    j->names[i], j->cap);
+			return NULL;
+		}
+	return NULL;
 }
 
 int
 netns_read(const char *path, const char *const *names, int n, char **out,
     size_t cap, char *err, size_t errlen)
 {
-	int p[2], i, ok = 1;
-	uint32_t len;
-	pid_t pid;
+	struct read_job j;
+	int i;
 
 	for (i = 0; i < n; i++)
 		out[i] = NULL;
-	if (cap >= UINT32_MAX || pipe2(p, O_CLOEXEC) == -1) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
+	if (cap >= UINT32_MAX) {
+		snprintf(err, errlen, "at most %u bytes a file",
+		    UINT32_MAX - 1);
 		return -1;
 	}
-	pid = fork();
-	if (pid == 0) {
-		close(p[0]);
-		read_child(p[1], path, names, n, cap);
-	}
-	close(p[1]);
-	if (pid == -1) {
-		close(p[0]);
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		return -1;
-	}
-	for (i = 0; ok && i < n; i++) {
-		if (read_full(p[0], &len, sizeof(len)) == -1) {
-			snprintf(err, errlen, "cannot enter the namespace");
-			ok = 0;
-		} else if (len == UINT32_MAX) {
-			snprintf(err, errlen,
-			    "cannot read /proc/net/%s whole (at most %zu "
-			    "bytes)",
-			    names[i], cap);
-			ok = 0;
-		} else if ((out[i] = malloc((size_t)len + 1)) == NULL ||
-		    read_full(p[0], out[i], len) == -1) {
-			snprintf(err, errlen, "cannot read /proc/net/%s",
-			    names[i]);
-			ok = 0;
-		} else
-			out[i][len] = '\0';
-	}
-	close(p[0]);
-	reap(pid);
-	if (ok)
+	memset(&j, 0, sizeof(j));
+	j.path = path;
+	j.names = names;
+	j.n = n;
+	j.out = out;
+	j.cap = cap;
+	if (in_thread(read_thread, &j) == -1)
+		snprintf(j.err, sizeof(j.err), "cannot start a thread: %s",
+		    strerror(errno));
+	if (j.err[0] == '\0')
 		return 0;
+	snprintf(err, errlen, "%s", j.err);
 	for (i = 0; i < n; i++) {
 		free(out[i]);
 		out[i] = NULL;

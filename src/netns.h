@@ -5,12 +5,14 @@
  * own it. Root only: making a namespace and mounting need CAP_SYS_ADMIN.
  *
  * netns_make(path) creates PATH (a new file, refused if anything is there),
- * makes a network namespace in a forked child (the caller's own namespaces
- * never change), brings its loopback up, and binds the namespace onto PATH.
- * On failure nothing is left at PATH. netns_drop(path) unmounts PATH (lazily:
- * the containers in the namespace keep it alive) and removes it; a PATH that
- * is not mounted is removed all the same, and one that is not there is
- * success. Both return 0, or -1 with errno set and *step naming what failed.
+ * makes a network namespace in a thread of its own (the caller's own
+ * namespaces never change; a thread, not a forked child, so that the
+ * caller's heap is not left copy-on-write), brings its loopback up, and
+ * binds the namespace onto PATH. On failure nothing is left at PATH.
+ * netns_drop(path) unmounts PATH (lazily: the containers in the namespace
+ * keep it alive) and removes it; a PATH that is not mounted is removed all
+ * the same, and one that is not there is success. Both return 0, or -1
+ * with errno set and *step naming what failed.
  */
 #ifndef LEAKBENCH_NETNS_H
 #define LEAKBENCH_NETNS_H
@@ -23,21 +25,20 @@ int netns_drop(const char *path, const char **step);
 
 /*
  * netns_listen(path, socks, nsocks, sim_port, fds, err, errlen): in a
- * forked child that enters the namespace kept at PATH, binds each of SOCKS
- * ("tcp:A.B.C.D:PORT", listening, or "udp:A.B.C.D:PORT"), then, with
+ * thread of its own that enters the namespace kept at PATH, binds each of
+ * SOCKS ("tcp:A.B.C.D:PORT", listening, or "udp:A.B.C.D:PORT"), then, with
  * SIM_PORT > 0, makes the simulated internet (net/sim.h: SIM_CIDR local,
- * the nftables rules, and its TCP, UDP and raw ICMP sockets, which follow
- * SOCKS in that order); the child hands them over a socket pair
- * (SCM_RIGHTS) and exits. FDS gets them, close-on-exec: the caller keeps
- * the sockets of a namespace it has no process in, for another process to
- * serve. The count, or -1 with the reason in ERR (nothing open). Root
- * only (setns needs CAP_SYS_ADMIN).
+ * the nftables rules, spawned from that thread, and its TCP, UDP and raw
+ * ICMP sockets, which follow SOCKS in that order). FDS gets them,
+ * close-on-exec: the caller keeps the sockets of a namespace it has no
+ * process in, for another process to serve. The count, or -1 with the
+ * reason in ERR (nothing open). Root only (setns needs CAP_SYS_ADMIN).
  *
  * netns_read(path, names, n, out, cap, err, errlen): the text of each of
- * /proc/self/net/NAMES[i] as seen from the namespace at PATH (its socket
- * tables and devices), read in a forked child that enters it; out[i] is
- * malloc'ed and NUL-ended, at most CAP bytes (a longer file fails). 0, or
- * -1 with the reason in ERR (nothing allocated).
+ * /proc/net/NAMES[i] as seen from the namespace at PATH (its socket
+ * tables and devices), read in a thread of its own that enters it;
+ * out[i] is malloc'ed and NUL-ended, at most CAP bytes (a longer file
+ * fails). 0, or -1 with the reason in ERR (nothing allocated).
  */
 int netns_listen(const char *path, const char *const *socks, int nsocks,
     int sim_port, int *fds, char *err, size_t errlen);

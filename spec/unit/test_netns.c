@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,99 @@ joins(const char *path)
 	return res;
 }
 
+/* This thread's network namespace, as the kernel numbers it. */
+static ino_t
+my_ns(void)
+{
+	return ns_ino("/proc/thread-self/ns/net");
+}
+
+/*
+ * Every call, in the caller's thread: the namespace is the thread's own
+ * work (netns.c runs it in a thread of its own), the caller's never
+ * changes, and what is read is the namespace's, not the caller's.
+ */
+static void
+callers_own(const char *dir)
+{
+	char path[PATH_MAX], *out[1];
+	const char *step = NULL, *names[] = { "tcp" };
+	const char *socks[] = { "tcp:127.0.0.1:4711" };
+	ino_t self = my_ns(), proc = ns_ino("/proc/self/ns/net");
+	char err[256];
+	int fds[NETNS_FDS_MAX];
+
+	snprintf(path, sizeof(path), "%s/callers", dir);
+	ok(netns_make(path, &step) == 0, "made (caller's namespace)");
+	ok(my_ns() == self && ns_ino("/proc/self/ns/net") == proc,
+	    "the caller's namespace, thread and process, did not change");
+	ok(netns_listen(path, socks, 1, 0, fds, err, sizeof(err)) == 1,
+	    "a socket bound inside");
+	ok(my_ns() == self, "and the caller is still where it was");
+	ok(netns_read(path, names, 1, out, 1 << 20, err, sizeof(err)) == 0 &&
+		strstr(out[0], "0100007F:1267 00000000:0000 0A") != NULL,
+	    "what is read is the namespace's: the socket listens there");
+	free(out[0]);
+	ok(my_ns() == self, "the caller did not move to read it");
+	close(fds[0]);
+	ok(netns_drop(path, &step) == 0, "dropped (caller's namespace)");
+}
+
+struct racer {
+	const char *dir;
+	int id, ok;
+};
+
+/* One of several threads that each make, read and drop their own. */
+static void *
+race(void *arg)
+{
+	struct racer *r = arg;
+	char path[PATH_MAX], err[256], *out[1];
+	const char *step = NULL, *names[] = { "dev" };
+	ino_t self = my_ns();
+	int i;
+
+	r->ok = 1;
+	for (i = 0; i < 5 && r->ok; i++) {
+		snprintf(path, sizeof(path), "%s/race-%d-%d", r->dir, r->id, i);
+		r->ok = netns_make(path, &step) == 0 &&
+		    netns_read(path, names, 1, out, 1 << 20, err,
+			sizeof(err)) == 0;
+		if (r->ok) {
+			/* a namespace of its own: lo, and nothing else */
+			r->ok = strstr(out[0], "lo:") != NULL &&
+			    strstr(out[0], "eth") == NULL;
+			free(out[0]);
+		}
+		r->ok = r->ok && netns_drop(path, &step) == 0 &&
+		    my_ns() == self;
+	}
+	return NULL;
+}
+
+static void
+racing(const char *dir)
+{
+	pthread_t t[4];
+	struct racer r[4];
+	int i, all = 1;
+
+	for (i = 0; i < 4; i++) {
+		r[i].dir = dir;
+		r[i].id = i;
+		r[i].ok = 0;
+		if (pthread_create(&t[i], NULL, race, &r[i]) != 0)
+			r[i].dir = NULL;
+	}
+	for (i = 0; i < 4; i++) {
+		if (r[i].dir != NULL)
+			pthread_join(t[i], NULL);
+		all = all && r[i].dir != NULL && r[i].ok;
+	}
+	ok(all, "four threads at once, five namespaces each: each its own");
+}
+
 static void
 as_root(const char *dir)
 {
@@ -66,6 +160,8 @@ as_root(const char *dir)
 	ok(netns_drop(path, &step) == 0 && lstat(path, &st) == -1, "dropped");
 	ok(netns_drop(path, &step) == 0, "dropping none is success");
 	ok(netns_drop(other, &step) == 0, "the other dropped");
+	callers_own(dir);
+	racing(dir);
 }
 
 int

@@ -3,6 +3,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,8 @@
 #include <netinet/in.h>
 
 #include "net/sim.h"
+
+extern char **environ;
 
 #ifndef IP_TRANSPARENT
 #define IP_TRANSPARENT 19
@@ -54,14 +58,19 @@ why(int e, char *buf, size_t len)
 
 /*
  * Runs argv (from PATH) with input on its standard input (NULL: none) and
- * waits. 0 when it exits 0, else -1 with a message in err.
+ * waits. 0 when it exits 0, else -1 with a message in err. Spawned, not
+ * forked (leakbench runs this in a thread of a large process: a fork
+ * would leave its whole heap copy-on-write), with no signal blocked.
  */
 static int
 run(const char *const argv[], const char *input, const char *what, char *err,
     size_t errlen)
 {
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	char wb[128];
-	int in[2] = { -1, -1 }, status;
+	int in[2] = { -1, -1 }, status, e;
+	sigset_t none;
 	pid_t pid;
 
 	if (input != NULL && pipe2(in, O_CLOEXEC) < 0) {
@@ -69,19 +78,25 @@ run(const char *const argv[], const char *input, const char *what, char *err,
 		    why(errno, wb, sizeof(wb)));
 		return -1;
 	}
-	pid = fork();
-	if (pid < 0) {
-		snprintf(err, errlen, "cannot %s: %s", what,
-		    why(errno, wb, sizeof(wb)));
+	sigemptyset(&none);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	posix_spawn_file_actions_init(&fa);
+	if (in[0] >= 0)
+		posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	e = posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv,
+	    environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (e != 0) {
+		snprintf(err, errlen, "cannot %s: cannot run '%s': %s", what,
+		    argv[0], why(e, wb, sizeof(wb)));
+		if (in[0] >= 0) {
+			close(in[0]);
+			close(in[1]);
+		}
 		return -1;
-	}
-	if (pid == 0) {
-		if (in[0] >= 0)
-			dup2(in[0], 0);
-		execvp(argv[0], (char *const *)argv);
-		fprintf(stderr, "lb-net: cannot run '%s': %s\n", argv[0],
-		    strerror(errno));
-		_exit(127);
 	}
 	if (in[0] >= 0) {
 		size_t n = strlen(input), off = 0;
