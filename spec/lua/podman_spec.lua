@@ -828,7 +828,12 @@ describe("core.uhttp", function()
       stdout = dir .. "/m.log", stderr = dir .. "/m.log" })
     local ok, err = pcall(function()
       local deadline = core.now() + 10
-      while not core.stat(sock) and core.now() < deadline do core.sleep(0.02) end
+      -- its ready line, printed once it listens (the socket's file is
+      -- there from its bind on, when a connection is still refused)
+      while not (core.read_file(dir .. "/m.log") or ""):find("lb-model: listening", 1, true)
+          and core.now() < deadline do
+        core.sleep(0.02)
+      end
       local status, body = core.uhttp(sock, "POST", "/v1/messages",
         '{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}', 10)
       assert.equal(200, status, body)

@@ -303,7 +303,10 @@ describe("lb-net --pool", function()
       h2:close()
       core.rmtree(top2)
     end)
-    wait_for(function() return core.stat(s2) end, "its socket")
+    -- its ready line, printed once it listens (its socket's file is there
+    -- from its bind on, when a connection is still refused)
+    wait_for(function() return (core.read_file(top2 .. "/out") or ""):find("lb-net: pool listening", 1, true) end,
+      "its ready line")
     return top2, s2, h2
   end
 
