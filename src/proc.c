@@ -19,9 +19,11 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -232,44 +234,6 @@ make_env(const char *const *add)
 	return env;
 }
 
-struct spawn_error {
-	int stage; /* 1: chdir, 2: exec, 3: set-up */
-	int err;
-};
-
-/* In the child, after fork: only async-signal-safe calls. Never returns. */
-static void
-child(const struct proc_opts *o, const char **env, int in, int out, int err,
-    int rep)
-{
-	struct spawn_error e = { 3, 0 };
-	struct sigaction sa;
-	sigset_t all;
-	int sig;
-
-	setpgid(0, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	for (sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &sa, NULL);
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
-		goto fail;
-	syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */);
-	if (o->cwd != NULL && chdir(o->cwd) == -1) {
-		e.stage = 1;
-		goto fail;
-	}
-	execvpe(o->argv[0], (char *const *)o->argv, (char *const *)env);
-	e.stage = 2;
-fail:
-	e.err = errno;
-	(void)!write(rep, &e, sizeof(e));
-	_exit(127);
-}
-
 static void
 set_err(char *err, size_t errlen, const char *what, const char *subj, int e)
 {
@@ -363,48 +327,63 @@ pipe_failed:
 }
 
 /*
- * Forks p's child on in[0], out[1] and errp[1] (closed here in the parent)
- * and waits for its exec, whose failure the child reports on a pipe of its
- * own. 0, or -1 with err set.
+ * Starts p's child on in[0], out[1] and errp[1] (closed here in the
+ * parent): in a process group of its own, every signal at its default and
+ * none blocked, no other descriptor, in o->cwd. Spawned (posix_spawnp:
+ * the child shares our memory until its exec), not forked: a fork left
+ * every page of our heap copy-on-write, a fault on each page we wrote
+ * next (the runner's, at every run it starts). 0, or -1 with err set.
  */
 static int
 spawn(const struct proc_opts *o, const char **env, struct proc *p, int in[2],
     int out[2], int errp[2], char *err, size_t errlen)
 {
-	int rep[2] = { -1, -1 };
-	struct spawn_error se;
-	ssize_t n;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t all, none;
+	struct stat st;
+	int e;
 
-	if (make_pipe(rep) == -1) {
-		set_err(err, errlen, "cannot run", o->argv[0], errno);
+	/* a folder the child cannot enter: posix_spawn would report it as
+	 * a failed exec */
+	e = 0;
+	if (o->cwd != NULL && stat(o->cwd, &st) == -1)
+		e = errno;
+	else if (o->cwd != NULL && !S_ISDIR(st.st_mode))
+		e = ENOTDIR;
+	else if (o->cwd != NULL && access(o->cwd, X_OK) == -1)
+		e = errno;
+	if (e != 0) {
+		set_err(err, errlen, "cannot change directory to", o->cwd, e);
 		return -1;
 	}
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr,
+	    POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+		POSIX_SPAWN_SETSIGMASK);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	if (o->cwd != NULL)
+		posix_spawn_file_actions_addchdir_np(&fa, o->cwd);
 	p->start_ms = proc_now_ms();
-	p->pid = fork();
-	if (p->pid == -1) {
-		set_err(err, errlen, "cannot run", o->argv[0], errno);
-		close_fd(&rep[0]);
-		close_fd(&rep[1]);
-		return -1;
-	}
-	if (p->pid == 0)
-		child(o, env, in[0], out[1], errp[1], rep[1]);
-	setpgid(p->pid, p->pid); /* also done in the child; either wins */
-	close_fd(&rep[1]);
+	e = posix_spawnp(&p->pid, o->argv[0], &fa, &attr,
+	    (char *const *)o->argv, (char *const *)env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
 	close_fd(&in[0]);
 	close_fd(&out[1]);
 	close_fd(&errp[1]);
-	do
-		n = read(rep[0], &se, sizeof(se));
-	while (n == -1 && errno == EINTR);
-	close_fd(&rep[0]);
-	if (n == (ssize_t)sizeof(se)) {
-		waitpid(p->pid, NULL, 0);
-		if (se.stage == 1)
-			set_err(err, errlen, "cannot change directory to",
-			    o->cwd, se.err);
-		else
-			set_err(err, errlen, "cannot run", o->argv[0], se.err);
+	if (e != 0) {
+		p->pid = -1;
+		set_err(err, errlen, "cannot run", o->argv[0], e);
 		return -1;
 	}
 	return 0;
