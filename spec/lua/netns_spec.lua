@@ -151,7 +151,12 @@ except OSError as e:
     local path = dir .. "/ns"
     assert.is_true(core.netns_make(path))
     local before = open_fds()
+    local host_rules = sh("nft list ruleset").stdout
     local set = assert(core.netns_listen(path, { "tcp:127.0.0.1:8080", "udp:127.0.0.1:53" }, 1))
+    -- the rules went into the namespace (nft spawned from the thread that
+    -- entered it), not onto the host
+    assert.are.equal(host_rules, sh("nft list ruleset").stdout)
+    assert.truthy(sh('nsenter --net="$1" nft list ruleset', path).stdout:find("tproxy", 1, true))
     assert.are.equal(5, #set:list())
     assert.are.equal(before + 5, open_fds())
     -- nothing of it on the host's own loopback
