@@ -347,7 +347,8 @@ end
 -- leaves room for in MEMINFO's MemAvailable, at least 1. bench/bench_runner
 -- on 2 cores, four sittings over two sessions: --jobs 2 ahead of --jobs 4
 -- in three (by 2.7, 16.8 and 7.2 points of the bare ceiling), behind in
--- one (by 11.8).
+-- one (by 11.8); five more in a third, on a faster machine: ahead in all
+-- five (by 1.3, 3.5, 11.8, 11.1 and 13.2).
 M.RUN_MEMORY = 256 * 1024 * 1024
 
 --- M.default_jobs([ncpu], [meminfo]) -> the runs at once without --jobs.
