@@ -243,18 +243,16 @@ int
 netns_listen(const char *path, const char *const *socks, int nsocks,
     int sim_port, int *fds, char *err, size_t errlen)
 {
-	struct listen_job j;
+	struct listen_job j = { .path = path,
+		.socks = socks,
+		.nsocks = nsocks,
+		.sim_port = sim_port,
+		.fds = fds };
 
 	if (nsocks < 0 || nsocks + (sim_port > 0 ? 3 : 0) > NETNS_FDS_MAX) {
 		snprintf(err, errlen, "at most %d sockets", NETNS_FDS_MAX);
 		return -1;
 	}
-	memset(&j, 0, sizeof(j));
-	j.path = path;
-	j.socks = socks;
-	j.nsocks = nsocks;
-	j.sim_port = sim_port;
-	j.fds = fds;
 	if (in_thread(listen_thread, &j) == -1) {
 		snprintf(err, errlen, "cannot start a thread: %s",
 		    strerror(errno));
@@ -337,7 +335,11 @@ int
 netns_read(const char *path, const char *const *names, int n, char **out,
     size_t cap, char *err, size_t errlen)
 {
-	struct read_job j;
+	struct read_job j = { .path = path,
+		.names = names,
+		.n = n,
+		.out = out,
+		.cap = cap };
 	int i;
 
 	for (i = 0; i < n; i++)
@@ -347,12 +349,6 @@ netns_read(const char *path, const char *const *names, int n, char **out,
 		    UINT32_MAX - 1);
 		return -1;
 	}
-	memset(&j, 0, sizeof(j));
-	j.path = path;
-	j.names = names;
-	j.n = n;
-	j.out = out;
-	j.cap = cap;
 	if (in_thread(read_thread, &j) == -1)
 		snprintf(j.err, sizeof(j.err), "cannot start a thread: %s",
 		    strerror(errno));
