@@ -326,6 +326,19 @@ pipe_failed:
 	return -1;
 }
 
+/* 0 when DIR is a folder we may enter, else why not (an errno). */
+static int
+enterable(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) == -1)
+		return errno;
+	if (!S_ISDIR(st.st_mode))
+		return ENOTDIR;
+	return access(dir, X_OK) == -1 ? errno : 0;
+}
+
 /*
  * Starts p's child on in[0], out[1] and errp[1] (closed here in the
  * parent): in a process group of its own, every signal at its default and
@@ -341,19 +354,11 @@ spawn(const struct proc_opts *o, const char **env, struct proc *p, int in[2],
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t all, none;
-	struct stat st;
 	int e;
 
 	/* a folder the child cannot enter: posix_spawn would report it as
 	 * a failed exec */
-	e = 0;
-	if (o->cwd != NULL && stat(o->cwd, &st) == -1)
-		e = errno;
-	else if (o->cwd != NULL && !S_ISDIR(st.st_mode))
-		e = ENOTDIR;
-	else if (o->cwd != NULL && access(o->cwd, X_OK) == -1)
-		e = errno;
-	if (e != 0) {
+	if (o->cwd != NULL && (e = enterable(o->cwd)) != 0) {
 		set_err(err, errlen, "cannot change directory to", o->cwd, e);
 		return -1;
 	}

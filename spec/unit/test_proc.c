@@ -4,7 +4,6 @@
  * cat, sleep, head); timing bounds are loose because the machine is shared.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
